@@ -1,0 +1,5 @@
+import { record } from './lib/log.js';
+
+export default (event: { agentType: string }) => {
+  record('agentStart', { agent: event.agentType });
+};

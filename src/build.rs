@@ -1,0 +1,298 @@
+//! The build driver: runs the query graph over a loaded project, fans hosts and wrappers out
+//! over rayon (one database clone per task), composes the artifact and publishes it.
+//!
+//! Fan-out happens here, never inside a query: each task warms the memo of one
+//! `host_plan`/`wrapper`, and composition then reads the memoized values in order, so the
+//! result does not depend on scheduling.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::db::{self, Database, Project, Settings, TargetKey, WrapperKey};
+use crate::diagnostics::{Code, Diagnostic, has_errors};
+use crate::emit::{self, Artifact, Input, publish::PublishStats};
+use crate::hosts::{self, HostPlan};
+use crate::loader::Workspace;
+use crate::model::{Model, Target};
+use crate::output::{FileKind, OutputFile};
+
+/// What `agent-bundle build` is asked to do.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Project root (absolute).
+    pub root: PathBuf,
+    /// `--config`, relative to the root.
+    pub config: Option<String>,
+    /// `--target`, replacing the config's targets.
+    pub targets: Option<Vec<Target>>,
+    /// Artifact directory (absolute).
+    pub out_dir: PathBuf,
+}
+
+impl BuildOptions {
+    pub fn settings(&self) -> Settings {
+        Settings {
+            config_file: self.config.clone(),
+            target_override: self.targets.clone(),
+        }
+    }
+}
+
+/// Everything a compile produced, before or without publishing.
+pub struct Compiled {
+    pub model: Option<Model>,
+    pub plans: Vec<HostPlan>,
+    /// The artifact; empty when there are errors.
+    pub files: BTreeMap<String, OutputFile>,
+    /// Diagnostics with spans resolved.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Text of every file a diagnostic points into, for code frames.
+    pub texts: BTreeMap<String, Arc<str>>,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        has_errors(&self.diagnostics)
+    }
+}
+
+pub struct BuildOutput {
+    pub compiled: Compiled,
+    /// `None` when errors prevented publishing.
+    pub published: Option<PublishStats>,
+}
+
+/// Loads the project at `options.root`, compiles it and publishes the artifact.
+pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
+    let mut workspace = Workspace::new(Database::new(), options.root.clone());
+    build_in(&mut workspace, options)
+}
+
+/// Like [`build`], reusing the workspace's database (watch mode).
+pub fn build_in(workspace: &mut Workspace, options: &BuildOptions) -> std::io::Result<BuildOutput> {
+    let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
+    let compiled = compile(&workspace.db, project);
+    let published = if compiled.has_errors() {
+        None
+    } else {
+        Some(emit::publish::publish(&options.out_dir, &compiled.files)?)
+    };
+    Ok(BuildOutput {
+        compiled,
+        published,
+    })
+}
+
+/// Runs every stage for `project`.
+pub fn compile(db: &Database, project: Project) -> Compiled {
+    let mut diagnostics: Vec<Diagnostic> = db::parse_config(db, project).diagnostics.clone();
+    diagnostics.extend(db::normalize(db, project).diagnostics.iter().cloned());
+    let Some(model) = db::model(db, project).clone() else {
+        return finish(db, project, None, Vec::new(), BTreeMap::new(), diagnostics);
+    };
+
+    let plans: Vec<HostPlan> = model
+        .targets
+        .par_iter()
+        .map_with(db.clone(), |db, &target| {
+            db::host_plan(&*db, project, TargetKey::new(&*db, target)).clone()
+        })
+        .collect();
+    for plan in &plans {
+        diagnostics.extend(plan.diagnostics.iter().cloned());
+    }
+    diagnostics.extend(unreached_hooks(&model));
+
+    let requests: Vec<(String, Target, String)> = plans
+        .iter()
+        .flat_map(|plan| {
+            plan.hooks
+                .iter()
+                .filter_map(|h| Some((h.hook_name.clone(), plan.target, h.wrapper.clone()?)))
+        })
+        .collect();
+    let wrappers: Vec<(String, db::WrapperReturn)> = requests
+        .par_iter()
+        .map_with(db.clone(), |db, (name, target, path)| {
+            let key = WrapperKey::new(&*db, name.clone(), *target);
+            (path.clone(), db::wrapper(&*db, project, key).clone())
+        })
+        .collect();
+    let mut seen_modules = std::collections::HashSet::new();
+    for (_, wrapper) in &wrappers {
+        // A module shared by several wrappers reports its problems once.
+        for diagnostic in &wrapper.diagnostics {
+            if seen_modules.insert(diagnostic.clone()) {
+                diagnostics.push(diagnostic.clone());
+            }
+        }
+    }
+    if has_errors(&diagnostics) {
+        return finish(
+            db,
+            project,
+            Some(model),
+            plans,
+            BTreeMap::new(),
+            diagnostics,
+        );
+    }
+
+    let (files, compose_diagnostics) = compose(db, project, &model, &plans, &wrappers);
+    diagnostics.extend(compose_diagnostics);
+    let files = if has_errors(&diagnostics) {
+        BTreeMap::new()
+    } else {
+        files
+    };
+    finish(db, project, Some(model), plans, files, diagnostics)
+}
+
+/// Hooks no selected host has an event for: a warning, since the author asked for something
+/// that will never run (a hook naming such a host explicitly is already an error).
+fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
+    let receives = |target: Target, hook: &crate::model::Hook| {
+        hook.reaches(target)
+            && hosts::table(target)
+                .hooks
+                .as_ref()
+                .is_some_and(|h| h.event(hook.event).is_some())
+    };
+    model
+        .hooks
+        .iter()
+        .filter(|hook| !model.targets.iter().any(|&t| receives(t, hook) || hook.names_target(t)))
+        .map(|hook| {
+            let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
+            Diagnostic::warning(
+                Code::HookReachesNoHost,
+                format!("hook `{}` ({}) reaches none of the selected targets ({})", hook.name, hook.event.key(), selected.join(", ")),
+            )
+            .at_path(&hook.config_path)
+            .with_help("no selected host has this event; see `agent-bundle matrix` (workspace/open is an event route, not a config hook)")
+        })
+        .collect()
+}
+
+fn compose(
+    db: &Database,
+    project: Project,
+    model: &Model,
+    plans: &[HostPlan],
+    wrappers: &[(String, db::WrapperReturn)],
+) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
+    let files = project.files(db);
+    let mut artifact = Artifact::default();
+    let mut inputs: Vec<Input<'_>> = Vec::new();
+    for plan in plans {
+        for file in (hosts::table(plan.target).documents)(model, plan) {
+            artifact.add(file);
+        }
+    }
+    for (path, wrapper) in wrappers {
+        let code = wrapper
+            .code
+            .as_ref()
+            .expect("wrappers without errors have code");
+        artifact.add(OutputFile {
+            path: path.clone(),
+            bytes: code.as_bytes().into(),
+            executable: false,
+            kind: FileKind::Bundle,
+        });
+        inputs.extend(
+            wrapper
+                .modules
+                .iter()
+                .filter_map(|m| files.get(m))
+                .map(|f| Input {
+                    path: f.path(db),
+                    bytes: f.bytes(db),
+                }),
+        );
+    }
+    for payload in &model.payloads {
+        if payload
+            .targets
+            .as_ref()
+            .is_some_and(|targets| !targets.iter().any(|t| model.targets.contains(t)))
+        {
+            continue;
+        }
+        let prefix = format!("{}/", payload.source);
+        for (path, file) in files
+            .range(prefix.clone()..)
+            .take_while(|(path, _)| path.starts_with(&prefix))
+        {
+            let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
+            artifact.add(emit::payload_file(
+                artifact_path,
+                file.bytes(db).clone(),
+                file.executable(db),
+            ));
+            inputs.push(Input {
+                path,
+                bytes: file.bytes(db),
+            });
+        }
+    }
+    for file in [
+        db::config_file(db, project),
+        files.get("package.json").copied(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        inputs.push(Input {
+            path: file.path(db),
+            bytes: file.bytes(db),
+        });
+    }
+    let plan_refs: Vec<&HostPlan> = plans.iter().collect();
+    artifact.finish(model, &plan_refs, &inputs)
+}
+
+fn finish(
+    db: &Database,
+    project: Project,
+    model: Option<Model>,
+    plans: Vec<HostPlan>,
+    files: BTreeMap<String, OutputFile>,
+    mut diagnostics: Vec<Diagnostic>,
+) -> Compiled {
+    let config_name = db::config_file_name(db, project);
+    let config_value = db::parse_config(db, project).value.as_ref();
+    let sources = project.files(db);
+    let mut texts = BTreeMap::new();
+    for diagnostic in &mut diagnostics {
+        if diagnostic.json_path.is_some() && diagnostic.file.is_none() {
+            diagnostic.file = Some(config_name.clone());
+        }
+        if diagnostic.span.is_none()
+            && diagnostic.file.as_deref() == Some(config_name.as_str())
+            && let (Some(path), Some(value)) = (&diagnostic.json_path, config_value)
+        {
+            diagnostic.span = crate::config::span_of(value, path);
+        }
+        if let Some(file) = &diagnostic.file
+            && !texts.contains_key(file)
+            && let Some(text) = sources
+                .get(file)
+                .and_then(|f| std::str::from_utf8(f.bytes(db)).ok())
+        {
+            texts.insert(file.clone(), Arc::from(text));
+        }
+    }
+    // Errors first, then warnings; within each, the order the stages reported them.
+    diagnostics.sort_by_key(|d| d.severity);
+    Compiled {
+        model,
+        plans,
+        files,
+        diagnostics,
+        texts,
+    }
+}

@@ -1,0 +1,1357 @@
+//! Back end: rewrite one transpiled module into a registration chunk, and concatenate chunks
+//! into a bundle.
+//!
+//! The transpiled JavaScript is parsed again and edited as text at known spans; no AST is built.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{
+    AssignmentTargetPropertyIdentifier, CallExpression, Declaration, ExportDefaultDeclarationKind,
+    Expression, IdentifierReference, ImportDeclarationSpecifier, ImportExpression,
+    ModuleDeclaration, ModuleExportName, ObjectProperty, Statement, TaggedTemplateExpression,
+};
+use oxc_ast_visit::{Visit, walk};
+use oxc_parser::Parser;
+use oxc_semantic::{Scoping, SemanticBuilder};
+use oxc_span::{GetSpan, SourceType};
+use oxc_syntax::symbol::SymbolId;
+
+use super::resolve::{ResolveFailure, Resolved};
+use super::transpile::{
+    BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier, transpile,
+};
+
+/// One JS/TS module compiled into a self-contained registration chunk.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModuleChunk {
+    /// `__ab_define("src/hooks/x.ts", function (__ab_exports) { ... });\n`; empty on error.
+    pub code: String,
+    /// Resolved module imports (static, dynamic and re-exports) in source order, one per key.
+    pub imports: Vec<ModuleImport>,
+    /// Node builtins the chunk uses, normalized (`node:fs`), sorted and deduplicated.
+    pub builtins: Vec<String>,
+    pub has_default_export: bool,
+    pub diagnostics: Vec<BundleDiagnostic>,
+}
+
+/// A module import: the specifier as written, the key it resolved to, and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModuleImport {
+    pub specifier: String,
+    pub key: String,
+    pub span: Span,
+}
+
+/// Local name of the namespace of the bundle-level `import * as` of a builtin.
+///
+/// Injective: letters and digits stay, `_` doubles, `/` becomes `$`, anything else `_<hex>_`.
+pub(crate) fn builtin_local(specifier: &str) -> String {
+    let name = specifier.strip_prefix("node:").unwrap_or(specifier);
+    let mut local = String::from("__ab_node_");
+    for ch in name.chars() {
+        match ch {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => local.push(ch),
+            '_' => local.push_str("__"),
+            '/' => local.push('$'),
+            other => {
+                let _ = write!(local, "_{:x}_", u32::from(other));
+            }
+        }
+    }
+    local
+}
+
+/// A JavaScript string literal for `value` (JSON-style escaping, plus U+2028/U+2029).
+pub(crate) fn js_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for ch in value.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `true` for names usable after a dot and as unquoted property keys (ASCII only, to be safe).
+fn is_plain_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// `object.name` or `object["name"]`.
+fn member(object: &str, name: &str) -> String {
+    if is_plain_name(name) {
+        format!("{object}.{name}")
+    } else {
+        format!("{object}[{}]", js_string(name))
+    }
+}
+
+/// A key of an object literal. `__proto__` must be computed: a plain or quoted one would set
+/// the prototype instead of defining a property.
+fn property_key(name: &str) -> String {
+    if name == "__proto__" {
+        format!("[{}]", js_string(name))
+    } else if is_plain_name(name) {
+        name.to_owned()
+    } else {
+        js_string(name)
+    }
+}
+
+/// Transpile (TS/TSX/JS/MJS/JSX by the extension of `key`) and rewrite one module.
+///
+/// `resolve` is called for every import specifier that survives transpiling (type-only imports
+/// vanish first): static imports, `export ... from`, and `import()` with a literal. Failures
+/// become diagnostics at the specifier in the original source. Any error leaves `code` empty.
+pub fn compile_module(
+    key: &str,
+    source: &str,
+    resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
+) -> ModuleChunk {
+    let mut transpiled = transpile(key, source);
+    let mut chunk = ModuleChunk {
+        code: String::new(),
+        imports: Vec::new(),
+        builtins: Vec::new(),
+        has_default_export: false,
+        diagnostics: std::mem::take(&mut transpiled.diagnostics),
+    };
+    // Checks on the original source may have failed while the transpiled code is still sound:
+    // link it anyway, to report unresolvable imports too.
+    let Some(code) = transpiled.code.take() else {
+        return chunk;
+    };
+    Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
+    chunk
+        .diagnostics
+        .sort_by_key(|d| (d.span.start, d.span.end));
+    if chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
+        chunk.code.clear();
+    }
+    chunk
+}
+
+/// A text edit on the transpiled code: replace `start..end` with `text`.
+struct Edit {
+    start: u32,
+    end: u32,
+    text: String,
+}
+
+/// What references to an imported binding become.
+struct Replacement {
+    /// A JavaScript expression: `__ab_i0.name`, `__ab_node_fs.default` or `__ab_i0`. Export
+    /// getters use it too: `__ab_i0` is bound before anything can call them.
+    expr: String,
+    /// A member access: calling it must not pass the namespace as `this`.
+    is_member: bool,
+}
+
+/// How a module reaches the namespace of one of its imports.
+struct Namespace {
+    /// `__ab_i0` (a const bound first thing in the module function) or `__ab_node_fs`.
+    local: String,
+    /// How the runtime finds the names of an `export *` of it: `"src/x.ts"` or `__ab_node_fs`.
+    star_source: String,
+}
+
+impl Namespace {
+    fn member(&self, name: &str) -> Replacement {
+        Replacement {
+            expr: member(&self.local, name),
+            is_member: true,
+        }
+    }
+
+    fn whole(&self) -> Replacement {
+        Replacement {
+            expr: self.local.clone(),
+            is_member: false,
+        }
+    }
+}
+
+/// Where a request of the module resolved to.
+enum Target {
+    /// A bundled module, by key.
+    Module(String),
+    /// The namespace local of a builtin.
+    Builtin(String),
+}
+
+struct Linker<'c> {
+    key: &'c str,
+    transpiled: &'c mut Transpiled,
+    resolve: &'c mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
+    chunk: &'c mut ModuleChunk,
+    edits: Vec<Edit>,
+    /// Imports found, with their position in the transpiled code (for source order).
+    imports: Vec<(u32, ModuleImport)>,
+    builtins: BTreeSet<String>,
+    /// Namespace locals of required modules, by key.
+    locals: BTreeMap<String, String>,
+    /// Namespace bindings of the imported modules, `const __ab_i0 = __ab_module(key);`.
+    namespaces: String,
+    /// Statements run before the body: requires and star re-exports, in source order.
+    prologue: String,
+    /// Export name -> getter expression.
+    getters: BTreeMap<String, String>,
+    /// Sources of `export *`, in source order (see [`Namespace::star_source`]).
+    stars: Vec<String>,
+    /// Set when an anonymous `export default function` was named `__ab_default`.
+    rename_default_function: bool,
+    replacements: HashMap<SymbolId, Replacement>,
+    /// Original span of each request, by its position in the transpiled code.
+    site_spans: BTreeMap<u32, Span>,
+}
+
+impl<'c> Linker<'c> {
+    fn new(
+        key: &'c str,
+        transpiled: &'c mut Transpiled,
+        resolve: &'c mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
+        chunk: &'c mut ModuleChunk,
+    ) -> Self {
+        Self {
+            key,
+            transpiled,
+            resolve,
+            chunk,
+            edits: Vec::new(),
+            imports: Vec::new(),
+            builtins: BTreeSet::new(),
+            locals: BTreeMap::new(),
+            namespaces: String::new(),
+            prologue: String::new(),
+            getters: BTreeMap::new(),
+            stars: Vec::new(),
+            rename_default_function: false,
+            replacements: HashMap::new(),
+            site_spans: BTreeMap::new(),
+        }
+    }
+
+    fn link(mut self, code: &str) {
+        let allocator = Allocator::default();
+        let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
+        if parsed.panicked || parsed.diagnostics.has_errors() {
+            if self
+                .chunk
+                .diagnostics
+                .iter()
+                .any(BundleDiagnostic::is_error)
+            {
+                return; // Already reported on the original source.
+            }
+            let message = parsed
+                .diagnostics
+                .errors()
+                .next()
+                .map_or_else(String::new, |d| d.message.to_string());
+            self.chunk.diagnostics.push(BundleDiagnostic::error(
+                BundleErrorKind::Syntax,
+                Span::new(0, 0),
+                format!(
+                    "internal error: the transpiled code of {} does not parse: {message}",
+                    self.key
+                ),
+            ));
+            return;
+        }
+        let program = parsed.program;
+        let semantic = SemanticBuilder::new().build(&program);
+        let scoping = semantic.semantic.scoping();
+
+        // Map requests to their original spans in source order, before resolving any.
+        let mut sites = RequestSites::default();
+        sites.visit_program(&program);
+        sites.sites.sort_by_key(|(position, _)| *position);
+        for (position, specifier) in sites.sites {
+            let span = self.transpiled.take_request_span(&specifier);
+            self.site_spans.insert(position, span);
+        }
+
+        if let Some(hashbang) = &program.hashbang {
+            self.remove_statement(code, hashbang.span);
+        }
+        // Imports and re-exports first, in source order: they define the replacements of
+        // imported bindings, which the exports and the body refer to.
+        for statement in &program.body {
+            self.link_request_statement(code, statement);
+        }
+        for statement in &program.body {
+            self.link_export_statement(code, statement, scoping);
+        }
+        let mut rewriter = Rewriter {
+            scoping,
+            replacements: &self.replacements,
+            edits: Vec::new(),
+            dynamic: Vec::new(),
+        };
+        rewriter.visit_program(&program);
+        let Rewriter { edits, dynamic, .. } = rewriter;
+        self.edits.extend(edits);
+        for (span, specifier) in dynamic {
+            let replacement = match self.request(&specifier, span.start) {
+                Some(Target::Module(key)) => {
+                    format!("__ab_import(() => __ab_require({}))", js_string(&key))
+                }
+                Some(Target::Builtin(local)) => format!("__ab_import(() => {local})"),
+                None => continue,
+            };
+            self.edits.push(Edit {
+                start: span.start,
+                end: span.end,
+                text: replacement,
+            });
+        }
+        self.finish(code);
+    }
+
+    /// Resolve `specifier`, record the import, and report failures at its original span.
+    fn request(&mut self, specifier: &str, position: u32) -> Option<Target> {
+        let span = match self.site_spans.get(&position) {
+            Some(span) => *span,
+            None => self.transpiled.take_request_span(specifier),
+        };
+        match (self.resolve)(specifier) {
+            Ok(Resolved::Module(key)) => {
+                self.imports.push((
+                    position,
+                    ModuleImport {
+                        specifier: specifier.to_owned(),
+                        key: key.clone(),
+                        span,
+                    },
+                ));
+                Some(Target::Module(key))
+            }
+            Ok(Resolved::Builtin(name)) => {
+                let local = builtin_local(&name);
+                self.builtins.insert(name);
+                Some(Target::Builtin(local))
+            }
+            Err(ResolveFailure::Bare) if specifier.starts_with("@oxc-project/runtime/") => {
+                if self
+                    .chunk
+                    .diagnostics
+                    .iter()
+                    .any(BundleDiagnostic::is_error)
+                {
+                    // The syntax that needs the helper was reported already.
+                    return None;
+                }
+                self.chunk.diagnostics.push(BundleDiagnostic::error(
+                    BundleErrorKind::Syntax,
+                    span,
+                    format!("this syntax needs the transpiler helper \"{specifier}\", which cannot be bundled"),
+                ));
+                None
+            }
+            Err(ResolveFailure::Bare) => {
+                self.chunk.diagnostics.push(
+                    BundleDiagnostic::error(
+                        BundleErrorKind::BareImport,
+                        span,
+                        format!(
+                            "bare import \"{specifier}\" is not supported: handlers may import relative files and node: builtins"
+                        ),
+                    )
+                    .with_help("vendor the code as a relative module, or use a prebuilt handler"),
+                );
+                None
+            }
+            Err(ResolveFailure::NotFound) => {
+                self.chunk.diagnostics.push(BundleDiagnostic::error(
+                    BundleErrorKind::UnresolvedImport,
+                    span,
+                    format!("cannot resolve \"{specifier}\" from {}", self.key),
+                ));
+                None
+            }
+        }
+    }
+
+    /// A static request: the namespace expression, requiring a module once, in source order.
+    fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
+        match self.request(specifier, position)? {
+            Target::Builtin(local) => Some(Namespace {
+                local: local.clone(),
+                star_source: local,
+            }),
+            Target::Module(key) => {
+                let star_source = js_string(&key);
+                if let Some(local) = self.locals.get(&key) {
+                    return Some(Namespace {
+                        local: local.clone(),
+                        star_source,
+                    });
+                }
+                // Bind every namespace before evaluating any import, so that hoisted functions
+                // called during a cycle can already reach every import of this module. Reading
+                // an export of a module that has not run yet runs it (see the runtime).
+                let local = format!("__ab_i{}", self.locals.len());
+                let _ = writeln!(
+                    self.namespaces,
+                    "const {local} = __ab_module({star_source});"
+                );
+                let _ = writeln!(self.prologue, "__ab_require({star_source});");
+                self.locals.insert(key, local.clone());
+                Some(Namespace { local, star_source })
+            }
+        }
+    }
+
+    /// Remove a whole statement, with the line break after it.
+    fn remove_statement(&mut self, code: &str, span: oxc_span::Span) {
+        let end = if code.as_bytes().get(span.end as usize) == Some(&b'\n') {
+            span.end + 1
+        } else {
+            span.end
+        };
+        self.edits.push(Edit {
+            start: span.start,
+            end,
+            text: String::new(),
+        });
+    }
+
+    fn link_request_statement(&mut self, code: &str, statement: &Statement<'_>) {
+        let Some(declaration) = statement.as_module_declaration() else {
+            return;
+        };
+        match declaration {
+            ModuleDeclaration::ImportDeclaration(import) => {
+                self.remove_statement(code, import.span);
+                let Some(namespace) = self.static_request(&import.source.value, import.span.start)
+                else {
+                    return;
+                };
+                for specifier in import.specifiers.iter().flatten() {
+                    let (local, replacement) = match specifier {
+                        ImportDeclarationSpecifier::ImportSpecifier(s) => {
+                            (&s.local, namespace.member(&s.imported.name()))
+                        }
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => {
+                            (&s.local, namespace.member("default"))
+                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => {
+                            (&s.local, namespace.whole())
+                        }
+                    };
+                    if let Some(symbol) = local.symbol_id.get() {
+                        self.replacements.insert(symbol, replacement);
+                    }
+                }
+            }
+            ModuleDeclaration::ExportFromDeclaration(export) => {
+                self.remove_statement(code, export.span);
+                let Some(namespace) = self.static_request(&export.source.value, export.span.start)
+                else {
+                    return;
+                };
+                for specifier in &export.specifiers {
+                    let getter = namespace.member(&specifier.local.name()).expr;
+                    self.getters
+                        .insert(specifier.exported.name().to_string(), getter);
+                }
+            }
+            ModuleDeclaration::ExportAllDeclaration(export) => {
+                self.remove_statement(code, export.span);
+                let Some(namespace) = self.static_request(&export.source.value, export.span.start)
+                else {
+                    return;
+                };
+                match &export.exported {
+                    Some(name) => {
+                        self.getters
+                            .insert(name.name().to_string(), namespace.local);
+                    }
+                    None => {
+                        if !self.stars.contains(&namespace.star_source) {
+                            self.stars.push(namespace.star_source);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn link_export_statement(&mut self, code: &str, statement: &Statement<'_>, scoping: &Scoping) {
+        let Some(declaration) = statement.as_module_declaration() else {
+            return;
+        };
+        match declaration {
+            ModuleDeclaration::ExportNamedDeclaration(export) => {
+                self.remove_statement(code, export.span);
+                for specifier in &export.specifiers {
+                    let local = match &specifier.local {
+                        ModuleExportName::IdentifierReference(ident) => {
+                            let Some(symbol) = symbol_of(scoping, ident) else {
+                                let span = self
+                                    .transpiled
+                                    .export_spans
+                                    .get(ident.name.as_str())
+                                    .copied();
+                                self.chunk.diagnostics.push(BundleDiagnostic::error(
+                                    BundleErrorKind::Syntax,
+                                    span.unwrap_or(Span::new(0, 0)),
+                                    format!(
+                                        "export `{}` is not declared in this module",
+                                        ident.name
+                                    ),
+                                ));
+                                continue;
+                            };
+                            match self.replacements.get(&symbol) {
+                                Some(replacement) => replacement.expr.clone(),
+                                None => ident.name.to_string(),
+                            }
+                        }
+                        other => other.name().to_string(),
+                    };
+                    self.getters
+                        .insert(specifier.exported.name().to_string(), local);
+                }
+            }
+            ModuleDeclaration::ExportDeclaration(export) => {
+                let declaration_start = export.declaration.span().start;
+                self.edits.push(Edit {
+                    start: export.span.start,
+                    end: declaration_start,
+                    text: String::new(),
+                });
+                let mut names = Vec::new();
+                match &export.declaration {
+                    Declaration::VariableDeclaration(variables) => {
+                        for declarator in &variables.declarations {
+                            names.extend(
+                                declarator
+                                    .id
+                                    .get_binding_identifiers()
+                                    .iter()
+                                    .map(|id| id.name.to_string()),
+                            );
+                        }
+                    }
+                    other => names.extend(other.id().map(|id| id.name.to_string())),
+                }
+                for name in names {
+                    self.getters.insert(name.clone(), name);
+                }
+            }
+            ModuleDeclaration::ExportDefaultDeclaration(export) => {
+                let start = export.span.start;
+                match &export.declaration {
+                    ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
+                        self.edits.push(Edit {
+                            start,
+                            end: function.span.start,
+                            text: String::new(),
+                        });
+                        let name = match &function.id {
+                            Some(id) => id.name.to_string(),
+                            None => {
+                                let at = function.params.span.start;
+                                let spaced = code[..at as usize].ends_with(char::is_whitespace);
+                                let text = if spaced {
+                                    "__ab_default"
+                                } else {
+                                    " __ab_default"
+                                };
+                                self.edits.push(Edit {
+                                    start: at,
+                                    end: at,
+                                    text: text.into(),
+                                });
+                                self.rename_default_function = true;
+                                "__ab_default".to_owned()
+                            }
+                        };
+                        self.getters.insert("default".into(), name);
+                    }
+                    ExportDefaultDeclarationKind::ClassDeclaration(class) => match &class.id {
+                        Some(id) => {
+                            self.edits.push(Edit {
+                                start,
+                                end: class.span.start,
+                                text: String::new(),
+                            });
+                            self.getters.insert("default".into(), id.name.to_string());
+                        }
+                        None => {
+                            // `{ default: class {} }.default` names the class "default", like ESM.
+                            self.edits.push(Edit {
+                                start,
+                                end: class.span.start,
+                                text: "const __ab_default = { default: ".into(),
+                            });
+                            let end = class.span.end;
+                            self.edits.push(Edit {
+                                start: end,
+                                end,
+                                text: " }.default;".into(),
+                            });
+                            self.getters.insert("default".into(), "__ab_default".into());
+                        }
+                    },
+                    ExportDefaultDeclarationKind::TSInterfaceDeclaration(_) => {}
+                    expression => {
+                        let Some(expression) = expression.as_expression() else {
+                            return;
+                        };
+                        let anonymous = is_anonymous_function_definition(expression);
+                        let prefix = if anonymous {
+                            "const __ab_default = { default: "
+                        } else {
+                            "const __ab_default = "
+                        };
+                        let span = expression.span();
+                        self.edits.push(Edit {
+                            start,
+                            end: span.start,
+                            text: prefix.into(),
+                        });
+                        if anonymous {
+                            self.edits.push(Edit {
+                                start: span.end,
+                                end: span.end,
+                                text: " }.default".into(),
+                            });
+                        }
+                        self.getters.insert("default".into(), "__ab_default".into());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self, code: &str) {
+        let Self {
+            key,
+            chunk,
+            mut edits,
+            mut imports,
+            builtins,
+            namespaces,
+            prologue,
+            getters,
+            stars,
+            rename_default_function,
+            ..
+        } = self;
+        chunk.has_default_export = getters.contains_key("default");
+        chunk.builtins = builtins.into_iter().collect();
+        imports.sort_by_key(|(position, _)| *position);
+        let mut seen = BTreeSet::new();
+        chunk.imports = imports
+            .into_iter()
+            .filter(|(_, import)| seen.insert(import.key.clone()))
+            .map(|(_, import)| import)
+            .collect();
+
+        let mut out = String::with_capacity(code.len() + prologue.len() + 256);
+        let _ = writeln!(
+            out,
+            "__ab_define({}, function (__ab_exports) {{",
+            js_string(key)
+        );
+        if !getters.is_empty() {
+            out.push_str("__ab_export(__ab_exports, {");
+            for (index, (name, expr)) in getters.iter().enumerate() {
+                let separator = if index == 0 { " " } else { ", " };
+                let _ = write!(out, "{separator}{}: () => {expr}", property_key(name));
+            }
+            out.push_str(" });\n");
+        }
+        if rename_default_function {
+            out.push_str("__ab_default_name(__ab_default);\n");
+        }
+        out.push_str(&namespaces);
+        out.push_str(&prologue);
+
+        edits.sort_by_key(|edit| (edit.start, edit.end));
+        let mut cursor = 0usize;
+        for edit in &edits {
+            let (start, end) = (edit.start as usize, edit.end as usize);
+            if start < cursor {
+                // Overlapping edits cannot happen for well-formed input; keep the first.
+                continue;
+            }
+            out.push_str(&code[cursor..start]);
+            out.push_str(&edit.text);
+            cursor = end;
+        }
+        out.push_str(&code[cursor..]);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        // The export names and `export *` sources, which the runtime reads before the module
+        // runs (ESM resolves them statically too).
+        out.push('}');
+        if !getters.is_empty() || !stars.is_empty() {
+            let names: Vec<String> = getters.keys().map(|name| js_string(name)).collect();
+            let _ = write!(out, ", [{}]", names.join(", "));
+        }
+        if !stars.is_empty() {
+            let _ = write!(out, ", [{}]", stars.join(", "));
+        }
+        out.push_str(");\n");
+        chunk.code = out;
+    }
+}
+
+fn symbol_of(scoping: &Scoping, ident: &IdentifierReference<'_>) -> Option<SymbolId> {
+    scoping.get_reference(ident.reference_id.get()?).symbol_id()
+}
+
+/// ES `IsAnonymousFunctionDefinition`: such a default export is named "default".
+fn is_anonymous_function_definition(expression: &Expression<'_>) -> bool {
+    match expression.without_parentheses() {
+        Expression::ArrowFunctionExpression(_) => true,
+        Expression::FunctionExpression(function) => function.id.is_none(),
+        Expression::ClassExpression(class) => class.id.is_none(),
+        _ => false,
+    }
+}
+
+/// Every module request of the transpiled code: position and specifier.
+#[derive(Default)]
+struct RequestSites {
+    sites: Vec<(u32, String)>,
+}
+
+impl<'a> Visit<'a> for RequestSites {
+    fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
+        let source = match it {
+            ModuleDeclaration::ImportDeclaration(d) => &d.source,
+            ModuleDeclaration::ExportFromDeclaration(d) => &d.source,
+            ModuleDeclaration::ExportAllDeclaration(d) => &d.source,
+            _ => return walk::walk_module_declaration(self, it),
+        };
+        self.sites.push((it.span().start, source.value.to_string()));
+    }
+
+    fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+        if let Some(specifier) = literal_specifier(&it.source) {
+            self.sites.push((it.span.start, specifier.to_owned()));
+        }
+        walk::walk_import_expression(self, it);
+    }
+}
+
+/// Rewrites references to imported bindings and collects literal dynamic imports.
+struct Rewriter<'s> {
+    scoping: &'s Scoping,
+    replacements: &'s HashMap<SymbolId, Replacement>,
+    edits: Vec<Edit>,
+    /// `import("...")` expressions: span of the whole call and the specifier.
+    dynamic: Vec<(oxc_span::Span, String)>,
+}
+
+impl Rewriter<'_> {
+    fn replacement(&self, ident: &IdentifierReference<'_>) -> Option<&Replacement> {
+        self.replacements.get(&symbol_of(self.scoping, ident)?)
+    }
+
+    fn edit(&mut self, span: oxc_span::Span, text: String) {
+        self.edits.push(Edit {
+            start: span.start,
+            end: span.end,
+            text,
+        });
+    }
+
+    /// Rewrite a callee or tag so that the call gets `this === undefined`, as in ESM.
+    fn rewrite_callee(&mut self, callee: &Expression<'_>) -> bool {
+        let Expression::Identifier(ident) = callee.without_parentheses() else {
+            return false;
+        };
+        let Some(replacement) = self.replacement(ident) else {
+            return false;
+        };
+        let text = if replacement.is_member {
+            format!("(0, {})", replacement.expr)
+        } else {
+            replacement.expr.clone()
+        };
+        self.edit(callee.span(), text);
+        true
+    }
+}
+
+impl<'a> Visit<'a> for Rewriter<'_> {
+    fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
+        match it {
+            // Imports, export lists and re-exports are removed whole.
+            ModuleDeclaration::ExportDefaultDeclaration(_)
+            | ModuleDeclaration::ExportDeclaration(_) => {
+                walk::walk_module_declaration(self, it);
+            }
+            _ => {}
+        }
+    }
+
+    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+        if let Some(replacement) = self.replacement(it) {
+            let text = replacement.expr.clone();
+            self.edit(it.span, text);
+        }
+    }
+
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        if self.rewrite_callee(&it.callee) {
+            self.visit_arguments(&it.arguments);
+        } else {
+            walk::walk_call_expression(self, it);
+        }
+    }
+
+    fn visit_tagged_template_expression(&mut self, it: &TaggedTemplateExpression<'a>) {
+        if self.rewrite_callee(&it.tag) {
+            self.visit_template_literal(&it.quasi);
+        } else {
+            walk::walk_tagged_template_expression(self, it);
+        }
+    }
+
+    fn visit_object_property(&mut self, it: &ObjectProperty<'a>) {
+        if it.shorthand
+            && let Expression::Identifier(ident) = &it.value
+            && let Some(replacement) = self.replacement(ident)
+        {
+            let text = format!("{}: {}", ident.name, replacement.expr);
+            self.edit(it.span, text);
+            return;
+        }
+        walk::walk_object_property(self, it);
+    }
+
+    fn visit_assignment_target_property_identifier(
+        &mut self,
+        it: &AssignmentTargetPropertyIdentifier<'a>,
+    ) {
+        if let Some(replacement) = self.replacement(&it.binding) {
+            let text = format!("{}: {}", it.binding.name, replacement.expr);
+            self.edit(it.binding.span, text);
+            if let Some(init) = &it.init {
+                self.visit_expression(init);
+            }
+            return;
+        }
+        walk::walk_assignment_target_property_identifier(self, it);
+    }
+
+    fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+        match literal_specifier(&it.source) {
+            Some(specifier) => self.dynamic.push((it.span, specifier.to_owned())),
+            None => walk::walk_import_expression(self, it),
+        }
+    }
+}
+
+/// The module runtime: registration, lazy evaluation with a cache and cycle support, and the
+/// export helpers. Exports objects look like ESM namespaces: null prototype, getters.
+const RUNTIME: &str = r#"const __ab_modules = new Map();
+function __ab_define(key, init, names = [], stars = []) {
+  __ab_modules.set(key, { key, init, names, stars, state: 0, exports: undefined, error: undefined });
+}
+function __ab_record(key) {
+  const record = __ab_modules.get(key);
+  if (record === undefined) {
+    throw new Error("agent-bundle: module " + JSON.stringify(key) + " is not in this bundle");
+  }
+  if (record.exports === undefined) {
+    const exports = (record.exports = Object.create(null));
+    Object.defineProperty(exports, Symbol.toStringTag, { value: "Module" });
+    const getters = new Map();
+    // Until the module runs, reading one of its exports runs it (a cycle can get there first);
+    // the module's own getters replace these.
+    for (const name of record.names) {
+      getters.set(name, { get: () => (__ab_require(key), exports[name]), enumerable: true, configurable: true });
+    }
+    // `export *` names are static, as in ESM: resolve them from the export lists.
+    for (const [name, get] of __ab_star_exports(record, new Set())) {
+      if (!getters.has(name)) getters.set(name, { get, enumerable: true });
+    }
+    for (const name of [...getters.keys()].sort()) {
+      Object.defineProperty(exports, name, getters.get(name));
+    }
+  }
+  return record;
+}
+function __ab_star_exports(record, seen) {
+  const found = new Map();
+  seen.add(record.key);
+  for (const from of record.stars) {
+    if (typeof from !== "string") {
+      for (const name of Object.keys(from)) {
+        if (name !== "default" && !found.has(name)) found.set(name, () => from[name]);
+      }
+      continue;
+    }
+    const source = __ab_modules.get(from);
+    if (source === undefined || seen.has(from)) continue;
+    for (const name of source.names) {
+      if (name !== "default" && !found.has(name)) found.set(name, () => __ab_require(from)[name]);
+    }
+    for (const [name, get] of __ab_star_exports(source, seen)) {
+      if (name !== "default" && !found.has(name)) found.set(name, get);
+    }
+  }
+  return found;
+}
+function __ab_module(key) {
+  return __ab_record(key).exports;
+}
+function __ab_require(key) {
+  const record = __ab_record(key);
+  if (record.state === 0) {
+    record.state = 1;
+    const init = record.init;
+    try {
+      init(record.exports);
+      record.state = 2;
+    } catch (error) {
+      record.state = 3;
+      record.error = error;
+      throw error;
+    }
+  } else if (record.state === 3) {
+    throw record.error;
+  }
+  return record.exports;
+}
+function __ab_export(exports, getters) {
+  for (const name of Object.keys(getters)) {
+    Object.defineProperty(exports, name, { get: getters[name], enumerable: true });
+  }
+}
+function __ab_import(load) {
+  return Promise.resolve().then(load);
+}
+function __ab_default_name(fn) {
+  Object.defineProperty(fn, "name", { value: "default", configurable: true });
+}
+"#;
+
+/// Concatenate chunks into one ES module: the header line, static imports of the builtins the
+/// chunks use, the module runtime, the chunks in the given order, then `epilogue` verbatim.
+pub fn assemble(header: &str, chunks: &[&ModuleChunk], epilogue: &str) -> String {
+    let builtins: BTreeSet<&str> = chunks
+        .iter()
+        .flat_map(|chunk| chunk.builtins.iter().map(String::as_str))
+        .collect();
+    let size = header.len()
+        + RUNTIME.len()
+        + epilogue.len()
+        + chunks.iter().map(|c| c.code.len()).sum::<usize>();
+    let mut out = String::with_capacity(size + builtins.len() * 64 + 8);
+    out.push_str(header);
+    if !header.is_empty() && !header.ends_with('\n') {
+        out.push('\n');
+    }
+    for builtin in builtins {
+        let _ = writeln!(
+            out,
+            "import * as {} from {};",
+            builtin_local(builtin),
+            js_string(builtin)
+        );
+    }
+    out.push_str(RUNTIME);
+    for chunk in chunks {
+        out.push_str(&chunk.code);
+        if !chunk.code.is_empty() && !chunk.code.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.push_str(epilogue);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Resolves `./x`-style specifiers to `src/x.ts` and builtins to `node:` names.
+    fn test_resolve(specifier: &str) -> Result<Resolved, ResolveFailure> {
+        if let Some(name) = specifier.strip_prefix("./") {
+            return if name.starts_with("missing") {
+                Err(ResolveFailure::NotFound)
+            } else {
+                Ok(Resolved::Module(format!("src/{name}.ts")))
+            };
+        }
+        match specifier {
+            "fs" | "node:fs" => Ok(Resolved::Builtin("node:fs".into())),
+            "node:path" => Ok(Resolved::Builtin("node:path".into())),
+            "node:fs/promises" => Ok(Resolved::Builtin("node:fs/promises".into())),
+            "agent-bundle/jsx-runtime" => {
+                Ok(Resolved::Module("agent-bundle:runtime/jsx.mjs".into()))
+            }
+            _ => Err(ResolveFailure::Bare),
+        }
+    }
+
+    fn compile(key: &str, source: &str) -> ModuleChunk {
+        compile_module(key, source, &mut test_resolve)
+    }
+
+    fn compile_ok(source: &str) -> ModuleChunk {
+        let chunk = compile("src/main.ts", source);
+        assert!(chunk.diagnostics.is_empty(), "{:#?}", chunk.diagnostics);
+        chunk
+    }
+
+    /// The chunk code without the registration wrapper lines.
+    fn body(chunk: &ModuleChunk) -> String {
+        let lines: Vec<&str> = chunk.code.lines().collect();
+        assert_eq!(
+            lines[0],
+            "__ab_define(\"src/main.ts\", function (__ab_exports) {"
+        );
+        let last = lines[lines.len() - 1];
+        assert!(last.starts_with('}') && last.ends_with(");"), "{last}");
+        lines[1..lines.len() - 1].join("\n")
+    }
+
+    /// The export names and star sources after the module function.
+    fn metadata(chunk: &ModuleChunk) -> &str {
+        let last = chunk.code.lines().last().unwrap();
+        &last[1..last.len() - 2]
+    }
+
+    #[test]
+    fn imported_bindings_become_namespace_reads() {
+        let chunk = compile_ok(
+            "f();\nimport d, { f, g as h, \"odd name\" as o } from \"./a\";\nimport * as ns from \"./a\";\n\
+             const obj = { f, h, ns };\nh`tpl`;\nns.f();\n(f)(1);\nf?.();\nnew d();\n({ f } = obj);\nconsole.log(o, typeof d);\n",
+        );
+        assert_eq!(
+            body(&chunk),
+            "const __ab_i0 = __ab_module(\"src/a.ts\");\n\
+             __ab_require(\"src/a.ts\");\n\
+             (0, __ab_i0.f)();\n\
+             const obj = {\n\tf: __ab_i0.f,\n\th: __ab_i0.g,\n\tns: __ab_i0\n};\n\
+             (0, __ab_i0.g)`tpl`;\n\
+             __ab_i0.f();\n\
+             (0, __ab_i0.f)(1);\n\
+             (0, __ab_i0.f)?.();\n\
+             new __ab_i0.default();\n\
+             ({f: __ab_i0.f} = obj);\n\
+             console.log(__ab_i0[\"odd name\"], typeof __ab_i0.default);"
+        );
+        assert_eq!(
+            chunk.imports,
+            [ModuleImport {
+                specifier: "./a".into(),
+                key: "src/a.ts".into(),
+                span: Span::new(51, 56)
+            }]
+        );
+        assert!(!chunk.has_default_export);
+    }
+
+    #[test]
+    fn shadowed_names_are_left_alone() {
+        let chunk = compile_ok(
+            "import { f } from \"./a\";\nfunction g(f) { return f; }\nexport const r = g(f);\n",
+        );
+        assert!(body(&chunk).contains("function g(f) {\n\treturn f;\n}"));
+        assert!(body(&chunk).contains("const r = g(__ab_i0.f);"));
+    }
+
+    #[test]
+    fn exports_become_getters() {
+        let chunk = compile_ok(
+            "import { x } from \"./a\";\nexport const a = 1, { b, c: [d] } = { b: 2, c: [3] };\nexport let e = 1;\n\
+             export function f() {}\nexport class G {}\nconst h = 1;\nexport { h as \"h-h\", h as default, x as y };\n",
+        );
+        let code = body(&chunk);
+        assert!(code.starts_with(
+            "__ab_export(__ab_exports, { G: () => G, a: () => a, b: () => b, d: () => d, default: () => h, e: () => e, f: () => f, \"h-h\": () => h, y: () => __ab_i0.x });\n"
+        ), "{code}");
+        assert!(code.contains("\nconst a = 1, { b, c: [d] } = {"));
+        assert!(code.contains("\nlet e = 1;\nfunction f() {}\nclass G {}\nconst h = 1;"));
+        assert!(!code.contains("\nexport"));
+        assert_eq!(
+            metadata(&chunk),
+            ", [\"G\", \"a\", \"b\", \"d\", \"default\", \"e\", \"f\", \"h-h\", \"y\"]"
+        );
+        assert_eq!(metadata(&compile_ok("console.log(1);")), "");
+        assert!(chunk.has_default_export);
+    }
+
+    #[test]
+    fn export_default_forms() {
+        let cases = [
+            (
+                "export default function () {}",
+                "__ab_default_name(__ab_default);\nfunction __ab_default() {}",
+            ),
+            (
+                "export default async function* () {}",
+                "__ab_default_name(__ab_default);\nasync function* __ab_default() {}",
+            ),
+            ("export default function named() {}", "function named() {}"),
+            ("export default class Named {}", "class Named {}"),
+            (
+                "export default class {}",
+                "const __ab_default = { default: class {} }.default;",
+            ),
+            (
+                "export default async () => 1;",
+                "const __ab_default = { default: async () => 1 }.default;",
+            ),
+            (
+                "export default (function () {});",
+                "const __ab_default = { default: (function() {}) }.default;",
+            ),
+            ("export default 1 + 2;", "const __ab_default = 1 + 2;"),
+            (
+                "import { f } from \"./a\";\nexport default () => f;",
+                "const __ab_i0 = __ab_module(\"src/a.ts\");\n__ab_require(\"src/a.ts\");\nconst __ab_default = { default: () => __ab_i0.f }.default;",
+            ),
+            (
+                "import { f } from \"./a\";\nexport default f;",
+                "const __ab_i0 = __ab_module(\"src/a.ts\");\n__ab_require(\"src/a.ts\");\nconst __ab_default = __ab_i0.f;",
+            ),
+        ];
+        for (source, expected) in cases {
+            let chunk = compile_ok(source);
+            let code = body(&chunk);
+            let code = code.split_once("\n").map_or("", |(_, rest)| rest);
+            assert_eq!(code, expected, "for {source}");
+            assert!(chunk.has_default_export, "for {source}");
+        }
+    }
+
+    #[test]
+    fn re_exports() {
+        let chunk = compile_ok(
+            "export * from \"./a\";\nexport * as ns from \"./b\";\nexport { x, default as y } from \"./a\";\nexport * from \"fs\";\nexport { default } from \"./c\";\n",
+        );
+        assert_eq!(
+            body(&chunk),
+            "__ab_export(__ab_exports, { default: () => __ab_i2.default, ns: () => __ab_i1, x: () => __ab_i0.x, y: () => __ab_i0.default });\n\
+             const __ab_i0 = __ab_module(\"src/a.ts\");\n\
+             const __ab_i1 = __ab_module(\"src/b.ts\");\n\
+             const __ab_i2 = __ab_module(\"src/c.ts\");\n\
+             __ab_require(\"src/a.ts\");\n\
+             __ab_require(\"src/b.ts\");\n\
+             __ab_require(\"src/c.ts\");"
+        );
+        assert_eq!(
+            metadata(&chunk),
+            ", [\"default\", \"ns\", \"x\", \"y\"], [\"src/a.ts\", __ab_node_fs]"
+        );
+        assert!(chunk.has_default_export);
+        assert_eq!(chunk.builtins, ["node:fs"]);
+        let keys: Vec<&str> = chunk.imports.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(keys, ["src/a.ts", "src/b.ts", "src/c.ts"]);
+    }
+
+    #[test]
+    fn builtins_and_dynamic_imports() {
+        let chunk = compile_ok(
+            "import fs from \"fs\";\nimport { readFile } from \"node:fs\";\nimport * as fsp from \"node:fs/promises\";\n\
+             import { join } from \"node:path\";\nexport const load = () => import(\"./lazy\");\n\
+             export const p = () => import(`node:path`);\nconsole.log(fs.existsSync, readFile, fsp, join);\n",
+        );
+        assert_eq!(chunk.builtins, ["node:fs", "node:fs/promises", "node:path"]);
+        let code = body(&chunk);
+        assert!(
+            code.contains("const load = () => __ab_import(() => __ab_require(\"src/lazy.ts\"));"),
+            "{code}"
+        );
+        assert!(
+            code.contains("const p = () => __ab_import(() => __ab_node_path);"),
+            "{code}"
+        );
+        assert!(code.contains("console.log(__ab_node_fs.default.existsSync, __ab_node_fs.readFile, __ab_node_fs$promises, __ab_node_path.join);"));
+        assert_eq!(chunk.imports.len(), 1);
+        assert_eq!(chunk.imports[0].key, "src/lazy.ts");
+    }
+
+    #[test]
+    fn imports_are_in_source_order_and_deduplicated() {
+        let chunk = compile_ok(
+            "const later = () => import(\"./b\");\nimport { a } from \"./a\";\nimport \"./b\";\nimport { again } from \"./a\";\nexport { c } from \"./c\";\nconsole.log(a, again, later);\n",
+        );
+        let imports: Vec<(&str, &str)> = chunk
+            .imports
+            .iter()
+            .map(|i| (i.specifier.as_str(), i.key.as_str()))
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                ("./b", "src/b.ts"),
+                ("./a", "src/a.ts"),
+                ("./c", "src/c.ts")
+            ]
+        );
+        // The span of the dynamic import is the one of its own specifier.
+        assert_eq!(chunk.imports[0].span, Span::new(27, 32));
+    }
+
+    #[test]
+    fn type_only_imports_vanish_without_resolving() {
+        let chunk = compile_ok(
+            "import type { A } from \"some-package\";\nimport { type B } from \"./missing\";\nimport { C } from \"another-package\";\n\
+             export type D = A | B | C;\nexport interface E {}\nexport const value: A = 1 as any;\n",
+        );
+        assert!(chunk.imports.is_empty());
+        assert!(!chunk.code.contains("import"));
+    }
+
+    #[test]
+    fn jsx_imports_the_aliased_runtime() {
+        let chunk = compile("src/view.tsx", "export const V = () => <div>{1}</div>;\n");
+        assert!(chunk.diagnostics.is_empty(), "{:?}", chunk.diagnostics);
+        assert_eq!(chunk.imports[0].key, "agent-bundle:runtime/jsx.mjs");
+        assert_eq!(chunk.imports[0].span, Span::new(23, 37));
+        assert!(
+            chunk
+                .code
+                .contains("(0, __ab_i0.jsx)(\"div\", { children: 1 })"),
+            "{}",
+            chunk.code
+        );
+    }
+
+    #[test]
+    fn hashbang_and_enum_and_namespace() {
+        let chunk = compile_ok(
+            "#!/usr/bin/env node\nexport enum E { A, B = \"b\" }\nexport namespace N { export const x = 1; }\nexport const enum C { X = 1 }\nexport const y = C.X;\n",
+        );
+        let code = body(&chunk);
+        assert!(!code.contains("#!"));
+        assert!(
+            code.starts_with(
+                "__ab_export(__ab_exports, { C: () => C, E: () => E, N: () => N, y: () => y });\n"
+            ),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn compiling_is_deterministic() {
+        let source = "import { a } from \"./a\";\nimport fs from \"fs\";\nexport default () => [a, fs];\nexport * from \"./b\";\n";
+        let first = compile("src/main.ts", source);
+        let second = compile("src/main.ts", source);
+        assert_eq!(first, second);
+    }
+
+    #[test]
+    fn resolution_failures_are_reported_at_the_specifier() {
+        let source = "import { a } from \"lodash\";\nimport { b } from \"./missing\";\nexport * from \"./missing-too\";\nconsole.log(a, b, import(\"left-pad\"));\n";
+        let chunk = compile("src/hooks/a.ts", source);
+        assert!(chunk.code.is_empty());
+        let found: Vec<(BundleErrorKind, &str, &str)> = chunk
+            .diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d.kind,
+                    &source[d.span.start as usize..d.span.end as usize],
+                    d.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    BundleErrorKind::BareImport,
+                    "\"lodash\"",
+                    "bare import \"lodash\" is not supported: handlers may import relative files and node: builtins"
+                ),
+                (
+                    BundleErrorKind::UnresolvedImport,
+                    "\"./missing\"",
+                    "cannot resolve \"./missing\" from src/hooks/a.ts"
+                ),
+                (
+                    BundleErrorKind::UnresolvedImport,
+                    "\"./missing-too\"",
+                    "cannot resolve \"./missing-too\" from src/hooks/a.ts"
+                ),
+                (
+                    BundleErrorKind::BareImport,
+                    "\"left-pad\"",
+                    "bare import \"left-pad\" is not supported: handlers may import relative files and node: builtins"
+                ),
+            ]
+        );
+        assert_eq!(
+            chunk.diagnostics[0].help.as_deref(),
+            Some("vendor the code as a relative module, or use a prebuilt handler")
+        );
+    }
+
+    #[test]
+    fn undeclared_exports_are_errors() {
+        let source = "export { nope };\n";
+        let chunk = compile("src/main.ts", source);
+        assert_eq!(chunk.diagnostics.len(), 1);
+        assert_eq!(chunk.diagnostics[0].kind, BundleErrorKind::Syntax);
+        assert_eq!(chunk.diagnostics[0].span, Span::new(9, 13));
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(builtin_local("node:fs"), "__ab_node_fs");
+        assert_eq!(builtin_local("node:fs/promises"), "__ab_node_fs$promises");
+        assert_eq!(builtin_local("node:_http_agent"), "__ab_node___http__agent");
+        assert_eq!(builtin_local("node:a-b"), "__ab_node_a_2d_b");
+        assert_eq!(
+            js_string("a\"b\\c\nd\u{2028}\u{1}"),
+            "\"a\\\"b\\\\c\\nd\\u2028\\u0001\""
+        );
+        assert_eq!(member("ns", "x"), "ns.x");
+        assert_eq!(member("ns", "default"), "ns.default");
+        assert_eq!(member("ns", "a-b"), "ns[\"a-b\"]");
+        assert_eq!(property_key("ünï"), "\"ünï\"");
+        assert_eq!(property_key("__proto__"), "[\"__proto__\"]");
+        assert_eq!(property_key("default"), "default");
+    }
+
+    #[test]
+    fn assemble_layout() {
+        let a = compile_ok(
+            "import fs from \"fs\";\nimport { join } from \"node:path\";\nexport default [fs, join];\n",
+        );
+        let b = compile(
+            "src/b.ts",
+            "import fs from \"node:fs\";\nexport const x = fs;\n",
+        );
+        let out = assemble("// header", &[&a, &b], "EPILOGUE\n");
+        assert!(out.starts_with(
+            "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\nconst __ab_modules = new Map();\n"
+        ));
+        assert!(out.ends_with(&format!("{}{}EPILOGUE\n", a.code, b.code)));
+        assert_eq!(out.matches("import * as").count(), 2);
+    }
+}

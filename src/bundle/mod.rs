@@ -1,0 +1,28 @@
+//! The JS/TS bundler: turns a hook handler and the relative modules it imports into one
+//! self-contained ES module ("wrapper") that Node 20 runs.
+//!
+//! Each module is compiled on its own by [`compile_module`]: oxc parses the original source,
+//! every problem is reported at a byte span of that source, and the transformer strips types
+//! and lowers JSX. The JavaScript output is parsed again and rewritten with plain text edits at
+//! known spans (no AST is built): imports become reads of namespace objects (`__ab_i0.name`,
+//! so bindings stay live), exports become getters installed before any import is evaluated
+//! (ESM-like cycles: hoisted functions work, an early `let`/`const` read throws), and the
+//! module is wrapped in an `__ab_define(key, function (__ab_exports) { ... }, names, stars)`
+//! chunk; the export names and `export *` sources let the runtime resolve star exports
+//! statically, as ESM does. Keys are project-relative paths or `agent-bundle:` virtual keys
+//! ([`resolve`] maps specifiers to them), so chunks are independent of each other and of the
+//! machine. [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy
+//! module runtime (`__ab_require`, evaluation depth-first post-order like ESM).
+
+mod link;
+mod resolve;
+mod transpile;
+mod wrapper;
+
+#[cfg(test)]
+mod tests;
+
+pub use link::{ModuleChunk, ModuleImport, assemble, compile_module};
+pub use resolve::{ResolveFailure, Resolved, resolve};
+pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span};
+pub use wrapper::{ModuleGraph, RUNTIME_KEY, aliases, virtual_module, wrapper_code};

@@ -1,0 +1,398 @@
+//! Module resolution on project-relative keys. Never touches the file system: the caller
+//! answers `exists` from its own file inputs.
+
+use std::collections::BTreeMap;
+
+/// What a module's imports resolve to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Resolved {
+    /// A module of the bundle, by key.
+    Module(String),
+    /// A Node builtin, normalized to `node:<name>`.
+    Builtin(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResolveFailure {
+    /// A package name: bundles take relative files and `node:` builtins only.
+    Bare,
+    /// A relative or absolute path that names no module.
+    NotFound,
+}
+
+/// Prefix of the keys of virtual modules, which the tool itself provides.
+const VIRTUAL_PREFIX: &str = "agent-bundle:";
+
+/// `require("module").builtinModules` of Node 20.
+const NODE_BUILTINS: &[&str] = &[
+    "_http_agent",
+    "_http_client",
+    "_http_common",
+    "_http_incoming",
+    "_http_outgoing",
+    "_http_server",
+    "_stream_duplex",
+    "_stream_passthrough",
+    "_stream_readable",
+    "_stream_transform",
+    "_stream_wrap",
+    "_stream_writable",
+    "_tls_common",
+    "_tls_wrap",
+    "assert",
+    "assert/strict",
+    "async_hooks",
+    "buffer",
+    "child_process",
+    "cluster",
+    "console",
+    "constants",
+    "crypto",
+    "dgram",
+    "diagnostics_channel",
+    "dns",
+    "dns/promises",
+    "domain",
+    "events",
+    "fs",
+    "fs/promises",
+    "http",
+    "http2",
+    "https",
+    "inspector",
+    "inspector/promises",
+    "module",
+    "net",
+    "os",
+    "path",
+    "path/posix",
+    "path/win32",
+    "perf_hooks",
+    "process",
+    "punycode",
+    "querystring",
+    "readline",
+    "readline/promises",
+    "repl",
+    "stream",
+    "stream/consumers",
+    "stream/promises",
+    "stream/web",
+    "string_decoder",
+    "sys",
+    "timers",
+    "timers/promises",
+    "tls",
+    "trace_events",
+    "tty",
+    "url",
+    "util",
+    "util/types",
+    "v8",
+    "vm",
+    "wasi",
+    "worker_threads",
+    "zlib",
+];
+
+/// Node 20 builtins that exist only with the `node:` prefix.
+const NODE_PREFIXED_ONLY: &[&str] = &["sea", "test", "test/reporters"];
+
+/// Extensions probed after a specifier without one, in order.
+const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
+
+/// Resolve `specifier` imported from module `from_key`.
+///
+/// - `aliases` maps exact specifiers to module keys; they win over everything else.
+/// - `node:*` and bare Node builtin names resolve to `Builtin("node:<name>")`.
+/// - Relative specifiers (`./`, `../`, `.`, `..`) are joined with the directory of
+///   `from_key` and normalized (leaving the project root is `NotFound`), then probed: the exact
+///   path; for `.js`/`.jsx` the `.ts`/`.tsx` siblings, for `.mjs` the `.mts` one; the path plus
+///   each extension; the path plus `/index` and each extension.
+/// - Other bare specifiers are `Bare`; absolute paths and URLs are `NotFound`.
+pub fn resolve(
+    from_key: &str,
+    specifier: &str,
+    aliases: &BTreeMap<String, String>,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Resolved, ResolveFailure> {
+    if let Some(key) = aliases.get(specifier) {
+        return Ok(Resolved::Module(key.clone()));
+    }
+    if let Some(name) = specifier.strip_prefix("node:") {
+        return if NODE_BUILTINS.contains(&name) || NODE_PREFIXED_ONLY.contains(&name) {
+            Ok(Resolved::Builtin(specifier.to_owned()))
+        } else {
+            Err(ResolveFailure::NotFound)
+        };
+    }
+    if is_relative(specifier) {
+        return resolve_relative(from_key, specifier, exists);
+    }
+    if specifier.is_empty()
+        || specifier.starts_with('/')
+        || specifier.starts_with('\\')
+        || specifier.contains(':')
+    {
+        return Err(ResolveFailure::NotFound);
+    }
+    if NODE_BUILTINS.contains(&specifier) {
+        return Ok(Resolved::Builtin(format!("node:{specifier}")));
+    }
+    Err(ResolveFailure::Bare)
+}
+
+fn is_relative(specifier: &str) -> bool {
+    specifier == "."
+        || specifier == ".."
+        || specifier.starts_with("./")
+        || specifier.starts_with("../")
+}
+
+fn resolve_relative(
+    from_key: &str,
+    specifier: &str,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Resolved, ResolveFailure> {
+    let (prefix, from_path) = match from_key.strip_prefix(VIRTUAL_PREFIX) {
+        Some(rest) => (VIRTUAL_PREFIX, rest),
+        None => ("", from_key),
+    };
+    let mut segments: Vec<&str> = from_path.split('/').filter(|s| !s.is_empty()).collect();
+    segments.pop(); // the importing file itself
+    let mut directory_only = false;
+    for part in specifier.split('/') {
+        directory_only = matches!(part, "" | "." | "..");
+        match part {
+            "" | "." => {}
+            ".." => {
+                if segments.pop().is_none() {
+                    return Err(ResolveFailure::NotFound);
+                }
+            }
+            name => segments.push(name),
+        }
+    }
+    let base = format!("{prefix}{}", segments.join("/"));
+    let found = |candidate: String| exists(&candidate).then_some(candidate);
+
+    if !directory_only && !segments.is_empty() {
+        if let Some(key) = found(base.clone()) {
+            return Ok(Resolved::Module(key));
+        }
+        let siblings: &[(&str, &[&str])] = &[
+            (".js", &[".ts", ".tsx"]),
+            (".jsx", &[".ts", ".tsx"]),
+            (".mjs", &[".mts"]),
+        ];
+        for (extension, replacements) in siblings {
+            if let Some(stem) = base.strip_suffix(extension) {
+                for replacement in *replacements {
+                    if let Some(key) = found(format!("{stem}{replacement}")) {
+                        return Ok(Resolved::Module(key));
+                    }
+                }
+            }
+        }
+        for extension in EXTENSIONS {
+            if let Some(key) = found(format!("{base}{extension}")) {
+                return Ok(Resolved::Module(key));
+            }
+        }
+    }
+    let index = if segments.is_empty() {
+        format!("{prefix}index")
+    } else {
+        format!("{base}/index")
+    };
+    for extension in EXTENSIONS {
+        if let Some(key) = found(format!("{index}{extension}")) {
+            return Ok(Resolved::Module(key));
+        }
+    }
+    Err(ResolveFailure::NotFound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(keys: &[&str]) -> impl Fn(&str) -> bool + use<> {
+        let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
+        move |key: &str| keys.iter().any(|k| k == key)
+    }
+
+    fn no_aliases() -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+
+    fn module(key: &str) -> Result<Resolved, ResolveFailure> {
+        Ok(Resolved::Module(key.to_owned()))
+    }
+
+    fn builtin(key: &str) -> Result<Resolved, ResolveFailure> {
+        Ok(Resolved::Builtin(key.to_owned()))
+    }
+
+    #[test]
+    fn builtins_are_normalized() {
+        let exists = files(&[]);
+        let a = no_aliases();
+        assert_eq!(resolve("src/a.ts", "fs", &a, &exists), builtin("node:fs"));
+        assert_eq!(
+            resolve("src/a.ts", "node:fs", &a, &exists),
+            builtin("node:fs")
+        );
+        assert_eq!(
+            resolve("src/a.ts", "fs/promises", &a, &exists),
+            builtin("node:fs/promises")
+        );
+        assert_eq!(
+            resolve("src/a.ts", "node:test", &a, &exists),
+            builtin("node:test")
+        );
+        assert_eq!(
+            resolve("src/a.ts", "test", &a, &exists),
+            Err(ResolveFailure::Bare)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "node:nope", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "lodash", &a, &exists),
+            Err(ResolveFailure::Bare)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "@scope/pkg/x", &a, &exists),
+            Err(ResolveFailure::Bare)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "/etc/passwd", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "file:///x.js", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+    }
+
+    #[test]
+    fn aliases_win() {
+        let exists = files(&[]);
+        let mut a = no_aliases();
+        a.insert(
+            "agent-bundle/jsx-runtime".into(),
+            "agent-bundle:runtime/jsx.mjs".into(),
+        );
+        a.insert("fs".into(), "src/fake-fs.ts".into());
+        assert_eq!(
+            resolve("src/a.tsx", "agent-bundle/jsx-runtime", &a, &exists),
+            module("agent-bundle:runtime/jsx.mjs")
+        );
+        assert_eq!(
+            resolve("src/a.ts", "fs", &a, &exists),
+            module("src/fake-fs.ts")
+        );
+    }
+
+    #[test]
+    fn relative_probing_order() {
+        let a = no_aliases();
+        let exists = files(&[
+            "src/hooks/util.ts",
+            "src/hooks/util.js",
+            "src/lib/x.ts",
+            "src/lib/y.tsx",
+            "src/lib/z.mts",
+            "src/lib/plain.js",
+            "src/lib/dir/index.ts",
+            "src/lib/dir2/index.mjs",
+            "index.ts",
+        ]);
+        // Exact file first.
+        assert_eq!(
+            resolve("src/hooks/a.ts", "./util.js", &a, &exists),
+            module("src/hooks/util.js")
+        );
+        // `.js` -> `.ts` / `.tsx` siblings, `.mjs` -> `.mts`.
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/x.js", &a, &exists),
+            module("src/lib/x.ts")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/y.js", &a, &exists),
+            module("src/lib/y.tsx")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/y.jsx", &a, &exists),
+            module("src/lib/y.tsx")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/z.mjs", &a, &exists),
+            module("src/lib/z.mts")
+        );
+        // Extension probing: .ts wins over .js.
+        assert_eq!(
+            resolve("src/hooks/a.ts", "./util", &a, &exists),
+            module("src/hooks/util.ts")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/plain", &a, &exists),
+            module("src/lib/plain.js")
+        );
+        // Directory index.
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/dir", &a, &exists),
+            module("src/lib/dir/index.ts")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../lib/dir/", &a, &exists),
+            module("src/lib/dir/index.ts")
+        );
+        assert_eq!(
+            resolve("src/lib/dir2/q.ts", ".", &a, &exists),
+            module("src/lib/dir2/index.mjs")
+        );
+        assert_eq!(
+            resolve("src/lib/dir/q.ts", "./././../x", &a, &exists),
+            module("src/lib/x.ts")
+        );
+        assert_eq!(
+            resolve("src/hooks/a.ts", "../..", &a, &exists),
+            module("index.ts")
+        );
+        // Above the root, or missing.
+        assert_eq!(
+            resolve("src/a.ts", "../../x", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+        assert_eq!(
+            resolve("src/a.ts", "./missing", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+        assert_eq!(
+            resolve("src/lib/x.ts", "./x.ts.ts", &a, &exists),
+            Err(ResolveFailure::NotFound)
+        );
+    }
+
+    #[test]
+    fn relative_from_virtual_modules() {
+        let a = no_aliases();
+        let exists = files(&["agent-bundle:runtime/jsx.mjs", "src/a.ts"]);
+        assert_eq!(
+            resolve("agent-bundle:runtime/hook.mjs", "./jsx.mjs", &a, &exists),
+            module("agent-bundle:runtime/jsx.mjs")
+        );
+        assert_eq!(
+            resolve(
+                "agent-bundle:runtime/hook.mjs",
+                "../../src/a.ts",
+                &a,
+                &exists
+            ),
+            Err(ResolveFailure::NotFound)
+        );
+    }
+}

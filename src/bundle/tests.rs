@@ -1,0 +1,619 @@
+//! End-to-end tests: bundle small projects written to a temp dir and run them with `node`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use crate::bundle::{
+    BundleDiagnostic, BundleErrorKind, ModuleChunk, Span, assemble, compile_module, resolve,
+};
+
+const HOOK_RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
+const JSX_RUNTIME_KEY: &str = "agent-bundle:runtime/jsx.mjs";
+
+/// Stand-ins for the tool's virtual modules.
+const HOOK_RUNTIME: &str = r#"
+export async function runHook(spec, handler) {
+  const result = await handler(spec);
+  process.stdout.write(JSON.stringify({ name: handler.name, result }) + "\n");
+}
+"#;
+const JSX_RUNTIME: &str = r#"
+export function jsx(type, props, key) {
+  return typeof type === "function" ? type(props) : { type, props, key };
+}
+export const jsxs = jsx;
+export const Fragment = "fragment";
+"#;
+
+fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (key, source) in files {
+        let path = root.join(key);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, source).unwrap();
+    }
+}
+
+/// Every file under `root`, by project-relative POSIX key.
+fn read_project(root: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let relative = path.strip_prefix(root).unwrap();
+                let key: Vec<String> = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(key.join("/"), std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Compile the graph reachable from the hook runtime and `entry` (depth first, in import
+/// order), then assemble it with an epilogue that runs the entry's default export.
+fn bundle(
+    files: &BTreeMap<String, String>,
+    entry: &str,
+) -> Result<String, Vec<(String, BundleDiagnostic)>> {
+    let mut sources = files.clone();
+    sources.insert(HOOK_RUNTIME_KEY.into(), HOOK_RUNTIME.into());
+    sources.insert(JSX_RUNTIME_KEY.into(), JSX_RUNTIME.into());
+    let aliases = BTreeMap::from([(
+        "agent-bundle/jsx-runtime".to_owned(),
+        JSX_RUNTIME_KEY.to_owned(),
+    )]);
+    let exists = |key: &str| sources.contains_key(key);
+
+    let mut chunks: Vec<ModuleChunk> = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![entry.to_owned(), HOOK_RUNTIME_KEY.to_owned()];
+    while let Some(key) = stack.pop() {
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let source = &sources[&key];
+        let chunk = compile_module(&key, source, &mut |specifier| {
+            resolve(&key, specifier, &aliases, &exists)
+        });
+        errors.extend(chunk.diagnostics.iter().map(|d| (key.clone(), d.clone())));
+        stack.extend(chunk.imports.iter().rev().map(|import| import.key.clone()));
+        chunks.push(chunk);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let chunks: Vec<&ModuleChunk> = chunks.iter().collect();
+    let epilogue = format!(
+        "await __ab_require({HOOK_RUNTIME_KEY:?}).runHook({{ event: \"test\" }}, __ab_require({entry:?}).default);\n"
+    );
+    Ok(assemble("// agent-bundle test bundle", &chunks, &epilogue))
+}
+
+struct NodeRun {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_node(code: &str) -> NodeRun {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hook.mjs");
+    std::fs::write(&path, code).unwrap();
+    let output = Command::new("node")
+        .arg(&path)
+        .output()
+        .expect("`node` (Node 20) must be installed to run the bundler tests");
+    NodeRun {
+        success: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn bundle_and_run(files: &[(&str, &str)], entry: &str) -> NodeRun {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), files);
+    let code = bundle(&read_project(dir.path()), entry)
+        .unwrap_or_else(|e| panic!("bundle failed: {e:#?}"));
+    run_node(&code)
+}
+
+const GRAPH: &[(&str, &str)] = &[
+    (
+        "src/hooks/main.ts",
+        r#"
+import type { HookInput } from "@agent/types";
+import type { Shape } from "./types";
+import { helper, Color, counter, bump } from "./util.js";
+import * as lib from "../lib";
+import libDefault, { libName } from "../lib";
+import { isEven, bReport } from "./cycle-a";
+import { b as renamed, star1, ns, kind, nothing } from "./reexports";
+import fs from "node:fs";
+import { join } from "node:path";
+import * as os from "os";
+import { render } from "./view";
+
+const config = { retries: 3 } satisfies Record<string, number>;
+const modes = ["fast", "slow"] as const;
+const shorthand = { helper, join };
+
+export default async function (input: HookInput): Promise<Record<string, unknown>> {
+  bump();
+  bump();
+  const lazy = await import("./lazy");
+  const shape: Shape = { w: 2 };
+  return {
+    event: input.event,
+    helper: helper(41),
+    color: Color.Green,
+    colorName: Color[Color.Red],
+    counter,
+    libCounter: lib.libName,
+    libDefault: libDefault(),
+    libDefaultName: libDefault.name,
+    libName,
+    even: isEven(10),
+    bReport,
+    renamed,
+    star1,
+    nsKeys: Object.keys(ns).sort(),
+    kind,
+    nothing: typeof nothing,
+    fs: typeof fs.readFileSync,
+    join: join("a", "b"),
+    os: typeof os.platform(),
+    view: render(["x"]),
+    lazy: lazy.value,
+    lazyAgain: (await import("./lazy")) === lazy,
+    shape: shape.w,
+    config: config.retries,
+    modes,
+    same: shorthand.helper === helper,
+  };
+}
+"#,
+    ),
+    (
+        "src/hooks/types.ts",
+        "export interface Shape { w: number }\nexport type Id = string;\n",
+    ),
+    (
+        "src/hooks/util.ts",
+        r#"
+export enum Color { Red, Green = "green" }
+export let counter = 0;
+export function bump(): void { counter++; }
+export const helper = (n: number): number => n + 1;
+"#,
+    ),
+    (
+        "src/lib/index.ts",
+        r#"
+export default () => "lib-default";
+export const libName = "lib";
+"#,
+    ),
+    (
+        "src/hooks/cycle-a.ts",
+        r#"
+import { isOdd, hoistedWorks, tdz } from "./cycle-b";
+export function isEven(n: number): boolean { return n === 0 ? true : isOdd(n - 1); }
+export const A_READY = "a";
+export const bReport = { hoistedWorks, tdz };
+"#,
+    ),
+    (
+        "src/hooks/cycle-b.ts",
+        r#"
+import { isEven, A_READY } from "./cycle-a";
+export function isOdd(n: number): boolean { return n === 0 ? false : isEven(n - 1); }
+// Evaluated while cycle-a is still evaluating: its hoisted function works, its const is in TDZ.
+export const hoistedWorks = isEven(4);
+export let tdz = "readable";
+try { A_READY; } catch (error) { tdz = error instanceof ReferenceError ? "ReferenceError" : String(error); }
+"#,
+    ),
+    (
+        "src/hooks/reexports.ts",
+        r#"
+const a = "A";
+export { a as b };
+export * from "./star";
+export * as ns from "./star";
+export { kind } from "./star";
+export { default as nothing } from "./no-default";
+"#,
+    ),
+    (
+        "src/hooks/star.ts",
+        "export const star1 = 1;\nexport const star2 = 2;\nexport const kind = \"star\";\nexport default \"not re-exported\";\n",
+    ),
+    ("src/hooks/no-default.ts", "export const something = 1;\n"),
+    ("src/hooks/lazy.ts", "export const value = \"lazy\";\n"),
+    (
+        "src/hooks/view.tsx",
+        r#"
+const Item = (props: { label: string }) => <li>{props.label}</li>;
+export function render(items: string[]) {
+  return <ul>{items.map((item) => <Item label={item} />)}</ul>;
+}
+"#,
+    ),
+];
+
+const GRAPH_EXPECTED: &str = concat!(
+    r#"{"name":"default","result":{"event":"test","helper":42,"color":"green","colorName":"Red","#,
+    r#""counter":2,"libCounter":"lib","libDefault":"lib-default","libDefaultName":"default","libName":"lib","#,
+    r#""even":true,"bReport":{"hoistedWorks":true,"tdz":"ReferenceError"},"renamed":"A","star1":1,"#,
+    r#""nsKeys":["default","kind","star1","star2"],"kind":"star","nothing":"undefined","fs":"function","join":"a/b","#,
+    r#""os":"string","view":{"type":"ul","props":{"children":[{"type":"li","props":{"children":"x"}}]}},"#,
+    r#""lazy":"lazy","lazyAgain":true,"shape":2,"config":3,"modes":["fast","slow"],"same":true}}"#,
+    "\n"
+);
+
+#[test]
+fn graph_runs_in_node() {
+    let run = bundle_and_run(GRAPH, "src/hooks/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(run.stdout, GRAPH_EXPECTED);
+}
+
+#[test]
+fn output_is_deterministic_and_independent_of_the_directory() {
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let nested = second.path().join("some/deeper/place");
+    write_files(first.path(), GRAPH);
+    write_files(&nested, GRAPH);
+    let a = bundle(&read_project(first.path()), "src/hooks/main.ts").unwrap();
+    let again = bundle(&read_project(first.path()), "src/hooks/main.ts").unwrap();
+    let b = bundle(&read_project(&nested), "src/hooks/main.ts").unwrap();
+    assert_eq!(a, again);
+    assert_eq!(a, b);
+    let first_dir = first.path().to_string_lossy().into_owned();
+    assert!(!a.contains(&first_dir));
+    assert!(!a.contains("/tmp"));
+}
+
+#[test]
+fn evaluation_is_depth_first_post_order_and_lazy() {
+    let files = [
+        (
+            "src/main.ts",
+            r#"
+import "./x";
+import { y } from "./y";
+import { log } from "./log";
+log.push("main");
+export default () => [...log, y];
+"#,
+        ),
+        ("src/log.ts", "export const log: string[] = [];\n"),
+        (
+            "src/x.ts",
+            "import \"./z\";\nimport { log } from \"./log\";\nlog.push(\"x\");\n",
+        ),
+        (
+            "src/y.ts",
+            "import { log } from \"./log\";\nlog.push(\"y\");\nexport const y = \"y\";\n",
+        ),
+        (
+            "src/z.ts",
+            "import { log } from \"./log\";\nlog.push(\"z\");\n",
+        ),
+        ("src/unused.ts", "throw new Error(\"never evaluated\");\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "{\"name\":\"default\",\"result\":[\"z\",\"x\",\"y\",\"main\",\"y\"]}\n"
+    );
+}
+
+#[test]
+fn default_exports_keep_esm_names_and_live_bindings() {
+    let files = [
+        (
+            "src/main.ts",
+            r#"
+import klass from "./klass";
+import expr from "./expr";
+import named, { rename } from "./named";
+import * as counter from "./counter";
+export default function handler() {
+  const before = counter.count;
+  counter.increment();
+  rename();
+  return { klass: klass.name, expr, named: named(), after: counter.count, before, tag: Object.prototype.toString.call(counter) };
+}
+"#,
+        ),
+        (
+            "src/klass.ts",
+            "export default class { static kind = \"k\"; }\n",
+        ),
+        (
+            "src/expr.ts",
+            "let value = 1;\nexport default value;\nvalue = 2;\n",
+        ),
+        (
+            "src/named.ts",
+            "export default function original() { return \"original\"; }\nexport function rename() { (original as any) = () => \"replaced\"; }\n",
+        ),
+        (
+            "src/counter.ts",
+            "export let count = 0;\nexport function increment() { count += 1; }\n",
+        ),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "{\"name\":\"handler\",\"result\":{\"klass\":\"default\",\"expr\":1,\"named\":\"replaced\",\"after\":1,\"before\":0,\"tag\":\"[object Module]\"}}\n"
+    );
+}
+
+#[test]
+fn runtime_errors_are_clear() {
+    let files = [
+        (
+            "src/main.ts",
+            r#"
+export default async function () {
+  const results: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    try { await import("./broken"); } catch (error) { results.push((error as Error).message); }
+  }
+  return results;
+}
+"#,
+        ),
+        (
+            "src/broken.ts",
+            "let n = 0;\nn++;\nthrow new Error(`broken ${n}`);\n",
+        ),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    // The module is evaluated once; its error is thrown again on the next import.
+    assert_eq!(
+        run.stdout,
+        "{\"name\":\"default\",\"result\":[\"broken 1\",\"broken 1\"]}\n"
+    );
+
+    let missing = run_node(&assemble("// h", &[], "__ab_require(\"src/nope.ts\");\n"));
+    assert!(!missing.success);
+    assert!(
+        missing
+            .stderr
+            .contains("agent-bundle: module \"src/nope.ts\" is not in this bundle"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn compile_errors_point_into_the_original_source() {
+    let files = BTreeMap::from([
+        (
+            "src/main.ts".to_owned(),
+            "import type { T } from \"types-only\";\nimport _ from \"lodash\";\nimport { x } from \"./missing\";\nimport { y } from \"./bad\";\nimport \"./broken\";\nconsole.log(_, x, y);\n".to_owned(),
+        ),
+        (
+            "src/bad.ts".to_owned(),
+            concat!(
+                "const name: string = \"./x\";\n",
+                "export const y = () => import(name);\n",
+                "await Promise.resolve();\n",
+                "export const url = import.meta.url;\n",
+                "const __ab_mine = 1;\n",
+            )
+            .to_owned(),
+        ),
+        ("src/broken.ts".to_owned(), "const s = \"ünïcödé\";\nexport const z = (1 + ;\n".to_owned()),
+    ]);
+    let errors = bundle(&files, "src/main.ts").unwrap_err();
+    let found: Vec<(&str, BundleErrorKind, &str)> = errors
+        .iter()
+        .map(|(key, d)| {
+            (
+                key.as_str(),
+                d.kind,
+                &files[key][d.span.start as usize..d.span.end as usize],
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("src/main.ts", BundleErrorKind::BareImport, "\"lodash\""),
+            (
+                "src/main.ts",
+                BundleErrorKind::UnresolvedImport,
+                "\"./missing\""
+            ),
+            ("src/bad.ts", BundleErrorKind::DynamicImport, "name"),
+            ("src/bad.ts", BundleErrorKind::TopLevelAwait, "await"),
+            ("src/bad.ts", BundleErrorKind::ImportMeta, "import.meta"),
+            ("src/bad.ts", BundleErrorKind::ReservedName, "__ab_mine"),
+            ("src/broken.ts", BundleErrorKind::Syntax, ";"),
+        ]
+    );
+    assert_eq!(
+        errors[1].1.message,
+        "cannot resolve \"./missing\" from src/main.ts"
+    );
+    // Byte offsets: the `;` after the multi-byte string.
+    let broken = &files["src/broken.ts"];
+    let at = broken.rfind(';').unwrap() as u32;
+    assert_eq!(
+        errors[6].1.span,
+        Span {
+            start: at,
+            end: at + 1
+        }
+    );
+}
+
+#[test]
+fn barrels_resolve_star_exports_statically() {
+    let files = [
+        (
+            "src/main.ts",
+            r#"
+import { aFn, early, bFn, cName, own, sep, deep } from "./index";
+import * as barrel from "./index";
+export default () => ({ a: aFn(), early, b: bFn(), cName, own, sep: typeof sep, deep, keys: Object.keys(barrel) });
+"#,
+        ),
+        (
+            "src/index.ts",
+            "export * from \"./a\";\nexport * from \"./b\";\nexport { cName } from \"./c\";\nexport * from \"node:path\";\nexport * from \"./loop\";\nexport const own = \"index\";\n",
+        ),
+        // Imports the barrel that is still evaluating, and calls a hoisted function of a module
+        // the barrel has not reached yet, as ESM allows.
+        (
+            "src/a.ts",
+            "import { bFn } from \"./index\";\nexport function aFn() { return \"a\"; }\nexport const early = bFn();\n",
+        ),
+        (
+            "src/b.ts",
+            "export function bFn() { return \"b\"; }\nexport const own = \"shadowed by index\";\nexport default \"not re-exported\";\n",
+        ),
+        ("src/c.ts", "export const cName = \"c\";\n"),
+        (
+            "src/loop.ts",
+            "export * from \"./loop2\";\nexport const deep = \"loop\";\n",
+        ),
+        (
+            "src/loop2.ts",
+            "export * from \"./loop\";\nexport const loopTwo = 2;\n",
+        ),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    let expected = r#"{"name":"default","result":{"a":"a","early":"b","b":"b","cName":"c","own":"index","sep":"string","deep":"loop","keys":["#;
+    assert!(run.stdout.starts_with(expected), "{}", run.stdout);
+    // Sorted like an ESM namespace; `default` of the star sources is not re-exported.
+    assert!(
+        run.stdout
+            .contains(r#""aFn","bFn","basename","cName","deep","delimiter","dirname","early""#),
+        "{}",
+        run.stdout
+    );
+    let keys = run.stdout.split_once(r#""keys":"#).unwrap().1;
+    assert!(!keys.contains(r#""default""#), "{}", run.stdout);
+}
+
+#[test]
+fn a_cycle_reaches_a_hoisted_function_of_a_module_not_evaluated_yet() {
+    let files = [
+        (
+            "src/main.ts",
+            r#"
+import { early } from "./a";
+import { bFn } from "./b";
+export function mainUsesB() { return bFn(); }
+export default () => early;
+"#,
+        ),
+        // Runs while main is still evaluating its imports, before b: ESM has b's hoisted
+        // function ready; the bundle evaluates b on that first read instead.
+        (
+            "src/a.ts",
+            "import { mainUsesB } from \"./main\";\nexport const early = mainUsesB();\n",
+        ),
+        ("src/b.ts", "export function bFn() { return \"b\"; }\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":\"b\"}\n");
+}
+
+/// Valid TypeScript that must compile without diagnostics and run: overloads, declaration
+/// merging, ambient declarations, class features, assertion functions, and so on.
+const GRAB_BAG: &str = r#"// A grab bag of valid TypeScript that must compile without diagnostics and run.
+function over(a: string): string;
+function over(a: number): number;
+function over(a: any): any { return a; }
+
+interface Merged { a: number }
+interface Merged { b: number }
+const Merged = { kind: "value" };
+
+function withNs() { return 1; }
+namespace withNs { export const extra = 2; }
+
+enum Twice { A = 1 }
+enum Twice { B = 2 }
+
+declare module "some-ambient" { export const x: number; }
+declare global { interface Window { y: number } }
+
+abstract class Base<T> {
+  #secret = 1;
+  static count = 0;
+  static { Base.count = 10; }
+  protected abstract make(): T;
+  get secret(): number { return this.#secret; }
+  hasSecret(o: object): boolean { return #secret in o; }
+}
+class Impl extends Base<string> {
+  constructor(public readonly label: string, private n = 2) { super(); }
+  protected override make(): string { return this.label.repeat(this.n); }
+  run(this: Impl): string { return this.make(); }
+}
+
+function assertString(x: unknown): asserts x is string { if (typeof x !== "string") throw new Error("no"); }
+const sym: unique symbol = Symbol("s");
+type Index = { [k: string]: number };
+const idx: Index = { a: 1 };
+const generic = <T,>(x: T): T => x;
+let maybe: { deep?: { v: number } } | undefined = { deep: { v: 3 } };
+outer: for (let i = 0; i < 3; i++) { for (const j of [1]) { if (i === 1) break outer; void j; } }
+const tuple = [1, "a"] as [number, string];
+const nonNull = maybe!.deep!.v;
+const big = 10n ** 3n;
+const re = /(?<year>\d{4})/v;
+function args() { return arguments.length; }
+
+export default function () {
+  const s: unknown = "x";
+  assertString(s);
+  return {
+    over: over(1), merged: Merged.kind, ns: withNs.extra + withNs(), twice: Twice.A + Twice.B,
+    impl: new Impl("ab").run(), secret: new Impl("q").secret, has: new Impl("q").hasSecret(new Impl("r")),
+    count: Base.count, sym: typeof sym, idx: idx.a, generic: generic("g"), opt: maybe?.deep?.v ?? 0,
+    tuple: tuple[1], nonNull, big: String(big), year: re.exec("in 2024")?.groups?.year, args: args(1, 2),
+  };
+}
+"#;
+
+#[test]
+fn typescript_grab_bag_runs() {
+    let run = bundle_and_run(&[("src/main.ts", GRAB_BAG)], "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        concat!(
+            r#"{"name":"default","result":{"over":1,"merged":"value","ns":3,"twice":3,"impl":"abab","secret":1,"#,
+            r#""has":true,"count":10,"sym":"symbol","idx":1,"generic":"g","opt":3,"tuple":"a","nonNull":3,"#,
+            r#""big":"1000","year":"2024","args":2}}"#,
+            "\n"
+        )
+    );
+}

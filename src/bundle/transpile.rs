@@ -1,0 +1,688 @@
+//! Front end: parse the original TS/JS, report problems at spans of the original source, and
+//! transpile it to plain JavaScript (types stripped, JSX lowered) with oxc.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+
+use camino::Utf8Path;
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{
+    AwaitExpression, BindingIdentifier, Decorator, ExportAllDeclaration, ExportFromDeclaration,
+    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
+    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement,
+    JSXFragment, TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference,
+    VariableDeclaration, VariableDeclarationKind,
+};
+use oxc_ast_visit::{Visit, walk};
+use oxc_codegen::Codegen;
+use oxc_parser::Parser;
+use oxc_semantic::SemanticBuilder;
+use oxc_span::{GetSpan, SourceType};
+use oxc_syntax::scope::ScopeFlags;
+use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
+
+/// Byte offsets into the original source of a module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
+}
+
+impl From<oxc_span::Span> for Span {
+    fn from(span: oxc_span::Span) -> Self {
+        Self::new(span.start, span.end)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BundleErrorKind {
+    Syntax,
+    BareImport,
+    UnresolvedImport,
+    DynamicImport,
+    TopLevelAwait,
+    ImportMeta,
+    ReservedName,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BundleDiagnostic {
+    pub kind: BundleErrorKind,
+    pub severity: Severity,
+    pub span: Span,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl BundleDiagnostic {
+    pub(crate) fn error(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            severity: Severity::Error,
+            span,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub(crate) fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Identifiers with this prefix belong to the bundle runtime.
+pub(crate) const RESERVED_PREFIX: &str = "__ab_";
+
+/// The transpiled module and what the original source said about its imports.
+pub(crate) struct Transpiled {
+    /// Plain JavaScript (ESM); `None` when parsing or transforming failed.
+    pub code: Option<String>,
+    pub diagnostics: Vec<BundleDiagnostic>,
+    /// Original spans of module requests, per specifier, in source order (value imports first).
+    pub request_spans: BTreeMap<String, VecDeque<Span>>,
+    /// Where to point at a request the transpiler added itself (the JSX runtime import).
+    pub fallback_span: Span,
+    /// Original spans of the local names of `export { ... }` lists.
+    pub export_spans: BTreeMap<String, Span>,
+}
+
+impl Transpiled {
+    /// The original span of the next request of `specifier` in the transpiled output.
+    pub fn take_request_span(&mut self, specifier: &str) -> Span {
+        match self.request_spans.get_mut(specifier) {
+            Some(spans) if spans.len() > 1 => spans.pop_front().unwrap_or(self.fallback_span),
+            Some(spans) => spans.front().copied().unwrap_or(self.fallback_span),
+            None => self.fallback_span,
+        }
+    }
+}
+
+fn source_type_for(key: &str) -> Option<SourceType> {
+    let source_type = match Utf8Path::new(key).extension()? {
+        "ts" | "mts" => SourceType::ts(),
+        "tsx" => SourceType::tsx(),
+        "js" | "mjs" => SourceType::mjs(),
+        "jsx" => SourceType::jsx(),
+        _ => return None,
+    };
+    Some(source_type.with_module(true))
+}
+
+/// Convert every oxc diagnostic of a `Diagnostics` collection (the `oxc_diagnostics` crate is
+/// not a direct dependency, so this is a macro instead of a function naming its types).
+macro_rules! push_oxc_diagnostics {
+    ($out:expr, $diagnostics:expr) => {{
+        let diagnostics = &$diagnostics;
+        for (severity, diagnostic) in diagnostics
+            .errors()
+            .map(|d| (Severity::Error, d))
+            .chain(diagnostics.warnings().map(|d| (Severity::Warning, d)))
+        {
+            let span = diagnostic
+                .labels
+                .iter()
+                .find(|label| label.primary())
+                .or_else(|| diagnostic.labels.first())
+                .map_or(Span::new(0, 0), |label| Span::from(label.span()));
+            $out.push(BundleDiagnostic {
+                kind: BundleErrorKind::Syntax,
+                severity,
+                span,
+                message: diagnostic.message.to_string(),
+                help: diagnostic.help.as_ref().map(ToString::to_string),
+            });
+        }
+    }};
+}
+
+/// Parse, check and transpile one module. `key` picks the language by its extension.
+pub(crate) fn transpile(key: &str, source: &str) -> Transpiled {
+    let mut out = Transpiled {
+        code: None,
+        diagnostics: Vec::new(),
+        request_spans: BTreeMap::new(),
+        fallback_span: Span::new(0, 0),
+        export_spans: BTreeMap::new(),
+    };
+    let Some(source_type) = source_type_for(key) else {
+        out.diagnostics.push(
+            BundleDiagnostic::error(
+                BundleErrorKind::Syntax,
+                Span::new(0, 0),
+                format!("unsupported module type: {key}"),
+            )
+            .with_help("modules must be .ts, .tsx, .mts, .js, .mjs or .jsx files"),
+        );
+        return out;
+    };
+    if u32::try_from(source.len()).is_err() {
+        out.diagnostics.push(BundleDiagnostic::error(
+            BundleErrorKind::Syntax,
+            Span::new(0, 0),
+            format!("{key} is too large to compile"),
+        ));
+        return out;
+    }
+
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, source, source_type).parse();
+    push_oxc_diagnostics!(out.diagnostics, parsed.diagnostics);
+    if parsed.panicked || out.diagnostics.iter().any(BundleDiagnostic::is_error) {
+        return out;
+    }
+    let mut program = parsed.program;
+
+    let semantic = SemanticBuilder::new()
+        .with_check_syntax_error(true)
+        .with_excess_capacity(2.0)
+        .with_enum_eval(true)
+        .build(&program);
+    push_oxc_diagnostics!(out.diagnostics, semantic.diagnostics);
+    let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
+
+    let mut checker = Checker::new(source);
+    checker.visit_program(&program);
+    out.diagnostics.append(&mut checker.diagnostics);
+    out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
+    // Value imports first, then type-only ones (the transpiler drops those).
+    let (values, types): (Vec<_>, Vec<_>) = checker
+        .requests
+        .into_iter()
+        .partition(|request| !request.type_only);
+    for request in values.into_iter().chain(types) {
+        out.request_spans
+            .entry(request.specifier)
+            .or_default()
+            .push_back(request.span);
+    }
+    out.export_spans = checker.export_spans;
+    if early_errors {
+        return out;
+    }
+    // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
+    // unresolvable imports too. The caller drops the code.
+
+    let options = transform_options();
+    let transformed = Transformer::new(&allocator, Path::new(key), &options)
+        .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
+    let before = out.diagnostics.len();
+    push_oxc_diagnostics!(out.diagnostics, transformed.diagnostics);
+    if out.diagnostics[before..]
+        .iter()
+        .any(BundleDiagnostic::is_error)
+    {
+        return out;
+    }
+    out.code = Some(Codegen::new().build(&program).code);
+    out
+}
+
+fn transform_options() -> TransformOptions {
+    let mut options = TransformOptions::from_target("node20").unwrap_or_default();
+    options.jsx = JsxOptions {
+        runtime: JsxRuntime::Automatic,
+        import_source: Some("agent-bundle".into()),
+        development: false,
+        pure: true,
+        ..JsxOptions::enable()
+    };
+    options
+}
+
+struct Request {
+    specifier: String,
+    span: Span,
+    type_only: bool,
+}
+
+/// Checks on the original AST, so that every diagnostic points into the original source.
+struct Checker<'s> {
+    source: &'s str,
+    /// Nesting depth of functions; 0 is module top level.
+    function_depth: u32,
+    diagnostics: Vec<BundleDiagnostic>,
+    requests: Vec<Request>,
+    first_jsx: Option<Span>,
+    reserved_reported: Vec<Span>,
+    export_spans: BTreeMap<String, Span>,
+}
+
+impl<'s> Checker<'s> {
+    fn new(source: &'s str) -> Self {
+        Self {
+            source,
+            function_depth: 0,
+            diagnostics: Vec::new(),
+            requests: Vec::new(),
+            first_jsx: None,
+            reserved_reported: Vec::new(),
+            export_spans: BTreeMap::new(),
+        }
+    }
+
+    fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {
+        self.diagnostics
+            .push(BundleDiagnostic::error(kind, span, message).with_help(help));
+    }
+
+    fn request(&mut self, specifier: &str, span: oxc_span::Span, type_only: bool) {
+        self.requests.push(Request {
+            specifier: specifier.to_owned(),
+            span: span.into(),
+            type_only,
+        });
+    }
+
+    fn reserved(&mut self, name: &str, span: oxc_span::Span) {
+        let span = Span::from(span);
+        if name.starts_with(RESERVED_PREFIX) && !self.reserved_reported.contains(&span) {
+            self.reserved_reported.push(span);
+            self.error(
+                BundleErrorKind::ReservedName,
+                span,
+                format!("`{name}` uses the reserved prefix `{RESERVED_PREFIX}`"),
+                "names starting with `__ab_` belong to the bundle runtime; rename this binding",
+            );
+        }
+    }
+
+    fn unsupported_phase(&mut self, span: oxc_span::Span) {
+        let span = self.keyword_span(span.start, span.end, "import");
+        self.error(
+            BundleErrorKind::Syntax,
+            span,
+            "`import source` and `import defer` are not supported",
+            "use a plain import",
+        );
+    }
+
+    /// The span of `word` between `start` and `end` in the source, or `start..start + len`.
+    fn keyword_span(&self, start: u32, end: u32, word: &str) -> Span {
+        let (from, to) = (start as usize, (end as usize).min(self.source.len()));
+        let found = self.source.get(from..to).and_then(|text| text.find(word));
+        let at = found.map_or(start, |offset| start + offset as u32);
+        Span::new(at, at + word.len() as u32)
+    }
+}
+
+impl<'a> Visit<'a> for Checker<'_> {
+    fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+        self.function_depth += 1;
+        walk::walk_function(self, it, flags);
+        self.function_depth -= 1;
+    }
+
+    fn visit_arrow_function_expression(&mut self, it: &oxc_ast::ast::ArrowFunctionExpression<'a>) {
+        self.function_depth += 1;
+        walk::walk_arrow_function_expression(self, it);
+        self.function_depth -= 1;
+    }
+
+    fn visit_await_expression(&mut self, it: &AwaitExpression<'a>) {
+        if self.function_depth == 0 {
+            self.error(
+                BundleErrorKind::TopLevelAwait,
+                Span::new(it.span.start, it.span.start + 5),
+                "top-level `await` is not supported in bundled modules",
+                "modules are evaluated synchronously; move the `await` into the handler or an async function",
+            );
+        }
+        walk::walk_await_expression(self, it);
+    }
+
+    fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
+        if it.r#await && self.function_depth == 0 {
+            let span = self.keyword_span(it.span.start, it.left.span().start, "await");
+            self.error(
+                BundleErrorKind::TopLevelAwait,
+                span,
+                "top-level `for await` is not supported in bundled modules",
+                "modules are evaluated synchronously; move the loop into the handler or an async function",
+            );
+        }
+        walk::walk_for_of_statement(self, it);
+    }
+
+    fn visit_variable_declaration(&mut self, it: &VariableDeclaration<'a>) {
+        if matches!(
+            it.kind,
+            VariableDeclarationKind::Using | VariableDeclarationKind::AwaitUsing
+        ) {
+            let span = self.keyword_span(it.span.start, it.span.end, "using");
+            self.error(
+                BundleErrorKind::Syntax,
+                span,
+                "`using` declarations are not supported",
+                "Node 20 has no explicit resource management; call the dispose method in a `finally` block",
+            );
+        }
+        walk::walk_variable_declaration(self, it);
+    }
+
+    fn visit_decorator(&mut self, it: &Decorator<'a>) {
+        self.error(
+            BundleErrorKind::Syntax,
+            it.span.into(),
+            "decorators are not supported",
+            "Node 20 cannot run decorators; call the decorating function explicitly",
+        );
+        walk::walk_decorator(self, it);
+    }
+
+    fn visit_import_meta(&mut self, it: &ImportMeta) {
+        self.error(
+            BundleErrorKind::ImportMeta,
+            it.span.into(),
+            "`import.meta` is not supported in bundled modules",
+            "it would describe the bundle, not this source file; pass paths in explicitly",
+        );
+    }
+
+    fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+        if it.phase.is_some() {
+            self.unsupported_phase(it.span);
+        }
+        match literal_specifier(&it.source) {
+            Some(specifier) => self.request(specifier, it.source.span(), false),
+            None => self.error(
+                BundleErrorKind::DynamicImport,
+                it.source.span().into(),
+                "dynamic `import()` needs a string literal specifier",
+                "the bundler must know which module to include: write `import(\"./module\")` or use a static import",
+            ),
+        }
+        walk::walk_import_expression(self, it);
+    }
+
+    fn visit_import_declaration(&mut self, it: &ImportDeclaration<'a>) {
+        let type_only = it.import_kind.is_type()
+            || it.specifiers.as_ref().is_some_and(|specifiers| {
+                !specifiers.is_empty()
+                    && specifiers.iter().all(|specifier| {
+                        matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(s) if s.import_kind.is_type())
+                    })
+            });
+        self.request(&it.source.value, it.source.span, type_only);
+        if it.phase.is_some() {
+            self.unsupported_phase(it.span);
+        }
+        walk::walk_import_declaration(self, it);
+    }
+
+    fn visit_export_from_declaration(&mut self, it: &ExportFromDeclaration<'a>) {
+        let type_only = it.export_kind.is_type()
+            || (!it.specifiers.is_empty() && it.specifiers.iter().all(|s| s.export_kind.is_type()));
+        self.request(&it.source.value, it.source.span, type_only);
+        walk::walk_export_from_declaration(self, it);
+    }
+
+    fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
+        for specifier in &it.specifiers {
+            self.export_spans
+                .entry(specifier.local.name().to_string())
+                .or_insert(specifier.local.span().into());
+        }
+        walk::walk_export_named_declaration(self, it);
+    }
+
+    fn visit_export_all_declaration(&mut self, it: &ExportAllDeclaration<'a>) {
+        self.request(&it.source.value, it.source.span, it.export_kind.is_type());
+        walk::walk_export_all_declaration(self, it);
+    }
+
+    fn visit_ts_import_equals_declaration(&mut self, it: &TSImportEqualsDeclaration<'a>) {
+        if !it.import_kind.is_type()
+            && let TSModuleReference::ExternalModuleReference(reference) = &it.module_reference
+        {
+            self.error(
+                BundleErrorKind::Syntax,
+                reference.span.into(),
+                "`import x = require(...)` is CommonJS and is not supported",
+                "use an ES import: `import x from \"...\"`",
+            );
+        }
+        walk::walk_ts_import_equals_declaration(self, it);
+    }
+
+    fn visit_ts_export_assignment(&mut self, it: &TSExportAssignment<'a>) {
+        self.error(
+            BundleErrorKind::Syntax,
+            it.span.into(),
+            "`export =` is CommonJS and is not supported",
+            "use `export default` instead",
+        );
+        walk::walk_ts_export_assignment(self, it);
+    }
+
+    fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
+        self.reserved(&it.name, it.span);
+    }
+
+    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+        self.reserved(&it.name, it.span);
+    }
+
+    fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
+        self.first_jsx.get_or_insert(it.span.into());
+        walk::walk_jsx_element(self, it);
+    }
+
+    fn visit_jsx_fragment(&mut self, it: &JSXFragment<'a>) {
+        self.first_jsx.get_or_insert(it.span.into());
+        walk::walk_jsx_fragment(self, it);
+    }
+}
+
+/// The specifier of `import(<literal>)`: a string or a template without substitutions.
+pub(crate) fn literal_specifier<'a>(source: &Expression<'a>) -> Option<&'a str> {
+    match source.without_parentheses() {
+        Expression::StringLiteral(literal) => Some(literal.value.as_str()),
+        Expression::TemplateLiteral(template) if template.expressions.is_empty() => template
+            .quasis
+            .first()
+            .and_then(|quasi| quasi.value.cooked)
+            .map(|cooked| cooked.as_str()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(kind, text at the span)` of every error of `source` compiled as `key`.
+    fn errors(key: &str, source: &str) -> Vec<(BundleErrorKind, String)> {
+        let out = transpile(key, source);
+        out.diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| {
+                (
+                    d.kind,
+                    source[d.span.start as usize..d.span.end as usize].to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    fn one(kind: BundleErrorKind, text: &str) -> Vec<(BundleErrorKind, String)> {
+        vec![(kind, text.to_owned())]
+    }
+
+    #[test]
+    fn clean_typescript_transpiles() {
+        let out = transpile(
+            "src/a.ts",
+            "import type { T } from \"pkg\";\nexport const x: T = { a: 1 } satisfies object as const;\nenum E { A }\n",
+        );
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let code = out.code.unwrap();
+        assert!(code.contains("export const x = { a: 1 };"), "{code}");
+        assert!(!code.contains("pkg"));
+        assert_eq!(out.request_spans["pkg"], [Span::new(23, 28)]);
+    }
+
+    #[test]
+    fn syntax_errors_are_located_in_bytes() {
+        let source = "const s = \"héllo wörld\";\nconst b = ;\n";
+        let out = transpile("src/a.ts", source);
+        assert!(out.code.is_none());
+        assert_eq!(out.diagnostics.len(), 1);
+        let d = &out.diagnostics[0];
+        assert_eq!(
+            (d.kind, d.severity),
+            (BundleErrorKind::Syntax, Severity::Error)
+        );
+        let at = source.find(" ;").unwrap() as u32 + 1;
+        assert_eq!(d.span, Span::new(at, at + 1));
+        assert_eq!(d.message, "Unexpected token");
+    }
+
+    #[test]
+    fn early_errors_are_syntax_errors() {
+        assert_eq!(
+            errors("src/a.ts", "let a = 1;\nlet a = 2;\n"),
+            one(BundleErrorKind::Syntax, "a")
+        );
+        assert_eq!(errors("src/a.js", "const x = <div/>;\n").len(), 1);
+        assert!(errors("src/a.jsx", "export const x = <div/>;\n").is_empty());
+    }
+
+    #[test]
+    fn top_level_await_is_an_error() {
+        let source = "await Promise.resolve();\nfor await (const x of []) {}\nasync function ok() { await 1; for await (const y of []) {} }\nconst f = async () => await 2;\nclass C { async m() { await 3; } }\n";
+        assert_eq!(
+            errors("src/a.ts", source),
+            [
+                (BundleErrorKind::TopLevelAwait, "await".to_owned()),
+                (BundleErrorKind::TopLevelAwait, "await".to_owned())
+            ]
+        );
+        let out = transpile("src/a.ts", source);
+        assert_eq!(out.diagnostics[0].span, Span::new(0, 5));
+        assert_eq!(out.diagnostics[1].span, Span::new(29, 34));
+    }
+
+    #[test]
+    fn import_meta_is_an_error() {
+        assert_eq!(
+            errors("src/a.ts", "export const here = import.meta.url;\n"),
+            one(BundleErrorKind::ImportMeta, "import.meta")
+        );
+    }
+
+    #[test]
+    fn dynamic_import_needs_a_literal() {
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "const name = \"./x\";\nexport const m = () => import(name);\n"
+            ),
+            one(BundleErrorKind::DynamicImport, "name")
+        );
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "export const m = (n: string) => import(`./x/${n}`);\n"
+            ),
+            one(BundleErrorKind::DynamicImport, "`./x/${n}`")
+        );
+        let out = transpile("src/a.ts", "export const m = () => import(`./x`);\n");
+        assert!(out.diagnostics.is_empty());
+        assert_eq!(out.request_spans["./x"], [Span::new(30, 35)]);
+    }
+
+    #[test]
+    fn reserved_names_are_errors() {
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "const __ab_x = 1;\nfunction f(__ab_p: number) { return __ab_require; }\nimport { y as __ab_y } from \"./y\";\nconst ok = { __ab_prop: 1 }.__ab_prop;\n"
+            ),
+            [
+                (BundleErrorKind::ReservedName, "__ab_x".to_owned()),
+                (BundleErrorKind::ReservedName, "__ab_p".to_owned()),
+                (BundleErrorKind::ReservedName, "__ab_require".to_owned()),
+                (BundleErrorKind::ReservedName, "__ab_y".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn unsupported_syntax_is_reported() {
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "function dec(..._: unknown[]) {}\n@dec class A {}\n"
+            ),
+            one(BundleErrorKind::Syntax, "@dec")
+        );
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "export function f() { using r = { [Symbol.dispose]() {} }; }\n"
+            ),
+            one(BundleErrorKind::Syntax, "using")
+        );
+        assert_eq!(
+            errors("src/a.ts", "import fs = require(\"fs\");\nfs;\n"),
+            one(BundleErrorKind::Syntax, "require(\"fs\")")
+        );
+        assert_eq!(
+            errors("src/a.ts", "export = 1;\n"),
+            one(BundleErrorKind::Syntax, "export = 1;")
+        );
+        assert!(
+            errors(
+                "src/a.ts",
+                "import type fs = require(\"fs\");\nlet x: typeof fs;\n"
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors("src/a.js", "import defer * as ns from \"./x\";\nns;\n"),
+            one(BundleErrorKind::Syntax, "import")
+        );
+    }
+
+    #[test]
+    fn unsupported_module_types() {
+        for key in ["src/data.json", "src/a.cjs", "src/a.cts", "src/README"] {
+            let out = transpile(key, "{}");
+            assert_eq!(out.diagnostics.len(), 1, "{key}");
+            assert_eq!(out.diagnostics[0].kind, BundleErrorKind::Syntax);
+            assert!(out.diagnostics[0].message.contains(key));
+        }
+    }
+
+    #[test]
+    fn checker_errors_still_resolve_imports() {
+        let source = "import { a } from \"lodash\";\nexport const x = import.meta.url + a;\n";
+        let chunk = super::super::compile_module("src/a.ts", source, &mut |_| {
+            Err(super::super::ResolveFailure::Bare)
+        });
+        let kinds: Vec<BundleErrorKind> = chunk.diagnostics.iter().map(|d| d.kind).collect();
+        assert_eq!(
+            kinds,
+            [BundleErrorKind::BareImport, BundleErrorKind::ImportMeta]
+        );
+        assert!(chunk.code.is_empty());
+    }
+}

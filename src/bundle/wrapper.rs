@@ -1,0 +1,126 @@
+//! Wrapper assembly: the runtime module, a handler's module graph and the host spec become
+//! one self-contained ES module, `hooks/<name>.<host>.mjs`.
+//!
+//! The runtime (`src/runtime/hook.mjs`) is real JavaScript, tested by Node, embedded here
+//! and linked like any other module under a virtual key.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::{BundleDiagnostic, BundleErrorKind, ModuleChunk, Severity, Span, assemble};
+use crate::diagnostics::{Code, Diagnostic};
+
+/// The virtual key of the hook runtime.
+pub const RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
+
+/// The embedded source of a virtual module.
+pub fn virtual_module(key: &str) -> Option<&'static str> {
+    match key {
+        RUNTIME_KEY => Some(include_str!("../runtime/hook.mjs")),
+        _ => None,
+    }
+}
+
+/// Bare specifiers that resolve to virtual modules.
+pub fn aliases() -> BTreeMap<String, String> {
+    BTreeMap::new()
+}
+
+impl ModuleChunk {
+    /// The chunk of a module that cannot be read as UTF-8 text.
+    pub fn unreadable(key: &str) -> ModuleChunk {
+        ModuleChunk {
+            code: String::new(),
+            imports: Vec::new(),
+            builtins: Vec::new(),
+            has_default_export: false,
+            diagnostics: vec![BundleDiagnostic {
+                kind: BundleErrorKind::Syntax,
+                severity: Severity::Error,
+                span: Span { start: 0, end: 0 },
+                message: format!("{key} is not a UTF-8 text file"),
+                help: None,
+            }],
+        }
+    }
+}
+
+/// The modules a wrapper links, in discovery order (breadth first from the roots).
+pub struct ModuleGraph<'a> {
+    modules: Vec<(String, &'a ModuleChunk)>,
+}
+
+impl<'a> ModuleGraph<'a> {
+    /// Walks the imports from `roots`, asking `chunk` for each module once.
+    pub fn collect(roots: &[&str], mut chunk: impl FnMut(&str) -> &'a ModuleChunk) -> Self {
+        let mut seen: BTreeSet<String> = roots.iter().map(|r| (*r).to_owned()).collect();
+        let mut queue: VecDeque<String> = roots.iter().map(|r| (*r).to_owned()).collect();
+        let mut modules = Vec::new();
+        while let Some(key) = queue.pop_front() {
+            let compiled = chunk(&key);
+            for import in &compiled.imports {
+                if seen.insert(import.key.clone()) {
+                    queue.push_back(import.key.clone());
+                }
+            }
+            modules.push((key, compiled));
+        }
+        ModuleGraph { modules }
+    }
+
+    pub fn chunk(&self, key: &str) -> Option<&'a ModuleChunk> {
+        self.modules.iter().find(|(k, _)| k == key).map(|(_, c)| *c)
+    }
+
+    /// Project files linked in (virtual modules excluded).
+    pub fn user_modules(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .modules
+            .iter()
+            .map(|(k, _)| k.clone())
+            .filter(|k| virtual_module(k).is_none())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut diagnostics = Vec::new();
+        for (key, chunk) in &self.modules {
+            for problem in &chunk.diagnostics {
+                let code = match problem.kind {
+                    BundleErrorKind::Syntax => Code::ModuleSyntax,
+                    _ => Code::UnsupportedImport,
+                };
+                let mut diagnostic = match problem.severity {
+                    Severity::Error => Diagnostic::error(code, problem.message.clone()),
+                    Severity::Warning => Diagnostic::warning(code, problem.message.clone()),
+                };
+                diagnostic = diagnostic.in_file(key.clone()).at(crate::source::Span {
+                    start: problem.span.start,
+                    end: problem.span.end,
+                });
+                if let Some(help) = &problem.help {
+                    diagnostic = diagnostic.with_help(help.clone());
+                }
+                diagnostics.push(diagnostic);
+            }
+        }
+        diagnostics
+    }
+}
+
+/// The wrapper text: the linked graph, then the call into the runtime.
+pub fn wrapper_code(
+    header: &str,
+    graph: &ModuleGraph<'_>,
+    spec: &serde_json::Value,
+    handler: &str,
+) -> String {
+    let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
+    let runtime = serde_json::Value::from(RUNTIME_KEY);
+    let handler = serde_json::Value::from(handler);
+    let epilogue = format!(
+        "await __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n"
+    );
+    assemble(header, &chunks, &epilogue)
+}

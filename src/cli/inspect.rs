@@ -1,0 +1,111 @@
+//! `agent-bundle inspect --hooks`: how every hook lands on every selected host.
+
+use super::{Failure, InspectArgs, report};
+use crate::build;
+use crate::db::Database;
+use crate::loader::Workspace;
+use crate::model::{Hook, ToolSelector};
+
+pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
+    if !args.hooks {
+        return Err(Failure::Usage("choose what to inspect: --hooks".into()));
+    }
+    let options = args.source.build_options(None)?;
+    let mut workspace = Workspace::new(Database::new(), options.root.clone());
+    let project = workspace
+        .load(options.settings(), std::slice::from_ref(&options.out_dir))
+        .map_err(|e| Failure::Run(e.to_string()))?;
+    let compiled = build::compile(&workspace.db, project);
+    let Some(model) = &compiled.model else {
+        report::print_diagnostics(&compiled);
+        return Ok(false);
+    };
+    let rows: Vec<serde_json::Value> = model
+        .hooks
+        .iter()
+        .map(|hook| {
+            let hosts: Vec<_> = compiled
+                .plans
+                .iter()
+                .filter_map(|plan| {
+                    let planned = plan.hooks.iter().find(|h| h.hook_id == hook.id)?;
+                    Some(serde_json::json!({
+                        "host": plan.target.as_str(),
+                        "nativeEvent": planned.native_event,
+                        "matcher": planned.matcher,
+                        "timeout": planned.timeout,
+                        "command": planned.command,
+                        "wrapper": planned.wrapper,
+                    }))
+                })
+                .collect();
+            serde_json::json!({
+                "id": hook.id,
+                "name": hook.name,
+                "event": hook.event.key(),
+                "handler": hook.handler.path(),
+                "prebuilt": hook.handler.is_prebuilt(),
+                "mapping": mapping(hook),
+                "hosts": hosts,
+            })
+        })
+        .collect();
+    if args.source.json {
+        report::print_json(&serde_json::json!({
+            "plugin": model.name,
+            "targets": model.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+            "hooks": rows,
+            "diagnostics": report::diagnostics_json(&compiled),
+        }));
+    } else {
+        report::print_diagnostics(&compiled);
+        for row in &rows {
+            println!(
+                "{} ({}, {}) handler {}",
+                row["name"].as_str().unwrap_or(""),
+                row["event"].as_str().unwrap_or(""),
+                row["mapping"].as_str().unwrap_or(""),
+                row["handler"].as_str().unwrap_or("")
+            );
+            for host in row["hosts"].as_array().into_iter().flatten() {
+                let matcher = host["matcher"]
+                    .as_str()
+                    .map(|m| format!(" matcher {m}"))
+                    .unwrap_or_default();
+                let wrapper = host["wrapper"].as_str().unwrap_or("(prebuilt)");
+                println!(
+                    "  {:<8} {}{}  {}",
+                    host["host"].as_str().unwrap_or(""),
+                    host["nativeEvent"].as_str().unwrap_or(""),
+                    matcher,
+                    wrapper
+                );
+            }
+            if row["hosts"].as_array().is_none_or(Vec::is_empty) {
+                println!("  (no selected host receives this hook)");
+            }
+        }
+        let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
+        println!(
+            "Inspected {}: {} hook(s) for {}",
+            model.name,
+            rows.len(),
+            targets.join(", ")
+        );
+    }
+    Ok(!compiled.has_errors())
+}
+
+/// `exact` when the hook means the same on every host it reaches; `host-specific` when it is
+/// restricted to some hosts or uses native tool names.
+fn mapping(hook: &Hook) -> &'static str {
+    let native = hook
+        .tools
+        .iter()
+        .any(|t| matches!(t, ToolSelector::Native { .. }));
+    if native || hook.targets.is_some() {
+        "host-specific"
+    } else {
+        "exact"
+    }
+}

@@ -1,0 +1,432 @@
+//! The command line: parse arguments, call the library, print, map to an exit code.
+//!
+//! Architecture invariant: this is the only module that prints or decides exit codes.
+//! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage.
+
+mod inspect;
+mod report;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::artifact;
+use crate::build::{self, BuildOptions};
+use crate::model::Target;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "agent-bundle",
+    version,
+    about = "Compile one TypeScript plugin into native Claude Code, Codex, Cursor and Agent Plugins artifacts."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compile the project into one artifact folder every selected host loads natively.
+    Build(BuildArgs),
+    /// Show how each hook lands on each host, without writing anything.
+    Inspect(InspectArgs),
+    /// List or run the hooks of a built artifact.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// Check a built artifact: hashes, host documents, hook commands, wrappers, and the host's own validator.
+    Validate(ValidateArgs),
+    /// Print the event and hook matrix (Markdown), rendered from the host tables.
+    Matrix,
+    /// Print the diagnostics reference (Markdown).
+    Diagnostics,
+}
+
+#[derive(Args, Debug)]
+struct SourceArgs {
+    /// Project root (the directory holding agent-bundle.config.ts).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Config file, relative to the root (default: agent-bundle.config.{ts,mts,js,mjs}).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Target to build (repeatable); replaces the config's `targets`.
+    #[arg(long = "target", value_parser = parse_target)]
+    targets: Vec<Target>,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct BuildArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Artifact directory (default: <root>/artifact).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct InspectArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Show hooks: canonical event, native event and matcher per host, wrapper path.
+    #[arg(long)]
+    hooks: bool,
+}
+
+#[derive(Args, Debug)]
+struct ValidateArgs {
+    #[arg(long, default_value = "artifact")]
+    artifact: PathBuf,
+    /// Also run `claude plugin validate` (default: on when `claude` is on PATH or
+    /// AGENT_BUNDLE_CLAUDE names the binary).
+    #[arg(long, overrides_with = "no_host_validation")]
+    host_validation: bool,
+    #[arg(long)]
+    no_host_validation: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum HooksCommand {
+    /// List the simulatable hooks of an artifact.
+    List {
+        #[arg(long, default_value = "artifact")]
+        artifact: PathBuf,
+        #[arg(long, value_parser = parse_target)]
+        target: Option<Target>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a hook's real emitted wrapper on a canonical input, as its host would.
+    Simulate {
+        #[arg(long, default_value = "artifact")]
+        artifact: PathBuf,
+        #[arg(long, value_parser = parse_target)]
+        target: Target,
+        /// The exact hook name (or id) that `hooks list` prints.
+        #[arg(long)]
+        hook: String,
+        /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.
+        #[arg(
+            long,
+            conflicts_with = "input_file",
+            required_unless_present = "input_file"
+        )]
+        input: Option<String>,
+        /// File holding the canonical input.
+        #[arg(long)]
+        input_file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_target(name: &str) -> Result<Target, String> {
+    Target::parse(name)
+        .ok_or_else(|| format!("unknown target `{name}` (targets are {})", Target::names()))
+}
+
+/// Runs the CLI with the process arguments.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Build(args) => build_command(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Validate(args) => validate_command(args),
+        Command::Hooks(HooksCommand::List {
+            artifact,
+            target,
+            json,
+        }) => list_command(&artifact, target, json),
+        Command::Hooks(HooksCommand::Simulate {
+            artifact,
+            target,
+            hook,
+            input,
+            input_file,
+            json,
+        }) => simulate_command(&artifact, target, &hook, input, input_file, json),
+        Command::Matrix => {
+            print!("{}", crate::hosts::matrix::render_markdown());
+            Ok(true)
+        }
+        Command::Diagnostics => {
+            print!("{}", crate::diagnostics::reference_markdown());
+            Ok(true)
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Why a command stopped before doing its work.
+enum Failure {
+    /// The invocation is wrong (exit 2).
+    Usage(String),
+    /// The work could not be done (exit 1).
+    Run(String),
+}
+
+impl SourceArgs {
+    fn build_options(&self, out: Option<&Path>) -> Result<BuildOptions, Failure> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
+        let root = cwd.join(&self.root);
+        if !root.is_dir() {
+            return Err(Failure::Usage(format!(
+                "--root {} is not a directory",
+                self.root.display()
+            )));
+        }
+        let config = match &self.config {
+            None => None,
+            Some(path) => {
+                let absolute = cwd.join(path);
+                let relative = absolute.strip_prefix(&root).map_err(|_| {
+                    Failure::Usage(format!(
+                        "--config {} must be inside the project root",
+                        path.display()
+                    ))
+                })?;
+                Some(relative.to_string_lossy().replace('\\', "/"))
+            }
+        };
+        let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
+        let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
+        Ok(BuildOptions {
+            root,
+            config,
+            targets,
+            out_dir,
+        })
+    }
+}
+
+fn build_command(args: BuildArgs) -> Result<bool, Failure> {
+    let options = args.source.build_options(args.out.as_deref())?;
+    let started = Instant::now();
+    let output = build::build(&options).map_err(|e| Failure::Run(e.to_string()))?;
+    let compiled = &output.compiled;
+    let elapsed = started.elapsed();
+    if args.source.json {
+        report::print_json(&report::build_json(&options, &output, elapsed));
+    } else {
+        report::print_diagnostics(compiled);
+        if let (Some(model), Some(stats)) = (&compiled.model, &output.published) {
+            let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
+            let hooks: usize = compiled.plans.iter().map(|p| p.hooks.len()).sum();
+            println!(
+                "Built {} {} for {} → {} ({} files: {} written, {} unchanged, {} removed; {} hook registrations) in {} ms",
+                model.name,
+                model.version,
+                targets.join(", "),
+                report::display_path(&options.out_dir),
+                compiled.files.len(),
+                stats.written.len(),
+                stats.unchanged,
+                stats.removed.len(),
+                hooks,
+                elapsed.as_millis()
+            );
+        }
+    }
+    Ok(output.published.is_some())
+}
+
+fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
+    let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
+    let rows: Vec<_> = hooks
+        .iter()
+        .filter(|h| h.kind == "config" && target.is_none_or(|t| h.host == t.as_str()))
+        .collect();
+    if json {
+        let value: Vec<_> = rows
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "id": h.id, "name": h.name, "event": h.event, "host": h.host, "nativeEvent": h.native_event,
+                    "matcher": h.matcher, "timeout": h.timeout, "path": h.path,
+                })
+            })
+            .collect();
+        report::print_json(&serde_json::Value::Array(value));
+        return Ok(true);
+    }
+    for hook in &rows {
+        let matcher = hook
+            .matcher
+            .as_deref()
+            .map(|m| format!(" matcher {m}"))
+            .unwrap_or_default();
+        println!(
+            "{}  {}  {} → {}{}  {}",
+            hook.name,
+            hook.host,
+            hook.event,
+            hook.native_event,
+            matcher,
+            hook.path.as_deref().unwrap_or("")
+        );
+    }
+    let prebuilt = hooks
+        .iter()
+        .filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str()))
+        .count();
+    let from = target
+        .map(|t| format!(" from {}", t.as_str()))
+        .unwrap_or_default();
+    let note = if prebuilt > 0 {
+        format!(" ({prebuilt} prebuilt hook(s) not listed: they cannot be simulated)")
+    } else {
+        String::new()
+    };
+    println!("Listed {} hook(s){from}{note}", rows.len());
+    Ok(true)
+}
+
+fn simulate_command(
+    dir: &Path,
+    target: Target,
+    wanted: &str,
+    input: Option<String>,
+    input_file: Option<PathBuf>,
+    json: bool,
+) -> Result<bool, Failure> {
+    let text = match (input, input_file) {
+        (Some(text), None) => text,
+        (None, Some(path)) => std::fs::read_to_string(&path).map_err(|e| {
+            Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()))
+        })?,
+        _ => {
+            return Err(Failure::Usage(
+                "provide exactly one of --input or --input-file".into(),
+            ));
+        }
+    };
+    let input: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
+    if !input.is_object() {
+        return Err(Failure::Usage("input must be a JSON object".into()));
+    }
+    let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
+    let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Run)?;
+    let simulation = artifact::simulate(dir, hook, &input).map_err(Failure::Run)?;
+    if json {
+        report::print_json(&serde_json::json!({
+            "hook": hook.name, "host": hook.host, "nativeEvent": hook.native_event,
+            "nativeInput": simulation.native_input, "nativeOutput": simulation.native_output,
+            "result": simulation.result, "stderr": simulation.stderr,
+        }));
+    } else {
+        if !simulation.stderr.is_empty() {
+            eprint!("{}", simulation.stderr);
+        }
+        let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        println!(
+            "native input ({} {}):\n{}",
+            hook.host,
+            hook.native_event,
+            pretty(&simulation.native_input)
+        );
+        let output = if simulation.native_output.is_null() {
+            "(nothing: the host continues)".to_owned()
+        } else {
+            pretty(&simulation.native_output)
+        };
+        println!("native output:\n{output}");
+        println!("outcome:\n{}", pretty(&simulation.result));
+        println!(
+            "Simulated {} on {} in {} ms",
+            hook.name,
+            hook.host,
+            simulation.elapsed.as_millis()
+        );
+    }
+    Ok(true)
+}
+
+fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
+    use crate::validate::{HostValidation, claude_on_path, validate};
+    let claude = std::env::var_os("AGENT_BUNDLE_CLAUDE")
+        .map(PathBuf::from)
+        .or_else(claude_on_path);
+    let host_validation = match (args.host_validation, args.no_host_validation, claude) {
+        (_, true, _) => HostValidation::Off,
+        (true, false, None) => {
+            return Err(Failure::Usage(
+                "--host-validation needs `claude` on PATH (or AGENT_BUNDLE_CLAUDE)".into(),
+            ));
+        }
+        (_, false, Some(binary)) => HostValidation::Claude(binary),
+        (false, false, None) => HostValidation::Off,
+    };
+    if !args.artifact.is_dir() {
+        return Err(Failure::Usage(format!(
+            "--artifact {} is not a directory",
+            args.artifact.display()
+        )));
+    }
+    let diagnostics = validate(&args.artifact, &host_validation);
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    if args.json {
+        let rows: Vec<_> = diagnostics
+            .iter()
+            .map(|d| crate::diagnostics::Located::new(d, None).to_json())
+            .collect();
+        report::print_json(&serde_json::json!({
+            "ok": errors == 0,
+            "hostValidation": matches!(host_validation, HostValidation::Claude(_)),
+            "diagnostics": rows,
+        }));
+    } else {
+        let color = color();
+        for diagnostic in &diagnostics {
+            eprintln!(
+                "{}\n",
+                crate::diagnostics::Located::new(diagnostic, None).render_human(color)
+            );
+        }
+        if errors == 0 {
+            let with = if matches!(host_validation, HostValidation::Claude(_)) {
+                " (with claude plugin validate)"
+            } else {
+                ""
+            };
+            println!(
+                "Validation succeeded{with}: {}",
+                report::display_path(&args.artifact)
+            );
+        } else {
+            println!("Validation reported {errors} error(s)");
+        }
+    }
+    Ok(errors == 0)
+}
+
+/// Whether stderr wants colors.
+fn color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}

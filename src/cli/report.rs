@@ -1,0 +1,90 @@
+//! Printing build results: diagnostics with code frames, and the `--json` documents.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::build::{BuildOptions, BuildOutput, Compiled};
+use crate::diagnostics::{Located, Severity};
+
+pub(super) fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("JSON values serialize")
+    );
+}
+
+fn located(compiled: &Compiled) -> impl Iterator<Item = Located<'_>> {
+    compiled.diagnostics.iter().map(|d| {
+        let text = d
+            .file
+            .as_ref()
+            .and_then(|f| compiled.texts.get(f))
+            .map(|t| &**t);
+        Located::new(d, text)
+    })
+}
+
+pub(super) fn print_diagnostics(compiled: &Compiled) {
+    let color = super::color();
+    for diagnostic in located(compiled) {
+        eprintln!("{}\n", diagnostic.render_human(color));
+    }
+    let errors = compiled
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = compiled.diagnostics.len() - errors;
+    if errors > 0 {
+        eprintln!(
+            "Build failed: {errors} error(s), {warnings} warning(s); the previous artifact was left as it was."
+        );
+    }
+}
+
+pub(super) fn diagnostics_json(compiled: &Compiled) -> serde_json::Value {
+    serde_json::Value::Array(located(compiled).map(|d| d.to_json()).collect())
+}
+
+pub(super) fn build_json(
+    options: &BuildOptions,
+    output: &BuildOutput,
+    elapsed: Duration,
+) -> serde_json::Value {
+    let compiled = &output.compiled;
+    let hooks: Vec<_> = compiled
+        .plans
+        .iter()
+        .flat_map(|plan| {
+            plan.hooks.iter().map(move |h| {
+                serde_json::json!({
+                    "id": h.hook_id, "name": h.hook_name, "event": h.event.key(), "host": plan.target.as_str(),
+                    "nativeEvent": h.native_event, "matcher": h.matcher, "command": h.command, "wrapper": h.wrapper,
+                })
+            })
+        })
+        .collect();
+    let published = output.published.as_ref().map(|stats| {
+        serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed })
+    });
+    serde_json::json!({
+        "ok": output.published.is_some(),
+        "plugin": compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
+        "targets": compiled.model.as_ref().map(|m| m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>()),
+        "out": options.out_dir.display().to_string(),
+        "files": compiled.files.keys().collect::<Vec<_>>(),
+        "published": published,
+        "hooks": hooks,
+        "diagnostics": diagnostics_json(compiled),
+        "elapsedMs": elapsed.as_millis() as u64,
+    })
+}
+
+/// A path relative to the working directory when it is below it.
+pub(super) fn display_path(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd).map_or_else(
+        |_| path.display().to_string(),
+        |p| format!("{}/", p.display()),
+    )
+}

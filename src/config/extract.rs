@@ -1,0 +1,1918 @@
+//! Static extraction of a plugin's config value from `agent-bundle.config.ts` (and of
+//! `export const config = { ... }` from route files).
+//!
+//! The file is parsed with oxc and the exported value is read off the syntax tree. Nothing is
+//! ever executed: a build must not run plugin code, must give the same answer on every machine,
+//! and must be able to point at the exact character that is wrong. So only a JSON-like literal
+//! subset of TypeScript is accepted (objects, arrays, strings, numbers, booleans, `null`, plus
+//! TS-only wrappers such as `as const` and `satisfies`), and everything else is reported as a
+//! located error with the JSON path of the offending value. The result matches what Node's
+//! `JSON.stringify` would print for the evaluated value, including JavaScript's key order.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{
+    Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration,
+    ExportDefaultDeclarationKind, Expression, ImportDeclarationSpecifier, ObjectExpression,
+    ObjectPropertyKind, Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
+};
+use oxc_parser::{ParseOptions, Parser};
+use oxc_span::{GetSpan, SourceType};
+use oxc_syntax::operator::UnaryOperator;
+
+use crate::source::Span;
+
+/// Which export of the file holds the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExtractTarget {
+    /// `export default defineConfig({ ... })` / `export default { ... }` (plugin configs).
+    DefaultExport,
+    /// `export const <name> = { ... }` (route files use `NamedConst("config")`).
+    NamedConst(&'static str),
+}
+
+/// A literal value read from the source, with the span of the expression that produced it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Value {
+    pub kind: ValueKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ValueKind {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(String),
+    Array(Vec<Value>),
+    /// Properties in the order `JSON.stringify` prints them, without duplicates.
+    Object(Vec<Property>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Property {
+    pub key: String,
+    /// The key as written; for a duplicated key, the last occurrence (the one whose value won).
+    pub key_span: Span,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ExtractErrorKind {
+    /// oxc could not parse the file.
+    Syntax,
+    /// The target export does not exist.
+    MissingExport,
+    /// The config is a function (`defineConfig(() => ({ ... }))`).
+    ConfigFactory,
+    /// Something other than a literal where a literal is required.
+    NotLiteral,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExtractError {
+    pub kind: ExtractErrorKind,
+    pub span: Span,
+    /// JSON path of the offending value (`hooks.beforeTool[1].handler`); `""` is the root.
+    pub path: String,
+    pub message: String,
+    pub help: String,
+}
+
+/// The outcome of [`extract`]: `value` is `Some` exactly when `errors` is empty.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Extracted {
+    pub value: Option<Value>,
+    pub errors: Vec<ExtractError>,
+}
+
+const LITERAL_HELP: &str =
+    "write a literal value: agent-bundle reads this file statically and never executes it";
+const FACTORY_MESSAGE: &str = "config factories are not supported: agent-bundle reads the config statically and never runs it";
+
+/// Reads the target export of `source` as a literal value, without executing anything.
+///
+/// `file_name` picks the dialect (`.ts`, `.mts`, `.tsx`, `.js`, `.mjs`, ...; anything else is
+/// read as TypeScript) and names the file in messages.
+pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
+    let allocator = Allocator::default();
+    let source_type = SourceType::from_path(file_name).unwrap_or_else(|_| SourceType::ts());
+    // Parse only: nothing downstream hashes identifiers, so skip precomputing their hashes.
+    let options = ParseOptions {
+        enable_ident_hashes: false,
+        ..ParseOptions::default()
+    };
+    let parsed = Parser::new(&allocator, source, source_type)
+        .with_options(options)
+        .parse();
+
+    let syntax: Vec<ExtractError> = parsed
+        .diagnostics
+        .errors()
+        .map(|diagnostic| {
+            let label = diagnostic
+                .labels
+                .iter()
+                .find(|label| label.primary())
+                .or(diagnostic.labels.first());
+            ExtractError {
+                kind: ExtractErrorKind::Syntax,
+                span: label
+                    .map(|label| Span::from(label.span()))
+                    .unwrap_or_default(),
+                path: String::new(),
+                message: diagnostic.message.to_string(),
+                help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
+            }
+        })
+        .collect();
+    if !syntax.is_empty() || parsed.panicked {
+        return Extracted {
+            value: None,
+            errors: syntax,
+        };
+    }
+
+    let file = Path::new(file_name)
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or(file_name);
+    let mut reader = Reader {
+        source,
+        program: &parsed.program,
+        target,
+        errors: Vec::new(),
+        path: String::new(),
+    };
+    let (found, duplicates) = find_target(&parsed.program, target);
+    if !duplicates.is_empty() {
+        let message = match target {
+            ExtractTarget::DefaultExport => {
+                "duplicate `export default`: a module has only one default export".to_string()
+            }
+            ExtractTarget::NamedConst(name) => {
+                format!("duplicate export of `{name}`: a module exports a name only once")
+            }
+        };
+        let errors = duplicates
+            .into_iter()
+            .map(|span| ExtractError {
+                kind: ExtractErrorKind::Syntax,
+                span,
+                path: String::new(),
+                message: message.clone(),
+                help: "remove the extra export".into(),
+            })
+            .collect();
+        return Extracted {
+            value: None,
+            errors,
+        };
+    }
+    let value = match found {
+        Found::Expr(expr) => reader.root(expr, false),
+        Found::Local(name, span) => reader.follow(name, span),
+        Found::Error(error) => {
+            reader.errors.push(error);
+            None
+        }
+        Found::Missing => {
+            let (message, help) = match target {
+                ExtractTarget::DefaultExport => (
+                    format!("{file} has no `export default`"),
+                    "add `export default defineConfig({ ... })`".to_string(),
+                ),
+                ExtractTarget::NamedConst(name) => (
+                    format!("{file} has no `export const {name}`"),
+                    format!("add `export const {name} = {{ ... }}`"),
+                ),
+            };
+            reader.errors.push(ExtractError {
+                kind: ExtractErrorKind::MissingExport,
+                span: Span::default(),
+                path: String::new(),
+                message,
+                help,
+            });
+            None
+        }
+    };
+    let errors = reader.errors;
+    let value = if errors.is_empty() { value } else { None };
+    Extracted { value, errors }
+}
+
+impl Value {
+    /// The JSON `JSON.stringify` would print for the evaluated value.
+    pub fn to_json(&self) -> serde_json::Value {
+        match &self.kind {
+            ValueKind::Null => serde_json::Value::Null,
+            ValueKind::Bool(b) => serde_json::Value::Bool(*b),
+            ValueKind::Number(n) => serde_json::Value::Number(n.clone()),
+            ValueKind::String(s) => serde_json::Value::String(s.clone()),
+            ValueKind::Array(items) => items.iter().map(Value::to_json).collect(),
+            ValueKind::Object(props) => serde_json::Value::Object(
+                props
+                    .iter()
+                    .map(|p| (p.key.clone(), p.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Looks a key up in an object; `None` for a missing key or a non-object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match &self.kind {
+            ValueKind::Object(props) => props.iter().find(|p| p.key == key).map(|p| &p.value),
+            _ => None,
+        }
+    }
+
+    /// `"a string"`, `"an array"`, ... for messages.
+    pub fn describe(&self) -> &'static str {
+        match self.kind {
+            ValueKind::Null => "null",
+            ValueKind::Bool(_) => "a boolean",
+            ValueKind::Number(_) => "a number",
+            ValueKind::String(_) => "a string",
+            ValueKind::Array(_) => "an array",
+            ValueKind::Object(_) => "an object",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the export
+
+enum Found<'x, 'a> {
+    Expr(&'x Expression<'a>),
+    /// `export { local as default }`: the value is the top-level `const local`.
+    Local(&'x str, Span),
+    Error(ExtractError),
+    Missing,
+}
+
+fn not_literal(span: impl Into<Span>, path: &str, message: String, help: String) -> ExtractError {
+    ExtractError {
+        kind: ExtractErrorKind::NotLiteral,
+        span: span.into(),
+        path: path.into(),
+        message,
+        help,
+    }
+}
+
+/// The statement exporting the target, plus the spans of any further statements exporting the
+/// same name (an early error in JavaScript that oxc's parser leaves to semantic analysis).
+fn find_target<'x, 'a>(
+    program: &'x Program<'a>,
+    target: ExtractTarget,
+) -> (Found<'x, 'a>, Vec<Span>) {
+    let mut found = Found::Missing;
+    let mut duplicates = Vec::new();
+    for statement in &program.body {
+        match exported_by(statement, target) {
+            None => {}
+            Some(this) if matches!(found, Found::Missing) => found = this,
+            Some(_) => duplicates.push(statement.span().into()),
+        }
+    }
+    (found, duplicates)
+}
+
+/// What `statement` exports under the target's name, if anything.
+fn exported_by<'x, 'a>(
+    statement: &'x Statement<'a>,
+    target: ExtractTarget,
+) -> Option<Found<'x, 'a>> {
+    let wanted = match target {
+        ExtractTarget::DefaultExport => "default",
+        ExtractTarget::NamedConst(name) => name,
+    };
+    let const_help = || {
+        format!(
+            "write `export const {wanted} = {{ ... }}` with a literal object: agent-bundle reads this file statically and never executes it"
+        )
+    };
+    let wrong_form = |span: oxc_span::Span, form: &str| {
+        Found::Error(not_literal(
+            span,
+            "",
+            format!(
+                "`export {form} {wanted}` cannot be read statically: write `export const {wanted} = {{ ... }}`"
+            ),
+            const_help(),
+        ))
+    };
+    let found = match statement {
+        Statement::ExportDefaultDeclaration(export) if wanted == "default" => match &export.declaration {
+            ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
+                Found::Error(factory_error(function.span.into(), target))
+            }
+            ExportDefaultDeclarationKind::ClassDeclaration(class) => {
+                Found::Error(not_literal(class.span, "", "found a class".into(), factory_help(target)))
+            }
+            ExportDefaultDeclarationKind::TSInterfaceDeclaration(interface) => Found::Error(not_literal(
+                interface.span,
+                "",
+                "found an interface, which is a type and has no value".into(),
+                factory_help(target),
+            )),
+            other => Found::Expr(other.as_expression()?),
+        },
+        Statement::ExportDeclaration(export) => match &export.declaration {
+            Declaration::VariableDeclaration(declaration) => {
+                declaration.declarations.iter().find_map(|declarator| match &declarator.id {
+                    BindingPattern::BindingIdentifier(id) if id.name.as_str() == wanted => {
+                        Some(match (declaration.kind, &declarator.init) {
+                            (VariableDeclarationKind::Const, Some(init)) => Found::Expr(init),
+                            (VariableDeclarationKind::Const, None) => Found::Error(not_literal(
+                                declarator.span,
+                                "",
+                                format!("`{wanted}` has no value: write `export const {wanted} = {{ ... }}`"),
+                                const_help(),
+                            )),
+                            (VariableDeclarationKind::Var, _) => wrong_form(declaration.span, "var"),
+                            (VariableDeclarationKind::Let, _) => wrong_form(declaration.span, "let"),
+                            (VariableDeclarationKind::Using, _) => wrong_form(declaration.span, "using"),
+                            (VariableDeclarationKind::AwaitUsing, _) => {
+                                wrong_form(declaration.span, "await using")
+                            }
+                        })
+                    }
+                    BindingPattern::BindingIdentifier(_) => None,
+                    pattern => pattern
+                        .get_binding_identifiers()
+                        .iter()
+                        .any(|id| id.name.as_str() == wanted)
+                        .then(|| {
+                            Found::Error(not_literal(
+                                declarator.span,
+                                "",
+                                format!("`{wanted}` is destructured and cannot be read statically: write `export const {wanted} = {{ ... }}`"),
+                                const_help(),
+                            ))
+                        }),
+                })?
+            }
+            Declaration::FunctionDeclaration(function)
+                if function.id.as_ref().is_some_and(|id| id.name.as_str() == wanted) =>
+            {
+                wrong_form(function.span, "function")
+            }
+            Declaration::ClassDeclaration(class)
+                if class.id.as_ref().is_some_and(|id| id.name.as_str() == wanted) =>
+            {
+                wrong_form(class.span, "class")
+            }
+            Declaration::TSEnumDeclaration(declaration) if declaration.id.name.as_str() == wanted => {
+                wrong_form(declaration.span, "enum")
+            }
+            _ => return None,
+        },
+        Statement::ExportNamedDeclaration(export) => {
+            let specifier = export.specifiers.iter().find(|specifier| {
+                specifier.exported.name().as_str() == wanted && specifier.export_kind.is_value()
+            })?;
+            Found::Local(specifier.local.name().as_str(), specifier.local.span().into())
+        }
+        Statement::ExportFromDeclaration(export) => {
+            let specifier =
+                export.specifiers.iter().find(|specifier| specifier.exported.name().as_str() == wanted)?;
+            let form = match target {
+                ExtractTarget::DefaultExport => "`export default defineConfig({ ... })`".to_string(),
+                ExtractTarget::NamedConst(name) => format!("`export const {name} = {{ ... }}`"),
+            };
+            Found::Error(not_literal(
+                specifier.span,
+                "",
+                format!(
+                    "found a re-export from '{}', which cannot be followed statically",
+                    export.source.value.as_str()
+                ),
+                format!("write the value in this file: {form}"),
+            ))
+        }
+        _ => return None,
+    };
+    Some(found)
+}
+
+fn factory_help(target: ExtractTarget) -> String {
+    match target {
+        ExtractTarget::DefaultExport => {
+            "export the object literal directly: `export default defineConfig({ ... })`".into()
+        }
+        ExtractTarget::NamedConst(name) => {
+            format!("export the object literal directly: `export const {name} = {{ ... }}`")
+        }
+    }
+}
+
+fn factory_error(span: Span, target: ExtractTarget) -> ExtractError {
+    ExtractError {
+        kind: ExtractErrorKind::ConfigFactory,
+        span,
+        path: String::new(),
+        message: FACTORY_MESSAGE.into(),
+        help: factory_help(target),
+    }
+}
+
+/// The initializer of a top-level `const name = ...` (exported or not).
+fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x Expression<'a>> {
+    program.body.iter().find_map(|statement| {
+        let declaration = match statement {
+            Statement::VariableDeclaration(declaration) => declaration,
+            Statement::ExportDeclaration(export) => match &export.declaration {
+                Declaration::VariableDeclaration(declaration) => declaration,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if declaration.kind != VariableDeclarationKind::Const {
+            return None;
+        }
+        declaration
+            .declarations
+            .iter()
+            .find_map(|declarator| match &declarator.id {
+                BindingPattern::BindingIdentifier(id) if id.name.as_str() == name => {
+                    declarator.init.as_ref()
+                }
+                _ => None,
+            })
+    })
+}
+
+/// Where an imported binding comes from, for messages.
+fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<&'a str> {
+    program.body.iter().find_map(|statement| {
+        let Statement::ImportDeclaration(import) = statement else {
+            return None;
+        };
+        let specifiers = import.specifiers.as_ref()?;
+        specifiers
+            .iter()
+            .any(|specifier| {
+                let local = match specifier {
+                    ImportDeclarationSpecifier::ImportSpecifier(s) => &s.local,
+                    ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => &s.local,
+                    ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => &s.local,
+                };
+                local.name.as_str() == name
+            })
+            .then(|| import.source.value.as_str())
+    })
+}
+
+/// Strips TS-only wrappers and parentheses: `x as T`, `x satisfies T`, `<T>x`, `x!`, `(x)`.
+fn peel<'x, 'a>(mut expr: &'x Expression<'a>) -> &'x Expression<'a> {
+    loop {
+        expr = match expr {
+            Expression::TSAsExpression(e) => &e.expression,
+            Expression::TSSatisfiesExpression(e) => &e.expression,
+            Expression::TSTypeAssertion(e) => &e.expression,
+            Expression::TSNonNullExpression(e) => &e.expression,
+            Expression::ParenthesizedExpression(e) => &e.expression,
+            _ => return expr,
+        };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading literals
+
+struct Reader<'x, 'a> {
+    source: &'x str,
+    program: &'x Program<'a>,
+    target: ExtractTarget,
+    errors: Vec<ExtractError>,
+    /// JSON path of the value being read; segments are pushed and truncated as we descend.
+    path: String,
+}
+
+/// Where a value sits, for the help of `undefined`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Property,
+    Element,
+}
+
+impl<'x, 'a> Reader<'x, 'a> {
+    fn error(&mut self, span: impl Into<Span>, message: String, help: impl Into<String>) {
+        let path = self.path.clone();
+        self.errors
+            .push(not_literal(span, &path, message, help.into()));
+    }
+
+    /// `export default config` / `export { config as default }`: read the top-level `const`
+    /// it names, once.
+    fn follow(&mut self, name: &str, span: Span) -> Option<Value> {
+        match top_level_const(self.program, name) {
+            Some(init) => self.root(init, true),
+            None => {
+                let message = match import_source(self.program, name) {
+                    Some(from) => format!(
+                        "found identifier `{name}` imported from '{from}', which is never loaded"
+                    ),
+                    None => format!(
+                        "found identifier `{name}`, which is not a top-level `const` in this file"
+                    ),
+                };
+                let help = match self.target {
+                    ExtractTarget::DefaultExport => "export the object literal directly (`export default defineConfig({ ... })`) or a top-level `const` holding it".to_string(),
+                    ExtractTarget::NamedConst(wanted) => format!("write `export const {wanted} = {{ ... }}`"),
+                };
+                self.error(span, message, help);
+                None
+            }
+        }
+    }
+
+    /// The exported expression: an object literal, possibly inside `defineConfig(...)`
+    /// (default export only) and possibly named by one top-level `const`.
+    fn root(&mut self, expr: &'x Expression<'a>, mut followed: bool) -> Option<Value> {
+        let mut expr = peel(expr);
+        let mut in_define = false;
+        loop {
+            match expr {
+                Expression::ObjectExpression(object) => return self.object(object),
+                Expression::Identifier(id) if !followed && id.name.as_str() != "undefined" => {
+                    let span = id.span.into();
+                    let name = id.name.as_str();
+                    match top_level_const(self.program, name) {
+                        Some(init) => {
+                            followed = true;
+                            expr = peel(init);
+                        }
+                        None => return self.follow(name, span),
+                    }
+                }
+                Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_) => {
+                    self.errors
+                        .push(factory_error(expr.span().into(), self.target));
+                    return None;
+                }
+                Expression::CallExpression(call)
+                    if !in_define
+                        && self.target == ExtractTarget::DefaultExport
+                        && matches!(&call.callee, Expression::Identifier(id) if id.name.as_str() == "defineConfig") =>
+                {
+                    in_define = true;
+                    match call.arguments.as_slice() {
+                        [Argument::SpreadElement(spread)] => {
+                            self.error(
+                                spread.span,
+                                "spread is not allowed".into(),
+                                factory_help(self.target),
+                            );
+                            return None;
+                        }
+                        [argument] => {
+                            expr = peel(argument.as_expression().expect("not a spread"));
+                        }
+                        arguments => {
+                            self.error(
+                                call.span,
+                                format!("`defineConfig` takes exactly one object literal, found {} arguments", arguments.len()),
+                                factory_help(self.target),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                _ => {
+                    let (message, help) = match literal_kind(expr) {
+                        Some(kind) if in_define => {
+                            (format!("`defineConfig` expects an object literal, found {kind}"), factory_help(self.target))
+                        }
+                        Some(kind) => (format!("expected an object literal, found {kind}"), factory_help(self.target)),
+                        None => match expr {
+                            Expression::CallExpression(_) if self.target == ExtractTarget::DefaultExport => (
+                                self.found(expr),
+                                "only `defineConfig({ ... })` may wrap the config: agent-bundle reads this file statically and never executes it".to_string(),
+                            ),
+                            _ => (self.found(expr), LITERAL_HELP.to_string()),
+                        },
+                    };
+                    self.error(expr.span(), message, help);
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn value(&mut self, expr: &Expression<'a>, slot: Slot) -> Option<Value> {
+        let expr = peel(expr);
+        let span = Span::from(expr.span());
+        let kind = match expr {
+            Expression::NullLiteral(_) => ValueKind::Null,
+            Expression::BooleanLiteral(b) => ValueKind::Bool(b.value),
+            Expression::NumericLiteral(n) => ValueKind::Number(self.number(n.value, span)?),
+            Expression::StringLiteral(s) => {
+                if s.lone_surrogates {
+                    self.error(
+                        span,
+                        "found a string with a lone surrogate, which has no UTF-8 form".into(),
+                        LITERAL_HELP,
+                    );
+                    return None;
+                }
+                ValueKind::String(s.value.as_str().to_string())
+            }
+            Expression::TemplateLiteral(t) => {
+                let quasi = match (t.expressions.is_empty(), t.quasis.as_slice()) {
+                    (true, [quasi]) => quasi,
+                    _ => {
+                        self.error(
+                            span,
+                            "found a template literal with substitutions".into(),
+                            LITERAL_HELP,
+                        );
+                        return None;
+                    }
+                };
+                match &quasi.value.cooked {
+                    Some(cooked) if !quasi.lone_surrogates => {
+                        ValueKind::String(cooked.as_str().to_string())
+                    }
+                    _ => {
+                        self.error(
+                            span,
+                            "found a template literal that cannot be decoded to UTF-8".into(),
+                            LITERAL_HELP,
+                        );
+                        return None;
+                    }
+                }
+            }
+            Expression::UnaryExpression(u)
+                if matches!(
+                    u.operator,
+                    UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus
+                ) =>
+            {
+                let negative = u.operator == UnaryOperator::UnaryNegation;
+                match peel(&u.argument) {
+                    Expression::NumericLiteral(n) => ValueKind::Number(
+                        self.number(if negative { -n.value } else { n.value }, span)?,
+                    ),
+                    Expression::Identifier(id)
+                        if matches!(id.name.as_str(), "Infinity" | "NaN") =>
+                    {
+                        self.error(
+                            span,
+                            format!("found `{}`; JSON has no such number", self.snippet(span)),
+                            "write a finite number literal: agent-bundle reads this file statically and never executes it",
+                        );
+                        return None;
+                    }
+                    _ => {
+                        let message = format!(
+                            "found a unary `{}` expression `{}`",
+                            u.operator.as_str(),
+                            self.snippet(span)
+                        );
+                        self.error(span, message, LITERAL_HELP);
+                        return None;
+                    }
+                }
+            }
+            Expression::ArrayExpression(array) => ValueKind::Array(self.array(array)?),
+            Expression::ObjectExpression(object) => return self.object(object),
+            Expression::Identifier(id) if id.name.as_str() == "undefined" => {
+                let help = match slot {
+                    Slot::Property => "omit the key instead",
+                    Slot::Element => "remove the element instead",
+                };
+                self.error(
+                    span,
+                    "found `undefined`, which JSON cannot represent".into(),
+                    help,
+                );
+                return None;
+            }
+            _ => {
+                let message = self.found(expr);
+                self.error(span, message, LITERAL_HELP);
+                return None;
+            }
+        };
+        Some(Value { kind, span })
+    }
+
+    fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
+        let number = json_number(value);
+        if number.is_none() {
+            let message = format!(
+                "found the number `{}`, which overflows to Infinity",
+                self.snippet(span)
+            );
+            self.error(span, message, "write a finite number literal: agent-bundle reads this file statically and never executes it");
+        }
+        number
+    }
+
+    fn array(&mut self, array: &ArrayExpression<'a>) -> Option<Vec<Value>> {
+        let mut items = Vec::with_capacity(array.elements.len());
+        let mut ok = true;
+        let len = self.path.len();
+        for (index, element) in array.elements.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = write!(self.path, "[{index}]");
+            let item = match element {
+                ArrayExpressionElement::SpreadElement(spread) => {
+                    self.error(spread.span, "spread is not allowed".into(), LITERAL_HELP);
+                    None
+                }
+                ArrayExpressionElement::Elision(hole) => {
+                    self.error(
+                        hole.span,
+                        "array holes are not allowed".into(),
+                        "write `null` or remove the extra comma",
+                    );
+                    None
+                }
+                element => self.value(
+                    element.as_expression().expect("expression element"),
+                    Slot::Element,
+                ),
+            };
+            self.path.truncate(len);
+            match item {
+                Some(item) if ok => items.push(item),
+                Some(_) => {}
+                None => ok = false,
+            }
+        }
+        ok.then_some(items)
+    }
+
+    fn object(&mut self, object: &ObjectExpression<'a>) -> Option<Value> {
+        let mut props = Props::default();
+        let mut ok = true;
+        let len = self.path.len();
+        for property in &object.properties {
+            let property = match property {
+                ObjectPropertyKind::SpreadProperty(spread) => {
+                    self.error(spread.span, "spread is not allowed".into(), LITERAL_HELP);
+                    ok = false;
+                    continue;
+                }
+                ObjectPropertyKind::ObjectProperty(property) => property,
+            };
+            let key_span = Span::from(property.key.span());
+            let key = if property.computed {
+                self.error(
+                    key_span,
+                    "computed keys are not allowed".into(),
+                    "write the key as a plain name or a quoted string",
+                );
+                None
+            } else {
+                self.key(&property.key, key_span)
+            };
+            if let Some(key) = &key {
+                push_key(&mut self.path, key);
+            }
+            let name = key.as_deref().unwrap_or("");
+            let rejected = match (property.kind, property.method, property.shorthand) {
+                (PropertyKind::Get, ..) => {
+                    Some((format!("found a getter `{name}`"), LITERAL_HELP.to_string()))
+                }
+                (PropertyKind::Set, ..) => {
+                    Some((format!("found a setter `{name}`"), LITERAL_HELP.to_string()))
+                }
+                (_, true, _) => {
+                    Some((format!("found a method `{name}`"), LITERAL_HELP.to_string()))
+                }
+                (_, _, true) => Some((
+                    format!("shorthand property `{name}` refers to a variable"),
+                    format!(
+                        "write the value inline: `{name}: ...`; agent-bundle reads this file statically and never executes it"
+                    ),
+                )),
+                _ => None,
+            };
+            let value = if let Some((message, help)) = rejected {
+                self.error(property.span, message, help);
+                None
+            } else if !property.computed && key.as_deref() == Some("__proto__") {
+                self.path.truncate(len);
+                self.error(
+                    key_span,
+                    "`__proto__` keys are not allowed: JavaScript sets the prototype instead of adding a key".into(),
+                    "rename the key",
+                );
+                None
+            } else {
+                self.value(&property.value, Slot::Property)
+            };
+            self.path.truncate(len);
+            match (key, value) {
+                (Some(key), Some(value)) if ok => props.insert(Property {
+                    key,
+                    key_span,
+                    value,
+                }),
+                (Some(_), Some(_)) => {}
+                _ => ok = false,
+            }
+        }
+        ok.then(|| Value {
+            kind: ValueKind::Object(props.finish()),
+            span: object.span.into(),
+        })
+    }
+
+    /// The string a non-computed key stands for.
+    fn key(&mut self, key: &PropertyKey<'a>, span: Span) -> Option<String> {
+        match key {
+            PropertyKey::StaticIdentifier(id) => Some(id.name.as_str().to_string()),
+            PropertyKey::StringLiteral(s) if !s.lone_surrogates => {
+                Some(s.value.as_str().to_string())
+            }
+            PropertyKey::StringLiteral(_) => {
+                self.error(
+                    span,
+                    "found a key with a lone surrogate, which has no UTF-8 form".into(),
+                    "write the key as a valid Unicode string",
+                );
+                None
+            }
+            PropertyKey::NumericLiteral(n) => Some(js_number_to_string(n.value)),
+            PropertyKey::BigIntLiteral(_) => {
+                self.error(
+                    span,
+                    "bigint keys are not allowed".into(),
+                    "write the key as a quoted string",
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    span,
+                    format!("unsupported key `{}`", self.snippet(span)),
+                    "write the key as a plain name or a quoted string",
+                );
+                None
+            }
+        }
+    }
+
+    /// Source text for a message: one line, at most 40 characters.
+    fn snippet(&self, span: impl Into<Span>) -> String {
+        let span = span.into();
+        let text = self.source.get(span.range()).unwrap_or("");
+        let first_line = text.lines().next().unwrap_or("");
+        let truncated = first_line.len() < text.len() || first_line.chars().count() > 40;
+        let mut out: String = first_line.chars().take(40).collect();
+        if truncated {
+            out.push('…');
+        }
+        out
+    }
+
+    /// "found ..." for an expression that is not a literal.
+    fn found(&self, expr: &Expression<'a>) -> String {
+        let snippet = || self.snippet(expr.span());
+        match expr {
+            Expression::Identifier(id) => match import_source(self.program, id.name.as_str()) {
+                Some(from) => format!(
+                    "found identifier `{}` imported from '{from}', which is never loaded",
+                    id.name.as_str()
+                ),
+                None => format!("found identifier `{}`", id.name.as_str()),
+            },
+            Expression::CallExpression(call) => {
+                format!(
+                    "found a function call `{}(...)`",
+                    self.snippet(call.callee.span())
+                )
+            }
+            Expression::NewExpression(new) => format!(
+                "found a `new` expression `new {}(...)`",
+                self.snippet(new.callee.span())
+            ),
+            Expression::ArrowFunctionExpression(_) => "found an arrow function".into(),
+            Expression::FunctionExpression(_) => "found a function".into(),
+            Expression::ClassExpression(_) => "found a class".into(),
+            Expression::TemplateLiteral(_) => "found a template literal with substitutions".into(),
+            Expression::TaggedTemplateExpression(t) => format!(
+                "found a tagged template `{}`...``",
+                self.snippet(t.tag.span())
+            ),
+            Expression::RegExpLiteral(_) => format!("found a regular expression `{}`", snippet()),
+            Expression::BigIntLiteral(_) => format!("found a bigint `{}`", snippet()),
+            Expression::BinaryExpression(b) => format!(
+                "found a binary `{}` expression `{}`",
+                b.operator.as_str(),
+                snippet()
+            ),
+            Expression::LogicalExpression(l) => format!(
+                "found a logical `{}` expression `{}`",
+                l.operator.as_str(),
+                snippet()
+            ),
+            Expression::ConditionalExpression(_) => {
+                format!("found a conditional expression `{}`", snippet())
+            }
+            Expression::UnaryExpression(u) => format!(
+                "found a unary `{}` expression `{}`",
+                u.operator.as_str(),
+                snippet()
+            ),
+            Expression::UpdateExpression(_) => {
+                format!("found an update expression `{}`", snippet())
+            }
+            Expression::AssignmentExpression(_) => format!("found an assignment `{}`", snippet()),
+            Expression::SequenceExpression(_) => {
+                format!("found a comma expression `{}`", snippet())
+            }
+            Expression::AwaitExpression(_) => {
+                format!("found an `await` expression `{}`", snippet())
+            }
+            Expression::YieldExpression(_) => format!("found a `yield` expression `{}`", snippet()),
+            Expression::ImportExpression(_) => format!("found a dynamic import `{}`", snippet()),
+            Expression::ImportMeta(_) => "found `import.meta`".into(),
+            Expression::NewTarget(_) => "found `new.target`".into(),
+            Expression::ThisExpression(_) => "found `this`".into(),
+            Expression::Super(_) => "found `super`".into(),
+            Expression::ChainExpression(_) => format!("found an optional chain `{}`", snippet()),
+            Expression::StaticMemberExpression(_)
+            | Expression::ComputedMemberExpression(_)
+            | Expression::PrivateFieldExpression(_) => {
+                format!("found a member expression `{}`", snippet())
+            }
+            Expression::JSXElement(_) | Expression::JSXFragment(_) => "found JSX".into(),
+            Expression::TSInstantiationExpression(_) => {
+                format!("found an instantiation expression `{}`", snippet())
+            }
+            _ => format!("found the expression `{}`", snippet()),
+        }
+    }
+}
+
+/// "a string", "an array", ... when `expr` is a literal this reader would accept.
+fn literal_kind(expr: &Expression<'_>) -> Option<&'static str> {
+    Some(match expr {
+        Expression::NullLiteral(_) => "null",
+        Expression::BooleanLiteral(_) => "a boolean",
+        Expression::NumericLiteral(_) => "a number",
+        Expression::UnaryExpression(u)
+            if matches!(
+                u.operator,
+                UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus
+            ) && matches!(peel(&u.argument), Expression::NumericLiteral(_)) =>
+        {
+            "a number"
+        }
+        Expression::StringLiteral(_) => "a string",
+        Expression::TemplateLiteral(t) if t.expressions.is_empty() => "a string",
+        Expression::ArrayExpression(_) => "an array",
+        Expression::Identifier(id) if id.name.as_str() == "undefined" => "`undefined`",
+        _ => return None,
+    })
+}
+
+/// Appends a key to a JSON path: `.name` for identifier-like keys, `["a b"]` otherwise.
+fn push_key(path: &mut String, key: &str) {
+    let mut bytes = key.bytes();
+    let identifier_like = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
+    if identifier_like {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    } else {
+        path.push('[');
+        path.push_str(&serde_json::Value::from(key).to_string());
+        path.push(']');
+    }
+}
+
+/// Object properties in JavaScript order: a repeated key keeps its first position and takes
+/// the last value; array-index keys come first in ascending order.
+#[derive(Default)]
+struct Props {
+    list: Vec<Property>,
+    /// Key → position, only once the object is big enough for a linear scan to hurt.
+    index: Option<HashMap<String, usize>>,
+}
+
+impl Props {
+    const LINEAR: usize = 16;
+
+    fn insert(&mut self, property: Property) {
+        let existing = match &self.index {
+            Some(index) => index.get(&property.key).copied(),
+            None => self.list.iter().position(|p| p.key == property.key),
+        };
+        if let Some(at) = existing {
+            self.list[at] = property;
+            return;
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(property.key.clone(), self.list.len());
+        } else if self.list.len() == Self::LINEAR {
+            let mut index: HashMap<String, usize> = self
+                .list
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.key.clone(), i))
+                .collect();
+            index.insert(property.key.clone(), self.list.len());
+            self.index = Some(index);
+        }
+        self.list.push(property);
+    }
+
+    fn finish(mut self) -> Vec<Property> {
+        if self.list.iter().any(|p| array_index(&p.key).is_some()) {
+            // Stable: non-index keys keep insertion order.
+            self.list
+                .sort_by_key(|p| array_index(&p.key).map_or((1, 0), |i| (0, i)));
+        }
+        self.list
+    }
+}
+
+/// `Some(n)` when `key` is a canonical array index ("0" ..= "4294967294").
+fn array_index(key: &str) -> Option<u32> {
+    let bytes = key.as_bytes();
+    let canonical = match bytes {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.len() < 10 && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !canonical {
+        return None;
+    }
+    key.parse::<u64>()
+        .ok()
+        .filter(|&n| n < u64::from(u32::MAX))
+        .map(|n| n as u32)
+}
+
+/// A finite JavaScript number as JSON: whole numbers become integers when they fit (printed
+/// with the digits JavaScript prints), everything else stays a float. `None` for ±Infinity/NaN.
+fn json_number(value: f64) -> Option<serde_json::Number> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if !value.is_finite() {
+        return None;
+    }
+    if value.fract() == 0.0 {
+        if (0.0..=EXACT).contains(&value) {
+            return Some((value as u64).into());
+        }
+        if (-EXACT..0.0).contains(&value) {
+            return Some((value as i64).into());
+        }
+        if value.abs() < 1e21 {
+            // JavaScript prints the shortest round-trip digits padded with zeros
+            // (2**60 → 1152921504606847000); Rust's `Display` does the same.
+            let digits = value.to_string();
+            if let Ok(n) = digits.parse::<u64>() {
+                return Some(n.into());
+            }
+            if let Ok(n) = digits.parse::<i64>() {
+                return Some(n.into());
+            }
+        }
+    }
+    serde_json::Number::from_f64(value)
+}
+
+/// JavaScript's `Number.prototype.toString()` (the property key a numeric key stands for).
+fn js_number_to_string(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".into();
+    }
+    if value == 0.0 {
+        return "0".into();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if value < 0.0 {
+        return format!("-{}", js_number_to_string(-value));
+    }
+    // Shortest round-trip digits and exponent: "1.5e0", "1e21", "1.2345e-7".
+    let exp_form = format!("{value:e}");
+    let (mantissa, exponent) = exp_form.split_once('e').expect("`{:e}` has an exponent");
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i32;
+    let n = exponent.parse::<i32>().expect("integer exponent") + 1;
+    if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let rest = if k > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!("{}{rest}e{sign}{}", &digits[..1], (n - 1).abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::LineIndex;
+
+    const SEED_HOOKS_AND_SCRIPTS: &str = r#"import { defineConfig } from 'agent-bundle/config';
+export default defineConfig({
+  hooks: { sessionStart: { handler: './src/hooks/session-start.ts' } },
+  plugin: { name: 'hooks-and-scripts', description: 'Release preparation helpers.' },
+  targets: ['portable', 'codex', 'claude'],
+});
+"#;
+
+    const SEED_GUARDED: &str = r#"import { defineConfig } from 'agent-bundle/config';
+export default defineConfig({
+  hooks: {
+    beforeTool: [
+      './src/hooks/audit.ts',
+      { handler: './src/hooks/guard-writes.ts', targets: ['claude'], timeout: 10, tools: ['file.write', 'shell'] },
+    ],
+  },
+  plugin: { description: 'Guarded tooling.', name: 'guarded' },
+  targets: ['portable', 'claude'],
+});
+"#;
+
+    const SEED_PREBUILT: &str = r#"import { defineConfig } from 'agent-bundle/config';
+export default defineConfig({
+  hooks: {
+    afterTool: [{ args: ['--host', 'claude'], handler: { prebuilt: './dist/runtime/hook/index.js' }, targets: ['claude'], tools: ['file.write'] }],
+  },
+  payload: { runtime: { source: './dist/runtime', targets: ['claude'] } },
+  plugin: { description: 'Self-compiled runtime.', name: 'prebuilt-plugin' },
+  targets: ['claude'],
+});
+"#;
+
+    const CONFIG: &str = "agent-bundle.config.ts";
+
+    fn value(source: &str) -> Value {
+        let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
+        assert_eq!(out.errors, vec![], "unexpected errors for:\n{source}");
+        out.value.expect("a value when there are no errors")
+    }
+
+    /// Serialized, so that key order is compared too.
+    fn json(source: &str) -> String {
+        serde_json::to_string(&value(source).to_json()).unwrap()
+    }
+
+    fn errors(source: &str) -> Vec<ExtractError> {
+        errors_for(ExtractTarget::DefaultExport, source)
+    }
+
+    fn errors_for(target: ExtractTarget, source: &str) -> Vec<ExtractError> {
+        let out = extract(CONFIG, source, target);
+        assert!(out.value.is_none(), "no value when there are errors");
+        assert!(!out.errors.is_empty(), "expected errors for:\n{source}");
+        out.errors
+    }
+
+    fn single(source: &str) -> ExtractError {
+        let mut errors = errors(source);
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        errors.remove(0)
+    }
+
+    fn wrap(body: &str) -> String {
+        format!(
+            "import {{ defineConfig }} from 'agent-bundle/config';\nexport default defineConfig({{ {body} }});\n"
+        )
+    }
+
+    fn text(source: &str, span: Span) -> &str {
+        &source[span.range()]
+    }
+
+    // --- accepted forms ----------------------------------------------------------------------
+
+    #[test]
+    fn seed_configs_match_node_json_stringify() {
+        // Expected strings printed by node 20 for `JSON.stringify(cfg)` with `defineConfig = x => x`.
+        assert_eq!(
+            json(SEED_HOOKS_AND_SCRIPTS),
+            r#"{"hooks":{"sessionStart":{"handler":"./src/hooks/session-start.ts"}},"plugin":{"name":"hooks-and-scripts","description":"Release preparation helpers."},"targets":["portable","codex","claude"]}"#
+        );
+        assert_eq!(
+            json(SEED_GUARDED),
+            r#"{"hooks":{"beforeTool":["./src/hooks/audit.ts",{"handler":"./src/hooks/guard-writes.ts","targets":["claude"],"timeout":10,"tools":["file.write","shell"]}]},"plugin":{"description":"Guarded tooling.","name":"guarded"},"targets":["portable","claude"]}"#
+        );
+        assert_eq!(
+            json(SEED_PREBUILT),
+            r#"{"hooks":{"afterTool":[{"args":["--host","claude"],"handler":{"prebuilt":"./dist/runtime/hook/index.js"},"targets":["claude"],"tools":["file.write"]}]},"payload":{"runtime":{"source":"./dist/runtime","targets":["claude"]}},"plugin":{"description":"Self-compiled runtime.","name":"prebuilt-plugin"},"targets":["claude"]}"#
+        );
+    }
+
+    #[test]
+    fn spans_and_lookup() {
+        let v = value(SEED_GUARDED);
+        assert_eq!(v.describe(), "an object");
+        let name = v.get("plugin").and_then(|p| p.get("name")).unwrap();
+        assert_eq!(name.kind, ValueKind::String("guarded".into()));
+        assert_eq!(text(SEED_GUARDED, name.span), "'guarded'");
+        let ValueKind::Object(props) = &v.kind else {
+            panic!()
+        };
+        assert_eq!(text(SEED_GUARDED, props[1].key_span), "plugin");
+        let before = v.get("hooks").unwrap().get("beforeTool").unwrap();
+        assert_eq!(before.describe(), "an array");
+        let ValueKind::Array(items) = &before.kind else {
+            panic!()
+        };
+        assert_eq!(items[0].describe(), "a string");
+        assert_eq!(items[1].get("timeout").unwrap().describe(), "a number");
+        assert_eq!(
+            items[1].get("timeout").unwrap().kind,
+            ValueKind::Number(10u64.into())
+        );
+        assert!(v.get("missing").is_none());
+        assert!(items[0].get("x").is_none());
+        assert_eq!(
+            value("export default { a: null, b: true };")
+                .get("a")
+                .unwrap()
+                .describe(),
+            "null"
+        );
+        assert_eq!(
+            value("export default { a: null, b: true };")
+                .get("b")
+                .unwrap()
+                .describe(),
+            "a boolean"
+        );
+    }
+
+    #[test]
+    fn typescript_wrappers_are_peeled() {
+        let expected = r#"{"a":["x",1],"b":{"c":true}}"#;
+        for source in [
+            "export default defineConfig({ a: ['x', 1] as const, b: { c: true } satisfies Record<string, boolean> });",
+            "export default defineConfig({ a: ['x', 1], b: { c: true } } as const);",
+            "import type { AgentBundleConfig } from 'agent-bundle';\nexport default { a: ['x', 1], b: { c: true } } satisfies AgentBundleConfig;",
+            "export default defineConfig({ a: ['x', 1], b: { c: true } } satisfies AgentBundleConfig) as unknown as AgentBundleConfig;",
+            "export default defineConfig(<AgentBundleConfig>{ a: [('x'), 1!], b: ({ c: (true as boolean) })! });",
+            "export default ((defineConfig<AgentBundleConfig>(({ a: ['x' as string, <number>1], b: { c: true } }))));",
+        ] {
+            assert_eq!(json(source), expected, "{source}");
+        }
+    }
+
+    #[test]
+    fn export_default_forms() {
+        assert_eq!(json("export default { a: 1 };"), r#"{"a":1}"#);
+        assert_eq!(json("export default {};"), "{}");
+        assert_eq!(
+            json("const config = { a: 1 };\nexport default config;"),
+            r#"{"a":1}"#
+        );
+        assert_eq!(
+            json(
+                "import { defineConfig } from 'agent-bundle';\nconst config = defineConfig({ a: 1 });\nexport default config;"
+            ),
+            r#"{"a":1}"#
+        );
+        assert_eq!(
+            json(
+                "const config = { a: 1 } as const;\nexport default config satisfies AgentBundleConfig;"
+            ),
+            r#"{"a":1}"#
+        );
+        assert_eq!(
+            json("const config = { a: 1 };\nexport default defineConfig(config);"),
+            r#"{"a":1}"#
+        );
+        assert_eq!(
+            json("export const shared = { a: 1 };\nexport default shared;"),
+            r#"{"a":1}"#
+        );
+        assert_eq!(
+            json("const config = { a: 1 };\nexport { config as default };"),
+            r#"{"a":1}"#
+        );
+        // Other imports and statements are fine as long as the value does not use them.
+        assert_eq!(
+            json(
+                "import path from 'node:path';\nimport * as fs from 'node:fs';\nconsole.log('never run');\nexport default defineConfig({ a: 'x' });"
+            ),
+            r#"{"a":"x"}"#
+        );
+        // JavaScript dialects.
+        for file in [
+            "agent-bundle.config.js",
+            "agent-bundle.config.mjs",
+            "agent-bundle.config.mts",
+            "agent-bundle.config.tsx",
+        ] {
+            let out = extract(
+                file,
+                "export default defineConfig({ a: [1] });",
+                ExtractTarget::DefaultExport,
+            );
+            assert_eq!(out.errors, vec![], "{file}");
+            assert_eq!(
+                out.value.unwrap().to_json(),
+                serde_json::json!({ "a": [1] })
+            );
+        }
+    }
+
+    #[test]
+    fn following_is_one_level_only() {
+        let source = "const inner = { a: 1 };\nconst config = inner;\nexport default config;";
+        let e = single(source);
+        assert_eq!(e.kind, ExtractErrorKind::NotLiteral);
+        assert_eq!(e.message, "found identifier `inner`");
+        assert_eq!(text(source, e.span), "inner");
+        let source = "let config = { a: 1 };\nexport default config;";
+        let e = single(source);
+        assert_eq!(
+            e.message,
+            "found identifier `config`, which is not a top-level `const` in this file"
+        );
+        let source = "import config from './shared';\nexport default config;";
+        let e = single(source);
+        assert_eq!(
+            e.message,
+            "found identifier `config` imported from './shared', which is never loaded"
+        );
+        assert_eq!(text(source, e.span), "config");
+    }
+
+    #[test]
+    fn numbers() {
+        let v = value(
+            "export default { n: [30_000, 0x10, 0o17, 0b101, 1e3, 2.5e-3, -7, +8, -0, -1.5, 1_000.000_1, .5, 5., 0xFFFF_FFFF, 1152921504606846976, -9007199254740993, 1e21, 12345678901234567890, -(3), -4 as number] };",
+        );
+        let node: serde_json::Value = serde_json::from_str(
+            "[30000,16,15,5,1000,0.0025,-7,8,0,-1.5,1000.0001,0.5,5,4294967295,1152921504606847000,-9007199254740992,1e+21,12345678901234567000,-3,-4]",
+        )
+        .unwrap();
+        assert_eq!(v.get("n").unwrap().to_json(), node);
+        let ValueKind::Array(items) = &v.get("n").unwrap().kind else {
+            panic!()
+        };
+        // Whole numbers are integers, fractions are floats.
+        assert!(items[0].to_json().is_u64());
+        assert!(items[6].to_json().is_i64());
+        assert!(items[8].to_json().is_u64()); // -0
+        assert!(items[9].to_json().is_f64());
+        assert!(items[16].to_json().is_f64()); // 1e21 does not fit
+        assert_eq!(
+            serde_json::to_string(&items[14].to_json()).unwrap(),
+            "1152921504606847000"
+        );
+    }
+
+    #[test]
+    fn strings_and_templates() {
+        let source = r#"export default { s: 'a\tb\u00e9\u{1F600}\x41\'"\\', t: `line1
+line2 \u0041 \${x}`, e: '', d: "dq" };"#;
+        assert_eq!(
+            json(source),
+            r#"{"s":"a\tbé😀A'\"\\","t":"line1\nline2 A ${x}","e":"","d":"dq"}"#
+        );
+    }
+
+    #[test]
+    fn key_order_matches_javascript() {
+        let source = "export default { z: 1, 'a b': 2, 10: 3, '2': 4, 1.50: 5, 0x10: 6, '01': 7, 1e21: 8, 4294967295: 9, 4294967294: 10, 'x-y': 11, 0: 12, $ok: 13, _u: 14, 1_000: 15 };";
+        assert_eq!(
+            json(source),
+            r#"{"0":12,"2":4,"10":3,"16":6,"1000":15,"4294967294":10,"z":1,"a b":2,"1.5":5,"01":7,"1e+21":8,"4294967295":9,"x-y":11,"$ok":13,"_u":14}"#
+        );
+        let v = value(source);
+        let ValueKind::Object(props) = &v.kind else {
+            panic!()
+        };
+        assert_eq!(text(source, props[0].key_span), "0");
+        assert_eq!(text(source, props[4].key_span), "1_000");
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_and_last_value() {
+        let source = "export default { a: 1, b: 2, a: 3, 1: 'x', c: 4, 1: 'y', 'b': 5 };";
+        assert_eq!(json(source), r#"{"1":"y","a":3,"b":5,"c":4}"#);
+        let v = value(source);
+        let ValueKind::Object(props) = &v.kind else {
+            panic!()
+        };
+        assert_eq!(text(source, props[2].key_span), "'b'");
+        // Large objects take the hashed path.
+        let body: Vec<String> = (0..40).map(|i| format!("k{}: {i}", i % 20)).collect();
+        let v = value(&format!("export default {{ {} }};", body.join(", ")));
+        let ValueKind::Object(props) = &v.kind else {
+            panic!()
+        };
+        assert_eq!(props.len(), 20);
+        assert_eq!(props[3].key, "k3");
+        assert_eq!(props[3].value.kind, ValueKind::Number(23u64.into()));
+    }
+
+    #[test]
+    fn many_keys_are_ordered_like_javascript() {
+        let body: Vec<String> = (0..30).rev().map(|i| format!("{i}: 0, x{i}: 1")).collect();
+        let v = value(&format!("export default {{ {} }};", body.join(", ")));
+        let ValueKind::Object(props) = &v.kind else {
+            panic!()
+        };
+        let keys: Vec<&str> = props.iter().map(|p| p.key.as_str()).collect();
+        let mut expected: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+        expected.extend((0..30).rev().map(|i| format!("x{i}")));
+        assert_eq!(keys, expected);
+    }
+
+    // --- config factories --------------------------------------------------------------------
+
+    #[test]
+    fn config_factories_are_rejected() {
+        for (source, span) in [
+            ("export default defineConfig(() => ({}));", "() => ({})"),
+            (
+                "export default defineConfig(async () => ({ a: 1 }));",
+                "async () => ({ a: 1 })",
+            ),
+            (
+                "export default defineConfig(function () { return {}; });",
+                "function () { return {}; }",
+            ),
+            ("export default () => ({});", "() => ({})"),
+            (
+                "export default function () { return {}; }",
+                "function () { return {}; }",
+            ),
+            (
+                "export default function config() { return {}; }",
+                "function config() { return {}; }",
+            ),
+            (
+                "const config = () => ({});\nexport default config;",
+                "() => ({})",
+            ),
+            (
+                "export default defineConfig((() => ({})) as any);",
+                "() => ({})",
+            ),
+        ] {
+            let e = single(source);
+            assert_eq!(e.kind, ExtractErrorKind::ConfigFactory, "{source}");
+            assert_eq!(
+                e.message,
+                "config factories are not supported: agent-bundle reads the config statically and never runs it"
+            );
+            assert_eq!(
+                e.help,
+                "export the object literal directly: `export default defineConfig({ ... })`"
+            );
+            assert_eq!(e.path, "");
+            assert_eq!(text(source, e.span), span, "{source}");
+        }
+    }
+
+    // --- not literal ---------------------------------------------------------------------------
+
+    /// (property body, offending text, path, message)
+    #[rustfmt::skip]
+    const NOT_LITERAL: &[(&str, &str, &str, &str)] = &[
+        ("hooks: { beforeTool: ['./a.ts', { handler: path.join('a', 'b') }] }", "path.join('a', 'b')", "hooks.beforeTool[1].handler", "found a function call `path.join(...)`"),
+        ("plugin: { name: name }", "name", "plugin.name", "found identifier `name`"),
+        ("plugin: { name }", "name", "plugin.name", "shorthand property `name` refers to a variable"),
+        ("plugin: { [key]: 'x' }", "key", "plugin", "computed keys are not allowed"),
+        ("plugin: { ['name']: 'x' }", "'name'", "plugin", "computed keys are not allowed"),
+        ("plugin: { ...base }", "...base", "plugin", "spread is not allowed"),
+        ("targets: ['claude', ...more]", "...more", "targets[1]", "spread is not allowed"),
+        ("targets: ['claude', , 'codex']", ",", "targets[1]", "array holes are not allowed"),
+        ("plugin: { name: `hooks-${suffix}` }", "`hooks-${suffix}`", "plugin.name", "found a template literal with substitutions"),
+        ("plugin: { name: /x/g }", "/x/g", "plugin.name", "found a regular expression `/x/g`"),
+        ("timeout: 10n", "10n", "timeout", "found a bigint `10n`"),
+        ("hooks: { handler: () => {} }", "() => {}", "hooks.handler", "found an arrow function"),
+        ("hooks: { handler: function () {} }", "function () {}", "hooks.handler", "found a function"),
+        ("hooks: { handler() {} }", "handler() {}", "hooks.handler", "found a method `handler`"),
+        ("plugin: { get name() { return 'x'; } }", "get name() { return 'x'; }", "plugin.name", "found a getter `name`"),
+        ("plugin: { set name(v) {} }", "set name(v) {}", "plugin.name", "found a setter `name`"),
+        ("when: new Date()", "new Date()", "when", "found a `new` expression `new Date(...)`"),
+        ("timeout: 10 * 1000", "10 * 1000", "timeout", "found a binary `*` expression `10 * 1000`"),
+        ("plugin: { name: 'a' + 'b' }", "'a' + 'b'", "plugin.name", "found a binary `+` expression `'a' + 'b'`"),
+        ("plugin: { name: process.env.NAME }", "process.env.NAME", "plugin.name", "found a member expression `process.env.NAME`"),
+        ("plugin: { name: names[0] }", "names[0]", "plugin.name", "found a member expression `names[0]`"),
+        ("plugin: { name: a ?? 'x' }", "a ?? 'x'", "plugin.name", "found a logical `??` expression `a ?? 'x'`"),
+        ("plugin: { name: a ? 'x' : 'y' }", "a ? 'x' : 'y'", "plugin.name", "found a conditional expression `a ? 'x' : 'y'`"),
+        ("plugin: { name: undefined }", "undefined", "plugin.name", "found `undefined`, which JSON cannot represent"),
+        ("timeout: -Infinity", "-Infinity", "timeout", "found `-Infinity`; JSON has no such number"),
+        ("timeout: Infinity", "Infinity", "timeout", "found identifier `Infinity`"),
+        ("timeout: NaN", "NaN", "timeout", "found identifier `NaN`"),
+        ("timeout: 1e999", "1e999", "timeout", "found the number `1e999`, which overflows to Infinity"),
+        ("timeout: -'5'", "-'5'", "timeout", "found a unary `-` expression `-'5'`"),
+        ("enabled: !0", "!0", "enabled", "found a unary `!` expression `!0`"),
+        ("timeout: - -5", "- -5", "timeout", "found a unary `-` expression `- -5`"),
+        ("plugin: { name: String.raw`x` }", "String.raw`x`", "plugin.name", "found a tagged template `String.raw`...``"),
+        ("plugin: { name: import.meta.url }", "import.meta.url", "plugin.name", "found a member expression `import.meta.url`"),
+        ("plugin: { name: await load() }", "await load()", "plugin.name", "found an `await` expression `await load()`"),
+        ("plugin: { name: import('./x') }", "import('./x')", "plugin.name", "found a dynamic import `import('./x')`"),
+        ("plugin: { name: a?.b }", "a?.b", "plugin.name", "found an optional chain `a?.b`"),
+        ("plugin: { name: class {} }", "class {}", "plugin.name", "found a class"),
+        ("plugin: { __proto__: { name: 'x' } }", "__proto__", "plugin", "`__proto__` keys are not allowed: JavaScript sets the prototype instead of adding a key"),
+        ("'a b': { 'c.d': [0, { 1: x }] }", "x", "[\"a b\"][\"c.d\"][1][\"1\"]", "found identifier `x`"),
+        ("x: { 1n: 'x' }", "1n", "x", "bigint keys are not allowed"),
+        ("x: { 'a\\uD800': 1 }", "'a\\uD800'", "x", "found a key with a lone surrogate, which has no UTF-8 form"),
+        ("x: ['\\uDC00']", "'\\uDC00'", "x[0]", "found a string with a lone surrogate, which has no UTF-8 form"),
+    ];
+
+    #[test]
+    fn each_non_literal_is_reported_with_path_and_span() {
+        for &(body, offending, path, message) in NOT_LITERAL {
+            let source = wrap(body);
+            let e = single(&source);
+            assert_eq!(e.kind, ExtractErrorKind::NotLiteral, "{body}");
+            assert_eq!(e.message, message, "{body}");
+            assert_eq!(e.path, path, "{body}");
+            assert_eq!(text(&source, e.span), offending, "{body}");
+            assert!(!e.help.is_empty());
+        }
+    }
+
+    #[test]
+    fn help_texts() {
+        let e = single(&wrap("plugin: { name: path.join('a') }"));
+        assert_eq!(
+            e.help,
+            "write a literal value: agent-bundle reads this file statically and never executes it"
+        );
+        let e = single(&wrap("plugin: { name: undefined }"));
+        assert_eq!(e.help, "omit the key instead");
+        let e = single(&wrap("targets: [undefined]"));
+        assert_eq!(e.help, "remove the element instead");
+    }
+
+    #[test]
+    fn line_and_column_of_errors() {
+        let source = "import { defineConfig } from 'agent-bundle/config';
+import path from 'node:path';
+export default defineConfig({
+  plugin: { name: 'x' },
+  hooks: {
+    beforeTool: ['./a.ts', { handler: path.join('a', 'b') }],
+  },
+  targets: [name],
+});
+";
+        let index = LineIndex::new(source);
+        let errors = errors(source);
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].path, "hooks.beforeTool[1].handler");
+        assert_eq!(index.line_col(errors[0].span.start), (6, 39));
+        assert_eq!(index.line_col(errors[0].span.end), (6, 58));
+        assert_eq!(errors[1].path, "targets[0]");
+        assert_eq!(errors[1].message, "found identifier `name`");
+        assert_eq!(index.line_col(errors[1].span.start), (8, 13));
+    }
+
+    #[test]
+    fn utf16_columns_after_non_ascii() {
+        // 'é' is 2 bytes / 1 UTF-16 unit, '😀' is 4 bytes / 2 units.
+        let source = "export default { plugin: { description: 'café 😀', name: nom } };";
+        let e = single(source);
+        assert_eq!(e.path, "plugin.name");
+        let byte = source.find("nom").unwrap() as u32;
+        assert_eq!(e.span.start, byte);
+        let prefix = &source[..byte as usize];
+        assert_eq!(
+            LineIndex::new(source).line_col(e.span.start),
+            (1, prefix.encode_utf16().count() as u32 + 1)
+        );
+        assert_eq!(LineIndex::new(source).line_col(e.span.start), (1, 58));
+        assert_eq!(byte, 60);
+    }
+
+    #[test]
+    fn all_errors_are_reported_in_one_pass() {
+        let source = wrap(
+            "hooks: { sessionStart: { handler: resolve('x') } }, plugin: { name, description: `v${1}` }, targets: ['claude', ...extra], timeout: 2 ** 10",
+        );
+        let errors = errors(&source);
+        let summary: Vec<(&str, &str)> = errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.message.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (
+                    "hooks.sessionStart.handler",
+                    "found a function call `resolve(...)`"
+                ),
+                (
+                    "plugin.name",
+                    "shorthand property `name` refers to a variable"
+                ),
+                (
+                    "plugin.description",
+                    "found a template literal with substitutions"
+                ),
+                ("targets[1]", "spread is not allowed"),
+                ("timeout", "found a binary `**` expression `2 ** 10`"),
+            ]
+        );
+        assert!(
+            errors
+                .iter()
+                .all(|e| e.kind == ExtractErrorKind::NotLiteral)
+        );
+    }
+
+    #[test]
+    fn root_must_be_an_object_literal() {
+        let e = single("export default createConfig({ a: 1 });");
+        assert_eq!(e.kind, ExtractErrorKind::NotLiteral);
+        assert_eq!(e.message, "found a function call `createConfig(...)`");
+        assert!(e.help.contains("defineConfig({ ... })"));
+        let e = single("export default defineConfig('x');");
+        assert_eq!(
+            e.message,
+            "`defineConfig` expects an object literal, found a string"
+        );
+        let e = single("export default [1, 2];");
+        assert_eq!(e.message, "expected an object literal, found an array");
+        let e = single("export default defineConfig({ a: 1 }, { b: 2 });");
+        assert_eq!(
+            e.message,
+            "`defineConfig` takes exactly one object literal, found 2 arguments"
+        );
+        let e = single("export default defineConfig();");
+        assert_eq!(
+            e.message,
+            "`defineConfig` takes exactly one object literal, found 0 arguments"
+        );
+        let e = single("export default defineConfig(...parts);");
+        assert_eq!(e.message, "spread is not allowed");
+        let e = single("export default defineConfig(defineConfig({}));");
+        assert_eq!(e.message, "found a function call `defineConfig(...)`");
+        let e = single("export default class {}");
+        assert_eq!(e.message, "found a class");
+        let e = single("export { default } from './shared';");
+        assert_eq!(
+            e.message,
+            "found a re-export from './shared', which cannot be followed statically"
+        );
+    }
+
+    #[test]
+    fn syntax_errors() {
+        let source = "export default defineConfig({ a: 1, b: });";
+        let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
+        assert!(out.value.is_none());
+        assert!(!out.errors.is_empty());
+        let e = &out.errors[0];
+        assert_eq!(e.kind, ExtractErrorKind::Syntax);
+        assert!(!e.message.is_empty());
+        assert_eq!(e.path, "");
+        assert_eq!(LineIndex::new(source).line_col(e.span.start), (1, 40));
+        // Several syntax errors are all reported; `as` is not JavaScript.
+        let out = extract(
+            "agent-bundle.config.js",
+            "export default { a: 1 } as const;",
+            ExtractTarget::DefaultExport,
+        );
+        assert!(
+            out.errors
+                .iter()
+                .all(|e| e.kind == ExtractErrorKind::Syntax)
+        );
+        assert!(!out.errors.is_empty());
+    }
+
+    #[test]
+    fn missing_default_export() {
+        for source in [
+            "",
+            "import { defineConfig } from 'agent-bundle/config';\nconst config = defineConfig({});",
+            "export const config = {};",
+        ] {
+            let e = single(source);
+            assert_eq!(e.kind, ExtractErrorKind::MissingExport);
+            assert_eq!(e.message, "agent-bundle.config.ts has no `export default`");
+            assert_eq!(e.help, "add `export default defineConfig({ ... })`");
+            assert_eq!(e.span, Span { start: 0, end: 0 });
+            assert_eq!(e.path, "");
+        }
+        let out = extract(
+            "/plugins/x/agent-bundle.config.ts",
+            "",
+            ExtractTarget::DefaultExport,
+        );
+        assert_eq!(
+            out.errors[0].message,
+            "agent-bundle.config.ts has no `export default`"
+        );
+    }
+
+    #[test]
+    fn duplicate_exports_are_syntax_errors() {
+        let source = "export default { a: 1 };\nexport default { b: 2 };";
+        let e = single(source);
+        assert_eq!(e.kind, ExtractErrorKind::Syntax);
+        assert_eq!(
+            e.message,
+            "duplicate `export default`: a module has only one default export"
+        );
+        assert_eq!(text(source, e.span), "export default { b: 2 };");
+        let out = extract(
+            "route.ts",
+            "export const config = {};\nconst c = {};\nexport { c as config };",
+            ExtractTarget::NamedConst("config"),
+        );
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].kind, ExtractErrorKind::Syntax);
+        assert_eq!(
+            out.errors[0].message,
+            "duplicate export of `config`: a module exports a name only once"
+        );
+    }
+
+    // --- routes: `export const config` -------------------------------------------------------
+
+    const ROUTE: ExtractTarget = ExtractTarget::NamedConst("config");
+
+    fn route(source: &str) -> Extracted {
+        extract("src/events/before-tool.ts", source, ROUTE)
+    }
+
+    #[test]
+    fn route_config_forms() {
+        let source = "import type { AgentEventRouteConfig } from 'agent-bundle';
+export const config = {
+  targets: ['claude'],
+  timeoutMs: 30_000,
+} satisfies AgentEventRouteConfig;
+export default async function handler() {}
+";
+        let out = route(source);
+        assert_eq!(out.errors, vec![]);
+        assert_eq!(
+            serde_json::to_string(&out.value.unwrap().to_json()).unwrap(),
+            r#"{"targets":["claude"],"timeoutMs":30000}"#
+        );
+        for source in [
+            "export const config: AgentEventRouteConfig = { timeoutMs: 5 };",
+            "export const other = 1, config = { timeoutMs: 5 } as const;",
+            "const config = { timeoutMs: 5 };\nexport { config };",
+            "const base = { timeoutMs: 5 };\nexport const config = base;",
+        ] {
+            let out = route(source);
+            assert_eq!(out.errors, vec![], "{source}");
+            assert_eq!(
+                out.value.unwrap().to_json(),
+                serde_json::json!({ "timeoutMs": 5 }),
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn route_config_errors() {
+        let cases: &[(&str, ExtractErrorKind, &str)] = &[
+            (
+                "export let config = { a: 1 };",
+                ExtractErrorKind::NotLiteral,
+                "`export let config` cannot be read statically: write `export const config = { ... }`",
+            ),
+            (
+                "export var config = { a: 1 };",
+                ExtractErrorKind::NotLiteral,
+                "`export var config` cannot be read statically: write `export const config = { ... }`",
+            ),
+            (
+                "export function config() { return {}; }",
+                ExtractErrorKind::NotLiteral,
+                "`export function config` cannot be read statically: write `export const config = { ... }`",
+            ),
+            (
+                "export const { config } = shared;",
+                ExtractErrorKind::NotLiteral,
+                "`config` is destructured and cannot be read statically: write `export const config = { ... }`",
+            ),
+            (
+                "export const config = () => ({});",
+                ExtractErrorKind::ConfigFactory,
+                "config factories are not supported: agent-bundle reads the config statically and never runs it",
+            ),
+            (
+                "export const config = defineConfig({});",
+                ExtractErrorKind::NotLiteral,
+                "found a function call `defineConfig(...)`",
+            ),
+            (
+                "export const config = { timeoutMs: ms('30s') };",
+                ExtractErrorKind::NotLiteral,
+                "found a function call `ms(...)`",
+            ),
+            (
+                "export default { a: 1 };",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
+            (
+                "export const configuration = {};",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
+            (
+                "const config = {};",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
+        ];
+        for &(source, ref kind, message) in cases {
+            let out = route(source);
+            assert!(out.value.is_none(), "{source}");
+            assert_eq!(out.errors.len(), 1, "{source}: {:#?}", out.errors);
+            assert_eq!(&out.errors[0].kind, kind, "{source}");
+            assert_eq!(out.errors[0].message, message, "{source}");
+        }
+        let out = route("export const config = () => ({});");
+        assert_eq!(
+            out.errors[0].help,
+            "export the object literal directly: `export const config = { ... }`"
+        );
+        let out = route("");
+        assert_eq!(out.errors[0].help, "add `export const config = { ... }`");
+        let out = route("export const config = { timeoutMs: ms('30s') };");
+        assert_eq!(out.errors[0].path, "timeoutMs");
+    }
+
+    // --- helpers -------------------------------------------------------------------------------
+
+    #[test]
+    fn javascript_number_to_string() {
+        for (value, expected) in [
+            (0.0, "0"),
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (16.0, "16"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123e-20, "1.23e-18"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (5e-324, "5e-324"),
+            (1.2345678901234569e23, "1.2345678901234569e+23"),
+            (2f64.powi(60), "1152921504606847000"),
+            (-2.5, "-2.5"),
+            (f64::INFINITY, "Infinity"),
+        ] {
+            assert_eq!(js_number_to_string(value), expected);
+        }
+    }
+
+    #[test]
+    fn array_index_keys() {
+        assert_eq!(array_index("0"), Some(0));
+        assert_eq!(array_index("4294967294"), Some(4_294_967_294));
+        assert_eq!(array_index("4294967295"), None);
+        assert_eq!(array_index("01"), None);
+        assert_eq!(array_index("-1"), None);
+        assert_eq!(array_index("1.5"), None);
+        assert_eq!(array_index(""), None);
+        assert_eq!(array_index("99999999999"), None);
+    }
+
+    #[test]
+    fn fast_enough() {
+        let start = std::time::Instant::now();
+        let runs = 200;
+        for _ in 0..runs {
+            for seed in [SEED_HOOKS_AND_SCRIPTS, SEED_GUARDED, SEED_PREBUILT] {
+                assert!(
+                    extract(CONFIG, seed, ExtractTarget::DefaultExport)
+                        .value
+                        .is_some()
+                );
+            }
+        }
+        let per_config = start.elapsed() / (runs * 3);
+        // Generous bound: debug builds on a loaded CI machine; release runs take ~10 µs.
+        assert!(
+            per_config < std::time::Duration::from_millis(5),
+            "{per_config:?} per config"
+        );
+    }
+}

@@ -1,0 +1,610 @@
+//! The config stage: `agent-bundle.config.ts` → a typed, position-free [`Config`].
+//!
+//! `extract` reads the literal value of the default export statically (the file is never
+//! executed); this module checks its shape against the schema: known keys, JSON types, and the
+//! three forms a hook may take. Semantic checks (do targets exist, do selectors map, is the
+//! timeout positive) belong to `model::normalize`, which sees the whole project.
+//!
+//! Architecture invariant: `Config` holds JSON paths, never spans, so reformatting the config
+//! leaves it equal and every later stage is reused.
+
+pub mod extract;
+
+use crate::diagnostics::{Code, Diagnostic};
+use extract::{ExtractErrorKind, ExtractTarget, Value, ValueKind};
+
+/// The names under which a project's config is looked up, in order.
+pub const CONFIG_FILE_NAMES: [&str; 4] = [
+    "agent-bundle.config.ts",
+    "agent-bundle.config.mts",
+    "agent-bundle.config.js",
+    "agent-bundle.config.mjs",
+];
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub plugin: PluginConfig,
+    /// Raw target names with their JSON paths; `None` when the key is absent.
+    pub targets: Option<Vec<Item<String>>>,
+    pub hooks: Vec<HookDecl>,
+    pub payloads: Vec<PayloadDecl>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PluginConfig {
+    pub name: Item<String>,
+    pub description: Option<String>,
+    pub version: Option<String>,
+}
+
+/// A config value together with the JSON path it was read from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Item<T> {
+    pub value: T,
+    pub path: String,
+}
+
+/// One hook declaration, in any of the seed's forms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HookDecl {
+    /// The event key as written (validated in normalization).
+    pub event: Item<String>,
+    /// Path of the declaration itself, e.g. `hooks.beforeTool[1]`.
+    pub path: String,
+    pub handler: Item<HandlerDecl>,
+    pub targets: Option<Vec<Item<String>>>,
+    pub timeout: Option<Item<serde_json::Number>>,
+    pub tools: Option<Item<Vec<Item<String>>>>,
+    pub args: Option<Item<Vec<Item<String>>>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HandlerDecl {
+    Module(String),
+    Prebuilt(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PayloadDecl {
+    pub name: Item<String>,
+    pub source: Item<String>,
+    pub targets: Option<Vec<Item<String>>>,
+}
+
+/// What the config stage produces.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConfigReturn {
+    pub config: Option<Config>,
+    /// The extracted literal, kept for locating diagnostics by JSON path.
+    pub value: Option<Value>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads and checks the config file `file` (project-relative name) with text `text`.
+pub fn parse(file: &str, text: &str) -> ConfigReturn {
+    let extracted = extract::extract(file, text, ExtractTarget::DefaultExport);
+    let mut diagnostics: Vec<Diagnostic> = extracted
+        .errors
+        .iter()
+        .map(|error| {
+            let code = match error.kind {
+                ExtractErrorKind::Syntax => Code::ConfigSyntax,
+                ExtractErrorKind::MissingExport
+                | ExtractErrorKind::ConfigFactory
+                | ExtractErrorKind::NotLiteral => Code::InvalidConfigValue,
+            };
+            let mut diagnostic = Diagnostic::error(code, error.message.clone())
+                .in_file(file)
+                .at(error.span);
+            if !error.path.is_empty() {
+                diagnostic = diagnostic.at_path(error.path.clone());
+            }
+            if !error.help.is_empty() {
+                diagnostic = diagnostic.with_help(error.help.clone());
+            }
+            diagnostic
+        })
+        .collect();
+    let config = extracted.value.as_ref().and_then(|value| {
+        let mut reader = Reader {
+            file,
+            diagnostics: &mut diagnostics,
+        };
+        reader.config(value)
+    });
+    // A config with extraction errors is incomplete: never build from it.
+    let config = if extracted.errors.is_empty() {
+        config
+    } else {
+        None
+    };
+    ConfigReturn {
+        config,
+        value: extracted.value,
+        diagnostics,
+    }
+}
+
+/// Finds the span of the value at `json_path` in an extracted config.
+pub fn span_of(root: &Value, json_path: &str) -> Option<crate::source::Span> {
+    let mut value = root;
+    for segment in split_path(json_path) {
+        value = match (&value.kind, segment) {
+            (ValueKind::Object(properties), PathSegment::Key(key)) => {
+                &properties.iter().rev().find(|p| p.key == key)?.value
+            }
+            (ValueKind::Array(items), PathSegment::Index(index)) => items.get(index)?,
+            _ => return None,
+        };
+    }
+    Some(value.span)
+}
+
+enum PathSegment<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn split_path(path: &str) -> Vec<PathSegment<'_>> {
+    let mut segments = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']').unwrap_or(after.len());
+            let inner = &after[..end];
+            rest = after.get(end + 1..).unwrap_or("");
+            match inner.parse::<usize>() {
+                Ok(index) => segments.push(PathSegment::Index(index)),
+                Err(_) => segments.push(PathSegment::Key(inner.trim_matches('"'))),
+            }
+        } else {
+            let rest_trimmed = rest.strip_prefix('.').unwrap_or(rest);
+            let end = rest_trimmed.find(['.', '[']).unwrap_or(rest_trimmed.len());
+            segments.push(PathSegment::Key(&rest_trimmed[..end]));
+            rest = &rest_trimmed[end..];
+        }
+    }
+    segments
+}
+
+/// Appends an object key to a JSON path, quoting keys that are not identifiers.
+pub fn join_key(path: &str, key: &str) -> String {
+    let identifier = !key.is_empty()
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    match (path.is_empty(), identifier) {
+        (true, true) => key.to_owned(),
+        (false, true) => format!("{path}.{key}"),
+        (_, false) => format!("{path}[{}]", serde_json::Value::from(key)),
+    }
+}
+
+pub fn join_index(path: &str, index: usize) -> String {
+    format!("{path}[{index}]")
+}
+
+/// Walks the extracted value, reporting every shape problem before giving up.
+struct Reader<'a> {
+    file: &'a str,
+    diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+const TOP_LEVEL_KEYS: [&str; 4] = ["hooks", "payload", "plugin", "targets"];
+const HOOK_ENTRY_KEYS: [&str; 5] = ["args", "handler", "targets", "timeout", "tools"];
+
+impl Reader<'_> {
+    fn error(&mut self, code: Code, value: &Value, path: &str, message: String, help: &str) {
+        let mut diagnostic = Diagnostic::error(code, message)
+            .in_file(self.file)
+            .at(value.span)
+            .at_path(path);
+        if !help.is_empty() {
+            diagnostic = diagnostic.with_help(help);
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    fn expected(&mut self, value: &Value, path: &str, expected: &str) {
+        let message = format!("`{path}` must be {expected}, found {}", value.describe());
+        self.error(Code::InvalidConfigValue, value, path, message, "");
+    }
+
+    fn config(&mut self, root: &Value) -> Option<Config> {
+        let ValueKind::Object(properties) = &root.kind else {
+            self.expected(root, "", "an object literal");
+            return None;
+        };
+        for property in properties {
+            if !TOP_LEVEL_KEYS.contains(&property.key.as_str()) {
+                let message = format!("unknown config key `{}`", property.key);
+                let help = format!(
+                    "this version of agent-bundle reads {}",
+                    TOP_LEVEL_KEYS.join(", ")
+                );
+                self.diagnostics.push(
+                    Diagnostic::error(Code::UnknownConfigKey, message)
+                        .in_file(self.file)
+                        .at(property.key_span)
+                        .at_path(join_key("", &property.key))
+                        .with_help(help),
+                );
+            }
+        }
+        let plugin = self.plugin(root.get("plugin"), root);
+        let targets = root
+            .get("targets")
+            .and_then(|v| self.string_list(v, "targets"));
+        let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
+        let payloads = root
+            .get("payload")
+            .map(|v| self.payloads(v))
+            .unwrap_or_default();
+        Some(Config {
+            plugin: plugin?,
+            targets,
+            hooks,
+            payloads,
+        })
+    }
+
+    fn plugin(&mut self, value: Option<&Value>, root: &Value) -> Option<PluginConfig> {
+        let Some(value) = value else {
+            self.error(
+                Code::MissingPluginName,
+                root,
+                "",
+                "the config has no `plugin`".into(),
+                "add `plugin: { name: 'my-plugin' }`",
+            );
+            return None;
+        };
+        if !matches!(value.kind, ValueKind::Object(_)) {
+            self.expected(value, "plugin", "an object");
+            return None;
+        }
+        let description = value
+            .get("description")
+            .and_then(|v| self.string(v, "plugin.description"));
+        let version = value
+            .get("version")
+            .and_then(|v| self.string(v, "plugin.version"));
+        let Some(name_value) = value.get("name") else {
+            self.error(
+                Code::MissingPluginName,
+                value,
+                "plugin",
+                "`plugin.name` is required".into(),
+                "add `name: 'my-plugin'` (lowercase letters, digits and dashes)",
+            );
+            return None;
+        };
+        let name = self.string(name_value, "plugin.name")?;
+        Some(PluginConfig {
+            name: Item {
+                value: name,
+                path: "plugin.name".into(),
+            },
+            description,
+            version,
+        })
+    }
+
+    fn string(&mut self, value: &Value, path: &str) -> Option<String> {
+        match &value.kind {
+            ValueKind::String(text) => Some(text.clone()),
+            _ => {
+                self.expected(value, path, "a string");
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, value: &Value, path: &str) -> Option<Vec<Item<String>>> {
+        let ValueKind::Array(items) = &value.kind else {
+            self.expected(value, path, "an array of strings");
+            return None;
+        };
+        let mut list = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let item_path = join_index(path, index);
+            if let Some(text) = self.string(item, &item_path) {
+                list.push(Item {
+                    value: text,
+                    path: item_path,
+                });
+            }
+        }
+        Some(list)
+    }
+
+    fn hooks(&mut self, value: &Value) -> Vec<HookDecl> {
+        let ValueKind::Object(properties) = &value.kind else {
+            self.expected(value, "hooks", "an object keyed by event");
+            return Vec::new();
+        };
+        let mut hooks = Vec::new();
+        for property in properties {
+            let event_path = join_key("hooks", &property.key);
+            let event = Item {
+                value: property.key.clone(),
+                path: event_path.clone(),
+            };
+            match &property.value.kind {
+                ValueKind::Array(entries) => {
+                    for (index, entry) in entries.iter().enumerate() {
+                        let path = join_index(&event_path, index);
+                        hooks.extend(self.hook_entry(entry, &event, path));
+                    }
+                }
+                _ => hooks.extend(self.hook_entry(&property.value, &event, event_path.clone())),
+            }
+        }
+        hooks
+    }
+
+    fn hook_entry(
+        &mut self,
+        value: &Value,
+        event: &Item<String>,
+        path: String,
+    ) -> Option<HookDecl> {
+        let declaration = |handler| HookDecl {
+            event: event.clone(),
+            path: path.clone(),
+            handler,
+            targets: None,
+            timeout: None,
+            tools: None,
+            args: None,
+        };
+        match &value.kind {
+            ValueKind::String(handler) => Some(declaration(Item {
+                value: HandlerDecl::Module(handler.clone()),
+                path: path.clone(),
+            })),
+            ValueKind::Object(properties) => {
+                for property in properties {
+                    if !HOOK_ENTRY_KEYS.contains(&property.key.as_str()) {
+                        self.error(
+                            Code::UnknownConfigKey,
+                            &property.value,
+                            &join_key(&path, &property.key),
+                            format!("unknown hook entry key `{}`", property.key),
+                            "a hook entry takes handler, targets, timeout, tools and args",
+                        );
+                    }
+                }
+                let handler_path = join_key(&path, "handler");
+                let handler = match value.get("handler") {
+                    None => {
+                        self.error(
+                            Code::EmptyHandler,
+                            value,
+                            &path,
+                            format!("hook {} requires a handler", event.value),
+                            "add `handler: './src/hooks/<name>.ts'`",
+                        );
+                        None
+                    }
+                    Some(handler) => self.handler(handler, &handler_path),
+                };
+                let targets = value
+                    .get("targets")
+                    .and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                let timeout = value.get("timeout").and_then(|v| {
+                    let timeout_path = join_key(&path, "timeout");
+                    match &v.kind {
+                        ValueKind::Number(number) => Some(Item {
+                            value: number.clone(),
+                            path: timeout_path,
+                        }),
+                        _ => {
+                            self.expected(v, &timeout_path, "a number of seconds");
+                            None
+                        }
+                    }
+                });
+                let list = |reader: &mut Self, key: &str| {
+                    let list_path = join_key(&path, key);
+                    let items = reader.string_list(value.get(key)?, &list_path)?;
+                    Some(Item {
+                        value: items,
+                        path: list_path,
+                    })
+                };
+                let tools = list(self, "tools");
+                let args = list(self, "args");
+                let mut decl = declaration(handler?);
+                decl.targets = targets;
+                decl.timeout = timeout;
+                decl.tools = tools;
+                decl.args = args;
+                Some(decl)
+            }
+            _ => {
+                self.expected(
+                    value,
+                    &path,
+                    "a handler path, an entry object, or an array of them",
+                );
+                None
+            }
+        }
+    }
+
+    fn handler(&mut self, value: &Value, path: &str) -> Option<Item<HandlerDecl>> {
+        match &value.kind {
+            ValueKind::String(module) => Some(Item {
+                value: HandlerDecl::Module(module.clone()),
+                path: path.into(),
+            }),
+            ValueKind::Object(_) => {
+                let prebuilt_path = join_key(path, "prebuilt");
+                match value.get("prebuilt") {
+                    Some(prebuilt) => {
+                        let file = self.string(prebuilt, &prebuilt_path)?;
+                        Some(Item {
+                            value: HandlerDecl::Prebuilt(file),
+                            path: prebuilt_path,
+                        })
+                    }
+                    None => {
+                        self.expected(
+                            value,
+                            path,
+                            "a module path or `{ prebuilt: '<path in a payload>' }`",
+                        );
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.expected(
+                    value,
+                    path,
+                    "a module path or `{ prebuilt: '<path in a payload>' }`",
+                );
+                None
+            }
+        }
+    }
+
+    fn payloads(&mut self, value: &Value) -> Vec<PayloadDecl> {
+        let ValueKind::Object(properties) = &value.kind else {
+            self.expected(value, "payload", "an object keyed by destination directory");
+            return Vec::new();
+        };
+        let mut payloads = Vec::new();
+        for property in properties {
+            let path = join_key("payload", &property.key);
+            let name = Item {
+                value: property.key.clone(),
+                path: path.clone(),
+            };
+            match &property.value.kind {
+                ValueKind::String(source) => payloads.push(PayloadDecl {
+                    name,
+                    source: Item {
+                        value: source.clone(),
+                        path,
+                    },
+                    targets: None,
+                }),
+                ValueKind::Object(_) => {
+                    let source_path = join_key(&path, "source");
+                    let source = match property.value.get("source") {
+                        Some(source) => self.string(source, &source_path),
+                        None => {
+                            self.expected(
+                                &property.value,
+                                &path,
+                                "an object with a `source` directory",
+                            );
+                            None
+                        }
+                    };
+                    let targets = property
+                        .value
+                        .get("targets")
+                        .and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                    if let Some(source) = source {
+                        payloads.push(PayloadDecl {
+                            name,
+                            source: Item {
+                                value: source,
+                                path: source_path,
+                            },
+                            targets,
+                        });
+                    }
+                }
+                _ => self.expected(
+                    &property.value,
+                    &path,
+                    "a source directory or `{ source, targets }`",
+                ),
+            }
+        }
+        payloads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GUARDED: &str = r#"import { defineConfig } from 'agent-bundle/config';
+export default defineConfig({
+  hooks: {
+    beforeTool: [
+      './src/hooks/audit.ts',
+      { handler: './src/hooks/guard-writes.ts', targets: ['claude'], timeout: 10, tools: ['file.write', 'shell'] },
+    ],
+  },
+  plugin: { description: 'Guarded tooling.', name: 'guarded' },
+  targets: ['portable', 'claude'],
+});
+"#;
+
+    #[test]
+    fn reads_every_hook_form() {
+        let parsed = parse("agent-bundle.config.ts", GUARDED);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let config = parsed.config.unwrap();
+        assert_eq!(config.plugin.name.value, "guarded");
+        assert_eq!(config.hooks.len(), 2);
+        assert_eq!(config.hooks[0].path, "hooks.beforeTool[0]");
+        assert_eq!(
+            config.hooks[1].handler.value,
+            HandlerDecl::Module("./src/hooks/guard-writes.ts".into())
+        );
+        let tools: Vec<_> = config.hooks[1]
+            .tools
+            .as_ref()
+            .unwrap()
+            .value
+            .iter()
+            .map(|t| t.value.as_str())
+            .collect();
+        assert_eq!(tools, ["file.write", "shell"]);
+        assert_eq!(
+            config.hooks[1].tools.as_ref().unwrap().value[1].path,
+            "hooks.beforeTool[1].tools[1]"
+        );
+    }
+
+    #[test]
+    fn reformatting_keeps_the_config_equal() {
+        let reformatted = GUARDED
+            .replace("  ", "    ")
+            .replace("{ handler", "{\n handler");
+        assert_eq!(
+            parse("agent-bundle.config.ts", GUARDED).config,
+            parse("agent-bundle.config.ts", &reformatted).config
+        );
+    }
+
+    #[test]
+    fn shape_errors_are_located_and_reported_together() {
+        let text = "export default { plugin: { name: 3 }, hooks: { stop: [42] }, extra: 1 };\n";
+        let parsed = parse("agent-bundle.config.ts", text);
+        assert!(parsed.config.is_none());
+        let paths: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.json_path.clone().unwrap())
+            .collect();
+        assert_eq!(paths, ["extra", "plugin.name", "hooks.stop[0]"]);
+        let value = parsed.value.unwrap();
+        assert_eq!(span_of(&value, "hooks.stop[0]"), parsed.diagnostics[2].span);
+    }
+
+    #[test]
+    fn json_paths_quote_odd_keys() {
+        assert_eq!(join_key("payload", "my dir"), "payload[\"my dir\"]");
+        assert_eq!(join_key("", "hooks"), "hooks");
+        assert_eq!(join_index("hooks.stop", 2), "hooks.stop[2]");
+    }
+}

@@ -1,0 +1,325 @@
+//! The query graph: salsa inputs at the floor, every stage a tracked function above them.
+//!
+//! ```text
+//! inputs:  SourceFile { path, bytes, executable }     Project { files, settings }
+//!   parse_config(project)        → ConfigReturn (value with spans, diagnostics)
+//!   config(project)              → Config (no spans: backdates on reformatting)
+//!   normalize(project)           → NormalizeReturn
+//!   model(project)               → Model (backdates when only diagnostics change)
+//!   host_plan(project, target)   → HostPlan
+//!   module_chunk(project, key)   → ModuleChunk (transpiled + linked module)
+//!   wrapper(project, hook, host) → WrapperReturn (one self-contained .mjs)
+//! ```
+//!
+//! Architecture invariant: no query touches the file system. `loader` reads the project
+//! into inputs; a query sees a file only through `Project::files`, so the graph knows every
+//! dependency (a missing file is a dependency on the file map).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use crate::bundle::{self, ModuleChunk};
+use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::hosts::{self, HostPlan};
+use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target};
+
+/// One file of the project, by project-relative POSIX path.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub bytes: Arc<[u8]>,
+    #[returns(copy)]
+    pub executable: bool,
+}
+
+/// The project being built.
+#[salsa::input(debug)]
+pub struct Project {
+    /// Every file under the project root the loader saw, by project-relative path.
+    #[returns(ref)]
+    pub files: Arc<BTreeMap<String, SourceFile>>,
+    #[returns(ref)]
+    pub settings: Settings,
+}
+
+/// Build settings that change what is built (not where it is written).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Settings {
+    /// Project-relative config path given with `--config`.
+    pub config_file: Option<String>,
+    /// `--target`, replacing the config's `targets`.
+    pub target_override: Option<Vec<Target>>,
+}
+
+#[salsa::interned(debug)]
+pub struct TargetKey<'db> {
+    #[returns(copy)]
+    pub target: Target,
+}
+
+#[salsa::interned(debug)]
+pub struct ModuleKey<'db> {
+    #[returns(ref)]
+    pub key: String,
+}
+
+#[salsa::interned(debug)]
+pub struct WrapperKey<'db> {
+    #[returns(ref)]
+    pub hook_name: String,
+    #[returns(copy)]
+    pub target: Target,
+}
+
+/// The salsa database. Cloning it is cheap; each rayon task gets its own clone.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+impl Database {
+    pub fn new() -> Self {
+        Database {
+            storage: salsa::Storage::new(None),
+        }
+    }
+
+    /// A database that records the name of every query it executes (for incremental tests
+    /// and the watch status line).
+    pub fn with_query_log(log: Arc<Mutex<Vec<String>>>) -> Self {
+        let callback = move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                log.lock()
+                    .expect("query log lock")
+                    .push(format!("{database_key:?}"));
+            }
+        };
+        Database {
+            storage: salsa::Storage::new(Some(Box::new(callback))),
+        }
+    }
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+/// The config file of the project, if there is one.
+pub fn config_file(db: &dyn salsa::Database, project: Project) -> Option<SourceFile> {
+    let files = project.files(db);
+    match &project.settings(db).config_file {
+        Some(path) => files.get(path).copied(),
+        None => CONFIG_FILE_NAMES
+            .iter()
+            .find_map(|name| files.get(*name).copied()),
+    }
+}
+
+/// The project-relative name diagnostics use for the config.
+pub fn config_file_name(db: &dyn salsa::Database, project: Project) -> String {
+    config_file(db, project).map_or_else(
+        || {
+            project
+                .settings(db)
+                .config_file
+                .clone()
+                .unwrap_or_else(|| CONFIG_FILE_NAMES[0].to_owned())
+        },
+        |file| file.path(db).clone(),
+    )
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse_config(db: &dyn salsa::Database, project: Project) -> ConfigReturn {
+    let Some(file) = config_file(db, project) else {
+        let names = CONFIG_FILE_NAMES.join(", ");
+        let diagnostic = Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found")
+            .with_help(format!(
+                "create one of {names} at the project root (or pass --root / --config)"
+            ));
+        return ConfigReturn {
+            config: None,
+            value: None,
+            diagnostics: vec![diagnostic],
+        };
+    };
+    let name = file.path(db);
+    match std::str::from_utf8(file.bytes(db)) {
+        Ok(text) => crate::config::parse(name, text),
+        Err(_) => ConfigReturn {
+            config: None,
+            value: None,
+            diagnostics: vec![
+                Diagnostic::error(Code::ConfigSyntax, "the config file is not valid UTF-8")
+                    .in_file(name.clone()),
+            ],
+        },
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn config(db: &dyn salsa::Database, project: Project) -> Option<Config> {
+    parse_config(db, project).config.clone()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn package_version(db: &dyn salsa::Database, project: Project) -> Option<String> {
+    let file = project.files(db).get("package.json")?;
+    let json: serde_json::Value = serde_json::from_slice(file.bytes(db)).ok()?;
+    json.get("version")?.as_str().map(str::to_owned)
+}
+
+struct FilesView<'a> {
+    files: &'a BTreeMap<String, SourceFile>,
+    config_file: String,
+}
+
+impl ProjectView for FilesView<'_> {
+    fn config_file(&self) -> &str {
+        &self.config_file
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
+    fn has_files_under(&self, path: &str) -> bool {
+        let prefix = format!("{path}/");
+        self.files
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(key, _)| key.starts_with(&prefix))
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn normalize(db: &dyn salsa::Database, project: Project) -> NormalizeReturn {
+    let Some(config) = config(db, project) else {
+        return NormalizeReturn {
+            model: None,
+            diagnostics: Vec::new(),
+        };
+    };
+    let view = FilesView {
+        files: project.files(db),
+        config_file: config_file_name(db, project),
+    };
+    let settings = project.settings(db);
+    crate::model::normalize(
+        config,
+        settings.target_override.as_deref(),
+        package_version(db, project).as_deref(),
+        &view,
+    )
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn model(db: &dyn salsa::Database, project: Project) -> Option<Model> {
+    normalize(db, project).model.clone()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn host_plan<'db>(
+    db: &'db dyn salsa::Database,
+    project: Project,
+    target: TargetKey<'db>,
+) -> HostPlan {
+    let target = target.target(db);
+    let model = model(db, project)
+        .as_ref()
+        .expect("host_plan runs only on a model");
+    hosts::plan::plan(hosts::table(target), model)
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn module_chunk<'db>(
+    db: &'db dyn salsa::Database,
+    project: Project,
+    key: ModuleKey<'db>,
+) -> ModuleChunk {
+    let key = key.key(db);
+    let files = project.files(db);
+    let source: std::borrow::Cow<'_, str> = match bundle::virtual_module(key) {
+        Some(text) => text.into(),
+        None => match files
+            .get(key)
+            .map(|file| std::str::from_utf8(file.bytes(db)))
+        {
+            Some(Ok(text)) => text.into(),
+            _ => return ModuleChunk::unreadable(key),
+        },
+    };
+    let aliases = bundle::aliases();
+    let exists = |path: &str| files.contains_key(path);
+    let mut resolve = |specifier: &str| bundle::resolve(key, specifier, &aliases, &exists);
+    bundle::compile_module(key, &source, &mut resolve)
+}
+
+/// A bundled wrapper, or the diagnostics that prevented it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WrapperReturn {
+    pub code: Option<Arc<str>>,
+    /// Project-relative paths of the modules linked in (the wrapper's inputs).
+    pub modules: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn wrapper<'db>(
+    db: &'db dyn salsa::Database,
+    project: Project,
+    key: WrapperKey<'db>,
+) -> WrapperReturn {
+    let (hook_name, target) = (key.hook_name(db), key.target(db));
+    let model = model(db, project)
+        .as_ref()
+        .expect("wrappers are built only from a model");
+    let hook = model
+        .hooks
+        .iter()
+        .find(|hook| &hook.name == hook_name)
+        .expect("wrapper keys name model hooks");
+    let Handler::Module(handler) = &hook.handler else {
+        unreachable!("prebuilt handlers have no wrapper");
+    };
+    let spec = hosts::spec::hook_spec(hosts::table(target), hook_name, hook.event)
+        .expect("planned hooks have a spec");
+    let graph = bundle::ModuleGraph::collect(&[bundle::RUNTIME_KEY, handler], |key| {
+        module_chunk(db, project, ModuleKey::new(db, key.to_owned()))
+    });
+    let mut diagnostics = graph.diagnostics();
+    if diagnostics.iter().all(|d| !d.is_error())
+        && !graph.chunk(handler).is_some_and(|c| c.has_default_export)
+    {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::HandlerWithoutDefault,
+                format!("handler `{handler}` has no default export"),
+            )
+            .in_file(handler.clone())
+            .with_help("export the handler function: `export default (event) => { … }`"),
+        );
+    }
+    let code = (!crate::diagnostics::has_errors(&diagnostics)).then(|| {
+        let header = format!(
+            "// Generated by agent-bundle {}: hook {hook_name} for {}. Do not edit.",
+            env!("CARGO_PKG_VERSION"),
+            target.as_str()
+        );
+        Arc::from(bundle::wrapper_code(&header, &graph, &spec, handler))
+    });
+    WrapperReturn {
+        code,
+        modules: graph.user_modules(),
+        diagnostics,
+    }
+}

@@ -1,0 +1,351 @@
+//! Diagnostics: one registry of stable `AB####` codes, one `Diagnostic` type, and the
+//! human and JSON renderers.
+//!
+//! Every stage reports problems as values (never by printing or panicking). A diagnostic
+//! names the file and, where it comes from the config, the JSON path of the offending
+//! value; the span is resolved from that path when the diagnostic is rendered, so the
+//! model below the config stage stays free of source positions (and salsa can backdate
+//! it when only whitespace moves).
+
+use std::fmt::Write as _;
+
+use annotate_snippets::{AnnotationKind, Element, Group, Level, Renderer, Snippet};
+
+use crate::model::Target;
+use crate::source::{LineIndex, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $name:literal, $summary:literal;)*) => {
+        /// Every diagnostic the compiler can report. Codes are never reused.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $($variant,)* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable code, e.g. `AB4202`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $code,)* }
+            }
+
+            /// A kebab-case name for the pattern the diagnostic flags.
+            pub fn name(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// One line for the diagnostics reference.
+            pub fn summary(self) -> &'static str {
+                match self { $(Code::$variant => $summary,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    ConfigNotFound = "AB4001", "config-not-found", "No `agent-bundle.config.{ts,mts,js,mjs}` at the project root (or at `--config`).";
+    ConfigSyntax = "AB4002", "config-syntax-error", "The config file does not parse as TypeScript/JavaScript.";
+    UnknownConfigKey = "AB4003", "unknown-config-key", "A key the config schema does not define.";
+    InvalidConfigValue = "AB4004", "invalid-config-value", "A config value of the wrong type or shape.";
+    MissingPluginName = "AB4005", "missing-plugin-name", "`plugin.name` is required.";
+    UnknownTarget = "AB4100", "unknown-target", "A target that is not `claude`, `codex`, `cursor` or `portable`.";
+    DuplicateHook = "AB4101", "duplicate-hook", "Two declarations normalize to the same hook.";
+    InvalidPluginName = "AB4102", "invalid-plugin-name", "A plugin name that some selected host rejects.";
+    OutputCollision = "AB4103", "output-collision", "Two hosts want different bytes at one artifact path.";
+    EmptyHandler = "AB4200", "empty-handler", "A hook without a handler path.";
+    ToolsOnNonToolEvent = "AB4201", "tools-on-non-tool-event", "`tools` on an event other than `beforeTool` or `afterTool`.";
+    UnknownSelector = "AB4202", "unknown-selector", "A tool selector that is neither canonical nor `<target>:<native-name>`.";
+    HookTargetNotSelected = "AB4203", "hook-target-not-selected", "A hook names a target the build does not select.";
+    EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A hook names a host that has no native event for it.";
+    InvalidTimeout = "AB4205", "invalid-timeout", "A timeout that is not a positive whole number of seconds.";
+    NativeSelectorOutsideTargets = "AB4212", "native-selector-outside-targets", "A `<target>:<name>` selector for a host the hook does not reach.";
+    UnknownEvent = "AB4213", "unknown-event", "A hook key that is not one of the seven canonical events.";
+    UnmappedSelector = "AB4214", "unmapped-selector", "A canonical selector with no native tool on a selected host.";
+    NoApplicableSelector = "AB4215", "no-applicable-selector", "A hook that selects tools leaves a host with an empty matcher.";
+    HookReachesNoHost = "AB4216", "hook-reaches-no-host", "No selected host can receive the hook.";
+    MissingHandler = "AB4217", "missing-handler", "The handler file does not exist.";
+    HandlerWithoutDefault = "AB4218", "handler-without-default-export", "The handler module has no default export.";
+    InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
+    PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";
+    PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";
+    InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
+    MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty.";
+    MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
+    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile.";
+    UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
+    ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";
+    ArtifactFiles = "AB6004", "artifact-files-mismatch", "A file is missing, edited after the build, or not in the manifest.";
+    WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";
+    HostDocument = "AB6011", "host-document-invalid", "A host manifest or hook document lacks the host's shape.";
+    HookCommandTarget = "AB6018", "hook-command-target-missing", "A hook command does not run a file inside the artifact.";
+    HostValidation = "AB6019", "host-validation-finding", "The host's own validator (claude plugin validate) reported a problem.";
+}
+
+/// One reported problem.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    /// Project-relative path of the file the problem is in.
+    pub file: Option<String>,
+    /// Byte range in `file`; filled from `json_path` at render time when absent.
+    pub span: Option<Span>,
+    /// Where in the config the offending value sits, e.g. `hooks.beforeTool[1].tools[0]`.
+    pub json_path: Option<String>,
+    pub host: Option<Target>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, message)
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, message)
+    }
+
+    fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            severity,
+            message: message.into(),
+            file: None,
+            span: None,
+            json_path: None,
+            host: None,
+            help: None,
+        }
+    }
+
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    pub fn at(mut self, span: Span) -> Self {
+        self.span = Some(span);
+        self
+    }
+
+    pub fn at_path(mut self, json_path: impl Into<String>) -> Self {
+        self.json_path = Some(json_path.into());
+        self
+    }
+
+    pub fn for_host(mut self, host: Target) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(Diagnostic::is_error)
+}
+
+/// A diagnostic with its position resolved against the file's text, ready to print.
+#[derive(Clone, Debug)]
+pub struct Located<'a> {
+    pub diagnostic: &'a Diagnostic,
+    pub text: Option<&'a str>,
+    /// 1-based line and UTF-16 column of the span start.
+    pub line_col: Option<(u32, u32)>,
+}
+
+impl<'a> Located<'a> {
+    pub fn new(diagnostic: &'a Diagnostic, text: Option<&'a str>) -> Self {
+        let line_col = match (diagnostic.span, text) {
+            (Some(span), Some(text)) => Some(LineIndex::new(text).line_col(span.start)),
+            _ => None,
+        };
+        Self {
+            diagnostic,
+            text,
+            line_col,
+        }
+    }
+
+    /// `file:line:col`, or as much of it as is known.
+    pub fn location(&self) -> Option<String> {
+        let file = self.diagnostic.file.as_deref()?;
+        Some(match self.line_col {
+            Some((line, col)) => format!("{file}:{line}:{col}"),
+            None => file.to_owned(),
+        })
+    }
+
+    /// Renders the diagnostic with a code frame, as a compiler would.
+    pub fn render_human(&self, color: bool) -> String {
+        let d = self.diagnostic;
+        let level = match d.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+        };
+        let mut title = d.message.clone();
+        if let Some(host) = d.host {
+            let _ = write!(title, " [{}]", host.as_str());
+        }
+        let mut elements: Vec<Element<'_>> = Vec::new();
+        match (d.file.as_deref(), d.span, self.text) {
+            (Some(file), Some(span), Some(text)) => {
+                let label = d
+                    .json_path
+                    .as_deref()
+                    .map(|p| format!("at `{p}`"))
+                    .unwrap_or_default();
+                let end = (span.end.max(span.start + 1) as usize).min(text.len());
+                let start = (span.start as usize).min(end);
+                elements.push(
+                    Snippet::source(text)
+                        .path(file)
+                        .annotation(AnnotationKind::Primary.span(start..end).label(label))
+                        .into(),
+                );
+            }
+            (Some(file), _, _) => {
+                let mut note = format!("in {file}");
+                if let Some(path) = &d.json_path {
+                    let _ = write!(note, " at `{path}`");
+                }
+                elements.push(Level::NOTE.message(note).into());
+            }
+            _ => {}
+        }
+        if let Some(help) = &d.help {
+            elements.push(Level::HELP.message(help.as_str()).into());
+        }
+        let group = level
+            .primary_title(title)
+            .id(d.code.as_str())
+            .elements(elements);
+        let renderer = if color {
+            Renderer::styled()
+        } else {
+            Renderer::plain()
+        };
+        let report: [Group<'_>; 1] = [group];
+        renderer.render(&report).to_string()
+    }
+
+    /// The machine-readable form printed by `--json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let d = self.diagnostic;
+        let mut object = serde_json::Map::new();
+        object.insert("code".into(), d.code.as_str().into());
+        object.insert("name".into(), d.code.name().into());
+        object.insert("severity".into(), d.severity.as_str().into());
+        object.insert("message".into(), d.message.clone().into());
+        if let Some(file) = &d.file {
+            object.insert("file".into(), file.clone().into());
+        }
+        if let Some((line, column)) = self.line_col {
+            object.insert("line".into(), line.into());
+            object.insert("column".into(), column.into());
+        }
+        if let Some(path) = &d.json_path {
+            object.insert("jsonPath".into(), path.clone().into());
+        }
+        if let Some(host) = d.host {
+            object.insert("host".into(), host.as_str().into());
+        }
+        if let Some(help) = &d.help {
+            object.insert("help".into(), help.clone().into());
+        }
+        serde_json::Value::Object(object)
+    }
+}
+
+/// The diagnostics reference (docs/diagnostics.md), generated from the registry.
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# Diagnostics\n\n<!-- Generated by `agent-bundle diagnostics --markdown`; a test keeps it current. -->\n\n\
+         Every diagnostic has a stable code. Errors fail the build (exit code 1) and are never downgraded.\n\n\
+         | Code | Name | Meaning |\n| --- | --- | --- |\n",
+    );
+    for code in Code::ALL {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} |",
+            code.as_str(),
+            code.name(),
+            code.summary()
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_names_are_unique() {
+        let mut codes: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        let mut names: Vec<_> = Code::ALL.iter().map(|c| c.name()).collect();
+        codes.sort_unstable();
+        names.sort_unstable();
+        let (code_count, name_count) = (codes.len(), names.len());
+        codes.dedup();
+        names.dedup();
+        assert_eq!(codes.len(), code_count, "duplicate code");
+        assert_eq!(names.len(), name_count, "duplicate name");
+        assert!(
+            Code::ALL
+                .iter()
+                .all(|c| c.as_str().len() == 6 && c.as_str().starts_with("AB"))
+        );
+    }
+
+    #[test]
+    fn renders_a_code_frame_with_location() {
+        let text = "export default {\n  plugin: { name: 1 },\n};\n";
+        let diagnostic =
+            Diagnostic::error(Code::InvalidConfigValue, "plugin.name must be a string")
+                .in_file("agent-bundle.config.ts")
+                .at(Span { start: 35, end: 36 })
+                .at_path("plugin.name")
+                .with_help("write a string");
+        let located = Located::new(&diagnostic, Some(text));
+        assert_eq!(
+            located.location().as_deref(),
+            Some("agent-bundle.config.ts:2:19")
+        );
+        let rendered = located.render_human(false);
+        assert!(
+            rendered.contains("error[AB4004]: plugin.name must be a string"),
+            "{rendered}"
+        );
+        assert!(
+            rendered.contains("agent-bundle.config.ts:2:19"),
+            "{rendered}"
+        );
+        assert!(rendered.contains("help: write a string"), "{rendered}");
+        let json = located.to_json();
+        assert_eq!(json["line"], 2);
+        assert_eq!(json["jsonPath"], "plugin.name");
+    }
+}

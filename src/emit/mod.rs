@@ -1,0 +1,141 @@
+//! Emission: the composite artifact as a map of path → bytes, its manifest, and the one
+//! publisher that writes it to disk.
+//!
+//! Architecture invariant: nothing but `publish` writes files, and it writes nothing when
+//! the build has errors.
+
+pub mod publish;
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::{Code, Diagnostic};
+use crate::hosts::HostPlan;
+use crate::model::Model;
+use crate::output::{FileKind, OutputFile};
+
+/// The name of the manifest at the artifact root.
+pub const MANIFEST_FILE: &str = "agent-bundle.manifest.json";
+/// Bumped whenever the manifest's shape changes.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// The artifact being composed from every host's files.
+#[derive(Default)]
+pub struct Artifact {
+    files: BTreeMap<String, OutputFile>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A file the build read, recorded in the manifest.
+pub struct Input<'a> {
+    pub path: &'a str,
+    pub bytes: &'a [u8],
+}
+
+impl Artifact {
+    /// Adds a file; the same bytes at one path are kept once, different bytes are AB4103.
+    pub fn add(&mut self, file: OutputFile) {
+        match self.files.get(&file.path) {
+            Some(existing)
+                if existing.bytes == file.bytes && existing.executable == file.executable => {}
+            Some(_) => self.diagnostics.push(
+                Diagnostic::error(
+                    Code::OutputCollision,
+                    format!("two outputs want different contents at `{}`", file.path),
+                )
+                .with_help("rename the payload or hook that produces this path"),
+            ),
+            None => {
+                self.files.insert(file.path.clone(), file);
+            }
+        }
+    }
+
+    /// Adds the manifest and returns every file with the composition diagnostics.
+    pub fn finish(
+        mut self,
+        model: &Model,
+        plans: &[&HostPlan],
+        inputs: &[Input<'_>],
+    ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
+        let manifest = manifest(model, plans, &self.files, inputs);
+        self.add(OutputFile::json(MANIFEST_FILE, &manifest));
+        (self.files, self.diagnostics)
+    }
+}
+
+fn manifest(
+    model: &Model,
+    plans: &[&HostPlan],
+    files: &BTreeMap<String, OutputFile>,
+    inputs: &[Input<'_>],
+) -> serde_json::Value {
+    use serde_json::json;
+    let files: Vec<_> = files
+        .values()
+        .map(|file| {
+            let mut row = json!({
+                "path": file.path,
+                "bytes": file.bytes.len(),
+                "blake3": blake3::hash(&file.bytes).to_hex().as_str(),
+                "kind": file.kind.as_str(),
+            });
+            if file.executable {
+                row["executable"] = true.into();
+            }
+            row
+        })
+        .collect();
+    let mut hooks = Vec::new();
+    for plan in plans {
+        for planned in &plan.hooks {
+            let mut row = json!({
+                "id": planned.hook_id,
+                "name": planned.hook_name,
+                "event": planned.event.key(),
+                "host": plan.target.as_str(),
+                "nativeEvent": planned.native_event,
+                "command": planned.command,
+                "kind": if planned.wrapper.is_some() { "config" } else { "prebuilt" },
+            });
+            if let Some(wrapper) = &planned.wrapper {
+                row["path"] = wrapper.clone().into();
+            }
+            if let Some(matcher) = &planned.matcher {
+                row["matcher"] = matcher.clone().into();
+            }
+            if let Some(timeout) = planned.timeout {
+                row["timeout"] = timeout.into();
+            }
+            hooks.push(row);
+        }
+    }
+    let mut inputs: Vec<_> = inputs
+        .iter()
+        .map(|input| json!({ "path": input.path, "blake3": blake3::hash(input.bytes).to_hex().as_str() }))
+        .collect();
+    inputs.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    inputs.dedup();
+    json!({
+        "manifestVersion": MANIFEST_VERSION,
+        "compiler": { "name": "agent-bundle", "version": env!("CARGO_PKG_VERSION") },
+        "plugin": { "name": model.name, "version": model.version, "description": model.description },
+        "targets": model.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+        "files": files,
+        "hooks": hooks,
+        "inputs": inputs,
+    })
+}
+
+/// A payload file as it lands in the artifact.
+pub fn payload_file(
+    artifact_path: String,
+    bytes: std::sync::Arc<[u8]>,
+    executable: bool,
+) -> OutputFile {
+    OutputFile {
+        path: artifact_path,
+        bytes,
+        executable,
+        kind: FileKind::Prebuilt,
+    }
+}

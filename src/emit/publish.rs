@@ -1,0 +1,283 @@
+//! The one writer: publishes an artifact atomically, never rewriting unchanged files.
+//!
+//! The new artifact is assembled in a sibling staging directory: a file whose bytes and
+//! mode are unchanged is hard-linked from the current artifact (same inode, same mtime, so
+//! nothing downstream sees a change), every other file is written fresh. The staging
+//! directory then replaces the artifact in one `renameat2(RENAME_EXCHANGE)`, so a reader or
+//! a killed build only ever sees the old or the new artifact, never a mix. When nothing
+//! changed at all, nothing is touched.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::MANIFEST_FILE;
+use crate::output::OutputFile;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PublishStats {
+    /// Files written with new bytes (artifact-relative paths).
+    pub written: Vec<String>,
+    pub unchanged: usize,
+    /// Files of the previous artifact that are no longer produced.
+    pub removed: Vec<String>,
+}
+
+impl PublishStats {
+    pub fn changed(&self) -> bool {
+        !self.written.is_empty() || !self.removed.is_empty()
+    }
+}
+
+/// Publishes `files` at `out`.
+pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
+    recover_interrupted_swap(out)?;
+    let existing = existing_files(out)?;
+    let mut stats = PublishStats::default();
+    for (path, file) in files {
+        if is_unchanged(&out.join(path), file) {
+            stats.unchanged += 1;
+        } else {
+            stats.written.push(path.clone());
+        }
+    }
+    stats.removed = existing
+        .iter()
+        .filter(|path| !files.contains_key(*path))
+        .cloned()
+        .collect();
+    if !stats.changed() {
+        return Ok(stats);
+    }
+
+    let staging = sibling(out, "staging");
+    remove_dir_if_present(&staging)?;
+    fs::create_dir(&staging)?;
+    let result = stage(&staging, out, files, &stats).and_then(|()| swap_into_place(&staging, out));
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    result.map(|()| stats)
+}
+
+fn stage(
+    staging: &Path,
+    out: &Path,
+    files: &BTreeMap<String, OutputFile>,
+    stats: &PublishStats,
+) -> io::Result<()> {
+    for (path, file) in files {
+        let target = staging.join(path);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        if stats.written.binary_search(path).is_ok() {
+            write_file(&target, file)?;
+        } else {
+            fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {
+    let mode = if file.executable { 0o755 } else { 0o644 };
+    let mut handle = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    handle.write_all(&file.bytes)?;
+    // `mode` is filtered by the umask; payload files must keep their executable bit.
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+    handle.sync_data()
+}
+
+fn is_unchanged(path: &Path, file: &OutputFile) -> bool {
+    let Ok(metadata) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let executable = metadata.permissions().mode() & 0o111 != 0;
+    metadata.is_file()
+        && metadata.len() == file.bytes.len() as u64
+        && executable == file.executable
+        && fs::read(path).is_ok_and(|bytes| *bytes == *file.bytes)
+}
+
+/// Files of the current artifact. A non-empty directory that is not an artifact is refused:
+/// publishing would replace whatever the user keeps there.
+fn existing_files(out: &Path) -> io::Result<Vec<String>> {
+    if !out.exists() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(out).sort_by_file_name() {
+        let entry = entry.map_err(io::Error::other)?;
+        if entry.file_type().is_file() {
+            let relative = entry
+                .path()
+                .strip_prefix(out)
+                .expect("walkdir stays below its root");
+            files.push(relative.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    if !files.is_empty() && !out.join(MANIFEST_FILE).is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and is not an agent-bundle artifact; refusing to replace it",
+                out.display()
+            ),
+        ));
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {
+    if !out.exists() {
+        return fs::rename(staging, out);
+    }
+    if exchange(staging, out).is_ok() {
+        // `staging` now holds the previous artifact.
+        return fs::remove_dir_all(staging);
+    }
+    // No RENAME_EXCHANGE (old kernel or file system): two renames, recovered on the next
+    // build if interrupted between them.
+    let old = sibling(out, "old");
+    remove_dir_if_present(&old)?;
+    fs::rename(out, &old)?;
+    fs::rename(staging, out)?;
+    fs::remove_dir_all(&old)
+}
+
+/// Puts back an artifact left aside by an interrupted two-rename swap, and drops leftovers.
+fn recover_interrupted_swap(out: &Path) -> io::Result<()> {
+    let old = sibling(out, "old");
+    if old.exists() {
+        if out.exists() {
+            fs::remove_dir_all(&old)?;
+        } else {
+            fs::rename(&old, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    let a = CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let b = CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: both pointers are valid NUL-terminated paths for the duration of the call.
+    let status = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "artifact".into());
+    out.with_file_name(format!(".{name}.agent-bundle-{suffix}"))
+}
+
+fn remove_dir_if_present(path: &Path) -> io::Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::FileKind;
+    use std::os::unix::fs::MetadataExt;
+
+    fn file(path: &str, text: &str) -> (String, OutputFile) {
+        let file = OutputFile {
+            path: path.into(),
+            bytes: text.as_bytes().into(),
+            executable: false,
+            kind: FileKind::Generated,
+        };
+        (path.to_owned(), file)
+    }
+
+    fn artifact(entries: &[(&str, &str)]) -> BTreeMap<String, OutputFile> {
+        let mut files: BTreeMap<_, _> = entries.iter().map(|(p, t)| file(p, t)).collect();
+        files.extend([file(MANIFEST_FILE, "{}")]);
+        files
+    }
+
+    #[test]
+    fn unchanged_files_keep_their_inode_and_removed_files_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("artifact");
+        let first = publish(
+            &out,
+            &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")]),
+        )
+        .unwrap();
+        assert_eq!(first.written.len(), 4);
+        let inode = fs::metadata(out.join("a.json")).unwrap().ino();
+
+        let second = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        assert_eq!(second.written, ["hooks/b.mjs"]);
+        assert_eq!(second.removed, ["gone.txt"]);
+        assert_eq!(fs::metadata(out.join("a.json")).unwrap().ino(), inode);
+        assert_eq!(fs::read_to_string(out.join("hooks/b.mjs")).unwrap(), "3");
+        assert!(!out.join("gone.txt").exists());
+
+        let third = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        assert!(!third.changed());
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, ["artifact"]);
+    }
+
+    #[test]
+    fn refuses_to_replace_a_directory_that_is_not_an_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("precious.txt"), "keep").unwrap();
+        let error = publish(dir.path(), &artifact(&[])).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("precious.txt")).unwrap(),
+            "keep"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_swap_is_recovered() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("artifact");
+        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        fs::rename(&out, sibling(&out, "old")).unwrap();
+        let stats = publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        assert!(!stats.changed());
+        assert!(out.join("a.json").is_file());
+    }
+}

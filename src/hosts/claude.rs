@@ -1,0 +1,225 @@
+//! Claude Code (checked against 2.1.332).
+//!
+//! Hooks live in `hooks/hooks.json`, which Claude Code auto-loads; the manifest must not
+//! point at it (Claude reports a duplicate hooks file). A continuing beforeTool hook writes
+//! no `permissionDecision`: `allow` would skip the user's permission prompt.
+
+use super::{
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT,
+    STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description,
+};
+use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::output::OutputFile;
+
+pub static TABLE: HostTable = HostTable {
+    target: Target::Claude,
+    display_name: "Claude Code",
+    contract_revision: "claude-code-2.1.332",
+    manifest_path: ".claude-plugin/plugin.json",
+    hooks: Some(HookSupport {
+        root_token: "${CLAUDE_PLUGIN_ROOT}",
+        document_path: "hooks/hooks.json",
+        document_style: DocumentStyle::Grouped,
+        event_key: "hook_event_name",
+        events: &[
+            EventRow {
+                event: HookEvent::SessionStart,
+                native: "SessionStart",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    COMMON[7],
+                    Field::required(&["source"], "source", STRING),
+                    Field::optional(&["model"], "model", STRING),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::BeforeTool,
+                native: "PreToolUse",
+                fields: &[
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
+                    COMMON[7], TOOL[0], TOOL[1], TOOL[2],
+                ],
+                deny: Some(Shape::PermissionDeny),
+                context: Some(Shape::HookSpecificContext),
+                rewrite: Some(Shape::HookSpecificUpdatedInput),
+            },
+            EventRow {
+                event: HookEvent::AfterTool,
+                native: "PostToolUse",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    COMMON[7],
+                    TOOL[0],
+                    TOOL[1],
+                    TOOL[2],
+                    // An object for built-in tools, a string for MCP tools.
+                    Field::required(&["tool_response"], "toolResponse", ANY),
+                    Field::optional(&["duration_ms"], "durationMs", NUMBER),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::Stop,
+                native: "Stop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    COMMON[7],
+                    Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
+                    Field::optional(
+                        &["last_assistant_message"],
+                        "lastAssistantMessage",
+                        STRING_OR_NULL,
+                    ),
+                ],
+                deny: Some(Shape::DecisionBlock),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStart,
+                native: "SubagentStart",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["agent_id"], "agentId", STRING),
+                    Field::required(&["agent_type"], "agentType", STRING),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStop,
+                native: "SubagentStop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["agent_id"], "agentId", STRING),
+                    Field::required(&["agent_type"], "agentType", STRING),
+                    Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
+                    Field::optional(
+                        &["agent_transcript_path"],
+                        "agentTranscriptPath",
+                        STRING_OR_NULL,
+                    ),
+                    Field::optional(
+                        &["last_assistant_message"],
+                        "lastAssistantMessage",
+                        STRING_OR_NULL,
+                    ),
+                ],
+                deny: Some(Shape::DecisionBlock),
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+        ],
+        selectors: &[
+            (CanonicalTool::Shell, Some("^Bash$")),
+            (CanonicalTool::FileRead, Some("^Read$")),
+            (
+                CanonicalTool::FileWrite,
+                Some("^(?:Edit|MultiEdit|NotebookEdit|Write)$"),
+            ),
+            (CanonicalTool::Mcp, Some("^mcp__")),
+            (CanonicalTool::Agent, None),
+        ],
+    }),
+    check_name,
+    documents,
+};
+
+/// Fields every Claude Code hook envelope shares. `agent_id`/`agent_type` appear inside
+/// subagents; `effort` is an object (`{"level": "medium"}`).
+const COMMON: [Field; 8] = [
+    Field::required(&["session_id"], "sessionId", STRING),
+    Field::required(&["transcript_path"], "transcriptPath", STRING),
+    Field::required(&["cwd"], "cwd", STRING),
+    Field::optional(&["permission_mode"], "permissionMode", STRING),
+    Field::optional(&["prompt_id"], "promptId", STRING),
+    Field::optional(&["effort"], "effort", OBJECT),
+    Field::optional(&["agent_id"], "agentId", STRING),
+    Field::optional(&["agent_type"], "agentType", STRING),
+];
+
+const TOOL: [Field; 3] = [
+    Field::required(&["tool_name"], "toolName", STRING),
+    Field::required(&["tool_input"], "toolInput", OBJECT),
+    Field::required(&["tool_use_id"], "toolUseId", STRING),
+];
+
+const RESERVED_NAMES: [&str; 5] = [
+    "claude",
+    "anthropic",
+    "anthropics",
+    "claude-code",
+    "claude-mods",
+];
+const RESERVED_PREFIXES: [&str; 4] = ["claude-", "anthropic-", "anthropics-", "cc-plugin-"];
+
+fn check_name(name: &str) -> Result<(), String> {
+    check_kebab_name(name)?;
+    if RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return Err("Claude Code reserves it (names such as `claude`, or starting with `claude-`, `anthropic-`, `cc-plugin-`)".into());
+    }
+    Ok(())
+}
+
+fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+    let manifest = serde_json::json!({
+        "author": author(model),
+        "description": description(model),
+        "name": model.name,
+        "version": model.version,
+    });
+    let marketplace = serde_json::json!({
+        "description": description(model),
+        "name": format!("{}-marketplace", model.name),
+        "owner": author(model),
+        "plugins": [{
+            "description": description(model),
+            "name": model.name,
+            "source": "./",
+            "version": model.version,
+        }],
+    });
+    let mut files = vec![
+        OutputFile::json(TABLE.manifest_path, &manifest),
+        OutputFile::json(".claude-plugin/marketplace.json", &marketplace),
+    ];
+    // Claude Code loads hooks/hooks.json by itself; an empty one would only be noise.
+    if !plan.hooks.is_empty() {
+        files.push(plan.hook_document());
+    }
+    files
+}

@@ -1,0 +1,212 @@
+//! OpenAI Codex CLI (checked against 0.171.0).
+//!
+//! Codex reads `hooks/hooks.json` by default, which is Claude Code's file in the composite
+//! root; the manifest therefore always points at `.codex-plugin/hooks.json` (a manifest
+//! `hooks` pointer replaces the default), even when it is empty. Codex rejects unknown root
+//! keys in that document. `tool_response` arrives as a string and `transcript_path` may be
+//! null. A rewrite needs `permissionDecision: "allow"` with `updatedInput`: that is Codex's
+//! only documented rewrite form.
+
+use super::{
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, OBJECT, STRING,
+    STRING_OR_NULL, Shape, author, check_kebab_name, description,
+};
+use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::output::OutputFile;
+
+pub static TABLE: HostTable = HostTable {
+    target: Target::Codex,
+    display_name: "Codex",
+    contract_revision: "codex-0.171.0",
+    manifest_path: ".codex-plugin/plugin.json",
+    hooks: Some(HookSupport {
+        root_token: "${PLUGIN_ROOT}",
+        document_path: HOOKS_DOCUMENT,
+        document_style: DocumentStyle::Grouped,
+        event_key: "hook_event_name",
+        events: &[
+            EventRow {
+                event: HookEvent::SessionStart,
+                native: "SessionStart",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["source"], "source", STRING),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::BeforeTool,
+                native: "PreToolUse",
+                fields: &[
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], TOOL[0],
+                    TOOL[1], TOOL[2],
+                ],
+                deny: Some(Shape::PermissionDeny),
+                context: Some(Shape::HookSpecificContext),
+                rewrite: Some(Shape::PermissionAllowUpdatedInput),
+            },
+            EventRow {
+                event: HookEvent::AfterTool,
+                native: "PostToolUse",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    TOOL[0],
+                    TOOL[1],
+                    TOOL[2],
+                    Field::required(&["tool_response"], "toolResponse", ANY),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::Stop,
+                native: "Stop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
+                    Field::optional(
+                        &["last_assistant_message"],
+                        "lastAssistantMessage",
+                        STRING_OR_NULL,
+                    ),
+                ],
+                deny: Some(Shape::DecisionBlock),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStart,
+                native: "SubagentStart",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["agent_id"], "agentId", STRING),
+                    Field::required(&["agent_type"], "agentType", STRING),
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStop,
+                native: "SubagentStop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    Field::required(&["agent_id"], "agentId", STRING),
+                    Field::required(&["agent_type"], "agentType", STRING),
+                    Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
+                    Field::optional(
+                        &["agent_transcript_path"],
+                        "agentTranscriptPath",
+                        STRING_OR_NULL,
+                    ),
+                    Field::optional(
+                        &["last_assistant_message"],
+                        "lastAssistantMessage",
+                        STRING_OR_NULL,
+                    ),
+                ],
+                deny: Some(Shape::DecisionBlock),
+                // Codex SubagentStop has no additional-context channel.
+                context: None,
+                rewrite: None,
+            },
+        ],
+        selectors: &[
+            (CanonicalTool::Shell, Some("^Bash$")),
+            // Codex hooks do not intercept reads.
+            (CanonicalTool::FileRead, None),
+            (
+                CanonicalTool::FileWrite,
+                Some("^(?:apply_patch|Edit|Write)$"),
+            ),
+            (CanonicalTool::Mcp, Some("^mcp__")),
+            (CanonicalTool::Agent, None),
+        ],
+    }),
+    check_name: check_kebab_name,
+    documents,
+};
+
+const HOOKS_DOCUMENT: &str = ".codex-plugin/hooks.json";
+
+const COMMON: [Field; 6] = [
+    Field::required(&["session_id"], "sessionId", STRING),
+    Field::required(&["transcript_path"], "transcriptPath", STRING_OR_NULL),
+    Field::required(&["cwd"], "cwd", STRING),
+    Field::optional(&["model"], "model", STRING),
+    Field::optional(&["permission_mode"], "permissionMode", STRING).one_of(&[
+        "default",
+        "acceptEdits",
+        "plan",
+        "dontAsk",
+        "bypassPermissions",
+    ]),
+    Field::optional(&["turn_id"], "turnId", STRING),
+];
+
+const TOOL: [Field; 3] = [
+    Field::required(&["tool_name"], "toolName", STRING),
+    Field::required(&["tool_input"], "toolInput", OBJECT),
+    Field::required(&["tool_use_id"], "toolUseId", STRING),
+];
+
+fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+    let manifest = serde_json::json!({
+        "author": author(model),
+        "description": description(model),
+        "hooks": format!("./{HOOKS_DOCUMENT}"),
+        "interface": {
+            "capabilities": ["hooks"],
+            "category": "Productivity",
+            "developerName": model.name,
+            "displayName": model.name,
+            "shortDescription": description(model),
+        },
+        "name": model.name,
+        "version": model.version,
+    });
+    let marketplace = serde_json::json!({
+        "interface": { "displayName": model.name },
+        "name": format!("{}-marketplace", model.name),
+        "plugins": [{
+            "category": "Productivity",
+            "name": model.name,
+            "policy": { "authentication": "ON_INSTALL", "installation": "AVAILABLE" },
+            "source": { "path": "./", "source": "local" },
+        }],
+    });
+    vec![
+        OutputFile::json(TABLE.manifest_path, &manifest),
+        OutputFile::json(".agents/plugins/marketplace.json", &marketplace),
+        // Always written: without it Codex would fall back to Claude's hooks/hooks.json.
+        plan.hook_document(),
+    ]
+}

@@ -1,0 +1,197 @@
+//! Cursor (from its documentation as of 2026-08; no client can be installed here).
+//!
+//! Hook documents are flat (`{"version": 1, "hooks": {event: [{command, matcher?, timeout?}]}}`),
+//! events are lowerCamelCase and the envelope renames several fields: `conversation_id` (or
+//! `session_id`), `loop_count` for re-entry, `tool_output` as a JSON string, `subagent_*`.
+//! The manifest always points at `.cursor-plugin/hooks.json` so folder discovery never
+//! picks up Claude Code's `hooks/hooks.json`.
+
+use super::{
+    ARRAY, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER,
+    OBJECT, STRING, STRING_OR_NULL, Shape, author, description,
+};
+use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::output::OutputFile;
+
+pub static TABLE: HostTable = HostTable {
+    target: Target::Cursor,
+    display_name: "Cursor",
+    contract_revision: "cursor-2026-08-28",
+    manifest_path: ".cursor-plugin/plugin.json",
+    hooks: Some(HookSupport {
+        root_token: "${CURSOR_PLUGIN_ROOT}",
+        document_path: HOOKS_DOCUMENT,
+        document_style: DocumentStyle::Flat,
+        event_key: "hook_event_name",
+        events: &[
+            EventRow {
+                event: HookEvent::SessionStart,
+                native: "sessionStart",
+                fields: &[
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
+                ],
+                deny: None,
+                context: Some(Shape::AdditionalContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::BeforeTool,
+                native: "preToolUse",
+                fields: &[
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
+                    TOOL[0], TOOL[1], TOOL[2], TOOL[3],
+                ],
+                deny: Some(Shape::PermissionFieldDeny),
+                // preToolUse has no context channel.
+                context: None,
+                rewrite: Some(Shape::PermissionFieldUpdatedInput),
+            },
+            EventRow {
+                event: HookEvent::AfterTool,
+                native: "postToolUse",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    TOOL[0],
+                    TOOL[1],
+                    TOOL[2],
+                    TOOL[3],
+                    Field::required(&["tool_output"], "toolResponse", STRING).decoded(Decode::Json),
+                    Field::optional(&["duration"], "durationMs", NUMBER),
+                ],
+                deny: None,
+                context: Some(Shape::AdditionalContext),
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::Stop,
+                native: "stop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    Field::required(&["status"], "status", STRING).one_of(&[
+                        "completed",
+                        "aborted",
+                        "error",
+                    ]),
+                    Field::required(&["loop_count"], "stopHookActive", NUMBER)
+                        .decoded(Decode::PositiveCount),
+                ],
+                deny: Some(Shape::FollowupMessage),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStart,
+                native: "subagentStart",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    Field::required(&["subagent_id"], "agentId", STRING),
+                    Field::required(&["subagent_type"], "agentType", STRING),
+                    Field::optional(&["task"], "task", STRING),
+                ],
+                deny: None,
+                // subagentStart answers only with a permission.
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                event: HookEvent::AgentStop,
+                native: "subagentStop",
+                fields: &[
+                    COMMON[0],
+                    COMMON[1],
+                    COMMON[2],
+                    COMMON[3],
+                    COMMON[4],
+                    COMMON[5],
+                    COMMON[6],
+                    Field::optional(&["subagent_id"], "agentId", STRING),
+                    Field::required(&["subagent_type"], "agentType", STRING),
+                    Field::optional(&["status"], "status", STRING),
+                    Field::optional(&["loop_count"], "stopHookActive", NUMBER)
+                        .decoded(Decode::PositiveCount),
+                ],
+                deny: Some(Shape::FollowupMessage),
+                context: None,
+                rewrite: None,
+            },
+        ],
+        selectors: &[
+            (CanonicalTool::Shell, Some("^Shell$")),
+            (CanonicalTool::FileRead, Some("^Read$")),
+            (CanonicalTool::FileWrite, Some("^Write$")),
+            (CanonicalTool::Mcp, Some("^MCP:")),
+            (CanonicalTool::Agent, Some("^Task$")),
+        ],
+    }),
+    check_name,
+    documents,
+};
+
+const HOOKS_DOCUMENT: &str = ".cursor-plugin/hooks.json";
+
+const COMMON: [Field; 7] = [
+    Field::required(&["session_id", "conversation_id"], "sessionId", STRING),
+    Field::optional(&["transcript_path"], "transcriptPath", STRING_OR_NULL),
+    Field::optional(&["model"], "model", STRING),
+    Field::optional(&["generation_id"], "generationId", STRING),
+    Field::optional(&["cursor_version"], "cursorVersion", STRING),
+    Field::optional(&["workspace_roots"], "workspaceRoots", ARRAY),
+    Field::optional(&["user_email"], "userEmail", STRING_OR_NULL),
+];
+
+const TOOL: [Field; 4] = [
+    Field::required(&["tool_name"], "toolName", STRING),
+    Field::required(&["tool_input"], "toolInput", OBJECT),
+    Field::required(&["tool_use_id"], "toolUseId", STRING),
+    Field::optional(&["cwd"], "cwd", STRING),
+];
+
+/// Cursor's rule: lowercase alphanumerics, `-` and `.`, starting and ending alphanumeric, ≤ 64.
+fn check_name(name: &str) -> Result<(), String> {
+    let bytes = name.as_bytes();
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    if valid {
+        Ok(())
+    } else {
+        Err("Cursor names are lowercase letters, digits, `-` and `.`, at most 64 characters".into())
+    }
+}
+
+fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+    let manifest = serde_json::json!({
+        "author": author(model),
+        "description": description(model),
+        "displayName": model.name,
+        "hooks": format!("./{HOOKS_DOCUMENT}"),
+        "name": model.name,
+        "version": model.version,
+    });
+    vec![
+        OutputFile::json(TABLE.manifest_path, &manifest),
+        plan.hook_document(),
+    ]
+}

@@ -1,0 +1,350 @@
+//! Hosts as data: one table per host, plus the small code that writes its documents.
+//!
+//! A [`HostTable`] says everything the compiler knows about a host: its native event names,
+//! the envelope it sends for each, how each outcome is written back, the tool selector
+//! matchers, the command root token and where its documents live. Planning
+//! ([`plan::plan`]), the runtime spec ([`spec`]) and the event matrix ([`matrix`]) are
+//! generic over the table.
+//!
+//! Architecture invariant: outside this folder no code matches on a host; inside it, only
+//! each host's own module knows that host's manifest fields.
+
+mod claude;
+mod codex;
+mod cursor;
+pub mod matrix;
+pub mod plan;
+mod portable;
+pub mod spec;
+
+use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::output::OutputFile;
+
+pub use plan::{HostPlan, PlannedHook};
+
+/// Every host, in target name order.
+pub static HOSTS: [&HostTable; 4] = [
+    &claude::TABLE,
+    &codex::TABLE,
+    &cursor::TABLE,
+    &portable::TABLE,
+];
+
+pub fn table(target: Target) -> &'static HostTable {
+    HOSTS
+        .iter()
+        .find(|t| t.target == target)
+        .expect("every target has a table")
+}
+
+pub struct HostTable {
+    pub target: Target,
+    /// For messages: "Claude Code".
+    pub display_name: &'static str,
+    /// The host release this table was checked against (the runtime's host contract revision).
+    pub contract_revision: &'static str,
+    /// The host's plugin manifest in the composite root.
+    pub manifest_path: &'static str,
+    /// `None` for hosts without hooks (Agent Plugins 1.0.0).
+    pub hooks: Option<HookSupport>,
+    /// Whether the host accepts `name` as a plugin name; `Err` says why not.
+    pub check_name: fn(&str) -> Result<(), String>,
+    /// Writes the host's manifests and documents for a planned build.
+    pub documents: fn(&Model, &HostPlan) -> Vec<OutputFile>,
+}
+
+pub struct HookSupport {
+    /// Expands to the installed plugin's directory inside hook commands.
+    pub root_token: &'static str,
+    /// Where the hook document goes in the composite root.
+    pub document_path: &'static str,
+    pub document_style: DocumentStyle,
+    /// The envelope key that names the event.
+    pub event_key: &'static str,
+    pub events: &'static [EventRow],
+    /// Canonical selector → native matcher pattern (a regex); `None` = the host has no such tool.
+    pub selectors: &'static [(CanonicalTool, Option<&'static str>)],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocumentStyle {
+    /// `{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", …}]}]}}` (Claude Code, Codex).
+    Grouped,
+    /// `{"version": 1, "hooks": {event: [{"command", "matcher"?, "timeout"?}]}}` (Cursor).
+    Flat,
+}
+
+/// One canonical event on one host.
+pub struct EventRow {
+    pub event: HookEvent,
+    pub native: &'static str,
+    /// The envelope the host sends, as the wrapper validates it.
+    pub fields: &'static [Field],
+    /// How a deny, additional context and a rewritten input are written back; `None` when the
+    /// host has no channel for it (the wrapper then fails rather than drop it).
+    pub deny: Option<Shape>,
+    pub context: Option<Shape>,
+    pub rewrite: Option<Shape>,
+}
+
+impl HookSupport {
+    pub fn event(&self, event: HookEvent) -> Option<&EventRow> {
+        self.events.iter().find(|row| row.event == event)
+    }
+
+    pub fn selector(&self, tool: CanonicalTool) -> Option<&'static str> {
+        self.selectors
+            .iter()
+            .find(|(t, _)| *t == tool)
+            .and_then(|(_, pattern)| *pattern)
+    }
+}
+
+/// JSON types an envelope field may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonType {
+    String,
+    Number,
+    Boolean,
+    Null,
+    Object,
+    Array,
+}
+
+impl JsonType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JsonType::String => "string",
+            JsonType::Number => "number",
+            JsonType::Boolean => "boolean",
+            JsonType::Null => "null",
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+        }
+    }
+}
+
+/// How a native value becomes its canonical value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decode {
+    /// A JSON document inside a string (kept as the string when it is not JSON).
+    Json,
+    /// A counter whose canonical meaning is "more than zero".
+    PositiveCount,
+}
+
+/// One envelope field.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    /// Native keys; the first present one wins (Cursor: `session_id` or `conversation_id`).
+    pub native: &'static [&'static str],
+    pub canonical: &'static str,
+    /// Allowed JSON types; empty = any.
+    pub types: &'static [JsonType],
+    pub required: bool,
+    pub one_of: &'static [&'static str],
+    pub decode: Option<Decode>,
+}
+
+impl Field {
+    pub const fn required(
+        native: &'static [&'static str],
+        canonical: &'static str,
+        types: &'static [JsonType],
+    ) -> Field {
+        Field {
+            native,
+            canonical,
+            types,
+            required: true,
+            one_of: &[],
+            decode: None,
+        }
+    }
+
+    pub const fn optional(
+        native: &'static [&'static str],
+        canonical: &'static str,
+        types: &'static [JsonType],
+    ) -> Field {
+        Field {
+            native,
+            canonical,
+            types,
+            required: false,
+            one_of: &[],
+            decode: None,
+        }
+    }
+
+    pub const fn one_of(self, values: &'static [&'static str]) -> Field {
+        Field {
+            one_of: values,
+            ..self
+        }
+    }
+
+    pub const fn decoded(self, decode: Decode) -> Field {
+        Field {
+            decode: Some(decode),
+            ..self
+        }
+    }
+}
+
+pub(crate) const STRING: &[JsonType] = &[JsonType::String];
+pub(crate) const STRING_OR_NULL: &[JsonType] = &[JsonType::String, JsonType::Null];
+pub(crate) const OBJECT: &[JsonType] = &[JsonType::Object];
+pub(crate) const BOOLEAN: &[JsonType] = &[JsonType::Boolean];
+pub(crate) const NUMBER: &[JsonType] = &[JsonType::Number];
+pub(crate) const ARRAY: &[JsonType] = &[JsonType::Array];
+pub(crate) const ANY: &[JsonType] = &[];
+
+/// A way of writing one outcome into a host's output. `$reason`, `$context` and
+/// `$updatedInput` are filled in by the wrapper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason`.
+    PermissionDeny,
+    /// Top-level `decision: "block"` + `reason`.
+    DecisionBlock,
+    /// `hookSpecificOutput.additionalContext`.
+    HookSpecificContext,
+    /// `hookSpecificOutput.updatedInput`, with no permission decision (never skips a prompt).
+    HookSpecificUpdatedInput,
+    /// `hookSpecificOutput.permissionDecision: "allow"` + `updatedInput` (Codex's documented rewrite form).
+    PermissionAllowUpdatedInput,
+    /// Cursor `permission: "deny"` + `user_message` + `agent_message`.
+    PermissionFieldDeny,
+    /// Cursor `permission: "allow"` + `updated_input`.
+    PermissionFieldUpdatedInput,
+    /// Cursor `followup_message`.
+    FollowupMessage,
+    /// Cursor `additional_context`.
+    AdditionalContext,
+}
+
+impl Shape {
+    /// The output template the runtime merges into its answer.
+    pub fn template(self, native_event: &str) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Shape::PermissionDeny => json!({"hookSpecificOutput": {
+                "hookEventName": native_event, "permissionDecision": "deny", "permissionDecisionReason": "$reason"}}),
+            Shape::DecisionBlock => json!({"decision": "block", "reason": "$reason"}),
+            Shape::HookSpecificContext => {
+                json!({"hookSpecificOutput": {"hookEventName": native_event, "additionalContext": "$context"}})
+            }
+            Shape::HookSpecificUpdatedInput => {
+                json!({"hookSpecificOutput": {"hookEventName": native_event, "updatedInput": "$updatedInput"}})
+            }
+            Shape::PermissionAllowUpdatedInput => json!({"hookSpecificOutput": {
+                "hookEventName": native_event, "permissionDecision": "allow", "updatedInput": "$updatedInput"}}),
+            Shape::PermissionFieldDeny => {
+                json!({"permission": "deny", "user_message": "$reason", "agent_message": "$reason"})
+            }
+            Shape::PermissionFieldUpdatedInput => {
+                json!({"permission": "allow", "updated_input": "$updatedInput"})
+            }
+            Shape::FollowupMessage => json!({"followup_message": "$reason"}),
+            Shape::AdditionalContext => json!({"additional_context": "$context"}),
+        }
+    }
+
+    /// A short description for the matrix.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Shape::PermissionDeny => "`permissionDecision: deny`",
+            Shape::DecisionBlock => "`decision: block`",
+            Shape::HookSpecificContext => "`additionalContext`",
+            Shape::HookSpecificUpdatedInput => "`updatedInput`",
+            Shape::PermissionAllowUpdatedInput => "`permissionDecision: allow` + `updatedInput`",
+            Shape::PermissionFieldDeny => "`permission: deny`",
+            Shape::PermissionFieldUpdatedInput => "`permission: allow` + `updated_input`",
+            Shape::FollowupMessage => "`followup_message`",
+            Shape::AdditionalContext => "`additional_context`",
+        }
+    }
+}
+
+/// The manifest author block every host shares.
+fn author(model: &Model) -> serde_json::Value {
+    serde_json::json!({ "name": model.name })
+}
+
+fn description(model: &Model) -> String {
+    model
+        .description
+        .clone()
+        .unwrap_or_else(|| model.name.clone())
+}
+
+/// The rule every host's name check builds on: lowercase kebab-case, at most 64 characters.
+fn check_kebab_name(name: &str) -> Result<(), String> {
+    let kebab = !name.is_empty()
+        && name.len() <= 64
+        && name.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        });
+    if kebab {
+        Ok(())
+    } else {
+        Err(
+            "it must be lowercase kebab-case (a-z, 0-9, single dashes), at most 64 characters"
+                .into(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_in_target_order_and_complete() {
+        assert_eq!(HOSTS.map(|t| t.target), Target::ALL);
+        for table in HOSTS {
+            let Some(hooks) = &table.hooks else { continue };
+            for tool in CanonicalTool::ALL {
+                assert!(
+                    hooks.selectors.iter().any(|(t, _)| *t == tool),
+                    "{} lacks a row for {tool:?}",
+                    table.display_name
+                );
+            }
+            for row in hooks.events {
+                let rules = row.event.rules();
+                // A host may lack a channel the event allows, never offer one the event forbids.
+                assert!(
+                    rules.deny || row.deny.is_none(),
+                    "{} {}",
+                    table.display_name,
+                    row.native
+                );
+                assert!(
+                    rules.rewrite || row.rewrite.is_none(),
+                    "{} {}",
+                    table.display_name,
+                    row.native
+                );
+                assert!(
+                    rules.context || row.context.is_none(),
+                    "{} {}",
+                    table.display_name,
+                    row.native
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kebab_names() {
+        assert!(check_kebab_name("hooks-and-scripts").is_ok());
+        assert!(check_kebab_name("Guarded").is_err());
+        assert!(check_kebab_name("a--b").is_err());
+        assert!(check_kebab_name(&"a".repeat(65)).is_err());
+    }
+}

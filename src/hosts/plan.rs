@@ -1,0 +1,265 @@
+//! Planning one host: which hooks it receives, under which native event and matcher, with
+//! which command; and every reason a hook cannot be honoured there.
+
+use super::{DocumentStyle, HostTable};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector};
+use crate::output::OutputFile;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HostPlan {
+    pub target: Target,
+    pub hooks: Vec<PlannedHook>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlannedHook {
+    pub hook_id: String,
+    pub hook_name: String,
+    pub event: HookEvent,
+    pub native_event: &'static str,
+    pub matcher: Option<String>,
+    pub timeout: Option<u32>,
+    pub command: String,
+    /// Artifact path of the compiled wrapper; `None` for prebuilt handlers.
+    pub wrapper: Option<String>,
+}
+
+/// Artifact path of the wrapper of `hook_name` for `target`.
+pub fn wrapper_path(hook_name: &str, target: Target) -> String {
+    format!("hooks/{hook_name}.{}.mjs", target.as_str())
+}
+
+/// Plans `model` for the host described by `table`.
+pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
+    let target = table.target;
+    let mut plan = HostPlan {
+        target,
+        hooks: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    if let Err(reason) = (table.check_name)(&model.name) {
+        plan.diagnostics.push(
+            Diagnostic::error(Code::InvalidPluginName, format!("{} does not accept the plugin name `{}`: {reason}", table.display_name, model.name))
+                .at_path("plugin.name")
+                .for_host(target)
+                .with_help("rename the plugin: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters, satisfies every host"),
+        );
+    }
+    for hook in model.hooks.iter().filter(|hook| hook.reaches(target)) {
+        if let Some(planned) = plan_hook(table, hook, &mut plan.diagnostics) {
+            plan.hooks.push(planned);
+        }
+    }
+    plan
+}
+
+fn plan_hook(
+    table: &HostTable,
+    hook: &Hook,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<PlannedHook> {
+    let target = table.target;
+    let row = table
+        .hooks
+        .as_ref()
+        .and_then(|hooks| hooks.event(hook.event));
+    let (Some(hooks), Some(row)) = (&table.hooks, row) else {
+        // A host without the event simply does not receive the hook, unless the hook asked for it.
+        if hook.names_target(target) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::EventNotSupportedByHost,
+                    format!(
+                        "{} cannot receive {} hook `{}`: it has no such event",
+                        table.display_name,
+                        hook.event.key(),
+                        hook.name
+                    ),
+                )
+                .at_path(format!("{}.targets", hook.config_path))
+                .for_host(target)
+                .with_help(format!(
+                    "remove `{}` from the hook's targets",
+                    target.as_str()
+                )),
+            );
+        }
+        return None;
+    };
+    let matcher = matcher(table, hook, diagnostics)?;
+    let root = hooks.root_token;
+    let (command, wrapper) = match &hook.handler {
+        Handler::Module(_) => {
+            let wrapper = wrapper_path(&hook.name, target);
+            (format!("node \"{root}/{wrapper}\""), Some(wrapper))
+        }
+        Handler::Prebuilt { artifact_path, .. } => {
+            let mut command = format!("node \"{root}/{artifact_path}\"");
+            for arg in &hook.args {
+                command.push(' ');
+                command.push_str(arg);
+            }
+            (command, None)
+        }
+    };
+    Some(PlannedHook {
+        hook_id: hook.id.clone(),
+        hook_name: hook.name.clone(),
+        event: hook.event,
+        native_event: row.native,
+        matcher,
+        timeout: hook.timeout,
+        command,
+        wrapper,
+    })
+}
+
+/// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
+/// `None` when the hook cannot be honoured (a diagnostic says why).
+fn matcher(
+    table: &HostTable,
+    hook: &Hook,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Option<String>> {
+    if hook.tools.is_empty() {
+        return Some(None);
+    }
+    let hooks = table.hooks.as_ref()?;
+    let target = table.target;
+    let mut patterns: Vec<String> = Vec::new();
+    let mut unmapped = false;
+    for (index, selector) in hook.tools.iter().enumerate() {
+        match selector {
+            ToolSelector::Canonical(tool) => match hooks.selector(*tool) {
+                Some(pattern) => patterns.push(pattern.to_owned()),
+                None => {
+                    unmapped = true;
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::UnmappedSelector,
+                            format!(
+                                "{} has no tool for selector `{}` of hook `{}`",
+                                table.display_name,
+                                tool.as_str(),
+                                hook.name
+                            ),
+                        )
+                        .at_path(format!("{}.tools[{index}]", hook.config_path))
+                        .for_host(target)
+                        .with_help(format!(
+                            "every selector must map on every targeted host: drop `{}`, or restrict the hook's targets",
+                            tool.as_str()
+                        )),
+                    );
+                }
+            },
+            ToolSelector::Native {
+                target: selector_target,
+                name,
+            } if *selector_target == target => {
+                patterns.push(format!("^{}$", escape_regex(name)));
+            }
+            ToolSelector::Native { .. } => {}
+        }
+    }
+    if unmapped {
+        return None;
+    }
+    if patterns.is_empty() {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::NoApplicableSelector,
+                format!("hook `{}` selects tools but none of them applies to {}", hook.name, table.display_name),
+            )
+            .at_path(format!("{}.tools", hook.config_path))
+            .for_host(target)
+            .with_help(format!(
+                "add a selector for {} (canonical, or `{}:<tool>`), or remove it from the hook's targets",
+                table.display_name,
+                target.as_str()
+            )),
+        );
+        return None;
+    }
+    patterns.dedup();
+    Some(Some(if patterns.len() == 1 {
+        patterns.remove(0)
+    } else {
+        format!("(?:{})", patterns.join("|"))
+    }))
+}
+
+fn escape_regex(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}/-".contains(c) {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+impl HostPlan {
+    /// The host's hook document, in the host's style.
+    pub fn hook_document(&self) -> OutputFile {
+        let table = super::table(self.target);
+        let hooks = table
+            .hooks
+            .as_ref()
+            .expect("only hosts with hooks write hook documents");
+        let mut events = serde_json::Map::new();
+        for planned in &self.hooks {
+            let mut command = serde_json::Map::new();
+            command.insert("command".into(), planned.command.clone().into());
+            if let Some(timeout) = planned.timeout {
+                command.insert("timeout".into(), timeout.into());
+            }
+            let entry = match hooks.document_style {
+                DocumentStyle::Grouped => {
+                    command.insert("type".into(), "command".into());
+                    let mut group = serde_json::Map::new();
+                    group.insert(
+                        "hooks".into(),
+                        serde_json::Value::Array(vec![command.into()]),
+                    );
+                    if let Some(matcher) = &planned.matcher {
+                        group.insert("matcher".into(), matcher.clone().into());
+                    }
+                    serde_json::Value::Object(group)
+                }
+                DocumentStyle::Flat => {
+                    if let Some(matcher) = &planned.matcher {
+                        command.insert("matcher".into(), matcher.clone().into());
+                    }
+                    serde_json::Value::Object(command)
+                }
+            };
+            let list = events
+                .entry(planned.native_event)
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            list.as_array_mut()
+                .expect("event entries are arrays")
+                .push(entry);
+        }
+        let mut document = serde_json::Map::new();
+        document.insert("hooks".into(), serde_json::Value::Object(events));
+        if hooks.document_style == DocumentStyle::Flat {
+            document.insert("version".into(), 1.into());
+        }
+        OutputFile::json(hooks.document_path, &serde_json::Value::Object(document))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_names_are_escaped_for_regex_matchers() {
+        assert_eq!(escape_regex("WebSearch"), "WebSearch");
+        assert_eq!(escape_regex("mcp__a.b"), "mcp__a\\.b");
+    }
+}

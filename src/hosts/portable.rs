@@ -1,0 +1,45 @@
+//! Agent Plugins 1.0.0, the portable manifest. It defines no hooks: a hook that names
+//! `portable` in its own targets is an error, other hooks simply do not reach it.
+
+use super::{HostPlan, HostTable, description};
+use crate::model::{Model, Target};
+use crate::output::OutputFile;
+
+pub static TABLE: HostTable = HostTable {
+    target: Target::Portable,
+    display_name: "Agent Plugins",
+    contract_revision: "agent-plugins-1.0.0",
+    manifest_path: "plugin.json",
+    hooks: None,
+    check_name,
+    documents,
+};
+
+/// `[a-z0-9.-]`, 1–64 characters, alphanumeric at both ends, no `--` or `..`.
+fn check_name(name: &str) -> Result<(), String> {
+    let bytes = name.as_bytes();
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && !name.contains("--")
+        && !name.contains("..")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    if valid {
+        Ok(())
+    } else {
+        Err("Agent Plugins names are [a-z0-9.-], 1-64 characters, without `--` or `..`".into())
+    }
+}
+
+fn documents(model: &Model, _plan: &HostPlan) -> Vec<OutputFile> {
+    let manifest = serde_json::json!({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "description": description(model),
+        "name": model.name,
+        "version": model.version,
+    });
+    vec![OutputFile::json(TABLE.manifest_path, &manifest)]
+}

@@ -1,0 +1,22 @@
+//! agent-bundle compiles one plugin source tree (`agent-bundle.config.ts` plus TypeScript
+//! handlers) into one artifact folder that Claude Code, Codex and Cursor each load as a
+//! native plugin, with a portable Agent Plugins manifest beside them.
+//!
+//! The pipeline, as folders: `config` → `model` → `hosts` → `bundle` → `emit`, driven as a
+//! salsa query graph (`db`) by `build`; `loader` is the only reader of the project and
+//! `emit::publish` the only writer of the artifact. See ARCHITECTURE.md.
+
+pub mod artifact;
+pub mod build;
+pub mod bundle;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod diagnostics;
+pub mod emit;
+pub mod hosts;
+pub mod loader;
+pub mod model;
+pub mod output;
+pub mod source;
+pub mod validate;

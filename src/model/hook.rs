@@ -1,0 +1,176 @@
+//! A normalized hook and the scheme that names it.
+//!
+//! # Hook names
+//!
+//! A hook's name is `<kebab-event>-<handler-stem>-<hash8>` and its id is
+//! `hook:<kebab-event>:<handler-stem>:<hash8>`, where
+//!
+//! - `kebab-event` is the canonical event in kebab case (`beforeTool` → `before-tool`);
+//! - `handler-stem` is the handler file's name without its extension, lower-cased, with every
+//!   run of characters outside `[a-z0-9]` replaced by one `-` (`guard_writes.ts` → `guard-writes`);
+//! - `hash8` is the first 8 hex digits of the BLAKE3 hash of this compact JSON text (keys in
+//!   this order, no whitespace):
+//!   `{"args":[…],"event":"<event key>","handler":"<path>","kind":"module"|"prebuilt","targets":[…],"timeout":<n>|null,"tools":[…]}`
+//!   with `handler` the project-relative POSIX path without `./`, `targets` the hook's own
+//!   `targets` sorted and deduplicated (`[]` when it has none), `tools` deduplicated in
+//!   declaration order, and `args` as written.
+//!
+//! Nothing machine-specific enters the hash, so a declaration has the same name on any machine
+//! and from any directory, and any change to it gives a new name.
+
+use super::{HookEvent, Target, ToolSelector};
+
+/// What runs when the hook fires.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Handler {
+    /// A TypeScript/JavaScript module compiled into a wrapper (project-relative path).
+    Module(String),
+    /// An already-built file inside a payload, run as is: its project-relative path and its
+    /// path in the artifact (`<payload name>/<path inside the payload source>`).
+    Prebuilt { path: String, artifact_path: String },
+}
+
+impl Handler {
+    pub fn path(&self) -> &str {
+        match self {
+            Handler::Module(path) | Handler::Prebuilt { path, .. } => path,
+        }
+    }
+
+    pub fn is_prebuilt(&self) -> bool {
+        matches!(self, Handler::Prebuilt { .. })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Hook {
+    pub id: String,
+    pub name: String,
+    pub event: HookEvent,
+    pub handler: Handler,
+    /// The hook's own `targets`, sorted and deduplicated; `None` means every selected host.
+    pub targets: Option<Vec<Target>>,
+    /// Deduplicated, in declaration order.
+    pub tools: Vec<ToolSelector>,
+    /// Native timeout in whole seconds; `None` leaves the host's default.
+    pub timeout: Option<u32>,
+    pub args: Vec<String>,
+    /// Where the declaration sits in the config, e.g. `hooks.beforeTool[1]`.
+    pub config_path: String,
+}
+
+impl Hook {
+    /// Whether the hook names `target` in its own `targets`.
+    pub fn names_target(&self, target: Target) -> bool {
+        self.targets
+            .as_ref()
+            .is_some_and(|targets| targets.contains(&target))
+    }
+
+    /// Whether the hook goes to `target` when the build selects it.
+    pub fn reaches(&self, target: Target) -> bool {
+        self.targets
+            .as_ref()
+            .is_none_or(|targets| targets.contains(&target))
+    }
+}
+
+/// The `(id, name)` pair of a declaration, by the scheme in the module docs.
+pub fn hook_identity(
+    event: HookEvent,
+    handler: &Handler,
+    targets: Option<&[Target]>,
+    tools: &[ToolSelector],
+    timeout: Option<u32>,
+    args: &[String],
+) -> (String, String) {
+    let identity = serde_json::json!({
+        "args": args,
+        "event": event.key(),
+        "handler": handler.path(),
+        "kind": if handler.is_prebuilt() { "prebuilt" } else { "module" },
+        "targets": targets.unwrap_or_default().iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+        "timeout": timeout,
+        "tools": tools.iter().map(ToolSelector::to_text).collect::<Vec<_>>(),
+    });
+    let hash = blake3::hash(identity.to_string().as_bytes()).to_hex();
+    let hash8 = &hash[..8];
+    let stem = handler_stem(handler.path());
+    (
+        format!("hook:{}:{stem}:{hash8}", event.kebab()),
+        format!("{}-{stem}-{hash8}", event.kebab()),
+    )
+}
+
+fn handler_stem(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split_once('.').map_or(file, |(stem, _)| stem);
+    let mut slug = String::with_capacity(stem.len());
+    for c in stem.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "handler".to_owned()
+    } else {
+        slug.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CanonicalTool;
+
+    fn name(
+        handler: &str,
+        targets: Option<&[Target]>,
+        tools: &[ToolSelector],
+        timeout: Option<u32>,
+    ) -> String {
+        let handler = Handler::Module(handler.into());
+        hook_identity(
+            HookEvent::BeforeTool,
+            &handler,
+            targets,
+            tools,
+            timeout,
+            &[],
+        )
+        .1
+    }
+
+    #[test]
+    fn names_are_stable_and_follow_the_scheme() {
+        let handler = Handler::Module("src/hooks/session-start.ts".into());
+        let (id, name) = hook_identity(HookEvent::SessionStart, &handler, None, &[], None, &[]);
+        // Pinned: changing the scheme renames every user's hooks, which must be deliberate.
+        assert_eq!(name, "session-start-session-start-a6c040f4");
+        assert_eq!(id, "hook:session-start:session-start:a6c040f4");
+    }
+
+    #[test]
+    fn every_part_of_the_declaration_changes_the_name() {
+        let shell = [ToolSelector::Canonical(CanonicalTool::Shell)];
+        let base = name("src/hooks/guard.ts", None, &shell, None);
+        assert_ne!(base, name("src/hooks/guard2.ts", None, &shell, None));
+        assert_ne!(
+            base,
+            name("src/hooks/guard.ts", Some(&[Target::Claude]), &shell, None)
+        );
+        assert_ne!(base, name("src/hooks/guard.ts", None, &[], None));
+        assert_ne!(base, name("src/hooks/guard.ts", None, &shell, Some(10)));
+        assert!(base.starts_with("before-tool-guard-"));
+    }
+
+    #[test]
+    fn stems_are_slugs() {
+        assert_eq!(handler_stem("src/hooks/Guard_Writes.ts"), "guard-writes");
+        assert_eq!(handler_stem("dist/runtime/hook/index.js"), "index");
+        assert_eq!(handler_stem("src/__.ts"), "handler");
+    }
+}

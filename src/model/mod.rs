@@ -1,0 +1,138 @@
+//! The canonical model: targets, events, tool selectors and normalized hooks.
+//!
+//! Architecture invariant: this module knows nothing about any host's JSON, file layout or
+//! native names; those live in `hosts/`. Nothing here carries source positions: hooks
+//! remember the JSON path of their declaration instead, so a whitespace edit to the config
+//! leaves the model equal and salsa backdates everything downstream.
+
+mod events;
+mod hook;
+mod normalize;
+
+pub use events::{EventRules, HookEvent};
+pub use hook::{Handler, Hook, hook_identity};
+pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, normalize};
+
+/// A host projection the build can emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    Claude,
+    Codex,
+    Cursor,
+    Portable,
+}
+
+impl Target {
+    /// In name order, which is also the order of every per-host loop.
+    pub const ALL: [Target; 4] = [
+        Target::Claude,
+        Target::Codex,
+        Target::Cursor,
+        Target::Portable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Claude => "claude",
+            Target::Codex => "codex",
+            Target::Cursor => "cursor",
+            Target::Portable => "portable",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    pub fn names() -> String {
+        Target::ALL.map(Target::as_str).join(", ")
+    }
+}
+
+/// The five host-independent tool selectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CanonicalTool {
+    Shell,
+    FileRead,
+    FileWrite,
+    Mcp,
+    Agent,
+}
+
+impl CanonicalTool {
+    pub const ALL: [CanonicalTool; 5] = [
+        CanonicalTool::Shell,
+        CanonicalTool::FileRead,
+        CanonicalTool::FileWrite,
+        CanonicalTool::Mcp,
+        CanonicalTool::Agent,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CanonicalTool::Shell => "shell",
+            CanonicalTool::FileRead => "file.read",
+            CanonicalTool::FileWrite => "file.write",
+            CanonicalTool::Mcp => "mcp",
+            CanonicalTool::Agent => "agent",
+        }
+    }
+}
+
+/// One entry of a hook's `tools`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ToolSelector {
+    Canonical(CanonicalTool),
+    /// `<target>:<native-name>`: contributes to that host's matcher only.
+    Native {
+        target: Target,
+        name: String,
+    },
+}
+
+impl ToolSelector {
+    /// Parses `shell`, `file.write`, `claude:WebSearch`, …; `None` when it is neither form.
+    pub fn parse(text: &str) -> Option<ToolSelector> {
+        if let Some(tool) = CanonicalTool::ALL.into_iter().find(|t| t.as_str() == text) {
+            return Some(ToolSelector::Canonical(tool));
+        }
+        let (target, name) = text.split_once(':')?;
+        let target = Target::parse(target)?;
+        let valid_name =
+            !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+        valid_name.then(|| ToolSelector::Native {
+            target,
+            name: name.to_owned(),
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        match self {
+            ToolSelector::Canonical(tool) => tool.as_str().to_owned(),
+            ToolSelector::Native { target, name } => format!("{}:{name}", target.as_str()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_parse_both_forms() {
+        assert_eq!(
+            ToolSelector::parse("file.write"),
+            Some(ToolSelector::Canonical(CanonicalTool::FileWrite))
+        );
+        assert_eq!(
+            ToolSelector::parse("claude:WebSearch"),
+            Some(ToolSelector::Native {
+                target: Target::Claude,
+                name: "WebSearch".into()
+            })
+        );
+        assert_eq!(ToolSelector::parse("files.write"), None);
+        assert_eq!(ToolSelector::parse("gemini:x"), None);
+        assert_eq!(ToolSelector::parse("claude:"), None);
+    }
+}

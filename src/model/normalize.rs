@@ -1,0 +1,489 @@
+//! Normalization: a checked [`Config`] becomes the canonical [`Model`].
+//!
+//! Every host-independent rule is checked here, and all problems are reported together.
+//! Host-dependent rules (does the host have this event, does the selector map) belong to
+//! `hosts::plan`.
+
+use super::{Handler, Hook, HookEvent, Target, ToolSelector, hook_identity};
+use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
+use crate::diagnostics::{Code, Diagnostic};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Model {
+    pub name: String,
+    pub description: Option<String>,
+    pub version: String,
+    /// Selected targets, sorted and deduplicated.
+    pub targets: Vec<Target>,
+    /// In planning order: by event, then by id.
+    pub hooks: Vec<Hook>,
+    pub payloads: Vec<Payload>,
+}
+
+/// A prebuilt tree copied byte for byte to `<name>/` in the artifact.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Payload {
+    pub name: String,
+    /// Project-relative directory, without `./` and without a trailing `/`.
+    pub source: String,
+    pub targets: Option<Vec<Target>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NormalizeReturn {
+    /// `None` when an error makes the model meaningless.
+    pub model: Option<Model>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What normalization needs to know about the project besides its config.
+pub trait ProjectView {
+    fn config_file(&self) -> &str;
+    fn is_file(&self, path: &str) -> bool;
+    /// Whether any file lives below the directory `path`.
+    fn has_files_under(&self, path: &str) -> bool;
+}
+
+/// Artifact directories a payload must not shadow.
+const RESERVED_PAYLOAD_NAMES: [&str; 11] = [
+    "hooks",
+    "mcp",
+    "scripts",
+    "skills",
+    "assets",
+    "agents",
+    "commands",
+    "plugin.json",
+    "mcp.json",
+    "agent-bundle.manifest.json",
+    "state",
+];
+
+/// Normalizes `config`. `target_override` is the CLI's `--target` list, which replaces the
+/// config's `targets`; `package_version` comes from `package.json` when there is one.
+pub fn normalize(
+    config: &Config,
+    target_override: Option<&[Target]>,
+    package_version: Option<&str>,
+    project: &dyn ProjectView,
+) -> NormalizeReturn {
+    let mut cx = Normalizer {
+        project,
+        diagnostics: Vec::new(),
+    };
+    let targets = match target_override {
+        Some(targets) => sorted(targets.to_vec()),
+        None => match &config.targets {
+            Some(items) => sorted(items.iter().filter_map(|item| cx.target(item)).collect()),
+            None => vec![Target::Portable],
+        },
+    };
+    let payloads: Vec<Payload> = config
+        .payloads
+        .iter()
+        .filter_map(|p| cx.payload(p))
+        .collect();
+    let mut hooks: Vec<Hook> = Vec::new();
+    for declaration in &config.hooks {
+        let Some(hook) = cx.hook(declaration, &payloads) else {
+            continue;
+        };
+        if let Some(first) = hooks.iter().find(|h| h.id == hook.id) {
+            let message = format!(
+                "hook `{}` is declared twice ({} and {})",
+                hook.name, first.config_path, hook.config_path
+            );
+            cx.push(Diagnostic::error(Code::DuplicateHook, message).at_path(&hook.config_path).with_help(
+                "remove one declaration: identical declarations would run the handler twice",
+            ));
+            continue;
+        }
+        hooks.push(hook);
+    }
+    hooks.sort_by(|a, b| a.event.cmp(&b.event).then_with(|| a.id.cmp(&b.id)));
+    let version = config
+        .plugin
+        .version
+        .clone()
+        .or_else(|| package_version.map(str::to_owned))
+        .unwrap_or_else(|| "0.0.0".to_owned());
+    let model = Model {
+        name: config.plugin.name.value.clone(),
+        description: config.plugin.description.clone(),
+        version,
+        targets,
+        hooks,
+        payloads,
+    };
+    NormalizeReturn {
+        model: Some(model),
+        diagnostics: cx.diagnostics,
+    }
+}
+
+fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
+    targets.sort_unstable();
+    targets.dedup();
+    targets
+}
+
+struct Normalizer<'a> {
+    project: &'a dyn ProjectView,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Normalizer<'_> {
+    fn push(&mut self, diagnostic: Diagnostic) {
+        let file = self.project.config_file().to_owned();
+        self.diagnostics.push(diagnostic.in_file(file));
+    }
+
+    fn target(&mut self, item: &Item<String>) -> Option<Target> {
+        let target = Target::parse(&item.value);
+        if target.is_none() {
+            let message = format!("unknown target `{}`", item.value);
+            self.push(
+                Diagnostic::error(Code::UnknownTarget, message)
+                    .at_path(&item.path)
+                    .with_help(format!("targets are {}", Target::names())),
+            );
+        }
+        target
+    }
+
+    fn hook(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Hook> {
+        let event = HookEvent::from_key(&decl.event.value);
+        if event.is_none() {
+            let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
+            self.push(
+                Diagnostic::error(
+                    Code::UnknownEvent,
+                    format!("unknown hook event `{}`", decl.event.value),
+                )
+                .at_path(&decl.event.path)
+                .with_help(format!(
+                    "config hooks take {}; other events are event routes",
+                    names.join(", ")
+                )),
+            );
+        }
+        let handler = self.handler(decl, payloads);
+        let targets = decl
+            .targets
+            .as_ref()
+            .map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
+        let timeout = decl.timeout.as_ref().and_then(|t| self.timeout(t));
+        let tools = self.tools(decl, event, targets.as_deref());
+        let args = self.args(decl, handler.as_ref());
+        let (event, handler) = (event?, handler?);
+        let (id, name) = hook_identity(event, &handler, targets.as_deref(), &tools, timeout, &args);
+        Some(Hook {
+            id,
+            name,
+            event,
+            handler,
+            targets,
+            tools,
+            timeout,
+            args,
+            config_path: decl.path.clone(),
+        })
+    }
+
+    fn handler(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Handler> {
+        let item = &decl.handler;
+        let (HandlerDecl::Module(raw) | HandlerDecl::Prebuilt(raw)) = &item.value;
+        if raw.trim().is_empty() {
+            self.push(
+                Diagnostic::error(
+                    Code::EmptyHandler,
+                    format!("hook {} requires a nonempty handler path", decl.event.value),
+                )
+                .at_path(&item.path),
+            );
+            return None;
+        }
+        let Some(path) = project_path(raw) else {
+            self.push(
+                Diagnostic::error(
+                    Code::MissingHandler,
+                    format!("handler `{raw}` is outside the project root"),
+                )
+                .at_path(&item.path)
+                .with_help("handlers are project-relative paths such as './src/hooks/guard.ts'"),
+            );
+            return None;
+        };
+        match &item.value {
+            HandlerDecl::Module(_) => {
+                if !self.project.is_file(&path) {
+                    self.push(
+                        Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
+                            .at_path(&item.path)
+                            .with_help("create the module, or fix the path (it is relative to the project root)"),
+                    );
+                    return None;
+                }
+                Some(Handler::Module(path))
+            }
+            HandlerDecl::Prebuilt(_) => {
+                let Some(payload) = payloads.iter().find(|p| is_under(&path, &p.source)) else {
+                    let declared: Vec<_> = payloads.iter().map(|p| p.source.as_str()).collect();
+                    let help = if declared.is_empty() {
+                        "declare the directory that holds it under `payload`".to_owned()
+                    } else {
+                        format!("declared payload sources: {}", declared.join(", "))
+                    };
+                    self.push(
+                        Diagnostic::error(
+                            Code::PrebuiltOutsidePayload,
+                            format!("prebuilt handler `{path}` is not inside a declared payload"),
+                        )
+                        .at_path(&item.path)
+                        .with_help(help),
+                    );
+                    return None;
+                };
+                if !self.project.is_file(&path) {
+                    self.push(
+                        Diagnostic::error(
+                            Code::MissingPrebuilt,
+                            format!("prebuilt handler `{path}` does not exist"),
+                        )
+                        .at_path(&item.path)
+                        .with_help("build the payload before running agent-bundle"),
+                    );
+                    return None;
+                }
+                let artifact_path =
+                    format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
+                Some(Handler::Prebuilt {
+                    path,
+                    artifact_path,
+                })
+            }
+        }
+    }
+
+    fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {
+        let seconds = item
+            .value
+            .as_u64()
+            .filter(|&s| s > 0)
+            .and_then(|s| u32::try_from(s).ok());
+        if seconds.is_none() {
+            self.push(
+                Diagnostic::error(
+                    Code::InvalidTimeout,
+                    format!(
+                        "timeout must be a positive whole number of seconds, found {}",
+                        item.value
+                    ),
+                )
+                .at_path(&item.path)
+                .with_help("hosts take hook timeouts in seconds: write e.g. `timeout: 10`"),
+            );
+        }
+        seconds
+    }
+
+    fn tools(
+        &mut self,
+        decl: &HookDecl,
+        event: Option<HookEvent>,
+        targets: Option<&[Target]>,
+    ) -> Vec<ToolSelector> {
+        let Some(tools) = &decl.tools else {
+            return Vec::new();
+        };
+        if event.is_some_and(|e| !e.takes_tools()) {
+            self.push(
+                Diagnostic::error(
+                    Code::ToolsOnNonToolEvent,
+                    format!(
+                        "`tools` is only valid on beforeTool and afterTool, not {}",
+                        decl.event.value
+                    ),
+                )
+                .at_path(&tools.path)
+                .with_help("remove `tools`: this event fires regardless of tools"),
+            );
+            return Vec::new();
+        }
+        let mut selectors: Vec<ToolSelector> = Vec::new();
+        for item in &tools.value {
+            let Some(selector) = ToolSelector::parse(&item.value) else {
+                self.push(
+                    Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{}`", item.value))
+                        .at_path(&item.path)
+                        .with_help("use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`"),
+                );
+                continue;
+            };
+            if let (ToolSelector::Native { target, .. }, Some(targets)) = (&selector, targets)
+                && !targets.contains(target)
+            {
+                self.push(
+                    Diagnostic::error(
+                        Code::NativeSelectorOutsideTargets,
+                        format!(
+                            "selector `{}` names {}, which this hook does not target",
+                            item.value,
+                            target.as_str()
+                        ),
+                    )
+                    .at_path(&item.path)
+                    .with_help("add the host to the hook's `targets`, or remove the selector"),
+                );
+                continue;
+            }
+            if !selectors.contains(&selector) {
+                selectors.push(selector);
+            }
+        }
+        selectors
+    }
+
+    fn args(&mut self, decl: &HookDecl, handler: Option<&Handler>) -> Vec<String> {
+        let Some(args) = &decl.args else {
+            return Vec::new();
+        };
+        if handler.is_some_and(|h| !h.is_prebuilt()) {
+            self.push(
+                Diagnostic::error(Code::InvalidArgs, "`args` is only accepted on prebuilt handlers")
+                    .at_path(&args.path)
+                    .with_help("a compiled handler receives the event as its argument; read options from the event or the environment"),
+            );
+            return Vec::new();
+        }
+        for item in &args.value {
+            if item.value.is_empty() || !item.value.chars().all(is_shell_safe) {
+                self.push(
+                    Diagnostic::error(Code::InvalidArgs, format!("argument `{}` has characters that are not shell-safe", item.value))
+                        .at_path(&item.path)
+                        .with_help("hosts run hook commands through a shell: use letters, digits and - _ . / : = @ % + ,"),
+                );
+            }
+        }
+        args.value.iter().map(|item| item.value.clone()).collect()
+    }
+
+    fn payload(&mut self, decl: &PayloadDecl) -> Option<Payload> {
+        let name = &decl.name.value;
+        let safe_segment = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !safe_segment || RESERVED_PAYLOAD_NAMES.contains(&name.as_str()) {
+            self.push(
+                Diagnostic::error(
+                    Code::InvalidPayload,
+                    format!("payload name `{name}` cannot be an artifact directory"),
+                )
+                .at_path(&decl.name.path)
+                .with_help(format!(
+                    "use one plain path segment that is not one of {}",
+                    RESERVED_PAYLOAD_NAMES.join(", ")
+                )),
+            );
+            return None;
+        }
+        let raw = &decl.source.value;
+        let Some(source) = project_path(raw).filter(|s| !s.is_empty()) else {
+            self.push(
+                Diagnostic::error(
+                    Code::PayloadOutsideRoot,
+                    format!("payload source `{raw}` is outside the project root"),
+                )
+                .at_path(&decl.source.path)
+                .with_help(
+                    "payload sources are project-relative directories such as './dist/runtime'",
+                ),
+            );
+            return None;
+        };
+        if !self.project.has_files_under(&source) {
+            self.push(
+                Diagnostic::error(
+                    Code::MissingPayload,
+                    format!("payload source `{source}` is missing or empty"),
+                )
+                .at_path(&decl.source.path)
+                .with_help("build the payload before running agent-bundle"),
+            );
+            return None;
+        }
+        let targets = decl
+            .targets
+            .as_ref()
+            .map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
+        Some(Payload {
+            name: name.clone(),
+            source,
+            targets,
+        })
+    }
+}
+
+fn is_shell_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
+}
+
+/// Normalizes a project-relative path (`./a/../b.ts` → `b.ts`); `None` when it is absolute or
+/// climbs out of the project root.
+pub fn project_path(raw: &str) -> Option<String> {
+    if raw.starts_with('/')
+        || raw.contains('\\')
+        || raw.contains(':') && raw.len() > 1 && raw.as_bytes()[1] == b':'
+    {
+        return None;
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in raw.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop()?;
+            }
+            other => segments.push(other),
+        }
+    }
+    Some(segments.join("/"))
+}
+
+fn is_under(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_paths_normalize_and_stay_inside() {
+        assert_eq!(
+            project_path("./src/hooks/a.ts").as_deref(),
+            Some("src/hooks/a.ts")
+        );
+        assert_eq!(
+            project_path("src/../dist/x.js").as_deref(),
+            Some("dist/x.js")
+        );
+        assert_eq!(project_path("../outside"), None);
+        assert_eq!(project_path("/etc/passwd"), None);
+        assert_eq!(
+            project_path("./dist/runtime/").as_deref(),
+            Some("dist/runtime")
+        );
+    }
+
+    #[test]
+    fn under_means_strictly_inside() {
+        assert!(is_under("dist/runtime/hook/index.js", "dist/runtime"));
+        assert!(!is_under("dist/runtime2/x.js", "dist/runtime"));
+        assert!(!is_under("dist/runtime", "dist/runtime"));
+    }
+}

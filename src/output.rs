@@ -1,0 +1,88 @@
+//! Files the build produces, as bytes in memory, and the one JSON serialization they use.
+//!
+//! Emitted JSON is deterministic: keys sorted, two-space indent, one trailing newline. The
+//! same inputs give the same bytes on any machine.
+
+use std::sync::Arc;
+
+/// How a file came to be, recorded in the artifact manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileKind {
+    /// A manifest or hook document written from the host tables.
+    Generated,
+    /// A wrapper bundled from handler modules and the runtime.
+    Bundle,
+    /// A payload file copied byte for byte.
+    Prebuilt,
+}
+
+impl FileKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Generated => "generated",
+            FileKind::Bundle => "bundle",
+            FileKind::Prebuilt => "prebuilt",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OutputFile {
+    /// Artifact-relative POSIX path.
+    pub path: String,
+    pub bytes: Arc<[u8]>,
+    pub executable: bool,
+    pub kind: FileKind,
+}
+
+impl OutputFile {
+    pub fn json(path: impl Into<String>, value: &serde_json::Value) -> Self {
+        OutputFile {
+            path: path.into(),
+            bytes: to_canonical_json(value).into_bytes().into(),
+            executable: false,
+            kind: FileKind::Generated,
+        }
+    }
+}
+
+/// Serializes `value` with sorted keys, two-space indent and a trailing newline.
+pub fn to_canonical_json(value: &serde_json::Value) -> String {
+    let mut text =
+        serde_json::to_string_pretty(&sorted(value)).expect("JSON values always serialize");
+    text.push('\n');
+    text
+}
+
+fn sorted(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(sorted).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_recursively() {
+        let value = serde_json::json!({"b": 1, "a": {"d": [ {"z": 1, "y": 2} ], "c": null}});
+        assert_eq!(
+            to_canonical_json(&value),
+            "{\n  \"a\": {\n    \"c\": null,\n    \"d\": [\n      {\n        \"y\": 2,\n        \"z\": 1\n      }\n    ]\n  },\n  \"b\": 1\n}\n"
+        );
+    }
+}

@@ -1,0 +1,334 @@
+// agent-bundle hook runtime.
+//
+// Every hook that agent-bundle emits is one self-contained ESM wrapper that a
+// host (Claude Code, Codex, Cursor) runs as a fresh `node` process: the host
+// writes one JSON envelope on stdin and reads the answer on stdout. The Rust
+// compiler bundles the user's TypeScript handler together with this module and
+// calls `runHook(spec, handler)`, where `spec` is generated from the Rust host
+// tables (see README.md beside this file for its format).
+//
+// Guarantees:
+// - The native envelope is validated against the spec before the handler
+//   runs; the handler sees a frozen canonical event that holds only the fields
+//   the host really sent (nothing is invented) and a frozen context.
+// - The handler's result is validated against the event's canonical rules and
+//   the host's capabilities, then projected through the host's templates only:
+//   a continuing hook never writes a permission decision, so it can never widen
+//   what the host allows.
+// - runHook never throws. Any failure (bad input, a throwing handler, an
+//   invalid result) writes one line `agent-bundle hook <name>: <message>` to
+//   stderr, nothing to stdout, and sets exit code 1, which hosts treat as a
+//   non-blocking error: a failure never denies.
+// - Success writes the projected JSON without a trailing newline, or nothing
+//   when there is nothing to say; exit code 0.
+//
+// This file is parsed on every tool call, so it does no work at load time and
+// uses only `node:` builtins.
+
+import { readSync, writeSync } from "node:fs";
+
+const STDIN_CAP = 1024 * 1024;
+const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
+const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
+
+/**
+ * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
+ * Resolves (never rejects) once the answer is written.
+ */
+export async function runHook(spec, handler) {
+  try {
+    const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
+    const input = parseInput(await readStdin());
+    const envelope = deepFreeze(simulate ? encodeCanonical(spec, input) : input);
+    const event = decodeEnvelope(spec, envelope);
+    if (typeof handler !== "function") fail("handler module must default-export a function");
+    const context = Object.freeze({ host: spec.host, nativeEvent: spec.nativeEvent, nativeInput: envelope });
+    const result = checkResult(spec, await callHandler(handler, event, context));
+    const output = project(spec.output, result);
+    const text = simulate
+      ? JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n"
+      : output === null ? "" : JSON.stringify(output);
+    if (text !== "") writeAll(1, text);
+    process.exitCode = 0;
+  } catch (error) {
+    process.exitCode = 1;
+    try {
+      writeAll(2, `agent-bundle hook ${spec?.hook}: ${messageOf(error)}\n`);
+    } catch {
+      // stderr is gone too; the exit code is all that is left to report.
+    }
+  }
+}
+
+function fail(message) {
+  throw new Error(message);
+}
+
+function messageOf(error) {
+  try {
+    return error instanceof Error ? error.message || error.name : String(error);
+  } catch {
+    return "unprintable error";
+  }
+}
+
+// Reads all of stdin, failing as soon as it grows past STDIN_CAP. Synchronous
+// reads are the fast path (no stream set-up); a non-blocking stdin (EAGAIN)
+// falls back to the async stream for the rest. Returns a string or a promise.
+function readStdin() {
+  // One allocation of cap + 1 bytes: the extra byte is how we notice overflow
+  // without ever buffering more than the cap.
+  const buf = Buffer.allocUnsafe(STDIN_CAP + 1);
+  let size = 0;
+  for (;;) {
+    let n;
+    try {
+      n = readSync(0, buf, size, buf.length - size, null);
+    } catch (error) {
+      if (error.code === "EAGAIN") return readStdinAsync(buf.subarray(0, size));
+      if (error.code === "EOF") break; // Windows pipes report end of input this way
+      throw error;
+    }
+    if (n === 0) break;
+    size += n;
+    if (size > STDIN_CAP) fail(TOO_BIG);
+  }
+  return buf.toString("utf8", 0, size);
+}
+
+function readStdinAsync(head) {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    const chunks = [head];
+    let size = head.length;
+    stdin.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > STDIN_CAP) {
+        stdin.destroy();
+        reject(new Error(TOO_BIG));
+      } else {
+        chunks.push(chunk);
+      }
+    });
+    stdin.once("end", () => resolve(Buffer.concat(chunks, size).toString("utf8")));
+    stdin.once("error", reject);
+  });
+}
+
+function parseInput(text) {
+  let value;
+  try {
+    value = JSON.parse(text); // rejects empty, whitespace-only and trailing values
+  } catch {
+    fail("stdin must contain exactly one JSON value");
+  }
+  if (!isPlainObject(value)) fail("stdin JSON value must be an object");
+  return value;
+}
+
+function isPlainObject(value) {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function hasType(value, type) {
+  switch (type) {
+    case "null":
+      return value === null;
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return isPlainObject(value);
+    default: // string, number, boolean
+      return typeof value === type;
+  }
+}
+
+// Own properties only: envelope keys must never resolve through the prototype.
+function own(object, key) {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+// Iterative so that a deeply nested (but capped) payload cannot overflow the stack.
+function deepFreeze(root) {
+  const stack = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (value === null || typeof value !== "object" || Object.isFrozen(value)) continue;
+    Object.freeze(value);
+    for (const child of Object.values(value)) stack.push(child);
+  }
+  return root;
+}
+
+// Native envelope -> frozen canonical event, validating every declared field.
+function decodeEnvelope(spec, envelope) {
+  const native = spec.nativeEvent;
+  if (own(envelope, spec.eventKey) !== native) fail(`native ${spec.eventKey} must equal ${native}`);
+  const event = {};
+  for (const field of spec.fields) {
+    const key = field.native.find((name) => own(envelope, name) !== undefined);
+    if (key === undefined) {
+      if (field.required) fail(`native ${native} ${field.native[0]} is required`);
+      continue; // absent stays absent
+    }
+    const value = envelope[key];
+    if (field.types.length > 0 && !field.types.some((type) => hasType(value, type))) {
+      fail(`native ${native} ${key} must be ${field.types.join(" or ")}`);
+    }
+    if (field.enum && !field.enum.includes(value)) {
+      fail(`native ${native} ${key} must be one of ${field.enum.join(", ")}`);
+    }
+    event[field.canonical] = decodeValue(field, value);
+  }
+  return deepFreeze(event);
+}
+
+function decodeValue(field, value) {
+  switch (field.decode ?? null) {
+    case null:
+      return value;
+    case "json":
+      // Hosts that send structured output as a string: parse it when it is
+      // JSON, otherwise the string itself is the value (e.g. plain stdout).
+      if (typeof value === "string") {
+        try {
+          return JSON.parse(value);
+        } catch {
+          // not JSON: keep the string
+        }
+      }
+      return value;
+    case "positive-count":
+      // A loop counter standing in for a boolean flag: n > 0 means "active".
+      return typeof value === "number" ? value > 0 : value;
+    default:
+      return fail(`spec field ${field.canonical} has unknown decode ${field.decode}`);
+  }
+}
+
+// Simulation: canonical input -> native envelope, reversing the decoders, so
+// that the normal validation path runs on exactly what a host would send.
+function encodeCanonical(spec, input) {
+  const known = new Set(spec.fields.map((field) => field.canonical));
+  for (const key of Object.keys(input)) {
+    if (!known.has(key)) fail(`simulation input has unknown field ${key} for ${spec.nativeEvent}`);
+  }
+  const envelope = {};
+  for (const field of spec.fields) {
+    if (!Object.hasOwn(input, field.canonical)) continue;
+    let value = input[field.canonical];
+    if (field.decode === "json" && typeof value !== "string") value = JSON.stringify(value);
+    else if (field.decode === "positive-count" && typeof value === "boolean") value = value ? 1 : 0;
+    envelope[field.native[0]] = value;
+  }
+  envelope[spec.eventKey] = spec.nativeEvent;
+  return envelope;
+}
+
+async function callHandler(handler, event, context) {
+  // stdout belongs to the host protocol: a stray console.log would corrupt the
+  // answer (or, for some Claude Code events, be injected as context). Send the
+  // handler's console output to stderr instead. Not restored: the process ends
+  // right after the answer is written.
+  console.log = console.info = console.debug = console.error;
+  try {
+    return await handler(event, context);
+  } catch (error) {
+    return fail(`handler failed: ${messageOf(error)}`);
+  }
+}
+
+// Validates the handler's return value; returns the normalized result
+// { outcome, reason?, updatedInput?, additionalContext? }.
+function checkResult(spec, value) {
+  if (value === undefined || value === null) return { outcome: "continue" };
+  if (!isPlainObject(value)) fail("handler must return void or a result object");
+  for (const key of Object.keys(value)) {
+    if (!RESULT_KEYS.includes(key)) fail(`handler result has unsupported field ${key}`);
+  }
+  // Known keys holding `undefined` count as absent (as they would in JSON).
+  const { outcome = "continue", reason, updatedInput, additionalContext } = value;
+  if (outcome !== "continue" && outcome !== "deny") fail("handler result outcome is invalid");
+  if (reason !== undefined && typeof reason !== "string") fail("handler result reason must be a string");
+  if (additionalContext !== undefined && typeof additionalContext !== "string") {
+    fail("handler result additionalContext must be a string");
+  }
+  if (updatedInput !== undefined && !isPlainObject(updatedInput)) {
+    fail("handler result updatedInput must be an object");
+  }
+
+  const denied = outcome === "deny";
+  const { rules, output } = spec;
+  if (
+    (denied && !rules.deny) ||
+    (updatedInput !== undefined && (!rules.rewrite || denied)) ||
+    (additionalContext !== undefined && !rules.context)
+  ) {
+    fail(rules.violation);
+  }
+  if (reason !== undefined && !denied) fail("reason is only valid for a denied beforeTool, stop, or agentStop hook");
+  if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
+
+  const missing =
+    denied && !output.deny ? "outcome deny"
+    : additionalContext && !output.context ? "additionalContext"
+    : updatedInput !== undefined && !output.rewrite ? "updatedInput"
+    : null;
+  if (missing) fail(`${spec.hostName} ${spec.nativeEvent} does not support ${missing}`);
+
+  const result = { outcome };
+  if (reason !== undefined) result.reason = reason;
+  if (updatedInput !== undefined) result.updatedInput = updatedInput;
+  if (additionalContext !== undefined) result.additionalContext = additionalContext;
+  return result;
+}
+
+// Result -> native output, built only from the host's templates. Returns null
+// when there is nothing to write.
+function project(templates, result) {
+  const merged = {};
+  if (result.outcome === "deny") merge(merged, templates.deny);
+  if (result.additionalContext) merge(merged, templates.context);
+  if (result.updatedInput !== undefined) merge(merged, templates.rewrite);
+  if (Object.keys(merged).length === 0) return null;
+  return fill(merged, {
+    $reason: result.reason,
+    $context: result.additionalContext,
+    $updatedInput: result.updatedInput,
+  });
+}
+
+// Merges template objects recursively into fresh objects (never into the spec).
+function merge(target, template) {
+  for (const [key, value] of Object.entries(template)) {
+    target[key] = isPlainObject(value) ? merge(isPlainObject(target[key]) ? target[key] : {}, value) : value;
+  }
+  return target;
+}
+
+// Copies a merged template, replacing placeholder strings by result values.
+function fill(value, values) {
+  if (typeof value === "string") return Object.hasOwn(values, value) ? values[value] : value;
+  if (Array.isArray(value)) return value.map((item) => fill(item, values));
+  if (isPlainObject(value)) {
+    const copy = {};
+    for (const [key, item] of Object.entries(value)) copy[key] = fill(item, values);
+    return copy;
+  }
+  return value;
+}
+
+function writeAll(fd, text) {
+  const buf = Buffer.from(text);
+  let offset = 0;
+  try {
+    while (offset < buf.length) offset += writeSync(fd, buf, offset);
+  } catch (error) {
+    // A non-blocking pipe that is full: hand the rest to the stream, which
+    // node flushes before the process exits (we never call process.exit).
+    if (error.code !== "EAGAIN") throw error;
+    (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(offset));
+  }
+}

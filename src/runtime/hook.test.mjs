@@ -1,0 +1,648 @@
+// Tests for hook.mjs. stdin, stdout, stderr and the exit code are the
+// contract, so every case runs a real child process: a tiny generated wrapper
+// that imports runHook from hook.mjs, defines a handler and awaits
+// runHook(SPEC, handler), exactly as an emitted hook does.
+//
+// Run: node --test src/runtime/
+
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const HOOK_URL = pathToFileURL(join(HERE, "hook.mjs")).href;
+const FIXTURES = join(HERE, "..", "..", "tests", "fixtures", "host-payloads");
+const MiB = 1024 * 1024;
+const PARALLEL = { concurrency: 8 };
+
+const workDir = mkdtempSync(join(tmpdir(), "agent-bundle-hook-test-"));
+after(() => rmSync(workDir, { recursive: true, force: true }));
+
+const childEnv = { ...process.env };
+delete childEnv.AGENT_BUNDLE_HOOK_SIMULATION;
+delete childEnv.NODE_TEST_CONTEXT;
+delete childEnv.NODE_OPTIONS;
+
+let wrapperCount = 0;
+
+// Printed by FALLBACK_PRELUDE when runHook starts reading the async stream.
+const FALLBACK_MARKER = "<async stdin fallback>\n";
+// Touching process.stdin makes fd 0 non-blocking, so readSync hits EAGAIN as
+// soon as it has drained what was sent; the marker tells the test to send the rest.
+const FALLBACK_PRELUDE = `const stdin = process.stdin, on = stdin.on;
+stdin.on = function (name, ...rest) {
+  if (name === "data") process.stderr.write(${JSON.stringify(FALLBACK_MARKER)});
+  return on.call(this, name, ...rest);
+};`;
+
+/**
+ * Runs one hook process. `handler` is JS source for the handler expression;
+ * `input` is an object (sent as JSON), a string or a Buffer; with `holdBack`
+ * (a byte count) only that many bytes are sent until the async fallback
+ * marker appears; `prelude` is code placed before runHook.
+ */
+function run({ spec, handler = "() => undefined", input, holdBack, env = {}, prelude = "" }) {
+  const file = join(workDir, `hook-${++wrapperCount}.mjs`);
+  writeFileSync(
+    file,
+    `import { runHook } from ${JSON.stringify(HOOK_URL)};\n${prelude}\n` +
+      `const SPEC = ${JSON.stringify(spec)};\nconst handler = ${handler};\nawait runHook(SPEC, handler);\n`,
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { env: { ...childEnv, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (data) => (stdout += data));
+    let rest = null;
+    child.stderr.setEncoding("utf8").on("data", (data) => {
+      stderr += data;
+      if (rest !== null && stderr.includes(FALLBACK_MARKER)) {
+        child.stdin.end(rest);
+        rest = null;
+      }
+    });
+    child.stdin.on("error", () => {}); // EPIPE when the hook stops reading early
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const fallback = stderr.includes(FALLBACK_MARKER);
+      resolve({ code, stdout, stderr: stderr.replace(FALLBACK_MARKER, ""), fallback });
+    });
+    if (holdBack !== undefined) {
+      const bytes = Buffer.from(input);
+      child.stdin.write(bytes.subarray(0, holdBack));
+      rest = bytes.subarray(holdBack);
+    } else if (input === undefined) {
+      child.stdin.end();
+    } else {
+      child.stdin.end(typeof input === "string" || Buffer.isBuffer(input) ? input : JSON.stringify(input));
+    }
+  });
+}
+
+function succeeds(r) {
+  assert.equal(r.stderr, "", "stderr");
+  assert.equal(r.code, 0, "exit code");
+}
+
+function writes(r, expected) {
+  succeeds(r);
+  assert.ok(!r.stdout.endsWith("\n"), "no trailing newline");
+  assert.deepEqual(JSON.parse(r.stdout), expected);
+}
+
+function writesNothing(r) {
+  succeeds(r);
+  assert.equal(r.stdout, "");
+}
+
+function failsWith(r, spec, message) {
+  assert.equal(r.stdout, "", "stdout must stay empty on failure");
+  assert.equal(r.code, 1, "exit code");
+  assert.equal(r.stderr, `agent-bundle hook ${spec.hook}: ${message}\n`);
+}
+
+function fixture(dir, name) {
+  return JSON.parse(readFileSync(join(FIXTURES, dir, `${name}.json`), "utf8")).stdin;
+}
+
+// ---------------------------------------------------------------- specs
+
+const field = (native, canonical, types, required = true, extra = {}) => ({
+  native: Array.isArray(native) ? native : [native],
+  canonical,
+  types,
+  required,
+  ...extra,
+});
+
+const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"];
+
+const RULES = {
+  sessionStart: { deny: false, rewrite: false, context: true, violation: "sessionStart cannot deny or replace input" },
+  beforeTool: { deny: true, rewrite: true, context: true, violation: "beforeTool cannot stop or replace input while denying" },
+  afterTool: { deny: false, rewrite: false, context: true, violation: "afterTool cannot deny or replace input" },
+  stop: { deny: true, rewrite: false, context: false, violation: "stop cannot replace input or add context" },
+  agentStop: { deny: true, rewrite: false, context: true, violation: "agentStop cannot replace input" },
+};
+
+const CANONICAL = { SessionStart: "sessionStart", PreToolUse: "beforeTool", PostToolUse: "afterTool", Stop: "stop", SubagentStop: "agentStop" };
+
+function hookSpecific(nativeEvent, body) {
+  return { hookSpecificOutput: { hookEventName: nativeEvent, ...body } };
+}
+
+const claudeCommon = [
+  field("session_id", "sessionId", ["string"]),
+  field("transcript_path", "transcriptPath", ["string"]),
+  field("cwd", "cwd", ["string"]),
+  field("permission_mode", "permissionMode", ["string"], false, { enum: PERMISSION_MODES }),
+  field("effort", "effort", ["object"], false),
+  field("agent_id", "agentId", ["string"], false),
+];
+const codexCommon = [
+  field("session_id", "sessionId", ["string"]),
+  field("transcript_path", "transcriptPath", ["string", "null"]),
+  field("cwd", "cwd", ["string"]),
+  field("permission_mode", "permissionMode", ["string"], false, { enum: PERMISSION_MODES }),
+  field("model", "model", ["string"], false),
+  field("turn_id", "turnId", ["string"], false),
+];
+const toolFields = [
+  field("tool_name", "toolName", ["string"]),
+  field("tool_input", "toolInput", ["object"]),
+  field("tool_use_id", "toolUseId", ["string"]),
+];
+
+const EVENT_FIELDS = {
+  claude: {
+    SessionStart: [field("source", "source", ["string"], true, { enum: ["startup", "resume", "clear", "compact"] })],
+    PreToolUse: toolFields,
+    PostToolUse: [...toolFields, field("tool_response", "toolResponse", []), field("duration_ms", "durationMs", ["number"], false)],
+    Stop: [field("stop_hook_active", "stopHookActive", ["boolean"]), field("last_assistant_message", "lastAssistantMessage", ["string"], false)],
+    SubagentStop: [field("stop_hook_active", "stopHookActive", ["boolean"])],
+  },
+  codex: {
+    SessionStart: [field("source", "source", ["string"], true, { enum: ["startup", "resume", "clear"] })],
+    PreToolUse: toolFields,
+    PostToolUse: [...toolFields, field("tool_response", "toolResponse", [], true, { decode: "json" })],
+    Stop: [field("stop_hook_active", "stopHookActive", ["boolean"]), field("last_assistant_message", "lastAssistantMessage", ["string", "null"], false)],
+    SubagentStop: [field("stop_hook_active", "stopHookActive", ["boolean"])],
+  },
+};
+
+function outputs(host, nativeEvent) {
+  const none = { deny: null, context: null, rewrite: null };
+  const context = hookSpecific(nativeEvent, { additionalContext: "$context" });
+  const block = { decision: "block", reason: "$reason" };
+  switch (nativeEvent) {
+    case "SessionStart":
+    case "PostToolUse":
+      return { ...none, context };
+    case "PreToolUse":
+      return host === "claude"
+        ? {
+            deny: hookSpecific(nativeEvent, { permissionDecision: "deny", permissionDecisionReason: "$reason" }),
+            context,
+            rewrite: hookSpecific(nativeEvent, { updatedInput: "$updatedInput" }),
+          }
+        : {
+            deny: hookSpecific(nativeEvent, { permissionDecision: "deny", permissionDecisionReason: "$reason" }),
+            context: null,
+            rewrite: hookSpecific(nativeEvent, { permissionDecision: "allow", updatedInput: "$updatedInput" }),
+          };
+    case "Stop":
+      return { ...none, deny: block };
+    case "SubagentStop":
+      return { ...none, deny: block, context: host === "claude" ? context : null };
+  }
+  throw new Error(nativeEvent);
+}
+
+function hostSpec(host, nativeEvent) {
+  const event = CANONICAL[nativeEvent];
+  return {
+    hook: `${event}-test-${host}`,
+    host,
+    hostName: host === "claude" ? "Claude Code" : "Codex",
+    event,
+    nativeEvent,
+    eventKey: "hook_event_name",
+    fields: [...(host === "claude" ? claudeCommon : codexCommon), ...EVENT_FIELDS[host][nativeEvent]],
+    rules: RULES[event],
+    output: outputs(host, nativeEvent),
+  };
+}
+
+const cursorSession = field(["session_id", "conversation_id"], "sessionId", ["string"]);
+const cursorBase = (event, nativeEvent, fields, output) => ({
+  hook: `${event}-test-cursor`,
+  host: "cursor",
+  hostName: "Cursor",
+  event,
+  nativeEvent,
+  eventKey: "hook_event_name",
+  fields: [cursorSession, ...fields],
+  rules: RULES[event],
+  output: { deny: null, context: null, rewrite: null, ...output },
+});
+const CURSOR = {
+  preToolUse: cursorBase("beforeTool", "preToolUse", [field("tool_name", "toolName", ["string"]), field("tool_input", "toolInput", ["object"])], {
+    deny: { permission: "deny", user_message: "$reason", agent_message: "$reason" },
+    rewrite: { permission: "allow", updated_input: "$updatedInput" },
+  }),
+  postToolUse: cursorBase("afterTool", "postToolUse", [field("tool_name", "toolName", ["string"]), field("tool_output", "toolResponse", ["string"], true, { decode: "json" })], {
+    context: { additional_context: "$context" },
+  }),
+  stop: cursorBase("stop", "stop", [field("loop_count", "stopHookActive", ["number"], true, { decode: "positive-count" }), field("status", "status", ["string"], false, { enum: ["completed", "aborted", "error"] })], {
+    deny: { followup_message: "$reason" },
+  }),
+};
+
+const CLAUDE_PRE = hostSpec("claude", "PreToolUse");
+const CLAUDE_POST = hostSpec("claude", "PostToolUse");
+const CLAUDE_START = hostSpec("claude", "SessionStart");
+const CLAUDE_STOP = hostSpec("claude", "Stop");
+const CODEX_PRE = hostSpec("codex", "PreToolUse");
+const CODEX_SUBAGENT_STOP = hostSpec("codex", "SubagentStop");
+const claudePre = fixture("claude-code-2.1.332", "PreToolUse");
+const codexPre = fixture("codex-0.171.0", "PreToolUse");
+
+// Writes everything the handler saw to stderr, for the test to inspect.
+const REPORTER = `(event, context) => {
+  const frozen = [event, context, context.nativeInput, ...Object.values(event)]
+    .every((v) => v === null || typeof v !== "object" || Object.isFrozen(v));
+  process.stderr.write(JSON.stringify({ event, keys: Object.keys(event), frozen, host: context.host,
+    nativeEvent: context.nativeEvent, nativeInput: context.nativeInput }));
+}`;
+
+async function observe(spec, input) {
+  const r = await run({ spec, handler: REPORTER, input });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "");
+  const seen = JSON.parse(r.stderr);
+  assert.equal(seen.frozen, true, "event, context and nativeInput are frozen");
+  assert.equal(seen.host, spec.host);
+  assert.equal(seen.nativeEvent, spec.nativeEvent);
+  assert.deepEqual(seen.nativeInput, input);
+  return seen;
+}
+
+// ---------------------------------------------------------------- tests
+
+describe("real host payloads", PARALLEL, () => {
+  const checks = {
+    SessionStart: (e, p) => assert.equal(e.source, p.source),
+    PreToolUse: (e, p) => {
+      assert.equal(e.toolName, "Bash");
+      assert.deepEqual(e.toolInput, p.tool_input);
+      assert.equal(e.toolUseId, p.tool_use_id);
+    },
+    PostToolUse: (e, p) => assert.deepEqual(e.toolResponse, p.tool_response),
+    Stop: (e) => {
+      assert.equal(e.stopHookActive, false);
+      assert.equal(e.lastAssistantMessage, "done");
+    },
+  };
+  // UserPromptSubmit has no canonical event yet, so it is not mapped here.
+  for (const [dir, host] of [["claude-code-2.1.332", "claude"], ["codex-0.171.0", "codex"]]) {
+    for (const nativeEvent of Object.keys(checks)) {
+      test(`${dir} ${nativeEvent}`, async () => {
+        const payload = fixture(dir, nativeEvent);
+        const seen = await observe(hostSpec(host, nativeEvent), payload);
+        assert.equal(seen.event.sessionId, payload.session_id);
+        assert.equal(seen.event.cwd, payload.cwd);
+        assert.equal(seen.event.transcriptPath, payload.transcript_path);
+        assert.equal(seen.event.permissionMode, payload.permission_mode);
+        checks[nativeEvent](seen.event, payload);
+        // fields the host did not send stay absent; undeclared extras are not decoded
+        assert.ok(!seen.keys.includes("agentId") && !seen.keys.includes("promptId") && !seen.keys.includes("prompt_id"));
+        assert.ok(seen.keys.every((key) => key in seen.event && seen.event[key] !== undefined));
+        if (host === "claude" && payload.effort) assert.deepEqual(seen.event.effort, { level: "medium" });
+        if (host === "codex") assert.equal(seen.event.model, "gpt-5.5");
+      });
+    }
+  }
+
+  test("codex transcript_path may be null", async () => {
+    const seen = await observe(CODEX_PRE, { ...codexPre, transcript_path: null });
+    assert.equal(seen.event.transcriptPath, null);
+    assert.ok(seen.keys.includes("transcriptPath"));
+  });
+
+  test("codex string tool_response stays a string, JSON strings are decoded", async () => {
+    const spec = hostSpec("codex", "PostToolUse");
+    const payload = fixture("codex-0.171.0", "PostToolUse");
+    assert.equal((await observe(spec, payload)).event.toolResponse, "hi\n");
+    const json = await observe(spec, { ...payload, tool_response: '{"exit_code":0}' });
+    assert.deepEqual(json.event.toolResponse, { exit_code: 0 });
+  });
+
+  test("canonical keys follow the spec's field order", async () => {
+    const seen = await observe(CLAUDE_PRE, claudePre);
+    assert.deepEqual(seen.keys, ["sessionId", "transcriptPath", "cwd", "permissionMode", "effort", "toolName", "toolInput", "toolUseId"]);
+  });
+});
+
+describe("projection", PARALLEL, () => {
+  const claudeOut = (body) => hookSpecific("PreToolUse", body);
+
+  test("claude deny", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => ({ outcome: "deny", reason: "no rm" })` });
+    writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "no rm" }));
+  });
+
+  test("claude async deny", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `async (e) => ({ outcome: "deny", reason: "tool " + e.toolName })` });
+    writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "tool Bash" }));
+  });
+
+  test("claude context", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => ({ additionalContext: "be careful" })` });
+    writes(r, claudeOut({ additionalContext: "be careful" }));
+  });
+
+  test("claude rewrite merged with context", async () => {
+    const r = await run({
+      spec: CLAUDE_PRE,
+      input: claudePre,
+      handler: `(e) => ({ updatedInput: { ...e.toolInput, command: "echo safe" }, additionalContext: "rewrote" })`,
+    });
+    writes(r, claudeOut({ additionalContext: "rewrote", updatedInput: { command: "echo safe", description: "Print hi" } }));
+  });
+
+  test("claude deny merged with context", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => ({ outcome: "deny", reason: "r", additionalContext: "c" })` });
+    writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "r", additionalContext: "c" }));
+  });
+
+  test("claude session start context", async () => {
+    const r = await run({ spec: CLAUDE_START, input: fixture("claude-code-2.1.332", "SessionStart"), handler: `() => ({ additionalContext: "hello" })` });
+    writes(r, hookSpecific("SessionStart", { additionalContext: "hello" }));
+  });
+
+  test("claude stop deny", async () => {
+    const r = await run({ spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ outcome: "deny", reason: "tests fail" })` });
+    writes(r, { decision: "block", reason: "tests fail" });
+  });
+
+  test("codex rewrite carries the template's allow", async () => {
+    const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ updatedInput: { command: "echo safe" } })` });
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { command: "echo safe" } }));
+  });
+
+  test("codex deny", async () => {
+    const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ outcome: "deny", reason: "nope" })` });
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "nope" }));
+  });
+
+  test("cursor deny, conversation_id alternative", async () => {
+    const input = { hook_event_name: "preToolUse", conversation_id: "c1", tool_name: "Shell", tool_input: { command: "ls" } };
+    const r = await run({ spec: CURSOR.preToolUse, input, handler: `(e) => ({ outcome: "deny", reason: "session " + e.sessionId })` });
+    writes(r, { permission: "deny", user_message: "session c1", agent_message: "session c1" });
+  });
+
+  test("cursor alternatives: first present wins", async () => {
+    const input = { hook_event_name: "preToolUse", session_id: "s1", conversation_id: "c1", tool_name: "Shell", tool_input: {} };
+    const seen = await observe(CURSOR.preToolUse, input);
+    assert.equal(seen.event.sessionId, "s1");
+  });
+
+  test("cursor rewrite", async () => {
+    const input = { hook_event_name: "preToolUse", conversation_id: "c1", tool_name: "Shell", tool_input: { command: "ls" } };
+    const r = await run({ spec: CURSOR.preToolUse, input, handler: `() => ({ updatedInput: { command: "ls -a" } })` });
+    writes(r, { permission: "allow", updated_input: { command: "ls -a" } });
+  });
+
+  test("cursor tool_output json decode and additional_context", async () => {
+    const input = { hook_event_name: "postToolUse", conversation_id: "c1", tool_name: "Shell", tool_output: '{"exitCode":0,"out":"x"}' };
+    const r = await run({ spec: CURSOR.postToolUse, input, handler: `(e) => ({ additionalContext: "exit " + e.toolResponse.exitCode })` });
+    writes(r, { additional_context: "exit 0" });
+    const plain = await observe(CURSOR.postToolUse, { ...input, tool_output: "not json {" });
+    assert.equal(plain.event.toolResponse, "not json {");
+  });
+
+  test("cursor stop: loop_count positive-count and followup_message", async () => {
+    const input = { hook_event_name: "stop", conversation_id: "c1", loop_count: 0, status: "completed" };
+    assert.equal((await observe(CURSOR.stop, input)).event.stopHookActive, false);
+    assert.equal((await observe(CURSOR.stop, { ...input, loop_count: 3 })).event.stopHookActive, true);
+    const r = await run({ spec: CURSOR.stop, input, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "run the tests" }` });
+    writes(r, { followup_message: "run the tests" });
+  });
+
+  test("placeholders are substituted anywhere, templates stay unchanged otherwise", async () => {
+    const spec = {
+      ...CLAUDE_PRE,
+      output: { ...CLAUDE_PRE.output, deny: { a: { b: ["$reason", { c: "$reason", d: "$reasonx" }], n: 1, t: true, z: null } } },
+    };
+    const r = await run({ spec, input: claudePre, handler: `() => ({ outcome: "deny", reason: "R" })` });
+    writes(r, { a: { b: ["R", { c: "R", d: "$reasonx" }], n: 1, t: true, z: null } });
+  });
+
+  for (const [name, handler] of [
+    ["returns undefined", "() => undefined"],
+    ["returns null", "() => null"],
+    ["explicit continue", `() => ({ outcome: "continue" })`],
+    ["empty context", `() => ({ additionalContext: "" })`],
+    ["undefined-valued known keys", `() => ({ outcome: undefined, reason: undefined, updatedInput: undefined })`],
+    ["async continue", "async () => {}"],
+  ]) {
+    test(`continuing beforeTool writes nothing: ${name}`, async () => {
+      writesNothing(await run({ spec: CLAUDE_PRE, input: claudePre, handler }));
+    });
+  }
+
+  test("handler console.log goes to stderr, not into the answer", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { console.log("noise"); return { outcome: "deny", reason: "x" }; }` });
+    assert.equal(r.code, 0);
+    assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+    assert.equal(r.stderr, "noise\n");
+  });
+});
+
+describe("stdin", PARALLEL, () => {
+  // A valid PreToolUse envelope of exactly `size` bytes.
+  function paddedEnvelope(size) {
+    const base = JSON.stringify({ ...claudePre, pad: "" });
+    const text = JSON.stringify({ ...claudePre, pad: "x".repeat(size - base.length) });
+    assert.equal(Buffer.byteLength(text), size);
+    return text;
+  }
+
+  test("exactly 1 MiB of valid JSON is accepted", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: paddedEnvelope(MiB), handler: `(e, c) => ({ additionalContext: String(c.nativeInput.pad.length) })` });
+    writes(r, hookSpecific("PreToolUse", { additionalContext: String(MiB - JSON.stringify({ ...claudePre, pad: "" }).length) }));
+  });
+
+  test("1 MiB + 1 byte is rejected", async () => {
+    failsWith(await run({ spec: CLAUDE_PRE, input: paddedEnvelope(MiB + 1) }), CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+  });
+
+  test("a much larger stdin fails without reading it all", async () => {
+    failsWith(await run({ spec: CLAUDE_PRE, input: Buffer.alloc(8 * MiB, 0x20) }), CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+  });
+
+  // Half the payload is read synchronously, then EAGAIN: the async fallback
+  // must keep those bytes and read the rest.
+  test("non-blocking stdin (EAGAIN) falls back to async reading", { timeout: 20_000 }, async () => {
+    const text = JSON.stringify(claudePre);
+    const r = await run({
+      spec: CLAUDE_PRE,
+      prelude: FALLBACK_PRELUDE,
+      input: text,
+      holdBack: text.length >> 1,
+      handler: `(e) => ({ outcome: "deny", reason: e.toolInput.command })`,
+    });
+    assert.ok(r.fallback, "the async path ran");
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "echo hi" }));
+  });
+
+  test("non-blocking stdin keeps the 1 MiB cap", { timeout: 20_000 }, async () => {
+    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(MiB + 1), holdBack: 1000 });
+    assert.ok(r.fallback, "the async path ran");
+    failsWith(r, CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+  });
+
+  test("non-blocking stdin accepts exactly 1 MiB", { timeout: 20_000 }, async () => {
+    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(MiB), holdBack: 1000, handler: `(e, c) => ({ outcome: "deny", reason: "pad " + c.nativeInput.pad.length })` });
+    assert.ok(r.fallback, "the async path ran");
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: `pad ${MiB - JSON.stringify({ ...claudePre, pad: "" }).length}` }));
+  });
+});
+
+describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
+  const EXACT = "stdin must contain exactly one JSON value";
+  const OBJECT = "stdin JSON value must be an object";
+  const pre = CLAUDE_PRE;
+  const { tool_name, ...withoutToolName } = claudePre;
+  const deny = (extra = "") => `() => ({ outcome: "deny", reason: "r"${extra} })`;
+  const cases = [
+    // stdin and envelope
+    ["empty stdin", { input: "" }, EXACT],
+    ["whitespace-only stdin", { input: " \n\t " }, EXACT],
+    ["bad JSON", { input: "{nope" }, EXACT],
+    ["two JSON values", { input: "{} {}" }, EXACT],
+    ["array", { input: "[]" }, OBJECT],
+    ["null", { input: "null" }, OBJECT],
+    ["string", { input: '"x"' }, OBJECT],
+    ["wrong event name", { input: { ...claudePre, hook_event_name: "PostToolUse" } }, "native hook_event_name must equal PreToolUse"],
+    ["missing event name", { input: { session_id: "s" } }, "native hook_event_name must equal PreToolUse"],
+    ["missing required field", { input: withoutToolName }, "native PreToolUse tool_name is required"],
+    ["wrongly typed field", { input: { ...claudePre, tool_name: 7 } }, "native PreToolUse tool_name must be string"],
+    ["array where object is required", { input: { ...claudePre, tool_input: [] } }, "native PreToolUse tool_input must be object"],
+    ["null where object is required", { input: { ...claudePre, tool_input: null } }, "native PreToolUse tool_input must be object"],
+    ["enum violation", { input: { ...claudePre, permission_mode: "yolo" } }, `native PreToolUse permission_mode must be one of ${PERMISSION_MODES.join(", ")}`],
+    ["string or null", { spec: CODEX_PRE, input: { ...codexPre, transcript_path: 1 } }, "native PreToolUse transcript_path must be string or null"],
+    ["missing alternatives name native[0]", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", tool_name: "x", tool_input: {} } }, "native preToolUse session_id is required"],
+    ["wrongly typed alternative names its key", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", conversation_id: 1, tool_name: "x", tool_input: {} } }, "native preToolUse conversation_id must be string"],
+    // handler
+    ["non-function handler", { handler: "42" }, "handler module must default-export a function"],
+    ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
+    ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
+    ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],
+    ["mutating the frozen event throws", { handler: `(e) => { try { e.toolInput.command = "x"; } catch { throw new Error("frozen"); } }` }, "handler failed: frozen"],
+    // result shape
+    ["string result", { handler: `() => "deny"` }, "handler must return void or a result object"],
+    ["array result", { handler: `() => []` }, "handler must return void or a result object"],
+    ["boolean result", { handler: `() => false` }, "handler must return void or a result object"],
+    ["unsupported field", { handler: `() => ({ decision: "block" })` }, "handler result has unsupported field decision"],
+    ["invalid outcome", { handler: `() => ({ outcome: "allow" })` }, "handler result outcome is invalid"],
+    ["reason not a string", { handler: `() => ({ outcome: "deny", reason: 1 })` }, "handler result reason must be a string"],
+    ["additionalContext not a string", { handler: `() => ({ additionalContext: ["x"] })` }, "handler result additionalContext must be a string"],
+    ["updatedInput not an object", { handler: `() => ({ updatedInput: "rm" })` }, "handler result updatedInput must be an object"],
+    ["updatedInput array", { handler: `() => ({ updatedInput: [] })` }, "handler result updatedInput must be an object"],
+    // event rules
+    ["deny where the event cannot", { spec: CLAUDE_START, input: fixture("claude-code-2.1.332", "SessionStart"), handler: deny() }, RULES.sessionStart.violation],
+    ["rewrite where the event cannot", { spec: CLAUDE_POST, input: fixture("claude-code-2.1.332", "PostToolUse"), handler: `() => ({ updatedInput: {} })` }, RULES.afterTool.violation],
+    ["rewrite while denying", { handler: deny(", updatedInput: {}") }, RULES.beforeTool.violation],
+    ["context where the event cannot", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ additionalContext: "x" })` }, RULES.stop.violation],
+    ["reason without deny", { handler: `() => ({ reason: "r" })` }, "reason is only valid for a denied beforeTool, stop, or agentStop hook"],
+    ["reason with continue", { handler: `() => ({ outcome: "continue", reason: "r" })` }, "reason is only valid for a denied beforeTool, stop, or agentStop hook"],
+    ["deny without reason", { handler: `() => ({ outcome: "deny" })` }, "denied beforeTool hook requires a nonempty reason"],
+    ["deny with blank reason", { handler: `() => ({ outcome: "deny", reason: " \\n " })` }, "denied beforeTool hook requires a nonempty reason"],
+    ["stop deny without reason", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ outcome: "deny", reason: "" })` }, "denied stop hook requires a nonempty reason"],
+    // host capability
+    ["codex PreToolUse context", { spec: CODEX_PRE, input: codexPre, handler: `() => ({ additionalContext: "x" })` }, "Codex PreToolUse does not support additionalContext"],
+    ["codex SubagentStop context", { spec: CODEX_SUBAGENT_STOP, input: { hook_event_name: "SubagentStop", session_id: "s", transcript_path: null, cwd: "/", stop_hook_active: false }, handler: `() => ({ additionalContext: "x" })` }, "Codex SubagentStop does not support additionalContext"],
+    ["host without deny", { spec: { ...CLAUDE_PRE, output: { ...CLAUDE_PRE.output, deny: null } }, handler: deny() }, "Claude Code PreToolUse does not support outcome deny"],
+    ["host without rewrite", { spec: { ...CURSOR.preToolUse, output: { ...CURSOR.preToolUse.output, rewrite: null } }, input: { hook_event_name: "preToolUse", session_id: "s", tool_name: "x", tool_input: {} }, handler: `() => ({ updatedInput: {} })` }, "Cursor preToolUse does not support updatedInput"],
+    ["cursor preToolUse context", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", session_id: "s", tool_name: "x", tool_input: {} }, handler: `() => ({ additionalContext: "x" })` }, "Cursor preToolUse does not support additionalContext"],
+  ];
+  for (const [name, options, message] of cases) {
+    test(name, async () => {
+      const spec = options.spec ?? pre;
+      failsWith(await run({ input: claudePre, ...options, spec }), spec, message);
+    });
+  }
+});
+
+describe("simulation mode", PARALLEL, () => {
+  const SIM = { AGENT_BUNDLE_HOOK_SIMULATION: "1" };
+  const canonical = {
+    sessionId: "s1",
+    transcriptPath: "/t.jsonl",
+    cwd: "/p",
+    permissionMode: "default",
+    toolName: "Bash",
+    toolInput: { command: "rm -rf /" },
+    toolUseId: "u1",
+  };
+
+  function simulated(r) {
+    succeeds(r);
+    assert.ok(r.stdout.endsWith("\n") && r.stdout.indexOf("\n") === r.stdout.length - 1, "one JSON line");
+    return JSON.parse(r.stdout);
+  }
+
+  test("claude round trip: canonical in, native input/output and result out", async () => {
+    const handler = `(e, c) => ({ updatedInput: { command: e.toolInput.command.replace("rm", "echo") }, additionalContext: c.nativeInput.session_id })`;
+    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, env: SIM, handler }));
+    assert.deepEqual(out, {
+      nativeInput: {
+        session_id: "s1",
+        transcript_path: "/t.jsonl",
+        cwd: "/p",
+        permission_mode: "default",
+        tool_name: "Bash",
+        tool_input: { command: "rm -rf /" },
+        tool_use_id: "u1",
+        hook_event_name: "PreToolUse",
+      },
+      nativeOutput: hookSpecific("PreToolUse", { additionalContext: "s1", updatedInput: { command: "echo -rf /" } }),
+      result: { outcome: "continue", updatedInput: { command: "echo -rf /" }, additionalContext: "s1" },
+    });
+  });
+
+  test("continue gives nativeOutput null", async () => {
+    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, env: SIM }));
+    assert.equal(out.nativeOutput, null);
+    assert.deepEqual(out.result, { outcome: "continue" });
+  });
+
+  test("deny result keeps its reason", async () => {
+    const out = simulated(await run({ spec: CODEX_PRE, input: { ...canonical, transcriptPath: null }, env: SIM, handler: `() => ({ outcome: "deny", reason: "no" })` }));
+    assert.equal(out.nativeInput.transcript_path, null);
+    assert.deepEqual(out.nativeOutput, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no" }));
+    assert.deepEqual(out.result, { outcome: "deny", reason: "no" });
+  });
+
+  test("decoders are reversed: json and positive-count", async () => {
+    const post = simulated(
+      await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: { exitCode: 2 } }, env: SIM, handler: `(e) => ({ additionalContext: "exit " + e.toolResponse.exitCode })` }),
+    );
+    assert.deepEqual(post.nativeInput, { session_id: "s", tool_name: "Shell", tool_output: '{"exitCode":2}', hook_event_name: "postToolUse" });
+    assert.deepEqual(post.nativeOutput, { additional_context: "exit 2" });
+    const text = simulated(await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: "plain" }, env: SIM }));
+    assert.equal(text.nativeInput.tool_output, "plain");
+    const stop = simulated(
+      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: true }, env: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
+    );
+    assert.deepEqual(stop.nativeInput, { session_id: "s", loop_count: 1, hook_event_name: "stop" });
+    assert.equal(stop.nativeOutput, null);
+    const again = simulated(
+      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: false }, env: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
+    );
+    assert.equal(again.nativeInput.loop_count, 0);
+    assert.deepEqual(again.nativeOutput, { followup_message: "again" });
+  });
+
+  test("unknown canonical field", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, env: SIM });
+    failsWith(r, CLAUDE_PRE, "simulation input has unknown field tool_name for PreToolUse");
+  });
+
+  test("simulated input is validated like a native envelope", async () => {
+    const { toolName, ...rest } = canonical;
+    failsWith(await run({ spec: CLAUDE_PRE, input: rest, env: SIM }), CLAUDE_PRE, "native PreToolUse tool_name is required");
+    failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, env: SIM }), CLAUDE_PRE, "native PreToolUse tool_name must be string");
+  });
+
+  test("simulated failures write nothing to stdout", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: canonical, env: SIM, handler: `() => ({ outcome: "deny" })` });
+    failsWith(r, CLAUDE_PRE, "denied beforeTool hook requires a nonempty reason");
+    failsWith(await run({ spec: CLAUDE_PRE, input: "[]", env: SIM }), CLAUDE_PRE, "stdin JSON value must be an object");
+  });
+});

@@ -1,0 +1,224 @@
+//! Source positions: byte spans and the mapping from byte offsets to line/column.
+//!
+//! Spans are UTF-8 byte offsets (what oxc reports); [`LineIndex`] turns them into the
+//! 1-based line and 1-based UTF-16 column that tsc, editors and the LSP show. This module only
+//! measures text: agent-bundle reads plugin sources statically and never executes them, so
+//! every diagnostic position comes from these offsets rather than from a running program.
+
+use std::ops::Range;
+
+/// A byte range in a source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
+
+    /// The byte range, for slicing the source text.
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.start >= self.end
+    }
+}
+
+impl From<oxc_span::Span> for Span {
+    fn from(span: oxc_span::Span) -> Self {
+        Self {
+            start: span.start,
+            end: span.end,
+        }
+    }
+}
+
+/// A character outside ASCII: where it starts and how its UTF-8 and UTF-16 lengths differ.
+#[derive(Clone, Copy, Debug)]
+struct Wide {
+    start: u32,
+    utf8_len: u8,
+    utf16_len: u8,
+}
+
+/// Maps byte offsets to 1-based line and 1-based UTF-16 column (like tsc and LSP).
+///
+/// Line terminators are the ECMAScript ones tsc uses: `\n`, `\r\n`, `\r`, U+2028 and U+2029.
+/// The index keeps no copy of the text: only line boundaries and the positions of non-ASCII
+/// characters, so a lookup is two binary searches.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    /// Byte offset where each line starts; `line_starts[0] == 0`.
+    line_starts: Vec<u32>,
+    /// Byte offset where each line's content ends (before its terminator).
+    line_ends: Vec<u32>,
+    /// Non-ASCII characters in source order.
+    wide: Vec<Wide>,
+    len: u32,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let len = u32::try_from(text.len()).expect("source files are smaller than 4 GiB");
+        let mut line_starts = vec![0];
+        let mut line_ends = Vec::new();
+        let mut wide = Vec::new();
+        let mut i = 0usize;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii() {
+                match b {
+                    b'\n' => {
+                        line_ends.push(i as u32);
+                        line_starts.push(i as u32 + 1);
+                    }
+                    b'\r' => {
+                        line_ends.push(i as u32);
+                        if bytes.get(i + 1) == Some(&b'\n') {
+                            i += 1;
+                        }
+                        line_starts.push(i as u32 + 1);
+                    }
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            // `i` is on a char boundary: every ASCII byte and every whole char was skipped.
+            let ch = text[i..].chars().next().expect("char boundary");
+            let utf8_len = ch.len_utf8();
+            if ch == '\u{2028}' || ch == '\u{2029}' {
+                line_ends.push(i as u32);
+                line_starts.push((i + utf8_len) as u32);
+            }
+            wide.push(Wide {
+                start: i as u32,
+                utf8_len: utf8_len as u8,
+                utf16_len: ch.len_utf16() as u8,
+            });
+            i += utf8_len;
+        }
+        line_ends.push(len);
+        Self {
+            line_starts,
+            line_ends,
+            wide,
+            len,
+        }
+    }
+
+    /// Number of lines (an empty text has one empty line).
+    pub fn line_count(&self) -> u32 {
+        self.line_starts.len() as u32
+    }
+
+    /// 1-based line and 1-based UTF-16 column of a byte offset.
+    ///
+    /// Offsets past the end clamp to the end; an offset inside a multi-byte character
+    /// maps to that character's column.
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+        let mut offset = offset.min(self.len);
+        let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let line_start = self.line_starts[line];
+        // Non-ASCII characters on this line before `offset`.
+        let from = self.wide.partition_point(|w| w.start < line_start);
+        let to = self.wide.partition_point(|w| w.start < offset);
+        if to > from {
+            let last = self.wide[to - 1];
+            if last.start + u32::from(last.utf8_len) > offset {
+                offset = last.start;
+            }
+        }
+        let shrink: u32 = self.wide[from..to]
+            .iter()
+            .filter(|w| w.start < offset)
+            .map(|w| u32::from(w.utf8_len - w.utf16_len))
+            .sum();
+        (line as u32 + 1, offset - line_start - shrink + 1)
+    }
+
+    /// Byte range of a 1-based line, without its terminator. Out-of-range lines give an
+    /// empty range at the end of the text.
+    pub fn line_range(&self, line: u32) -> Range<usize> {
+        match line.checked_sub(1).map(|l| l as usize) {
+            Some(l) if l < self.line_starts.len() => {
+                self.line_starts[l] as usize..self.line_ends[l] as usize
+            }
+            _ => self.len as usize..self.len as usize,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_lines_and_columns() {
+        let text = "ab\ncd\n\nxyz";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        assert_eq!(index.line_col(0), (1, 1));
+        assert_eq!(index.line_col(2), (1, 3)); // the newline itself
+        assert_eq!(index.line_col(3), (2, 1));
+        assert_eq!(index.line_col(6), (3, 1));
+        assert_eq!(index.line_col(9), (4, 3));
+        assert_eq!(index.line_col(10), (4, 4)); // end of text
+        assert_eq!(index.line_col(999), (4, 4)); // clamped
+        assert_eq!(&text[index.line_range(1)], "ab");
+        assert_eq!(&text[index.line_range(3)], "");
+        assert_eq!(&text[index.line_range(4)], "xyz");
+        assert_eq!(index.line_range(0), 10..10);
+        assert_eq!(index.line_range(5), 10..10);
+    }
+
+    #[test]
+    fn crlf_cr_and_unicode_separators() {
+        let text = "a\r\nb\rc\u{2028}d\u{2029}e\n";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 6);
+        assert_eq!(&text[index.line_range(1)], "a");
+        assert_eq!(&text[index.line_range(2)], "b");
+        assert_eq!(&text[index.line_range(3)], "c");
+        assert_eq!(&text[index.line_range(4)], "d");
+        assert_eq!(&text[index.line_range(5)], "e");
+        assert_eq!(&text[index.line_range(6)], "");
+        let d = text.find('d').unwrap() as u32;
+        assert_eq!(index.line_col(d), (4, 1));
+        let e = text.find('e').unwrap() as u32;
+        assert_eq!(index.line_col(e), (5, 1));
+    }
+
+    #[test]
+    fn utf16_columns_after_non_ascii() {
+        // é: 2 bytes / 1 unit; 中: 3 bytes / 1 unit; 😀: 4 bytes / 2 units.
+        let text = "x\né中😀z";
+        let index = LineIndex::new(text);
+        let z = text.find('z').unwrap() as u32;
+        assert_eq!(z, 2 + 2 + 3 + 4);
+        assert_eq!(index.line_col(z), (2, 1 + 1 + 1 + 2));
+        let emoji = text.find('😀').unwrap() as u32;
+        assert_eq!(index.line_col(emoji), (2, 3));
+        // Inside the emoji: snaps to its start.
+        assert_eq!(index.line_col(emoji + 2), (2, 3));
+        // Characters on earlier lines do not shift later lines.
+        let text = "😀😀\nab";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_col(text.find('b').unwrap() as u32), (2, 2));
+        assert_eq!(index.line_col(8), (1, 5));
+    }
+
+    #[test]
+    fn empty_text() {
+        let index = LineIndex::new("");
+        assert_eq!(index.line_count(), 1);
+        assert_eq!(index.line_col(0), (1, 1));
+        assert_eq!(index.line_range(1), 0..0);
+    }
+}

@@ -1,0 +1,465 @@
+//! `agent-bundle validate`: checks a built artifact without rebuilding it.
+//!
+//! The manifest must list every file with the right hash; every selected host's manifest and
+//! hook document must parse and have the host's shape; every hook command must point at a
+//! file inside the artifact; every wrapper must load in a clean `node` process. Optionally
+//! the real Claude Code CLI judges the Claude projection (`claude plugin validate`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::diagnostics::{Code, Diagnostic};
+use crate::emit::MANIFEST_FILE;
+use crate::hosts::{self, DocumentStyle, HostTable};
+use crate::model::Target;
+
+/// How to run the optional host-side validation.
+#[derive(Clone, Debug)]
+pub enum HostValidation {
+    Off,
+    /// Run this Claude Code binary's `plugin validate`.
+    Claude(std::path::PathBuf),
+}
+
+/// Validates the artifact at `dir`; an empty result means it is sound.
+pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let manifest = match read_json(dir, MANIFEST_FILE) {
+        Ok(manifest) => manifest,
+        Err(message) => {
+            return vec![
+                Diagnostic::error(Code::ArtifactManifest, message)
+                    .in_file(MANIFEST_FILE)
+                    .with_help("validate an artifact written by `agent-bundle build`"),
+            ];
+        }
+    };
+    let on_disk = files_on_disk(dir);
+    check_files(&manifest, &on_disk, dir, &mut diagnostics);
+    let targets: Vec<Target> = manifest["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str().and_then(Target::parse))
+        .collect();
+    let plugin_name = manifest["plugin"]["name"].as_str().unwrap_or_default();
+    for target in &targets {
+        check_host(
+            dir,
+            hosts::table(*target),
+            plugin_name,
+            &on_disk,
+            &mut diagnostics,
+        );
+    }
+    check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
+    if let HostValidation::Claude(binary) = host_validation
+        && targets.contains(&Target::Claude)
+    {
+        diagnostics.extend(claude_plugin_validate(binary, dir));
+    }
+    diagnostics
+}
+
+fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
+    let bytes = std::fs::read(dir.join(path)).map_err(|e| format!("cannot read {path}: {e}"))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not valid JSON: {e}"))
+}
+
+fn files_on_disk(dir: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+fn check_files(
+    manifest: &Value,
+    on_disk: &BTreeSet<String>,
+    dir: &Path,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut listed = BTreeSet::new();
+    for row in manifest["files"].as_array().into_iter().flatten() {
+        let (Some(path), Some(hash)) = (row["path"].as_str(), row["blake3"].as_str()) else {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::ArtifactManifest,
+                    "a manifest file row lacks `path` or `blake3`",
+                )
+                .in_file(MANIFEST_FILE),
+            );
+            continue;
+        };
+        listed.insert(path.to_owned());
+        match std::fs::read(dir.join(path)) {
+            Err(_) => diagnostics.push(
+                Diagnostic::error(
+                    Code::ArtifactFiles,
+                    format!("{path} is listed in the manifest but missing"),
+                )
+                .in_file(MANIFEST_FILE)
+                .with_help("rebuild the artifact; never edit it by hand"),
+            ),
+            Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
+                Diagnostic::error(
+                    Code::ArtifactFiles,
+                    format!(
+                        "{path} does not match its hash in the manifest (edited after the build?)"
+                    ),
+                )
+                .in_file(path.to_owned())
+                .with_help("rebuild the artifact; never edit it by hand"),
+            ),
+            Ok(_) => {}
+        }
+    }
+    for path in on_disk
+        .iter()
+        .filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p))
+    {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::ArtifactFiles,
+                format!("{path} is in the artifact but not in its manifest"),
+            )
+            .in_file(path.clone())
+            .with_help("rebuild the artifact; never add files to it by hand"),
+        );
+    }
+}
+
+fn check_host(
+    dir: &Path,
+    table: &HostTable,
+    plugin_name: &str,
+    on_disk: &BTreeSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let target = table.target;
+    let document_error = |file: &str, message: String| {
+        Diagnostic::error(Code::HostDocument, message)
+            .in_file(file.to_owned())
+            .for_host(target)
+    };
+    match read_json(dir, table.manifest_path) {
+        Err(message) => diagnostics.push(document_error(table.manifest_path, message)),
+        Ok(manifest) => {
+            if manifest["name"].as_str() != Some(plugin_name) {
+                diagnostics.push(document_error(
+                    table.manifest_path,
+                    format!(
+                        "{} manifest `name` must be `{plugin_name}`",
+                        table.display_name
+                    ),
+                ));
+            }
+            if let Some(pointer) = manifest["hooks"].as_str() {
+                let pointed = pointer.trim_start_matches("./");
+                if !pointer.starts_with("./") || !on_disk.contains(pointed) {
+                    diagnostics.push(document_error(
+                        table.manifest_path,
+                        format!(
+                            "the `hooks` pointer {pointer} does not name a file in the artifact"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let Some(hooks) = &table.hooks else { return };
+    if !on_disk.contains(hooks.document_path) {
+        return;
+    }
+    let document = match read_json(dir, hooks.document_path) {
+        Ok(document) => document,
+        Err(message) => return diagnostics.push(document_error(hooks.document_path, message)),
+    };
+    for problem in hook_document_problems(&document, hooks.document_style) {
+        diagnostics.push(document_error(hooks.document_path, problem));
+    }
+    for command in commands(&document, hooks.document_style) {
+        match command_target(&command, hooks.root_token) {
+            Some(path) if on_disk.contains(&path) => {}
+            _ => diagnostics.push(
+                Diagnostic::error(
+                    Code::HookCommandTarget,
+                    format!("hook command `{command}` does not run a file in the artifact"),
+                )
+                .in_file(hooks.document_path)
+                .for_host(target),
+            ),
+        }
+    }
+}
+
+/// Shape problems of a hook document, as the host's loader would see them.
+fn hook_document_problems(document: &Value, style: DocumentStyle) -> Vec<String> {
+    let mut problems = Vec::new();
+    let allowed_root: &[&str] = match style {
+        DocumentStyle::Grouped => &["hooks"],
+        DocumentStyle::Flat => &["hooks", "version"],
+    };
+    let Some(root) = document.as_object() else {
+        return vec!["the hook document must be an object".into()];
+    };
+    for key in root.keys().filter(|k| !allowed_root.contains(&k.as_str())) {
+        problems.push(format!("unexpected root key `{key}`"));
+    }
+    if style == DocumentStyle::Flat && document["version"] != 1 {
+        problems.push("`version` must be 1".into());
+    }
+    let Some(events) = document["hooks"].as_object() else {
+        problems.push("`hooks` must be an object keyed by event".into());
+        return problems;
+    };
+    for (event, entries) in events {
+        let Some(entries) = entries.as_array() else {
+            problems.push(format!("`hooks.{event}` must be an array"));
+            continue;
+        };
+        for entry in entries {
+            let handlers: Vec<&Value> = match style {
+                DocumentStyle::Grouped => match entry["hooks"].as_array() {
+                    Some(handlers) => handlers.iter().collect(),
+                    None => {
+                        problems.push(format!("a `{event}` group has no `hooks` array"));
+                        continue;
+                    }
+                },
+                DocumentStyle::Flat => vec![entry],
+            };
+            if entry.get("matcher").is_some_and(|m| !m.is_string()) {
+                problems.push(format!("a `{event}` matcher must be a string"));
+            }
+            for handler in handlers {
+                if !handler["command"].is_string() {
+                    problems.push(format!("a `{event}` hook has no `command` string"));
+                }
+                if style == DocumentStyle::Grouped && handler["type"] != "command" {
+                    problems.push(format!("a `{event}` hook must have `type: \"command\"`"));
+                }
+                if handler
+                    .get("timeout")
+                    .is_some_and(|t| t.as_u64().is_none_or(|t| t == 0))
+                {
+                    problems.push(format!(
+                        "a `{event}` timeout must be a positive whole number of seconds"
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn commands(document: &Value, style: DocumentStyle) -> Vec<String> {
+    let entries = document["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|events| events.values())
+        .filter_map(Value::as_array)
+        .flatten();
+    let handlers: Vec<&Value> = match style {
+        DocumentStyle::Grouped => entries
+            .filter_map(|e| e["hooks"].as_array())
+            .flatten()
+            .collect(),
+        DocumentStyle::Flat => entries.collect(),
+    };
+    handlers
+        .iter()
+        .filter_map(|h| h["command"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The artifact path a `node "<root>/<path>" args…` command runs.
+fn command_target(command: &str, root_token: &str) -> Option<String> {
+    let rest = command
+        .strip_prefix("node \"")?
+        .strip_prefix(root_token)?
+        .strip_prefix('/')?;
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
+/// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
+/// the runtime reports empty input (which proves the module linked and the runtime ran).
+fn check_wrappers(
+    dir: &Path,
+    manifest: &Value,
+    on_disk: &BTreeSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let wrappers: BTreeMap<&str, &str> = manifest["hooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|row| Some((row["path"].as_str()?, row["name"].as_str()?)))
+        .filter(|(path, _)| on_disk.contains(*path))
+        .collect();
+    let failures: Vec<Diagnostic> = wrappers
+        .par_iter()
+        .filter_map(|(path, name)| {
+            let expected =
+                format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
+            let outcome = Command::new("node")
+                .arg(dir.join(path))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    drop(child.stdin.take());
+                    child.wait_with_output()
+                });
+            let problem = match outcome {
+                Err(error) => format!("cannot run node on {path}: {error}"),
+                Ok(output) => {
+                    let stderr = String::from_utf8_lossy(&output.stderr);
+                    if output.status.code() == Some(1)
+                        && output.stdout.is_empty()
+                        && stderr.trim() == expected
+                    {
+                        return None;
+                    }
+                    format!(
+                        "{path} does not load in node: {}",
+                        stderr.lines().next().unwrap_or("(no output)")
+                    )
+                }
+            };
+            Some(Diagnostic::error(Code::WrapperLoad, problem).in_file((*path).to_owned()))
+        })
+        .collect();
+    diagnostics.extend(failures);
+}
+
+/// Findings of `claude plugin validate --json`, as diagnostics.
+fn claude_plugin_validate(binary: &Path, dir: &Path) -> Vec<Diagnostic> {
+    let output = Command::new(binary)
+        .args(["plugin", "validate", "--json"])
+        .arg(dir)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .stdin(Stdio::null())
+        .output();
+    let report: Value = match output.map(|o| serde_json::from_slice(&o.stdout)) {
+        Ok(Ok(report)) => report,
+        Ok(Err(_)) | Err(_) => {
+            return vec![
+                Diagnostic::warning(
+                    Code::HostValidation,
+                    format!("could not run {} plugin validate", binary.display()),
+                )
+                .for_host(Target::Claude),
+            ];
+        }
+    };
+    let mut diagnostics = Vec::new();
+    let sections = std::iter::once(&report["manifest"])
+        .chain(report["contents"].as_array().into_iter().flatten());
+    for section in sections {
+        let file = section["file"]
+            .as_str()
+            .and_then(|f| Path::new(f).strip_prefix(dir).ok())
+            .map(|p| p.display().to_string());
+        for (key, error) in [("errors", true), ("warnings", false)] {
+            for finding in section[key].as_array().into_iter().flatten() {
+                let message = format!(
+                    "claude plugin validate: {}{}",
+                    finding["path"]
+                        .as_str()
+                        .map(|p| format!("{p}: "))
+                        .unwrap_or_default(),
+                    finding["message"].as_str().unwrap_or("(no message)")
+                );
+                let mut diagnostic = if error {
+                    Diagnostic::error(Code::HostValidation, message)
+                } else {
+                    Diagnostic::warning(Code::HostValidation, message)
+                };
+                diagnostic = diagnostic.for_host(Target::Claude);
+                if let Some(file) = &file {
+                    diagnostic = diagnostic.in_file(file.clone());
+                }
+                diagnostics.push(diagnostic);
+            }
+        }
+    }
+    if report["success"] != true && !diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::HostValidation,
+                "claude plugin validate rejected the artifact",
+            )
+            .for_host(Target::Claude),
+        );
+    }
+    diagnostics
+}
+
+/// `claude` on PATH, if any (host validation defaults to on when it is there).
+pub fn claude_on_path() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("claude"))
+        .find(|candidate| {
+            Command::new(candidate)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_targets_are_read_relative_to_the_root_token() {
+        let command = "node \"${PLUGIN_ROOT}/hooks/a.codex.mjs\"";
+        assert_eq!(
+            command_target(command, "${PLUGIN_ROOT}").as_deref(),
+            Some("hooks/a.codex.mjs")
+        );
+        assert_eq!(
+            command_target(
+                "node \"${PLUGIN_ROOT}/runtime/x.js\" --host claude",
+                "${PLUGIN_ROOT}"
+            )
+            .as_deref(),
+            Some("runtime/x.js")
+        );
+        assert_eq!(command_target(command, "${CLAUDE_PLUGIN_ROOT}"), None);
+        assert_eq!(command_target("bash x.sh", "${PLUGIN_ROOT}"), None);
+    }
+
+    #[test]
+    fn hook_documents_are_checked_for_their_host_shape() {
+        let grouped = serde_json::json!({"$schema": "x", "hooks": {"Stop": [{"hooks": [{"command": "node x", "timeout": 0}]}]}});
+        let problems = hook_document_problems(&grouped, DocumentStyle::Grouped);
+        assert_eq!(
+            problems,
+            [
+                "unexpected root key `$schema`",
+                "a `Stop` hook must have `type: \"command\"`",
+                "a `Stop` timeout must be a positive whole number of seconds"
+            ]
+        );
+        let flat = serde_json::json!({"version": 1, "hooks": {"stop": [{"command": "node x"}]}});
+        assert!(hook_document_problems(&flat, DocumentStyle::Flat).is_empty());
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests: the real binary on real example projects, emitted wrappers run by
+//! Node on recorded host payloads, and the JS runtime's own Node test suite.
+
+mod support;
+
+mod builds;
+mod diagnostics;
+mod docs;
+mod host_smoke;
+mod host_validation;
+mod runtime;
+mod validate;
+mod wrappers;

@@ -1,0 +1,125 @@
+//! Helpers shared by the integration tests: run the real binary on copies of real projects.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `agent-bundle` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
+}
+
+/// A fresh copy of `examples/<name>` (without any built artifact) in a temporary directory.
+pub fn example(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples").join(name), dir.path());
+    dir
+}
+
+/// A temporary project made of `(path, text)` files.
+pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let relative = entry.path().strip_prefix(from).unwrap();
+        if relative.starts_with("artifact") {
+            continue;
+        }
+        let target = to.join(relative);
+        if entry.file_type().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Runs `agent-bundle <args>` in `dir`.
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    bin().args(args).current_dir(dir).output().unwrap()
+}
+
+/// `agent-bundle build --json` in `dir`: the exit code and the parsed report.
+pub fn build_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["build", "--json"];
+    args.extend_from_slice(extra);
+    let output = run(dir, &args);
+    let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "build --json printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap(), report)
+}
+
+/// Every file of a built artifact, by relative path.
+pub fn artifact_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let relative = entry
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            files.insert(relative, fs::read(entry.path()).unwrap());
+        }
+    }
+    files
+}
+
+/// Runs `node <script>` with `stdin` and extra environment; returns (exit code, stdout, stderr).
+pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new("node")
+        .arg(script)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node is installed");
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // The wrapper may stop reading early (e.g. past the 1 MiB cap): a broken pipe is fine.
+        let _ = pipe.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The `stdin` object of a recorded host payload (`tests/fixtures/host-payloads`).
+pub fn payload(host_dir: &str, event: &str) -> serde_json::Value {
+    let path = repo()
+        .join("tests/fixtures/host-payloads")
+        .join(host_dir)
+        .join(format!("{event}.json"));
+    let recorded: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    recorded["stdin"].clone()
+}
+
+pub const CLAUDE: &str = "claude-code-2.1.332";
+pub const CODEX: &str = "codex-0.171.0";

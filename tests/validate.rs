@@ -1,0 +1,99 @@
+//! `agent-bundle validate` catches what breaks an artifact after the build.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::host_validation::claude_binary;
+use crate::support;
+
+fn built_policy() -> tempfile::TempDir {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    dir
+}
+
+/// `validate --json` with the pinned Claude Code as host validator: (exit code, codes).
+fn validate(dir: &Path) -> (i32, Vec<String>, Value) {
+    let output = support::bin()
+        .args([
+            "validate",
+            "--artifact",
+            "artifact",
+            "--json",
+            "--host-validation",
+        ])
+        .env("AGENT_BUNDLE_CLAUDE", claude_binary())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let codes = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["code"].as_str().unwrap().to_owned())
+        .collect();
+    (output.status.code().unwrap(), codes, report)
+}
+
+#[test]
+fn a_fresh_artifact_validates_with_claude_plugin_validate() {
+    let dir = built_policy();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!((code, errors), (0, Vec::<String>::new()), "{report:#}");
+    assert_eq!(report["hostValidation"], true);
+}
+
+#[test]
+fn a_deleted_wrapper_is_caught() {
+    let dir = built_policy();
+    let hooks = dir.path().join("artifact/hooks");
+    let wrapper = fs::read_dir(&hooks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".codex.mjs"))
+        .unwrap();
+    fs::remove_file(wrapper).unwrap();
+    let (code, errors, _) = validate(dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(errors, ["AB6004", "AB6018"]);
+}
+
+#[test]
+fn an_edited_hook_document_is_a_hash_mismatch() {
+    let dir = built_policy();
+    let document = dir.path().join("artifact/.codex-plugin/hooks.json");
+    let text = fs::read_to_string(&document)
+        .unwrap()
+        .replace("\"timeout\": 10", "\"timeout\": 11");
+    fs::write(&document, text).unwrap();
+    let (code, errors, _) = validate(dir.path());
+    assert_eq!((code, errors), (1, vec!["AB6004".to_owned()]));
+}
+
+#[test]
+fn a_manifest_claude_code_rejects_is_reported() {
+    let dir = built_policy();
+    let artifact = dir.path().join("artifact");
+    let path = ".claude-plugin/plugin.json";
+    let mut manifest: Value =
+        serde_json::from_slice(&fs::read(artifact.join(path)).unwrap()).unwrap();
+    manifest["name"] = "claude".into();
+    let bytes = serde_json::to_vec_pretty(&manifest).unwrap();
+    fs::write(artifact.join(path), &bytes).unwrap();
+    // Keep our own manifest consistent, so only Claude Code's verdict and the name check remain.
+    let index_path = artifact.join("agent-bundle.manifest.json");
+    let mut index: Value = serde_json::from_slice(&fs::read(&index_path).unwrap()).unwrap();
+    for row in index["files"].as_array_mut().unwrap() {
+        if row["path"] == path {
+            row["blake3"] = blake3::hash(&bytes).to_hex().as_str().into();
+        }
+    }
+    fs::write(&index_path, serde_json::to_vec_pretty(&index).unwrap()).unwrap();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!(code, 1);
+    assert!(errors.contains(&"AB6019".to_owned()), "{report:#}");
+}

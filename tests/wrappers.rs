@@ -1,0 +1,355 @@
+//! Emitted wrappers, run by Node on the payloads real hosts sent, answer in each host's
+//! own output shape; bad input fails loudly with nothing on stdout.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::support::{self, CLAUDE, CODEX, node, payload};
+
+/// The policy example, built once for all tests here.
+fn policy() -> &'static Path {
+    static BUILT: OnceLock<tempfile::TempDir> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = support::example("policy");
+            let (code, report) = support::build_json(dir.path(), &[]);
+            assert_eq!(code, 0, "{report:#}");
+            dir
+        })
+        .path()
+}
+
+fn wrapper(event: &str, host: &str) -> PathBuf {
+    let artifact = policy().join("artifact");
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(artifact.join("agent-bundle.manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let row = manifest["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["event"] == event && h["host"] == host)
+        .unwrap();
+    artifact.join(row["path"].as_str().unwrap())
+}
+
+/// Runs the wrapper and returns (exit code, parsed stdout or Null, stderr).
+fn run(event: &str, host: &str, input: &Value, env: &[(&str, &str)]) -> (i32, Value, String) {
+    let (code, stdout, stderr) = node(&wrapper(event, host), input.to_string().as_bytes(), env);
+    let output = if stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&stdout).expect("stdout is one JSON value")
+    };
+    (code, output, stderr)
+}
+
+fn with_command(mut envelope: Value, command: &str) -> Value {
+    envelope["tool_input"]["command"] = command.into();
+    envelope
+}
+
+#[test]
+fn a_continuing_before_tool_hook_answers_nothing_on_claude_and_codex() {
+    for host_dir in [CLAUDE, CODEX] {
+        let host = if host_dir == CLAUDE {
+            "claude"
+        } else {
+            "codex"
+        };
+        let (code, output, stderr) = run("beforeTool", host, &payload(host_dir, "PreToolUse"), &[]);
+        assert_eq!((code, &output), (0, &Value::Null), "{host}: {stderr}");
+    }
+}
+
+#[test]
+fn a_denying_before_tool_hook_answers_with_the_native_decision() {
+    let reason = "policy: the command carries the POLICY_DENY_ME marker";
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let input = with_command(payload(host_dir, "PreToolUse"), "echo POLICY_DENY_ME");
+        let (code, output, stderr) = run("beforeTool", host, &input, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            output,
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        );
+    }
+    let cursor = json!({
+        "conversation_id": "c1", "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse",
+        "cursor_version": "3.7.21", "workspace_roots": ["/w"], "user_email": null, "transcript_path": null,
+        "tool_name": "Shell", "tool_input": {"command": "echo POLICY_DENY_ME"}, "tool_use_id": "t1", "cwd": "/w",
+    });
+    let (code, output, stderr) = run("beforeTool", "cursor", &cursor, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        output,
+        json!({"permission": "deny", "user_message": reason, "agent_message": reason})
+    );
+}
+
+#[test]
+fn session_start_context_reaches_each_host_channel() {
+    let context = "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let (code, output, stderr) = run(
+            "sessionStart",
+            host,
+            &payload(host_dir, "SessionStart"),
+            &[],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            output,
+            json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
+        );
+    }
+    let cursor = json!({"conversation_id": "c1", "hook_event_name": "sessionStart", "session_id": "c1", "is_background_agent": false});
+    let (code, output, stderr) = run("sessionStart", "cursor", &cursor, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(output, json!({"additional_context": context}));
+}
+
+#[test]
+fn after_tool_accepts_codex_string_responses_and_claude_objects() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let log_path = log.path().to_str().unwrap();
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let (code, output, stderr) = run(
+            "afterTool",
+            host,
+            &payload(host_dir, "PostToolUse"),
+            &[("POLICY_LOG", log_path)],
+        );
+        assert_eq!((code, output), (0, Value::Null), "{host}: {stderr}");
+    }
+    let lines = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(
+        lines.lines().count(),
+        2,
+        "the handler ran on both hosts: {lines}"
+    );
+}
+
+#[test]
+fn a_stop_hook_that_denies_blocks_with_its_reason() {
+    let reason = "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let (code, output, stderr) = run(
+            "stop",
+            host,
+            &payload(host_dir, "Stop"),
+            &[("POLICY_BLOCK_STOP", "1")],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(output, json!({"decision": "block", "reason": reason}));
+        // Re-entry: the host is already continuing because of this hook, so it must not loop.
+        let mut again = payload(host_dir, "Stop");
+        again["stop_hook_active"] = true.into();
+        let (code, output, _) = run("stop", host, &again, &[("POLICY_BLOCK_STOP", "1")]);
+        assert_eq!((code, output), (0, Value::Null));
+    }
+    let cursor = json!({"conversation_id": "c1", "hook_event_name": "stop", "status": "completed", "loop_count": 0});
+    let (code, output, stderr) = run("stop", "cursor", &cursor, &[("POLICY_BLOCK_STOP", "1")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(output, json!({"followup_message": reason}));
+}
+
+#[test]
+fn bad_input_fails_with_a_message_and_nothing_on_stdout() {
+    let pre_tool = payload(CLAUDE, "PreToolUse");
+    let mut wrong_event = pre_tool.clone();
+    wrong_event["hook_event_name"] = "PostToolUse".into();
+    let mut missing = pre_tool.clone();
+    missing.as_object_mut().unwrap().remove("tool_use_id");
+    let mut wrong_type = pre_tool.clone();
+    wrong_type["tool_input"] = "echo hi".into();
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(1024 * 1024));
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (Vec::new(), "stdin must contain exactly one JSON value"),
+        (
+            b"{not json".to_vec(),
+            "stdin must contain exactly one JSON value",
+        ),
+        (b"[1, 2]".to_vec(), "stdin JSON value must be an object"),
+        (
+            huge.into_bytes(),
+            "stdin exceeds the 1 MiB native-payload limit",
+        ),
+        (
+            wrong_event.to_string().into_bytes(),
+            "native hook_event_name must equal PreToolUse",
+        ),
+        (
+            missing.to_string().into_bytes(),
+            "native PreToolUse tool_use_id is required",
+        ),
+        (
+            wrong_type.to_string().into_bytes(),
+            "native PreToolUse tool_input must be object",
+        ),
+    ];
+    let script = wrapper("beforeTool", "claude");
+    for (input, message) in cases {
+        let (code, stdout, stderr) = node(&script, &input, &[]);
+        assert_eq!(code, 1, "{message}");
+        assert_eq!(stdout, "", "{message}");
+        assert!(
+            stderr.contains(message),
+            "expected {message:?} in {stderr:?}"
+        );
+    }
+}
+
+#[test]
+fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
+    let dir = support::project(&[
+        (
+            "agent-bundle.config.ts",
+            "export default { plugin: { name: 'rules' }, targets: ['claude', 'codex'], hooks: { afterTool: './h.ts', agentStop: './s.ts' } };",
+        ),
+        (
+            "h.ts",
+            "export default () => ({ outcome: 'deny', reason: 'no' });\n",
+        ),
+        (
+            "s.ts",
+            "export default () => ({ additionalContext: 'ctx' });\n",
+        ),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let path = |event: &str, host: &str| {
+        let hook = report["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["event"] == event && h["host"] == host)
+            .unwrap();
+        dir.path()
+            .join("artifact")
+            .join(hook["wrapper"].as_str().unwrap())
+    };
+    let (code, stdout, stderr) = node(
+        &path("afterTool", "claude"),
+        payload(CLAUDE, "PostToolUse").to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert!(
+        stderr.contains("afterTool cannot deny, stop, or replace input"),
+        "{stderr}"
+    );
+    // SubagentStop context: Claude Code has the channel, Codex does not.
+    let agent_stop = json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/c", "hook_event_name": "SubagentStop",
+        "agent_id": "a", "agent_type": "Explore", "stop_hook_active": false,
+    });
+    let (code, stdout, _) = node(
+        &path("agentStop", "claude"),
+        agent_stop.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["hookSpecificOutput"]["additionalContext"],
+        "ctx"
+    );
+    let (code, stdout, stderr) = node(
+        &path("agentStop", "codex"),
+        agent_stop.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert!(
+        stderr.contains("Codex SubagentStop does not support additionalContext"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
+    let dir = support::example("hooks-and-scripts");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(
+        dir.path(),
+        &[
+            "hooks",
+            "list",
+            "--artifact",
+            "artifact",
+            "--target",
+            "claude",
+            "--json",
+        ],
+    );
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let name = hooks[0]["name"].as_str().unwrap();
+    assert!(name.starts_with("session-start-session-start-"), "{name}");
+    let input = r#"{"sessionId":"local","transcriptPath":"/tmp/transcript.jsonl","cwd":"/tmp/project","source":"startup"}"#;
+    let args = [
+        "hooks",
+        "simulate",
+        "--artifact",
+        "artifact",
+        "--target",
+        "claude",
+        "--hook",
+        name,
+        "--input",
+        input,
+        "--json",
+    ];
+    let output = support::run(dir.path(), &args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["nativeInput"]["hook_event_name"], "SessionStart");
+    assert_eq!(report["nativeInput"]["session_id"], "local");
+    assert_eq!(
+        report["nativeOutput"]["hookSpecificOutput"]["additionalContext"],
+        "Run verify-release from /tmp/project before publishing."
+    );
+    assert_eq!(report["result"]["outcome"], "continue");
+
+    // A bare event name matches nothing; a missing required field fails like the host would.
+    let wrong = support::run(
+        dir.path(),
+        &[
+            "hooks",
+            "simulate",
+            "--artifact",
+            "artifact",
+            "--target",
+            "claude",
+            "--hook",
+            "session-start",
+            "--input",
+            input,
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(1));
+    let partial = support::run(
+        dir.path(),
+        &[
+            "hooks",
+            "simulate",
+            "--artifact",
+            "artifact",
+            "--target",
+            "claude",
+            "--hook",
+            name,
+            "--input",
+            r#"{"sessionId":"s"}"#,
+        ],
+    );
+    assert_eq!(partial.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&partial.stderr).contains("transcript_path is required"));
+}

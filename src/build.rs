@@ -68,13 +68,15 @@ pub struct BuildOutput {
 /// Loads the project at `options.root`, compiles it and publishes the artifact.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let mut workspace = Workspace::new(Database::new(), options.root.clone());
-    build_in(&mut workspace, options)
+    let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
+    publish_compiled(compile(&workspace.db, project), options)
 }
 
-/// Like [`build`], reusing the workspace's database (watch mode).
-pub fn build_in(workspace: &mut Workspace, options: &BuildOptions) -> std::io::Result<BuildOutput> {
-    let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
-    let compiled = compile(&workspace.db, project);
+/// Publishes a compile's artifact unless it has errors.
+pub fn publish_compiled(
+    compiled: Compiled,
+    options: &BuildOptions,
+) -> std::io::Result<BuildOutput> {
     let published = if compiled.has_errors() {
         None
     } else {

@@ -20,3 +20,4 @@ pub mod model;
 pub mod output;
 pub mod source;
 pub mod validate;
+pub mod watch;

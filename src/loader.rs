@@ -24,6 +24,8 @@ pub struct Workspace {
     pub db: Database,
     pub root: PathBuf,
     project: Option<Project>,
+    /// Project-relative paths whose input was added, changed or removed by the last sync.
+    changed: Vec<String>,
 }
 
 impl Workspace {
@@ -32,6 +34,7 @@ impl Workspace {
             db,
             root,
             project: None,
+            changed: Vec::new(),
         }
     }
 
@@ -41,13 +44,60 @@ impl Workspace {
         Ok(self.sync(disk, settings))
     }
 
-    /// Makes the inputs equal to `disk`, touching only what differs.
-    pub fn sync(
+    /// Re-reads only `changed` paths (files or directories, created, modified or removed),
+    /// as reported by the file watcher; everything else keeps its input untouched.
+    pub fn refresh(
         &mut self,
-        disk: BTreeMap<String, (Arc<[u8]>, bool)>,
+        changed: &[PathBuf],
         settings: Settings,
-    ) -> Project {
+        exclude: &[PathBuf],
+    ) -> io::Result<Project> {
         let Some(project) = self.project else {
+            return self.load(settings, exclude);
+        };
+        let mut disk: DiskFiles = project
+            .files(&self.db)
+            .iter()
+            .map(|(path, file)| {
+                (
+                    path.clone(),
+                    (file.bytes(&self.db).clone(), file.executable(&self.db)),
+                )
+            })
+            .collect();
+        for path in changed {
+            let Ok(relative) = path.strip_prefix(&self.root) else {
+                continue;
+            };
+            let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) else {
+                continue;
+            };
+            if key.is_empty() || is_ignored(relative, exclude.iter().any(|e| path.starts_with(e))) {
+                continue;
+            }
+            let prefix = format!("{key}/");
+            disk.retain(|existing, _| existing != &key && !existing.starts_with(&prefix));
+            if path.is_dir() {
+                for (sub, file) in read_tree(path, exclude)? {
+                    disk.insert(format!("{key}/{sub}"), file);
+                }
+            } else if let Some(file) = read_file(path)? {
+                disk.insert(key, file);
+            }
+        }
+        Ok(self.sync(disk, settings))
+    }
+
+    /// The paths the last load or refresh found changed (all of them on the first load).
+    pub fn changed(&self) -> &[String] {
+        &self.changed
+    }
+
+    /// Makes the inputs equal to `disk`, touching only what differs.
+    pub fn sync(&mut self, disk: DiskFiles, settings: Settings) -> Project {
+        self.changed.clear();
+        let Some(project) = self.project else {
+            self.changed = disk.keys().cloned().collect();
             let files = disk
                 .into_iter()
                 .map(|(path, (bytes, executable))| {
@@ -66,18 +116,33 @@ impl Workspace {
         for (path, (bytes, executable)) in disk {
             let file = match current.get(&path) {
                 Some(&file) => {
-                    if **file.bytes(&self.db) != *bytes {
+                    let new_bytes = **file.bytes(&self.db) != *bytes;
+                    let new_mode = file.executable(&self.db) != executable;
+                    if new_bytes {
                         file.set_bytes(&mut self.db).to(bytes);
                     }
-                    if file.executable(&self.db) != executable {
+                    if new_mode {
                         file.set_executable(&mut self.db).to(executable);
+                    }
+                    if new_bytes || new_mode {
+                        self.changed.push(path.clone());
                     }
                     file
                 }
-                None => SourceFile::new(&self.db, path.clone(), bytes, executable),
+                None => {
+                    self.changed.push(path.clone());
+                    SourceFile::new(&self.db, path.clone(), bytes, executable)
+                }
             };
             files.insert(path, file);
         }
+        self.changed.extend(
+            current
+                .keys()
+                .filter(|path| !files.contains_key(*path))
+                .cloned(),
+        );
+        self.changed.sort();
         if files.keys().ne(current.keys()) {
             project.set_files(&mut self.db).to(Arc::new(files));
         }
@@ -99,14 +164,10 @@ pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
         if entry.depth() == 0 || !entry.file_type().is_dir() {
             return true;
         }
-        let name = entry.file_name().to_string_lossy();
         let path = entry.path();
-        let is_artifact = path.join(MANIFEST_FILE).is_file();
-        let is_staging = name.starts_with('.') && name.contains(".agent-bundle-");
-        !(SKIPPED_DIRS.contains(&name.as_ref())
-            || is_artifact
-            || is_staging
-            || exclude.iter().any(|e| e == path))
+        let excluded = exclude.iter().any(|e| e == path);
+        // A folder holding a manifest is a built artifact: an output, never an input.
+        !(is_ignored(Path::new(entry.file_name()), excluded) || path.join(MANIFEST_FILE).is_file())
     });
     for entry in walker {
         let entry = entry.map_err(io::Error::other)?;
@@ -120,15 +181,37 @@ pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
         let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) else {
             continue;
         };
-        let bytes: Arc<[u8]> = std::fs::read(entry.path())?.into();
-        let executable = entry
-            .metadata()
-            .map_err(io::Error::other)?
-            .permissions()
-            .mode()
-            & 0o111
-            != 0;
-        files.insert(key, (bytes, executable));
+        if let Some(file) = read_file(entry.path())? {
+            files.insert(key, file);
+        }
     }
     Ok(files)
+}
+
+/// A file's bytes and executable bit; `None` when it vanished meanwhile.
+fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => metadata,
+        Ok(_) => return Ok(None),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some((
+            bytes.into(),
+            metadata.permissions().mode() & 0o111 != 0,
+        ))),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Whether a project-relative path lies in a directory that is never an input.
+pub fn is_ignored(relative: &Path, excluded: bool) -> bool {
+    excluded
+        || relative.components().any(|component| {
+            let name = component.as_os_str().to_string_lossy();
+            SKIPPED_DIRS.contains(&name.as_ref())
+                || (name.starts_with('.') && name.contains(".agent-bundle-"))
+        })
 }

@@ -10,4 +10,5 @@ mod host_smoke;
 mod host_validation;
 mod runtime;
 mod validate;
+mod watch;
 mod wrappers;

@@ -32,6 +32,8 @@ struct Cli {
 enum Command {
     /// Compile the project into one artifact folder every selected host loads natively.
     Build(BuildArgs),
+    /// Build, then rebuild on every change until Ctrl-C.
+    Watch(BuildArgs),
     /// Show how each hook lands on each host, without writing anything.
     Inspect(InspectArgs),
     /// List or run the hooks of a built artifact.
@@ -68,6 +70,9 @@ struct BuildArgs {
     /// Artifact directory (default: <root>/artifact).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Keep running: rebuild and republish on every change (same as `agent-bundle watch`).
+    #[arg(long)]
+    watch: bool,
 }
 
 #[derive(Args, Debug)]
@@ -143,7 +148,9 @@ pub fn run() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Build(args) if args.watch => watch_command(args),
         Command::Build(args) => build_command(args),
+        Command::Watch(args) => watch_command(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate_command(args),
         Command::Hooks(HooksCommand::List {
@@ -254,6 +261,29 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         }
     }
     Ok(output.published.is_some())
+}
+
+fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
+    let options = args.source.build_options(args.out.as_deref())?;
+    let json = args.source.json;
+    eprintln!(
+        "Watching {} (Ctrl-C to stop)",
+        report::display_path(&options.root)
+    );
+    crate::watch::watch(&options, crate::watch::DEFAULT_DEBOUNCE, |build| {
+        if json {
+            let mut value = report::build_json(&options, build.output, build.elapsed);
+            value["changed"] = serde_json::json!(build.changed);
+            value["queriesExecuted"] = build.queries_executed.into();
+            println!("{value}");
+        } else {
+            report::print_diagnostics(&build.output.compiled);
+            eprintln!("{}", report::watch_status(&build));
+        }
+    })
+    .map_err(|e| Failure::Run(e.to_string()))?;
+    eprintln!("Stopped watching.");
+    Ok(true)
 }
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {

@@ -21,3 +21,4 @@ pub mod output;
 pub mod source;
 pub mod validate;
 pub mod watch;
+pub mod workspace;

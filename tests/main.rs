@@ -11,4 +11,5 @@ mod host_validation;
 mod runtime;
 mod validate;
 mod watch;
+mod workspace;
 mod wrappers;

@@ -5,6 +5,7 @@
 
 mod inspect;
 mod report;
+mod workspace;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -71,8 +72,15 @@ struct BuildArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Keep running: rebuild and republish on every change (same as `agent-bundle watch`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workspace")]
     watch: bool,
+    /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
+    /// parallel; `.gitignore` is honoured. Each project publishes to its own `artifact/`.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config"])]
+    workspace: Option<PathBuf>,
+    /// With --workspace: only projects whose path contains this text (repeatable).
+    #[arg(long, requires = "workspace")]
+    filter: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -149,6 +157,7 @@ pub fn run() -> ExitCode {
     };
     let result = match cli.command {
         Command::Build(args) if args.watch => watch_command(args),
+        Command::Build(args) if args.workspace.is_some() => workspace::run(args),
         Command::Build(args) => build_command(args),
         Command::Watch(args) => watch_command(args),
         Command::Inspect(args) => inspect::run(args),

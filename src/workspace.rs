@@ -17,8 +17,10 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
         .filter_entry(|entry| {
             let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir && crate::loader::is_ignored(Path::new(&*name), false))
-                && !(is_dir && entry.path().join(crate::emit::MANIFEST_FILE).is_file())
+            // Directories that are never inputs, and built artifacts, hold no projects.
+            !is_dir
+                || !(crate::loader::is_ignored(Path::new(&*name), false)
+                    || entry.path().join(crate::emit::MANIFEST_FILE).is_file())
         })
         .build();
     let mut roots: Vec<PathBuf> = walker

@@ -31,6 +31,7 @@ fn main() {
         config: None,
         targets: None,
         out_dir: work.path().join("artifact"),
+        cache: std::sync::Arc::new(agent_bundle::cache::Cache::disabled()),
     };
     let output = build(&options).unwrap();
     assert!(output.published.is_some(), "the policy example builds");

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::db::{self, Database, Project, Settings, TargetKey, WrapperKey};
+use crate::cache::{Cache, CacheStats};
+use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
@@ -30,6 +31,8 @@ pub struct BuildOptions {
     pub targets: Option<Vec<Target>>,
     /// Artifact directory (absolute).
     pub out_dir: PathBuf,
+    /// The content-addressed cache the stages read and fill (`Cache::disabled()` for none).
+    pub cache: Arc<Cache>,
 }
 
 impl BuildOptions {
@@ -63,20 +66,42 @@ pub struct BuildOutput {
     pub compiled: Compiled,
     /// `None` when errors prevented publishing.
     pub published: Option<PublishStats>,
+    /// Real work done (not served by the cache or salsa): modules transpiled, wrappers bundled.
+    pub work: Work,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    pub transpiled: u64,
+    pub bundled: u64,
+    /// The cache's counters for this process so far.
+    pub cache: CacheStats,
 }
 
 /// Loads the project at `options.root`, compiles it and publishes the artifact.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
-    let mut workspace = Workspace::new(Database::new(), options.root.clone());
+    let mut workspace = Workspace::new(
+        Database::new().with_cache(options.cache.clone()),
+        options.root.clone(),
+    );
     let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
-    publish_compiled(compile(&workspace.db, project), options)
+    compile_and_publish(&workspace.db, project, options)
 }
 
-/// Publishes a compile's artifact unless it has errors.
-pub fn publish_compiled(
-    compiled: Compiled,
+/// Compiles `project` and publishes its artifact unless there are errors.
+pub fn compile_and_publish(
+    db: &Database,
+    project: Project,
     options: &BuildOptions,
 ) -> std::io::Result<BuildOutput> {
+    let (transpiled_before, bundled_before) = db.work();
+    let compiled = compile(db, project);
+    let (transpiled, bundled) = db.work();
+    let work = Work {
+        transpiled: transpiled - transpiled_before,
+        bundled: bundled - bundled_before,
+        cache: options.cache.stats(),
+    };
     let published = if compiled.has_errors() {
         None
     } else {
@@ -85,6 +110,7 @@ pub fn publish_compiled(
     Ok(BuildOutput {
         compiled,
         published,
+        work,
     })
 }
 
@@ -190,7 +216,11 @@ fn compose(
     let mut artifact = Artifact::default();
     let mut inputs: Vec<Input<'_>> = Vec::new();
     for plan in plans {
-        for file in (hosts::table(plan.target).documents)(model, plan) {
+        // The documents are a function of the model and the plan (and this compiler).
+        let identity = format!("{model:?}\n{plan:?}");
+        for file in crate::actions::documents(db.cache(), &identity, || {
+            (hosts::table(plan.target).documents)(model, plan)
+        }) {
             artifact.add(file);
         }
     }

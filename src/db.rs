@@ -16,9 +16,11 @@
 //! dependency (a missing file is a dependency on the file map).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bundle::{self, ModuleChunk};
+use crate::cache::Cache;
 use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan};
@@ -74,33 +76,70 @@ pub struct WrapperKey<'db> {
     pub target: Target,
 }
 
+/// What every query can reach besides its inputs: the content-addressed cache, which is a
+/// transparent memo (a hit returns exactly what running the stage would return, because the
+/// action key covers every input of the stage), and the work counters.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    fn cache(&self) -> &Cache;
+    fn counters(&self) -> &WorkCounters;
+}
+
+/// How much real work (as opposed to cache or memo hits) a build did.
+#[derive(Debug, Default)]
+pub struct WorkCounters {
+    /// Modules transpiled and linked by oxc.
+    pub transpiled: AtomicU64,
+    /// Wrappers assembled.
+    pub bundled: AtomicU64,
+}
+
 /// The salsa database. Cloning it is cheap; each rayon task gets its own clone.
 #[salsa::db]
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
+    cache: Arc<Cache>,
+    counters: Arc<WorkCounters>,
 }
 
 impl Database {
     pub fn new() -> Self {
-        Database {
-            storage: salsa::Storage::new(None),
-        }
+        Self::with_events(None)
     }
 
     /// A database that records the name of every query it executes (for incremental tests
     /// and the watch status line).
     pub fn with_query_log(log: Arc<Mutex<Vec<String>>>) -> Self {
-        let callback = move |event: salsa::Event| {
+        Self::with_events(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
                 log.lock()
                     .expect("query log lock")
                     .push(format!("{database_key:?}"));
             }
-        };
+        })))
+    }
+
+    fn with_events(callback: Option<Box<dyn Fn(salsa::Event) + Send + Sync + 'static>>) -> Self {
         Database {
-            storage: salsa::Storage::new(Some(Box::new(callback))),
+            storage: salsa::Storage::new(callback),
+            cache: Arc::new(Cache::disabled()),
+            counters: Arc::default(),
         }
+    }
+
+    /// A database whose stages read and fill `cache`.
+    pub fn with_cache(mut self, cache: Arc<Cache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Transpiles and wrapper assemblies done so far (cache and memo hits excluded).
+    pub fn work(&self) -> (u64, u64) {
+        (
+            self.counters.transpiled.load(Ordering::Relaxed),
+            self.counters.bundled.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -113,8 +152,19 @@ impl Default for Database {
 #[salsa::db]
 impl salsa::Database for Database {}
 
+#[salsa::db]
+impl Db for Database {
+    fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    fn counters(&self) -> &WorkCounters {
+        &self.counters
+    }
+}
+
 /// The config file of the project, if there is one.
-pub fn config_file(db: &dyn salsa::Database, project: Project) -> Option<SourceFile> {
+pub fn config_file(db: &dyn Db, project: Project) -> Option<SourceFile> {
     let files = project.files(db);
     match &project.settings(db).config_file {
         Some(path) => files.get(path).copied(),
@@ -125,7 +175,7 @@ pub fn config_file(db: &dyn salsa::Database, project: Project) -> Option<SourceF
 }
 
 /// The project-relative name diagnostics use for the config.
-pub fn config_file_name(db: &dyn salsa::Database, project: Project) -> String {
+pub fn config_file_name(db: &dyn Db, project: Project) -> String {
     config_file(db, project).map_or_else(
         || {
             project
@@ -139,7 +189,7 @@ pub fn config_file_name(db: &dyn salsa::Database, project: Project) -> String {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn parse_config(db: &dyn salsa::Database, project: Project) -> ConfigReturn {
+pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
     let Some(file) = config_file(db, project) else {
         let names = CONFIG_FILE_NAMES.join(", ");
         let diagnostic = Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found")
@@ -167,12 +217,12 @@ pub fn parse_config(db: &dyn salsa::Database, project: Project) -> ConfigReturn 
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn config(db: &dyn salsa::Database, project: Project) -> Option<Config> {
+pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
     parse_config(db, project).config.clone()
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn package_version(db: &dyn salsa::Database, project: Project) -> Option<String> {
+pub fn package_version(db: &dyn Db, project: Project) -> Option<String> {
     let file = project.files(db).get("package.json")?;
     let json: serde_json::Value = serde_json::from_slice(file.bytes(db)).ok()?;
     json.get("version")?.as_str().map(str::to_owned)
@@ -202,7 +252,7 @@ impl ProjectView for FilesView<'_> {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn normalize(db: &dyn salsa::Database, project: Project) -> NormalizeReturn {
+pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     let Some(config) = config(db, project) else {
         return NormalizeReturn {
             model: None,
@@ -223,16 +273,12 @@ pub fn normalize(db: &dyn salsa::Database, project: Project) -> NormalizeReturn 
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn model(db: &dyn salsa::Database, project: Project) -> Option<Model> {
+pub fn model(db: &dyn Db, project: Project) -> Option<Model> {
     normalize(db, project).model.clone()
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn host_plan<'db>(
-    db: &'db dyn salsa::Database,
-    project: Project,
-    target: TargetKey<'db>,
-) -> HostPlan {
+pub fn host_plan<'db>(db: &'db dyn Db, project: Project, target: TargetKey<'db>) -> HostPlan {
     let target = target.target(db);
     let model = model(db, project)
         .as_ref()
@@ -241,11 +287,7 @@ pub fn host_plan<'db>(
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn module_chunk<'db>(
-    db: &'db dyn salsa::Database,
-    project: Project,
-    key: ModuleKey<'db>,
-) -> ModuleChunk {
+pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>) -> ModuleChunk {
     let key = key.key(db);
     let files = project.files(db);
     let source: std::borrow::Cow<'_, str> = match bundle::virtual_module(key) {
@@ -261,7 +303,7 @@ pub fn module_chunk<'db>(
     let aliases = bundle::aliases();
     let exists = |path: &str| files.contains_key(path);
     let mut resolve = |specifier: &str| bundle::resolve(key, specifier, &aliases, &exists);
-    bundle::compile_module(key, &source, &mut resolve)
+    crate::actions::module_chunk(db.cache(), db.counters(), key, &source, &mut resolve)
 }
 
 /// A bundled wrapper, or the diagnostics that prevented it.
@@ -274,11 +316,7 @@ pub struct WrapperReturn {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn wrapper<'db>(
-    db: &'db dyn salsa::Database,
-    project: Project,
-    key: WrapperKey<'db>,
-) -> WrapperReturn {
+pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> WrapperReturn {
     let (hook_name, target) = (key.hook_name(db), key.target(db));
     let model = model(db, project)
         .as_ref()
@@ -315,7 +353,15 @@ pub fn wrapper<'db>(
             env!("CARGO_PKG_VERSION"),
             target.as_str()
         );
-        Arc::from(bundle::wrapper_code(&header, &graph, &spec, handler))
+        let spec_text = spec.to_string();
+        let mut inputs: Vec<&str> = vec![&header, &spec_text, handler];
+        for (key, chunk) in graph.chunks() {
+            inputs.extend([key, chunk.code.as_str()]);
+        }
+        let code = crate::actions::wrapper(db.cache(), db.counters(), &inputs, || {
+            bundle::wrapper_code(&header, &graph, &spec, handler)
+        });
+        Arc::from(code)
     });
     WrapperReturn {
         code,

@@ -6,9 +6,11 @@
 //! salsa query graph (`db`) by `build`; `loader` is the only reader of the project and
 //! `emit::publish` the only writer of the artifact. See ARCHITECTURE.md.
 
+pub mod actions;
 pub mod artifact;
 pub mod build;
 pub mod bundle;
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod db;

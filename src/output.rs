@@ -37,9 +37,13 @@ pub struct OutputFile {
 
 impl OutputFile {
     pub fn json(path: impl Into<String>, value: &serde_json::Value) -> Self {
+        Self::generated(path, to_canonical_json(value).into_bytes().into())
+    }
+
+    pub fn generated(path: impl Into<String>, bytes: Arc<[u8]>) -> Self {
         OutputFile {
             path: path.into(),
-            bytes: to_canonical_json(value).into_bytes().into(),
+            bytes,
             executable: false,
             kind: FileKind::Generated,
         }

@@ -57,7 +57,10 @@ pub fn watch(
 ) -> std::io::Result<()> {
     install_interrupt_handler();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let mut workspace = Workspace::new(Database::with_query_log(log.clone()), options.root.clone());
+    let mut workspace = Workspace::new(
+        Database::with_query_log(log.clone()).with_cache(options.cache.clone()),
+        options.root.clone(),
+    );
     let exclude = vec![options.out_dir.clone()];
 
     let (sender, events) = mpsc::channel::<PathBuf>();
@@ -86,7 +89,7 @@ pub fn watch(
         } else {
             workspace.refresh(&changed, options.settings(), &exclude)?
         };
-        let output = build::publish_compiled(build::compile(&workspace.db, project), options)?;
+        let output = build::compile_and_publish(&workspace.db, project, options)?;
         let relative = if changed.is_empty() {
             Vec::new()
         } else {

@@ -27,9 +27,11 @@ use serde_json::{Value, json};
 use crate::host_validation::claude_binary;
 use crate::support::{self, repo};
 
-const CONTEXT: &str = "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
+const CONTEXT: &str =
+    "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
 const DENY_REASON: &str = "policy: the command carries the POLICY_DENY_ME marker";
-const STOP_REASON: &str = "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
+const STOP_REASON: &str =
+    "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
 /// A client still running after this is killed, and its test fails.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -38,24 +40,55 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]
 fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start("claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop") else { return };
+    let Some(s) = Session::start(
+        "claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop",
+    ) else {
+        return;
+    };
     let artifact = policy().artifact.clone();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock("anthropic-mock.mjs", &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")]);
+    let mock = s.mock(
+        "anthropic-mock.mjs",
+        &[
+            shell(&deny_command),
+            shell(&ok_command),
+            text("first answer"),
+            text("second answer"),
+        ],
+    );
 
-    let run = s.claude(&mock, &["--plugin-dir".as_ref(), artifact.as_os_str(), "--allowedTools".as_ref(), "Bash".as_ref()], &[("POLICY_BLOCK_STOP", "1")]);
+    let run = s.claude(
+        &mock,
+        &[
+            "--plugin-dir".as_ref(),
+            artifact.as_os_str(),
+            "--allowedTools".as_ref(),
+            "Bash".as_ref(),
+        ],
+        &[("POLICY_BLOCK_STOP", "1")],
+    );
     let stream = json_lines(&run.stdout);
     let requests = mock.requests();
 
     // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file.
     let plugin = claude_plugin(&stream);
-    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("policy@inline"), &json!("1.2.0")), "{plugin:#}");
+    assert_eq!(
+        (&plugin["source"], &plugin["version"]),
+        (&json!("policy@inline"), &json!("1.2.0")),
+        "{plugin:#}"
+    );
     assert_eq!(plugin["path"], json!(artifact.to_str().unwrap()));
     let debug = fs::read_to_string(s.path("debug.log")).unwrap();
-    let hooks_file = format!("Read hooks.json for plugin policy (enabled=true): {}", artifact.join("hooks/hooks.json").display());
-    assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
+    let hooks_file = format!(
+        "Read hooks.json for plugin policy (enabled=true): {}",
+        artifact.join("hooks/hooks.json").display()
+    );
+    assert!(
+        debug.contains(&hooks_file),
+        "the debug log never read the plugin's hooks file:\n{debug}"
+    );
 
     // 2. Every hook ran its compiled handler, through Claude's own wrappers, in order.
     assert_eq!(
@@ -81,14 +114,24 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
         ],
         "hook_started/hook_response pairs in the stream (a continuing hook must answer nothing)"
     );
-    s.assert_wrappers_ran("claude", &artifact, &["sessionStart", "beforeTool", "afterTool", "stop"]);
+    s.assert_wrappers_ran(
+        "claude",
+        &artifact,
+        &["sessionStart", "beforeTool", "afterTool", "stop"],
+    );
 
     // 3. The deny blocked the command (it never ran) and the model was told why.
     assert!(!ran.exists(), "the denied command ran");
     let denied = claude_tool_result(&requests[1], "toolu_mock0001");
     assert_eq!(denied["is_error"], true, "{denied:#}");
-    assert!(text_of(&denied["content"]).contains(DENY_REASON), "the deny reason did not reach the model: {denied:#}");
-    assert_eq!(claude_permission(&stream, "toolu_mock0001"), json!({"decision": "reject", "source": "hook", "reason_type": "hook"}));
+    assert!(
+        text_of(&denied["content"]).contains(DENY_REASON),
+        "the deny reason did not reach the model: {denied:#}"
+    );
+    assert_eq!(
+        claude_permission(&stream, "toolu_mock0001"),
+        json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
+    );
 
     // 4. The continuing hook did not block: the command ran and its result reached the model,
     //    approved by the `--allowedTools Bash` rule, not by the hook. (A hook that answered
@@ -96,11 +139,21 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     //    marketplace test, which runs without the rule.)
     assert!(ran_ok.exists(), "the allowed command did not run");
     let result = claude_tool_result(&requests[2], "toolu_mock0002");
-    assert_eq!((&result["is_error"], &result["content"]), (&json!(false), &json!("(Bash completed with no output)")), "{result:#}");
-    assert_eq!(claude_permission(&stream, "toolu_mock0002"), json!({"decision": "accept", "source": "config", "reason_type": "rule"}));
+    assert_eq!(
+        (&result["is_error"], &result["content"]),
+        (&json!(false), &json!("(Bash completed with no output)")),
+        "{result:#}"
+    );
+    assert_eq!(
+        claude_permission(&stream, "toolu_mock0002"),
+        json!({"decision": "accept", "source": "config", "reason_type": "rule"})
+    );
 
     // 5. The sessionStart context reached the model in its first request.
-    assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
+    assert!(
+        requests[0]["body"].to_string().contains(CONTEXT),
+        "no sessionStart context in the first request"
+    );
 
     // 6. The stop deny made Claude continue once, with the reason, then stop.
     assert_stop_continued_once(&requests);
@@ -109,27 +162,61 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
 
 #[test]
 fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing() {
-    let Some(s) = Session::start("claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing") else { return };
+    let Some(s) = Session::start(
+        "claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing",
+    ) else {
+        return;
+    };
     let artifact = policy().artifact.clone();
-    let added = s.run("claude-marketplace-add", s.claude_command(None).args(["plugin".as_ref(), "marketplace".as_ref(), "add".as_ref(), artifact.as_os_str()]));
-    assert!(added.stdout.contains("Successfully added marketplace: policy-marketplace"), "{added:#?}");
-    let installed = s.run("claude-plugin-install", s.claude_command(None).args(["plugin", "install", "policy@policy-marketplace"]));
-    assert!(installed.stdout.contains("Successfully installed plugin: policy@policy-marketplace"), "{installed:#?}");
-
     // A command Claude Code asks about before running (it creates a file in the working
     // directory), and no `--allowedTools`: in `-p` mode an unanswered question is a denial.
     let created = s.path("work/created");
     let command = format!("touch {}", created.display());
     let mock = s.mock("anthropic-mock.mjs", &[shell(&command), text("done")]);
+
+    // With an API key but no reachable API, `claude plugin` waits ~18 s on the network:
+    // point it at the mock too.
+    let add = [
+        "plugin".as_ref(),
+        "marketplace".as_ref(),
+        "add".as_ref(),
+        artifact.as_os_str(),
+    ];
+    let added = s.run("claude-marketplace-add", s.claude_command(&mock).args(add));
+    assert!(
+        added
+            .stdout
+            .contains("Successfully added marketplace: policy-marketplace"),
+        "{added:#?}"
+    );
+    let installed = s.run(
+        "claude-plugin-install",
+        s.claude_command(&mock)
+            .args(["plugin", "install", "policy@policy-marketplace"]),
+    );
+    assert!(
+        installed
+            .stdout
+            .contains("Successfully installed plugin: policy@policy-marketplace"),
+        "{installed:#?}"
+    );
+
     let run = s.claude(&mock, &[], &[]);
     let stream = json_lines(&run.stdout);
     let requests = mock.requests();
 
-    // 1. Loaded from the marketplace install, from Claude's own plugin cache.
+    // 1. Loaded as the marketplace's plugin (a local marketplace's plugin is used in place).
     let plugin = claude_plugin(&stream);
-    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("policy@policy-marketplace"), &json!("1.2.0")), "{plugin:#}");
+    assert_eq!(
+        (&plugin["source"], &plugin["version"]),
+        (&json!("policy@policy-marketplace"), &json!("1.2.0")),
+        "{plugin:#}"
+    );
     let root = PathBuf::from(plugin["path"].as_str().unwrap());
-    assert!(root.starts_with(s.path("home")) && root.join(".claude-plugin/plugin.json").is_file(), "{plugin:#}");
+    assert!(
+        root.join(".claude-plugin/plugin.json").is_file(),
+        "{plugin:#}"
+    );
 
     // 2. The hooks ran: no afterTool, because the tool never ran.
     assert_eq!(
@@ -142,35 +229,72 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     );
     assert_eq!(
         claude_hook_events(&stream),
-        vec![("SessionStart".to_owned(), Answer::Some), ("PreToolUse".to_owned(), Answer::Nothing), ("Stop".to_owned(), Answer::Nothing)]
+        vec![
+            ("SessionStart".to_owned(), Answer::Some),
+            ("PreToolUse".to_owned(), Answer::Nothing),
+            ("Stop".to_owned(), Answer::Nothing)
+        ]
     );
     s.assert_wrappers_ran("claude", &root, &["sessionStart", "beforeTool", "stop"]);
 
     // 4. The hook continued, so Claude Code's own permission check decided, as it would
     //    without the plugin: not approved. Had the wrapper answered `permissionDecision:
     //    "allow"`, the command would have run, approved with `source: "hook"`.
-    assert!(!created.exists(), "the command ran although nothing approved it");
-    assert_eq!(claude_permission(&stream, "toolu_mock0001"), json!({"decision": "reject", "source": "config"}));
-    let result = stream.iter().find(|e| e["type"] == "result").expect("a result event");
-    assert_eq!(result["permission_denials"][0]["tool_use_id"], "toolu_mock0001", "{result:#}");
+    assert!(
+        !created.exists(),
+        "the command ran although nothing approved it"
+    );
+    assert_eq!(
+        claude_permission(&stream, "toolu_mock0001"),
+        json!({"decision": "reject", "source": "config"})
+    );
+    let result = stream
+        .iter()
+        .find(|e| e["type"] == "result")
+        .expect("a result event");
+    assert_eq!(
+        result["permission_denials"][0]["tool_use_id"], "toolu_mock0001",
+        "{result:#}"
+    );
     let refused = claude_tool_result(&requests[1], "toolu_mock0001");
-    assert!(refused["is_error"] == true && text_of(&refused["content"]).contains("needs approval"), "{refused:#}");
+    assert!(
+        refused["is_error"] == true && text_of(&refused["content"]).contains("needs approval"),
+        "{refused:#}"
+    );
 
     // 5. The context reached the model; 6. no stop deny without POLICY_BLOCK_STOP.
-    assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
-    assert_eq!(requests.len(), 2, "one tool call, one answer: {requests:#?}");
+    assert!(
+        requests[0]["body"].to_string().contains(CONTEXT),
+        "no sessionStart context in the first request"
+    );
+    assert_eq!(
+        requests.len(),
+        2,
+        "one tool call, one answer: {requests:#?}"
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 /// The plugin entry of Claude Code's stream-json `init` event.
 fn claude_plugin(stream: &[Value]) -> Value {
-    let init = stream.iter().find(|e| e["type"] == "system" && e["subtype"] == "init").expect("no init event in the stream");
+    let init = stream
+        .iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .expect("no init event in the stream");
     let plugins = init["plugins"].as_array().expect("init lists plugins");
-    plugins.iter().find(|p| p["name"] == "policy").cloned().unwrap_or_else(|| panic!("Claude Code did not load the plugin: {plugins:#?}"))
+    plugins
+        .iter()
+        .find(|p| p["name"] == "policy")
+        .cloned()
+        .unwrap_or_else(|| panic!("Claude Code did not load the plugin: {plugins:#?}"))
 }
 
 fn session_id(stream: &[Value]) -> Value {
-    stream.iter().find(|e| e["type"] == "system" && e["subtype"] == "init").unwrap()["session_id"].clone()
+    stream
+        .iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .unwrap()["session_id"]
+        .clone()
 }
 
 /// Whether a hook answered (anything on stdout) or continued silently.
@@ -183,14 +307,32 @@ enum Answer {
 /// `(event, answer)` per `hook_response` of `--include-hook-events`, each checked to follow
 /// its `hook_started` and to have succeeded.
 fn claude_hook_events(stream: &[Value]) -> Vec<(String, Answer)> {
-    let started: Vec<_> = stream.iter().filter(|e| e["subtype"] == "hook_started").map(|e| e["hook_id"].clone()).collect();
-    let responses: Vec<_> = stream.iter().filter(|e| e["subtype"] == "hook_response").collect();
+    let started: Vec<_> = stream
+        .iter()
+        .filter(|e| e["subtype"] == "hook_started")
+        .map(|e| e["hook_id"].clone())
+        .collect();
+    let responses: Vec<_> = stream
+        .iter()
+        .filter(|e| e["subtype"] == "hook_response")
+        .collect();
     responses
         .iter()
         .map(|r| {
-            assert!(started.contains(&r["hook_id"]), "a hook_response without hook_started: {r:#}");
-            assert_eq!((&r["exit_code"], &r["outcome"], &r["stderr"]), (&json!(0), &json!("success"), &json!("")), "{r:#}");
-            let answer = if r["stdout"] == "" { Answer::Nothing } else { Answer::Some };
+            assert!(
+                started.contains(&r["hook_id"]),
+                "a hook_response without hook_started: {r:#}"
+            );
+            assert_eq!(
+                (&r["exit_code"], &r["outcome"], &r["stderr"]),
+                (&json!(0), &json!("success"), &json!("")),
+                "{r:#}"
+            );
+            let answer = if r["stdout"] == "" {
+                Answer::Nothing
+            } else {
+                Answer::Some
+            };
             (r["hook_event"].as_str().unwrap().to_owned(), answer)
         })
         .collect()
@@ -198,8 +340,13 @@ fn claude_hook_events(stream: &[Value]) -> Vec<(String, Answer)> {
 
 /// The `tool_result` block for `id` in a recorded Messages API request.
 fn claude_tool_result(request: &Value, id: &str) -> Value {
-    let messages = request["body"]["messages"].as_array().expect("a Messages API request");
-    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let messages = request["body"]["messages"]
+        .as_array()
+        .expect("a Messages API request");
+    let blocks = messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten();
     blocks
         .filter(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
         .last()
@@ -211,8 +358,15 @@ fn claude_tool_result(request: &Value, id: &str) -> Value {
 /// the stream's `tool_result_meta` (`source` is `config` for a settings/flag rule or the
 /// default check, `hook` when a PreToolUse hook decided).
 fn claude_permission(stream: &[Value], id: &str) -> Value {
-    let metas = stream.iter().filter_map(|e| e["tool_result_meta"].as_array()).flatten();
-    metas.filter(|m| m["id"] == id).map(|m| m["permission_decision"].clone()).next().unwrap_or_else(|| panic!("no tool_result_meta for {id}"))
+    let metas = stream
+        .iter()
+        .filter_map(|e| e["tool_result_meta"].as_array())
+        .flatten();
+    metas
+        .filter(|m| m["id"] == id)
+        .map(|m| m["permission_decision"].clone())
+        .next()
+        .unwrap_or_else(|| panic!("no tool_result_meta for {id}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,34 +374,85 @@ fn claude_permission(stream: &[Value], id: &str) -> Value {
 
 #[test]
 fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start("codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop") else { return };
+    let Some(s) = Session::start(
+        "codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop",
+    ) else {
+        return;
+    };
     let artifact = policy().artifact.clone();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock("openai-mock.mjs", &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")]);
+    let mock = s.mock(
+        "openai-mock.mjs",
+        &[
+            shell(&deny_command),
+            shell(&ok_command),
+            text("first answer"),
+            text("second answer"),
+        ],
+    );
     s.write_codex_config(&mock);
 
     // 1. Installed from the artifact's own marketplace file, into Codex's plugin cache.
-    let added = s.run("codex-marketplace-add", s.codex_command(&[]).args(["plugin".as_ref(), "marketplace".as_ref(), "add".as_ref(), artifact.as_os_str()]));
-    assert!(added.stdout.contains("Added marketplace `policy-marketplace`"), "{added:#?}");
-    let installed = s.run("codex-plugin-add", s.codex_command(&[]).args(["plugin", "add", "policy@policy-marketplace", "--json"]));
-    let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
-    assert_eq!((&report["pluginId"], &report["version"]), (&json!("policy@policy-marketplace"), &json!("1.2.0")), "{report:#}");
+    let added = s.run(
+        "codex-marketplace-add",
+        s.codex_command(&[]).args([
+            "plugin".as_ref(),
+            "marketplace".as_ref(),
+            "add".as_ref(),
+            artifact.as_os_str(),
+        ]),
+    );
+    assert!(
+        added
+            .stdout
+            .contains("Added marketplace `policy-marketplace`"),
+        "{added:#?}"
+    );
+    let installed = s.run(
+        "codex-plugin-add",
+        s.codex_command(&[])
+            .args(["plugin", "add", "policy@policy-marketplace", "--json"]),
+    );
+    let report: Value =
+        serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
+    assert_eq!(
+        (&report["pluginId"], &report["version"]),
+        (&json!("policy@policy-marketplace"), &json!("1.2.0")),
+        "{report:#}"
+    );
     let root = PathBuf::from(report["installedPath"].as_str().unwrap());
-    assert!(root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
+    assert!(
+        root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(),
+        "{report:#}"
+    );
 
     let run = s.run(
         "codex-exec",
-        s.codex_command(&[("POLICY_BLOCK_STOP", "1")]).args(["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "hi"]),
+        s.codex_command(&[("POLICY_BLOCK_STOP", "1")]).args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            "hi",
+        ]),
     );
     let stream = json_lines(&run.stdout);
     let requests = mock.requests();
-    let thread = stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}"));
-    assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
+    let thread = stream
+        .iter()
+        .find(|e| e["type"] == "thread.started")
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(
+        stream.iter().any(|e| e["type"] == "turn.completed"),
+        "{run:#?}"
+    );
     for event in &stream {
         let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
-        let expected = event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
+        let expected = event["item"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
         assert!(!error || expected, "Codex reported an error: {event:#}");
     }
 
@@ -263,8 +468,24 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
             json!({"hook": "stop", "reentry": true, "blocked": false}),
         ]
     );
-    let calls = s.assert_wrappers_ran("codex", &root, &["sessionStart", "beforeTool", "afterTool", "stop"]);
-    let answers: Vec<_> = calls.iter().map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some })).collect();
+    let calls = s.assert_wrappers_ran(
+        "codex",
+        &root,
+        &["sessionStart", "beforeTool", "afterTool", "stop"],
+    );
+    let answers: Vec<_> = calls
+        .iter()
+        .map(|c| {
+            (
+                c.event.as_str(),
+                if c.stdout.is_empty() {
+                    Answer::Nothing
+                } else {
+                    Answer::Some
+                },
+            )
+        })
+        .collect();
     assert_eq!(
         answers,
         vec![
@@ -281,9 +502,21 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     // 3. The deny blocked the command (it never ran) and the model was told why.
     assert!(!ran.exists(), "the denied command ran");
     let blocked = codex_function_output(&requests[1], "call_mock0001");
-    assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {DENY_REASON}")), "{blocked}");
-    let executed: Vec<_> = stream.iter().filter(|e| e["item"]["type"] == "command_execution").map(|e| e["item"]["command"].to_string()).collect();
-    assert!(executed.iter().all(|c| !c.contains("POLICY_DENY_ME")), "{executed:#?}");
+    assert!(
+        blocked.contains(&format!(
+            "Command blocked by PreToolUse hook: {DENY_REASON}"
+        )),
+        "{blocked}"
+    );
+    let executed: Vec<_> = stream
+        .iter()
+        .filter(|e| e["item"]["type"] == "command_execution")
+        .map(|e| e["item"]["command"].to_string())
+        .collect();
+    assert!(
+        executed.iter().all(|c| !c.contains("POLICY_DENY_ME")),
+        "{executed:#?}"
+    );
 
     // 4. The continuing hook did not block: the command ran, its output reached the model.
     assert!(ran_ok.exists(), "the allowed command did not run");
@@ -291,23 +524,39 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     assert!(output.contains("Process exited with code 0"), "{output}");
 
     // 5. The sessionStart context reached the model, as its own developer message.
-    let input = requests[0]["body"]["input"].as_array().expect("a Responses API request");
+    let input = requests[0]["body"]["input"]
+        .as_array()
+        .expect("a Responses API request");
     let context = json!([{"type": "input_text", "text": CONTEXT}]);
-    assert!(input.iter().any(|i| i["role"] == "developer" && i["content"] == context), "no sessionStart context in {input:#?}");
+    assert!(
+        input
+            .iter()
+            .any(|i| i["role"] == "developer" && i["content"] == context),
+        "no sessionStart context in {input:#?}"
+    );
 
     // 6. The stop deny made Codex continue once, with the reason, from the plugin's own
     //    hooks document (`hook_run_id` names it), then stop.
     assert_stop_continued_once(&requests);
     let prompt = requests[3]["body"]["input"].to_string();
-    assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
+    assert!(
+        prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()),
+        "{prompt}"
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 /// The output Codex sent back for function call `id`, from a recorded Responses API request.
 fn codex_function_output(request: &Value, id: &str) -> String {
-    let input = request["body"]["input"].as_array().expect("a Responses API request");
-    let item = input.iter().find(|i| i["type"] == "function_call_output" && i["call_id"] == id);
-    text_of(&item.unwrap_or_else(|| panic!("no function_call_output for {id} in {input:#?}"))["output"])
+    let input = request["body"]["input"]
+        .as_array()
+        .expect("a Responses API request");
+    let item = input
+        .iter()
+        .find(|i| i["type"] == "function_call_output" && i["call_id"] == id);
+    text_of(
+        &item.unwrap_or_else(|| panic!("no function_call_output for {id} in {input:#?}"))["output"],
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,17 +564,32 @@ fn codex_function_output(request: &Value, id: &str) -> String {
 
 /// A stop deny costs exactly one more model request, and only that one carries the reason.
 fn assert_stop_continued_once(requests: &[Value]) {
-    assert_eq!(requests.len(), 4, "deny, continue, stop, continued: {requests:#?}");
+    assert_eq!(
+        requests.len(),
+        4,
+        "deny, continue, stop, continued: {requests:#?}"
+    );
     let carries = |r: &Value| r["body"].to_string().contains(STOP_REASON);
-    assert!(!carries(&requests[2]), "the stop reason arrived before the stop");
-    assert!(carries(&requests[3]), "the stop reason did not reach the model: {:#}", requests[3]);
+    assert!(
+        !carries(&requests[2]),
+        "the stop reason arrived before the stop"
+    );
+    assert!(
+        carries(&requests[3]),
+        "the stop reason did not reach the model: {:#}",
+        requests[3]
+    );
 }
 
 /// A string, or the text of a list of content blocks.
 fn text_of(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         other => other.to_string(),
     }
 }
@@ -351,7 +615,11 @@ fn text(reply: &str) -> Value {
 fn network_namespaces() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let probe = Command::new("unshare").args(["-n", "true"]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let probe = Command::new("unshare")
+            .args(["-n", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         probe.is_ok_and(|status| status.success())
     })
 }
@@ -373,8 +641,18 @@ fn clients() -> &'static Clients {
             "aarch64" => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
             other => panic!("no Codex binary for {other}"),
         };
-        let codex = node_modules.join("@openai").join(package).join("vendor").join(triple).join("bin/codex");
-        assert!(claude.is_file() && codex.is_file(), "missing {} or {}", claude.display(), codex.display());
+        let codex = node_modules
+            .join("@openai")
+            .join(package)
+            .join("vendor")
+            .join(triple)
+            .join("bin/codex");
+        assert!(
+            claude.is_file() && codex.is_file(),
+            "missing {} or {}",
+            claude.display(),
+            codex.display()
+        );
         Clients { claude, codex }
     })
 }
@@ -390,12 +668,30 @@ struct Built {
 fn policy() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
+        if let Ok(dev) = std::env::var("HOST_SMOKE_DEV_ARTIFACT") {
+            let artifact = PathBuf::from(dev);
+            let manifest: Value = serde_json::from_slice(
+                &fs::read(artifact.join("agent-bundle.manifest.json")).unwrap(),
+            )
+            .unwrap();
+            return Built {
+                hooks: manifest["hooks"].as_array().unwrap().clone(),
+                artifact,
+                _project: tempfile::tempdir().unwrap(),
+            };
+        }
         let project = support::example("policy");
         let (code, report) = support::build_json(project.path(), &[]);
         assert_eq!(code, 0, "{report:#}");
         let artifact = project.path().join("artifact");
-        let manifest: Value = serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
-        Built { hooks: manifest["hooks"].as_array().unwrap().clone(), artifact, _project: project }
+        let manifest: Value =
+            serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap())
+                .unwrap();
+        Built {
+            hooks: manifest["hooks"].as_array().unwrap().clone(),
+            artifact,
+            _project: project,
+        }
     })
 }
 
@@ -411,7 +707,6 @@ struct Session {
 #[derive(Debug)]
 struct NodeCall {
     event: String,
-    script: PathBuf,
     code: i32,
     stdout: String,
 }
@@ -421,7 +716,9 @@ impl Session {
     /// can be made.
     fn start(test: &str) -> Option<Session> {
         if !network_namespaces() {
-            eprintln!("host_smoke::{test}: SKIPPED: this machine cannot create a network namespace (`unshare -n true` failed; it needs root or unprivileged user namespaces)");
+            eprintln!(
+                "host_smoke::{test}: SKIPPED: this machine cannot create a network namespace (`unshare -n true` failed; it needs root or unprivileged user namespaces)"
+            );
             return None;
         }
         clients();
@@ -439,7 +736,10 @@ impl Session {
         );
         fs::write(&shim, script).unwrap();
         fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
-        Some(Session { dir, netns: Netns::new() })
+        Some(Session {
+            dir,
+            netns: Netns::new(),
+        })
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -454,33 +754,58 @@ impl Session {
     /// but PATH (the shim first) and the session's HOME.
     fn command(&self, program: &Path, env: &[(&str, &str)]) -> Command {
         let mut command = self.netns.command(program);
-        let path = format!("{}:{}", self.path("bin").display(), std::env::var("PATH").unwrap_or_default());
-        command.env_clear().env("PATH", path).env("LANG", "C.UTF-8").env("HOME", self.path("home"));
-        command.env("POLICY_LOG", self.path("policy.jsonl")).envs(env.iter().copied()).current_dir(self.path("work"));
+        let path = format!(
+            "{}:{}",
+            self.path("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        command
+            .env_clear()
+            .env("PATH", path)
+            .env("LANG", "C.UTF-8")
+            .env("HOME", self.path("home"));
+        command
+            .env("POLICY_LOG", self.path("policy.jsonl"))
+            .envs(env.iter().copied())
+            .current_dir(self.path("work"));
         command
     }
 
-    fn claude_command(&self, mock: Option<&Mock>) -> Command {
+    fn claude_command(&self, mock: &Mock) -> Command {
         let mut command = self.command(&clients().claude, &[]);
-        command.env("CLAUDE_CONFIG_DIR", self.path("home/.claude")).envs([
-            ("DISABLE_TELEMETRY", "1"),
-            ("DISABLE_ERROR_REPORTING", "1"),
-            ("DISABLE_AUTOUPDATER", "1"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-            ("CLAUDE_CODE_MAX_RETRIES", "0"),
-            ("ANTHROPIC_API_KEY", "dummy"),
-        ]);
-        if let Some(mock) = mock {
-            command.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", mock.port));
-        }
+        command
+            .env("CLAUDE_CONFIG_DIR", self.path("home/.claude"))
+            .envs([
+                ("DISABLE_TELEMETRY", "1"),
+                ("DISABLE_ERROR_REPORTING", "1"),
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("CLAUDE_CODE_MAX_RETRIES", "0"),
+                ("ANTHROPIC_API_KEY", "dummy"),
+            ]);
+        command.env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", mock.port),
+        );
         command
     }
 
     /// `claude -p "hi"` in stream-json with hook events and a debug log.
     fn claude(&self, mock: &Mock, args: &[&OsStr], env: &[(&str, &str)]) -> Output {
-        let mut command = self.claude_command(Some(mock));
-        command.envs(env.iter().copied()).args(["-p", "hi", "--output-format", "stream-json", "--verbose", "--include-hook-events"]);
-        command.arg("--debug-file").arg(self.path("debug.log")).arg("--no-session-persistence").args(args);
+        let mut command = self.claude_command(mock);
+        command.envs(env.iter().copied()).args([
+            "-p",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+        ]);
+        command
+            .arg("--debug-file")
+            .arg(self.path("debug.log"))
+            .arg("--no-session-persistence")
+            .args(args);
         self.run("claude", &mut command)
     }
 
@@ -529,10 +854,20 @@ enabled = false
     /// Runs a client command to completion, or kills it (and everything it started) after
     /// `CLIENT_TIMEOUT` and fails.
     fn run(&self, label: &str, command: &mut Command) -> Output {
-        let (stdout, stderr) = (self.path(&format!("{label}.stdout")), self.path(&format!("{label}.stderr")));
-        command.stdin(Stdio::null()).stdout(fs::File::create(&stdout).unwrap()).stderr(fs::File::create(&stderr).unwrap());
-        let mut child = command.process_group(0).spawn().unwrap_or_else(|e| panic!("{label}: {e}"));
-        let deadline = Instant::now() + CLIENT_TIMEOUT;
+        let (stdout, stderr) = (
+            self.path(&format!("{label}.stdout")),
+            self.path(&format!("{label}.stderr")),
+        );
+        command
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(&stdout).unwrap())
+            .stderr(fs::File::create(&stderr).unwrap());
+        let mut child = command
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let started = Instant::now();
+        let deadline = started + CLIENT_TIMEOUT;
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {
                 break Some(status);
@@ -547,12 +882,19 @@ enabled = false
         if status.is_none() {
             let _ = child.wait();
         }
+        eprintln!(
+            "host_smoke: {label}: {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         let output = Output {
             code: status.and_then(|s| s.code()),
             stdout: fs::read_to_string(stdout).unwrap(),
             stderr: fs::read_to_string(stderr).unwrap(),
         };
-        assert!(status.is_some(), "{label} still ran after {CLIENT_TIMEOUT:?} and was killed: {output:#?}");
+        assert!(
+            status.is_some(),
+            "{label} still ran after {CLIENT_TIMEOUT:?} and was killed: {output:#?}"
+        );
         output
     }
 
@@ -569,24 +911,45 @@ enabled = false
             .hooks
             .iter()
             .filter(|h| h["host"] == host)
-            .map(|h| (root.join(h["path"].as_str().unwrap()), h["event"].as_str().unwrap().to_owned()))
+            .map(|h| {
+                (
+                    root.join(h["path"].as_str().unwrap()),
+                    h["event"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect();
         let log = fs::read_to_string(self.path("node-calls.tsv")).unwrap_or_default();
         let calls: Vec<NodeCall> = log
             .lines()
             .map(|line| {
                 let mut fields = line.splitn(3, '\t');
-                let (code, script, stdout) = (fields.next().unwrap(), fields.next().unwrap(), fields.next().unwrap_or(""));
+                let (code, script, stdout) = (
+                    fields.next().unwrap(),
+                    fields.next().unwrap(),
+                    fields.next().unwrap_or(""),
+                );
                 let script = PathBuf::from(script);
-                let event = wrappers.get(&script).unwrap_or_else(|| panic!("{host} ran {} which is not one of its wrappers {wrappers:#?}", script.display()));
-                NodeCall { event: event.clone(), script, code: code.parse().unwrap(), stdout: stdout.to_owned() }
+                let event = wrappers.get(&script).unwrap_or_else(|| {
+                    panic!(
+                        "{host} ran {} which is not one of its wrappers {wrappers:#?}",
+                        script.display()
+                    )
+                });
+                NodeCall {
+                    event: event.clone(),
+                    code: code.parse().unwrap(),
+                    stdout: stdout.to_owned(),
+                }
             })
             .collect();
         for call in &calls {
             assert_eq!(call.code, 0, "{call:#?}");
         }
         for event in events {
-            assert!(calls.iter().any(|c| c.event == *event), "{host} never ran the {event} wrapper: {calls:#?}");
+            assert!(
+                calls.iter().any(|c| c.event == *event),
+                "{host} never ran the {event} wrapper: {calls:#?}"
+            );
         }
         calls
     }
@@ -601,7 +964,10 @@ struct Output {
 
 fn which(program: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file()).unwrap_or_else(|| panic!("{program} is not on PATH"))
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
 }
 
 /// A network namespace with only loopback, up. It lives as long as its holder process
@@ -613,20 +979,34 @@ struct Netns {
 impl Netns {
     fn new() -> Netns {
         let mut holder = Command::new("unshare")
-            .args(["-n", "sh", "-c", "ip link set lo up && echo up && exec cat >/dev/null"])
+            .args([
+                "-n",
+                "sh",
+                "-c",
+                "ip link set lo up && echo up && exec cat >/dev/null",
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("unshare runs");
         let mut line = String::new();
-        BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "up", "could not bring loopback up in the namespace");
+        BufReader::new(holder.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(
+            line.trim(),
+            "up",
+            "could not bring loopback up in the namespace"
+        );
         Netns { holder }
     }
 
     fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut command = Command::new("nsenter");
-        command.arg(format!("--net=/proc/{}/ns/net", self.holder.id())).arg("--").arg(program);
+        command
+            .arg(format!("--net=/proc/{}/ns/net", self.holder.id()))
+            .arg("--")
+            .arg(program);
         command
     }
 }
@@ -643,6 +1023,8 @@ struct Mock {
     child: Child,
     port: u16,
     log: PathBuf,
+    /// The model endpoint it answers (`POST`).
+    endpoint: &'static str,
 }
 
 impl Mock {
@@ -659,14 +1041,33 @@ impl Mock {
             .spawn()
             .expect("node runs");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = serde_json::from_str::<Value>(&line).ok().and_then(|v| v["port"].as_u64()).unwrap_or_else(|| panic!("{script} printed {line:?}"));
-        Mock { child, port: port as u16, log }
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = serde_json::from_str::<Value>(&line)
+            .ok()
+            .and_then(|v| v["port"].as_u64())
+            .unwrap_or_else(|| panic!("{script} printed {line:?}"));
+        let endpoint = if script.starts_with("anthropic") {
+            "/v1/messages"
+        } else {
+            "/v1/responses"
+        };
+        Mock {
+            child,
+            port: port as u16,
+            log,
+            endpoint,
+        }
     }
 
-    /// Every request received so far, `{n, method, path, body}`.
+    /// The model requests received so far, `{n, method, path, body}` (the log also has any
+    /// other request, answered 404).
     fn requests(&self) -> Vec<Value> {
-        json_lines(&fs::read_to_string(&self.log).unwrap_or_default())
+        let all = json_lines(&fs::read_to_string(&self.log).unwrap_or_default());
+        all.into_iter()
+            .filter(|r| r["method"] == "POST" && r["path"] == self.endpoint)
+            .collect()
     }
 }
 

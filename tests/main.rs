@@ -4,6 +4,8 @@
 mod support;
 
 mod builds;
+mod cache;
+pub(crate) mod cache_remote;
 mod diagnostics;
 mod docs;
 mod host_smoke;

@@ -2,7 +2,7 @@
 //! artifact; a fix publishes again; Ctrl-C exits cleanly.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use crate::support::{self, artifact_files};
 #[test]
 fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     let dir = support::example("policy");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
+    let mut child = support::bin()
         .args(["watch", "--json"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())

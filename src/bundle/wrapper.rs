@@ -67,6 +67,13 @@ impl<'a> ModuleGraph<'a> {
         ModuleGraph { modules }
     }
 
+    /// Every module with its chunk, in link order.
+    pub fn chunks(&self) -> impl Iterator<Item = (&str, &'a ModuleChunk)> {
+        self.modules
+            .iter()
+            .map(|(key, chunk)| (key.as_str(), *chunk))
+    }
+
     pub fn chunk(&self, key: &str) -> Option<&'a ModuleChunk> {
         self.modules.iter().find(|(k, _)| k == key).map(|(_, c)| *c)
     }

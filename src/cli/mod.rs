@@ -3,6 +3,7 @@
 //! Architecture invariant: this is the only module that prints or decides exit codes.
 //! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage.
 
+mod cache;
 mod inspect;
 mod report;
 mod workspace;
@@ -42,6 +43,9 @@ enum Command {
     Hooks(HooksCommand),
     /// Check a built artifact: hashes, host documents, hook commands, wrappers, and the host's own validator.
     Validate(ValidateArgs),
+    /// Inspect and maintain the local build cache.
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// Print the event and hook matrix (Markdown), rendered from the host tables.
     Matrix,
     /// Print the diagnostics reference (Markdown).
@@ -62,6 +66,8 @@ struct SourceArgs {
     /// Print machine-readable JSON on stdout.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cache: cache::CacheArgs,
 }
 
 #[derive(Args, Debug)]
@@ -162,6 +168,7 @@ pub fn run() -> ExitCode {
         Command::Watch(args) => watch_command(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate_command(args),
+        Command::Cache(command) => cache::run(command),
         Command::Hooks(HooksCommand::List {
             artifact,
             target,
@@ -232,11 +239,13 @@ impl SourceArgs {
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
         let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
+        let cache = self.cache.open()?;
         Ok(BuildOptions {
             root,
             config,
             targets,
             out_dir,
+            cache,
         })
     }
 }
@@ -245,17 +254,20 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(args.out.as_deref())?;
     let started = Instant::now();
     let output = build::build(&options).map_err(|e| Failure::Run(e.to_string()))?;
+    let warnings = args.source.cache.finish(&options.cache);
     let compiled = &output.compiled;
     let elapsed = started.elapsed();
     if args.source.json {
-        report::print_json(&report::build_json(&options, &output, elapsed));
+        let mut value = report::build_json(&options, &output, elapsed);
+        value["work"]["cacheWarnings"] = serde_json::json!(warnings);
+        report::print_json(&value);
     } else {
         report::print_diagnostics(compiled);
+        report::print_cache_warnings(&warnings);
         if let (Some(model), Some(stats)) = (&compiled.model, &output.published) {
             let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-            let hooks: usize = compiled.plans.iter().map(|p| p.hooks.len()).sum();
             println!(
-                "Built {} {} for {} → {} ({} files: {} written, {} unchanged, {} removed; {} hook registrations) in {} ms",
+                "Built {} {} for {} → {} ({} files: {} written, {} unchanged, {} removed; {} transpiled, {} bundled) in {} ms",
                 model.name,
                 model.version,
                 targets.join(", "),
@@ -264,7 +276,8 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
                 stats.written.len(),
                 stats.unchanged,
                 stats.removed.len(),
-                hooks,
+                output.work.transpiled,
+                output.work.bundled,
                 elapsed.as_millis()
             );
         }
@@ -291,6 +304,7 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
         }
     })
     .map_err(|e| Failure::Run(e.to_string()))?;
+    report::print_cache_warnings(&args.source.cache.finish(&options.cache));
     eprintln!("Stopped watching.");
     Ok(true)
 }

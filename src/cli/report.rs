@@ -76,6 +76,13 @@ pub(super) fn build_json(
         "published": published,
         "hooks": hooks,
         "diagnostics": diagnostics_json(compiled),
+        "work": {
+            "transpiled": output.work.transpiled,
+            "bundled": output.work.bundled,
+            "cacheHits": output.work.cache.action_hits,
+            "cacheMisses": output.work.cache.action_misses,
+            "remoteHits": output.work.cache.remote_hits,
+        },
         "elapsedMs": elapsed.as_millis() as u64,
     })
 }
@@ -129,6 +136,13 @@ pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>) -> String {
         None => {
             format!("[watch] {trigger}: build failed, the last good artifact is kept ({ms} ms)")
         }
+    }
+}
+
+/// Cache warnings (an unreachable remote, …) are warnings of the build, never failures.
+pub(super) fn print_cache_warnings(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
     }
 }
 

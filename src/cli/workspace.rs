@@ -28,11 +28,14 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         )));
     }
     let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
+    // One cache for every project: a module shared by two plugins is compiled once.
+    let cache = args.source.cache.open()?;
     let options_for = |root: &std::path::Path| BuildOptions {
         root: root.to_path_buf(),
         config: None,
         targets: targets.clone(),
         out_dir: root.join("artifact"),
+        cache: cache.clone(),
     };
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(roots.len() as u64);
@@ -58,6 +61,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar.finish_and_clear();
     }
     let elapsed = started.elapsed();
+    let warnings = args.source.cache.finish(&cache);
+    report::print_cache_warnings(&warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
     let relative = |root: &std::path::Path| {
         root.strip_prefix(&base)

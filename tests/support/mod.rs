@@ -9,9 +9,16 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The `agent-bundle` binary under test.
+/// The `agent-bundle` binary under test, with a cache shared by the test run (never the
+/// user's own cache); tests about caching pass their own `--cache-dir`.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-bundle"));
+    command.env(
+        "AGENT_BUNDLE_CACHE_DIR",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-cache"),
+    );
+    command.env_remove("AGENT_BUNDLE_REMOTE_CACHE");
+    command
 }
 
 /// A fresh copy of `examples/<name>` (without any built artifact) in a temporary directory.

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""An independent implementation of cache-format/SPEC.md that writes vectors.json.
+
+It shares no code with the Rust implementation (src/cache/), so the Rust unit test that
+reads vectors.json checks the two against each other. It needs the `blake3` package from
+PyPI (`pip install blake3`); nothing in CI runs it.
+
+    python3 cache-format/make_vectors.py > cache-format/vectors.json
+"""
+
+import json
+import struct
+import sys
+
+from blake3 import blake3
+
+KEY_CONTEXT = "agent-bundle 2026-12-02 cache action key v1"
+RECORD_FORMAT = "agent-bundle-action/1"
+
+
+def object_name(data: bytes) -> str:
+    return blake3(data).hexdigest()
+
+
+def key_preimage(kind: str, fields) -> bytes:
+    def lp(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    out = lp(kind.encode())
+    for name, value in fields:
+        out += lp(name.encode()) + lp(value)
+    return out
+
+
+def action_key(kind: str, fields) -> str:
+    return blake3(key_preimage(kind, fields), derive_key_context=KEY_CONTEXT).hexdigest()
+
+
+def canonical_json(value) -> str:
+    # sort_keys sorts by code point, which is UTF-8 byte order; ensure_ascii=False leaves
+    # everything raw except '"', '\\' and U+0000..U+001F (short escapes, else \\u00xx).
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def record_file(body: str) -> str:
+    return body + "\n" + blake3(body.encode()).hexdigest() + "\n"
+
+
+def record_body(outputs, values) -> str:
+    return canonical_json({"format": RECORD_FORMAT, "outputs": outputs, "values": values})
+
+
+def field_json(name, value: bytes):
+    try:
+        return {"name": name, "value_utf8": value.decode()}
+    except UnicodeDecodeError:
+        return {"name": name, "value_hex": value.hex()}
+
+
+def main():
+    objects = []
+    for data in [b"", b"export const a = 1;\n", bytes(range(256)), "\u00e9\u00e8 \U0001f600\n".encode()]:
+        name = object_name(data)
+        entry = {"bytes_hex": data.hex(), "name": name, "path": f"v1/cas/{name[:2]}/{name}"}
+        objects.append(entry)
+
+    source_hash = bytes.fromhex(object_name(b"export const a = 1;\n"))
+    key_inputs = [
+        ("module-chunk", []),
+        ("module-chunk", [("compiler", b"agent-bundle 0.1.0"), ("source", source_hash)]),
+        ("module-chunk", [("source", source_hash), ("compiler", b"agent-bundle 0.1.0")]),
+        ("split", [("ab", b"c")]),
+        ("split", [("a", b"bc")]),
+        ("", [("", b"")]),
+        ("wrapper", [("options", b'{"minify":false}'), ("bytes", bytes([0, 255, 10]))]),
+    ]
+    keys = []
+    for kind, fields in key_inputs:
+        key = action_key(kind, fields)
+        keys.append({
+            "kind": kind,
+            "fields": [field_json(n, v) for n, v in fields],
+            "preimage_hex": key_preimage(kind, fields).hex(),
+            "key": key,
+            "path": f"v1/ac/{key[:2]}/{key}",
+        })
+
+    h = object_name
+    record_inputs = [
+        ({}, {}),
+        ({"module.js": h(b"export const a = 1;\n")}, {}),
+        (
+            {"wrapper.mjs": h(b""), "a/b.json": h(bytes(range(256)))},
+            {"z": "last", "a": "first", "empty": ""},
+        ),
+        (
+            {},
+            {
+                "quote\"backslash\\slash/": "tab\tnl\nret\rbs\bff\fnul\x00us\x1fdel\x7f",
+                "\u00e9": "\u00e9t\u00e9",
+                "\uff61": "U+FF61 sorts before U+1F600 in UTF-8 byte order",
+                "\U0001f600": "astral",
+                "Z": "upper case sorts first",
+            },
+        ),
+    ]
+    records = []
+    for outputs, values in record_inputs:
+        body = record_body(outputs, values)
+        records.append({"outputs": outputs, "values": values, "file_utf8": record_file(body)})
+
+    good = record_body({"m.js": h(b"")}, {"k": "v"})
+    hexes = blake3(good.encode()).hexdigest()
+    invalid = [
+        ("truncated trailer", record_file(good)[:-2]),
+        ("no trailing newline", record_file(good)[:-1]),
+        ("flipped body byte", record_file(good).replace('"v"', '"w"', 1)),
+        ("wrong trailer", good + "\n" + object_name(b"x") + "\n"),
+        ("upper-case trailer", good + "\n" + hexes.upper() + "\n"),
+        ("whitespace in body", record_file(good.replace(",", ", "))),
+        ("keys out of order", record_file('{"outputs":{"m.js":"%s"},"format":"%s","values":{"k":"v"}}' % (h(b""), RECORD_FORMAT))),
+        ("escaped slash", record_file(record_body({}, {"a/b": "c"}).replace("/", "\\/"))),
+        ("non-minimal escape", record_file(record_body({}, {"\u00e9": "x"}).replace("\u00e9", "\\u00e9"))),
+        ("upper-case output hash", record_file(good.replace(h(b""), h(b"").upper()))),
+        ("unknown format", record_file(good.replace(RECORD_FORMAT, "agent-bundle-action/2"))),
+        ("extra top-level key", record_file(good[:-1] + ',"z":{}}')),
+        ("non-string value", record_file(record_body({}, {}).replace('"values":{}', '"values":{"n":1}'))),
+        ("duplicate key", record_file(record_body({}, {"k": "v"}).replace('{"k":"v"}', '{"k":"v","k":"v"}'))),
+        ("empty file", ""),
+    ]
+
+    vectors = {
+        "format": "agent-bundle-cache/1",
+        "about": "Test vectors for cache-format/SPEC.md; generated by make_vectors.py, checked by src/cache/tests.rs.",
+        "key_context": KEY_CONTEXT,
+        "record_format": RECORD_FORMAT,
+        "objects": objects,
+        "keys": keys,
+        "records": records,
+        "invalid_records": [{"why": why, "file_utf8": text} for why, text in invalid],
+    }
+    json.dump(vectors, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+//! Cacheable actions: how each expensive stage derives its action key and stores its outputs
+//! in the content-addressed cache (`cache/`), so another process or machine that has done
+//! the work already never repeats it.
+//!
+//! Every key starts with [`COMPILER`] (this binary's version and the action format
+//! revision), then every input that can change the output, and nothing else: no absolute
+//! paths, no timestamps. Results with diagnostics are never cached (they are cheap to
+//! recompute and must always be reported).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span};
+use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
+use crate::db::WorkCounters;
+use crate::output::OutputFile;
+
+/// Names this compiler in every action key. Bump the revision when an action's encoding or
+/// meaning changes without a version bump.
+pub const COMPILER: &str = concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/1");
+
+/// `compile_module`, through the cache.
+///
+/// Two actions, so a warm cache never parses: `module-imports` maps the module's source to
+/// the specifiers it imports; resolving those against the current project is cheap, and
+/// `module-chunk` maps source plus resolutions to the linked chunk (resolution decides the
+/// keys embedded in the chunk, so it must be part of the key).
+pub fn module_chunk(
+    cache: &Cache,
+    counters: &WorkCounters,
+    key: &str,
+    source: &str,
+    resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
+) -> ModuleChunk {
+    let source_hash = Hash::of(source.as_bytes());
+    let imports_key = KeyBuilder::new("module-imports")
+        .field("compiler", COMPILER.as_bytes())
+        .field("module", key.as_bytes())
+        .field("source", source_hash.to_hex().as_bytes())
+        .finish();
+    if let Some(specifiers) = cache.get_action(&imports_key).and_then(|r| specifiers(&r)) {
+        let resolutions: Vec<(String, String)> = specifiers
+            .into_iter()
+            .map(|specifier| {
+                let resolution = describe(&resolve(&specifier));
+                (specifier, resolution)
+            })
+            .collect();
+        if let Some(chunk) = cache
+            .get_action(&chunk_key(key, &source_hash, &resolutions))
+            .and_then(|r| decode_chunk(cache, &r))
+        {
+            return chunk;
+        }
+    }
+    counters.transpiled.fetch_add(1, Ordering::Relaxed);
+    let mut resolutions: Vec<(String, String)> = Vec::new();
+    let chunk = bundle::compile_module(key, source, &mut |specifier| {
+        let resolved = resolve(specifier);
+        if !resolutions.iter().any(|(s, _)| s == specifier) {
+            resolutions.push((specifier.to_owned(), describe(&resolved)));
+        }
+        resolved
+    });
+    if chunk.diagnostics.is_empty() {
+        let specifiers: Vec<&str> = resolutions.iter().map(|(s, _)| s.as_str()).collect();
+        let record = ActionRecord {
+            outputs: BTreeMap::new(),
+            values: BTreeMap::from([("specifiers".to_owned(), json!(specifiers).to_string())]),
+        };
+        cache.put_action(&imports_key, &record);
+        cache.put_action(
+            &chunk_key(key, &source_hash, &resolutions),
+            &encode_chunk(cache, &chunk),
+        );
+    }
+    chunk
+}
+
+fn chunk_key(key: &str, source: &Hash, resolutions: &[(String, String)]) -> Hash {
+    let mut builder = KeyBuilder::new("module-chunk")
+        .field("compiler", COMPILER.as_bytes())
+        .field("module", key.as_bytes())
+        .field("source", source.to_hex().as_bytes());
+    for (specifier, resolution) in resolutions {
+        builder = builder
+            .field("specifier", specifier.as_bytes())
+            .field("resolution", resolution.as_bytes());
+    }
+    builder.finish()
+}
+
+fn describe(resolved: &Result<Resolved, ResolveFailure>) -> String {
+    match resolved {
+        Ok(Resolved::Module(key)) => format!("module:{key}"),
+        Ok(Resolved::Builtin(name)) => format!("builtin:{name}"),
+        Err(ResolveFailure::Bare) => "bare".to_owned(),
+        Err(ResolveFailure::NotFound) => "not-found".to_owned(),
+    }
+}
+
+fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
+    serde_json::from_str(record.values.get("specifiers")?).ok()
+}
+
+fn encode_chunk(cache: &Cache, chunk: &ModuleChunk) -> ActionRecord {
+    let imports: Vec<Value> = chunk
+        .imports
+        .iter()
+        .map(|i| json!([i.specifier, i.key, i.span.start, i.span.end]))
+        .collect();
+    ActionRecord {
+        outputs: BTreeMap::from([("code".to_owned(), cache.put_object(chunk.code.as_bytes()))]),
+        values: BTreeMap::from([
+            ("imports".to_owned(), json!(imports).to_string()),
+            ("builtins".to_owned(), json!(chunk.builtins).to_string()),
+            (
+                "defaultExport".to_owned(),
+                chunk.has_default_export.to_string(),
+            ),
+        ]),
+    }
+}
+
+fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
+    let code = String::from_utf8(cache.get_object(record.outputs.get("code")?)?.to_vec()).ok()?;
+    let imports: Vec<(String, String, u32, u32)> =
+        serde_json::from_str(record.values.get("imports")?).ok()?;
+    let builtins: Vec<String> = serde_json::from_str(record.values.get("builtins")?).ok()?;
+    let has_default_export = record.values.get("defaultExport")?.parse().ok()?;
+    let imports = imports
+        .into_iter()
+        .map(|(specifier, key, start, end)| ModuleImport {
+            specifier,
+            key,
+            span: Span { start, end },
+        })
+        .collect();
+    Some(ModuleChunk {
+        code,
+        imports,
+        builtins,
+        has_default_export,
+        diagnostics: Vec::new(),
+    })
+}
+
+/// Wrapper assembly, through the cache: keyed by the spec, the header and every linked
+/// chunk's code.
+pub fn wrapper(
+    cache: &Cache,
+    counters: &WorkCounters,
+    inputs: &[&str],
+    assemble: impl FnOnce() -> String,
+) -> String {
+    let mut builder = KeyBuilder::new("wrapper").field("compiler", COMPILER.as_bytes());
+    for input in inputs {
+        builder = builder.field("input", Hash::of(input.as_bytes()).to_hex().as_bytes());
+    }
+    let key = builder.finish();
+    let cached = cache
+        .get_action(&key)
+        .and_then(|record| cache.get_object(record.outputs.get("wrapper")?));
+    if let Some(text) = cached.and_then(|bytes| String::from_utf8(bytes.to_vec()).ok()) {
+        return text;
+    }
+    counters.bundled.fetch_add(1, Ordering::Relaxed);
+    let code = assemble();
+    let record = ActionRecord {
+        outputs: BTreeMap::from([("wrapper".to_owned(), cache.put_object(code.as_bytes()))]),
+        values: BTreeMap::new(),
+    };
+    cache.put_action(&key, &record);
+    code
+}
+
+/// A host's emitted documents, through the cache, keyed by everything they are written from.
+pub fn documents(
+    cache: &Cache,
+    identity: &str,
+    write: impl FnOnce() -> Vec<OutputFile>,
+) -> Vec<OutputFile> {
+    let key = KeyBuilder::new("host-documents")
+        .field("compiler", COMPILER.as_bytes())
+        .field("identity", identity.as_bytes())
+        .finish();
+    if let Some(record) = cache.get_action(&key) {
+        let restored: Option<Vec<OutputFile>> = record
+            .outputs
+            .iter()
+            .map(|(path, hash)| Some(OutputFile::generated(path.clone(), cache.get_object(hash)?)))
+            .collect();
+        if let Some(files) = restored {
+            return files;
+        }
+    }
+    let files = write();
+    let record = ActionRecord {
+        outputs: files
+            .iter()
+            .map(|f| (f.path.clone(), cache.put_object(&f.bytes)))
+            .collect(),
+        values: BTreeMap::new(),
+    };
+    cache.put_action(&key, &record);
+    files
+}

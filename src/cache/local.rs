@@ -1,0 +1,208 @@
+//! The local store: `<dir>/v1/{cas,ac,tmp}` (`cache-format/SPEC.md`, "Layout").
+//!
+//! Every read verifies and removes what fails; every write is a temporary file under
+//! `v1/tmp/` renamed into place.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::{ActionRecord, Hash, record};
+
+/// The layout version directory under the cache directory.
+pub(super) const VERSION_DIR: &str = "v1";
+pub(super) const OBJECTS_DIR: &str = "cas";
+pub(super) const ACTIONS_DIR: &str = "ac";
+pub(super) const TMP_DIR: &str = "tmp";
+
+/// A hit bumps an entry's mtime only when it is older than this, so a hot entry costs
+/// no metadata write on every read.
+const TOUCH_GRANULARITY: Duration = Duration::from_secs(60);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Object,
+    Action,
+}
+
+impl Kind {
+    pub(super) fn dir(self) -> &'static str {
+        match self {
+            Kind::Object => OBJECTS_DIR,
+            Kind::Action => ACTIONS_DIR,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct LocalStore {
+    /// `<dir>/v1`
+    root: PathBuf,
+}
+
+impl LocalStore {
+    /// Creates the layout (and a `CACHEDIR.TAG`) if missing.
+    pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
+        let root = dir.join(VERSION_DIR);
+        for sub in [OBJECTS_DIR, ACTIONS_DIR, TMP_DIR] {
+            fs::create_dir_all(root.join(sub))?;
+        }
+        write_cachedir_tag(dir);
+        Ok(LocalStore { root })
+    }
+
+    pub(super) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(super) fn path(&self, kind: Kind, hash: &Hash) -> PathBuf {
+        entry_path(&self.root, kind, hash)
+    }
+
+    /// The verified object, or `None` (a corrupt one is removed).
+    pub(super) fn get_object(&self, hash: &Hash) -> Option<Vec<u8>> {
+        let path = self.path(Kind::Object, hash);
+        let (file, bytes, modified) = read_entry(&path)?;
+        if Hash::of(&bytes) != *hash {
+            remove_corrupt(&path);
+            return None;
+        }
+        touch(&file, modified);
+        Some(bytes)
+    }
+
+    /// The verified record, or `None` (a corrupt one is removed).
+    pub(super) fn get_record(&self, key: &Hash) -> Option<ActionRecord> {
+        let path = self.path(Kind::Action, key);
+        let (file, bytes, modified) = read_entry(&path)?;
+        let Some(record) = record::decode(&bytes) else {
+            remove_corrupt(&path);
+            return None;
+        };
+        touch(&file, modified);
+        Some(record)
+    }
+
+    /// Stores an entry unless an equal one is present (then it is only touched). Returns
+    /// the number of bytes written.
+    pub(super) fn put(&self, kind: Kind, hash: &Hash, bytes: &[u8]) -> io::Result<u64> {
+        let path = self.path(kind, hash);
+        if let Ok(file) = File::open(&path)
+            && let Ok(meta) = file.metadata()
+            && meta.len() == bytes.len() as u64
+        {
+            // An object's name is the hash of its bytes, so a present file of the right
+            // length is taken as present (a corrupt one is caught, and removed, by the
+            // next read). A record is small: compare it whole.
+            let same = match kind {
+                Kind::Object => true,
+                Kind::Action => fs::read(&path).is_ok_and(|old| old == bytes),
+            };
+            if same {
+                touch(&file, meta.modified().ok());
+                return Ok(0);
+            }
+        }
+        write_atomic(&self.root, &path, bytes)?;
+        Ok(bytes.len() as u64)
+    }
+}
+
+pub(super) fn entry_path(root: &Path, kind: Kind, hash: &Hash) -> PathBuf {
+    let hex = hash.to_hex();
+    root.join(kind.dir()).join(&hex[..2]).join(hex)
+}
+
+/// Reads a whole entry file; `None` if it is missing or unreadable.
+fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
+    let mut file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes).ok()?;
+    Some((file, bytes, meta.modified().ok()))
+}
+
+/// Marks an entry as used now (for LRU gc). Best effort: a read-only cache stays usable.
+fn touch(file: &File, modified: Option<SystemTime>) {
+    let now = SystemTime::now();
+    let stale = modified.is_none_or(|m| {
+        now.duration_since(m)
+            .is_ok_and(|age| age >= TOUCH_GRANULARITY)
+    });
+    if stale {
+        let _ = file.set_modified(now);
+    }
+}
+
+fn remove_corrupt(path: &Path) {
+    let _ = fs::remove_file(path);
+}
+
+/// Writes `bytes` at `dest` atomically: a unique temporary file in `<root>/tmp`, then a
+/// rename. Several processes may do this for the same `dest` at once.
+pub(super) fn write_atomic(root: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp_dir = root.join(TMP_DIR);
+    let (tmp, mut file) = match create_temp(&tmp_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(&tmp_dir)?;
+            create_temp(&tmp_dir)?
+        }
+        other => other?,
+    };
+    let result = file.write_all(bytes).and_then(|()| {
+        drop(file);
+        rename_into_place(&tmp, dest)
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
+    match fs::rename(tmp, dest) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // The shard directory does not exist yet (or the layout was wiped).
+            if let Some(parent) = dest.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            fs::rename(tmp, dest)
+        }
+        other => other,
+    }
+}
+
+fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("{}-{n}-{nanos:08x}.tmp", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Marks the directory as a cache for backup tools (https://bford.info/cachedir/).
+fn write_cachedir_tag(dir: &Path) {
+    let tag = dir.join("CACHEDIR.TAG");
+    if !tag.exists() {
+        let _ = fs::write(
+            tag,
+            "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by agent-bundle.\n",
+        );
+    }
+}

@@ -1,0 +1,328 @@
+//! Maintenance of a local cache directory: the `agent-bundle cache` subcommands.
+//!
+//! All of it is safe while builds use the same directory: entries are single files
+//! removed by one `unlink`, so a build sees an entry whole or not at all, and an entry that
+//! disappears under a reader is a miss.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::local::{self, Kind, TMP_DIR, VERSION_DIR};
+use super::{CacheStats, Hash, record};
+
+/// The file `record_build` writes, under `<dir>/v1/`.
+const LAST_BUILD_FILE: &str = "last-build.json";
+const LAST_BUILD_FORMAT: &str = "agent-bundle-last-build/1";
+/// Temporary files older than this are litter from a killed process.
+const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+
+/// The default cache directory: `$AGENT_BUNDLE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/agent-bundle/cache`, else `~/.cache/agent-bundle/cache`.
+pub fn default_dir() -> Option<PathBuf> {
+    default_dir_from(|name| std::env::var_os(name))
+}
+
+pub(super) fn default_dir_from(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("AGENT_BUNDLE_CACHE_DIR") {
+        return Some(dir);
+    }
+    // The XDG spec says a relative value is to be ignored.
+    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return Some(xdg.join("agent-bundle").join("cache"));
+    }
+    var("HOME").map(|home| home.join(".cache").join("agent-bundle").join("cache"))
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirStats {
+    pub objects: u64,
+    pub object_bytes: u64,
+    pub actions: u64,
+    pub action_bytes: u64,
+    /// The counters of the last build that called [`record_build`] on this directory.
+    pub last_build: Option<CacheStats>,
+}
+
+/// Counts the entries of a cache directory (an absent directory is an empty cache).
+pub fn dir_stats(dir: &Path) -> io::Result<DirStats> {
+    let mut stats = DirStats::default();
+    for entry in entries(dir)? {
+        match entry.kind {
+            Kind::Object => {
+                stats.objects += 1;
+                stats.object_bytes += entry.size;
+            }
+            Kind::Action => {
+                stats.actions += 1;
+                stats.action_bytes += entry.size;
+            }
+        }
+    }
+    stats.last_build = read_last_build(&dir.join(VERSION_DIR).join(LAST_BUILD_FILE));
+    Ok(stats)
+}
+
+/// Records a build's counters in `<dir>/v1/last-build.json` (atomically).
+pub fn record_build(dir: &Path, stats: &CacheStats) -> io::Result<()> {
+    let root = dir.join(VERSION_DIR);
+    fs::create_dir_all(root.join(TMP_DIR))?;
+    // Canonical like the records: keys sorted, no whitespace, one trailing newline.
+    let mut fields: Vec<(&str, String)> = stat_fields(stats)
+        .into_iter()
+        .map(|(name, value)| (name, value.to_string()))
+        .collect();
+    fields.push(("format", format!("\"{LAST_BUILD_FORMAT}\"")));
+    fields.sort();
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(name, value)| format!("\"{name}\":{value}"))
+        .collect();
+    let json = format!("{{{}}}\n", body.join(","));
+    local::write_atomic(&root, &root.join(LAST_BUILD_FILE), json.as_bytes())
+}
+
+fn stat_fields(stats: &CacheStats) -> [(&'static str, u64); 7] {
+    [
+        ("action_hits", stats.action_hits),
+        ("action_misses", stats.action_misses),
+        ("bytes_written", stats.bytes_written),
+        ("object_hits", stats.object_hits),
+        ("object_misses", stats.object_misses),
+        ("remote_errors", stats.remote_errors),
+        ("remote_hits", stats.remote_hits),
+    ]
+}
+
+fn read_last_build(path: &Path) -> Option<CacheStats> {
+    let value: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    if value.get("format")?.as_str()? != LAST_BUILD_FORMAT {
+        return None;
+    }
+    let get = |name: &str| value.get(name).and_then(serde_json::Value::as_u64);
+    Some(CacheStats {
+        action_hits: get("action_hits")?,
+        action_misses: get("action_misses")?,
+        object_hits: get("object_hits")?,
+        object_misses: get("object_misses")?,
+        remote_hits: get("remote_hits")?,
+        remote_errors: get("remote_errors")?,
+        bytes_written: get("bytes_written")?,
+    })
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct GcOptions {
+    /// Remove least recently used entries until the entries total at most this.
+    pub max_bytes: Option<u64>,
+    /// Remove entries not used for longer than this.
+    pub max_age: Option<Duration>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    pub removed_entries: u64,
+    pub removed_bytes: u64,
+    pub kept_entries: u64,
+    pub kept_bytes: u64,
+}
+
+/// Evicts entries, least recently used (oldest mtime) first, down to the age and/or size
+/// bound. An action record is removed with any object it names, so no record is left
+/// pointing at a removed object; records that do not decode go too. Temporary files of
+/// killed processes older than an hour are cleaned up.
+///
+/// Safe while a build runs: an entry used (its mtime bumped) after the scan is kept.
+pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
+    let now = SystemTime::now();
+    let mut all = entries(dir)?;
+    // Oldest first; ties broken by path for a deterministic order.
+    all.sort_by(|a, b| {
+        a.modified
+            .cmp(&b.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+
+    let mut remove = vec![false; all.len()];
+    if let Some(max_age) = options.max_age {
+        for (i, entry) in all.iter().enumerate() {
+            let age = now.duration_since(entry.modified).unwrap_or(Duration::ZERO);
+            remove[i] = age > max_age;
+        }
+    }
+    if let Some(max_bytes) = options.max_bytes {
+        let mut kept: u64 = all
+            .iter()
+            .zip(&remove)
+            .filter(|(_, r)| !**r)
+            .map(|(e, _)| e.size)
+            .sum();
+        for (i, entry) in all.iter().enumerate() {
+            if kept <= max_bytes {
+                break;
+            }
+            if !remove[i] {
+                remove[i] = true;
+                kept -= entry.size;
+            }
+        }
+    }
+    // No dangling records: a kept record whose objects are removed (or missing) goes too.
+    let kept_objects: HashSet<Hash> = all
+        .iter()
+        .zip(&remove)
+        .filter(|(e, r)| e.kind == Kind::Object && !**r)
+        .map(|(e, _)| e.hash)
+        .collect();
+    for (i, entry) in all.iter().enumerate() {
+        if entry.kind == Kind::Action && !remove[i] {
+            let complete = fs::read(&entry.path)
+                .ok()
+                .and_then(|bytes| record::decode(&bytes))
+                .is_some_and(|record| record.outputs.values().all(|h| kept_objects.contains(h)));
+            remove[i] = !complete;
+        }
+    }
+
+    let mut report = GcReport::default();
+    // Records before objects: a reader never finds a record whose objects this run removed
+    // while the record itself is still there.
+    let order = (0..all.len())
+        .filter(|&i| all[i].kind == Kind::Action)
+        .chain((0..all.len()).filter(|&i| all[i].kind == Kind::Object));
+    for i in order {
+        let entry = &all[i];
+        let removed = remove[i] && remove_unless_used(entry);
+        if removed {
+            report.removed_entries += 1;
+            report.removed_bytes += entry.size;
+        } else {
+            report.kept_entries += 1;
+            report.kept_bytes += entry.size;
+        }
+    }
+    remove_stale_temps(&dir.join(VERSION_DIR).join(TMP_DIR), now);
+    Ok(report)
+}
+
+/// Removes an entry unless it was used (mtime bumped) since it was scanned.
+fn remove_unless_used(entry: &Entry) -> bool {
+    match fs::metadata(&entry.path).and_then(|m| m.modified()) {
+        Ok(modified) if modified > entry.modified => false,
+        Ok(_) => fs::remove_file(&entry.path).is_ok(),
+        Err(_) => false,
+    }
+}
+
+fn remove_stale_temps(tmp: &Path, now: SystemTime) {
+    let Ok(read) = fs::read_dir(tmp) else { return };
+    for item in read.flatten() {
+        let old = item
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| now.duration_since(m).is_ok_and(|age| age > STALE_TEMP_AGE));
+        if old {
+            let _ = fs::remove_file(item.path());
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub checked: u64,
+    /// Entries that failed verification; they have been removed.
+    pub corrupt: Vec<PathBuf>,
+}
+
+/// Checks every entry (objects against their names, records against their trailers and
+/// the canonical encoding) and removes those that fail, as well as stray files whose names
+/// are not entry names.
+pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    let root = dir.join(VERSION_DIR);
+    for kind in [Kind::Object, Kind::Action] {
+        for (path, hash) in files(&root, kind)? {
+            let Ok(bytes) = fs::read(&path) else { continue }; // removed meanwhile
+            report.checked += 1;
+            let valid = hash.is_some_and(|hash| match kind {
+                Kind::Object => Hash::of(&bytes) == hash,
+                Kind::Action => record::decode(&bytes).is_some(),
+            });
+            if !valid {
+                let _ = fs::remove_file(&path);
+                report.corrupt.push(path);
+            }
+        }
+    }
+    report.corrupt.sort();
+    Ok(report)
+}
+
+struct Entry {
+    path: PathBuf,
+    kind: Kind,
+    hash: Hash,
+    size: u64,
+    modified: SystemTime,
+}
+
+/// Every well-named entry of the store (an absent store has none).
+fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
+    let root = dir.join(VERSION_DIR);
+    let mut out = Vec::new();
+    for kind in [Kind::Object, Kind::Action] {
+        for (path, hash) in files(&root, kind)? {
+            let (Some(hash), Ok(meta)) = (hash, fs::metadata(&path)) else {
+                continue;
+            };
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            out.push(Entry {
+                path,
+                kind,
+                hash,
+                size: meta.len(),
+                modified,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The files under `<root>/<cas|ac>/<shard>/`, with the hash their name and shard spell
+/// (`None` for a stray name).
+fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
+    let base = root.join(kind.dir());
+    let mut out = BTreeMap::new();
+    let shards = match fs::read_dir(&base) {
+        Ok(read) => read,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    for shard in shards {
+        let shard = shard?;
+        if !shard.file_type()?.is_dir() {
+            continue;
+        }
+        let shard_name = shard.file_name();
+        let Ok(read) = fs::read_dir(shard.path()) else {
+            continue;
+        };
+        for item in read.flatten() {
+            if !item.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let name = item.file_name();
+            let hash = name
+                .to_str()
+                .and_then(|n| Hash::from_canonical_hex(n.as_bytes()))
+                .filter(|h| shard_name.to_str() == Some(&h.to_hex()[..2]));
+            out.insert(item.path(), hash);
+        }
+    }
+    Ok(out.into_iter().collect())
+}

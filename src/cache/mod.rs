@@ -1,0 +1,491 @@
+//! The content-addressed build cache: work that survives across processes and machines.
+//!
+//! Correctness rules (every change to this module keeps them; `cache-format/SPEC.md` §6):
+//!
+//! 1. **Entries are immutable.** An entry is only ever created whole, by renaming a
+//!    complete temporary file into place; no code writes into an existing entry file.
+//!    Two writers of one name write the same bytes (objects) or equally valid records
+//!    (actions), so the last rename winning is harmless.
+//! 2. **An entry depends only on its declared inputs.** A stage that consults the cache
+//!    reads nothing that is not a field of its key (no environment, no clock, no other
+//!    file), so a hit returns exactly what running the stage would have produced.
+//! 3. **The key covers everything that can change the bytes, and nothing that cannot.**
+//!    Every option and tool version (the compiler version is a field the caller adds, as
+//!    is the host table revision) and the content hash of every input are fields; absolute
+//!    paths, timestamps, user names and machine names are never fields, so two checkouts
+//!    at different paths, or two machines, share entries.
+//! 4. **Every read verifies.** An object is served only if the blake3 of its bytes equals
+//!    its name; a record only if the blake3 trailer it carries matches its body and the
+//!    body is canonical. Bytes from the remote are verified the same way *before* they are
+//!    used or stored locally.
+//! 5. **A corrupt or truncated entry is a miss, never served.** A local one is removed
+//!    when found, so the next put rewrites it; `verify` finds and removes them in bulk.
+//! 6. **Writes are atomic and safe with several processes writing at once:** a unique
+//!    temporary file under `v1/tmp/` (same file system), written fully, then `rename`d
+//!    over the final name. Readers never see a partial entry.
+//! 7. **The cache never fails a build.** Every IO or network error degrades to a miss or a
+//!    dropped put; an unreachable or failing remote costs one warning
+//!    ([`Cache::take_warnings`]) and is then disabled for the rest of the process.
+//! 8. **Objects before records.** A caller puts a stage's output objects before the
+//!    record that names them (locally and remotely), so a reader that sees a record can
+//!    normally fetch its objects; if it cannot, that is a miss and the stage runs.
+//! 9. **Use bumps the mtime.** A hit sets the entry's mtime to now (cheaply, at most once
+//!    a minute per entry), so `gc` evicts least recently used entries first.
+//!
+//! salsa memoizes inside one process; this cache is what a *new* process (or another
+//! machine) reuses. A stage computes an **action key** from the hashes of its complete
+//! inputs ([`KeyBuilder`]); a hit on the key gives an [`ActionRecord`] naming the stage's
+//! output **objects** (blobs stored by the blake3 of their bytes), and the stage does not
+//! run. The on-disk layout, the record encoding and the key derivation are specified byte
+//! for byte in `cache-format/SPEC.md`, with test vectors in `cache-format/vectors.json`
+//! that the unit tests read, so another tool can read and write the same cache.
+
+mod local;
+mod maintenance;
+mod record;
+mod remote;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use maintenance::{
+    DirStats, GcOptions, GcReport, VerifyReport, default_dir, dir_stats, gc, record_build, verify,
+};
+
+use local::{Kind, LocalStore};
+use remote::{Fetch, Probe, Put, Remote};
+
+/// Objects at least this large are probed with `HEAD` before an upload, to skip sending
+/// bytes the remote already has; smaller ones are simply PUT (one round trip either way).
+const PROBE_BEFORE_UPLOAD: usize = 64 * 1024;
+
+/// The blake3 context string of action keys (`cache-format/SPEC.md`, "Action keys").
+/// Changing it invalidates every key: do it only with a new format version.
+const KEY_CONTEXT: &str = "agent-bundle 2026-12-02 cache action key v1";
+
+/// A blake3 hash: the name of an object (hash of its bytes) or an action key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Hash(pub [u8; 32]);
+
+impl Hash {
+    /// The blake3 of `bytes` (the name of an object with these bytes).
+    pub fn of(bytes: &[u8]) -> Hash {
+        Hash(*blake3::hash(bytes).as_bytes())
+    }
+
+    /// 64 lowercase hex digits.
+    pub fn to_hex(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = String::with_capacity(64);
+        for byte in self.0 {
+            hex.push(DIGITS[usize::from(byte >> 4)] as char);
+            hex.push(DIGITS[usize::from(byte & 15)] as char);
+        }
+        hex
+    }
+
+    /// Parses exactly 64 *lowercase* hex digits (the only form the format writes).
+    fn from_canonical_hex(text: &[u8]) -> Option<Hash> {
+        if text.len() != 64 {
+            return None;
+        }
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut bytes = [0u8; 32];
+        for (i, pair) in text.chunks_exact(2).enumerate() {
+            bytes[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Some(Hash(bytes))
+    }
+}
+
+impl fmt::Display for Hash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl FromStr for Hash {
+    type Err = String;
+
+    /// Accepts 64 hex digits in either case (for people typing keys); the cache itself
+    /// only ever writes and reads the lowercase form.
+    fn from_str(text: &str) -> Result<Hash, String> {
+        Hash::from_canonical_hex(text.to_ascii_lowercase().as_bytes())
+            .ok_or_else(|| format!("not a cache hash (64 hex digits expected): {text:?}"))
+    }
+}
+
+/// Builds an action key: blake3 in derive-key mode with a fixed context string, over
+/// length-prefixed fields.
+///
+/// The hashed stream is `u64le(len(kind)) ‖ kind`, then for each field in call order
+/// `u64le(len(name)) ‖ name ‖ u64le(len(value)) ‖ value`, so field boundaries are
+/// unambiguous (`("ab","c")` and `("a","bc")` differ). The caller adds the compiler version,
+/// options and input content hashes as fields, always in the same order.
+#[derive(Clone, Debug)]
+pub struct KeyBuilder {
+    hasher: blake3::Hasher,
+}
+
+impl KeyBuilder {
+    /// Starts a key for an action of `kind` (e.g. `"module-chunk"`).
+    pub fn new(kind: &str) -> KeyBuilder {
+        let mut builder = KeyBuilder {
+            hasher: blake3::Hasher::new_derive_key(KEY_CONTEXT),
+        };
+        builder.put(kind.as_bytes());
+        builder
+    }
+
+    /// Adds one named field; both the name and the value are length-prefixed.
+    pub fn field(mut self, name: &str, bytes: &[u8]) -> KeyBuilder {
+        self.put(name.as_bytes());
+        self.put(bytes);
+        self
+    }
+
+    pub fn finish(self) -> Hash {
+        Hash(*self.hasher.finalize().as_bytes())
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.hasher.update(&(bytes.len() as u64).to_le_bytes());
+        self.hasher.update(bytes);
+    }
+}
+
+/// What an action produced: named output objects plus small inline strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActionRecord {
+    pub outputs: BTreeMap<String, Hash>,
+    pub values: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CacheOptions {
+    /// The local cache directory; `None` = no local cache.
+    pub dir: Option<PathBuf>,
+    pub remote: Option<RemoteOptions>,
+}
+
+#[derive(Clone)]
+pub struct RemoteOptions {
+    /// `http://host:port/prefix`; entries live at `<url>/cas/<hex>` and `<url>/ac/<hex>`.
+    pub url: String,
+    /// Sent as `Authorization: Bearer <token>` on every request.
+    pub token: Option<String>,
+    /// Never PUT (for untrusted builds, e.g. pull requests).
+    pub read_only: bool,
+}
+
+impl fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteOptions")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+/// Counters of one process's use of a [`Cache`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub action_hits: u64,
+    pub action_misses: u64,
+    pub object_hits: u64,
+    pub object_misses: u64,
+    /// Actions and objects served by the remote (also counted as hits).
+    pub remote_hits: u64,
+    /// Failed remote requests and corrupt remote entries.
+    pub remote_errors: u64,
+    /// Bytes written to the local store (new objects and records).
+    pub bytes_written: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    action_hits: AtomicU64,
+    action_misses: AtomicU64,
+    object_hits: AtomicU64,
+    object_misses: AtomicU64,
+    remote_hits: AtomicU64,
+    remote_errors: AtomicU64,
+    bytes_written: AtomicU64,
+}
+
+/// A poisoned lock only means another thread panicked; the data (a set, a list) is fine.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+/// The cache a build uses: a local store and an optional remote; shared by threads.
+pub struct Cache {
+    local: Option<LocalStore>,
+    remote: Option<Remote>,
+    counters: Counters,
+    warnings: Mutex<Vec<String>>,
+    /// Objects this process knows the remote has (uploaded or downloaded), so each is
+    /// PUT at most once per process.
+    remote_objects: Mutex<HashSet<Hash>>,
+    warned_local_write: AtomicBool,
+    warned_remote_corrupt: AtomicBool,
+}
+
+impl fmt::Debug for Cache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cache")
+            .field("local", &self.local.as_ref().map(LocalStore::root))
+            .field("remote", &self.remote.as_ref().map(Remote::url))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cache {
+    /// Opens the local store (creating its layout) and configures the remote. A bad remote
+    /// URL or an unusable local directory is an `Err`; an unreachable remote is not (it is
+    /// found out, and warned about, on first use).
+    pub fn open(options: &CacheOptions) -> Result<Cache, String> {
+        let local = match &options.dir {
+            Some(dir) => Some(
+                LocalStore::open(dir)
+                    .map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?,
+            ),
+            None => None,
+        };
+        let remote = options.remote.as_ref().map(Remote::new).transpose()?;
+        Ok(Cache::with(local, remote))
+    }
+
+    /// A cache that misses every lookup and drops every put.
+    pub fn disabled() -> Cache {
+        Cache::with(None, None)
+    }
+
+    fn with(local: Option<LocalStore>, remote: Option<Remote>) -> Cache {
+        Cache {
+            local,
+            remote,
+            counters: Counters::default(),
+            warnings: Mutex::new(Vec::new()),
+            remote_objects: Mutex::new(HashSet::new()),
+            warned_local_write: AtomicBool::new(false),
+            warned_remote_corrupt: AtomicBool::new(false),
+        }
+    }
+
+    /// The record of action `key`: local, else remote (then stored locally). Verified.
+    pub fn get_action(&self, key: &Hash) -> Option<ActionRecord> {
+        let found = self.find_action(key);
+        let counter = if found.is_some() {
+            &self.counters.action_hits
+        } else {
+            &self.counters.action_misses
+        };
+        bump(counter, 1);
+        found
+    }
+
+    fn find_action(&self, key: &Hash) -> Option<ActionRecord> {
+        if let Some(record) = self.local.as_ref().and_then(|local| local.get_record(key)) {
+            return Some(record);
+        }
+        let remote = self.active_remote()?;
+        let bytes = self.fetch(remote, Kind::Action, key)?;
+        let Some(record) = record::decode(&bytes) else {
+            self.remote_corrupt(Kind::Action, key);
+            return None;
+        };
+        bump(&self.counters.remote_hits, 1);
+        self.store_locally(Kind::Action, key, &bytes);
+        Some(record)
+    }
+
+    /// Stores `record` under `key` locally and on the remote (unless read-only). Put the
+    /// objects it names first. Failures never fail the build.
+    pub fn put_action(&self, key: &Hash, record: &ActionRecord) {
+        let bytes = record::encode(record);
+        self.store_locally(Kind::Action, key, &bytes);
+        if let Some(remote) = self.writable_remote() {
+            self.upload(remote, Kind::Action, key, &bytes);
+        }
+    }
+
+    /// The object named `hash`, verified against it: local, else remote (then stored
+    /// locally).
+    pub fn get_object(&self, hash: &Hash) -> Option<Arc<[u8]>> {
+        let found = self.find_object(hash);
+        let counter = if found.is_some() {
+            &self.counters.object_hits
+        } else {
+            &self.counters.object_misses
+        };
+        bump(counter, 1);
+        found.map(Arc::from)
+    }
+
+    fn find_object(&self, hash: &Hash) -> Option<Vec<u8>> {
+        if let Some(bytes) = self.local.as_ref().and_then(|local| local.get_object(hash)) {
+            return Some(bytes);
+        }
+        let remote = self.active_remote()?;
+        let bytes = self.fetch(remote, Kind::Object, hash)?;
+        if Hash::of(&bytes) != *hash {
+            self.remote_corrupt(Kind::Object, hash);
+            return None;
+        }
+        bump(&self.counters.remote_hits, 1);
+        lock(&self.remote_objects).insert(*hash);
+        self.store_locally(Kind::Object, hash, &bytes);
+        Some(bytes)
+    }
+
+    /// Stores `bytes` as an object and returns its name. Idempotent: the local write is
+    /// skipped when the object is present, and each object is uploaded at most once per
+    /// process (a large one only if a `HEAD` says the remote lacks it).
+    pub fn put_object(&self, bytes: &[u8]) -> Hash {
+        let hash = Hash::of(bytes);
+        self.store_locally(Kind::Object, &hash, bytes);
+        if let Some(remote) = self.writable_remote() {
+            let known = lock(&self.remote_objects).contains(&hash);
+            if !known && self.ensure_uploaded(remote, &hash, bytes) {
+                lock(&self.remote_objects).insert(hash);
+            }
+        }
+        hash
+    }
+
+    /// The counters of this process.
+    pub fn stats(&self) -> CacheStats {
+        let c = &self.counters;
+        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        CacheStats {
+            action_hits: get(&c.action_hits),
+            action_misses: get(&c.action_misses),
+            object_hits: get(&c.object_hits),
+            object_misses: get(&c.object_misses),
+            remote_hits: get(&c.remote_hits),
+            remote_errors: get(&c.remote_errors),
+            bytes_written: get(&c.bytes_written),
+        }
+    }
+
+    /// Warnings since the last call (at most one per kind of trouble per process).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+
+    fn warn(&self, message: String) {
+        lock(&self.warnings).push(message);
+    }
+
+    fn active_remote(&self) -> Option<&Remote> {
+        self.remote.as_ref().filter(|remote| remote.is_enabled())
+    }
+
+    fn writable_remote(&self) -> Option<&Remote> {
+        self.active_remote().filter(|remote| remote.is_writable())
+    }
+
+    /// Writes an entry locally; a failure is one warning, never an error.
+    fn store_locally(&self, kind: Kind, hash: &Hash, bytes: &[u8]) {
+        let Some(local) = &self.local else { return };
+        match local.put(kind, hash, bytes) {
+            Ok(written) => bump(&self.counters.bytes_written, written),
+            Err(error) => {
+                if !self.warned_local_write.swap(true, Ordering::Relaxed) {
+                    self.warn(format!(
+                        "could not write to the build cache at {}: {error}; the build goes on without storing its results",
+                        local.root().display()
+                    ));
+                }
+            }
+        }
+    }
+
+    fn fetch(&self, remote: &Remote, kind: Kind, hash: &Hash) -> Option<Vec<u8>> {
+        match remote.get(kind, hash) {
+            Fetch::Hit(bytes) => Some(bytes),
+            Fetch::Miss => None,
+            Fetch::Failed(error) => {
+                self.remote_failed(remote, &error);
+                None
+            }
+        }
+    }
+
+    fn ensure_uploaded(&self, remote: &Remote, hash: &Hash, bytes: &[u8]) -> bool {
+        if bytes.len() >= PROBE_BEFORE_UPLOAD {
+            match remote.head(Kind::Object, hash) {
+                Probe::Present => return true,
+                Probe::Absent => {}
+                Probe::Failed(error) => {
+                    self.remote_failed(remote, &error);
+                    return false;
+                }
+            }
+        }
+        self.upload(remote, Kind::Object, hash, bytes)
+    }
+
+    /// A connection error, timeout or 5xx: one warning, then the remote is off for good.
+    fn remote_failed(&self, remote: &Remote, error: &str) {
+        bump(&self.counters.remote_errors, 1);
+        if remote.disable() {
+            self.warn(format!(
+                "remote cache {} is unreachable or failing ({error}); continuing with the local cache only",
+                remote.url()
+            ));
+        }
+    }
+
+    /// Uploads one entry; true when the remote has it afterwards.
+    fn upload(&self, remote: &Remote, kind: Kind, hash: &Hash, bytes: &[u8]) -> bool {
+        match remote.put(kind, hash, bytes) {
+            Put::Stored => true,
+            Put::TooLarge => false,
+            Put::Refused(error) => {
+                bump(&self.counters.remote_errors, 1);
+                if remote.disable_writes() {
+                    self.warn(format!(
+                        "remote cache {} refused an upload ({error}); reading from it, but no longer writing to it",
+                        remote.url()
+                    ));
+                }
+                false
+            }
+            Put::Failed(error) => {
+                self.remote_failed(remote, &error);
+                false
+            }
+        }
+    }
+
+    fn remote_corrupt(&self, kind: Kind, hash: &Hash) {
+        bump(&self.counters.remote_errors, 1);
+        if !self.warned_remote_corrupt.swap(true, Ordering::Relaxed) {
+            let what = match kind {
+                Kind::Object => "object",
+                Kind::Action => "action record",
+            };
+            self.warn(format!(
+                "remote cache {} served a corrupt {what} {hash}; it was ignored",
+                self.remote.as_ref().map_or("", |r| r.url())
+            ));
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! Cache flags shared by the building commands, and `agent-bundle cache stats|gc|verify`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::{Failure, report};
+use crate::cache::{self, Cache, CacheOptions, GcOptions, RemoteOptions};
+
+#[derive(Args, Debug)]
+pub(super) struct CacheArgs {
+    /// Local cache directory (default: $XDG_CACHE_HOME/agent-bundle/cache or ~/.cache/agent-bundle/cache).
+    #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Build without reading or writing any cache.
+    #[arg(long, conflicts_with_all = ["cache_dir", "remote_cache"])]
+    no_cache: bool,
+    /// Share the cache over HTTP (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>).
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
+    remote_cache: Option<String>,
+    /// Only read from the remote cache, never upload (for untrusted CI jobs).
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY")]
+    remote_cache_read_only: bool,
+    /// Bearer token sent to the remote cache.
+    #[arg(
+        long,
+        env = "AGENT_BUNDLE_REMOTE_CACHE_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    remote_cache_token: Option<String>,
+}
+
+impl CacheArgs {
+    /// The local cache directory in use, if any.
+    fn dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(cache::default_dir)
+        }
+    }
+
+    pub(super) fn open(&self) -> Result<Arc<Cache>, Failure> {
+        if self.no_cache {
+            return Ok(Arc::new(Cache::disabled()));
+        }
+        let remote = self.remote_cache.as_ref().map(|url| RemoteOptions {
+            url: url.clone(),
+            token: self.remote_cache_token.clone(),
+            read_only: self.remote_cache_read_only,
+        });
+        let options = CacheOptions {
+            dir: self.dir(),
+            remote,
+        };
+        Cache::open(&options).map(Arc::new).map_err(Failure::Usage)
+    }
+
+    /// Records the build's hit rate for `cache stats` and returns the cache's warnings.
+    pub(super) fn finish(&self, cache: &Cache) -> Vec<String> {
+        if let Some(dir) = self.dir() {
+            let _ = cache::record_build(&dir, &cache.stats());
+        }
+        cache.take_warnings()
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum CacheCommand {
+    /// Entries, bytes, and the hit rate of the last build.
+    Stats {
+        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove least recently used entries beyond a size bound and/or older than an age.
+    Gc {
+        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+        /// Keep at most this much, e.g. 500M, 2G, 100000 (bytes).
+        #[arg(long, value_parser = parse_size)]
+        max_size: Option<u64>,
+        /// Drop entries not used for this long, e.g. 30d, 12h, 45m.
+        #[arg(long, value_parser = parse_age)]
+        max_age: Option<Duration>,
+    },
+    /// Re-hash every entry; corrupt ones are removed.
+    Verify {
+        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+    },
+}
+
+fn directory(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
+    explicit
+        .or_else(cache::default_dir)
+        .ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
+}
+
+pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
+    let io = |e: std::io::Error| Failure::Run(e.to_string());
+    match command {
+        CacheCommand::Stats { cache_dir, json } => {
+            let dir = directory(cache_dir)?;
+            let stats = cache::dir_stats(&dir).map_err(io)?;
+            let last = stats.last_build.map(|b| {
+                let lookups = b.action_hits + b.action_misses;
+                let rate = if lookups == 0 {
+                    0.0
+                } else {
+                    b.action_hits as f64 / lookups as f64
+                };
+                (b, rate)
+            });
+            if json {
+                report::print_json(&serde_json::json!({
+                    "dir": dir.display().to_string(),
+                    "objects": stats.objects, "objectBytes": stats.object_bytes,
+                    "actions": stats.actions, "actionBytes": stats.action_bytes,
+                    "lastBuild": last.map(|(b, rate)| serde_json::json!({
+                        "actionHits": b.action_hits, "actionMisses": b.action_misses, "hitRate": rate,
+                        "remoteHits": b.remote_hits, "remoteErrors": b.remote_errors, "bytesWritten": b.bytes_written,
+                    })),
+                }));
+            } else {
+                println!("{}", dir.display());
+                println!(
+                    "  objects: {} ({} bytes)",
+                    stats.objects, stats.object_bytes
+                );
+                println!(
+                    "  actions: {} ({} bytes)",
+                    stats.actions, stats.action_bytes
+                );
+                match last {
+                    Some((b, rate)) => println!(
+                        "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote",
+                        b.action_hits,
+                        b.action_misses,
+                        rate * 100.0,
+                        b.remote_hits
+                    ),
+                    None => println!("  last build: none recorded"),
+                }
+            }
+            Ok(true)
+        }
+        CacheCommand::Gc {
+            cache_dir,
+            max_size,
+            max_age,
+        } => {
+            if max_size.is_none() && max_age.is_none() {
+                return Err(Failure::Usage("give --max-size and/or --max-age".into()));
+            }
+            let dir = directory(cache_dir)?;
+            let report = cache::gc(
+                &dir,
+                &GcOptions {
+                    max_bytes: max_size,
+                    max_age,
+                },
+            )
+            .map_err(io)?;
+            println!(
+                "Removed {} entries ({} bytes); kept {} ({} bytes)",
+                report.removed_entries,
+                report.removed_bytes,
+                report.kept_entries,
+                report.kept_bytes
+            );
+            Ok(true)
+        }
+        CacheCommand::Verify { cache_dir } => {
+            let dir = directory(cache_dir)?;
+            let report = cache::verify(&dir).map_err(io)?;
+            for path in &report.corrupt {
+                eprintln!("removed corrupt entry {}", path.display());
+            }
+            println!(
+                "Verified {} entries: {} corrupt (removed)",
+                report.checked,
+                report.corrupt.len()
+            );
+            Ok(report.corrupt.is_empty())
+        }
+    }
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let multiplier = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return Err(format!("unknown size unit `{unit}` (use K, M or G)")),
+    };
+    number
+        .parse::<u64>()
+        .map(|n| n * multiplier)
+        .map_err(|_| format!("`{text}` is not a size"))
+}
+
+fn parse_age(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return Err(format!("unknown age unit `{unit}` (use s, m, h or d)")),
+    };
+    number
+        .parse::<u64>()
+        .map(|n| Duration::from_secs(n * seconds))
+        .map_err(|_| format!("`{text}` is not an age"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_ages_parse() {
+        assert_eq!(parse_size("500M"), Ok(500 << 20));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("5X").is_err());
+        assert_eq!(parse_age("30d"), Ok(Duration::from_secs(30 * 86400)));
+        assert!(parse_age("30").is_err());
+    }
+}

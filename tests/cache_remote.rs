@@ -1,0 +1,452 @@
+//! The remote cache against a real server: Debian's nginx with its WebDAV module on
+//! loopback, started by `scripts/nginx-cache-server.sh` (one per test, on a free port).
+//! nginx requires `Authorization: Bearer secret` for PUT, so the tests also check that the
+//! token is sent and that a refused upload degrades cleanly.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent_bundle::cache::{
+    ActionRecord, Cache, CacheOptions, Hash, KeyBuilder, RemoteOptions, dir_stats,
+};
+
+const TOKEN: &str = "secret";
+
+/// A running nginx serving the cache layout; stopped on drop.
+pub(crate) struct Nginx {
+    root: tempfile::TempDir,
+    port: u16,
+    pid: u32,
+}
+
+impl Nginx {
+    pub(crate) fn start() -> Nginx {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
+        let mut last_error = String::new();
+        for _ in 0..3 {
+            let root = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let output = Command::new("bash")
+                .arg(&script)
+                .arg(root.path())
+                .arg(port.to_string())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            if output.status.code() == Some(127) {
+                panic!(
+                    "the remote cache tests need a real nginx, which is not installed: run `apt-get install -y nginx`\n{stderr}"
+                );
+            }
+            if output.status.success() {
+                let pid = String::from_utf8_lossy(&output.stdout)
+                    .trim()
+                    .parse()
+                    .unwrap();
+                return Nginx { root, port, pid };
+            }
+            last_error = stderr; // most likely the port was taken meanwhile: try another
+        }
+        panic!(
+            "could not start nginx with {}:\n{last_error}",
+            script.display()
+        );
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/cache", self.port)
+    }
+
+    /// Where nginx keeps `<url>/<kind>/<hex>`.
+    fn stored(&self, kind: &str, hash: &Hash) -> PathBuf {
+        self.root
+            .path()
+            .join("store/cache")
+            .join(kind)
+            .join(hash.to_hex())
+    }
+
+    /// How many requests in nginx's access log contain `method_and_path`, e.g.
+    /// `"PUT /cache/cas/<hex> "`. nginx logs a request just after answering it, so this
+    /// waits a little for the count to settle.
+    fn requests(&self, method_and_path: &str) -> usize {
+        let count = || {
+            let log =
+                fs::read_to_string(self.root.path().join("logs/access.log")).unwrap_or_default();
+            log.lines()
+                .filter(|line| line.contains(method_and_path))
+                .count()
+        };
+        let mut last = count();
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = count();
+            if now == last && now > 0 {
+                break;
+            }
+            last = now;
+        }
+        last
+    }
+
+    /// Every file in the store with its bytes.
+    pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        let mut dirs = vec![self.root.path().join("store")];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.insert(path.clone(), fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid.to_string())
+            .status();
+        // Wait until the master has exited (a zombie counts as exited).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            match fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
+                Ok(stat)
+                    if !stat
+                        .rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z') =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
+    Cache::open(&CacheOptions {
+        dir: Some(dir.to_owned()),
+        remote: Some(RemoteOptions {
+            url: url.to_owned(),
+            token: token.map(str::to_owned),
+            read_only,
+        }),
+    })
+    .unwrap()
+}
+
+fn key(name: &str) -> Hash {
+    KeyBuilder::new("test-action")
+        .field("name", name.as_bytes())
+        .finish()
+}
+
+fn record(outputs: &[(&str, Hash)]) -> ActionRecord {
+    ActionRecord {
+        outputs: outputs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        values: BTreeMap::from([("exports".to_owned(), "default".to_owned())]),
+    }
+}
+
+/// The local entry files under a cache directory.
+fn local_path(dir: &Path, kind: &str, hash: &Hash) -> PathBuf {
+    let hex = hash.to_hex();
+    dir.join("v1").join(kind).join(&hex[..2]).join(hex)
+}
+
+#[test]
+fn two_caches_share_one_remote() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+
+    let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
+    let objects: Vec<Vec<u8>> = vec![
+        b"export const a = 1;\n".to_vec(),
+        vec![7u8; 300_000],
+        Vec::new(),
+    ];
+    let hashes: Vec<Hash> = objects
+        .iter()
+        .map(|bytes| writer.put_object(bytes))
+        .collect();
+    let actions = [
+        (key("one"), record(&[("a.js", hashes[0])])),
+        (
+            key("two"),
+            record(&[("big", hashes[1]), ("empty", hashes[2])]),
+        ),
+    ];
+    for (key, record) in &actions {
+        writer.put_action(key, record);
+    }
+    assert_eq!(writer.take_warnings(), Vec::<String>::new());
+    assert_eq!(writer.stats().remote_errors, 0);
+    // The server holds the same bytes as the local store (one format, two transports).
+    for (hash, bytes) in hashes.iter().zip(&objects) {
+        assert_eq!(&fs::read(nginx.stored("cas", hash)).unwrap(), bytes);
+    }
+    for (key, _) in &actions {
+        assert_eq!(
+            fs::read(nginx.stored("ac", key)).unwrap(),
+            fs::read(local_path(dir_a.path(), "ac", key)).unwrap()
+        );
+    }
+
+    // Another machine: nothing local, everything from the remote.
+    let before = dir_stats(dir_b.path()).unwrap();
+    assert_eq!((before.objects, before.actions), (0, 0));
+    let reader = cache(dir_b.path(), &nginx.url(), Some(TOKEN), false);
+    for (key, record) in &actions {
+        assert_eq!(reader.get_action(key).as_ref(), Some(record));
+    }
+    for (hash, bytes) in hashes.iter().zip(&objects) {
+        assert_eq!(&*reader.get_object(hash).unwrap(), &bytes[..]);
+    }
+    let stats = reader.stats();
+    assert_eq!(
+        (stats.action_hits, stats.object_hits, stats.remote_hits),
+        (2, 3, 5)
+    );
+    assert_eq!(
+        (
+            stats.action_misses,
+            stats.object_misses,
+            stats.remote_errors
+        ),
+        (0, 0, 0)
+    );
+    assert!(reader.take_warnings().is_empty());
+
+    // ...and now has them locally: a cache whose remote is gone still hits.
+    let after = dir_stats(dir_b.path()).unwrap();
+    assert_eq!((after.objects, after.actions), (3, 2));
+    let offline = cache(
+        dir_b.path(),
+        &format!("http://127.0.0.1:{}/cache", free_port()),
+        None,
+        false,
+    );
+    for (key, record) in &actions {
+        assert_eq!(offline.get_action(key).as_ref(), Some(record));
+    }
+    for hash in &hashes {
+        assert!(offline.get_object(hash).is_some());
+    }
+    assert_eq!(offline.stats().remote_hits, 0);
+    assert!(
+        offline.take_warnings().is_empty(),
+        "local hits never touch the remote"
+    );
+
+    // A third process re-putting the large object probes with HEAD and sends no bytes.
+    let dir_c = tempfile::tempdir().unwrap();
+    let third = cache(dir_c.path(), &nginx.url(), Some(TOKEN), false);
+    assert_eq!(third.put_object(&objects[1]), hashes[1]);
+    let big = format!("/cache/cas/{} ", hashes[1]);
+    assert_eq!(
+        nginx.requests(&format!("HEAD {big}")),
+        2,
+        "the first writer's (404) and this one"
+    );
+    assert_eq!(
+        nginx.requests(&format!("PUT {big}")),
+        1,
+        "uploaded once, by the first writer"
+    );
+    assert!(third.take_warnings().is_empty());
+
+    // A miss on both sides is a plain miss (404), not a remote error.
+    assert_eq!(reader.get_action(&key("absent")), None);
+    assert_eq!(reader.get_object(&Hash::of(b"absent")), None);
+    assert_eq!(reader.stats().remote_errors, 0);
+    assert!(reader.take_warnings().is_empty());
+}
+
+#[test]
+fn a_read_only_cache_never_writes() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
+    let shared = writer.put_object(b"shared");
+    writer.put_action(&key("shared"), &record(&[("o", shared)]));
+    let before = nginx.snapshot();
+    assert_eq!(before.len(), 2);
+
+    let read_only = cache(dir_b.path(), &nginx.url(), Some(TOKEN), true);
+    let own = read_only.put_object(b"only local");
+    read_only.put_action(&key("own"), &record(&[("o", own)]));
+    assert_eq!(nginx.snapshot(), before, "the store is unchanged");
+    // It still reads from the remote, and stores locally what it makes and fetches.
+    assert_eq!(
+        read_only.get_action(&key("shared")),
+        Some(record(&[("o", shared)]))
+    );
+    assert_eq!(&*read_only.get_object(&shared).unwrap(), b"shared");
+    assert!(read_only.get_action(&key("own")).is_some());
+    assert_eq!(read_only.stats().remote_hits, 2);
+    assert!(read_only.take_warnings().is_empty());
+    assert_eq!(nginx.snapshot(), before);
+}
+
+#[test]
+fn an_upload_without_the_token_is_refused_once_and_reads_go_on() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
+    let shared = writer.put_object(b"shared");
+    let before = nginx.snapshot();
+
+    let no_token = cache(dir_b.path(), &nginx.url(), None, false);
+    no_token.put_object(b"one");
+    no_token.put_object(b"two");
+    no_token.put_action(&key("k"), &ActionRecord::default());
+    let warnings = no_token.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("401"), "{warnings:?}");
+    assert_eq!(
+        no_token.stats().remote_errors,
+        1,
+        "no more uploads after the refusal"
+    );
+    assert_eq!(nginx.snapshot(), before);
+    // Reads still use the remote; local writes still happen.
+    assert_eq!(&*no_token.get_object(&shared).unwrap(), b"shared");
+    assert!(no_token.get_action(&key("k")).is_some());
+    assert!(no_token.take_warnings().is_empty());
+}
+
+#[test]
+fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/cache", free_port()); // nothing listens there
+    let cache = cache(dir.path(), &url, Some(TOKEN), false);
+    let started = Instant::now();
+    assert_eq!(cache.get_action(&key("a")), None);
+    let object = cache.put_object(b"made locally");
+    cache.put_action(&key("a"), &record(&[("o", object)]));
+    assert_eq!(cache.get_object(&Hash::of(b"elsewhere")), None);
+    for i in 0..20 {
+        cache.put_object(format!("object {i}").as_bytes());
+    }
+    assert_eq!(cache.get_action(&key("a")), Some(record(&[("o", object)])));
+    assert_eq!(&*cache.get_object(&object).unwrap(), b"made locally");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "connection refused is immediate, and asked once"
+    );
+
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(&url) && warnings[0].contains("local cache only"),
+        "{warnings:?}"
+    );
+    assert!(!warnings[0].contains(TOKEN));
+    let stats = cache.stats();
+    assert_eq!(stats.remote_errors, 1);
+    assert_eq!(
+        (
+            stats.action_hits,
+            stats.action_misses,
+            stats.object_hits,
+            stats.object_misses
+        ),
+        (1, 1, 1, 1)
+    );
+    assert!(cache.take_warnings().is_empty());
+}
+
+#[test]
+fn a_failing_remote_5xx_costs_one_warning() {
+    let nginx = Nginx::start();
+    // A file where nginx must create a directory: every PUT under it is a 500.
+    fs::write(nginx.root.path().join("store/broken"), b"").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/broken", nginx.port);
+    let cache = cache(dir.path(), &url, Some(TOKEN), false);
+    let a = cache.put_object(b"a");
+    cache.put_object(b"b");
+    cache.put_action(&key("k"), &record(&[("a", a)]));
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("500"), "{warnings:?}");
+    assert_eq!(cache.stats().remote_errors, 1);
+    assert!(
+        cache.get_action(&key("k")).is_some(),
+        "local hits are unaffected"
+    );
+}
+
+#[test]
+fn a_corrupt_remote_entry_is_rejected_never_served() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
+    let bytes = b"export default function hook() { return { allow: true }; }\n";
+    let object = writer.put_object(bytes);
+    let truncated = writer.put_object(b"a longer object that the server will cut short");
+    writer.put_action(&key("k"), &record(&[("o", object)]));
+
+    // Flip a byte of the object and of the record on the server; truncate another object.
+    for (kind, hash) in [("cas", &object), ("ac", &key("k"))] {
+        let path = nginx.stored(kind, hash);
+        let mut stored = fs::read(&path).unwrap();
+        stored[10] ^= 0x20;
+        fs::write(&path, stored).unwrap();
+    }
+    let path = nginx.stored("cas", &truncated);
+    fs::write(&path, &fs::read(&path).unwrap()[..10]).unwrap();
+
+    let reader = cache(dir_b.path(), &nginx.url(), Some(TOKEN), false);
+    assert_eq!(reader.get_object(&object), None);
+    assert_eq!(reader.get_object(&truncated), None);
+    assert_eq!(reader.get_action(&key("k")), None);
+    assert!(
+        !local_path(dir_b.path(), "cas", &object).exists(),
+        "never stored locally"
+    );
+    assert!(!local_path(dir_b.path(), "ac", &key("k")).exists());
+    let stats = reader.stats();
+    assert_eq!(
+        (
+            stats.remote_hits,
+            stats.remote_errors,
+            stats.object_misses,
+            stats.action_misses
+        ),
+        (0, 3, 2, 1)
+    );
+    let warnings = reader.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("corrupt"), "{warnings:?}");
+
+    // The remote stays usable, and a later writer heals the entry.
+    let dir_c = tempfile::tempdir().unwrap();
+    let healer = cache(dir_c.path(), &nginx.url(), Some(TOKEN), false);
+    healer.put_object(bytes);
+    assert!(healer.take_warnings().is_empty());
+    assert_eq!(&*reader.get_object(&object).unwrap(), &bytes[..]);
+    assert_eq!(reader.stats().remote_hits, 1);
+}

@@ -1,0 +1,288 @@
+//! The incremental build graph at scale, on a generated monorepo (default 100 plugins × 10
+//! hooks, every hook on Claude Code, Codex and Cursor, handlers with relative imports).
+//! Each figure is a ratio measured in this one run:
+//!
+//! - cold build (empty cache) against `esbuild --bundle` of the same handler entries;
+//! - warm build in a new process with a full local cache against cold;
+//! - no-op rebuild against the floor of walking and stat-ing the inputs;
+//! - watch mode: one handler edited → artifact published (p50/p95, debounce included);
+//! - empty local cache + warm remote cache (nginx on loopback) against cold.
+//!
+//! `cargo bench --bench build_graph` (env: BENCH_PLUGINS, BENCH_HOOKS, BENCH_RUNS).
+//! `cargo bench --bench build_graph -- --generate DIR` only writes the fixture (see
+//! `benches/hyperfine.sh`). esbuild comes from npm, installed into ~/.cache/agent-bundle.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let plugins = env_number("BENCH_PLUGINS", 100);
+    let hooks = env_number("BENCH_HOOKS", 10);
+    if let Some(index) = args.iter().position(|a| a == "--generate") {
+        let dir = PathBuf::from(args.get(index + 1).expect("--generate DIR"));
+        generate(&dir, plugins, hooks);
+        println!("generated {plugins} plugins × {hooks} hooks in {}", dir.display());
+        return;
+    }
+    if args.iter().any(|a| a == "--bench") && args.iter().any(|a| a == "--test") {
+        return;
+    }
+    let runs = env_number("BENCH_RUNS", 3);
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("monorepo");
+    generate(&repo, plugins, hooks);
+    let total_hooks = plugins * hooks;
+    println!("build graph benchmark: {plugins} plugins × {hooks} hooks = {total_hooks} hooks × 3 hosts ({runs} runs each, best taken)");
+
+    // Cold: an empty cache every time.
+    let cold = best(runs, || {
+        clean_artifacts(&repo);
+        let cache = tempfile::tempdir().unwrap();
+        time(|| build(&repo, &["--cache-dir", cache.path().to_str().unwrap()]))
+    });
+    let esbuild = esbuild_floor(&repo, runs);
+    report("cold build (empty cache) / esbuild --bundle", cold, esbuild, "goal ≤ 1.0");
+
+    // Warm: a full local cache, a new process, no artifact yet (so everything is published).
+    let cache = work.path().join("cache");
+    clean_artifacts(&repo);
+    build(&repo, &["--cache-dir", cache.to_str().unwrap()]);
+    let warm = best(runs, || {
+        clean_artifacts(&repo);
+        time(|| {
+            let report = build(&repo, &["--cache-dir", cache.to_str().unwrap()]);
+            assert_eq!(transpiled(&report), 0, "a warm cache transpiles nothing");
+        })
+    });
+    report("warm build (new process, full cache) / cold", warm, cold, "goal ≤ 0.1");
+
+    // No-op: everything built and published already.
+    let noop = best(runs.max(5), || time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()])));
+    let floor = best(runs.max(5), || time(|| walk_and_stat(&repo)));
+    report("no-op rebuild / walk+stat of the inputs", noop, floor, "goal ≤ 2, and < 50 ms");
+
+    watch_latency(&repo.join("plugins/p000"), &cache, runs.max(20));
+
+    remote_cache(&repo, cold, runs);
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Writes the fixture: `plugins/pNNN/` projects, each with `hooks` handlers importing two
+/// shared relative modules of its own.
+fn generate(dir: &Path, plugins: usize, hooks: usize) {
+    for p in 0..plugins {
+        let root = dir.join(format!("plugins/p{p:03}"));
+        std::fs::create_dir_all(root.join("src/hooks/lib")).unwrap();
+        let before: Vec<String> =
+            (0..hooks / 2).map(|h| format!("{{ handler: './src/hooks/h{h:02}.ts', tools: ['shell'] }}")).collect();
+        let after: Vec<String> = (hooks / 2..hooks).map(|h| format!("'./src/hooks/h{h:02}.ts'")).collect();
+        let config = format!(
+            "import {{ defineConfig }} from 'agent-bundle/config';\n\nexport default defineConfig({{\n  plugin: {{ name: 'bench-p{p:03}', version: '1.0.0' }},\n  targets: ['claude', 'codex', 'cursor'],\n  hooks: {{\n    beforeTool: [{}],\n    afterTool: [{}],\n  }},\n}});\n",
+            before.join(", "),
+            after.join(", ")
+        );
+        std::fs::write(root.join("agent-bundle.config.ts"), config).unwrap();
+        std::fs::write(
+            root.join("src/hooks/lib/rules.ts"),
+            format!("export const PLUGIN = 'p{p:03}';\nexport interface Rule {{ pattern: RegExp; reason: string }}\nexport const RULES: Rule[] = [\n  {{ pattern: /rm -rf \\//, reason: `${{PLUGIN}}: no root removal` }},\n  {{ pattern: /--force/, reason: `${{PLUGIN}}: no force` }},\n];\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("src/hooks/lib/log.ts"),
+            "import { appendFileSync } from 'node:fs';\nexport function log(line: string): void {\n  if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, line + '\\n');\n}\n",
+        )
+        .unwrap();
+        for h in 0..hooks {
+            std::fs::write(
+                root.join(format!("src/hooks/h{h:02}.ts")),
+                format!(
+                    "import {{ RULES }} from './lib/rules.js';\nimport {{ log }} from './lib/log.js';\n\ninterface Event {{ toolName?: string; toolInput?: {{ command?: string }} }}\n\nexport default (event: Event) => {{\n  const command = event.toolInput?.command ?? '';\n  log(`h{h:02} ${{event.toolName}}`);\n  const rule = RULES.find((r) => r.pattern.test(command));\n  return rule && {} ? {{ outcome: 'deny' as const, reason: rule.reason }} : undefined;\n}};\n",
+                    if h < hooks / 2 { "true" } else { "false" }
+                ),
+            )
+            .unwrap();
+        }
+    }
+}
+
+fn build(repo: &Path, extra: &[&str]) -> serde_json::Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
+        .args(["build", "--workspace", ".", "--json"])
+        .args(extra)
+        .current_dir(repo)
+        .env_remove("AGENT_BUNDLE_REMOTE_CACHE")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("build --json");
+    assert!(output.status.success(), "the fixture builds: {}", String::from_utf8_lossy(&output.stderr));
+    report
+}
+
+fn transpiled(report: &serde_json::Value) -> u64 {
+    report["projects"].as_array().unwrap().iter().map(|p| p["work"]["transpiled"].as_u64().unwrap()).sum()
+}
+
+fn clean_artifacts(repo: &Path) {
+    for entry in std::fs::read_dir(repo.join("plugins")).unwrap() {
+        let _ = std::fs::remove_dir_all(entry.unwrap().path().join("artifact"));
+    }
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> Duration {
+    let started = Instant::now();
+    f();
+    started.elapsed()
+}
+
+fn best(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    (0..runs).map(|_| f()).min().unwrap()
+}
+
+fn report(what: &str, measured: Duration, baseline: Duration, goal: &str) {
+    println!(
+        "  {what:<48} {:>9.1} ms / {:>9.1} ms = {:>6.3}×   ({goal})",
+        ms(measured),
+        ms(baseline),
+        measured.as_secs_f64() / baseline.as_secs_f64()
+    );
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// The floor of any build: find every input file and stat it.
+fn walk_and_stat(repo: &Path) {
+    let mut count = 0usize;
+    for entry in walkdir::WalkDir::new(repo).into_iter().filter_entry(|e| e.file_name() != "artifact") {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            std::fs::metadata(entry.path()).unwrap();
+            count += 1;
+        }
+    }
+    assert!(count > 0);
+}
+
+/// esbuild bundling every handler entry of the fixture, once, in one process.
+fn esbuild_floor(repo: &Path, runs: usize) -> Duration {
+    let tools = Path::new(&std::env::var("HOME").unwrap()).join(".cache/agent-bundle/bench-tools");
+    let binary = tools.join("node_modules/.bin/esbuild");
+    if !binary.exists() {
+        let status = Command::new("npm")
+            .args(["install", "--prefix", tools.to_str().unwrap(), "--no-audit", "--no-fund", "--loglevel=error", "esbuild@0.28.2"])
+            .status()
+            .expect("npm is installed");
+        assert!(status.success(), "installing esbuild from npm");
+    }
+    let entries: Vec<PathBuf> = walkdir::WalkDir::new(repo)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().parent().is_some_and(|p| p.ends_with("src/hooks")) && e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    best(runs, || {
+        let out = tempfile::tempdir().unwrap();
+        time(|| {
+            let status = Command::new(&binary)
+                .args(&entries)
+                .args(["--bundle", "--platform=node", "--format=esm", "--log-level=error"])
+                .arg(format!("--outdir={}", out.path().display()))
+                .arg(format!("--outbase={}", repo.display()))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        })
+    })
+}
+
+/// Edits one handler of a watched project repeatedly; time from the write to the report of
+/// the published build.
+fn watch_latency(project: &Path, cache: &Path, edits: usize) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
+        .args(["watch", "--json", "--cache-dir", cache.to_str().unwrap()])
+        .current_dir(project)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || serde_json::from_str::<serde_json::Value>(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(next()["ok"], true);
+    let handler = project.join("src/hooks/h00.ts");
+    let original = std::fs::read_to_string(&handler).unwrap();
+    let mut samples = Vec::new();
+    let mut rewritten_ok = true;
+    for edit in 0..edits {
+        std::thread::sleep(Duration::from_millis(60));
+        let started = Instant::now();
+        std::fs::write(&handler, format!("{original}// edit {edit}\n")).unwrap();
+        let report = next();
+        samples.push(started.elapsed());
+        let written = report["published"]["written"].as_array().map(|w| w.len()).unwrap_or(0);
+        // Three wrappers of the edited hook plus the manifest.
+        rewritten_ok &= report["ok"] == true && written == 4;
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let _ = child.wait();
+    std::fs::write(&handler, original).unwrap();
+    samples.sort();
+    let p50 = samples[samples.len() / 2];
+    let p95 = samples[(samples.len() * 95 / 100).min(samples.len() - 1)];
+    println!(
+        "  watch: one handler edited → published        p50 {:>6.1} ms, p95 {:>6.1} ms over {edits} edits (goal p95 < 100 ms; only that hook's wrappers rewritten: {})",
+        ms(p50),
+        ms(p95),
+        if rewritten_ok { "yes" } else { "NO" }
+    );
+}
+
+/// An empty local cache with a warm remote (nginx on loopback) against a cold build.
+fn remote_cache(repo: &Path, cold: Duration, runs: usize) {
+    if Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_err() {
+        println!("  remote cache: skipped (nginx is not installed: apt-get install -y nginx)");
+        return;
+    }
+    let server = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
+    let started = Command::new(script).arg(server.path()).arg(port.to_string()).stdout(Stdio::null()).status().unwrap();
+    assert!(started.success(), "nginx starts");
+    let url = format!("http://127.0.0.1:{port}/cache");
+    let remote = ["--remote-cache", url.as_str(), "--remote-cache-token", "secret"];
+    clean_artifacts(repo);
+    let seed_cache = tempfile::tempdir().unwrap();
+    let mut args = vec!["--cache-dir", seed_cache.path().to_str().unwrap()];
+    args.extend(remote);
+    build(repo, &args);
+    let reference = artifacts(repo);
+    let from_remote = best(runs, || {
+        clean_artifacts(repo);
+        let local = tempfile::tempdir().unwrap();
+        let mut args = vec!["--cache-dir", local.path().to_str().unwrap()];
+        args.extend(remote);
+        time(|| assert_eq!(transpiled(&build(repo, &args)), 0, "a warm remote transpiles nothing"))
+    });
+    assert!(artifacts(repo) == reference, "byte-identical artifacts from the remote");
+    report("empty local + warm remote cache / cold", from_remote, cold, "no transpiling, identical bytes");
+    if let Ok(pid) = std::fs::read_to_string(server.path().join("nginx.pid")) {
+        let _ = Command::new("kill").arg(pid.trim()).status();
+    }
+}
+
+fn artifacts(repo: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(repo)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().components().any(|c| c.as_os_str() == "artifact"))
+        .map(|e| (e.path().to_owned(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}

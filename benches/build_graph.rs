@@ -24,7 +24,10 @@ fn main() {
     if let Some(index) = args.iter().position(|a| a == "--generate") {
         let dir = PathBuf::from(args.get(index + 1).expect("--generate DIR"));
         generate(&dir, plugins, hooks);
-        println!("generated {plugins} plugins × {hooks} hooks in {}", dir.display());
+        println!(
+            "generated {plugins} plugins × {hooks} hooks in {}",
+            dir.display()
+        );
         return;
     }
     if args.iter().any(|a| a == "--bench") && args.iter().any(|a| a == "--test") {
@@ -35,7 +38,9 @@ fn main() {
     let repo = work.path().join("monorepo");
     generate(&repo, plugins, hooks);
     let total_hooks = plugins * hooks;
-    println!("build graph benchmark: {plugins} plugins × {hooks} hooks = {total_hooks} hooks × 3 hosts ({runs} runs each, best taken)");
+    println!(
+        "build graph benchmark: {plugins} plugins × {hooks} hooks = {total_hooks} hooks × 3 hosts ({runs} runs each, best taken)"
+    );
 
     // Cold: an empty cache every time.
     let cold = best(runs, || {
@@ -44,7 +49,12 @@ fn main() {
         time(|| build(&repo, &["--cache-dir", cache.path().to_str().unwrap()]))
     });
     let esbuild = esbuild_floor(&repo, runs);
-    report("cold build (empty cache) / esbuild --bundle", cold, esbuild, "goal ≤ 1.0");
+    report(
+        "cold build (empty cache) / esbuild --bundle",
+        cold,
+        esbuild,
+        "goal ≤ 1.0",
+    );
 
     // Warm: a full local cache, a new process, no artifact yet (so everything is published).
     let cache = work.path().join("cache");
@@ -57,12 +67,24 @@ fn main() {
             assert_eq!(transpiled(&report), 0, "a warm cache transpiles nothing");
         })
     });
-    report("warm build (new process, full cache) / cold", warm, cold, "goal ≤ 0.1");
+    report(
+        "warm build (new process, full cache) / cold",
+        warm,
+        cold,
+        "goal ≤ 0.1",
+    );
 
     // No-op: everything built and published already.
-    let noop = best(runs.max(5), || time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()])));
+    let noop = best(runs.max(5), || {
+        time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()]))
+    });
     let floor = best(runs.max(5), || time(|| walk_and_stat(&repo)));
-    report("no-op rebuild / walk+stat of the inputs", noop, floor, "goal ≤ 2, and < 50 ms");
+    report(
+        "no-op rebuild / walk+stat of the inputs",
+        noop,
+        floor,
+        "goal ≤ 2, and < 50 ms",
+    );
 
     watch_latency(&repo.join("plugins/p000"), &cache, runs.max(20));
 
@@ -70,7 +92,10 @@ fn main() {
 }
 
 fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Writes the fixture: `plugins/pNNN/` projects, each with `hooks` handlers importing two
@@ -79,9 +104,12 @@ fn generate(dir: &Path, plugins: usize, hooks: usize) {
     for p in 0..plugins {
         let root = dir.join(format!("plugins/p{p:03}"));
         std::fs::create_dir_all(root.join("src/hooks/lib")).unwrap();
-        let before: Vec<String> =
-            (0..hooks / 2).map(|h| format!("{{ handler: './src/hooks/h{h:02}.ts', tools: ['shell'] }}")).collect();
-        let after: Vec<String> = (hooks / 2..hooks).map(|h| format!("'./src/hooks/h{h:02}.ts'")).collect();
+        let before: Vec<String> = (0..hooks / 2)
+            .map(|h| format!("{{ handler: './src/hooks/h{h:02}.ts', tools: ['shell'] }}"))
+            .collect();
+        let after: Vec<String> = (hooks / 2..hooks)
+            .map(|h| format!("'./src/hooks/h{h:02}.ts'"))
+            .collect();
         let config = format!(
             "import {{ defineConfig }} from 'agent-bundle/config';\n\nexport default defineConfig({{\n  plugin: {{ name: 'bench-p{p:03}', version: '1.0.0' }},\n  targets: ['claude', 'codex', 'cursor'],\n  hooks: {{\n    beforeTool: [{}],\n    afterTool: [{}],\n  }},\n}});\n",
             before.join(", "),
@@ -120,12 +148,21 @@ fn build(repo: &Path, extra: &[&str]) -> serde_json::Value {
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("build --json");
-    assert!(output.status.success(), "the fixture builds: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "the fixture builds: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     report
 }
 
 fn transpiled(report: &serde_json::Value) -> u64 {
-    report["projects"].as_array().unwrap().iter().map(|p| p["work"]["transpiled"].as_u64().unwrap()).sum()
+    report["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["work"]["transpiled"].as_u64().unwrap())
+        .sum()
 }
 
 fn clean_artifacts(repo: &Path) {
@@ -160,7 +197,10 @@ fn ms(duration: Duration) -> f64 {
 /// The floor of any build: find every input file and stat it.
 fn walk_and_stat(repo: &Path) {
     let mut count = 0usize;
-    for entry in walkdir::WalkDir::new(repo).into_iter().filter_entry(|e| e.file_name() != "artifact") {
+    for entry in walkdir::WalkDir::new(repo)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "artifact")
+    {
         let entry = entry.unwrap();
         if entry.file_type().is_file() {
             std::fs::metadata(entry.path()).unwrap();
@@ -176,7 +216,15 @@ fn esbuild_floor(repo: &Path, runs: usize) -> Duration {
     let binary = tools.join("node_modules/.bin/esbuild");
     if !binary.exists() {
         let status = Command::new("npm")
-            .args(["install", "--prefix", tools.to_str().unwrap(), "--no-audit", "--no-fund", "--loglevel=error", "esbuild@0.28.2"])
+            .args([
+                "install",
+                "--prefix",
+                tools.to_str().unwrap(),
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "esbuild@0.28.2",
+            ])
             .status()
             .expect("npm is installed");
         assert!(status.success(), "installing esbuild from npm");
@@ -184,7 +232,9 @@ fn esbuild_floor(repo: &Path, runs: usize) -> Duration {
     let entries: Vec<PathBuf> = walkdir::WalkDir::new(repo)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.path().parent().is_some_and(|p| p.ends_with("src/hooks")) && e.file_type().is_file())
+        .filter(|e| {
+            e.path().parent().is_some_and(|p| p.ends_with("src/hooks")) && e.file_type().is_file()
+        })
         .map(|e| e.into_path())
         .collect();
     best(runs, || {
@@ -192,7 +242,12 @@ fn esbuild_floor(repo: &Path, runs: usize) -> Duration {
         time(|| {
             let status = Command::new(&binary)
                 .args(&entries)
-                .args(["--bundle", "--platform=node", "--format=esm", "--log-level=error"])
+                .args([
+                    "--bundle",
+                    "--platform=node",
+                    "--format=esm",
+                    "--log-level=error",
+                ])
                 .arg(format!("--outdir={}", out.path().display()))
                 .arg(format!("--outbase={}", repo.display()))
                 .status()
@@ -213,7 +268,8 @@ fn watch_latency(project: &Path, cache: &Path, edits: usize) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = || serde_json::from_str::<serde_json::Value>(&lines.next().unwrap().unwrap()).unwrap();
+    let mut next =
+        || serde_json::from_str::<serde_json::Value>(&lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(next()["ok"], true);
     let handler = project.join("src/hooks/h00.ts");
     let original = std::fs::read_to_string(&handler).unwrap();
@@ -225,7 +281,10 @@ fn watch_latency(project: &Path, cache: &Path, edits: usize) {
         std::fs::write(&handler, format!("{original}// edit {edit}\n")).unwrap();
         let report = next();
         samples.push(started.elapsed());
-        let written = report["published"]["written"].as_array().map(|w| w.len()).unwrap_or(0);
+        let written = report["published"]["written"]
+            .as_array()
+            .map(|w| w.len())
+            .unwrap_or(0);
         // Three wrappers of the edited hook plus the manifest.
         rewritten_ok &= report["ok"] == true && written == 4;
     }
@@ -245,17 +304,36 @@ fn watch_latency(project: &Path, cache: &Path, edits: usize) {
 
 /// An empty local cache with a warm remote (nginx on loopback) against a cold build.
 fn remote_cache(repo: &Path, cold: Duration, runs: usize) {
-    if Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_err() {
+    if Command::new("nginx")
+        .arg("-v")
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
         println!("  remote cache: skipped (nginx is not installed: apt-get install -y nginx)");
         return;
     }
     let server = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
-    let started = Command::new(script).arg(server.path()).arg(port.to_string()).stdout(Stdio::null()).status().unwrap();
+    let started = Command::new(script)
+        .arg(server.path())
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
     assert!(started.success(), "nginx starts");
     let url = format!("http://127.0.0.1:{port}/cache");
-    let remote = ["--remote-cache", url.as_str(), "--remote-cache-token", "secret"];
+    let remote = [
+        "--remote-cache",
+        url.as_str(),
+        "--remote-cache-token",
+        "secret",
+    ];
     clean_artifacts(repo);
     let seed_cache = tempfile::tempdir().unwrap();
     let mut args = vec!["--cache-dir", seed_cache.path().to_str().unwrap()];
@@ -267,10 +345,24 @@ fn remote_cache(repo: &Path, cold: Duration, runs: usize) {
         let local = tempfile::tempdir().unwrap();
         let mut args = vec!["--cache-dir", local.path().to_str().unwrap()];
         args.extend(remote);
-        time(|| assert_eq!(transpiled(&build(repo, &args)), 0, "a warm remote transpiles nothing"))
+        time(|| {
+            assert_eq!(
+                transpiled(&build(repo, &args)),
+                0,
+                "a warm remote transpiles nothing"
+            )
+        })
     });
-    assert!(artifacts(repo) == reference, "byte-identical artifacts from the remote");
-    report("empty local + warm remote cache / cold", from_remote, cold, "no transpiling, identical bytes");
+    assert!(
+        artifacts(repo) == reference,
+        "byte-identical artifacts from the remote"
+    );
+    report(
+        "empty local + warm remote cache / cold",
+        from_remote,
+        cold,
+        "no transpiling, identical bytes",
+    );
     if let Ok(pid) = std::fs::read_to_string(server.path().join("nginx.pid")) {
         let _ = Command::new("kill").arg(pid.trim()).status();
     }
@@ -280,7 +372,9 @@ fn artifacts(repo: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files: Vec<_> = walkdir::WalkDir::new(repo)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.path().components().any(|c| c.as_os_str() == "artifact"))
+        .filter(|e| {
+            e.file_type().is_file() && e.path().components().any(|c| c.as_os_str() == "artifact")
+        })
         .map(|e| (e.path().to_owned(), std::fs::read(e.path()).unwrap()))
         .collect();
     files.sort();

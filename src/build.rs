@@ -19,6 +19,7 @@ use crate::hosts::{self, HostPlan};
 use crate::loader::Workspace;
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
+use crate::stamp;
 
 /// What `agent-bundle build` is asked to do.
 #[derive(Clone, Debug)]
@@ -68,6 +69,9 @@ pub struct BuildOutput {
     pub published: Option<PublishStats>,
     /// Real work done (not served by the cache or salsa): modules transpiled, wrappers bundled.
     pub work: Work,
+    /// Set when the no-op fast path answered: nothing changed since the last clean build,
+    /// so no stage ran and `compiled` is empty.
+    pub up_to_date: Option<stamp::Summary>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,12 +84,64 @@ pub struct Work {
 
 /// Loads the project at `options.root`, compiles it and publishes the artifact.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
+    let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
+    let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
+    if let Some(stamp) = stamp::up_to_date(&options.root, &settings, &snapshot) {
+        let files = stamp.summary.files;
+        let published = PublishStats {
+            unchanged: files,
+            ..PublishStats::default()
+        };
+        return Ok(BuildOutput {
+            compiled: finish_empty(),
+            published: Some(published),
+            work: Work {
+                cache: options.cache.stats(),
+                ..Work::default()
+            },
+            up_to_date: Some(stamp.summary),
+        });
+    }
     let mut workspace = Workspace::new(
         Database::new().with_cache(options.cache.clone()),
         options.root.clone(),
     );
     let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
-    compile_and_publish(&workspace.db, project, options)
+    let output = compile_and_publish(&workspace.db, project, options)?;
+    match (&output.compiled.model, &output.published) {
+        (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
+            let summary = stamp::Summary {
+                plugin: model.name.clone(),
+                version: model.version.clone(),
+                targets: model
+                    .targets
+                    .iter()
+                    .map(|t| t.as_str().to_owned())
+                    .collect(),
+                files: output.compiled.files.len(),
+            };
+            // The stamp is an optimization: failing to write it must not fail the build.
+            let _ = stamp::save(
+                &options.root,
+                &options.out_dir,
+                &settings,
+                snapshot,
+                summary,
+            );
+        }
+        _ => stamp::clear(&options.root),
+    }
+    Ok(output)
+}
+
+fn finish_empty() -> Compiled {
+    Compiled {
+        model: None,
+        plans: Vec::new(),
+        files: BTreeMap::new(),
+        diagnostics: Vec::new(),
+        texts: BTreeMap::new(),
+    }
 }
 
 /// Compiles `project` and publishes its artifact unless there are errors.
@@ -111,6 +167,7 @@ pub fn compile_and_publish(
         compiled,
         published,
         work,
+        up_to_date: None,
     })
 }
 

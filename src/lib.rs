@@ -21,6 +21,7 @@ pub mod loader;
 pub mod model;
 pub mod output;
 pub mod source;
+pub mod stamp;
 pub mod validate;
 pub mod watch;
 pub mod workspace;

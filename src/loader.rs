@@ -156,6 +156,16 @@ impl Workspace {
 /// Every file below `root` by project-relative POSIX path, with its bytes and executable bit.
 pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
     let mut files = BTreeMap::new();
+    for (key, path) in input_files(root, exclude)? {
+        if let Some(file) = read_file(&path)? {
+            files.insert(key, file);
+        }
+    }
+    Ok(files)
+}
+
+/// Every input file below `root` (project-relative POSIX key, path), in name order.
+pub fn input_files(root: &Path, exclude: &[PathBuf]) -> io::Result<Vec<(String, PathBuf)>> {
     let walker = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
@@ -169,6 +179,7 @@ pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
         // A folder holding a manifest is a built artifact: an output, never an input.
         !(is_ignored(Path::new(entry.file_name()), excluded) || path.join(MANIFEST_FILE).is_file())
     });
+    let mut files = Vec::new();
     for entry in walker {
         let entry = entry.map_err(io::Error::other)?;
         if !entry.file_type().is_file() {
@@ -178,11 +189,8 @@ pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
             .path()
             .strip_prefix(root)
             .expect("walkdir stays below its root");
-        let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) else {
-            continue;
-        };
-        if let Some(file) = read_file(entry.path())? {
-            files.insert(key, file);
+        if let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) {
+            files.push((key, entry.into_path()));
         }
     }
     Ok(files)

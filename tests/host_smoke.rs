@@ -45,7 +45,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     ) else {
         return;
     };
-    let artifact = policy().artifact.clone();
+    let artifact = policy().artifact.to_str().unwrap();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
@@ -61,12 +61,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
 
     let run = s.claude(
         &mock,
-        &[
-            "--plugin-dir".as_ref(),
-            artifact.as_os_str(),
-            "--allowedTools".as_ref(),
-            "Bash".as_ref(),
-        ],
+        &["--plugin-dir", artifact, "--allowedTools", "Bash"],
         &[("POLICY_BLOCK_STOP", "1")],
     );
     let stream = json_lines(&run.stdout);
@@ -79,11 +74,11 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
         (&json!("policy@inline"), &json!("1.2.0")),
         "{plugin:#}"
     );
-    assert_eq!(plugin["path"], json!(artifact.to_str().unwrap()));
+    assert_eq!(plugin["path"], artifact);
     let debug = fs::read_to_string(s.path("debug.log")).unwrap();
     let hooks_file = format!(
         "Read hooks.json for plugin policy (enabled=true): {}",
-        artifact.join("hooks/hooks.json").display()
+        Path::new(artifact).join("hooks/hooks.json").display()
     );
     assert!(
         debug.contains(&hooks_file),
@@ -116,7 +111,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     );
     s.assert_wrappers_ran(
         "claude",
-        &artifact,
+        Path::new(artifact),
         &["sessionStart", "beforeTool", "afterTool", "stop"],
     );
 
@@ -167,7 +162,7 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     ) else {
         return;
     };
-    let artifact = policy().artifact.clone();
+    let artifact = policy().artifact.to_str().unwrap();
     // A command Claude Code asks about before running (it creates a file in the working
     // directory), and no `--allowedTools`: in `-p` mode an unanswered question is a denial.
     let created = s.path("work/created");
@@ -176,12 +171,7 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
 
     // With an API key but no reachable API, `claude plugin` waits ~18 s on the network:
     // point it at the mock too.
-    let add = [
-        "plugin".as_ref(),
-        "marketplace".as_ref(),
-        "add".as_ref(),
-        artifact.as_os_str(),
-    ];
+    let add = ["plugin", "marketplace", "add", artifact];
     let added = s.run("claude-marketplace-add", s.claude_command(&mock).args(add));
     assert!(
         added
@@ -262,7 +252,8 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
         "{refused:#}"
     );
 
-    // 5. The context reached the model; 6. no stop deny without POLICY_BLOCK_STOP.
+    // 5. The context reached the model; 6. no stop deny without POLICY_BLOCK_STOP. (3, the
+    //    deny, is covered by the plugin-dir test.)
     assert!(
         requests[0]["body"].to_string().contains(CONTEXT),
         "no sessionStart context in the first request"
@@ -379,7 +370,7 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     ) else {
         return;
     };
-    let artifact = policy().artifact.clone();
+    let artifact = policy().artifact.to_str().unwrap();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
@@ -395,14 +386,14 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     s.write_codex_config(&mock);
 
     // 1. Installed from the artifact's own marketplace file, into Codex's plugin cache.
+    //    Installing proves little: Codex 0.171.0 installs a plugin whose hooks it will never
+    //    load (e.g. when a root Agent Plugins `plugin.json` with `$schema` sits next to
+    //    `.codex-plugin/plugin.json`, it takes the former, which has no hooks) and says
+    //    nothing. What it ran is checked below.
     let added = s.run(
         "codex-marketplace-add",
-        s.codex_command(&[]).args([
-            "plugin".as_ref(),
-            "marketplace".as_ref(),
-            "add".as_ref(),
-            artifact.as_os_str(),
-        ]),
+        s.codex_command(&[])
+            .args(["plugin", "marketplace", "add", artifact]),
     );
     assert!(
         added
@@ -457,6 +448,11 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     }
 
     // 2. Every hook ran its compiled handler, through Codex's own wrappers, in order.
+    let calls = s.assert_wrappers_ran(
+        "codex",
+        &root,
+        &["sessionStart", "beforeTool", "afterTool", "stop"],
+    );
     assert_eq!(
         s.policy_log(),
         vec![
@@ -467,11 +463,6 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
             json!({"hook": "stop", "reentry": false, "blocked": true}),
             json!({"hook": "stop", "reentry": true, "blocked": false}),
         ]
-    );
-    let calls = s.assert_wrappers_ran(
-        "codex",
-        &root,
-        &["sessionStart", "beforeTool", "afterTool", "stop"],
     );
     let answers: Vec<_> = calls
         .iter()
@@ -519,6 +510,9 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
 
     // 4. The continuing hook did not block: the command ran, its output reached the model.
+    //    (`codex exec` with `approval_policy = "never"` asks no one, and a bare `allow` from
+    //    a hook changes nothing observable there; that the wrapper answered nothing at all is
+    //    checked above, on what it printed.)
     assert!(ran_ok.exists(), "the allowed command did not run");
     let output = codex_function_output(&requests[2], "call_mock0002");
     assert!(output.contains("Process exited with code 0"), "{output}");
@@ -668,18 +662,6 @@ struct Built {
 fn policy() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
-        if let Ok(dev) = std::env::var("HOST_SMOKE_DEV_ARTIFACT") {
-            let artifact = PathBuf::from(dev);
-            let manifest: Value = serde_json::from_slice(
-                &fs::read(artifact.join("agent-bundle.manifest.json")).unwrap(),
-            )
-            .unwrap();
-            return Built {
-                hooks: manifest["hooks"].as_array().unwrap().clone(),
-                artifact,
-                _project: tempfile::tempdir().unwrap(),
-            };
-        }
         let project = support::example("policy");
         let (code, report) = support::build_json(project.path(), &[]);
         assert_eq!(code, 0, "{report:#}");
@@ -717,10 +699,11 @@ impl Session {
     fn start(test: &str) -> Option<Session> {
         if !network_namespaces() {
             eprintln!(
-                "host_smoke::{test}: SKIPPED: this machine cannot create a network namespace (`unshare -n true` failed; it needs root or unprivileged user namespaces)"
+                "host_smoke::{test}: SKIPPED: this machine cannot create a network namespace (`unshare -n true` failed; it needs root, or CAP_SYS_ADMIN)"
             );
             return None;
         }
+        // Install the clients and build the example once, now: failing there fails the test.
         clients();
         policy();
         let dir = tempfile::tempdir().unwrap();
@@ -791,7 +774,7 @@ impl Session {
     }
 
     /// `claude -p "hi"` in stream-json with hook events and a debug log.
-    fn claude(&self, mock: &Mock, args: &[&OsStr], env: &[(&str, &str)]) -> Output {
+    fn claude(&self, mock: &Mock, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = self.claude_command(mock);
         command.envs(env.iter().copied()).args([
             "-p",
@@ -919,6 +902,10 @@ enabled = false
             })
             .collect();
         let log = fs::read_to_string(self.path("node-calls.tsv")).unwrap_or_default();
+        assert!(
+            !log.is_empty(),
+            "{host} ran none of the plugin's hooks: it did not load them (and said nothing)"
+        );
         let calls: Vec<NodeCall> = log
             .lines()
             .map(|line| {

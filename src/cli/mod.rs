@@ -264,6 +264,16 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     } else {
         report::print_diagnostics(compiled);
         report::print_cache_warnings(&warnings);
+        if let Some(summary) = &output.up_to_date {
+            println!(
+                "{} {} for {} is up to date ({} files) in {} ms",
+                summary.plugin,
+                summary.version,
+                summary.targets.join(", "),
+                summary.files,
+                elapsed.as_millis()
+            );
+        }
         if let (Some(model), Some(stats)) = (&compiled.model, &output.published) {
             let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
             println!(

@@ -52,7 +52,7 @@ pub(super) fn build_json(
     elapsed: Duration,
 ) -> serde_json::Value {
     let compiled = &output.compiled;
-    let hooks: Vec<_> = compiled
+    let mut hooks: Vec<serde_json::Value> = compiled
         .plans
         .iter()
         .flat_map(|plan| {
@@ -64,13 +64,39 @@ pub(super) fn build_json(
             })
         })
         .collect();
+    let (mut plugin, mut targets) = (
+        compiled
+            .model
+            .as_ref()
+            .map(|m| serde_json::json!({"name": m.name, "version": m.version})),
+        compiled
+            .model
+            .as_ref()
+            .map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
+    );
+    if let Some(summary) = &output.up_to_date {
+        // Nothing ran: report what the untouched artifact holds.
+        plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
+        targets = Some(serde_json::json!(summary.targets));
+        hooks = crate::artifact::read_hooks(&options.out_dir)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| {
+                serde_json::json!({
+                    "id": h.id, "name": h.name, "event": h.event, "host": h.host, "nativeEvent": h.native_event,
+                    "matcher": h.matcher, "command": h.command, "wrapper": h.path,
+                })
+            })
+            .collect();
+    }
     let published = output.published.as_ref().map(|stats| {
         serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed })
     });
     serde_json::json!({
         "ok": output.published.is_some(),
-        "plugin": compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
-        "targets": compiled.model.as_ref().map(|m| m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>()),
+        "upToDate": output.up_to_date.is_some(),
+        "plugin": plugin,
+        "targets": targets,
         "out": options.out_dir.display().to_string(),
         "files": compiled.files.keys().collect::<Vec<_>>(),
         "published": published,

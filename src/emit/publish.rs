@@ -98,8 +98,9 @@ fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {
         .open(path)?;
     handle.write_all(&file.bytes)?;
     // `mode` is filtered by the umask; payload files must keep their executable bit.
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
-    handle.sync_data()
+    // No fsync per file: atomicity comes from the final rename, and thousands of fsyncs
+    // would dominate the build (durability across power loss is not this tool's promise).
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
 }
 
 fn is_unchanged(path: &Path, file: &OutputFile) -> bool {

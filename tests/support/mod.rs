@@ -43,7 +43,7 @@ pub fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let relative = entry.path().strip_prefix(from).unwrap();
-        if relative.starts_with("artifact") {
+        if relative.starts_with("artifact") || relative.starts_with(".agent-bundle") {
             continue;
         }
         let target = to.join(relative);

@@ -19,10 +19,7 @@ if (/POLICY_DENY_ME/.test(cmd)) process.stdout.write(JSON.stringify({hookSpecifi
 "#;
 
 fn main() {
-    let runs: usize = std::env::var("COLD_START_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(60);
+    let runs: usize = std::env::var("COLD_START_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(60);
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = tempfile::tempdir().unwrap();
     copy(&repo.join("examples/policy"), work.path());
@@ -48,10 +45,7 @@ fn main() {
     std::fs::write(&minimal, MINIMAL_HOOK).unwrap();
 
     let recorded: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            repo.join("tests/fixtures/host-payloads/claude-code-2.1.332/PreToolUse.json"),
-        )
-        .unwrap(),
+        &std::fs::read(repo.join("tests/fixtures/host-payloads/claude-code-2.1.332/PreToolUse.json")).unwrap(),
     )
     .unwrap();
     let mut payload = recorded["stdin"].clone();
@@ -59,11 +53,7 @@ fn main() {
     let payload = payload.to_string();
 
     let expected = run_node(&[wrapper.to_str().unwrap()], &payload).1;
-    assert_eq!(
-        expected,
-        run_node(&[minimal.to_str().unwrap()], &payload).1,
-        "both hooks give the same answer"
-    );
+    assert_eq!(expected, run_node(&[minimal.to_str().unwrap()], &payload).1, "both hooks give the same answer");
 
     let commands: [(&str, Vec<&str>); 3] = [
         ("node -e 0", vec!["-e", "0"]),
@@ -84,9 +74,7 @@ fn main() {
         }
     }
     let medians: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
-    println!(
-        "wrapper cold start, {runs} interleaved runs each (PreToolUse deny on the Claude Code 2.1.332 payload):"
-    );
+    println!("wrapper cold start, {runs} interleaved runs each (PreToolUse deny on the Claude Code 2.1.332 payload):");
     for ((name, _), (sample, median)) in commands.iter().zip(samples.iter().zip(&medians)) {
         let p95 = sample[(sample.len() * 95 / 100).min(sample.len() - 1)].as_secs_f64() * 1e3;
         println!("  {name:<28} median {median:7.2} ms   p95 {p95:7.2} ms");
@@ -97,10 +85,7 @@ fn main() {
         medians[2] / medians[0],
         medians[1] / medians[0]
     );
-    println!(
-        "  wrapper size: {} bytes",
-        std::fs::metadata(&wrapper).unwrap().len()
-    );
+    println!("  wrapper size: {} bytes", std::fs::metadata(&wrapper).unwrap().len());
 }
 
 fn median(samples: &mut [Duration]) -> f64 {
@@ -110,18 +95,8 @@ fn median(samples: &mut [Duration]) -> f64 {
 
 fn run_node(args: &[&str], stdin: &str) -> (Duration, String) {
     let started = Instant::now();
-    let mut child = Command::new("node")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    let mut child = Command::new("node").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let elapsed = started.elapsed();
     assert!(output.status.success());

@@ -35,46 +35,23 @@ struct ManifestHooks {
 pub fn read_hooks(dir: &Path) -> Result<Vec<HookRow>, String> {
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "cannot read {}: {e} (is it an artifact built by `agent-bundle build`?)",
-            path.display()
-        )
+        format!("cannot read {}: {e} (is it an artifact built by `agent-bundle build`?)", path.display())
     })?;
-    let manifest: ManifestHooks = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{} is not a valid agent-bundle manifest: {e}",
-            path.display()
-        )
-    })?;
+    let manifest: ManifestHooks = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))?;
     Ok(manifest.hooks)
 }
 
 /// The single hook of `host` whose name or id is `wanted`.
-pub fn find_hook<'a>(
-    hooks: &'a [HookRow],
-    host: &str,
-    wanted: &str,
-) -> Result<&'a HookRow, String> {
-    let matches: Vec<_> = hooks
-        .iter()
-        .filter(|h| h.host == host && (h.name == wanted || h.id == wanted))
-        .collect();
+pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&'a HookRow, String> {
+    let matches: Vec<_> = hooks.iter().filter(|h| h.host == host && (h.name == wanted || h.id == wanted)).collect();
     match matches.as_slice() {
         [hook] => Ok(hook),
         _ => {
-            let names: Vec<_> = hooks
-                .iter()
-                .filter(|h| h.host == host && h.kind == "config")
-                .map(|h| h.name.as_str())
-                .collect();
-            let known = if names.is_empty() {
-                "none".to_owned()
-            } else {
-                names.join(", ")
-            };
-            Err(format!(
-                "expected exactly one {host} hook matching \"{wanted}\" (hooks for {host}: {known})"
-            ))
+            let names: Vec<_> =
+                hooks.iter().filter(|h| h.host == host && h.kind == "config").map(|h| h.name.as_str()).collect();
+            let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+            Err(format!("expected exactly one {host} hook matching \"{wanted}\" (hooks for {host}: {known})"))
         }
     }
 }
@@ -95,11 +72,7 @@ const MAX_INPUT: usize = 1024 * 1024;
 /// Runs the emitted wrapper of `hook` with canonical `input`, exactly as the host would run
 /// it, plus `AGENT_BUNDLE_HOOK_SIMULATION=1` (the wrapper then encodes the canonical input
 /// into the host's envelope and reports what it sent back).
-pub fn simulate(
-    artifact: &Path,
-    hook: &HookRow,
-    input: &serde_json::Value,
-) -> Result<Simulation, String> {
+pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> Result<Simulation, String> {
     let Some(path) = hook.path.as_deref().filter(|_| hook.kind == "config") else {
         return Err(format!(
             "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
@@ -113,9 +86,7 @@ pub fn simulate(
     if input.len() > MAX_INPUT {
         return Err("simulation input exceeds the 1 MiB limit".into());
     }
-    let artifact = artifact
-        .canonicalize()
-        .map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
+    let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
     let wrapper: PathBuf = artifact.join(path);
     let started = Instant::now();
     let mut child = Command::new("node")
@@ -126,9 +97,7 @@ pub fn simulate(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| {
-            format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)")
-        })?;
+        .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let mut stdout = child.stdout.take().expect("stdout is piped");
@@ -149,33 +118,20 @@ pub fn simulate(
         if started.elapsed() > timeout {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!(
-                "the wrapper did not answer within {} s",
-                timeout.as_secs()
-            ));
+            return Err(format!("the wrapper did not answer within {} s", timeout.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let elapsed = started.elapsed();
     let _ = writer.join();
-    let stdout = out_reader
-        .join()
-        .expect("reader thread")
-        .map_err(|e| e.to_string())?;
-    let stderr = err_reader
-        .join()
-        .expect("reader thread")
-        .map_err(|e| e.to_string())?;
+    let stdout = out_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
+    let stderr = err_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
     if !status.success() {
         let message = stderr.trim();
-        return Err(if message.is_empty() {
-            format!("the wrapper failed ({status})")
-        } else {
-            message.to_owned()
-        });
+        return Err(if message.is_empty() { format!("the wrapper failed ({status})") } else { message.to_owned() });
     }
-    let report: serde_json::Value = serde_json::from_str(stdout.trim())
-        .map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
+    let report: serde_json::Value =
+        serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
     Ok(Simulation {
         native_input: report["nativeInput"].clone(),
         native_output: report["nativeOutput"].clone(),

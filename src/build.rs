@@ -38,10 +38,7 @@ pub struct BuildOptions {
 
 impl BuildOptions {
     pub fn settings(&self) -> Settings {
-        Settings {
-            config_file: self.config.clone(),
-            target_override: self.targets.clone(),
-        }
+        Settings { config_file: self.config.clone(), target_override: self.targets.clone() }
     }
 }
 
@@ -88,24 +85,15 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
     if let Some(stamp) = stamp::up_to_date(&options.root, &settings, &snapshot) {
         let files = stamp.summary.files;
-        let published = PublishStats {
-            unchanged: files,
-            ..PublishStats::default()
-        };
+        let published = PublishStats { unchanged: files, ..PublishStats::default() };
         return Ok(BuildOutput {
             compiled: finish_empty(),
             published: Some(published),
-            work: Work {
-                cache: options.cache.stats(),
-                ..Work::default()
-            },
+            work: Work { cache: options.cache.stats(), ..Work::default() },
             up_to_date: Some(stamp.summary),
         });
     }
-    let mut workspace = Workspace::new(
-        Database::new().with_cache(options.cache.clone()),
-        options.root.clone(),
-    );
+    let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
     let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
     let output = compile_and_publish(&workspace.db, project, options)?;
     match (&output.compiled.model, &output.published) {
@@ -113,21 +101,11 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
                 version: model.version.clone(),
-                targets: model
-                    .targets
-                    .iter()
-                    .map(|t| t.as_str().to_owned())
-                    .collect(),
+                targets: model.targets.iter().map(|t| t.as_str().to_owned()).collect(),
                 files: output.compiled.files.len(),
             };
             // The stamp is an optimization: failing to write it must not fail the build.
-            let _ = stamp::save(
-                &options.root,
-                &options.out_dir,
-                &settings,
-                snapshot,
-                summary,
-            );
+            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary);
         }
         _ => stamp::clear(&options.root),
     }
@@ -135,21 +113,11 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
 }
 
 fn finish_empty() -> Compiled {
-    Compiled {
-        model: None,
-        plans: Vec::new(),
-        files: BTreeMap::new(),
-        diagnostics: Vec::new(),
-        texts: BTreeMap::new(),
-    }
+    Compiled { model: None, plans: Vec::new(), files: BTreeMap::new(), diagnostics: Vec::new(), texts: BTreeMap::new() }
 }
 
 /// Compiles `project` and publishes its artifact unless there are errors.
-pub fn compile_and_publish(
-    db: &Database,
-    project: Project,
-    options: &BuildOptions,
-) -> std::io::Result<BuildOutput> {
+pub fn compile_and_publish(db: &Database, project: Project, options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let (transpiled_before, bundled_before) = db.work();
     let compiled = compile(db, project);
     let (transpiled, bundled) = db.work();
@@ -158,17 +126,9 @@ pub fn compile_and_publish(
         bundled: bundled - bundled_before,
         cache: options.cache.stats(),
     };
-    let published = if compiled.has_errors() {
-        None
-    } else {
-        Some(emit::publish::publish(&options.out_dir, &compiled.files)?)
-    };
-    Ok(BuildOutput {
-        compiled,
-        published,
-        work,
-        up_to_date: None,
-    })
+    let published =
+        if compiled.has_errors() { None } else { Some(emit::publish::publish(&options.out_dir, &compiled.files)?) };
+    Ok(BuildOutput { compiled, published, work, up_to_date: None })
 }
 
 /// Runs every stage for `project`.
@@ -182,9 +142,7 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
     let plans: Vec<HostPlan> = model
         .targets
         .par_iter()
-        .map_with(db.clone(), |db, &target| {
-            db::host_plan(&*db, project, TargetKey::new(&*db, target)).clone()
-        })
+        .map_with(db.clone(), |db, &target| db::host_plan(&*db, project, TargetKey::new(&*db, target)).clone())
         .collect();
     for plan in &plans {
         diagnostics.extend(plan.diagnostics.iter().cloned());
@@ -193,11 +151,7 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
 
     let requests: Vec<(String, Target, String)> = plans
         .iter()
-        .flat_map(|plan| {
-            plan.hooks
-                .iter()
-                .filter_map(|h| Some((h.hook_name.clone(), plan.target, h.wrapper.clone()?)))
-        })
+        .flat_map(|plan| plan.hooks.iter().filter_map(|h| Some((h.hook_name.clone(), plan.target, h.wrapper.clone()?))))
         .collect();
     let wrappers: Vec<(String, db::WrapperReturn)> = requests
         .par_iter()
@@ -216,23 +170,12 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
         }
     }
     if has_errors(&diagnostics) {
-        return finish(
-            db,
-            project,
-            Some(model),
-            plans,
-            BTreeMap::new(),
-            diagnostics,
-        );
+        return finish(db, project, Some(model), plans, BTreeMap::new(), diagnostics);
     }
 
     let (files, compose_diagnostics) = compose(db, project, &model, &plans, &wrappers);
     diagnostics.extend(compose_diagnostics);
-    let files = if has_errors(&diagnostics) {
-        BTreeMap::new()
-    } else {
-        files
-    };
+    let files = if has_errors(&diagnostics) { BTreeMap::new() } else { files };
     finish(db, project, Some(model), plans, files, diagnostics)
 }
 
@@ -240,11 +183,7 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
 /// that will never run (a hook naming such a host explicitly is already an error).
 fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
     let receives = |target: Target, hook: &crate::model::Hook| {
-        hook.reaches(target)
-            && hosts::table(target)
-                .hooks
-                .as_ref()
-                .is_some_and(|h| h.event(hook.event).is_some())
+        hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.event(hook.event).is_some())
     };
     model
         .hooks
@@ -275,17 +214,14 @@ fn compose(
     for plan in plans {
         // The documents are a function of the model and the plan (and this compiler).
         let identity = format!("{model:?}\n{plan:?}");
-        for file in crate::actions::documents(db.cache(), &identity, || {
-            (hosts::table(plan.target).documents)(model, plan)
-        }) {
+        for file in
+            crate::actions::documents(db.cache(), &identity, || (hosts::table(plan.target).documents)(model, plan))
+        {
             artifact.add(file);
         }
     }
     for (path, wrapper) in wrappers {
-        let code = wrapper
-            .code
-            .as_ref()
-            .expect("wrappers without errors have code");
+        let code = wrapper.code.as_ref().expect("wrappers without errors have code");
         artifact.add(OutputFile {
             path: path.clone(),
             bytes: code.as_bytes().into(),
@@ -293,52 +229,22 @@ fn compose(
             kind: FileKind::Bundle,
         });
         inputs.extend(
-            wrapper
-                .modules
-                .iter()
-                .filter_map(|m| files.get(m))
-                .map(|f| Input {
-                    path: f.path(db),
-                    bytes: f.bytes(db),
-                }),
+            wrapper.modules.iter().filter_map(|m| files.get(m)).map(|f| Input { path: f.path(db), bytes: f.bytes(db) }),
         );
     }
     for payload in &model.payloads {
-        if payload
-            .targets
-            .as_ref()
-            .is_some_and(|targets| !targets.iter().any(|t| model.targets.contains(t)))
-        {
+        if payload.targets.as_ref().is_some_and(|targets| !targets.iter().any(|t| model.targets.contains(t))) {
             continue;
         }
         let prefix = format!("{}/", payload.source);
-        for (path, file) in files
-            .range(prefix.clone()..)
-            .take_while(|(path, _)| path.starts_with(&prefix))
-        {
+        for (path, file) in files.range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix)) {
             let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
-            artifact.add(emit::payload_file(
-                artifact_path,
-                file.bytes(db).clone(),
-                file.executable(db),
-            ));
-            inputs.push(Input {
-                path,
-                bytes: file.bytes(db),
-            });
+            artifact.add(emit::payload_file(artifact_path, file.bytes(db).clone(), file.executable(db)));
+            inputs.push(Input { path, bytes: file.bytes(db) });
         }
     }
-    for file in [
-        db::config_file(db, project),
-        files.get("package.json").copied(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        inputs.push(Input {
-            path: file.path(db),
-            bytes: file.bytes(db),
-        });
+    for file in [db::config_file(db, project), files.get("package.json").copied()].into_iter().flatten() {
+        inputs.push(Input { path: file.path(db), bytes: file.bytes(db) });
     }
     let plan_refs: Vec<&HostPlan> = plans.iter().collect();
     artifact.finish(model, &plan_refs, &inputs)
@@ -368,20 +274,12 @@ fn finish(
         }
         if let Some(file) = &diagnostic.file
             && !texts.contains_key(file)
-            && let Some(text) = sources
-                .get(file)
-                .and_then(|f| std::str::from_utf8(f.bytes(db)).ok())
+            && let Some(text) = sources.get(file).and_then(|f| std::str::from_utf8(f.bytes(db)).ok())
         {
             texts.insert(file.clone(), Arc::from(text));
         }
     }
     // Errors first, then warnings; within each, the order the stages reported them.
     diagnostics.sort_by_key(|d| d.severity);
-    Compiled {
-        model,
-        plans,
-        files,
-        diagnostics,
-        texts,
-    }
+    Compiled { model, plans, files, diagnostics, texts }
 }

@@ -113,9 +113,7 @@ impl Database {
     pub fn with_query_log(log: Arc<Mutex<Vec<String>>>) -> Self {
         Self::with_events(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                log.lock()
-                    .expect("query log lock")
-                    .push(format!("{database_key:?}"));
+                log.lock().expect("query log lock").push(format!("{database_key:?}"));
             }
         })))
     }
@@ -136,10 +134,7 @@ impl Database {
 
     /// Transpiles and wrapper assemblies done so far (cache and memo hits excluded).
     pub fn work(&self) -> (u64, u64) {
-        (
-            self.counters.transpiled.load(Ordering::Relaxed),
-            self.counters.bundled.load(Ordering::Relaxed),
-        )
+        (self.counters.transpiled.load(Ordering::Relaxed), self.counters.bundled.load(Ordering::Relaxed))
     }
 }
 
@@ -168,22 +163,14 @@ pub fn config_file(db: &dyn Db, project: Project) -> Option<SourceFile> {
     let files = project.files(db);
     match &project.settings(db).config_file {
         Some(path) => files.get(path).copied(),
-        None => CONFIG_FILE_NAMES
-            .iter()
-            .find_map(|name| files.get(*name).copied()),
+        None => CONFIG_FILE_NAMES.iter().find_map(|name| files.get(*name).copied()),
     }
 }
 
 /// The project-relative name diagnostics use for the config.
 pub fn config_file_name(db: &dyn Db, project: Project) -> String {
     config_file(db, project).map_or_else(
-        || {
-            project
-                .settings(db)
-                .config_file
-                .clone()
-                .unwrap_or_else(|| CONFIG_FILE_NAMES[0].to_owned())
-        },
+        || project.settings(db).config_file.clone().unwrap_or_else(|| CONFIG_FILE_NAMES[0].to_owned()),
         |file| file.path(db).clone(),
     )
 }
@@ -193,14 +180,8 @@ pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
     let Some(file) = config_file(db, project) else {
         let names = CONFIG_FILE_NAMES.join(", ");
         let diagnostic = Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found")
-            .with_help(format!(
-                "create one of {names} at the project root (or pass --root / --config)"
-            ));
-        return ConfigReturn {
-            config: None,
-            value: None,
-            diagnostics: vec![diagnostic],
-        };
+            .with_help(format!("create one of {names} at the project root (or pass --root / --config)"));
+        return ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] };
     };
     let name = file.path(db);
     match std::str::from_utf8(file.bytes(db)) {
@@ -209,8 +190,7 @@ pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
             config: None,
             value: None,
             diagnostics: vec![
-                Diagnostic::error(Code::ConfigSyntax, "the config file is not valid UTF-8")
-                    .in_file(name.clone()),
+                Diagnostic::error(Code::ConfigSyntax, "the config file is not valid UTF-8").in_file(name.clone()),
             ],
         },
     }
@@ -244,32 +224,18 @@ impl ProjectView for FilesView<'_> {
 
     fn has_files_under(&self, path: &str) -> bool {
         let prefix = format!("{path}/");
-        self.files
-            .range(prefix.clone()..)
-            .next()
-            .is_some_and(|(key, _)| key.starts_with(&prefix))
+        self.files.range(prefix.clone()..).next().is_some_and(|(key, _)| key.starts_with(&prefix))
     }
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     let Some(config) = config(db, project) else {
-        return NormalizeReturn {
-            model: None,
-            diagnostics: Vec::new(),
-        };
+        return NormalizeReturn { model: None, diagnostics: Vec::new() };
     };
-    let view = FilesView {
-        files: project.files(db),
-        config_file: config_file_name(db, project),
-    };
+    let view = FilesView { files: project.files(db), config_file: config_file_name(db, project) };
     let settings = project.settings(db);
-    crate::model::normalize(
-        config,
-        settings.target_override.as_deref(),
-        package_version(db, project).as_deref(),
-        &view,
-    )
+    crate::model::normalize(config, settings.target_override.as_deref(), package_version(db, project).as_deref(), &view)
 }
 
 #[salsa::tracked(returns(ref))]
@@ -280,9 +246,7 @@ pub fn model(db: &dyn Db, project: Project) -> Option<Model> {
 #[salsa::tracked(returns(ref))]
 pub fn host_plan<'db>(db: &'db dyn Db, project: Project, target: TargetKey<'db>) -> HostPlan {
     let target = target.target(db);
-    let model = model(db, project)
-        .as_ref()
-        .expect("host_plan runs only on a model");
+    let model = model(db, project).as_ref().expect("host_plan runs only on a model");
     hosts::plan::plan(hosts::table(target), model)
 }
 
@@ -292,10 +256,7 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
     let files = project.files(db);
     let source: std::borrow::Cow<'_, str> = match bundle::virtual_module(key) {
         Some(text) => text.into(),
-        None => match files
-            .get(key)
-            .map(|file| std::str::from_utf8(file.bytes(db)))
-        {
+        None => match files.get(key).map(|file| std::str::from_utf8(file.bytes(db))) {
             Some(Ok(text)) => text.into(),
             _ => return ModuleChunk::unreadable(key),
         },
@@ -318,33 +279,21 @@ pub struct WrapperReturn {
 #[salsa::tracked(returns(ref))]
 pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> WrapperReturn {
     let (hook_name, target) = (key.hook_name(db), key.target(db));
-    let model = model(db, project)
-        .as_ref()
-        .expect("wrappers are built only from a model");
-    let hook = model
-        .hooks
-        .iter()
-        .find(|hook| &hook.name == hook_name)
-        .expect("wrapper keys name model hooks");
+    let model = model(db, project).as_ref().expect("wrappers are built only from a model");
+    let hook = model.hooks.iter().find(|hook| &hook.name == hook_name).expect("wrapper keys name model hooks");
     let Handler::Module(handler) = &hook.handler else {
         unreachable!("prebuilt handlers have no wrapper");
     };
-    let spec = hosts::spec::hook_spec(hosts::table(target), hook_name, hook.event)
-        .expect("planned hooks have a spec");
+    let spec = hosts::spec::hook_spec(hosts::table(target), hook_name, hook.event).expect("planned hooks have a spec");
     let graph = bundle::ModuleGraph::collect(&[bundle::RUNTIME_KEY, handler], |key| {
         module_chunk(db, project, ModuleKey::new(db, key.to_owned()))
     });
     let mut diagnostics = graph.diagnostics();
-    if diagnostics.iter().all(|d| !d.is_error())
-        && !graph.chunk(handler).is_some_and(|c| c.has_default_export)
-    {
+    if diagnostics.iter().all(|d| !d.is_error()) && !graph.chunk(handler).is_some_and(|c| c.has_default_export) {
         diagnostics.push(
-            Diagnostic::error(
-                Code::HandlerWithoutDefault,
-                format!("handler `{handler}` has no default export"),
-            )
-            .in_file(handler.clone())
-            .with_help("export the handler function: `export default (event) => { … }`"),
+            Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{handler}` has no default export"))
+                .in_file(handler.clone())
+                .with_help("export the handler function: `export default (event) => { … }`"),
         );
     }
     let code = (!crate::diagnostics::has_errors(&diagnostics)).then(|| {
@@ -363,9 +312,5 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
         });
         Arc::from(code)
     });
-    WrapperReturn {
-        code,
-        modules: graph.user_modules(),
-        diagnostics,
-    }
+    WrapperReturn { code, modules: graph.user_modules(), diagnostics }
 }

@@ -182,11 +182,7 @@ impl<'a> Located<'a> {
             (Some(span), Some(text)) => Some(LineIndex::new(text).line_col(span.start)),
             _ => None,
         };
-        Self {
-            diagnostic,
-            text,
-            line_col,
-        }
+        Self { diagnostic, text, line_col }
     }
 
     /// `file:line:col`, or as much of it as is known.
@@ -212,11 +208,7 @@ impl<'a> Located<'a> {
         let mut elements: Vec<Element<'_>> = Vec::new();
         match (d.file.as_deref(), d.span, self.text) {
             (Some(file), Some(span), Some(text)) => {
-                let label = d
-                    .json_path
-                    .as_deref()
-                    .map(|p| format!("at `{p}`"))
-                    .unwrap_or_default();
+                let label = d.json_path.as_deref().map(|p| format!("at `{p}`")).unwrap_or_default();
                 let end = (span.end.max(span.start + 1) as usize).min(text.len());
                 let start = (span.start as usize).min(end);
                 elements.push(
@@ -238,15 +230,8 @@ impl<'a> Located<'a> {
         if let Some(help) = &d.help {
             elements.push(Level::HELP.message(help.as_str()).into());
         }
-        let group = level
-            .primary_title(title)
-            .id(d.code.as_str())
-            .elements(elements);
-        let renderer = if color {
-            Renderer::styled()
-        } else {
-            Renderer::plain()
-        };
+        let group = level.primary_title(title).id(d.code.as_str()).elements(elements);
+        let renderer = if color { Renderer::styled() } else { Renderer::plain() };
         let report: [Group<'_>; 1] = [group];
         renderer.render(&report).to_string()
     }
@@ -287,13 +272,7 @@ pub fn reference_markdown() -> String {
          | Code | Name | Meaning |\n| --- | --- | --- |\n",
     );
     for code in Code::ALL {
-        let _ = writeln!(
-            out,
-            "| {} | `{}` | {} |",
-            code.as_str(),
-            code.name(),
-            code.summary()
-        );
+        let _ = writeln!(out, "| {} | `{}` | {} |", code.as_str(), code.name(), code.summary());
     }
     out
 }
@@ -313,36 +292,22 @@ mod tests {
         names.dedup();
         assert_eq!(codes.len(), code_count, "duplicate code");
         assert_eq!(names.len(), name_count, "duplicate name");
-        assert!(
-            Code::ALL
-                .iter()
-                .all(|c| c.as_str().len() == 6 && c.as_str().starts_with("AB"))
-        );
+        assert!(Code::ALL.iter().all(|c| c.as_str().len() == 6 && c.as_str().starts_with("AB")));
     }
 
     #[test]
     fn renders_a_code_frame_with_location() {
         let text = "export default {\n  plugin: { name: 1 },\n};\n";
-        let diagnostic =
-            Diagnostic::error(Code::InvalidConfigValue, "plugin.name must be a string")
-                .in_file("agent-bundle.config.ts")
-                .at(Span { start: 35, end: 36 })
-                .at_path("plugin.name")
-                .with_help("write a string");
+        let diagnostic = Diagnostic::error(Code::InvalidConfigValue, "plugin.name must be a string")
+            .in_file("agent-bundle.config.ts")
+            .at(Span { start: 35, end: 36 })
+            .at_path("plugin.name")
+            .with_help("write a string");
         let located = Located::new(&diagnostic, Some(text));
-        assert_eq!(
-            located.location().as_deref(),
-            Some("agent-bundle.config.ts:2:19")
-        );
+        assert_eq!(located.location().as_deref(), Some("agent-bundle.config.ts:2:19"));
         let rendered = located.render_human(false);
-        assert!(
-            rendered.contains("error[AB4004]: plugin.name must be a string"),
-            "{rendered}"
-        );
-        assert!(
-            rendered.contains("agent-bundle.config.ts:2:19"),
-            "{rendered}"
-        );
+        assert!(rendered.contains("error[AB4004]: plugin.name must be a string"), "{rendered}");
+        assert!(rendered.contains("agent-bundle.config.ts:2:19"), "{rendered}");
         assert!(rendered.contains("help: write a string"), "{rendered}");
         let json = located.to_json();
         assert_eq!(json["line"], 2);

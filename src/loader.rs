@@ -30,12 +30,7 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn new(db: Database, root: PathBuf) -> Self {
-        Workspace {
-            db,
-            root,
-            project: None,
-            changed: Vec::new(),
-        }
+        Workspace { db, root, project: None, changed: Vec::new() }
     }
 
     /// Reads the project tree (skipping `exclude`, e.g. the output directory) into the inputs.
@@ -46,24 +41,14 @@ impl Workspace {
 
     /// Re-reads only `changed` paths (files or directories, created, modified or removed),
     /// as reported by the file watcher; everything else keeps its input untouched.
-    pub fn refresh(
-        &mut self,
-        changed: &[PathBuf],
-        settings: Settings,
-        exclude: &[PathBuf],
-    ) -> io::Result<Project> {
+    pub fn refresh(&mut self, changed: &[PathBuf], settings: Settings, exclude: &[PathBuf]) -> io::Result<Project> {
         let Some(project) = self.project else {
             return self.load(settings, exclude);
         };
         let mut disk: DiskFiles = project
             .files(&self.db)
             .iter()
-            .map(|(path, file)| {
-                (
-                    path.clone(),
-                    (file.bytes(&self.db).clone(), file.executable(&self.db)),
-                )
-            })
+            .map(|(path, file)| (path.clone(), (file.bytes(&self.db).clone(), file.executable(&self.db))))
             .collect();
         for path in changed {
             let Ok(relative) = path.strip_prefix(&self.root) else {
@@ -100,12 +85,7 @@ impl Workspace {
             self.changed = disk.keys().cloned().collect();
             let files = disk
                 .into_iter()
-                .map(|(path, (bytes, executable))| {
-                    (
-                        path.clone(),
-                        SourceFile::new(&self.db, path, bytes, executable),
-                    )
-                })
+                .map(|(path, (bytes, executable))| (path.clone(), SourceFile::new(&self.db, path, bytes, executable)))
                 .collect();
             let project = Project::new(&self.db, Arc::new(files), settings);
             self.project = Some(project);
@@ -136,12 +116,7 @@ impl Workspace {
             };
             files.insert(path, file);
         }
-        self.changed.extend(
-            current
-                .keys()
-                .filter(|path| !files.contains_key(*path))
-                .cloned(),
-        );
+        self.changed.extend(current.keys().filter(|path| !files.contains_key(*path)).cloned());
         self.changed.sort();
         if files.keys().ne(current.keys()) {
             project.set_files(&mut self.db).to(Arc::new(files));
@@ -166,10 +141,7 @@ pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
 
 /// Every input file below `root` (project-relative POSIX key, path), in name order.
 pub fn input_files(root: &Path, exclude: &[PathBuf]) -> io::Result<Vec<(String, PathBuf)>> {
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter();
+    let walker = walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name().into_iter();
     let walker = walker.filter_entry(|entry| {
         if entry.depth() == 0 || !entry.file_type().is_dir() {
             return true;
@@ -185,10 +157,7 @@ pub fn input_files(root: &Path, exclude: &[PathBuf]) -> io::Result<Vec<(String, 
         if !entry.file_type().is_file() {
             continue;
         }
-        let relative = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir stays below its root");
+        let relative = entry.path().strip_prefix(root).expect("walkdir stays below its root");
         if let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) {
             files.push((key, entry.into_path()));
         }
@@ -205,10 +174,7 @@ fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
         Err(error) => return Err(error),
     };
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some((
-            bytes.into(),
-            metadata.permissions().mode() & 0o111 != 0,
-        ))),
+        Ok(bytes) => Ok(Some((bytes.into(), metadata.permissions().mode() & 0o111 != 0))),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(error),
     }
@@ -219,7 +185,6 @@ pub fn is_ignored(relative: &Path, excluded: bool) -> bool {
     excluded
         || relative.components().any(|component| {
             let name = component.as_os_str().to_string_lossy();
-            SKIPPED_DIRS.contains(&name.as_ref())
-                || (name.starts_with('.') && name.contains(".agent-bundle-"))
+            SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
         })
 }

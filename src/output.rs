@@ -41,19 +41,13 @@ impl OutputFile {
     }
 
     pub fn generated(path: impl Into<String>, bytes: Arc<[u8]>) -> Self {
-        OutputFile {
-            path: path.into(),
-            bytes,
-            executable: false,
-            kind: FileKind::Generated,
-        }
+        OutputFile { path: path.into(), bytes, executable: false, kind: FileKind::Generated }
     }
 }
 
 /// Serializes `value` with sorted keys, two-space indent and a trailing newline.
 pub fn to_canonical_json(value: &serde_json::Value) -> String {
-    let mut text =
-        serde_json::to_string_pretty(&sorted(value)).expect("JSON values always serialize");
+    let mut text = serde_json::to_string_pretty(&sorted(value)).expect("JSON values always serialize");
     text.push('\n');
     text
 }
@@ -63,16 +57,9 @@ fn sorted(value: &serde_json::Value) -> serde_json::Value {
         serde_json::Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            serde_json::Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted(v)))
-                    .collect(),
-            )
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
         }
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(sorted).collect())
-        }
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
     }
 }

@@ -31,10 +31,7 @@ impl Span {
 
 impl From<oxc_span::Span> for Span {
     fn from(span: oxc_span::Span) -> Self {
-        Self {
-            start: span.start,
-            end: span.end,
-        }
+        Self { start: span.start, end: span.end }
     }
 }
 
@@ -97,20 +94,11 @@ impl LineIndex {
                 line_ends.push(i as u32);
                 line_starts.push((i + utf8_len) as u32);
             }
-            wide.push(Wide {
-                start: i as u32,
-                utf8_len: utf8_len as u8,
-                utf16_len: ch.len_utf16() as u8,
-            });
+            wide.push(Wide { start: i as u32, utf8_len: utf8_len as u8, utf16_len: ch.len_utf16() as u8 });
             i += utf8_len;
         }
         line_ends.push(len);
-        Self {
-            line_starts,
-            line_ends,
-            wide,
-            len,
-        }
+        Self { line_starts, line_ends, wide, len }
     }
 
     /// Number of lines (an empty text has one empty line).
@@ -135,11 +123,8 @@ impl LineIndex {
                 offset = last.start;
             }
         }
-        let shrink: u32 = self.wide[from..to]
-            .iter()
-            .filter(|w| w.start < offset)
-            .map(|w| u32::from(w.utf8_len - w.utf16_len))
-            .sum();
+        let shrink: u32 =
+            self.wide[from..to].iter().filter(|w| w.start < offset).map(|w| u32::from(w.utf8_len - w.utf16_len)).sum();
         (line as u32 + 1, offset - line_start - shrink + 1)
     }
 
@@ -147,9 +132,7 @@ impl LineIndex {
     /// empty range at the end of the text.
     pub fn line_range(&self, line: u32) -> Range<usize> {
         match line.checked_sub(1).map(|l| l as usize) {
-            Some(l) if l < self.line_starts.len() => {
-                self.line_starts[l] as usize..self.line_ends[l] as usize
-            }
+            Some(l) if l < self.line_starts.len() => self.line_starts[l] as usize..self.line_ends[l] as usize,
             _ => self.len as usize..self.len as usize,
         }
     }

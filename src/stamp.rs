@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::emit::MANIFEST_FILE;
 use crate::loader::input_files;
 
 const STAMP_FILE: &str = ".agent-bundle/stamp.json";
@@ -60,13 +61,27 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
         let inputs = states(input_files(root, &[out_dir.to_path_buf()])?)?;
-        let outputs = if out_dir.is_dir() {
-            states(all_files(out_dir)?)?
-        } else {
-            Vec::new()
-        };
-        Ok(Snapshot { inputs, outputs })
+        Ok(Snapshot { inputs, outputs: artifact_states(out_dir)? })
     }
+}
+
+/// The artifact is trusted as the last build left it when its manifest and every one of its
+/// directories (whose times change when an entry is added, removed or renamed) are
+/// unchanged. Why not every file: stat-ing thousands of wrappers would double the cost of
+/// a no-op; a file edited in place is what `agent-bundle validate` is for.
+fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
+    if !out_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut entries = vec![(MANIFEST_FILE.to_owned(), out_dir.join(MANIFEST_FILE))];
+    for entry in walkdir::WalkDir::new(out_dir).sort_by_file_name() {
+        let entry = entry.map_err(io::Error::other)?;
+        if entry.file_type().is_dir() {
+            let relative = entry.path().strip_prefix(out_dir).expect("walkdir stays below its root");
+            entries.push((format!("{}/", relative.display()), entry.into_path()));
+        }
+    }
+    states(entries)
 }
 
 /// The previous stamp, if the project and its artifact still match it exactly.
@@ -83,15 +98,9 @@ pub fn up_to_date(root: &Path, settings: &str, now: &Snapshot) -> Option<Stamp> 
 
 /// Records a clean build: the inputs it read (`before`, taken before reading them, so an
 /// edit during the build is never stamped as seen) and the artifact it published.
-pub fn save(
-    root: &Path,
-    out_dir: &Path,
-    settings: &str,
-    before: Snapshot,
-    summary: Summary,
-) -> io::Result<()> {
+pub fn save(root: &Path, out_dir: &Path, settings: &str, before: Snapshot, summary: Summary) -> io::Result<()> {
     let saved_at_ns = now_ns();
-    let outputs = states(all_files(out_dir)?)?;
+    let outputs = artifact_states(out_dir)?;
     let stamp = Stamp {
         compiler: crate::actions::COMPILER.to_owned(),
         settings: settings.to_owned(),
@@ -103,10 +112,7 @@ pub fn save(
     let path = root.join(STAMP_FILE);
     std::fs::create_dir_all(path.parent().expect("the stamp has a parent"))?;
     let temporary = path.with_extension("json.tmp");
-    std::fs::write(
-        &temporary,
-        serde_json::to_vec(&stamp).map_err(io::Error::other)?,
-    )?;
+    std::fs::write(&temporary, serde_json::to_vec(&stamp).map_err(io::Error::other)?)?;
     std::fs::rename(temporary, path)
 }
 
@@ -123,8 +129,7 @@ fn states(files: Vec<(String, PathBuf)>) -> io::Result<Vec<FileState>> {
             Ok(FileState {
                 path,
                 size: metadata.size(),
-                mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000
-                    + i128::from(metadata.mtime_nsec()),
+                mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
                 inode: metadata.ino(),
                 mode: metadata.mode(),
             })
@@ -132,23 +137,6 @@ fn states(files: Vec<(String, PathBuf)>) -> io::Result<Vec<FileState>> {
         .collect()
 }
 
-fn all_files(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(io::Error::other)?;
-        if entry.file_type().is_file() {
-            let relative = entry
-                .path()
-                .strip_prefix(dir)
-                .expect("walkdir stays below its root");
-            files.push((relative.to_string_lossy().into_owned(), entry.into_path()));
-        }
-    }
-    Ok(files)
-}
-
 fn now_ns() -> i128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }

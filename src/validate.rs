@@ -48,13 +48,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic>
         .collect();
     let plugin_name = manifest["plugin"]["name"].as_str().unwrap_or_default();
     for target in &targets {
-        check_host(
-            dir,
-            hosts::table(*target),
-            plugin_name,
-            &on_disk,
-            &mut diagnostics,
-        );
+        check_host(dir, hosts::table(*target), plugin_name, &on_disk, &mut diagnostics);
     }
     check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
     if let HostValidation::Claude(binary) = host_validation
@@ -75,49 +69,31 @@ fn files_on_disk(dir: &Path) -> BTreeSet<String> {
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
-        .filter_map(|e| {
-            e.path()
-                .strip_prefix(dir)
-                .ok()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-        })
+        .filter_map(|e| e.path().strip_prefix(dir).ok().map(|p| p.to_string_lossy().replace('\\', "/")))
         .collect()
 }
 
-fn check_files(
-    manifest: &Value,
-    on_disk: &BTreeSet<String>,
-    dir: &Path,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+fn check_files(manifest: &Value, on_disk: &BTreeSet<String>, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
     let mut listed = BTreeSet::new();
     for row in manifest["files"].as_array().into_iter().flatten() {
         let (Some(path), Some(hash)) = (row["path"].as_str(), row["blake3"].as_str()) else {
             diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactManifest,
-                    "a manifest file row lacks `path` or `blake3`",
-                )
-                .in_file(MANIFEST_FILE),
+                Diagnostic::error(Code::ArtifactManifest, "a manifest file row lacks `path` or `blake3`")
+                    .in_file(MANIFEST_FILE),
             );
             continue;
         };
         listed.insert(path.to_owned());
         match std::fs::read(dir.join(path)) {
             Err(_) => diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactFiles,
-                    format!("{path} is listed in the manifest but missing"),
-                )
-                .in_file(MANIFEST_FILE)
-                .with_help("rebuild the artifact; never edit it by hand"),
+                Diagnostic::error(Code::ArtifactFiles, format!("{path} is listed in the manifest but missing"))
+                    .in_file(MANIFEST_FILE)
+                    .with_help("rebuild the artifact; never edit it by hand"),
             ),
             Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
                 Diagnostic::error(
                     Code::ArtifactFiles,
-                    format!(
-                        "{path} does not match its hash in the manifest (edited after the build?)"
-                    ),
+                    format!("{path} does not match its hash in the manifest (edited after the build?)"),
                 )
                 .in_file(path.to_owned())
                 .with_help("rebuild the artifact; never edit it by hand"),
@@ -125,17 +101,11 @@ fn check_files(
             Ok(_) => {}
         }
     }
-    for path in on_disk
-        .iter()
-        .filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p))
-    {
+    for path in on_disk.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p)) {
         diagnostics.push(
-            Diagnostic::error(
-                Code::ArtifactFiles,
-                format!("{path} is in the artifact but not in its manifest"),
-            )
-            .in_file(path.clone())
-            .with_help("rebuild the artifact; never add files to it by hand"),
+            Diagnostic::error(Code::ArtifactFiles, format!("{path} is in the artifact but not in its manifest"))
+                .in_file(path.clone())
+                .with_help("rebuild the artifact; never add files to it by hand"),
         );
     }
 }
@@ -149,9 +119,7 @@ fn check_host(
 ) {
     let target = table.target;
     let document_error = |file: &str, message: String| {
-        Diagnostic::error(Code::HostDocument, message)
-            .in_file(file.to_owned())
-            .for_host(target)
+        Diagnostic::error(Code::HostDocument, message).in_file(file.to_owned()).for_host(target)
     };
     match read_json(dir, table.manifest_path) {
         Err(message) => diagnostics.push(document_error(table.manifest_path, message)),
@@ -159,10 +127,7 @@ fn check_host(
             if manifest["name"].as_str() != Some(plugin_name) {
                 diagnostics.push(document_error(
                     table.manifest_path,
-                    format!(
-                        "{} manifest `name` must be `{plugin_name}`",
-                        table.display_name
-                    ),
+                    format!("{} manifest `name` must be `{plugin_name}`", table.display_name),
                 ));
             }
             if let Some(pointer) = manifest["hooks"].as_str() {
@@ -170,9 +135,7 @@ fn check_host(
                 if !pointer.starts_with("./") || !on_disk.contains(pointed) {
                     diagnostics.push(document_error(
                         table.manifest_path,
-                        format!(
-                            "the `hooks` pointer {pointer} does not name a file in the artifact"
-                        ),
+                        format!("the `hooks` pointer {pointer} does not name a file in the artifact"),
                     ));
                 }
             }
@@ -250,13 +213,8 @@ fn hook_document_problems(document: &Value, style: DocumentStyle) -> Vec<String>
                 if style == DocumentStyle::Grouped && handler["type"] != "command" {
                     problems.push(format!("a `{event}` hook must have `type: \"command\"`"));
                 }
-                if handler
-                    .get("timeout")
-                    .is_some_and(|t| t.as_u64().is_none_or(|t| t == 0))
-                {
-                    problems.push(format!(
-                        "a `{event}` timeout must be a positive whole number of seconds"
-                    ));
+                if handler.get("timeout").is_some_and(|t| t.as_u64().is_none_or(|t| t == 0)) {
+                    problems.push(format!("a `{event}` timeout must be a positive whole number of seconds"));
                 }
             }
         }
@@ -272,35 +230,21 @@ fn commands(document: &Value, style: DocumentStyle) -> Vec<String> {
         .filter_map(Value::as_array)
         .flatten();
     let handlers: Vec<&Value> = match style {
-        DocumentStyle::Grouped => entries
-            .filter_map(|e| e["hooks"].as_array())
-            .flatten()
-            .collect(),
+        DocumentStyle::Grouped => entries.filter_map(|e| e["hooks"].as_array()).flatten().collect(),
         DocumentStyle::Flat => entries.collect(),
     };
-    handlers
-        .iter()
-        .filter_map(|h| h["command"].as_str().map(str::to_owned))
-        .collect()
+    handlers.iter().filter_map(|h| h["command"].as_str().map(str::to_owned)).collect()
 }
 
 /// The artifact path a `node "<root>/<path>" args…` command runs.
 fn command_target(command: &str, root_token: &str) -> Option<String> {
-    let rest = command
-        .strip_prefix("node \"")?
-        .strip_prefix(root_token)?
-        .strip_prefix('/')?;
+    let rest = command.strip_prefix("node \"")?.strip_prefix(root_token)?.strip_prefix('/')?;
     Some(rest[..rest.find('"')?].to_owned())
 }
 
 /// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
-fn check_wrappers(
-    dir: &Path,
-    manifest: &Value,
-    on_disk: &BTreeSet<String>,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
     let wrappers: BTreeMap<&str, &str> = manifest["hooks"]
         .as_array()
         .into_iter()
@@ -311,8 +255,7 @@ fn check_wrappers(
     let failures: Vec<Diagnostic> = wrappers
         .par_iter()
         .filter_map(|(path, name)| {
-            let expected =
-                format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
+            let expected = format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
             let outcome = Command::new("node")
                 .arg(dir.join(path))
                 .stdin(Stdio::piped())
@@ -327,16 +270,10 @@ fn check_wrappers(
                 Err(error) => format!("cannot run node on {path}: {error}"),
                 Ok(output) => {
                     let stderr = String::from_utf8_lossy(&output.stderr);
-                    if output.status.code() == Some(1)
-                        && output.stdout.is_empty()
-                        && stderr.trim() == expected
-                    {
+                    if output.status.code() == Some(1) && output.stdout.is_empty() && stderr.trim() == expected {
                         return None;
                     }
-                    format!(
-                        "{path} does not load in node: {}",
-                        stderr.lines().next().unwrap_or("(no output)")
-                    )
+                    format!("{path} does not load in node: {}", stderr.lines().next().unwrap_or("(no output)"))
                 }
             };
             Some(Diagnostic::error(Code::WrapperLoad, problem).in_file((*path).to_owned()))
@@ -367,21 +304,15 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Vec<Diagnostic> {
         }
     };
     let mut diagnostics = Vec::new();
-    let sections = std::iter::once(&report["manifest"])
-        .chain(report["contents"].as_array().into_iter().flatten());
+    let sections = std::iter::once(&report["manifest"]).chain(report["contents"].as_array().into_iter().flatten());
     for section in sections {
-        let file = section["file"]
-            .as_str()
-            .and_then(|f| Path::new(f).strip_prefix(dir).ok())
-            .map(|p| p.display().to_string());
+        let file =
+            section["file"].as_str().and_then(|f| Path::new(f).strip_prefix(dir).ok()).map(|p| p.display().to_string());
         for (key, error) in [("errors", true), ("warnings", false)] {
             for finding in section[key].as_array().into_iter().flatten() {
                 let message = format!(
                     "claude plugin validate: {}{}",
-                    finding["path"]
-                        .as_str()
-                        .map(|p| format!("{p}: "))
-                        .unwrap_or_default(),
+                    finding["path"].as_str().map(|p| format!("{p}: ")).unwrap_or_default(),
                     finding["message"].as_str().unwrap_or("(no message)")
                 );
                 let mut diagnostic = if error {
@@ -399,11 +330,8 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Vec<Diagnostic> {
     }
     if report["success"] != true && !diagnostics.iter().any(Diagnostic::is_error) {
         diagnostics.push(
-            Diagnostic::error(
-                Code::HostValidation,
-                "claude plugin validate rejected the artifact",
-            )
-            .for_host(Target::Claude),
+            Diagnostic::error(Code::HostValidation, "claude plugin validate rejected the artifact")
+                .for_host(Target::Claude),
         );
     }
     diagnostics
@@ -412,16 +340,14 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Vec<Diagnostic> {
 /// `claude` on PATH, if any (host validation defaults to on when it is there).
 pub fn claude_on_path() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("claude"))
-        .find(|candidate| {
-            Command::new(candidate)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
+    std::env::split_paths(&path).map(|dir| dir.join("claude")).find(|candidate| {
+        Command::new(candidate)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
 }
 
 #[cfg(test)]
@@ -431,16 +357,9 @@ mod tests {
     #[test]
     fn command_targets_are_read_relative_to_the_root_token() {
         let command = "node \"${PLUGIN_ROOT}/hooks/a.codex.mjs\"";
+        assert_eq!(command_target(command, "${PLUGIN_ROOT}").as_deref(), Some("hooks/a.codex.mjs"));
         assert_eq!(
-            command_target(command, "${PLUGIN_ROOT}").as_deref(),
-            Some("hooks/a.codex.mjs")
-        );
-        assert_eq!(
-            command_target(
-                "node \"${PLUGIN_ROOT}/runtime/x.js\" --host claude",
-                "${PLUGIN_ROOT}"
-            )
-            .as_deref(),
+            command_target("node \"${PLUGIN_ROOT}/runtime/x.js\" --host claude", "${PLUGIN_ROOT}").as_deref(),
             Some("runtime/x.js")
         );
         assert_eq!(command_target(command, "${CLAUDE_PLUGIN_ROOT}"), None);
@@ -449,7 +368,8 @@ mod tests {
 
     #[test]
     fn hook_documents_are_checked_for_their_host_shape() {
-        let grouped = serde_json::json!({"$schema": "x", "hooks": {"Stop": [{"hooks": [{"command": "node x", "timeout": 0}]}]}});
+        let grouped =
+            serde_json::json!({"$schema": "x", "hooks": {"Stop": [{"hooks": [{"command": "node x", "timeout": 0}]}]}});
         let problems = hook_document_problems(&grouped, DocumentStyle::Grouped);
         assert_eq!(
             problems,

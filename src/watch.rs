@@ -57,19 +57,14 @@ pub fn watch(
 ) -> std::io::Result<()> {
     install_interrupt_handler();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let mut workspace = Workspace::new(
-        Database::with_query_log(log.clone()).with_cache(options.cache.clone()),
-        options.root.clone(),
-    );
+    let mut workspace =
+        Workspace::new(Database::with_query_log(log.clone()).with_cache(options.cache.clone()), options.root.clone());
     let exclude = vec![options.out_dir.clone()];
 
     let (sender, events) = mpsc::channel::<PathBuf>();
     let mut watcher = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
         if let Ok(event) = result
-            && matches!(
-                event.kind,
-                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
-            )
+            && matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_))
         {
             for path in event.paths {
                 let _ = sender.send(path);
@@ -77,9 +72,7 @@ pub fn watch(
         }
     })
     .map_err(std::io::Error::other)?;
-    watcher
-        .watch(&options.root, RecursiveMode::Recursive)
-        .map_err(std::io::Error::other)?;
+    watcher.watch(&options.root, RecursiveMode::Recursive).map_err(std::io::Error::other)?;
 
     let mut run = |workspace: &mut Workspace, changed: Vec<PathBuf>| -> std::io::Result<()> {
         let started = Instant::now();
@@ -90,18 +83,9 @@ pub fn watch(
             workspace.refresh(&changed, options.settings(), &exclude)?
         };
         let output = build::compile_and_publish(&workspace.db, project, options)?;
-        let relative = if changed.is_empty() {
-            Vec::new()
-        } else {
-            workspace.changed().to_vec()
-        };
+        let relative = if changed.is_empty() { Vec::new() } else { workspace.changed().to_vec() };
         let queries_executed = log.lock().expect("query log lock").len();
-        report(WatchBuild {
-            output: &output,
-            changed: relative,
-            queries_executed,
-            elapsed: started.elapsed(),
-        });
+        report(WatchBuild { output: &output, changed: relative, queries_executed, elapsed: started.elapsed() });
         Ok(())
     };
 
@@ -119,8 +103,7 @@ pub fn watch(
         }
         batch.retain(|path| {
             let excluded = exclude.iter().any(|e| path.starts_with(e));
-            path.strip_prefix(&options.root)
-                .is_ok_and(|relative| !is_ignored(relative, excluded))
+            path.strip_prefix(&options.root).is_ok_and(|relative| !is_ignored(relative, excluded))
         });
         batch.sort();
         batch.dedup();

@@ -73,11 +73,7 @@ pub fn build_all(
         .map(|root| {
             let started = Instant::now();
             let output = build::build(&options_for(root));
-            let result = ProjectBuild {
-                root: root.clone(),
-                output,
-                elapsed: started.elapsed(),
-            };
+            let result = ProjectBuild { root: root.clone(), output, elapsed: started.elapsed() };
             on_done(&result);
             result
         })

@@ -12,20 +12,11 @@ fn documents(dir: &std::path::Path) -> String {
     for (path, bytes) in artifact_files(dir) {
         if path.ends_with(".mjs") && path.starts_with("hooks/") {
             let text = String::from_utf8(bytes).unwrap();
-            out.push_str(&format!(
-                "---------- {path} ----------\n{}\n",
-                text.lines().next().unwrap()
-            ));
+            out.push_str(&format!("---------- {path} ----------\n{}\n", text.lines().next().unwrap()));
         } else if path.ends_with(".json") && !path.ends_with("agent-bundle.manifest.json") {
-            out.push_str(&format!(
-                "---------- {path} ----------\n{}",
-                String::from_utf8(bytes).unwrap()
-            ));
+            out.push_str(&format!("---------- {path} ----------\n{}", String::from_utf8(bytes).unwrap()));
         } else {
-            out.push_str(&format!(
-                "---------- {path} ----------\n({} bytes)\n",
-                bytes.len()
-            ));
+            out.push_str(&format!("---------- {path} ----------\n({} bytes)\n", bytes.len()));
         }
     }
     out
@@ -58,21 +49,11 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     insta::assert_snapshot!(documents(&artifact));
     for file in ["hook/index.js", "package.json", "bin/format.sh"] {
         let source = fs::read(dir.path().join("dist/runtime").join(file)).unwrap();
-        assert_eq!(
-            fs::read(artifact.join("runtime").join(file)).unwrap(),
-            source,
-            "{file}"
-        );
+        assert_eq!(fs::read(artifact.join("runtime").join(file)).unwrap(), source, "{file}");
     }
-    let mode = fs::metadata(artifact.join("runtime/bin/format.sh"))
-        .unwrap()
-        .permissions()
-        .mode();
+    let mode = fs::metadata(artifact.join("runtime/bin/format.sh")).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0o111, "the executable bit is kept");
-    assert!(
-        !artifact.join("hooks").join("index.claude.mjs").exists(),
-        "prebuilt hooks get no wrapper"
-    );
+    assert!(!artifact.join("hooks").join("index.claude.mjs").exists(), "prebuilt hooks get no wrapper");
 }
 
 #[test]
@@ -86,34 +67,18 @@ fn the_manifest_lists_every_file_with_its_hash_and_the_hook_index() {
     let dir = build_example("policy");
     let artifact = dir.path().join("artifact");
     let manifest: serde_json::Value =
-        serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
     let files = artifact_files(&artifact);
     let listed = manifest["files"].as_array().unwrap();
-    assert_eq!(
-        listed.len(),
-        files.len() - 1,
-        "every file but the manifest itself"
-    );
+    assert_eq!(listed.len(), files.len() - 1, "every file but the manifest itself");
     for row in listed {
         let bytes = &files[row["path"].as_str().unwrap()];
-        assert_eq!(
-            row["blake3"].as_str().unwrap(),
-            blake3::hash(bytes).to_hex().as_str()
-        );
+        assert_eq!(row["blake3"].as_str().unwrap(), blake3::hash(bytes).to_hex().as_str());
     }
     let hooks = manifest["hooks"].as_array().unwrap();
     assert_eq!(hooks.len(), 6 * 3, "six hooks on three hosts");
-    let inputs: Vec<_> = manifest["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap())
-        .collect();
-    assert!(
-        inputs.contains(&"agent-bundle.config.ts") && inputs.contains(&"src/hooks/lib/rules.ts"),
-        "{inputs:?}"
-    );
+    let inputs: Vec<_> = manifest["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap()).collect();
+    assert!(inputs.contains(&"agent-bundle.config.ts") && inputs.contains(&"src/hooks/lib/rules.ts"), "{inputs:?}");
 }
 
 #[test]
@@ -121,30 +86,21 @@ fn a_copy_of_the_project_elsewhere_builds_byte_identical_output() {
     let first = build_example("policy");
     let second = build_example("policy");
     assert_ne!(first.path(), second.path());
-    assert_eq!(
-        artifact_files(&first.path().join("artifact")),
-        artifact_files(&second.path().join("artifact"))
-    );
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 }
 
 #[test]
 fn an_unchanged_rebuild_rewrites_nothing() {
     let dir = build_example("policy");
     let artifact = dir.path().join("artifact");
-    let before: Vec<_> = artifact_files(&artifact)
-        .keys()
-        .map(|p| (p.clone(), fs::metadata(artifact.join(p)).unwrap()))
-        .collect();
+    let before: Vec<_> =
+        artifact_files(&artifact).keys().map(|p| (p.clone(), fs::metadata(artifact.join(p)).unwrap())).collect();
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 0);
     assert_eq!(report["published"]["written"], serde_json::json!([]));
     for (path, metadata) in before {
         let now = fs::metadata(artifact.join(&path)).unwrap();
-        assert_eq!(
-            (now.ino(), now.mtime_nsec()),
-            (metadata.ino(), metadata.mtime_nsec()),
-            "{path} was rewritten"
-        );
+        assert_eq!((now.ino(), now.mtime_nsec()), (metadata.ino(), metadata.mtime_nsec()), "{path} was rewritten");
     }
 }
 
@@ -152,33 +108,19 @@ fn an_unchanged_rebuild_rewrites_nothing() {
 fn editing_one_handler_rewrites_only_its_wrappers() {
     let dir = build_example("policy");
     let path = dir.path().join("src/hooks/stop.ts");
-    let text = fs::read_to_string(&path)
-        .unwrap()
-        .replace("summarize what you changed", "list what you changed");
+    let text = fs::read_to_string(&path).unwrap().replace("summarize what you changed", "list what you changed");
     fs::write(&path, text).unwrap();
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 0);
-    let mut written: Vec<_> = report["published"]["written"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap().to_owned())
-        .collect();
+    let mut written: Vec<_> =
+        report["published"]["written"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_owned()).collect();
     written.retain(|p| p != "agent-bundle.manifest.json");
     written.sort();
-    let hook = report["hooks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["event"] == "stop")
-        .unwrap()["name"]
+    let hook = report["hooks"].as_array().unwrap().iter().find(|h| h["event"] == "stop").unwrap()["name"]
         .as_str()
         .unwrap()
         .to_owned();
-    let expected: Vec<_> = ["claude", "codex", "cursor"]
-        .iter()
-        .map(|h| format!("hooks/{hook}.{h}.mjs"))
-        .collect();
+    let expected: Vec<_> = ["claude", "codex", "cursor"].iter().map(|h| format!("hooks/{hook}.{h}.mjs")).collect();
     assert_eq!(written, expected);
 }
 
@@ -187,11 +129,7 @@ fn a_failed_build_leaves_the_previous_artifact_as_it_was() {
     let dir = build_example("policy");
     let artifact = dir.path().join("artifact");
     let before = artifact_files(&artifact);
-    fs::write(
-        dir.path().join("src/hooks/stop.ts"),
-        "export default (event => {",
-    )
-    .unwrap();
+    fs::write(dir.path().join("src/hooks/stop.ts"), "export default (event => {").unwrap();
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1);
     assert_eq!(report["ok"], false);
@@ -207,9 +145,7 @@ fn target_on_the_command_line_replaces_the_config_targets() {
     assert_eq!(report["targets"], serde_json::json!(["cursor"]));
     let files = artifact_files(&dir.path().join("artifact"));
     assert!(files.contains_key(".cursor-plugin/hooks.json"));
-    assert!(
-        !files.contains_key(".claude-plugin/plugin.json") && !files.contains_key("plugin.json")
-    );
+    assert!(!files.contains_key(".claude-plugin/plugin.json") && !files.contains_key("plugin.json"));
 }
 
 #[test]
@@ -220,8 +156,5 @@ fn a_non_artifact_output_directory_is_never_replaced() {
     let output = support::run(dir.path(), &["build", "--out", "out"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not an agent-bundle artifact"));
-    assert_eq!(
-        fs::read_to_string(dir.path().join("out/notes.txt")).unwrap(),
-        "mine"
-    );
+    assert_eq!(fs::read_to_string(dir.path().join("out/notes.txt")).unwrap(), "mine");
 }

@@ -32,18 +32,9 @@ fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_n
     let cache = tempfile::tempdir().unwrap();
     let dir = support::example("policy");
     let cold = build(dir.path(), cache.path());
-    assert!(
-        work(&cold, "transpiled") > 0 && work(&cold, "bundled") == 18,
-        "{:#}",
-        cold["work"]
-    );
+    assert!(work(&cold, "transpiled") > 0 && work(&cold, "bundled") == 18, "{:#}", cold["work"]);
     let warm = build(dir.path(), cache.path());
-    assert_eq!(
-        (work(&warm, "transpiled"), work(&warm, "bundled")),
-        (0, 0),
-        "{:#}",
-        warm["work"]
-    );
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
     assert_eq!(warm["published"]["written"], serde_json::json!([]));
 }
 
@@ -55,14 +46,8 @@ fn a_fresh_checkout_at_another_path_is_all_hits_and_byte_identical() {
     let second = support::example("policy");
     let report = build(second.path(), cache.path());
     assert_eq!(work(&report, "cacheMisses"), 0, "{:#}", report["work"]);
-    assert_eq!(
-        (work(&report, "transpiled"), work(&report, "bundled")),
-        (0, 0)
-    );
-    assert_eq!(
-        artifact_files(&first.path().join("artifact")),
-        artifact_files(&second.path().join("artifact"))
-    );
+    assert_eq!((work(&report, "transpiled"), work(&report, "bundled")), (0, 0));
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 }
 
 #[test]
@@ -70,7 +55,8 @@ fn a_flipped_byte_in_a_cache_object_is_detected_and_the_output_stays_right() {
     let cache = tempfile::tempdir().unwrap();
     let reference = support::example("policy");
     build(reference.path(), cache.path());
-    for object in cache_files(cache.path(), "cas") {
+    let entries = [cache_files(cache.path(), "cas"), cache_files(cache.path(), "ac")].concat();
+    for object in entries {
         let mut bytes = fs::read(&object).unwrap();
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0x20;
@@ -78,15 +64,8 @@ fn a_flipped_byte_in_a_cache_object_is_detected_and_the_output_stays_right() {
     }
     let rebuilt = support::example("policy");
     let report = build(rebuilt.path(), cache.path());
-    assert!(
-        work(&report, "transpiled") > 0,
-        "corrupt objects are never served: {:#}",
-        report["work"]
-    );
-    assert_eq!(
-        artifact_files(&reference.path().join("artifact")),
-        artifact_files(&rebuilt.path().join("artifact"))
-    );
+    assert!(work(&report, "transpiled") > 0, "corrupt objects are never served: {:#}", report["work"]);
+    assert_eq!(artifact_files(&reference.path().join("artifact")), artifact_files(&rebuilt.path().join("artifact")));
 }
 
 #[test]
@@ -96,10 +75,7 @@ fn cache_stats_verify_and_gc() {
     build(dir.path(), cache.path());
     build(dir.path(), cache.path());
     let cache_dir = cache.path().to_str().unwrap();
-    let stats = support::run(
-        dir.path(),
-        &["cache", "stats", "--cache-dir", cache_dir, "--json"],
-    );
+    let stats = support::run(dir.path(), &["cache", "stats", "--cache-dir", cache_dir, "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(stats["objects"].as_u64().unwrap() > 0);
     assert_eq!(stats["lastBuild"]["hitRate"], 1.0, "{stats:#}");
@@ -112,46 +88,22 @@ fn cache_stats_verify_and_gc() {
     assert_eq!(verify.status.code(), Some(1));
     assert!(!object.exists(), "the corrupt entry is removed");
 
-    let gc = support::run(
-        dir.path(),
-        &["cache", "gc", "--cache-dir", cache_dir, "--max-size", "0"],
-    );
+    let gc = support::run(dir.path(), &["cache", "gc", "--cache-dir", cache_dir, "--max-size", "0"]);
     assert_eq!(gc.status.code(), Some(0));
-    assert!(
-        cache_files(cache.path(), "cas").is_empty() && cache_files(cache.path(), "ac").is_empty()
-    );
+    assert!(cache_files(cache.path(), "cas").is_empty() && cache_files(cache.path(), "ac").is_empty());
 }
 
 fn build_with(dir: &Path, args: &[&str]) -> (Value, String) {
-    let output = support::bin()
-        .arg("build")
-        .arg("--json")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (
-        serde_json::from_slice(&output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let output = support::bin().arg("build").arg("--json").args(args).current_dir(dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
 }
 
 #[test]
 fn two_machines_share_one_remote_cache_over_nginx() {
     let nginx = crate::cache_remote::Nginx::start();
     let url = nginx.url();
-    let remote = [
-        "--remote-cache",
-        url.as_str(),
-        "--remote-cache-token",
-        "secret",
-    ];
+    let remote = ["--remote-cache", url.as_str(), "--remote-cache-token", "secret"];
 
     let (first_cache, second_cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let first = support::example("policy");
@@ -165,68 +117,31 @@ fn two_machines_share_one_remote_cache_over_nginx() {
     let mut args = vec!["--cache-dir", second_cache.path().to_str().unwrap()];
     args.extend(remote);
     let (warm, _) = build_with(second.path(), &args);
-    assert_eq!(
-        (work(&warm, "transpiled"), work(&warm, "bundled")),
-        (0, 0),
-        "{:#}",
-        warm["work"]
-    );
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
     assert!(work(&warm, "remoteHits") > 0);
-    assert_eq!(
-        artifact_files(&first.path().join("artifact")),
-        artifact_files(&second.path().join("artifact"))
-    );
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 
     // A read-only job (a pull request) with changed sources uploads nothing.
     let before = nginx.snapshot();
     let third = support::example("policy");
-    fs::write(
-        third.path().join("src/hooks/stop.ts"),
-        "export default () => undefined;\n",
-    )
-    .unwrap();
+    fs::write(third.path().join("src/hooks/stop.ts"), "export default () => undefined;\n").unwrap();
     let third_cache = tempfile::tempdir().unwrap();
     let (_, _) = build_with(
         third.path(),
-        &[
-            "--cache-dir",
-            third_cache.path().to_str().unwrap(),
-            "--remote-cache",
-            &url,
-            "--remote-cache-read-only",
-        ],
+        &["--cache-dir", third_cache.path().to_str().unwrap(), "--remote-cache", &url, "--remote-cache-read-only"],
     );
     assert_eq!(nginx.snapshot(), before, "read-only never writes");
 }
 
 #[test]
 fn a_dead_remote_costs_one_warning_and_the_build_goes_on() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let cache = tempfile::tempdir().unwrap();
     let dir = support::example("policy");
     let url = format!("http://127.0.0.1:{port}/cache");
-    let (report, stderr) = build_with(
-        dir.path(),
-        &[
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-            "--remote-cache",
-            &url,
-        ],
-    );
+    let (report, stderr) =
+        build_with(dir.path(), &["--cache-dir", cache.path().to_str().unwrap(), "--remote-cache", &url]);
     assert_eq!(report["ok"], true);
-    assert_eq!(
-        report["work"]["cacheWarnings"].as_array().unwrap().len(),
-        1,
-        "{:#}",
-        report["work"]
-    );
-    assert!(
-        stderr.is_empty(),
-        "--json puts the warning in the report: {stderr}"
-    );
+    assert_eq!(report["work"]["cacheWarnings"].as_array().unwrap().len(), 1, "{:#}", report["work"]);
+    assert!(stderr.is_empty(), "--json puts the warning in the report: {stderr}");
 }

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_bundle::cache::{
-    ActionRecord, Cache, CacheOptions, Hash, KeyBuilder, RemoteOptions, dir_stats,
-};
+use agent_bundle::cache::{ActionRecord, Cache, CacheOptions, Hash, KeyBuilder, RemoteOptions, dir_stats};
 
 const TOKEN: &str = "secret";
 
@@ -30,12 +28,7 @@ impl Nginx {
         for _ in 0..3 {
             let root = tempfile::tempdir().unwrap();
             let port = free_port();
-            let output = Command::new("bash")
-                .arg(&script)
-                .arg(root.path())
-                .arg(port.to_string())
-                .output()
-                .unwrap();
+            let output = Command::new("bash").arg(&script).arg(root.path()).arg(port.to_string()).output().unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
             if output.status.code() == Some(127) {
                 panic!(
@@ -43,18 +36,12 @@ impl Nginx {
                 );
             }
             if output.status.success() {
-                let pid = String::from_utf8_lossy(&output.stdout)
-                    .trim()
-                    .parse()
-                    .unwrap();
+                let pid = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
                 return Nginx { root, port, pid };
             }
             last_error = stderr; // most likely the port was taken meanwhile: try another
         }
-        panic!(
-            "could not start nginx with {}:\n{last_error}",
-            script.display()
-        );
+        panic!("could not start nginx with {}:\n{last_error}", script.display());
     }
 
     pub(crate) fn url(&self) -> String {
@@ -63,11 +50,7 @@ impl Nginx {
 
     /// Where nginx keeps `<url>/<kind>/<hex>`.
     fn stored(&self, kind: &str, hash: &Hash) -> PathBuf {
-        self.root
-            .path()
-            .join("store/cache")
-            .join(kind)
-            .join(hash.to_hex())
+        self.root.path().join("store/cache").join(kind).join(hash.to_hex())
     }
 
     /// How many requests in nginx's access log contain `method_and_path`, e.g.
@@ -75,11 +58,8 @@ impl Nginx {
     /// waits a little for the count to settle.
     fn requests(&self, method_and_path: &str) -> usize {
         let count = || {
-            let log =
-                fs::read_to_string(self.root.path().join("logs/access.log")).unwrap_or_default();
-            log.lines()
-                .filter(|line| line.contains(method_and_path))
-                .count()
+            let log = fs::read_to_string(self.root.path().join("logs/access.log")).unwrap_or_default();
+            log.lines().filter(|line| line.contains(method_and_path)).count()
         };
         let mut last = count();
         for _ in 0..10 {
@@ -113,22 +93,12 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.pid.to_string())
-            .status();
+        let _ = Command::new("kill").arg("-TERM").arg(self.pid.to_string()).status();
         // Wait until the master has exited (a zombie counts as exited).
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             match fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
-                Ok(stat)
-                    if !stat
-                        .rsplit(')')
-                        .next()
-                        .unwrap_or("")
-                        .trim_start()
-                        .starts_with('Z') =>
-                {
+                Ok(stat) if !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z') => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 _ => break,
@@ -138,29 +108,19 @@ impl Drop for Nginx {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
     Cache::open(&CacheOptions {
         dir: Some(dir.to_owned()),
-        remote: Some(RemoteOptions {
-            url: url.to_owned(),
-            token: token.map(str::to_owned),
-            read_only,
-        }),
+        remote: Some(RemoteOptions { url: url.to_owned(), token: token.map(str::to_owned), read_only }),
     })
     .unwrap()
 }
 
 fn key(name: &str) -> Hash {
-    KeyBuilder::new("test-action")
-        .field("name", name.as_bytes())
-        .finish()
+    KeyBuilder::new("test-action").field("name", name.as_bytes()).finish()
 }
 
 fn record(outputs: &[(&str, Hash)]) -> ActionRecord {
@@ -182,21 +142,11 @@ fn two_caches_share_one_remote() {
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
 
     let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
-    let objects: Vec<Vec<u8>> = vec![
-        b"export const a = 1;\n".to_vec(),
-        vec![7u8; 300_000],
-        Vec::new(),
-    ];
-    let hashes: Vec<Hash> = objects
-        .iter()
-        .map(|bytes| writer.put_object(bytes))
-        .collect();
+    let objects: Vec<Vec<u8>> = vec![b"export const a = 1;\n".to_vec(), vec![7u8; 300_000], Vec::new()];
+    let hashes: Vec<Hash> = objects.iter().map(|bytes| writer.put_object(bytes)).collect();
     let actions = [
         (key("one"), record(&[("a.js", hashes[0])])),
-        (
-            key("two"),
-            record(&[("big", hashes[1]), ("empty", hashes[2])]),
-        ),
+        (key("two"), record(&[("big", hashes[1]), ("empty", hashes[2])])),
     ];
     for (key, record) in &actions {
         writer.put_action(key, record);
@@ -208,10 +158,7 @@ fn two_caches_share_one_remote() {
         assert_eq!(&fs::read(nginx.stored("cas", hash)).unwrap(), bytes);
     }
     for (key, _) in &actions {
-        assert_eq!(
-            fs::read(nginx.stored("ac", key)).unwrap(),
-            fs::read(local_path(dir_a.path(), "ac", key)).unwrap()
-        );
+        assert_eq!(fs::read(nginx.stored("ac", key)).unwrap(), fs::read(local_path(dir_a.path(), "ac", key)).unwrap());
     }
 
     // Another machine: nothing local, everything from the remote.
@@ -225,29 +172,14 @@ fn two_caches_share_one_remote() {
         assert_eq!(&*reader.get_object(hash).unwrap(), &bytes[..]);
     }
     let stats = reader.stats();
-    assert_eq!(
-        (stats.action_hits, stats.object_hits, stats.remote_hits),
-        (2, 3, 5)
-    );
-    assert_eq!(
-        (
-            stats.action_misses,
-            stats.object_misses,
-            stats.remote_errors
-        ),
-        (0, 0, 0)
-    );
+    assert_eq!((stats.action_hits, stats.object_hits, stats.remote_hits), (2, 3, 5));
+    assert_eq!((stats.action_misses, stats.object_misses, stats.remote_errors), (0, 0, 0));
     assert!(reader.take_warnings().is_empty());
 
     // ...and now has them locally: a cache whose remote is gone still hits.
     let after = dir_stats(dir_b.path()).unwrap();
     assert_eq!((after.objects, after.actions), (3, 2));
-    let offline = cache(
-        dir_b.path(),
-        &format!("http://127.0.0.1:{}/cache", free_port()),
-        None,
-        false,
-    );
+    let offline = cache(dir_b.path(), &format!("http://127.0.0.1:{}/cache", free_port()), None, false);
     for (key, record) in &actions {
         assert_eq!(offline.get_action(key).as_ref(), Some(record));
     }
@@ -255,26 +187,15 @@ fn two_caches_share_one_remote() {
         assert!(offline.get_object(hash).is_some());
     }
     assert_eq!(offline.stats().remote_hits, 0);
-    assert!(
-        offline.take_warnings().is_empty(),
-        "local hits never touch the remote"
-    );
+    assert!(offline.take_warnings().is_empty(), "local hits never touch the remote");
 
     // A third process re-putting the large object probes with HEAD and sends no bytes.
     let dir_c = tempfile::tempdir().unwrap();
     let third = cache(dir_c.path(), &nginx.url(), Some(TOKEN), false);
     assert_eq!(third.put_object(&objects[1]), hashes[1]);
     let big = format!("/cache/cas/{} ", hashes[1]);
-    assert_eq!(
-        nginx.requests(&format!("HEAD {big}")),
-        2,
-        "the first writer's (404) and this one"
-    );
-    assert_eq!(
-        nginx.requests(&format!("PUT {big}")),
-        1,
-        "uploaded once, by the first writer"
-    );
+    assert_eq!(nginx.requests(&format!("HEAD {big}")), 2, "the first writer's (404) and this one");
+    assert_eq!(nginx.requests(&format!("PUT {big}")), 1, "uploaded once, by the first writer");
     assert!(third.take_warnings().is_empty());
 
     // A miss on both sides is a plain miss (404), not a remote error.
@@ -299,10 +220,7 @@ fn a_read_only_cache_never_writes() {
     read_only.put_action(&key("own"), &record(&[("o", own)]));
     assert_eq!(nginx.snapshot(), before, "the store is unchanged");
     // It still reads from the remote, and stores locally what it makes and fetches.
-    assert_eq!(
-        read_only.get_action(&key("shared")),
-        Some(record(&[("o", shared)]))
-    );
+    assert_eq!(read_only.get_action(&key("shared")), Some(record(&[("o", shared)])));
     assert_eq!(&*read_only.get_object(&shared).unwrap(), b"shared");
     assert!(read_only.get_action(&key("own")).is_some());
     assert_eq!(read_only.stats().remote_hits, 2);
@@ -325,11 +243,7 @@ fn an_upload_without_the_token_is_refused_once_and_reads_go_on() {
     let warnings = no_token.take_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("401"), "{warnings:?}");
-    assert_eq!(
-        no_token.stats().remote_errors,
-        1,
-        "no more uploads after the refusal"
-    );
+    assert_eq!(no_token.stats().remote_errors, 1, "no more uploads after the refusal");
     assert_eq!(nginx.snapshot(), before);
     // Reads still use the remote; local writes still happen.
     assert_eq!(&*no_token.get_object(&shared).unwrap(), b"shared");
@@ -352,29 +266,15 @@ fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
     }
     assert_eq!(cache.get_action(&key("a")), Some(record(&[("o", object)])));
     assert_eq!(&*cache.get_object(&object).unwrap(), b"made locally");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "connection refused is immediate, and asked once"
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "connection refused is immediate, and asked once");
 
     let warnings = cache.take_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].contains(&url) && warnings[0].contains("local cache only"),
-        "{warnings:?}"
-    );
+    assert!(warnings[0].contains(&url) && warnings[0].contains("local cache only"), "{warnings:?}");
     assert!(!warnings[0].contains(TOKEN));
     let stats = cache.stats();
     assert_eq!(stats.remote_errors, 1);
-    assert_eq!(
-        (
-            stats.action_hits,
-            stats.action_misses,
-            stats.object_hits,
-            stats.object_misses
-        ),
-        (1, 1, 1, 1)
-    );
+    assert_eq!((stats.action_hits, stats.action_misses, stats.object_hits, stats.object_misses), (1, 1, 1, 1));
     assert!(cache.take_warnings().is_empty());
 }
 
@@ -393,10 +293,7 @@ fn a_failing_remote_5xx_costs_one_warning() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("500"), "{warnings:?}");
     assert_eq!(cache.stats().remote_errors, 1);
-    assert!(
-        cache.get_action(&key("k")).is_some(),
-        "local hits are unaffected"
-    );
+    assert!(cache.get_action(&key("k")).is_some(), "local hits are unaffected");
 }
 
 #[test]
@@ -423,21 +320,10 @@ fn a_corrupt_remote_entry_is_rejected_never_served() {
     assert_eq!(reader.get_object(&object), None);
     assert_eq!(reader.get_object(&truncated), None);
     assert_eq!(reader.get_action(&key("k")), None);
-    assert!(
-        !local_path(dir_b.path(), "cas", &object).exists(),
-        "never stored locally"
-    );
+    assert!(!local_path(dir_b.path(), "cas", &object).exists(), "never stored locally");
     assert!(!local_path(dir_b.path(), "ac", &key("k")).exists());
     let stats = reader.stats();
-    assert_eq!(
-        (
-            stats.remote_hits,
-            stats.remote_errors,
-            stats.object_misses,
-            stats.action_misses
-        ),
-        (0, 3, 2, 1)
-    );
+    assert_eq!((stats.remote_hits, stats.remote_errors, stats.object_misses, stats.action_misses), (0, 3, 2, 1));
     let warnings = reader.take_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("corrupt"), "{warnings:?}");

@@ -13,10 +13,7 @@ fn config(hooks: &str, targets: &str) -> String {
 /// Builds a project with `config` and a handler at `src/hooks/h.ts`; returns (code, path,
 /// host, severity) of every diagnostic, and the exit code.
 fn diagnose(config: &str, extra: &[(&str, &str)]) -> (i32, Vec<(String, String, String, String)>) {
-    let mut files = vec![
-        ("agent-bundle.config.ts", config),
-        ("src/hooks/h.ts", HANDLER),
-    ];
+    let mut files = vec![("agent-bundle.config.ts", config), ("src/hooks/h.ts", HANDLER)];
     files.extend_from_slice(extra);
     let dir = project(&files);
     let (code, report) = build_json(dir.path(), &[]);
@@ -27,12 +24,7 @@ fn diagnose(config: &str, extra: &[(&str, &str)]) -> (i32, Vec<(String, String, 
         .map(|d| {
             let text = |key: &str| d[key].as_str().unwrap_or("").to_owned();
             assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()));
-            (
-                text("code"),
-                text("jsonPath"),
-                text("host"),
-                text("severity"),
-            )
+            (text("code"), text("jsonPath"), text("host"), text("severity"))
         })
         .collect();
     (code, diagnostics)
@@ -41,11 +33,7 @@ fn diagnose(config: &str, extra: &[(&str, &str)]) -> (i32, Vec<(String, String, 
 fn expect_one(config: &str, extra: &[(&str, &str)], code: &str, path: &str, host: &str) {
     let (exit, diagnostics) = diagnose(config, extra);
     assert_eq!(exit, 1, "{diagnostics:?}");
-    assert_eq!(
-        diagnostics,
-        [(code.into(), path.into(), host.into(), "error".into())],
-        "{config}"
-    );
+    assert_eq!(diagnostics, [(code.into(), path.into(), host.into(), "error".into())], "{config}");
 }
 
 #[test]
@@ -62,201 +50,99 @@ fn unknown_event_key() {
 #[test]
 fn tools_on_an_event_that_is_not_a_tool_event() {
     let hooks = "{ stop: { handler: './src/hooks/h.ts', tools: ['shell'] } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4201",
-        "hooks.stop.tools",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4201", "hooks.stop.tools", "");
 }
 
 #[test]
 fn unknown_selector() {
     let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['files.write'] } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4202",
-        "hooks.beforeTool.tools[0]",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4202", "hooks.beforeTool.tools[0]", "");
 }
 
 #[test]
 fn unknown_target() {
-    expect_one(
-        &config("{ stop: './src/hooks/h.ts' }", "['claude', 'gemini']"),
-        &[],
-        "AB4100",
-        "targets[1]",
-        "",
-    );
+    expect_one(&config("{ stop: './src/hooks/h.ts' }", "['claude', 'gemini']"), &[], "AB4100", "targets[1]", "");
 }
 
 #[test]
 fn timeouts_must_be_positive_whole_seconds() {
     for timeout in ["0", "1.5", "-3"] {
         let hooks = format!("{{ stop: {{ handler: './src/hooks/h.ts', timeout: {timeout} }} }}");
-        expect_one(
-            &config(&hooks, "['claude']"),
-            &[],
-            "AB4205",
-            "hooks.stop.timeout",
-            "",
-        );
+        expect_one(&config(&hooks, "['claude']"), &[], "AB4205", "hooks.stop.timeout", "");
     }
     let hooks = "{ stop: { handler: './src/hooks/h.ts', timeout: '10' } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4004",
-        "hooks.stop.timeout",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4004", "hooks.stop.timeout", "");
 }
 
 #[test]
 fn args_only_on_prebuilt_handlers_and_only_shell_safe() {
     let hooks = "{ stop: { handler: './src/hooks/h.ts', args: ['--x'] } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4746",
-        "hooks.stop.args",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4746", "hooks.stop.args", "");
     let hooks = "{ stop: { handler: { prebuilt: './dist/h.js' }, args: ['$(rm -rf ~)'] } }";
-    let config =
-        config(hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
-    expect_one(
-        &config,
-        &[("dist/h.js", "")],
-        "AB4746",
-        "hooks.stop.args[0]",
-        "",
-    );
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+    expect_one(&config, &[("dist/h.js", "")], "AB4746", "hooks.stop.args[0]", "");
 }
 
 #[test]
 fn missing_handler_file() {
-    expect_one(
-        &config("{ stop: './src/hooks/missing.ts' }", "['claude']"),
-        &[],
-        "AB4217",
-        "hooks.stop",
-        "",
-    );
+    expect_one(&config("{ stop: './src/hooks/missing.ts' }", "['claude']"), &[], "AB4217", "hooks.stop", "");
 }
 
 #[test]
 fn prebuilt_path_outside_every_payload() {
     let hooks = "{ stop: { handler: { prebuilt: './dist/h.js' } } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[("dist/h.js", "")],
-        "AB4744",
-        "hooks.stop.handler.prebuilt",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[("dist/h.js", "")], "AB4744", "hooks.stop.handler.prebuilt", "");
 }
 
 #[test]
 fn payload_outside_the_project_root() {
-    let config =
-        config("{}", "['claude']").replace("hooks:", "payload: { up: '../elsewhere' },\n  hooks:");
+    let config = config("{}", "['claude']").replace("hooks:", "payload: { up: '../elsewhere' },\n  hooks:");
     expect_one(&config, &[], "AB4742", "payload.up", "");
 }
 
 #[test]
 fn duplicate_hooks() {
     let hooks = "{ stop: ['./src/hooks/h.ts', 'src/hooks/h.ts'] }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4101",
-        "hooks.stop[1]",
-        "",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4101", "hooks.stop[1]", "");
 }
 
 #[test]
 fn a_plugin_name_the_host_rejects() {
-    let config =
-        config("{}", "['claude', 'codex']").replace("name: 'demo'", "name: 'claude-helper'");
+    let config = config("{}", "['claude', 'codex']").replace("name: 'demo'", "name: 'claude-helper'");
     expect_one(&config, &[], "AB4102", "plugin.name", "claude");
     let (_, diagnostics) = diagnose(&config.replace("claude-helper", "My Plugin"), &[]);
-    let hosts: Vec<_> = diagnostics
-        .iter()
-        .map(|d| (d.0.as_str(), d.2.as_str()))
-        .collect();
+    let hosts: Vec<_> = diagnostics.iter().map(|d| (d.0.as_str(), d.2.as_str())).collect();
     assert_eq!(hosts, [("AB4102", "claude"), ("AB4102", "codex")]);
 }
 
 #[test]
 fn a_hook_no_selected_host_can_receive_is_a_warning() {
-    let (exit, diagnostics) = diagnose(
-        &config(
-            "{ workspaceOpen: './src/hooks/h.ts' }",
-            "['claude', 'codex', 'cursor']",
-        ),
-        &[],
-    );
+    let (exit, diagnostics) =
+        diagnose(&config("{ workspaceOpen: './src/hooks/h.ts' }", "['claude', 'codex', 'cursor']"), &[]);
     assert_eq!(exit, 0);
-    assert_eq!(
-        diagnostics,
-        [(
-            "AB4216".into(),
-            "hooks.workspaceOpen".into(),
-            "".into(),
-            "warning".into()
-        )]
-    );
+    assert_eq!(diagnostics, [("AB4216".into(), "hooks.workspaceOpen".into(), "".into(), "warning".into())]);
 }
 
 #[test]
 fn a_hook_that_names_a_host_without_its_event_is_an_error() {
     let hooks = "{ workspaceOpen: { handler: './src/hooks/h.ts', targets: ['claude'] } }";
-    expect_one(
-        &config(hooks, "['claude']"),
-        &[],
-        "AB4204",
-        "hooks.workspaceOpen.targets",
-        "claude",
-    );
+    expect_one(&config(hooks, "['claude']"), &[], "AB4204", "hooks.workspaceOpen.targets", "claude");
     let hooks = "{ stop: { handler: './src/hooks/h.ts', targets: ['portable'] } }";
-    expect_one(
-        &config(hooks, "['claude', 'portable']"),
-        &[],
-        "AB4204",
-        "hooks.stop.targets",
-        "portable",
-    );
+    expect_one(&config(hooks, "['claude', 'portable']"), &[], "AB4204", "hooks.stop.targets", "portable");
 }
 
 #[test]
 fn codex_has_no_file_read_so_the_whole_hook_fails() {
     // The seed: tools ['file.read', 'shell'] targeting codex fails even though shell alone maps.
     let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['file.read', 'shell'] } }";
-    expect_one(
-        &config(hooks, "['codex']"),
-        &[],
-        "AB4214",
-        "hooks.beforeTool.tools[0]",
-        "codex",
-    );
+    expect_one(&config(hooks, "['codex']"), &[], "AB4214", "hooks.beforeTool.tools[0]", "codex");
 }
 
 #[test]
 fn a_claude_only_native_selector_leaves_codex_without_a_matcher() {
-    let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['claude:WebSearch'], targets: ['claude', 'codex'] } }";
-    expect_one(
-        &config(hooks, "['claude', 'codex']"),
-        &[],
-        "AB4215",
-        "hooks.beforeTool.tools",
-        "codex",
-    );
+    let hooks =
+        "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['claude:WebSearch'], targets: ['claude', 'codex'] } }";
+    expect_one(&config(hooks, "['claude', 'codex']"), &[], "AB4215", "hooks.beforeTool.tools", "codex");
 }
 
 #[test]
@@ -267,13 +153,7 @@ fn a_config_factory_says_what_to_write_instead() {
     assert_eq!(code, 1);
     let diagnostic = &report["diagnostics"][0];
     assert_eq!(diagnostic["line"], 2);
-    assert!(
-        diagnostic["help"]
-            .as_str()
-            .unwrap()
-            .contains("export default defineConfig({"),
-        "{diagnostic:#}"
-    );
+    assert!(diagnostic["help"].as_str().unwrap().contains("export default defineConfig({"), "{diagnostic:#}");
 }
 
 #[test]
@@ -283,11 +163,7 @@ fn non_literal_values_are_located() {
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1);
     let diagnostic = &report["diagnostics"][0];
-    assert_eq!(
-        (diagnostic["line"].as_u64(), diagnostic["column"].as_u64()),
-        (Some(2), Some(56)),
-        "{diagnostic:#}"
-    );
+    assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(2), Some(56)), "{diagnostic:#}");
     assert_eq!(diagnostic["jsonPath"], "hooks.stop");
 }
 
@@ -303,10 +179,8 @@ fn all_errors_of_a_build_are_reported_together() {
 #[test]
 fn bare_npm_imports_are_a_build_error_in_the_handler() {
     let handler = "import lodash from 'lodash';\nexport default () => lodash;\n";
-    let (exit, diagnostics) = diagnose(
-        &config("{ stop: './src/hooks/bare.ts' }", "['claude']"),
-        &[("src/hooks/bare.ts", handler)],
-    );
+    let (exit, diagnostics) =
+        diagnose(&config("{ stop: './src/hooks/bare.ts' }", "['claude']"), &[("src/hooks/bare.ts", handler)]);
     assert_eq!(exit, 1);
     assert_eq!(diagnostics[0].0, "AB4837");
 }
@@ -316,10 +190,7 @@ fn human_output_has_a_code_frame_and_help() {
     let dir = project(&[
         (
             "agent-bundle.config.ts",
-            &config(
-                "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['file.read'] } }",
-                "['codex']",
-            ),
+            &config("{ beforeTool: { handler: './src/hooks/h.ts', tools: ['file.read'] } }", "['codex']"),
         ),
         ("src/hooks/h.ts", HANDLER),
     ]);
@@ -332,16 +203,8 @@ fn human_output_has_a_code_frame_and_help() {
 #[test]
 fn bad_command_line_arguments_exit_with_2() {
     let dir = project(&[]);
-    assert_eq!(
-        support::run(dir.path(), &["build", "--target", "gemini"])
-            .status
-            .code(),
-        Some(2)
-    );
-    assert_eq!(
-        support::run(dir.path(), &["frobnicate"]).status.code(),
-        Some(2)
-    );
+    assert_eq!(support::run(dir.path(), &["build", "--target", "gemini"]).status.code(), Some(2));
+    assert_eq!(support::run(dir.path(), &["frobnicate"]).status.code(), Some(2));
     assert_eq!(support::run(dir.path(), &["--help"]).status.code(), Some(0));
 }
 

@@ -27,11 +27,9 @@ use serde_json::{Value, json};
 use crate::host_validation::claude_binary;
 use crate::support::{self, repo};
 
-const CONTEXT: &str =
-    "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
+const CONTEXT: &str = "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
 const DENY_REASON: &str = "policy: the command carries the POLICY_DENY_ME marker";
-const STOP_REASON: &str =
-    "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
+const STOP_REASON: &str = "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
 /// A client still running after this is killed, and its test fails.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -40,9 +38,7 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]
 fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start(
-        "claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop",
-    ) else {
+    let Some(s) = Session::start("claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop") else {
         return;
     };
     let artifact = policy().artifact.to_str().unwrap();
@@ -51,39 +47,23 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     let ok_command = format!("touch {}", ran_ok.display());
     let mock = s.mock(
         "anthropic-mock.mjs",
-        &[
-            shell(&deny_command),
-            shell(&ok_command),
-            text("first answer"),
-            text("second answer"),
-        ],
+        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
     );
 
-    let run = s.claude(
-        &mock,
-        &["--plugin-dir", artifact, "--allowedTools", "Bash"],
-        &[("POLICY_BLOCK_STOP", "1")],
-    );
+    let run = s.claude(&mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[("POLICY_BLOCK_STOP", "1")]);
     let stream = json_lines(&run.stdout);
     let requests = mock.requests();
 
     // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file.
     let plugin = claude_plugin(&stream);
-    assert_eq!(
-        (&plugin["source"], &plugin["version"]),
-        (&json!("policy@inline"), &json!("1.2.0")),
-        "{plugin:#}"
-    );
+    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("policy@inline"), &json!("1.2.0")), "{plugin:#}");
     assert_eq!(plugin["path"], artifact);
     let debug = fs::read_to_string(s.path("debug.log")).unwrap();
     let hooks_file = format!(
         "Read hooks.json for plugin policy (enabled=true): {}",
         Path::new(artifact).join("hooks/hooks.json").display()
     );
-    assert!(
-        debug.contains(&hooks_file),
-        "the debug log never read the plugin's hooks file:\n{debug}"
-    );
+    assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
 
     // 2. Every hook ran its compiled handler, through Claude's own wrappers, in order.
     assert_eq!(
@@ -109,20 +89,14 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
         ],
         "hook_started/hook_response pairs in the stream (a continuing hook must answer nothing)"
     );
-    s.assert_wrappers_ran(
-        "claude",
-        Path::new(artifact),
-        &["sessionStart", "beforeTool", "afterTool", "stop"],
-    );
+    s.assert_wrappers_ran("claude", Path::new(artifact), &["sessionStart", "beforeTool", "afterTool", "stop"]);
 
     // 3. The deny blocked the command (it never ran) and the model was told why.
+    expect_requests(&requests, 4);
     assert!(!ran.exists(), "the denied command ran");
     let denied = claude_tool_result(&requests[1], "toolu_mock0001");
     assert_eq!(denied["is_error"], true, "{denied:#}");
-    assert!(
-        text_of(&denied["content"]).contains(DENY_REASON),
-        "the deny reason did not reach the model: {denied:#}"
-    );
+    assert!(text_of(&denied["content"]).contains(DENY_REASON), "the deny reason did not reach the model: {denied:#}");
     assert_eq!(
         claude_permission(&stream, "toolu_mock0001"),
         json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
@@ -145,10 +119,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     );
 
     // 5. The sessionStart context reached the model in its first request.
-    assert!(
-        requests[0]["body"].to_string().contains(CONTEXT),
-        "no sessionStart context in the first request"
-    );
+    assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
 
     // 6. The stop deny made Claude continue once, with the reason, then stop.
     assert_stop_continued_once(&requests);
@@ -157,9 +128,8 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
 
 #[test]
 fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing() {
-    let Some(s) = Session::start(
-        "claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing",
-    ) else {
+    let Some(s) = Session::start("claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing")
+    else {
         return;
     };
     let artifact = policy().artifact.to_str().unwrap();
@@ -173,23 +143,10 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     // point it at the mock too.
     let add = ["plugin", "marketplace", "add", artifact];
     let added = s.run("claude-marketplace-add", s.claude_command(&mock).args(add));
-    assert!(
-        added
-            .stdout
-            .contains("Successfully added marketplace: policy-marketplace"),
-        "{added:#?}"
-    );
-    let installed = s.run(
-        "claude-plugin-install",
-        s.claude_command(&mock)
-            .args(["plugin", "install", "policy@policy-marketplace"]),
-    );
-    assert!(
-        installed
-            .stdout
-            .contains("Successfully installed plugin: policy@policy-marketplace"),
-        "{installed:#?}"
-    );
+    assert!(added.stdout.contains("Successfully added marketplace: policy-marketplace"), "{added:#?}");
+    let installed = s
+        .run("claude-plugin-install", s.claude_command(&mock).args(["plugin", "install", "policy@policy-marketplace"]));
+    assert!(installed.stdout.contains("Successfully installed plugin: policy@policy-marketplace"), "{installed:#?}");
 
     let run = s.claude(&mock, &[], &[]);
     let stream = json_lines(&run.stdout);
@@ -203,10 +160,7 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
         "{plugin:#}"
     );
     let root = PathBuf::from(plugin["path"].as_str().unwrap());
-    assert!(
-        root.join(".claude-plugin/plugin.json").is_file(),
-        "{plugin:#}"
-    );
+    assert!(root.join(".claude-plugin/plugin.json").is_file(), "{plugin:#}");
 
     // 2. The hooks ran: no afterTool, because the tool never ran.
     assert_eq!(
@@ -230,48 +184,24 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     // 4. The hook continued, so Claude Code's own permission check decided, as it would
     //    without the plugin: not approved. Had the wrapper answered `permissionDecision:
     //    "allow"`, the command would have run, approved with `source: "hook"`.
-    assert!(
-        !created.exists(),
-        "the command ran although nothing approved it"
-    );
-    assert_eq!(
-        claude_permission(&stream, "toolu_mock0001"),
-        json!({"decision": "reject", "source": "config"})
-    );
-    let result = stream
-        .iter()
-        .find(|e| e["type"] == "result")
-        .expect("a result event");
-    assert_eq!(
-        result["permission_denials"][0]["tool_use_id"], "toolu_mock0001",
-        "{result:#}"
-    );
+    assert!(!created.exists(), "the command ran although nothing approved it");
+    assert_eq!(claude_permission(&stream, "toolu_mock0001"), json!({"decision": "reject", "source": "config"}));
+    let result = stream.iter().find(|e| e["type"] == "result").expect("a result event");
+    assert_eq!(result["permission_denials"][0]["tool_use_id"], "toolu_mock0001", "{result:#}");
+    expect_requests(&requests, 2);
     let refused = claude_tool_result(&requests[1], "toolu_mock0001");
-    assert!(
-        refused["is_error"] == true && text_of(&refused["content"]).contains("needs approval"),
-        "{refused:#}"
-    );
+    assert!(refused["is_error"] == true && text_of(&refused["content"]).contains("needs approval"), "{refused:#}");
 
     // 5. The context reached the model; 6. no stop deny without POLICY_BLOCK_STOP. (3, the
     //    deny, is covered by the plugin-dir test.)
-    assert!(
-        requests[0]["body"].to_string().contains(CONTEXT),
-        "no sessionStart context in the first request"
-    );
-    assert_eq!(
-        requests.len(),
-        2,
-        "one tool call, one answer: {requests:#?}"
-    );
+    assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 /// The plugin entry of Claude Code's stream-json `init` event.
 fn claude_plugin(stream: &[Value]) -> Value {
-    let init = stream
-        .iter()
-        .find(|e| e["type"] == "system" && e["subtype"] == "init")
-        .expect("no init event in the stream");
+    let init =
+        stream.iter().find(|e| e["type"] == "system" && e["subtype"] == "init").expect("no init event in the stream");
     let plugins = init["plugins"].as_array().expect("init lists plugins");
     plugins
         .iter()
@@ -281,11 +211,7 @@ fn claude_plugin(stream: &[Value]) -> Value {
 }
 
 fn session_id(stream: &[Value]) -> Value {
-    stream
-        .iter()
-        .find(|e| e["type"] == "system" && e["subtype"] == "init")
-        .unwrap()["session_id"]
-        .clone()
+    stream.iter().find(|e| e["type"] == "system" && e["subtype"] == "init").unwrap()["session_id"].clone()
 }
 
 /// Whether a hook answered (anything on stdout) or continued silently.
@@ -298,32 +224,19 @@ enum Answer {
 /// `(event, answer)` per `hook_response` of `--include-hook-events`, each checked to follow
 /// its `hook_started` and to have succeeded.
 fn claude_hook_events(stream: &[Value]) -> Vec<(String, Answer)> {
-    let started: Vec<_> = stream
-        .iter()
-        .filter(|e| e["subtype"] == "hook_started")
-        .map(|e| e["hook_id"].clone())
-        .collect();
-    let responses: Vec<_> = stream
-        .iter()
-        .filter(|e| e["subtype"] == "hook_response")
-        .collect();
+    let started: Vec<_> =
+        stream.iter().filter(|e| e["subtype"] == "hook_started").map(|e| e["hook_id"].clone()).collect();
+    let responses: Vec<_> = stream.iter().filter(|e| e["subtype"] == "hook_response").collect();
     responses
         .iter()
         .map(|r| {
-            assert!(
-                started.contains(&r["hook_id"]),
-                "a hook_response without hook_started: {r:#}"
-            );
+            assert!(started.contains(&r["hook_id"]), "a hook_response without hook_started: {r:#}");
             assert_eq!(
                 (&r["exit_code"], &r["outcome"], &r["stderr"]),
                 (&json!(0), &json!("success"), &json!("")),
                 "{r:#}"
             );
-            let answer = if r["stdout"] == "" {
-                Answer::Nothing
-            } else {
-                Answer::Some
-            };
+            let answer = if r["stdout"] == "" { Answer::Nothing } else { Answer::Some };
             (r["hook_event"].as_str().unwrap().to_owned(), answer)
         })
         .collect()
@@ -331,13 +244,8 @@ fn claude_hook_events(stream: &[Value]) -> Vec<(String, Answer)> {
 
 /// The `tool_result` block for `id` in a recorded Messages API request.
 fn claude_tool_result(request: &Value, id: &str) -> Value {
-    let messages = request["body"]["messages"]
-        .as_array()
-        .expect("a Messages API request");
-    let blocks = messages
-        .iter()
-        .filter_map(|m| m["content"].as_array())
-        .flatten();
+    let messages = request["body"]["messages"].as_array().expect("a Messages API request");
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
     blocks
         .filter(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
         .last()
@@ -349,10 +257,7 @@ fn claude_tool_result(request: &Value, id: &str) -> Value {
 /// the stream's `tool_result_meta` (`source` is `config` for a settings/flag rule or the
 /// default check, `hook` when a PreToolUse hook decided).
 fn claude_permission(stream: &[Value], id: &str) -> Value {
-    let metas = stream
-        .iter()
-        .filter_map(|e| e["tool_result_meta"].as_array())
-        .flatten();
+    let metas = stream.iter().filter_map(|e| e["tool_result_meta"].as_array()).flatten();
     metas
         .filter(|m| m["id"] == id)
         .map(|m| m["permission_decision"].clone())
@@ -365,9 +270,8 @@ fn claude_permission(stream: &[Value], id: &str) -> Value {
 
 #[test]
 fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start(
-        "codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop",
-    ) else {
+    let Some(s) = Session::start("codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop")
+    else {
         return;
     };
     let artifact = policy().artifact.to_str().unwrap();
@@ -376,12 +280,7 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     let ok_command = format!("touch {}", ran_ok.display());
     let mock = s.mock(
         "openai-mock.mjs",
-        &[
-            shell(&deny_command),
-            shell(&ok_command),
-            text("first answer"),
-            text("second answer"),
-        ],
+        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
     );
     s.write_codex_config(&mock);
 
@@ -390,34 +289,18 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     //    load (e.g. when a root Agent Plugins `plugin.json` with `$schema` sits next to
     //    `.codex-plugin/plugin.json`, it takes the former, which has no hooks) and says
     //    nothing. What it ran is checked below.
-    let added = s.run(
-        "codex-marketplace-add",
-        s.codex_command(&[])
-            .args(["plugin", "marketplace", "add", artifact]),
-    );
-    assert!(
-        added
-            .stdout
-            .contains("Added marketplace `policy-marketplace`"),
-        "{added:#?}"
-    );
-    let installed = s.run(
-        "codex-plugin-add",
-        s.codex_command(&[])
-            .args(["plugin", "add", "policy@policy-marketplace", "--json"]),
-    );
-    let report: Value =
-        serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
+    let added = s.run("codex-marketplace-add", s.codex_command(&[]).args(["plugin", "marketplace", "add", artifact]));
+    assert!(added.stdout.contains("Added marketplace `policy-marketplace`"), "{added:#?}");
+    let installed =
+        s.run("codex-plugin-add", s.codex_command(&[]).args(["plugin", "add", "policy@policy-marketplace", "--json"]));
+    let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
     assert_eq!(
         (&report["pluginId"], &report["version"]),
         (&json!("policy@policy-marketplace"), &json!("1.2.0")),
         "{report:#}"
     );
     let root = PathBuf::from(report["installedPath"].as_str().unwrap());
-    assert!(
-        root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(),
-        "{report:#}"
-    );
+    assert!(root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
 
     let run = s.run(
         "codex-exec",
@@ -431,28 +314,16 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
     let stream = json_lines(&run.stdout);
     let requests = mock.requests();
-    let thread = stream
-        .iter()
-        .find(|e| e["type"] == "thread.started")
-        .unwrap_or_else(|| panic!("{run:#?}"));
-    assert!(
-        stream.iter().any(|e| e["type"] == "turn.completed"),
-        "{run:#?}"
-    );
+    let thread = stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
     for event in &stream {
         let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
-        let expected = event["item"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
+        let expected = event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
         assert!(!error || expected, "Codex reported an error: {event:#}");
     }
 
     // 2. Every hook ran its compiled handler, through Codex's own wrappers, in order.
-    let calls = s.assert_wrappers_ran(
-        "codex",
-        &root,
-        &["sessionStart", "beforeTool", "afterTool", "stop"],
-    );
+    let calls = s.assert_wrappers_ran("codex", &root, &["sessionStart", "beforeTool", "afterTool", "stop"]);
     assert_eq!(
         s.policy_log(),
         vec![
@@ -466,16 +337,7 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
     let answers: Vec<_> = calls
         .iter()
-        .map(|c| {
-            (
-                c.event.as_str(),
-                if c.stdout.is_empty() {
-                    Answer::Nothing
-                } else {
-                    Answer::Some
-                },
-            )
-        })
+        .map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some }))
         .collect();
     assert_eq!(
         answers,
@@ -491,23 +353,16 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
 
     // 3. The deny blocked the command (it never ran) and the model was told why.
+    expect_requests(&requests, 4);
     assert!(!ran.exists(), "the denied command ran");
     let blocked = codex_function_output(&requests[1], "call_mock0001");
-    assert!(
-        blocked.contains(&format!(
-            "Command blocked by PreToolUse hook: {DENY_REASON}"
-        )),
-        "{blocked}"
-    );
+    assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {DENY_REASON}")), "{blocked}");
     let executed: Vec<_> = stream
         .iter()
         .filter(|e| e["item"]["type"] == "command_execution")
         .map(|e| e["item"]["command"].to_string())
         .collect();
-    assert!(
-        executed.iter().all(|c| !c.contains("POLICY_DENY_ME")),
-        "{executed:#?}"
-    );
+    assert!(executed.iter().all(|c| !c.contains("POLICY_DENY_ME")), "{executed:#?}");
 
     // 4. The continuing hook did not block: the command ran, its output reached the model.
     //    (`codex exec` with `approval_policy = "never"` asks no one, and a bare `allow` from
@@ -518,72 +373,61 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     assert!(output.contains("Process exited with code 0"), "{output}");
 
     // 5. The sessionStart context reached the model, as its own developer message.
-    let input = requests[0]["body"]["input"]
-        .as_array()
-        .expect("a Responses API request");
+    let input = requests[0]["body"]["input"].as_array().expect("a Responses API request");
     let context = json!([{"type": "input_text", "text": CONTEXT}]);
+    let seen: Vec<String> = input.iter().map(|i| i.to_string().chars().take(200).collect()).collect();
     assert!(
-        input
-            .iter()
-            .any(|i| i["role"] == "developer" && i["content"] == context),
-        "no sessionStart context in {input:#?}"
+        input.iter().any(|i| i["role"] == "developer" && i["content"] == context),
+        "no sessionStart context among the first request's input items: {seen:#?}"
     );
 
     // 6. The stop deny made Codex continue once, with the reason, from the plugin's own
     //    hooks document (`hook_run_id` names it), then stop.
     assert_stop_continued_once(&requests);
     let prompt = requests[3]["body"]["input"].to_string();
-    assert!(
-        prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()),
-        "{prompt}"
-    );
+    assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 /// The output Codex sent back for function call `id`, from a recorded Responses API request.
 fn codex_function_output(request: &Value, id: &str) -> String {
-    let input = request["body"]["input"]
-        .as_array()
-        .expect("a Responses API request");
-    let item = input
-        .iter()
-        .find(|i| i["type"] == "function_call_output" && i["call_id"] == id);
-    text_of(
-        &item.unwrap_or_else(|| panic!("no function_call_output for {id} in {input:#?}"))["output"],
-    )
+    let input = request["body"]["input"].as_array().expect("a Responses API request");
+    let item = input.iter().find(|i| i["type"] == "function_call_output" && i["call_id"] == id);
+    text_of(&item.unwrap_or_else(|| panic!("no function_call_output for {id} in {input:#?}"))["output"])
 }
 
 // ---------------------------------------------------------------------------------------------
 // Shared assertions
 
-/// A stop deny costs exactly one more model request, and only that one carries the reason.
+/// The scripted runs make a known number of model requests: one per script step taken.
+fn expect_requests(requests: &[Value], expected: usize) {
+    let last_items: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            let items = r["body"]["messages"].as_array().or(r["body"]["input"].as_array());
+            let last = items.and_then(|i| i.last()).map(Value::to_string).unwrap_or_default();
+            last.chars().take(400).collect()
+        })
+        .collect();
+    assert_eq!(requests.len(), expected, "model requests (the last item of each): {last_items:#?}");
+}
+
+/// A stop deny costs one more model request (the 4th of the script), and only that one
+/// carries the reason.
 fn assert_stop_continued_once(requests: &[Value]) {
-    assert_eq!(
-        requests.len(),
-        4,
-        "deny, continue, stop, continued: {requests:#?}"
-    );
+    expect_requests(requests, 4);
     let carries = |r: &Value| r["body"].to_string().contains(STOP_REASON);
-    assert!(
-        !carries(&requests[2]),
-        "the stop reason arrived before the stop"
-    );
-    assert!(
-        carries(&requests[3]),
-        "the stop reason did not reach the model: {:#}",
-        requests[3]
-    );
+    assert!(!carries(&requests[2]), "the stop reason arrived before the stop");
+    let input = &requests[3]["body"];
+    let last = input["messages"].as_array().or(input["input"].as_array()).and_then(|i| i.last());
+    assert!(carries(&requests[3]), "the stop reason did not reach the model; its last item: {last:#?}");
 }
 
 /// A string, or the text of a list of content blocks.
 fn text_of(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
         other => other.to_string(),
     }
 }
@@ -609,11 +453,7 @@ fn text(reply: &str) -> Value {
 fn network_namespaces() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let probe = Command::new("unshare")
-            .args(["-n", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let probe = Command::new("unshare").args(["-n", "true"]).stdout(Stdio::null()).stderr(Stdio::null()).status();
         probe.is_ok_and(|status| status.success())
     })
 }
@@ -635,18 +475,8 @@ fn clients() -> &'static Clients {
             "aarch64" => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
             other => panic!("no Codex binary for {other}"),
         };
-        let codex = node_modules
-            .join("@openai")
-            .join(package)
-            .join("vendor")
-            .join(triple)
-            .join("bin/codex");
-        assert!(
-            claude.is_file() && codex.is_file(),
-            "missing {} or {}",
-            claude.display(),
-            codex.display()
-        );
+        let codex = node_modules.join("@openai").join(package).join("vendor").join(triple).join("bin/codex");
+        assert!(claude.is_file() && codex.is_file(), "missing {} or {}", claude.display(), codex.display());
         Clients { claude, codex }
     })
 }
@@ -667,13 +497,8 @@ fn policy() -> &'static Built {
         assert_eq!(code, 0, "{report:#}");
         let artifact = project.path().join("artifact");
         let manifest: Value =
-            serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap())
-                .unwrap();
-        Built {
-            hooks: manifest["hooks"].as_array().unwrap().clone(),
-            artifact,
-            _project: project,
-        }
+            serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
+        Built { hooks: manifest["hooks"].as_array().unwrap().clone(), artifact, _project: project }
     })
 }
 
@@ -719,10 +544,7 @@ impl Session {
         );
         fs::write(&shim, script).unwrap();
         fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
-        Some(Session {
-            dir,
-            netns: Netns::new(),
-        })
+        Some(Session { dir, netns: Netns::new() })
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -737,39 +559,23 @@ impl Session {
     /// but PATH (the shim first) and the session's HOME.
     fn command(&self, program: &Path, env: &[(&str, &str)]) -> Command {
         let mut command = self.netns.command(program);
-        let path = format!(
-            "{}:{}",
-            self.path("bin").display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        command
-            .env_clear()
-            .env("PATH", path)
-            .env("LANG", "C.UTF-8")
-            .env("HOME", self.path("home"));
-        command
-            .env("POLICY_LOG", self.path("policy.jsonl"))
-            .envs(env.iter().copied())
-            .current_dir(self.path("work"));
+        let path = format!("{}:{}", self.path("bin").display(), std::env::var("PATH").unwrap_or_default());
+        command.env_clear().env("PATH", path).env("LANG", "C.UTF-8").env("HOME", self.path("home"));
+        command.env("POLICY_LOG", self.path("policy.jsonl")).envs(env.iter().copied()).current_dir(self.path("work"));
         command
     }
 
     fn claude_command(&self, mock: &Mock) -> Command {
         let mut command = self.command(&clients().claude, &[]);
-        command
-            .env("CLAUDE_CONFIG_DIR", self.path("home/.claude"))
-            .envs([
-                ("DISABLE_TELEMETRY", "1"),
-                ("DISABLE_ERROR_REPORTING", "1"),
-                ("DISABLE_AUTOUPDATER", "1"),
-                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-                ("CLAUDE_CODE_MAX_RETRIES", "0"),
-                ("ANTHROPIC_API_KEY", "dummy"),
-            ]);
-        command.env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", mock.port),
-        );
+        command.env("CLAUDE_CONFIG_DIR", self.path("home/.claude")).envs([
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("CLAUDE_CODE_MAX_RETRIES", "0"),
+            ("ANTHROPIC_API_KEY", "dummy"),
+        ]);
+        command.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", mock.port));
         command
     }
 
@@ -784,11 +590,7 @@ impl Session {
             "--verbose",
             "--include-hook-events",
         ]);
-        command
-            .arg("--debug-file")
-            .arg(self.path("debug.log"))
-            .arg("--no-session-persistence")
-            .args(args);
+        command.arg("--debug-file").arg(self.path("debug.log")).arg("--no-session-persistence").args(args);
         self.run("claude", &mut command)
     }
 
@@ -837,18 +639,12 @@ enabled = false
     /// Runs a client command to completion, or kills it (and everything it started) after
     /// `CLIENT_TIMEOUT` and fails.
     fn run(&self, label: &str, command: &mut Command) -> Output {
-        let (stdout, stderr) = (
-            self.path(&format!("{label}.stdout")),
-            self.path(&format!("{label}.stderr")),
-        );
+        let (stdout, stderr) = (self.path(&format!("{label}.stdout")), self.path(&format!("{label}.stderr")));
         command
             .stdin(Stdio::null())
             .stdout(fs::File::create(&stdout).unwrap())
             .stderr(fs::File::create(&stderr).unwrap());
-        let mut child = command
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let mut child = command.process_group(0).spawn().unwrap_or_else(|e| panic!("{label}: {e}"));
         let started = Instant::now();
         let deadline = started + CLIENT_TIMEOUT;
         let status = loop {
@@ -865,19 +661,13 @@ enabled = false
         if status.is_none() {
             let _ = child.wait();
         }
-        eprintln!(
-            "host_smoke: {label}: {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        eprintln!("host_smoke: {label}: {:.1} s", started.elapsed().as_secs_f64());
         let output = Output {
             code: status.and_then(|s| s.code()),
             stdout: fs::read_to_string(stdout).unwrap(),
             stderr: fs::read_to_string(stderr).unwrap(),
         };
-        assert!(
-            status.is_some(),
-            "{label} still ran after {CLIENT_TIMEOUT:?} and was killed: {output:#?}"
-        );
+        assert!(status.is_some(), "{label} still ran after {CLIENT_TIMEOUT:?} and was killed: {output:#?}");
         output
     }
 
@@ -894,49 +684,28 @@ enabled = false
             .hooks
             .iter()
             .filter(|h| h["host"] == host)
-            .map(|h| {
-                (
-                    root.join(h["path"].as_str().unwrap()),
-                    h["event"].as_str().unwrap().to_owned(),
-                )
-            })
+            .map(|h| (root.join(h["path"].as_str().unwrap()), h["event"].as_str().unwrap().to_owned()))
             .collect();
         let log = fs::read_to_string(self.path("node-calls.tsv")).unwrap_or_default();
-        assert!(
-            !log.is_empty(),
-            "{host} ran none of the plugin's hooks: it did not load them (and said nothing)"
-        );
+        assert!(!log.is_empty(), "{host} ran none of the plugin's hooks: it did not load them (and said nothing)");
         let calls: Vec<NodeCall> = log
             .lines()
             .map(|line| {
                 let mut fields = line.splitn(3, '\t');
-                let (code, script, stdout) = (
-                    fields.next().unwrap(),
-                    fields.next().unwrap(),
-                    fields.next().unwrap_or(""),
-                );
+                let (code, script, stdout) =
+                    (fields.next().unwrap(), fields.next().unwrap(), fields.next().unwrap_or(""));
                 let script = PathBuf::from(script);
                 let event = wrappers.get(&script).unwrap_or_else(|| {
-                    panic!(
-                        "{host} ran {} which is not one of its wrappers {wrappers:#?}",
-                        script.display()
-                    )
+                    panic!("{host} ran {} which is not one of its wrappers {wrappers:#?}", script.display())
                 });
-                NodeCall {
-                    event: event.clone(),
-                    code: code.parse().unwrap(),
-                    stdout: stdout.to_owned(),
-                }
+                NodeCall { event: event.clone(), code: code.parse().unwrap(), stdout: stdout.to_owned() }
             })
             .collect();
         for call in &calls {
             assert_eq!(call.code, 0, "{call:#?}");
         }
         for event in events {
-            assert!(
-                calls.iter().any(|c| c.event == *event),
-                "{host} never ran the {event} wrapper: {calls:#?}"
-            );
+            assert!(calls.iter().any(|c| c.event == *event), "{host} never ran the {event} wrapper: {calls:#?}");
         }
         calls
     }
@@ -966,34 +735,20 @@ struct Netns {
 impl Netns {
     fn new() -> Netns {
         let mut holder = Command::new("unshare")
-            .args([
-                "-n",
-                "sh",
-                "-c",
-                "ip link set lo up && echo up && exec cat >/dev/null",
-            ])
+            .args(["-n", "sh", "-c", "ip link set lo up && echo up && exec cat >/dev/null"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("unshare runs");
         let mut line = String::new();
-        BufReader::new(holder.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(
-            line.trim(),
-            "up",
-            "could not bring loopback up in the namespace"
-        );
+        BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "up", "could not bring loopback up in the namespace");
         Netns { holder }
     }
 
     fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut command = Command::new("nsenter");
-        command
-            .arg(format!("--net=/proc/{}/ns/net", self.holder.id()))
-            .arg("--")
-            .arg(program);
+        command.arg(format!("--net=/proc/{}/ns/net", self.holder.id())).arg("--").arg(program);
         command
     }
 }
@@ -1028,33 +783,20 @@ impl Mock {
             .spawn()
             .expect("node runs");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let port = serde_json::from_str::<Value>(&line)
             .ok()
             .and_then(|v| v["port"].as_u64())
             .unwrap_or_else(|| panic!("{script} printed {line:?}"));
-        let endpoint = if script.starts_with("anthropic") {
-            "/v1/messages"
-        } else {
-            "/v1/responses"
-        };
-        Mock {
-            child,
-            port: port as u16,
-            log,
-            endpoint,
-        }
+        let endpoint = if script.starts_with("anthropic") { "/v1/messages" } else { "/v1/responses" };
+        Mock { child, port: port as u16, log, endpoint }
     }
 
     /// The model requests received so far, `{n, method, path, body}` (the log also has any
     /// other request, answered 404).
     fn requests(&self) -> Vec<Value> {
         let all = json_lines(&fs::read_to_string(&self.log).unwrap_or_default());
-        all.into_iter()
-            .filter(|r| r["method"] == "POST" && r["path"] == self.endpoint)
-            .collect()
+        all.into_iter().filter(|r| r["method"] == "POST" && r["path"] == self.endpoint).collect()
     }
 }
 

@@ -17,13 +17,7 @@ fn built_policy() -> tempfile::TempDir {
 /// `validate --json` with the pinned Claude Code as host validator: (exit code, codes).
 fn validate(dir: &Path) -> (i32, Vec<String>, Value) {
     let output = support::bin()
-        .args([
-            "validate",
-            "--artifact",
-            "artifact",
-            "--json",
-            "--host-validation",
-        ])
+        .args(["validate", "--artifact", "artifact", "--json", "--host-validation"])
         .env("AGENT_BUNDLE_CLAUDE", claude_binary())
         .current_dir(dir)
         .output()
@@ -66,9 +60,7 @@ fn a_deleted_wrapper_is_caught() {
 fn an_edited_hook_document_is_a_hash_mismatch() {
     let dir = built_policy();
     let document = dir.path().join("artifact/.codex-plugin/hooks.json");
-    let text = fs::read_to_string(&document)
-        .unwrap()
-        .replace("\"timeout\": 10", "\"timeout\": 11");
+    let text = fs::read_to_string(&document).unwrap().replace("\"timeout\": 10", "\"timeout\": 11");
     fs::write(&document, text).unwrap();
     let (code, errors, _) = validate(dir.path());
     assert_eq!((code, errors), (1, vec!["AB6004".to_owned()]));
@@ -79,8 +71,7 @@ fn a_manifest_claude_code_rejects_is_reported() {
     let dir = built_policy();
     let artifact = dir.path().join("artifact");
     let path = ".claude-plugin/plugin.json";
-    let mut manifest: Value =
-        serde_json::from_slice(&fs::read(artifact.join(path)).unwrap()).unwrap();
+    let mut manifest: Value = serde_json::from_slice(&fs::read(artifact.join(path)).unwrap()).unwrap();
     manifest["name"] = "claude".into();
     let bytes = serde_json::to_vec_pretty(&manifest).unwrap();
     fs::write(artifact.join(path), &bytes).unwrap();

@@ -27,46 +27,27 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
             let _ = lines.send(serde_json::from_str(&line.unwrap()).unwrap());
         }
     });
-    let next = || {
-        builds
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a build report within 30 s")
-    };
+    let next = || builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s");
 
     let initial = next();
     assert_eq!(initial["ok"], true, "{initial:#}");
     let stop = dir.path().join("src/hooks/stop.ts");
     let original = std::fs::read_to_string(&stop).unwrap();
 
-    std::fs::write(
-        &stop,
-        original.replace("summarize what you changed", "list what you changed"),
-    )
-    .unwrap();
+    std::fs::write(&stop, original.replace("summarize what you changed", "list what you changed")).unwrap();
     let edited = next();
     assert_eq!(edited["ok"], true, "{edited:#}");
     assert_eq!(edited["changed"], serde_json::json!(["src/hooks/stop.ts"]));
-    let written: Vec<&str> = edited["published"]["written"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap())
-        .collect();
-    assert_eq!(
-        written.len(),
-        4,
-        "three stop wrappers and the manifest: {written:?}"
-    );
+    let written: Vec<&str> =
+        edited["published"]["written"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert_eq!(written.len(), 4, "three stop wrappers and the manifest: {written:?}");
     assert!(
-        written
-            .iter()
-            .all(|p| p.starts_with("hooks/stop-stop-") || *p == "agent-bundle.manifest.json"),
+        written.iter().all(|p| p.starts_with("hooks/stop-stop-") || *p == "agent-bundle.manifest.json"),
         "{written:?}"
     );
     // Only the edited module and what depends on it ran again.
     assert!(
-        edited["queriesExecuted"].as_u64().unwrap()
-            < initial["queriesExecuted"].as_u64().unwrap() / 2,
+        edited["queriesExecuted"].as_u64().unwrap() < initial["queriesExecuted"].as_u64().unwrap() / 2,
         "{edited:#}"
     );
 
@@ -75,11 +56,7 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     let broken = next();
     assert_eq!(broken["ok"], false);
     assert_eq!(broken["diagnostics"][0]["file"], "src/hooks/stop.ts");
-    assert_eq!(
-        artifact_files(&dir.path().join("artifact")),
-        good,
-        "the last good artifact stays"
-    );
+    assert_eq!(artifact_files(&dir.path().join("artifact")), good, "the last good artifact stays");
 
     std::fs::write(&stop, &original).unwrap();
     let fixed = next();

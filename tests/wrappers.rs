@@ -23,27 +23,17 @@ fn policy() -> &'static Path {
 
 fn wrapper(event: &str, host: &str) -> PathBuf {
     let artifact = policy().join("artifact");
-    let manifest: Value = serde_json::from_slice(
-        &std::fs::read(artifact.join("agent-bundle.manifest.json")).unwrap(),
-    )
-    .unwrap();
-    let row = manifest["hooks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["event"] == event && h["host"] == host)
-        .unwrap();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
+    let row = manifest["hooks"].as_array().unwrap().iter().find(|h| h["event"] == event && h["host"] == host).unwrap();
     artifact.join(row["path"].as_str().unwrap())
 }
 
 /// Runs the wrapper and returns (exit code, parsed stdout or Null, stderr).
 fn run(event: &str, host: &str, input: &Value, env: &[(&str, &str)]) -> (i32, Value, String) {
     let (code, stdout, stderr) = node(&wrapper(event, host), input.to_string().as_bytes(), env);
-    let output = if stdout.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).expect("stdout is one JSON value")
-    };
+    let output =
+        if stdout.is_empty() { Value::Null } else { serde_json::from_str(&stdout).expect("stdout is one JSON value") };
     (code, output, stderr)
 }
 
@@ -55,11 +45,7 @@ fn with_command(mut envelope: Value, command: &str) -> Value {
 #[test]
 fn a_continuing_before_tool_hook_answers_nothing_on_claude_and_codex() {
     for host_dir in [CLAUDE, CODEX] {
-        let host = if host_dir == CLAUDE {
-            "claude"
-        } else {
-            "codex"
-        };
+        let host = if host_dir == CLAUDE { "claude" } else { "codex" };
         let (code, output, stderr) = run("beforeTool", host, &payload(host_dir, "PreToolUse"), &[]);
         assert_eq!((code, &output), (0, &Value::Null), "{host}: {stderr}");
     }
@@ -84,22 +70,14 @@ fn a_denying_before_tool_hook_answers_with_the_native_decision() {
     });
     let (code, output, stderr) = run("beforeTool", "cursor", &cursor, &[]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(
-        output,
-        json!({"permission": "deny", "user_message": reason, "agent_message": reason})
-    );
+    assert_eq!(output, json!({"permission": "deny", "user_message": reason, "agent_message": reason}));
 }
 
 #[test]
 fn session_start_context_reaches_each_host_channel() {
     let context = "The policy plugin is active: dangerous shell commands are denied (marker POLICY_CONTEXT_OK).";
     for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
-        let (code, output, stderr) = run(
-            "sessionStart",
-            host,
-            &payload(host_dir, "SessionStart"),
-            &[],
-        );
+        let (code, output, stderr) = run("sessionStart", host, &payload(host_dir, "SessionStart"), &[]);
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(
             output,
@@ -117,32 +95,19 @@ fn after_tool_accepts_codex_string_responses_and_claude_objects() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let log_path = log.path().to_str().unwrap();
     for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
-        let (code, output, stderr) = run(
-            "afterTool",
-            host,
-            &payload(host_dir, "PostToolUse"),
-            &[("POLICY_LOG", log_path)],
-        );
+        let (code, output, stderr) =
+            run("afterTool", host, &payload(host_dir, "PostToolUse"), &[("POLICY_LOG", log_path)]);
         assert_eq!((code, output), (0, Value::Null), "{host}: {stderr}");
     }
     let lines = std::fs::read_to_string(log.path()).unwrap();
-    assert_eq!(
-        lines.lines().count(),
-        2,
-        "the handler ran on both hosts: {lines}"
-    );
+    assert_eq!(lines.lines().count(), 2, "the handler ran on both hosts: {lines}");
 }
 
 #[test]
 fn a_stop_hook_that_denies_blocks_with_its_reason() {
     let reason = "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
     for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
-        let (code, output, stderr) = run(
-            "stop",
-            host,
-            &payload(host_dir, "Stop"),
-            &[("POLICY_BLOCK_STOP", "1")],
-        );
+        let (code, output, stderr) = run("stop", host, &payload(host_dir, "Stop"), &[("POLICY_BLOCK_STOP", "1")]);
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(output, json!({"decision": "block", "reason": reason}));
         // Re-entry: the host is already continuing because of this hook, so it must not loop.
@@ -169,37 +134,19 @@ fn bad_input_fails_with_a_message_and_nothing_on_stdout() {
     let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(1024 * 1024));
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (Vec::new(), "stdin must contain exactly one JSON value"),
-        (
-            b"{not json".to_vec(),
-            "stdin must contain exactly one JSON value",
-        ),
+        (b"{not json".to_vec(), "stdin must contain exactly one JSON value"),
         (b"[1, 2]".to_vec(), "stdin JSON value must be an object"),
-        (
-            huge.into_bytes(),
-            "stdin exceeds the 1 MiB native-payload limit",
-        ),
-        (
-            wrong_event.to_string().into_bytes(),
-            "native hook_event_name must equal PreToolUse",
-        ),
-        (
-            missing.to_string().into_bytes(),
-            "native PreToolUse tool_use_id is required",
-        ),
-        (
-            wrong_type.to_string().into_bytes(),
-            "native PreToolUse tool_input must be object",
-        ),
+        (huge.into_bytes(), "stdin exceeds the 1 MiB native-payload limit"),
+        (wrong_event.to_string().into_bytes(), "native hook_event_name must equal PreToolUse"),
+        (missing.to_string().into_bytes(), "native PreToolUse tool_use_id is required"),
+        (wrong_type.to_string().into_bytes(), "native PreToolUse tool_input must be object"),
     ];
     let script = wrapper("beforeTool", "claude");
     for (input, message) in cases {
         let (code, stdout, stderr) = node(&script, &input, &[]);
         assert_eq!(code, 1, "{message}");
         assert_eq!(stdout, "", "{message}");
-        assert!(
-            stderr.contains(message),
-            "expected {message:?} in {stderr:?}"
-        );
+        assert!(stderr.contains(message), "expected {message:?} in {stderr:?}");
     }
 }
 
@@ -210,85 +157,43 @@ fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
             "agent-bundle.config.ts",
             "export default { plugin: { name: 'rules' }, targets: ['claude', 'codex'], hooks: { afterTool: './h.ts', agentStop: './s.ts' } };",
         ),
-        (
-            "h.ts",
-            "export default () => ({ outcome: 'deny', reason: 'no' });\n",
-        ),
-        (
-            "s.ts",
-            "export default () => ({ additionalContext: 'ctx' });\n",
-        ),
+        ("h.ts", "export default () => ({ outcome: 'deny', reason: 'no' });\n"),
+        ("s.ts", "export default () => ({ additionalContext: 'ctx' });\n"),
     ]);
     let (code, report) = support::build_json(dir.path(), &[]);
     assert_eq!(code, 0, "{report:#}");
     let path = |event: &str, host: &str| {
-        let hook = report["hooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["event"] == event && h["host"] == host)
-            .unwrap();
-        dir.path()
-            .join("artifact")
-            .join(hook["wrapper"].as_str().unwrap())
+        let hook =
+            report["hooks"].as_array().unwrap().iter().find(|h| h["event"] == event && h["host"] == host).unwrap();
+        dir.path().join("artifact").join(hook["wrapper"].as_str().unwrap())
     };
-    let (code, stdout, stderr) = node(
-        &path("afterTool", "claude"),
-        payload(CLAUDE, "PostToolUse").to_string().as_bytes(),
-        &[],
-    );
+    let (code, stdout, stderr) =
+        node(&path("afterTool", "claude"), payload(CLAUDE, "PostToolUse").to_string().as_bytes(), &[]);
     assert_eq!((code, stdout.as_str()), (1, ""));
-    assert!(
-        stderr.contains("afterTool cannot deny, stop, or replace input"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("afterTool cannot deny, stop, or replace input"), "{stderr}");
     // SubagentStop context: Claude Code has the channel, Codex does not.
     let agent_stop = json!({
         "session_id": "s", "transcript_path": "/t", "cwd": "/c", "hook_event_name": "SubagentStop",
         "agent_id": "a", "agent_type": "Explore", "stop_hook_active": false,
     });
-    let (code, stdout, _) = node(
-        &path("agentStop", "claude"),
-        agent_stop.to_string().as_bytes(),
-        &[],
-    );
+    let (code, stdout, _) = node(&path("agentStop", "claude"), agent_stop.to_string().as_bytes(), &[]);
     assert_eq!(code, 0);
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout).unwrap()["hookSpecificOutput"]["additionalContext"],
-        "ctx"
-    );
-    let (code, stdout, stderr) = node(
-        &path("agentStop", "codex"),
-        agent_stop.to_string().as_bytes(),
-        &[],
-    );
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["hookSpecificOutput"]["additionalContext"], "ctx");
+    let (code, stdout, stderr) = node(&path("agentStop", "codex"), agent_stop.to_string().as_bytes(), &[]);
     assert_eq!((code, stdout.as_str()), (1, ""));
-    assert!(
-        stderr.contains("Codex SubagentStop does not support additionalContext"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("Codex SubagentStop does not support additionalContext"), "{stderr}");
 }
 
 #[test]
 fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     let dir = support::example("hooks-and-scripts");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let list = support::run(
-        dir.path(),
-        &[
-            "hooks",
-            "list",
-            "--artifact",
-            "artifact",
-            "--target",
-            "claude",
-            "--json",
-        ],
-    );
+    let list = support::run(dir.path(), &["hooks", "list", "--artifact", "artifact", "--target", "claude", "--json"]);
     let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
     let name = hooks[0]["name"].as_str().unwrap();
     assert!(name.starts_with("session-start-session-start-"), "{name}");
-    let input = r#"{"sessionId":"local","transcriptPath":"/tmp/transcript.jsonl","cwd":"/tmp/project","source":"startup"}"#;
+    let input =
+        r#"{"sessionId":"local","transcriptPath":"/tmp/transcript.jsonl","cwd":"/tmp/project","source":"startup"}"#;
     let args = [
         "hooks",
         "simulate",
@@ -303,12 +208,7 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
         "--json",
     ];
     let output = support::run(dir.path(), &args);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["nativeInput"]["hook_event_name"], "SessionStart");
     assert_eq!(report["nativeInput"]["session_id"], "local");

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AssignmentTargetPropertyIdentifier, CallExpression, Declaration, ExportDefaultDeclarationKind,
-    Expression, IdentifierReference, ImportDeclarationSpecifier, ImportExpression,
-    ModuleDeclaration, ModuleExportName, ObjectProperty, Statement, TaggedTemplateExpression,
+    AssignmentTargetPropertyIdentifier, CallExpression, Declaration, ExportDefaultDeclarationKind, Expression,
+    IdentifierReference, ImportDeclarationSpecifier, ImportExpression, ModuleDeclaration, ModuleExportName,
+    ObjectProperty, Statement, TaggedTemplateExpression,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_parser::Parser;
@@ -19,9 +19,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
 use super::resolve::{ResolveFailure, Resolved};
-use super::transpile::{
-    BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier, transpile,
-};
+use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier, transpile};
 
 /// One JS/TS module compiled into a self-contained registration chunk.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -89,19 +87,13 @@ pub(crate) fn js_string(value: &str) -> String {
 /// `true` for names usable after a dot and as unquoted property keys (ASCII only, to be safe).
 fn is_plain_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 /// `object.name` or `object["name"]`.
 fn member(object: &str, name: &str) -> String {
-    if is_plain_name(name) {
-        format!("{object}.{name}")
-    } else {
-        format!("{object}[{}]", js_string(name))
-    }
+    if is_plain_name(name) { format!("{object}.{name}") } else { format!("{object}[{}]", js_string(name)) }
 }
 
 /// A key of an object literal. `__proto__` must be computed: a plain or quoted one would set
@@ -140,9 +132,7 @@ pub fn compile_module(
         return chunk;
     };
     Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
-    chunk
-        .diagnostics
-        .sort_by_key(|d| (d.span.start, d.span.end));
+    chunk.diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     if chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
         chunk.code.clear();
     }
@@ -175,17 +165,11 @@ struct Namespace {
 
 impl Namespace {
     fn member(&self, name: &str) -> Replacement {
-        Replacement {
-            expr: member(&self.local, name),
-            is_member: true,
-        }
+        Replacement { expr: member(&self.local, name), is_member: true }
     }
 
     fn whole(&self) -> Replacement {
-        Replacement {
-            expr: self.local.clone(),
-            is_member: false,
-        }
+        Replacement { expr: self.local.clone(), is_member: false }
     }
 }
 
@@ -253,26 +237,14 @@ impl<'c> Linker<'c> {
         let allocator = Allocator::default();
         let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
         if parsed.panicked || parsed.diagnostics.has_errors() {
-            if self
-                .chunk
-                .diagnostics
-                .iter()
-                .any(BundleDiagnostic::is_error)
-            {
+            if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
                 return; // Already reported on the original source.
             }
-            let message = parsed
-                .diagnostics
-                .errors()
-                .next()
-                .map_or_else(String::new, |d| d.message.to_string());
+            let message = parsed.diagnostics.errors().next().map_or_else(String::new, |d| d.message.to_string());
             self.chunk.diagnostics.push(BundleDiagnostic::error(
                 BundleErrorKind::Syntax,
                 Span::new(0, 0),
-                format!(
-                    "internal error: the transpiled code of {} does not parse: {message}",
-                    self.key
-                ),
+                format!("internal error: the transpiled code of {} does not parse: {message}", self.key),
             ));
             return;
         }
@@ -300,12 +272,8 @@ impl<'c> Linker<'c> {
         for statement in &program.body {
             self.link_export_statement(code, statement, scoping);
         }
-        let mut rewriter = Rewriter {
-            scoping,
-            replacements: &self.replacements,
-            edits: Vec::new(),
-            dynamic: Vec::new(),
-        };
+        let mut rewriter =
+            Rewriter { scoping, replacements: &self.replacements, edits: Vec::new(), dynamic: Vec::new() };
         rewriter.visit_program(&program);
         let Rewriter { edits, dynamic, .. } = rewriter;
         self.edits.extend(edits);
@@ -317,11 +285,7 @@ impl<'c> Linker<'c> {
                 Some(Target::Builtin(local)) => format!("__ab_import(() => {local})"),
                 None => continue,
             };
-            self.edits.push(Edit {
-                start: span.start,
-                end: span.end,
-                text: replacement,
-            });
+            self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
         }
         self.finish(code);
     }
@@ -334,14 +298,7 @@ impl<'c> Linker<'c> {
         };
         match (self.resolve)(specifier) {
             Ok(Resolved::Module(key)) => {
-                self.imports.push((
-                    position,
-                    ModuleImport {
-                        specifier: specifier.to_owned(),
-                        key: key.clone(),
-                        span,
-                    },
-                ));
+                self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
                 Some(Target::Module(key))
             }
             Ok(Resolved::Builtin(name)) => {
@@ -350,12 +307,7 @@ impl<'c> Linker<'c> {
                 Some(Target::Builtin(local))
             }
             Err(ResolveFailure::Bare) if specifier.starts_with("@oxc-project/runtime/") => {
-                if self
-                    .chunk
-                    .diagnostics
-                    .iter()
-                    .any(BundleDiagnostic::is_error)
-                {
+                if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
                     // The syntax that needs the helper was reported already.
                     return None;
                 }
@@ -393,26 +345,17 @@ impl<'c> Linker<'c> {
     /// A static request: the namespace expression, requiring a module once, in source order.
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
         match self.request(specifier, position)? {
-            Target::Builtin(local) => Some(Namespace {
-                local: local.clone(),
-                star_source: local,
-            }),
+            Target::Builtin(local) => Some(Namespace { local: local.clone(), star_source: local }),
             Target::Module(key) => {
                 let star_source = js_string(&key);
                 if let Some(local) = self.locals.get(&key) {
-                    return Some(Namespace {
-                        local: local.clone(),
-                        star_source,
-                    });
+                    return Some(Namespace { local: local.clone(), star_source });
                 }
                 // Bind every namespace before evaluating any import, so that hoisted functions
                 // called during a cycle can already reach every import of this module. Reading
                 // an export of a module that has not run yet runs it (see the runtime).
                 let local = format!("__ab_i{}", self.locals.len());
-                let _ = writeln!(
-                    self.namespaces,
-                    "const {local} = __ab_module({star_source});"
-                );
+                let _ = writeln!(self.namespaces, "const {local} = __ab_module({star_source});");
                 let _ = writeln!(self.prologue, "__ab_require({star_source});");
                 self.locals.insert(key, local.clone());
                 Some(Namespace { local, star_source })
@@ -422,16 +365,8 @@ impl<'c> Linker<'c> {
 
     /// Remove a whole statement, with the line break after it.
     fn remove_statement(&mut self, code: &str, span: oxc_span::Span) {
-        let end = if code.as_bytes().get(span.end as usize) == Some(&b'\n') {
-            span.end + 1
-        } else {
-            span.end
-        };
-        self.edits.push(Edit {
-            start: span.start,
-            end,
-            text: String::new(),
-        });
+        let end = if code.as_bytes().get(span.end as usize) == Some(&b'\n') { span.end + 1 } else { span.end };
+        self.edits.push(Edit { start: span.start, end, text: String::new() });
     }
 
     fn link_request_statement(&mut self, code: &str, statement: &Statement<'_>) {
@@ -441,8 +376,7 @@ impl<'c> Linker<'c> {
         match declaration {
             ModuleDeclaration::ImportDeclaration(import) => {
                 self.remove_statement(code, import.span);
-                let Some(namespace) = self.static_request(&import.source.value, import.span.start)
-                else {
+                let Some(namespace) = self.static_request(&import.source.value, import.span.start) else {
                     return;
                 };
                 for specifier in import.specifiers.iter().flatten() {
@@ -453,9 +387,7 @@ impl<'c> Linker<'c> {
                         ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => {
                             (&s.local, namespace.member("default"))
                         }
-                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => {
-                            (&s.local, namespace.whole())
-                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => (&s.local, namespace.whole()),
                     };
                     if let Some(symbol) = local.symbol_id.get() {
                         self.replacements.insert(symbol, replacement);
@@ -464,26 +396,22 @@ impl<'c> Linker<'c> {
             }
             ModuleDeclaration::ExportFromDeclaration(export) => {
                 self.remove_statement(code, export.span);
-                let Some(namespace) = self.static_request(&export.source.value, export.span.start)
-                else {
+                let Some(namespace) = self.static_request(&export.source.value, export.span.start) else {
                     return;
                 };
                 for specifier in &export.specifiers {
                     let getter = namespace.member(&specifier.local.name()).expr;
-                    self.getters
-                        .insert(specifier.exported.name().to_string(), getter);
+                    self.getters.insert(specifier.exported.name().to_string(), getter);
                 }
             }
             ModuleDeclaration::ExportAllDeclaration(export) => {
                 self.remove_statement(code, export.span);
-                let Some(namespace) = self.static_request(&export.source.value, export.span.start)
-                else {
+                let Some(namespace) = self.static_request(&export.source.value, export.span.start) else {
                     return;
                 };
                 match &export.exported {
                     Some(name) => {
-                        self.getters
-                            .insert(name.name().to_string(), namespace.local);
+                        self.getters.insert(name.name().to_string(), namespace.local);
                     }
                     None => {
                         if !self.stars.contains(&namespace.star_source) {
@@ -507,18 +435,11 @@ impl<'c> Linker<'c> {
                     let local = match &specifier.local {
                         ModuleExportName::IdentifierReference(ident) => {
                             let Some(symbol) = symbol_of(scoping, ident) else {
-                                let span = self
-                                    .transpiled
-                                    .export_spans
-                                    .get(ident.name.as_str())
-                                    .copied();
+                                let span = self.transpiled.export_spans.get(ident.name.as_str()).copied();
                                 self.chunk.diagnostics.push(BundleDiagnostic::error(
                                     BundleErrorKind::Syntax,
                                     span.unwrap_or(Span::new(0, 0)),
-                                    format!(
-                                        "export `{}` is not declared in this module",
-                                        ident.name
-                                    ),
+                                    format!("export `{}` is not declared in this module", ident.name),
                                 ));
                                 continue;
                             };
@@ -529,28 +450,17 @@ impl<'c> Linker<'c> {
                         }
                         other => other.name().to_string(),
                     };
-                    self.getters
-                        .insert(specifier.exported.name().to_string(), local);
+                    self.getters.insert(specifier.exported.name().to_string(), local);
                 }
             }
             ModuleDeclaration::ExportDeclaration(export) => {
                 let declaration_start = export.declaration.span().start;
-                self.edits.push(Edit {
-                    start: export.span.start,
-                    end: declaration_start,
-                    text: String::new(),
-                });
+                self.edits.push(Edit { start: export.span.start, end: declaration_start, text: String::new() });
                 let mut names = Vec::new();
                 match &export.declaration {
                     Declaration::VariableDeclaration(variables) => {
                         for declarator in &variables.declarations {
-                            names.extend(
-                                declarator
-                                    .id
-                                    .get_binding_identifiers()
-                                    .iter()
-                                    .map(|id| id.name.to_string()),
-                            );
+                            names.extend(declarator.id.get_binding_identifiers().iter().map(|id| id.name.to_string()));
                         }
                     }
                     other => names.extend(other.id().map(|id| id.name.to_string())),
@@ -563,26 +473,14 @@ impl<'c> Linker<'c> {
                 let start = export.span.start;
                 match &export.declaration {
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
-                        self.edits.push(Edit {
-                            start,
-                            end: function.span.start,
-                            text: String::new(),
-                        });
+                        self.edits.push(Edit { start, end: function.span.start, text: String::new() });
                         let name = match &function.id {
                             Some(id) => id.name.to_string(),
                             None => {
                                 let at = function.params.span.start;
                                 let spaced = code[..at as usize].ends_with(char::is_whitespace);
-                                let text = if spaced {
-                                    "__ab_default"
-                                } else {
-                                    " __ab_default"
-                                };
-                                self.edits.push(Edit {
-                                    start: at,
-                                    end: at,
-                                    text: text.into(),
-                                });
+                                let text = if spaced { "__ab_default" } else { " __ab_default" };
+                                self.edits.push(Edit { start: at, end: at, text: text.into() });
                                 self.rename_default_function = true;
                                 "__ab_default".to_owned()
                             }
@@ -591,11 +489,7 @@ impl<'c> Linker<'c> {
                     }
                     ExportDefaultDeclarationKind::ClassDeclaration(class) => match &class.id {
                         Some(id) => {
-                            self.edits.push(Edit {
-                                start,
-                                end: class.span.start,
-                                text: String::new(),
-                            });
+                            self.edits.push(Edit { start, end: class.span.start, text: String::new() });
                             self.getters.insert("default".into(), id.name.to_string());
                         }
                         None => {
@@ -606,11 +500,7 @@ impl<'c> Linker<'c> {
                                 text: "const __ab_default = { default: ".into(),
                             });
                             let end = class.span.end;
-                            self.edits.push(Edit {
-                                start: end,
-                                end,
-                                text: " }.default;".into(),
-                            });
+                            self.edits.push(Edit { start: end, end, text: " }.default;".into() });
                             self.getters.insert("default".into(), "__ab_default".into());
                         }
                     },
@@ -620,23 +510,12 @@ impl<'c> Linker<'c> {
                             return;
                         };
                         let anonymous = is_anonymous_function_definition(expression);
-                        let prefix = if anonymous {
-                            "const __ab_default = { default: "
-                        } else {
-                            "const __ab_default = "
-                        };
+                        let prefix =
+                            if anonymous { "const __ab_default = { default: " } else { "const __ab_default = " };
                         let span = expression.span();
-                        self.edits.push(Edit {
-                            start,
-                            end: span.start,
-                            text: prefix.into(),
-                        });
+                        self.edits.push(Edit { start, end: span.start, text: prefix.into() });
                         if anonymous {
-                            self.edits.push(Edit {
-                                start: span.end,
-                                end: span.end,
-                                text: " }.default".into(),
-                            });
+                            self.edits.push(Edit { start: span.end, end: span.end, text: " }.default".into() });
                         }
                         self.getters.insert("default".into(), "__ab_default".into());
                     }
@@ -671,11 +550,7 @@ impl<'c> Linker<'c> {
             .collect();
 
         let mut out = String::with_capacity(code.len() + prologue.len() + 256);
-        let _ = writeln!(
-            out,
-            "__ab_define({}, function (__ab_exports) {{",
-            js_string(key)
-        );
+        let _ = writeln!(out, "__ab_define({}, function (__ab_exports) {{", js_string(key));
         if !getters.is_empty() {
             out.push_str("__ab_export(__ab_exports, {");
             for (index, (name, expr)) in getters.iter().enumerate() {
@@ -775,11 +650,7 @@ impl Rewriter<'_> {
     }
 
     fn edit(&mut self, span: oxc_span::Span, text: String) {
-        self.edits.push(Edit {
-            start: span.start,
-            end: span.end,
-            text,
-        });
+        self.edits.push(Edit { start: span.start, end: span.end, text });
     }
 
     /// Rewrite a callee or tag so that the call gets `this === undefined`, as in ESM.
@@ -790,11 +661,7 @@ impl Rewriter<'_> {
         let Some(replacement) = self.replacement(ident) else {
             return false;
         };
-        let text = if replacement.is_member {
-            format!("(0, {})", replacement.expr)
-        } else {
-            replacement.expr.clone()
-        };
+        let text = if replacement.is_member { format!("(0, {})", replacement.expr) } else { replacement.expr.clone() };
         self.edit(callee.span(), text);
         true
     }
@@ -804,8 +671,7 @@ impl<'a> Visit<'a> for Rewriter<'_> {
     fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
         match it {
             // Imports, export lists and re-exports are removed whole.
-            ModuleDeclaration::ExportDefaultDeclaration(_)
-            | ModuleDeclaration::ExportDeclaration(_) => {
+            ModuleDeclaration::ExportDefaultDeclaration(_) | ModuleDeclaration::ExportDeclaration(_) => {
                 walk::walk_module_declaration(self, it);
             }
             _ => {}
@@ -847,10 +713,7 @@ impl<'a> Visit<'a> for Rewriter<'_> {
         walk::walk_object_property(self, it);
     }
 
-    fn visit_assignment_target_property_identifier(
-        &mut self,
-        it: &AssignmentTargetPropertyIdentifier<'a>,
-    ) {
+    fn visit_assignment_target_property_identifier(&mut self, it: &AssignmentTargetPropertyIdentifier<'a>) {
         if let Some(replacement) = self.replacement(&it.binding) {
             let text = format!("{}: {}", it.binding.name, replacement.expr);
             self.edit(it.binding.span, text);
@@ -958,26 +821,15 @@ function __ab_default_name(fn) {
 /// Concatenate chunks into one ES module: the header line, static imports of the builtins the
 /// chunks use, the module runtime, the chunks in the given order, then `epilogue` verbatim.
 pub fn assemble(header: &str, chunks: &[&ModuleChunk], epilogue: &str) -> String {
-    let builtins: BTreeSet<&str> = chunks
-        .iter()
-        .flat_map(|chunk| chunk.builtins.iter().map(String::as_str))
-        .collect();
-    let size = header.len()
-        + RUNTIME.len()
-        + epilogue.len()
-        + chunks.iter().map(|c| c.code.len()).sum::<usize>();
+    let builtins: BTreeSet<&str> = chunks.iter().flat_map(|chunk| chunk.builtins.iter().map(String::as_str)).collect();
+    let size = header.len() + RUNTIME.len() + epilogue.len() + chunks.iter().map(|c| c.code.len()).sum::<usize>();
     let mut out = String::with_capacity(size + builtins.len() * 64 + 8);
     out.push_str(header);
     if !header.is_empty() && !header.ends_with('\n') {
         out.push('\n');
     }
     for builtin in builtins {
-        let _ = writeln!(
-            out,
-            "import * as {} from {};",
-            builtin_local(builtin),
-            js_string(builtin)
-        );
+        let _ = writeln!(out, "import * as {} from {};", builtin_local(builtin), js_string(builtin));
     }
     out.push_str(RUNTIME);
     for chunk in chunks {
@@ -1007,9 +859,7 @@ mod tests {
             "fs" | "node:fs" => Ok(Resolved::Builtin("node:fs".into())),
             "node:path" => Ok(Resolved::Builtin("node:path".into())),
             "node:fs/promises" => Ok(Resolved::Builtin("node:fs/promises".into())),
-            "agent-bundle/jsx-runtime" => {
-                Ok(Resolved::Module("agent-bundle:runtime/jsx.mjs".into()))
-            }
+            "agent-bundle/jsx-runtime" => Ok(Resolved::Module("agent-bundle:runtime/jsx.mjs".into())),
             _ => Err(ResolveFailure::Bare),
         }
     }
@@ -1027,10 +877,7 @@ mod tests {
     /// The chunk code without the registration wrapper lines.
     fn body(chunk: &ModuleChunk) -> String {
         let lines: Vec<&str> = chunk.code.lines().collect();
-        assert_eq!(
-            lines[0],
-            "__ab_define(\"src/main.ts\", function (__ab_exports) {"
-        );
+        assert_eq!(lines[0], "__ab_define(\"src/main.ts\", function (__ab_exports) {");
         let last = lines[lines.len() - 1];
         assert!(last.starts_with('}') && last.ends_with(");"), "{last}");
         lines[1..lines.len() - 1].join("\n")
@@ -1064,20 +911,14 @@ mod tests {
         );
         assert_eq!(
             chunk.imports,
-            [ModuleImport {
-                specifier: "./a".into(),
-                key: "src/a.ts".into(),
-                span: Span::new(51, 56)
-            }]
+            [ModuleImport { specifier: "./a".into(), key: "src/a.ts".into(), span: Span::new(51, 56) }]
         );
         assert!(!chunk.has_default_export);
     }
 
     #[test]
     fn shadowed_names_are_left_alone() {
-        let chunk = compile_ok(
-            "import { f } from \"./a\";\nfunction g(f) { return f; }\nexport const r = g(f);\n",
-        );
+        let chunk = compile_ok("import { f } from \"./a\";\nfunction g(f) { return f; }\nexport const r = g(f);\n");
         assert!(body(&chunk).contains("function g(f) {\n\treturn f;\n}"));
         assert!(body(&chunk).contains("const r = g(__ab_i0.f);"));
     }
@@ -1095,10 +936,7 @@ mod tests {
         assert!(code.contains("\nconst a = 1, { b, c: [d] } = {"));
         assert!(code.contains("\nlet e = 1;\nfunction f() {}\nclass G {}\nconst h = 1;"));
         assert!(!code.contains("\nexport"));
-        assert_eq!(
-            metadata(&chunk),
-            ", [\"G\", \"a\", \"b\", \"d\", \"default\", \"e\", \"f\", \"h-h\", \"y\"]"
-        );
+        assert_eq!(metadata(&chunk), ", [\"G\", \"a\", \"b\", \"d\", \"default\", \"e\", \"f\", \"h-h\", \"y\"]");
         assert_eq!(metadata(&compile_ok("console.log(1);")), "");
         assert!(chunk.has_default_export);
     }
@@ -1106,28 +944,16 @@ mod tests {
     #[test]
     fn export_default_forms() {
         let cases = [
-            (
-                "export default function () {}",
-                "__ab_default_name(__ab_default);\nfunction __ab_default() {}",
-            ),
+            ("export default function () {}", "__ab_default_name(__ab_default);\nfunction __ab_default() {}"),
             (
                 "export default async function* () {}",
                 "__ab_default_name(__ab_default);\nasync function* __ab_default() {}",
             ),
             ("export default function named() {}", "function named() {}"),
             ("export default class Named {}", "class Named {}"),
-            (
-                "export default class {}",
-                "const __ab_default = { default: class {} }.default;",
-            ),
-            (
-                "export default async () => 1;",
-                "const __ab_default = { default: async () => 1 }.default;",
-            ),
-            (
-                "export default (function () {});",
-                "const __ab_default = { default: (function() {}) }.default;",
-            ),
+            ("export default class {}", "const __ab_default = { default: class {} }.default;"),
+            ("export default async () => 1;", "const __ab_default = { default: async () => 1 }.default;"),
+            ("export default (function () {});", "const __ab_default = { default: (function() {}) }.default;"),
             ("export default 1 + 2;", "const __ab_default = 1 + 2;"),
             (
                 "import { f } from \"./a\";\nexport default () => f;",
@@ -1162,10 +988,7 @@ mod tests {
              __ab_require(\"src/b.ts\");\n\
              __ab_require(\"src/c.ts\");"
         );
-        assert_eq!(
-            metadata(&chunk),
-            ", [\"default\", \"ns\", \"x\", \"y\"], [\"src/a.ts\", __ab_node_fs]"
-        );
+        assert_eq!(metadata(&chunk), ", [\"default\", \"ns\", \"x\", \"y\"], [\"src/a.ts\", __ab_node_fs]");
         assert!(chunk.has_default_export);
         assert_eq!(chunk.builtins, ["node:fs"]);
         let keys: Vec<&str> = chunk.imports.iter().map(|i| i.key.as_str()).collect();
@@ -1181,14 +1004,8 @@ mod tests {
         );
         assert_eq!(chunk.builtins, ["node:fs", "node:fs/promises", "node:path"]);
         let code = body(&chunk);
-        assert!(
-            code.contains("const load = () => __ab_import(() => __ab_require(\"src/lazy.ts\"));"),
-            "{code}"
-        );
-        assert!(
-            code.contains("const p = () => __ab_import(() => __ab_node_path);"),
-            "{code}"
-        );
+        assert!(code.contains("const load = () => __ab_import(() => __ab_require(\"src/lazy.ts\"));"), "{code}");
+        assert!(code.contains("const p = () => __ab_import(() => __ab_node_path);"), "{code}");
         assert!(code.contains("console.log(__ab_node_fs.default.existsSync, __ab_node_fs.readFile, __ab_node_fs$promises, __ab_node_path.join);"));
         assert_eq!(chunk.imports.len(), 1);
         assert_eq!(chunk.imports[0].key, "src/lazy.ts");
@@ -1199,19 +1016,8 @@ mod tests {
         let chunk = compile_ok(
             "const later = () => import(\"./b\");\nimport { a } from \"./a\";\nimport \"./b\";\nimport { again } from \"./a\";\nexport { c } from \"./c\";\nconsole.log(a, again, later);\n",
         );
-        let imports: Vec<(&str, &str)> = chunk
-            .imports
-            .iter()
-            .map(|i| (i.specifier.as_str(), i.key.as_str()))
-            .collect();
-        assert_eq!(
-            imports,
-            [
-                ("./b", "src/b.ts"),
-                ("./a", "src/a.ts"),
-                ("./c", "src/c.ts")
-            ]
-        );
+        let imports: Vec<(&str, &str)> = chunk.imports.iter().map(|i| (i.specifier.as_str(), i.key.as_str())).collect();
+        assert_eq!(imports, [("./b", "src/b.ts"), ("./a", "src/a.ts"), ("./c", "src/c.ts")]);
         // The span of the dynamic import is the one of its own specifier.
         assert_eq!(chunk.imports[0].span, Span::new(27, 32));
     }
@@ -1232,13 +1038,7 @@ mod tests {
         assert!(chunk.diagnostics.is_empty(), "{:?}", chunk.diagnostics);
         assert_eq!(chunk.imports[0].key, "agent-bundle:runtime/jsx.mjs");
         assert_eq!(chunk.imports[0].span, Span::new(23, 37));
-        assert!(
-            chunk
-                .code
-                .contains("(0, __ab_i0.jsx)(\"div\", { children: 1 })"),
-            "{}",
-            chunk.code
-        );
+        assert!(chunk.code.contains("(0, __ab_i0.jsx)(\"div\", { children: 1 })"), "{}", chunk.code);
     }
 
     #[test]
@@ -1249,9 +1049,7 @@ mod tests {
         let code = body(&chunk);
         assert!(!code.contains("#!"));
         assert!(
-            code.starts_with(
-                "__ab_export(__ab_exports, { C: () => C, E: () => E, N: () => N, y: () => y });\n"
-            ),
+            code.starts_with("__ab_export(__ab_exports, { C: () => C, E: () => E, N: () => N, y: () => y });\n"),
             "{code}"
         );
     }
@@ -1272,13 +1070,7 @@ mod tests {
         let found: Vec<(BundleErrorKind, &str, &str)> = chunk
             .diagnostics
             .iter()
-            .map(|d| {
-                (
-                    d.kind,
-                    &source[d.span.start as usize..d.span.end as usize],
-                    d.message.as_str(),
-                )
-            })
+            .map(|d| (d.kind, &source[d.span.start as usize..d.span.end as usize], d.message.as_str()))
             .collect();
         assert_eq!(
             found,
@@ -1326,10 +1118,7 @@ mod tests {
         assert_eq!(builtin_local("node:fs/promises"), "__ab_node_fs$promises");
         assert_eq!(builtin_local("node:_http_agent"), "__ab_node___http__agent");
         assert_eq!(builtin_local("node:a-b"), "__ab_node_a_2d_b");
-        assert_eq!(
-            js_string("a\"b\\c\nd\u{2028}\u{1}"),
-            "\"a\\\"b\\\\c\\nd\\u2028\\u0001\""
-        );
+        assert_eq!(js_string("a\"b\\c\nd\u{2028}\u{1}"), "\"a\\\"b\\\\c\\nd\\u2028\\u0001\"");
         assert_eq!(member("ns", "x"), "ns.x");
         assert_eq!(member("ns", "default"), "ns.default");
         assert_eq!(member("ns", "a-b"), "ns[\"a-b\"]");
@@ -1340,13 +1129,8 @@ mod tests {
 
     #[test]
     fn assemble_layout() {
-        let a = compile_ok(
-            "import fs from \"fs\";\nimport { join } from \"node:path\";\nexport default [fs, join];\n",
-        );
-        let b = compile(
-            "src/b.ts",
-            "import fs from \"node:fs\";\nexport const x = fs;\n",
-        );
+        let a = compile_ok("import fs from \"fs\";\nimport { join } from \"node:path\";\nexport default [fs, join];\n");
+        let b = compile("src/b.ts", "import fs from \"node:fs\";\nexport const x = fs;\n");
         let out = assemble("// header", &[&a, &b], "EPILOGUE\n");
         assert!(out.starts_with(
             "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\nconst __ab_modules = new Map();\n"

@@ -129,11 +129,7 @@ pub fn resolve(
     if is_relative(specifier) {
         return resolve_relative(from_key, specifier, exists);
     }
-    if specifier.is_empty()
-        || specifier.starts_with('/')
-        || specifier.starts_with('\\')
-        || specifier.contains(':')
-    {
+    if specifier.is_empty() || specifier.starts_with('/') || specifier.starts_with('\\') || specifier.contains(':') {
         return Err(ResolveFailure::NotFound);
     }
     if NODE_BUILTINS.contains(&specifier) {
@@ -143,10 +139,7 @@ pub fn resolve(
 }
 
 fn is_relative(specifier: &str) -> bool {
-    specifier == "."
-        || specifier == ".."
-        || specifier.starts_with("./")
-        || specifier.starts_with("../")
+    specifier == "." || specifier == ".." || specifier.starts_with("./") || specifier.starts_with("../")
 }
 
 fn resolve_relative(
@@ -180,11 +173,8 @@ fn resolve_relative(
         if let Some(key) = found(base.clone()) {
             return Ok(Resolved::Module(key));
         }
-        let siblings: &[(&str, &[&str])] = &[
-            (".js", &[".ts", ".tsx"]),
-            (".jsx", &[".ts", ".tsx"]),
-            (".mjs", &[".mts"]),
-        ];
+        let siblings: &[(&str, &[&str])] =
+            &[(".js", &[".ts", ".tsx"]), (".jsx", &[".ts", ".tsx"]), (".mjs", &[".mts"])];
         for (extension, replacements) in siblings {
             if let Some(stem) = base.strip_suffix(extension) {
                 for replacement in *replacements {
@@ -200,11 +190,7 @@ fn resolve_relative(
             }
         }
     }
-    let index = if segments.is_empty() {
-        format!("{prefix}index")
-    } else {
-        format!("{base}/index")
-    };
+    let index = if segments.is_empty() { format!("{prefix}index") } else { format!("{base}/index") };
     for extension in EXTENSIONS {
         if let Some(key) = found(format!("{index}{extension}")) {
             return Ok(Resolved::Module(key));
@@ -239,61 +225,28 @@ mod tests {
         let exists = files(&[]);
         let a = no_aliases();
         assert_eq!(resolve("src/a.ts", "fs", &a, &exists), builtin("node:fs"));
-        assert_eq!(
-            resolve("src/a.ts", "node:fs", &a, &exists),
-            builtin("node:fs")
-        );
-        assert_eq!(
-            resolve("src/a.ts", "fs/promises", &a, &exists),
-            builtin("node:fs/promises")
-        );
-        assert_eq!(
-            resolve("src/a.ts", "node:test", &a, &exists),
-            builtin("node:test")
-        );
-        assert_eq!(
-            resolve("src/a.ts", "test", &a, &exists),
-            Err(ResolveFailure::Bare)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "node:nope", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "lodash", &a, &exists),
-            Err(ResolveFailure::Bare)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "@scope/pkg/x", &a, &exists),
-            Err(ResolveFailure::Bare)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "/etc/passwd", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "file:///x.js", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
+        assert_eq!(resolve("src/a.ts", "node:fs", &a, &exists), builtin("node:fs"));
+        assert_eq!(resolve("src/a.ts", "fs/promises", &a, &exists), builtin("node:fs/promises"));
+        assert_eq!(resolve("src/a.ts", "node:test", &a, &exists), builtin("node:test"));
+        assert_eq!(resolve("src/a.ts", "test", &a, &exists), Err(ResolveFailure::Bare));
+        assert_eq!(resolve("src/a.ts", "node:nope", &a, &exists), Err(ResolveFailure::NotFound));
+        assert_eq!(resolve("src/a.ts", "lodash", &a, &exists), Err(ResolveFailure::Bare));
+        assert_eq!(resolve("src/a.ts", "@scope/pkg/x", &a, &exists), Err(ResolveFailure::Bare));
+        assert_eq!(resolve("src/a.ts", "/etc/passwd", &a, &exists), Err(ResolveFailure::NotFound));
+        assert_eq!(resolve("src/a.ts", "file:///x.js", &a, &exists), Err(ResolveFailure::NotFound));
     }
 
     #[test]
     fn aliases_win() {
         let exists = files(&[]);
         let mut a = no_aliases();
-        a.insert(
-            "agent-bundle/jsx-runtime".into(),
-            "agent-bundle:runtime/jsx.mjs".into(),
-        );
+        a.insert("agent-bundle/jsx-runtime".into(), "agent-bundle:runtime/jsx.mjs".into());
         a.insert("fs".into(), "src/fake-fs.ts".into());
         assert_eq!(
             resolve("src/a.tsx", "agent-bundle/jsx-runtime", &a, &exists),
             module("agent-bundle:runtime/jsx.mjs")
         );
-        assert_eq!(
-            resolve("src/a.ts", "fs", &a, &exists),
-            module("src/fake-fs.ts")
-        );
+        assert_eq!(resolve("src/a.ts", "fs", &a, &exists), module("src/fake-fs.ts"));
     }
 
     #[test]
@@ -311,70 +264,25 @@ mod tests {
             "index.ts",
         ]);
         // Exact file first.
-        assert_eq!(
-            resolve("src/hooks/a.ts", "./util.js", &a, &exists),
-            module("src/hooks/util.js")
-        );
+        assert_eq!(resolve("src/hooks/a.ts", "./util.js", &a, &exists), module("src/hooks/util.js"));
         // `.js` -> `.ts` / `.tsx` siblings, `.mjs` -> `.mts`.
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/x.js", &a, &exists),
-            module("src/lib/x.ts")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/y.js", &a, &exists),
-            module("src/lib/y.tsx")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/y.jsx", &a, &exists),
-            module("src/lib/y.tsx")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/z.mjs", &a, &exists),
-            module("src/lib/z.mts")
-        );
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/x.js", &a, &exists), module("src/lib/x.ts"));
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/y.js", &a, &exists), module("src/lib/y.tsx"));
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/y.jsx", &a, &exists), module("src/lib/y.tsx"));
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/z.mjs", &a, &exists), module("src/lib/z.mts"));
         // Extension probing: .ts wins over .js.
-        assert_eq!(
-            resolve("src/hooks/a.ts", "./util", &a, &exists),
-            module("src/hooks/util.ts")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/plain", &a, &exists),
-            module("src/lib/plain.js")
-        );
+        assert_eq!(resolve("src/hooks/a.ts", "./util", &a, &exists), module("src/hooks/util.ts"));
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/plain", &a, &exists), module("src/lib/plain.js"));
         // Directory index.
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/dir", &a, &exists),
-            module("src/lib/dir/index.ts")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../lib/dir/", &a, &exists),
-            module("src/lib/dir/index.ts")
-        );
-        assert_eq!(
-            resolve("src/lib/dir2/q.ts", ".", &a, &exists),
-            module("src/lib/dir2/index.mjs")
-        );
-        assert_eq!(
-            resolve("src/lib/dir/q.ts", "./././../x", &a, &exists),
-            module("src/lib/x.ts")
-        );
-        assert_eq!(
-            resolve("src/hooks/a.ts", "../..", &a, &exists),
-            module("index.ts")
-        );
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/dir", &a, &exists), module("src/lib/dir/index.ts"));
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/dir/", &a, &exists), module("src/lib/dir/index.ts"));
+        assert_eq!(resolve("src/lib/dir2/q.ts", ".", &a, &exists), module("src/lib/dir2/index.mjs"));
+        assert_eq!(resolve("src/lib/dir/q.ts", "./././../x", &a, &exists), module("src/lib/x.ts"));
+        assert_eq!(resolve("src/hooks/a.ts", "../..", &a, &exists), module("index.ts"));
         // Above the root, or missing.
-        assert_eq!(
-            resolve("src/a.ts", "../../x", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
-        assert_eq!(
-            resolve("src/a.ts", "./missing", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
-        assert_eq!(
-            resolve("src/lib/x.ts", "./x.ts.ts", &a, &exists),
-            Err(ResolveFailure::NotFound)
-        );
+        assert_eq!(resolve("src/a.ts", "../../x", &a, &exists), Err(ResolveFailure::NotFound));
+        assert_eq!(resolve("src/a.ts", "./missing", &a, &exists), Err(ResolveFailure::NotFound));
+        assert_eq!(resolve("src/lib/x.ts", "./x.ts.ts", &a, &exists), Err(ResolveFailure::NotFound));
     }
 
     #[test]
@@ -386,12 +294,7 @@ mod tests {
             module("agent-bundle:runtime/jsx.mjs")
         );
         assert_eq!(
-            resolve(
-                "agent-bundle:runtime/hook.mjs",
-                "../../src/a.ts",
-                &a,
-                &exists
-            ),
+            resolve("agent-bundle:runtime/hook.mjs", "../../src/a.ts", &a, &exists),
             Err(ResolveFailure::NotFound)
         );
     }

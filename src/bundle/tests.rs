@@ -4,9 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use crate::bundle::{
-    BundleDiagnostic, BundleErrorKind, ModuleChunk, Span, assemble, compile_module, resolve,
-};
+use crate::bundle::{BundleDiagnostic, BundleErrorKind, ModuleChunk, Span, assemble, compile_module, resolve};
 
 const HOOK_RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
 const JSX_RUNTIME_KEY: &str = "agent-bundle:runtime/jsx.mjs";
@@ -37,20 +35,15 @@ fn write_files(root: &Path, files: &[(&str, &str)]) {
 /// Every file under `root`, by project-relative POSIX key.
 fn read_project(root: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
         entries.sort();
         for path in entries {
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
                 let relative = path.strip_prefix(root).unwrap();
-                let key: Vec<String> = relative
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
+                let key: Vec<String> =
+                    relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
                 out.insert(key.join("/"), std::fs::read_to_string(&path).unwrap());
             }
         }
@@ -62,17 +55,11 @@ fn read_project(root: &Path) -> BTreeMap<String, String> {
 
 /// Compile the graph reachable from the hook runtime and `entry` (depth first, in import
 /// order), then assemble it with an epilogue that runs the entry's default export.
-fn bundle(
-    files: &BTreeMap<String, String>,
-    entry: &str,
-) -> Result<String, Vec<(String, BundleDiagnostic)>> {
+fn bundle(files: &BTreeMap<String, String>, entry: &str) -> Result<String, Vec<(String, BundleDiagnostic)>> {
     let mut sources = files.clone();
     sources.insert(HOOK_RUNTIME_KEY.into(), HOOK_RUNTIME.into());
     sources.insert(JSX_RUNTIME_KEY.into(), JSX_RUNTIME.into());
-    let aliases = BTreeMap::from([(
-        "agent-bundle/jsx-runtime".to_owned(),
-        JSX_RUNTIME_KEY.to_owned(),
-    )]);
+    let aliases = BTreeMap::from([("agent-bundle/jsx-runtime".to_owned(), JSX_RUNTIME_KEY.to_owned())]);
     let exists = |key: &str| sources.contains_key(key);
 
     let mut chunks: Vec<ModuleChunk> = Vec::new();
@@ -84,9 +71,7 @@ fn bundle(
             continue;
         }
         let source = &sources[&key];
-        let chunk = compile_module(&key, source, &mut |specifier| {
-            resolve(&key, specifier, &aliases, &exists)
-        });
+        let chunk = compile_module(&key, source, &mut |specifier| resolve(&key, specifier, &aliases, &exists));
         errors.extend(chunk.diagnostics.iter().map(|d| (key.clone(), d.clone())));
         stack.extend(chunk.imports.iter().rev().map(|import| import.key.clone()));
         chunks.push(chunk);
@@ -111,10 +96,8 @@ fn run_node(code: &str) -> NodeRun {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hook.mjs");
     std::fs::write(&path, code).unwrap();
-    let output = Command::new("node")
-        .arg(&path)
-        .output()
-        .expect("`node` (Node 20) must be installed to run the bundler tests");
+    let output =
+        Command::new("node").arg(&path).output().expect("`node` (Node 20) must be installed to run the bundler tests");
     NodeRun {
         success: output.status.success(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -125,8 +108,7 @@ fn run_node(code: &str) -> NodeRun {
 fn bundle_and_run(files: &[(&str, &str)], entry: &str) -> NodeRun {
     let dir = tempfile::tempdir().unwrap();
     write_files(dir.path(), files);
-    let code = bundle(&read_project(dir.path()), entry)
-        .unwrap_or_else(|e| panic!("bundle failed: {e:#?}"));
+    let code = bundle(&read_project(dir.path()), entry).unwrap_or_else(|e| panic!("bundle failed: {e:#?}"));
     run_node(&code)
 }
 
@@ -186,10 +168,7 @@ export default async function (input: HookInput): Promise<Record<string, unknown
 }
 "#,
     ),
-    (
-        "src/hooks/types.ts",
-        "export interface Shape { w: number }\nexport type Id = string;\n",
-    ),
+    ("src/hooks/types.ts", "export interface Shape { w: number }\nexport type Id = string;\n"),
     (
         "src/hooks/util.ts",
         r#"
@@ -302,26 +281,14 @@ export default () => [...log, y];
 "#,
         ),
         ("src/log.ts", "export const log: string[] = [];\n"),
-        (
-            "src/x.ts",
-            "import \"./z\";\nimport { log } from \"./log\";\nlog.push(\"x\");\n",
-        ),
-        (
-            "src/y.ts",
-            "import { log } from \"./log\";\nlog.push(\"y\");\nexport const y = \"y\";\n",
-        ),
-        (
-            "src/z.ts",
-            "import { log } from \"./log\";\nlog.push(\"z\");\n",
-        ),
+        ("src/x.ts", "import \"./z\";\nimport { log } from \"./log\";\nlog.push(\"x\");\n"),
+        ("src/y.ts", "import { log } from \"./log\";\nlog.push(\"y\");\nexport const y = \"y\";\n"),
+        ("src/z.ts", "import { log } from \"./log\";\nlog.push(\"z\");\n"),
         ("src/unused.ts", "throw new Error(\"never evaluated\");\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "node failed:\n{}", run.stderr);
-    assert_eq!(
-        run.stdout,
-        "{\"name\":\"default\",\"result\":[\"z\",\"x\",\"y\",\"main\",\"y\"]}\n"
-    );
+    assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[\"z\",\"x\",\"y\",\"main\",\"y\"]}\n");
 }
 
 #[test]
@@ -342,22 +309,13 @@ export default function handler() {
 }
 "#,
         ),
-        (
-            "src/klass.ts",
-            "export default class { static kind = \"k\"; }\n",
-        ),
-        (
-            "src/expr.ts",
-            "let value = 1;\nexport default value;\nvalue = 2;\n",
-        ),
+        ("src/klass.ts", "export default class { static kind = \"k\"; }\n"),
+        ("src/expr.ts", "let value = 1;\nexport default value;\nvalue = 2;\n"),
         (
             "src/named.ts",
             "export default function original() { return \"original\"; }\nexport function rename() { (original as any) = () => \"replaced\"; }\n",
         ),
-        (
-            "src/counter.ts",
-            "export let count = 0;\nexport function increment() { count += 1; }\n",
-        ),
+        ("src/counter.ts", "export let count = 0;\nexport function increment() { count += 1; }\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "node failed:\n{}", run.stderr);
@@ -382,25 +340,17 @@ export default async function () {
 }
 "#,
         ),
-        (
-            "src/broken.ts",
-            "let n = 0;\nn++;\nthrow new Error(`broken ${n}`);\n",
-        ),
+        ("src/broken.ts", "let n = 0;\nn++;\nthrow new Error(`broken ${n}`);\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "node failed:\n{}", run.stderr);
     // The module is evaluated once; its error is thrown again on the next import.
-    assert_eq!(
-        run.stdout,
-        "{\"name\":\"default\",\"result\":[\"broken 1\",\"broken 1\"]}\n"
-    );
+    assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[\"broken 1\",\"broken 1\"]}\n");
 
     let missing = run_node(&assemble("// h", &[], "__ab_require(\"src/nope.ts\");\n"));
     assert!(!missing.success);
     assert!(
-        missing
-            .stderr
-            .contains("agent-bundle: module \"src/nope.ts\" is not in this bundle"),
+        missing.stderr.contains("agent-bundle: module \"src/nope.ts\" is not in this bundle"),
         "{}",
         missing.stderr
     );
@@ -429,23 +379,13 @@ fn compile_errors_point_into_the_original_source() {
     let errors = bundle(&files, "src/main.ts").unwrap_err();
     let found: Vec<(&str, BundleErrorKind, &str)> = errors
         .iter()
-        .map(|(key, d)| {
-            (
-                key.as_str(),
-                d.kind,
-                &files[key][d.span.start as usize..d.span.end as usize],
-            )
-        })
+        .map(|(key, d)| (key.as_str(), d.kind, &files[key][d.span.start as usize..d.span.end as usize]))
         .collect();
     assert_eq!(
         found,
         [
             ("src/main.ts", BundleErrorKind::BareImport, "\"lodash\""),
-            (
-                "src/main.ts",
-                BundleErrorKind::UnresolvedImport,
-                "\"./missing\""
-            ),
+            ("src/main.ts", BundleErrorKind::UnresolvedImport, "\"./missing\""),
             ("src/bad.ts", BundleErrorKind::DynamicImport, "name"),
             ("src/bad.ts", BundleErrorKind::TopLevelAwait, "await"),
             ("src/bad.ts", BundleErrorKind::ImportMeta, "import.meta"),
@@ -453,20 +393,11 @@ fn compile_errors_point_into_the_original_source() {
             ("src/broken.ts", BundleErrorKind::Syntax, ";"),
         ]
     );
-    assert_eq!(
-        errors[1].1.message,
-        "cannot resolve \"./missing\" from src/main.ts"
-    );
+    assert_eq!(errors[1].1.message, "cannot resolve \"./missing\" from src/main.ts");
     // Byte offsets: the `;` after the multi-byte string.
     let broken = &files["src/broken.ts"];
     let at = broken.rfind(';').unwrap() as u32;
-    assert_eq!(
-        errors[6].1.span,
-        Span {
-            start: at,
-            end: at + 1
-        }
-    );
+    assert_eq!(errors[6].1.span, Span { start: at, end: at + 1 });
 }
 
 #[test]
@@ -495,14 +426,8 @@ export default () => ({ a: aFn(), early, b: bFn(), cName, own, sep: typeof sep, 
             "export function bFn() { return \"b\"; }\nexport const own = \"shadowed by index\";\nexport default \"not re-exported\";\n",
         ),
         ("src/c.ts", "export const cName = \"c\";\n"),
-        (
-            "src/loop.ts",
-            "export * from \"./loop2\";\nexport const deep = \"loop\";\n",
-        ),
-        (
-            "src/loop2.ts",
-            "export * from \"./loop\";\nexport const loopTwo = 2;\n",
-        ),
+        ("src/loop.ts", "export * from \"./loop2\";\nexport const deep = \"loop\";\n"),
+        ("src/loop2.ts", "export * from \"./loop\";\nexport const loopTwo = 2;\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "node failed:\n{}", run.stderr);
@@ -510,8 +435,7 @@ export default () => ({ a: aFn(), early, b: bFn(), cName, own, sep: typeof sep, 
     assert!(run.stdout.starts_with(expected), "{}", run.stdout);
     // Sorted like an ESM namespace; `default` of the star sources is not re-exported.
     assert!(
-        run.stdout
-            .contains(r#""aFn","bFn","basename","cName","deep","delimiter","dirname","early""#),
+        run.stdout.contains(r#""aFn","bFn","basename","cName","deep","delimiter","dirname","early""#),
         "{}",
         run.stdout
     );
@@ -533,10 +457,7 @@ export default () => early;
         ),
         // Runs while main is still evaluating its imports, before b: ESM has b's hoisted
         // function ready; the bundle evaluates b on that first read instead.
-        (
-            "src/a.ts",
-            "import { mainUsesB } from \"./main\";\nexport const early = mainUsesB();\n",
-        ),
+        ("src/a.ts", "import { mainUsesB } from \"./main\";\nexport const early = mainUsesB();\n"),
         ("src/b.ts", "export function bFn() { return \"b\"; }\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");

@@ -7,11 +7,10 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AwaitExpression, BindingIdentifier, Decorator, ExportAllDeclaration, ExportFromDeclaration,
-    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
-    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement,
-    JSXFragment, TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference,
-    VariableDeclaration, VariableDeclarationKind,
+    AwaitExpression, BindingIdentifier, Decorator, ExportAllDeclaration, ExportFromDeclaration, ExportNamedDeclaration,
+    Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration, ImportDeclarationSpecifier,
+    ImportExpression, ImportMeta, JSXElement, JSXFragment, TSExportAssignment, TSImportEqualsDeclaration,
+    TSModuleReference, VariableDeclaration, VariableDeclarationKind,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::Codegen;
@@ -68,13 +67,7 @@ pub struct BundleDiagnostic {
 
 impl BundleDiagnostic {
     pub(crate) fn error(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            severity: Severity::Error,
-            span,
-            message: message.into(),
-            help: None,
-        }
+        Self { kind, severity: Severity::Error, span, message: message.into(), help: None }
     }
 
     pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -202,15 +195,9 @@ pub(crate) fn transpile(key: &str, source: &str) -> Transpiled {
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     // Value imports first, then type-only ones (the transpiler drops those).
-    let (values, types): (Vec<_>, Vec<_>) = checker
-        .requests
-        .into_iter()
-        .partition(|request| !request.type_only);
+    let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
     for request in values.into_iter().chain(types) {
-        out.request_spans
-            .entry(request.specifier)
-            .or_default()
-            .push_back(request.span);
+        out.request_spans.entry(request.specifier).or_default().push_back(request.span);
     }
     out.export_spans = checker.export_spans;
     if early_errors {
@@ -224,10 +211,7 @@ pub(crate) fn transpile(key: &str, source: &str) -> Transpiled {
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
     let before = out.diagnostics.len();
     push_oxc_diagnostics!(out.diagnostics, transformed.diagnostics);
-    if out.diagnostics[before..]
-        .iter()
-        .any(BundleDiagnostic::is_error)
-    {
+    if out.diagnostics[before..].iter().any(BundleDiagnostic::is_error) {
         return out;
     }
     out.code = Some(Codegen::new().build(&program).code);
@@ -278,16 +262,11 @@ impl<'s> Checker<'s> {
     }
 
     fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {
-        self.diagnostics
-            .push(BundleDiagnostic::error(kind, span, message).with_help(help));
+        self.diagnostics.push(BundleDiagnostic::error(kind, span, message).with_help(help));
     }
 
     fn request(&mut self, specifier: &str, span: oxc_span::Span, type_only: bool) {
-        self.requests.push(Request {
-            specifier: specifier.to_owned(),
-            span: span.into(),
-            type_only,
-        });
+        self.requests.push(Request { specifier: specifier.to_owned(), span: span.into(), type_only });
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -361,10 +340,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_variable_declaration(&mut self, it: &VariableDeclaration<'a>) {
-        if matches!(
-            it.kind,
-            VariableDeclarationKind::Using | VariableDeclarationKind::AwaitUsing
-        ) {
+        if matches!(it.kind, VariableDeclarationKind::Using | VariableDeclarationKind::AwaitUsing) {
             let span = self.keyword_span(it.span.start, it.span.end, "using");
             self.error(
                 BundleErrorKind::Syntax,
@@ -435,9 +411,7 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
         for specifier in &it.specifiers {
-            self.export_spans
-                .entry(specifier.local.name().to_string())
-                .or_insert(specifier.local.span().into());
+            self.export_spans.entry(specifier.local.name().to_string()).or_insert(specifier.local.span().into());
         }
         walk::walk_export_named_declaration(self, it);
     }
@@ -494,11 +468,9 @@ impl<'a> Visit<'a> for Checker<'_> {
 pub(crate) fn literal_specifier<'a>(source: &Expression<'a>) -> Option<&'a str> {
     match source.without_parentheses() {
         Expression::StringLiteral(literal) => Some(literal.value.as_str()),
-        Expression::TemplateLiteral(template) if template.expressions.is_empty() => template
-            .quasis
-            .first()
-            .and_then(|quasi| quasi.value.cooked)
-            .map(|cooked| cooked.as_str()),
+        Expression::TemplateLiteral(template) if template.expressions.is_empty() => {
+            template.quasis.first().and_then(|quasi| quasi.value.cooked).map(|cooked| cooked.as_str())
+        }
         _ => None,
     }
 }
@@ -513,12 +485,7 @@ mod tests {
         out.diagnostics
             .iter()
             .filter(|d| d.is_error())
-            .map(|d| {
-                (
-                    d.kind,
-                    source[d.span.start as usize..d.span.end as usize].to_owned(),
-                )
-            })
+            .map(|d| (d.kind, source[d.span.start as usize..d.span.end as usize].to_owned()))
             .collect()
     }
 
@@ -546,10 +513,7 @@ mod tests {
         assert!(out.code.is_none());
         assert_eq!(out.diagnostics.len(), 1);
         let d = &out.diagnostics[0];
-        assert_eq!(
-            (d.kind, d.severity),
-            (BundleErrorKind::Syntax, Severity::Error)
-        );
+        assert_eq!((d.kind, d.severity), (BundleErrorKind::Syntax, Severity::Error));
         let at = source.find(" ;").unwrap() as u32 + 1;
         assert_eq!(d.span, Span::new(at, at + 1));
         assert_eq!(d.message, "Unexpected token");
@@ -557,10 +521,7 @@ mod tests {
 
     #[test]
     fn early_errors_are_syntax_errors() {
-        assert_eq!(
-            errors("src/a.ts", "let a = 1;\nlet a = 2;\n"),
-            one(BundleErrorKind::Syntax, "a")
-        );
+        assert_eq!(errors("src/a.ts", "let a = 1;\nlet a = 2;\n"), one(BundleErrorKind::Syntax, "a"));
         assert_eq!(errors("src/a.js", "const x = <div/>;\n").len(), 1);
         assert!(errors("src/a.jsx", "export const x = <div/>;\n").is_empty());
     }
@@ -591,17 +552,11 @@ mod tests {
     #[test]
     fn dynamic_import_needs_a_literal() {
         assert_eq!(
-            errors(
-                "src/a.ts",
-                "const name = \"./x\";\nexport const m = () => import(name);\n"
-            ),
+            errors("src/a.ts", "const name = \"./x\";\nexport const m = () => import(name);\n"),
             one(BundleErrorKind::DynamicImport, "name")
         );
         assert_eq!(
-            errors(
-                "src/a.ts",
-                "export const m = (n: string) => import(`./x/${n}`);\n"
-            ),
+            errors("src/a.ts", "export const m = (n: string) => import(`./x/${n}`);\n"),
             one(BundleErrorKind::DynamicImport, "`./x/${n}`")
         );
         let out = transpile("src/a.ts", "export const m = () => import(`./x`);\n");
@@ -628,34 +583,19 @@ mod tests {
     #[test]
     fn unsupported_syntax_is_reported() {
         assert_eq!(
-            errors(
-                "src/a.ts",
-                "function dec(..._: unknown[]) {}\n@dec class A {}\n"
-            ),
+            errors("src/a.ts", "function dec(..._: unknown[]) {}\n@dec class A {}\n"),
             one(BundleErrorKind::Syntax, "@dec")
         );
         assert_eq!(
-            errors(
-                "src/a.ts",
-                "export function f() { using r = { [Symbol.dispose]() {} }; }\n"
-            ),
+            errors("src/a.ts", "export function f() { using r = { [Symbol.dispose]() {} }; }\n"),
             one(BundleErrorKind::Syntax, "using")
         );
         assert_eq!(
             errors("src/a.ts", "import fs = require(\"fs\");\nfs;\n"),
             one(BundleErrorKind::Syntax, "require(\"fs\")")
         );
-        assert_eq!(
-            errors("src/a.ts", "export = 1;\n"),
-            one(BundleErrorKind::Syntax, "export = 1;")
-        );
-        assert!(
-            errors(
-                "src/a.ts",
-                "import type fs = require(\"fs\");\nlet x: typeof fs;\n"
-            )
-            .is_empty()
-        );
+        assert_eq!(errors("src/a.ts", "export = 1;\n"), one(BundleErrorKind::Syntax, "export = 1;"));
+        assert!(errors("src/a.ts", "import type fs = require(\"fs\");\nlet x: typeof fs;\n").is_empty());
         assert_eq!(
             errors("src/a.js", "import defer * as ns from \"./x\";\nns;\n"),
             one(BundleErrorKind::Syntax, "import")
@@ -675,14 +615,9 @@ mod tests {
     #[test]
     fn checker_errors_still_resolve_imports() {
         let source = "import { a } from \"lodash\";\nexport const x = import.meta.url + a;\n";
-        let chunk = super::super::compile_module("src/a.ts", source, &mut |_| {
-            Err(super::super::ResolveFailure::Bare)
-        });
+        let chunk = super::super::compile_module("src/a.ts", source, &mut |_| Err(super::super::ResolveFailure::Bare));
         let kinds: Vec<BundleErrorKind> = chunk.diagnostics.iter().map(|d| d.kind).collect();
-        assert_eq!(
-            kinds,
-            [BundleErrorKind::BareImport, BundleErrorKind::ImportMeta]
-        );
+        assert_eq!(kinds, [BundleErrorKind::BareImport, BundleErrorKind::ImportMeta]);
         assert!(chunk.code.is_empty());
     }
 }

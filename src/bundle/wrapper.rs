@@ -69,9 +69,7 @@ impl<'a> ModuleGraph<'a> {
 
     /// Every module with its chunk, in link order.
     pub fn chunks(&self) -> impl Iterator<Item = (&str, &'a ModuleChunk)> {
-        self.modules
-            .iter()
-            .map(|(key, chunk)| (key.as_str(), *chunk))
+        self.modules.iter().map(|(key, chunk)| (key.as_str(), *chunk))
     }
 
     pub fn chunk(&self, key: &str) -> Option<&'a ModuleChunk> {
@@ -80,12 +78,8 @@ impl<'a> ModuleGraph<'a> {
 
     /// Project files linked in (virtual modules excluded).
     pub fn user_modules(&self) -> Vec<String> {
-        let mut keys: Vec<String> = self
-            .modules
-            .iter()
-            .map(|(k, _)| k.clone())
-            .filter(|k| virtual_module(k).is_none())
-            .collect();
+        let mut keys: Vec<String> =
+            self.modules.iter().map(|(k, _)| k.clone()).filter(|k| virtual_module(k).is_none()).collect();
         keys.sort();
         keys
     }
@@ -102,10 +96,9 @@ impl<'a> ModuleGraph<'a> {
                     Severity::Error => Diagnostic::error(code, problem.message.clone()),
                     Severity::Warning => Diagnostic::warning(code, problem.message.clone()),
                 };
-                diagnostic = diagnostic.in_file(key.clone()).at(crate::source::Span {
-                    start: problem.span.start,
-                    end: problem.span.end,
-                });
+                diagnostic = diagnostic
+                    .in_file(key.clone())
+                    .at(crate::source::Span { start: problem.span.start, end: problem.span.end });
                 if let Some(help) = &problem.help {
                     diagnostic = diagnostic.with_help(help.clone());
                 }
@@ -117,17 +110,10 @@ impl<'a> ModuleGraph<'a> {
 }
 
 /// The wrapper text: the linked graph, then the call into the runtime.
-pub fn wrapper_code(
-    header: &str,
-    graph: &ModuleGraph<'_>,
-    spec: &serde_json::Value,
-    handler: &str,
-) -> String {
+pub fn wrapper_code(header: &str, graph: &ModuleGraph<'_>, spec: &serde_json::Value, handler: &str) -> String {
     let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let handler = serde_json::Value::from(handler);
-    let epilogue = format!(
-        "await __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n"
-    );
+    let epilogue = format!("await __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n");
     assemble(header, &chunks, &epilogue)
 }

@@ -128,10 +128,7 @@ fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
 /// Marks an entry as used now (for LRU gc). Best effort: a read-only cache stays usable.
 fn touch(file: &File, modified: Option<SystemTime>) {
     let now = SystemTime::now();
-    let stale = modified.is_none_or(|m| {
-        now.duration_since(m)
-            .is_ok_and(|age| age >= TOUCH_GRANULARITY)
-    });
+    let stale = modified.is_none_or(|m| now.duration_since(m).is_ok_and(|age| age >= TOUCH_GRANULARITY));
     if stale {
         let _ = file.set_modified(now);
     }
@@ -177,18 +174,11 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
 
 fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("{}-{n}-{nanos:08x}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&path)
-        {
+        match OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path) {
             Ok(file) => return Ok((path, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),

@@ -25,9 +25,7 @@ pub fn default_dir() -> Option<PathBuf> {
     default_dir_from(|name| std::env::var_os(name))
 }
 
-pub(super) fn default_dir_from(
-    env: impl Fn(&str) -> Option<std::ffi::OsString>,
-) -> Option<PathBuf> {
+pub(super) fn default_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = var("AGENT_BUNDLE_CACHE_DIR") {
         return Some(dir);
@@ -73,16 +71,11 @@ pub fn record_build(dir: &Path, stats: &CacheStats) -> io::Result<()> {
     let root = dir.join(VERSION_DIR);
     fs::create_dir_all(root.join(TMP_DIR))?;
     // Canonical like the records: keys sorted, no whitespace, one trailing newline.
-    let mut fields: Vec<(&str, String)> = stat_fields(stats)
-        .into_iter()
-        .map(|(name, value)| (name, value.to_string()))
-        .collect();
+    let mut fields: Vec<(&str, String)> =
+        stat_fields(stats).into_iter().map(|(name, value)| (name, value.to_string())).collect();
     fields.push(("format", format!("\"{LAST_BUILD_FORMAT}\"")));
     fields.sort();
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(name, value)| format!("\"{name}\":{value}"))
-        .collect();
+    let body: Vec<String> = fields.iter().map(|(name, value)| format!("\"{name}\":{value}")).collect();
     let json = format!("{{{}}}\n", body.join(","));
     local::write_atomic(&root, &root.join(LAST_BUILD_FILE), json.as_bytes())
 }
@@ -142,11 +135,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
     let now = SystemTime::now();
     let mut all = entries(dir)?;
     // Oldest first; ties broken by path for a deterministic order.
-    all.sort_by(|a, b| {
-        a.modified
-            .cmp(&b.modified)
-            .then_with(|| a.path.cmp(&b.path))
-    });
+    all.sort_by(|a, b| a.modified.cmp(&b.modified).then_with(|| a.path.cmp(&b.path)));
 
     let mut remove = vec![false; all.len()];
     if let Some(max_age) = options.max_age {
@@ -156,12 +145,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
         }
     }
     if let Some(max_bytes) = options.max_bytes {
-        let mut kept: u64 = all
-            .iter()
-            .zip(&remove)
-            .filter(|(_, r)| !**r)
-            .map(|(e, _)| e.size)
-            .sum();
+        let mut kept: u64 = all.iter().zip(&remove).filter(|(_, r)| !**r).map(|(e, _)| e.size).sum();
         for (i, entry) in all.iter().enumerate() {
             if kept <= max_bytes {
                 break;
@@ -173,12 +157,8 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
         }
     }
     // No dangling records: a kept record whose objects are removed (or missing) goes too.
-    let kept_objects: HashSet<Hash> = all
-        .iter()
-        .zip(&remove)
-        .filter(|(e, r)| e.kind == Kind::Object && !**r)
-        .map(|(e, _)| e.hash)
-        .collect();
+    let kept_objects: HashSet<Hash> =
+        all.iter().zip(&remove).filter(|(e, r)| e.kind == Kind::Object && !**r).map(|(e, _)| e.hash).collect();
     for (i, entry) in all.iter().enumerate() {
         if entry.kind == Kind::Action && !remove[i] {
             let complete = fs::read(&entry.path)
@@ -281,13 +261,7 @@ fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
                 continue;
             };
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-            out.push(Entry {
-                path,
-                kind,
-                hash,
-                size: meta.len(),
-                modified,
-            });
+            out.push(Entry { path, kind, hash, size: meta.len(), modified });
         }
     }
     Ok(out)

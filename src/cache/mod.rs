@@ -54,9 +54,7 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use maintenance::{
-    DirStats, GcOptions, GcReport, VerifyReport, default_dir, dir_stats, gc, record_build, verify,
-};
+pub use maintenance::{DirStats, GcOptions, GcReport, VerifyReport, default_dir, dir_stats, gc, record_build, verify};
 
 use local::{Kind, LocalStore};
 use remote::{Fetch, Probe, Put, Remote};
@@ -140,9 +138,7 @@ pub struct KeyBuilder {
 impl KeyBuilder {
     /// Starts a key for an action of `kind` (e.g. `"module-chunk"`).
     pub fn new(kind: &str) -> KeyBuilder {
-        let mut builder = KeyBuilder {
-            hasher: blake3::Hasher::new_derive_key(KEY_CONTEXT),
-        };
+        let mut builder = KeyBuilder { hasher: blake3::Hasher::new_derive_key(KEY_CONTEXT) };
         builder.put(kind.as_bytes());
         builder
     }
@@ -261,10 +257,9 @@ impl Cache {
     /// found out, and warned about, on first use).
     pub fn open(options: &CacheOptions) -> Result<Cache, String> {
         let local = match &options.dir {
-            Some(dir) => Some(
-                LocalStore::open(dir)
-                    .map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?,
-            ),
+            Some(dir) => {
+                Some(LocalStore::open(dir).map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?)
+            }
             None => None,
         };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
@@ -291,11 +286,7 @@ impl Cache {
     /// The record of action `key`: local, else remote (then stored locally). Verified.
     pub fn get_action(&self, key: &Hash) -> Option<ActionRecord> {
         let found = self.find_action(key);
-        let counter = if found.is_some() {
-            &self.counters.action_hits
-        } else {
-            &self.counters.action_misses
-        };
+        let counter = if found.is_some() { &self.counters.action_hits } else { &self.counters.action_misses };
         bump(counter, 1);
         found
     }
@@ -329,11 +320,7 @@ impl Cache {
     /// locally).
     pub fn get_object(&self, hash: &Hash) -> Option<Arc<[u8]>> {
         let found = self.find_object(hash);
-        let counter = if found.is_some() {
-            &self.counters.object_hits
-        } else {
-            &self.counters.object_misses
-        };
+        let counter = if found.is_some() { &self.counters.object_hits } else { &self.counters.object_misses };
         bump(counter, 1);
         found.map(Arc::from)
     }

@@ -32,29 +32,14 @@ fn body(record: &ActionRecord) -> String {
     out.push_str("{\"format\":");
     json_string(&mut out, RECORD_FORMAT);
     out.push_str(",\"outputs\":");
-    json_object(
-        &mut out,
-        record
-            .outputs
-            .iter()
-            .map(|(name, hash)| (name, hash.to_hex())),
-    );
+    json_object(&mut out, record.outputs.iter().map(|(name, hash)| (name, hash.to_hex())));
     out.push_str(",\"values\":");
-    json_object(
-        &mut out,
-        record
-            .values
-            .iter()
-            .map(|(name, value)| (name, value.as_str())),
-    );
+    json_object(&mut out, record.values.iter().map(|(name, value)| (name, value.as_str())));
     out.push('}');
     out
 }
 
-fn json_object<V: AsRef<str>>(
-    out: &mut String,
-    entries: impl Iterator<Item = (impl AsRef<str>, V)>,
-) {
+fn json_object<V: AsRef<str>>(out: &mut String, entries: impl Iterator<Item = (impl AsRef<str>, V)>) {
     out.push('{');
     for (i, (key, value)) in entries.enumerate() {
         if i > 0 {
@@ -112,10 +97,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<ActionRecord> {
     }
     let mut outputs = BTreeMap::new();
     for (name, hex) in object.get("outputs")?.as_object()? {
-        outputs.insert(
-            name.clone(),
-            Hash::from_canonical_hex(hex.as_str()?.as_bytes())?,
-        );
+        outputs.insert(name.clone(), Hash::from_canonical_hex(hex.as_str()?.as_bytes())?);
     }
     let mut values = BTreeMap::new();
     for (name, value) in object.get("values")?.as_object()? {

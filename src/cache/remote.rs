@@ -70,12 +70,8 @@ impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
         let (base, loopback) = parse_base_url(&options.url)?;
         let authorization = match &options.token {
-            Some(token)
-                if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() =>
-            {
-                return Err(
-                    "the remote cache token is empty or contains control characters".into(),
-                );
+            Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
+                return Err("the remote cache token is empty or contains control characters".into());
             }
             Some(token) => Some(format!("Bearer {}", token.trim())),
             None => None,
@@ -144,12 +140,7 @@ impl Remote {
                     Kind::Object => MAX_OBJECT_BYTES,
                     Kind::Action => MAX_RECORD_BYTES,
                 };
-                match response
-                    .into_body()
-                    .with_config()
-                    .limit(limit)
-                    .read_to_vec()
-                {
+                match response.into_body().with_config().limit(limit).read_to_vec() {
                     Ok(bytes) => Fetch::Hit(bytes),
                     Err(error) => Fetch::Failed(format!("reading a response: {error}")),
                 }
@@ -181,10 +172,7 @@ impl Remote {
         if self.read_only {
             return Put::Refused("read-only".into());
         }
-        let mut request = self
-            .agent
-            .put(self.entry_url(kind, hash))
-            .header("Content-Type", "application/octet-stream");
+        let mut request = self.agent.put(self.entry_url(kind, hash)).header("Content-Type", "application/octet-stream");
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
         }
@@ -216,9 +204,7 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     }
     let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.as_str().contains('@') {
-        return Err(bad(
-            "credentials in the URL are not supported; pass a token instead",
-        ));
+        return Err(bad("credentials in the URL are not supported; pass a token instead"));
     }
     if authority.host().is_empty() {
         return Err(bad("no host"));
@@ -226,14 +212,9 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     if uri.query().is_some() || url.contains('#') {
         return Err(bad("a query or fragment is not allowed"));
     }
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
+    let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+    let loopback =
+        host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     Ok((url.trim_end_matches('/').to_owned(), loopback))
 }
 
@@ -244,14 +225,8 @@ mod tests {
     #[test]
     fn remote_urls_are_checked() {
         let ok = |url: &str| parse_base_url(url).unwrap();
-        assert_eq!(
-            ok("http://127.0.0.1:8080/cache/"),
-            ("http://127.0.0.1:8080/cache".into(), true)
-        );
-        assert_eq!(
-            ok("http://cache.example"),
-            ("http://cache.example".into(), false)
-        );
+        assert_eq!(ok("http://127.0.0.1:8080/cache/"), ("http://127.0.0.1:8080/cache".into(), true));
+        assert_eq!(ok("http://cache.example"), ("http://cache.example".into(), false));
         assert!(ok("http://LocalHost:9/x").1);
         assert!(ok("http://[::1]:9/x").1);
         assert!(ok("http://127.8.0.1/").1);

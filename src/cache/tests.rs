@@ -16,11 +16,7 @@ use super::*;
 const VECTORS: &str = include_str!("../../cache-format/vectors.json");
 
 fn open(dir: &Path) -> Cache {
-    Cache::open(&CacheOptions {
-        dir: Some(dir.to_owned()),
-        remote: None,
-    })
-    .unwrap()
+    Cache::open(&CacheOptions { dir: Some(dir.to_owned()), remote: None }).unwrap()
 }
 
 fn object_path(dir: &Path, hash: &Hash) -> PathBuf {
@@ -36,10 +32,7 @@ fn action_path(dir: &Path, key: &Hash) -> PathBuf {
 fn record(outputs: &[(&str, Hash)], values: &[(&str, &str)]) -> ActionRecord {
     ActionRecord {
         outputs: outputs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        values: values
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+        values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
     }
 }
 
@@ -50,12 +43,7 @@ fn flip_byte(path: &Path, at: usize) {
 }
 
 fn set_mtime(path: &Path, age: Duration) {
-    File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(SystemTime::now() - age)
-        .unwrap();
+    File::options().write(true).open(path).unwrap().set_modified(SystemTime::now() - age).unwrap();
 }
 
 fn tmp_is_empty(dir: &Path) -> bool {
@@ -63,19 +51,11 @@ fn tmp_is_empty(dir: &Path) -> bool {
 }
 
 fn hex_bytes(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect()
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
 }
 
 fn str_map(value: &Value) -> BTreeMap<String, String> {
-    value
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
-        .collect()
+    value.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect()
 }
 
 #[test]
@@ -95,11 +75,7 @@ fn the_format_vectors_hold() {
         assert_eq!(Hash::of(&bytes), name);
         assert_eq!(cache.put_object(&bytes), name);
         let path = dir.path().join(object["path"].as_str().unwrap());
-        assert_eq!(
-            fs::read(&path).unwrap(),
-            bytes,
-            "object stored at the specified path"
-        );
+        assert_eq!(fs::read(&path).unwrap(), bytes, "object stored at the specified path");
     }
 
     let keys = vectors["keys"].as_array().unwrap();
@@ -115,18 +91,10 @@ fn the_format_vectors_hold() {
             builder = builder.field(field["name"].as_str().unwrap(), &value);
         }
         let key = builder.finish();
-        assert_eq!(
-            key.to_hex(),
-            vector["key"].as_str().unwrap(),
-            "key vector {i}"
-        );
+        assert_eq!(key.to_hex(), vector["key"].as_str().unwrap(), "key vector {i}");
         // The preimage is what the spec says is hashed, in derive-key mode.
         let preimage = hex_bytes(vector["preimage_hex"].as_str().unwrap());
-        assert_eq!(
-            blake3::derive_key(KEY_CONTEXT, &preimage),
-            key.0,
-            "key vector {i} preimage"
-        );
+        assert_eq!(blake3::derive_key(KEY_CONTEXT, &preimage), key.0, "key vector {i} preimage");
         let path = vector["path"].as_str().unwrap();
         cache.put_action(&key, &ActionRecord::default());
         assert!(dir.path().join(path).is_file(), "record stored at {path}");
@@ -135,40 +103,22 @@ fn the_format_vectors_hold() {
     let records = vectors["records"].as_array().unwrap();
     assert!(records.len() >= 3);
     for (i, vector) in records.iter().enumerate() {
-        let outputs = str_map(&vector["outputs"])
-            .into_iter()
-            .map(|(k, v)| (k, v.parse().unwrap()))
-            .collect();
+        let outputs = str_map(&vector["outputs"]).into_iter().map(|(k, v)| (k, v.parse().unwrap())).collect();
         let values = str_map(&vector["values"]);
         let expected = ActionRecord { outputs, values };
         let file = vector["file_utf8"].as_str().unwrap().as_bytes();
         assert_eq!(record::encode(&expected), file, "record vector {i} encodes");
-        assert_eq!(
-            record::decode(file),
-            Some(expected.clone()),
-            "record vector {i} decodes"
-        );
-        let key = KeyBuilder::new("record-vector")
-            .field("i", &[i as u8])
-            .finish();
+        assert_eq!(record::decode(file), Some(expected.clone()), "record vector {i} decodes");
+        let key = KeyBuilder::new("record-vector").field("i", &[i as u8]).finish();
         cache.put_action(&key, &expected);
-        assert_eq!(
-            fs::read(action_path(dir.path(), &key)).unwrap(),
-            file,
-            "record vector {i} file bytes"
-        );
+        assert_eq!(fs::read(action_path(dir.path(), &key)).unwrap(), file, "record vector {i} file bytes");
     }
 
     let invalid = vectors["invalid_records"].as_array().unwrap();
     assert!(invalid.len() >= 10);
     for vector in invalid {
         let file = vector["file_utf8"].as_str().unwrap().as_bytes();
-        assert_eq!(
-            record::decode(file),
-            None,
-            "must be rejected: {}",
-            vector["why"]
-        );
+        assert_eq!(record::decode(file), None, "must be rejected: {}", vector["why"]);
     }
 }
 
@@ -178,25 +128,11 @@ fn hashes_print_and_parse_as_hex() {
     let hex = hash.to_string();
     assert_eq!(hex.len(), 64);
     assert_eq!(hex, hash.to_hex());
-    assert!(
-        hex.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    );
+    assert!(hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     assert_eq!(hex.parse::<Hash>().unwrap(), hash);
     assert_eq!(hex.to_uppercase().parse::<Hash>().unwrap(), hash);
-    assert_eq!(
-        Hash::of(b""),
-        "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
-            .parse()
-            .unwrap()
-    );
-    for bad in [
-        "",
-        "abc",
-        &hex[..63],
-        &format!("{hex}0"),
-        &format!("{}g", &hex[..63]),
-    ] {
+    assert_eq!(Hash::of(b""), "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262".parse().unwrap());
+    for bad in ["", "abc", &hex[..63], &format!("{hex}0"), &format!("{}g", &hex[..63])] {
         assert!(bad.parse::<Hash>().is_err(), "{bad:?}");
     }
 }
@@ -204,30 +140,17 @@ fn hashes_print_and_parse_as_hex() {
 #[test]
 fn key_fields_have_boundaries() {
     let key = |kind: &str, fields: &[(&str, &[u8])]| {
-        fields
-            .iter()
-            .fold(KeyBuilder::new(kind), |b, (n, v)| b.field(n, v))
-            .finish()
+        fields.iter().fold(KeyBuilder::new(kind), |b, (n, v)| b.field(n, v)).finish()
     };
     assert_ne!(key("k", &[("ab", b"c")]), key("k", &[("a", b"bc")]));
-    assert_ne!(
-        key("k", &[("a", b"b"), ("c", b"")]),
-        key("k", &[("a", b"bc")])
-    );
+    assert_ne!(key("k", &[("a", b"b"), ("c", b"")]), key("k", &[("a", b"bc")]));
     assert_ne!(key("k", &[("", b"ab")]), key("k", &[("a", b"b")]));
     assert_ne!(key("ka", &[("b", b"")]), key("k", &[("ab", b"")]));
-    assert_ne!(
-        key("k", &[("a", b"1"), ("b", b"2")]),
-        key("k", &[("b", b"2"), ("a", b"1")]),
-        "order matters"
-    );
+    assert_ne!(key("k", &[("a", b"1"), ("b", b"2")]), key("k", &[("b", b"2"), ("a", b"1")]), "order matters");
     assert_ne!(key("k", &[]), key("k", &[("", b"")]));
     assert_eq!(key("k", &[("a", b"1")]), key("k", &[("a", b"1")]));
     // Not a plain blake3 of the concatenation: derive-key mode with our context.
-    assert_ne!(
-        key("k", &[]).0,
-        *blake3::hash(b"\x01\0\0\0\0\0\0\0k").as_bytes()
-    );
+    assert_ne!(key("k", &[]).0, *blake3::hash(b"\x01\0\0\0\0\0\0\0k").as_bytes());
 }
 
 #[test]
@@ -235,19 +158,14 @@ fn objects_and_actions_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let cache = open(dir.path());
     assert!(dir.path().join("CACHEDIR.TAG").is_file());
-    let key = KeyBuilder::new("module-chunk")
-        .field("source", b"x")
-        .finish();
+    let key = KeyBuilder::new("module-chunk").field("source", b"x").finish();
     assert_eq!(cache.get_action(&key), None);
     assert_eq!(cache.get_object(&Hash::of(b"export {}")), None);
 
     let a = cache.put_object(b"export {}");
     let b = cache.put_object(&[0u8; 100_000]);
     assert_eq!(a, Hash::of(b"export {}"));
-    let rec = record(
-        &[("chunk.js", a), ("big.bin", b)],
-        &[("exports", "default,x"), ("weird", "\"\\\n\u{1}é")],
-    );
+    let rec = record(&[("chunk.js", a), ("big.bin", b)], &[("exports", "default,x"), ("weird", "\"\\\n\u{1}é")]);
     cache.put_action(&key, &rec);
 
     // A new process: nothing memoized.
@@ -255,23 +173,13 @@ fn objects_and_actions_round_trip() {
     assert_eq!(again.get_action(&key), Some(rec));
     assert_eq!(&*again.get_object(&a).unwrap(), b"export {}");
     assert_eq!(again.get_object(&b).unwrap().len(), 100_000);
-    assert_eq!(
-        again.stats(),
-        CacheStats {
-            action_hits: 1,
-            object_hits: 2,
-            ..CacheStats::default()
-        }
-    );
+    assert_eq!(again.stats(), CacheStats { action_hits: 1, object_hits: 2, ..CacheStats::default() });
     assert!(again.take_warnings().is_empty());
     assert!(tmp_is_empty(dir.path()));
 
     let stats = cache.stats();
     assert_eq!((stats.action_misses, stats.object_misses), (1, 1));
-    assert_eq!(
-        stats.bytes_written,
-        9 + 100_000 + fs::metadata(action_path(dir.path(), &key)).unwrap().len()
-    );
+    assert_eq!(stats.bytes_written, 9 + 100_000 + fs::metadata(action_path(dir.path(), &key)).unwrap().len());
 }
 
 #[test]
@@ -283,10 +191,7 @@ fn a_present_object_is_not_written_again() {
     let inode = std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap());
     cache.put_object(b"same");
     open(dir.path()).put_object(b"same");
-    assert_eq!(
-        std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap()),
-        inode
-    );
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap()), inode);
     assert_eq!(cache.stats().bytes_written, 4);
 
     // The same record under the same key is not rewritten either; a different one replaces it.
@@ -296,10 +201,7 @@ fn a_present_object_is_not_written_again() {
     cache.put_action(&key, &record(&[("o", hash)], &[]));
     assert_eq!(cache.stats().bytes_written, written);
     cache.put_action(&key, &record(&[("o", hash)], &[("v", "1")]));
-    assert_eq!(
-        cache.get_action(&key),
-        Some(record(&[("o", hash)], &[("v", "1")]))
-    );
+    assert_eq!(cache.get_action(&key), Some(record(&[("o", hash)], &[("v", "1")])));
 }
 
 #[test]
@@ -314,10 +216,7 @@ fn a_corrupt_object_is_a_miss_and_is_removed() {
     assert_eq!(cache.stats().object_misses, 1);
     // The next put heals it.
     cache.put_object(b"export const answer = 42;\n");
-    assert_eq!(
-        &*cache.get_object(&hash).unwrap(),
-        b"export const answer = 42;\n"
-    );
+    assert_eq!(&*cache.get_object(&hash).unwrap(), b"export const answer = 42;\n");
 
     // A truncated object with the right name, and one of the wrong length.
     fs::write(&path, b"export const").unwrap();
@@ -337,14 +236,8 @@ fn a_corrupt_or_truncated_record_is_a_miss() {
     let cases: [(&str, Damage); 5] = [
         ("body", Box::new(|p: &Path| flip_byte(p, 20))),
         ("trailer", Box::new(move |p: &Path| flip_byte(p, len - 10))),
-        (
-            "truncated",
-            Box::new(move |p: &Path| fs::write(p, &fs::read(p).unwrap()[..len - 30]).unwrap()),
-        ),
-        (
-            "no newline",
-            Box::new(move |p: &Path| fs::write(p, &fs::read(p).unwrap()[..len - 1]).unwrap()),
-        ),
+        ("truncated", Box::new(move |p: &Path| fs::write(p, &fs::read(p).unwrap()[..len - 30]).unwrap())),
+        ("no newline", Box::new(move |p: &Path| fs::write(p, &fs::read(p).unwrap()[..len - 1]).unwrap())),
         ("empty", Box::new(|p: &Path| fs::write(p, b"").unwrap())),
     ];
     for (i, (what, damage)) in cases.iter().enumerate() {
@@ -382,23 +275,12 @@ fn verify_finds_and_removes_corrupt_entries() {
 
     let report = verify(dir.path()).unwrap();
     assert_eq!(report.checked, 7);
-    let mut expected = vec![
-        object_path(dir.path(), &bad),
-        action_path(dir.path(), &key_flipped),
-        truncated,
-        stray,
-        misplaced,
-    ];
+    let mut expected =
+        vec![object_path(dir.path(), &bad), action_path(dir.path(), &key_flipped), truncated, stray, misplaced];
     expected.sort();
     assert_eq!(report.corrupt, expected);
     assert!(expected.iter().all(|p| !p.exists()));
-    assert_eq!(
-        verify(dir.path()).unwrap(),
-        VerifyReport {
-            checked: 2,
-            corrupt: vec![]
-        }
-    );
+    assert_eq!(verify(dir.path()).unwrap(), VerifyReport { checked: 2, corrupt: vec![] });
     assert!(cache.get_action(&key_good).is_some());
     assert!(cache.get_object(&good).is_some());
 }
@@ -413,11 +295,7 @@ fn concurrent_puts_leave_one_valid_file_and_no_litter() {
         .map(|i| {
             let bytes = Arc::clone(&bytes);
             // Half share one Cache, half open their own, as separate processes would.
-            let cache = if i % 2 == 0 {
-                Arc::clone(&shared)
-            } else {
-                Arc::new(open(dir.path()))
-            };
+            let cache = if i % 2 == 0 { Arc::clone(&shared) } else { Arc::new(open(dir.path())) };
             std::thread::spawn(move || {
                 let mut seen = Vec::new();
                 for _ in 0..4 {
@@ -442,10 +320,7 @@ fn concurrent_puts_leave_one_valid_file_and_no_litter() {
     assert_eq!(fs::read(object_path(dir.path(), &hash)).unwrap(), *bytes);
     assert!(tmp_is_empty(dir.path()), "no temp litter");
     assert_eq!(verify(dir.path()).unwrap().corrupt, Vec::<PathBuf>::new());
-    assert_eq!(
-        open(dir.path()).get_action(&key),
-        Some(record(&[("o", hash)], &[]))
-    );
+    assert_eq!(open(dir.path()).get_action(&key), Some(record(&[("o", hash)], &[])));
 }
 
 /// An action with one output object of `size` bytes, last used `age` ago.
@@ -475,14 +350,7 @@ fn gc_by_size_removes_least_recently_used_first() {
     let before = dir_stats(dir.path()).unwrap();
     assert_eq!((before.objects, before.actions), (3, 3));
     // 3 × (10,000 + record) bytes: b, now the least recently used, goes first...
-    let report = gc(
-        dir.path(),
-        &GcOptions {
-            max_bytes: Some(25_000),
-            max_age: None,
-        },
-    )
-    .unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: Some(25_000), max_age: None }).unwrap();
     assert_eq!(
         report,
         GcReport {
@@ -494,14 +362,7 @@ fn gc_by_size_removes_least_recently_used_first() {
     );
     assert!(!object_path(dir.path(), &obj_b).exists() && object_path(dir.path(), &obj_c).exists());
     // ...then c; a, read most recently, stays.
-    let report = gc(
-        dir.path(),
-        &GcOptions {
-            max_bytes: Some(15_000),
-            max_age: None,
-        },
-    )
-    .unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: Some(15_000), max_age: None }).unwrap();
     assert_eq!(
         report,
         GcReport {
@@ -513,19 +374,10 @@ fn gc_by_size_removes_least_recently_used_first() {
     );
     assert!(cache.get_action(&key_a).is_some() && cache.get_object(&obj_a).is_some());
     for (key, object) in [(key_b, obj_b), (key_c, obj_c)] {
-        assert!(
-            !action_path(dir.path(), &key).exists() && !object_path(dir.path(), &object).exists()
-        );
+        assert!(!action_path(dir.path(), &key).exists() && !object_path(dir.path(), &object).exists());
     }
     // Within bounds: nothing to do.
-    let report = gc(
-        dir.path(),
-        &GcOptions {
-            max_bytes: Some(15_000),
-            max_age: Some(hour),
-        },
-    )
-    .unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: Some(15_000), max_age: Some(hour) }).unwrap();
     assert_eq!(report.removed_entries, 0);
     assert_eq!(report.kept_entries, 2);
 }
@@ -547,21 +399,11 @@ fn gc_by_age_removes_old_entries_and_never_leaves_a_dangling_record() {
     let fresh_litter = dir.path().join("v1/tmp/124-0-0.tmp");
     fs::write(&fresh_litter, b"being written").unwrap();
 
-    let report = gc(
-        dir.path(),
-        &GcOptions {
-            max_bytes: None,
-            max_age: Some(day * 30),
-        },
-    )
-    .unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: None, max_age: Some(day * 30) }).unwrap();
     assert_eq!((report.removed_entries, report.kept_entries), (3, 2));
     assert!(!action_path(dir.path(), &old_key).exists());
     assert!(!object_path(dir.path(), &old_obj).exists());
-    assert!(
-        !action_path(dir.path(), &mixed_key).exists(),
-        "no record outlives its objects"
-    );
+    assert!(!action_path(dir.path(), &mixed_key).exists(), "no record outlives its objects");
     assert!(cache.get_action(&new_key).is_some() && cache.get_object(&new_obj).is_some());
     assert!(!litter.exists() && fresh_litter.exists());
 }
@@ -574,33 +416,21 @@ fn gc_keeps_an_entry_used_after_the_scan_started() {
     let cache = open(dir.path());
     let (key, object) = put_entry(&cache, dir.path(), "x", 10, Duration::from_secs(7200));
     assert!(cache.get_action(&key).is_some() && cache.get_object(&object).is_some());
-    let report = gc(
-        dir.path(),
-        &GcOptions {
-            max_bytes: None,
-            max_age: Some(Duration::from_secs(3600)),
-        },
-    )
-    .unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: None, max_age: Some(Duration::from_secs(3600)) }).unwrap();
     assert_eq!(report.removed_entries, 0);
 }
 
 #[test]
 fn dir_stats_counts_entries_and_reads_the_last_build() {
     let dir = tempfile::tempdir().unwrap();
-    assert_eq!(
-        dir_stats(&dir.path().join("absent")).unwrap(),
-        DirStats::default()
-    );
+    assert_eq!(dir_stats(&dir.path().join("absent")).unwrap(), DirStats::default());
     let cache = open(dir.path());
     assert_eq!(dir_stats(dir.path()).unwrap(), DirStats::default());
     let a = cache.put_object(b"12345");
     let b = cache.put_object(b"123");
     cache.put_action(&Hash::of(b"k"), &record(&[("a", a), ("b", b)], &[]));
     cache.get_action(&Hash::of(b"absent"));
-    let record_len = fs::metadata(action_path(dir.path(), &Hash::of(b"k")))
-        .unwrap()
-        .len();
+    let record_len = fs::metadata(action_path(dir.path(), &Hash::of(b"k"))).unwrap().len();
     record_build(dir.path(), &cache.stats()).unwrap();
     assert_eq!(
         fs::read_to_string(dir.path().join("v1/last-build.json")).unwrap(),
@@ -617,11 +447,7 @@ fn dir_stats_counts_entries_and_reads_the_last_build() {
             object_bytes: 8,
             actions: 1,
             action_bytes: record_len,
-            last_build: Some(CacheStats {
-                action_misses: 1,
-                bytes_written: 8 + record_len,
-                ..CacheStats::default()
-            }),
+            last_build: Some(CacheStats { action_misses: 1, bytes_written: 8 + record_len, ..CacheStats::default() }),
         }
     );
     assert!(tmp_is_empty(dir.path()));
@@ -638,14 +464,7 @@ fn a_disabled_cache_misses_and_drops_puts() {
     cache.put_action(&hash, &ActionRecord::default());
     assert_eq!(cache.get_object(&hash), None);
     assert_eq!(cache.get_action(&hash), None);
-    assert_eq!(
-        cache.stats(),
-        CacheStats {
-            action_misses: 1,
-            object_misses: 1,
-            ..CacheStats::default()
-        }
-    );
+    assert_eq!(cache.stats(), CacheStats { action_misses: 1, object_misses: 1, ..CacheStats::default() });
     assert!(cache.take_warnings().is_empty());
     let none = Cache::open(&CacheOptions::default()).unwrap();
     assert_eq!(none.get_object(&hash), None);
@@ -656,40 +475,16 @@ fn open_rejects_bad_options() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("file");
     fs::write(&file, b"").unwrap();
-    assert!(
-        Cache::open(&CacheOptions {
-            dir: Some(file),
-            remote: None
-        })
-        .is_err()
-    );
+    assert!(Cache::open(&CacheOptions { dir: Some(file), remote: None }).is_err());
     let remote = |url: &str| CacheOptions {
         dir: None,
-        remote: Some(RemoteOptions {
-            url: url.into(),
-            token: None,
-            read_only: false,
-        }),
+        remote: Some(RemoteOptions { url: url.into(), token: None, read_only: false }),
     };
-    assert!(
-        Cache::open(&remote("https://cache.example/x"))
-            .unwrap_err()
-            .contains("https")
-    );
+    assert!(Cache::open(&remote("https://cache.example/x")).unwrap_err().contains("https"));
     assert!(Cache::open(&remote("localhost:9")).is_err());
-    assert!(
-        Cache::open(&remote("http://127.0.0.1:9/prefix/")).is_ok(),
-        "not contacted at open"
-    );
-    let token = RemoteOptions {
-        url: "http://h".into(),
-        token: Some("secret".into()),
-        read_only: true,
-    };
-    assert!(
-        !format!("{token:?}").contains("secret"),
-        "Debug redacts the token"
-    );
+    assert!(Cache::open(&remote("http://127.0.0.1:9/prefix/")).is_ok(), "not contacted at open");
+    let token = RemoteOptions { url: "http://h".into(), token: Some("secret".into()), read_only: true };
+    assert!(!format!("{token:?}").contains("secret"), "Debug redacts the token");
 }
 
 #[test]
@@ -701,27 +496,14 @@ fn a_cache_is_shared_by_threads() {
 #[test]
 fn the_default_dir_follows_the_environment() {
     let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| OsString::from(v))
-        }
+        move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
     };
     assert_eq!(
-        default_dir_from(env(&[
-            ("AGENT_BUNDLE_CACHE_DIR", "/c"),
-            ("XDG_CACHE_HOME", "/x"),
-            ("HOME", "/h")
-        ])),
+        default_dir_from(env(&[("AGENT_BUNDLE_CACHE_DIR", "/c"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
         Some(PathBuf::from("/c"))
     );
     assert_eq!(
-        default_dir_from(env(&[
-            ("AGENT_BUNDLE_CACHE_DIR", ""),
-            ("XDG_CACHE_HOME", "/x"),
-            ("HOME", "/h")
-        ])),
+        default_dir_from(env(&[("AGENT_BUNDLE_CACHE_DIR", ""), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
         Some(PathBuf::from("/x/agent-bundle/cache"))
     );
     assert_eq!(

@@ -24,23 +24,14 @@ pub(super) struct CacheArgs {
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY")]
     remote_cache_read_only: bool,
     /// Bearer token sent to the remote cache.
-    #[arg(
-        long,
-        env = "AGENT_BUNDLE_REMOTE_CACHE_TOKEN",
-        hide_env_values = true,
-        value_name = "TOKEN"
-    )]
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     remote_cache_token: Option<String>,
 }
 
 impl CacheArgs {
     /// The local cache directory in use, if any.
     fn dir(&self) -> Option<PathBuf> {
-        if self.no_cache {
-            None
-        } else {
-            self.cache_dir.clone().or_else(cache::default_dir)
-        }
+        if self.no_cache { None } else { self.cache_dir.clone().or_else(cache::default_dir) }
     }
 
     pub(super) fn open(&self) -> Result<Arc<Cache>, Failure> {
@@ -52,10 +43,7 @@ impl CacheArgs {
             token: self.remote_cache_token.clone(),
             read_only: self.remote_cache_read_only,
         });
-        let options = CacheOptions {
-            dir: self.dir(),
-            remote,
-        };
+        let options = CacheOptions { dir: self.dir(), remote };
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)
     }
 
@@ -96,9 +84,7 @@ pub(super) enum CacheCommand {
 }
 
 fn directory(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
-    explicit
-        .or_else(cache::default_dir)
-        .ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
+    explicit.or_else(cache::default_dir).ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
 }
 
 pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
@@ -109,11 +95,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             let stats = cache::dir_stats(&dir).map_err(io)?;
             let last = stats.last_build.map(|b| {
                 let lookups = b.action_hits + b.action_misses;
-                let rate = if lookups == 0 {
-                    0.0
-                } else {
-                    b.action_hits as f64 / lookups as f64
-                };
+                let rate = if lookups == 0 { 0.0 } else { b.action_hits as f64 / lookups as f64 };
                 (b, rate)
             });
             if json {
@@ -128,14 +110,8 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 }));
             } else {
                 println!("{}", dir.display());
-                println!(
-                    "  objects: {} ({} bytes)",
-                    stats.objects, stats.object_bytes
-                );
-                println!(
-                    "  actions: {} ({} bytes)",
-                    stats.actions, stats.action_bytes
-                );
+                println!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
+                println!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
                 match last {
                     Some((b, rate)) => println!(
                         "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote",
@@ -149,29 +125,15 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             }
             Ok(true)
         }
-        CacheCommand::Gc {
-            cache_dir,
-            max_size,
-            max_age,
-        } => {
+        CacheCommand::Gc { cache_dir, max_size, max_age } => {
             if max_size.is_none() && max_age.is_none() {
                 return Err(Failure::Usage("give --max-size and/or --max-age".into()));
             }
             let dir = directory(cache_dir)?;
-            let report = cache::gc(
-                &dir,
-                &GcOptions {
-                    max_bytes: max_size,
-                    max_age,
-                },
-            )
-            .map_err(io)?;
+            let report = cache::gc(&dir, &GcOptions { max_bytes: max_size, max_age }).map_err(io)?;
             println!(
                 "Removed {} entries ({} bytes); kept {} ({} bytes)",
-                report.removed_entries,
-                report.removed_bytes,
-                report.kept_entries,
-                report.kept_bytes
+                report.removed_entries, report.removed_bytes, report.kept_entries, report.kept_bytes
             );
             Ok(true)
         }
@@ -181,21 +143,14 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             for path in &report.corrupt {
                 eprintln!("removed corrupt entry {}", path.display());
             }
-            println!(
-                "Verified {} entries: {} corrupt (removed)",
-                report.checked,
-                report.corrupt.len()
-            );
+            println!("Verified {} entries: {} corrupt (removed)", report.checked, report.corrupt.len());
             Ok(report.corrupt.is_empty())
         }
     }
 }
 
 fn parse_size(text: &str) -> Result<u64, String> {
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
     let multiplier = match unit.to_ascii_uppercase().as_str() {
         "" | "B" => 1,
         "K" | "KB" | "KIB" => 1 << 10,
@@ -203,17 +158,11 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 1 << 30,
         _ => return Err(format!("unknown size unit `{unit}` (use K, M or G)")),
     };
-    number
-        .parse::<u64>()
-        .map(|n| n * multiplier)
-        .map_err(|_| format!("`{text}` is not a size"))
+    number.parse::<u64>().map(|n| n * multiplier).map_err(|_| format!("`{text}` is not a size"))
 }
 
 fn parse_age(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
     let seconds = match unit {
         "s" => 1,
         "m" => 60,
@@ -221,10 +170,7 @@ fn parse_age(text: &str) -> Result<Duration, String> {
         "d" => 86400,
         _ => return Err(format!("unknown age unit `{unit}` (use s, m, h or d)")),
     };
-    number
-        .parse::<u64>()
-        .map(|n| Duration::from_secs(n * seconds))
-        .map_err(|_| format!("`{text}` is not an age"))
+    number.parse::<u64>().map(|n| Duration::from_secs(n * seconds)).map_err(|_| format!("`{text}` is not an age"))
 }
 
 #[cfg(test)]

@@ -68,10 +68,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 row["handler"].as_str().unwrap_or("")
             );
             for host in row["hosts"].as_array().into_iter().flatten() {
-                let matcher = host["matcher"]
-                    .as_str()
-                    .map(|m| format!(" matcher {m}"))
-                    .unwrap_or_default();
+                let matcher = host["matcher"].as_str().map(|m| format!(" matcher {m}")).unwrap_or_default();
                 let wrapper = host["wrapper"].as_str().unwrap_or("(prebuilt)");
                 println!(
                     "  {:<8} {}{}  {}",
@@ -86,12 +83,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             }
         }
         let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-        println!(
-            "Inspected {}: {} hook(s) for {}",
-            model.name,
-            rows.len(),
-            targets.join(", ")
-        );
+        println!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
     }
     Ok(!compiled.has_errors())
 }
@@ -99,13 +91,6 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
 /// `exact` when the hook means the same on every host it reaches; `host-specific` when it is
 /// restricted to some hosts or uses native tool names.
 fn mapping(hook: &Hook) -> &'static str {
-    let native = hook
-        .tools
-        .iter()
-        .any(|t| matches!(t, ToolSelector::Native { .. }));
-    if native || hook.targets.is_some() {
-        "host-specific"
-    } else {
-        "exact"
-    }
+    let native = hook.tools.iter().any(|t| matches!(t, ToolSelector::Native { .. }));
+    if native || hook.targets.is_some() { "host-specific" } else { "exact" }
 }

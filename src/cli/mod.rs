@@ -133,11 +133,7 @@ enum HooksCommand {
         #[arg(long)]
         hook: String,
         /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.
-        #[arg(
-            long,
-            conflicts_with = "input_file",
-            required_unless_present = "input_file"
-        )]
+        #[arg(long, conflicts_with = "input_file", required_unless_present = "input_file")]
         input: Option<String>,
         /// File holding the canonical input.
         #[arg(long)]
@@ -148,8 +144,7 @@ enum HooksCommand {
 }
 
 fn parse_target(name: &str) -> Result<Target, String> {
-    Target::parse(name)
-        .ok_or_else(|| format!("unknown target `{name}` (targets are {})", Target::names()))
+    Target::parse(name).ok_or_else(|| format!("unknown target `{name}` (targets are {})", Target::names()))
 }
 
 /// Runs the CLI with the process arguments.
@@ -169,19 +164,10 @@ pub fn run() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate_command(args),
         Command::Cache(command) => cache::run(command),
-        Command::Hooks(HooksCommand::List {
-            artifact,
-            target,
-            json,
-        }) => list_command(&artifact, target, json),
-        Command::Hooks(HooksCommand::Simulate {
-            artifact,
-            target,
-            hook,
-            input,
-            input_file,
-            json,
-        }) => simulate_command(&artifact, target, &hook, input, input_file, json),
+        Command::Hooks(HooksCommand::List { artifact, target, json }) => list_command(&artifact, target, json),
+        Command::Hooks(HooksCommand::Simulate { artifact, target, hook, input, input_file, json }) => {
+            simulate_command(&artifact, target, &hook, input, input_file, json)
+        }
         Command::Matrix => {
             print!("{}", crate::hosts::matrix::render_markdown());
             Ok(true)
@@ -215,24 +201,18 @@ enum Failure {
 
 impl SourceArgs {
     fn build_options(&self, out: Option<&Path>) -> Result<BuildOptions, Failure> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
+        let cwd =
+            std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
         let root = cwd.join(&self.root);
         if !root.is_dir() {
-            return Err(Failure::Usage(format!(
-                "--root {} is not a directory",
-                self.root.display()
-            )));
+            return Err(Failure::Usage(format!("--root {} is not a directory", self.root.display())));
         }
         let config = match &self.config {
             None => None,
             Some(path) => {
                 let absolute = cwd.join(path);
                 let relative = absolute.strip_prefix(&root).map_err(|_| {
-                    Failure::Usage(format!(
-                        "--config {} must be inside the project root",
-                        path.display()
-                    ))
+                    Failure::Usage(format!("--config {} must be inside the project root", path.display()))
                 })?;
                 Some(relative.to_string_lossy().replace('\\', "/"))
             }
@@ -240,13 +220,7 @@ impl SourceArgs {
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
         let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
         let cache = self.cache.open()?;
-        Ok(BuildOptions {
-            root,
-            config,
-            targets,
-            out_dir,
-            cache,
-        })
+        Ok(BuildOptions { root, config, targets, out_dir, cache })
     }
 }
 
@@ -298,10 +272,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
 fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(args.out.as_deref())?;
     let json = args.source.json;
-    eprintln!(
-        "Watching {} (Ctrl-C to stop)",
-        report::display_path(&options.root)
-    );
+    eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     crate::watch::watch(&options, crate::watch::DEFAULT_DEBOUNCE, |build| {
         if json {
             let mut value = report::build_json(&options, build.output, build.elapsed);
@@ -321,10 +292,8 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
-    let rows: Vec<_> = hooks
-        .iter()
-        .filter(|h| h.kind == "config" && target.is_none_or(|t| h.host == t.as_str()))
-        .collect();
+    let rows: Vec<_> =
+        hooks.iter().filter(|h| h.kind == "config" && target.is_none_or(|t| h.host == t.as_str())).collect();
     if json {
         let value: Vec<_> = rows
             .iter()
@@ -339,11 +308,7 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
         return Ok(true);
     }
     for hook in &rows {
-        let matcher = hook
-            .matcher
-            .as_deref()
-            .map(|m| format!(" matcher {m}"))
-            .unwrap_or_default();
+        let matcher = hook.matcher.as_deref().map(|m| format!(" matcher {m}")).unwrap_or_default();
         println!(
             "{}  {}  {} → {}{}  {}",
             hook.name,
@@ -354,13 +319,8 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
             hook.path.as_deref().unwrap_or("")
         );
     }
-    let prebuilt = hooks
-        .iter()
-        .filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str()))
-        .count();
-    let from = target
-        .map(|t| format!(" from {}", t.as_str()))
-        .unwrap_or_default();
+    let prebuilt = hooks.iter().filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str())).count();
+    let from = target.map(|t| format!(" from {}", t.as_str())).unwrap_or_default();
     let note = if prebuilt > 0 {
         format!(" ({prebuilt} prebuilt hook(s) not listed: they cannot be simulated)")
     } else {
@@ -380,17 +340,14 @@ fn simulate_command(
 ) -> Result<bool, Failure> {
     let text = match (input, input_file) {
         (Some(text), None) => text,
-        (None, Some(path)) => std::fs::read_to_string(&path).map_err(|e| {
-            Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()))
-        })?,
+        (None, Some(path)) => std::fs::read_to_string(&path)
+            .map_err(|e| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display())))?,
         _ => {
-            return Err(Failure::Usage(
-                "provide exactly one of --input or --input-file".into(),
-            ));
+            return Err(Failure::Usage("provide exactly one of --input or --input-file".into()));
         }
     };
-    let input: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
+    let input: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
     if !input.is_object() {
         return Err(Failure::Usage("input must be a JSON object".into()));
     }
@@ -408,12 +365,7 @@ fn simulate_command(
             eprint!("{}", simulation.stderr);
         }
         let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
-        println!(
-            "native input ({} {}):\n{}",
-            hook.host,
-            hook.native_event,
-            pretty(&simulation.native_input)
-        );
+        println!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
         let output = if simulation.native_output.is_null() {
             "(nothing: the host continues)".to_owned()
         } else {
@@ -421,44 +373,29 @@ fn simulate_command(
         };
         println!("native output:\n{output}");
         println!("outcome:\n{}", pretty(&simulation.result));
-        println!(
-            "Simulated {} on {} in {} ms",
-            hook.name,
-            hook.host,
-            simulation.elapsed.as_millis()
-        );
+        println!("Simulated {} on {} in {} ms", hook.name, hook.host, simulation.elapsed.as_millis());
     }
     Ok(true)
 }
 
 fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     use crate::validate::{HostValidation, claude_on_path, validate};
-    let claude = std::env::var_os("AGENT_BUNDLE_CLAUDE")
-        .map(PathBuf::from)
-        .or_else(claude_on_path);
+    let claude = std::env::var_os("AGENT_BUNDLE_CLAUDE").map(PathBuf::from).or_else(claude_on_path);
     let host_validation = match (args.host_validation, args.no_host_validation, claude) {
         (_, true, _) => HostValidation::Off,
         (true, false, None) => {
-            return Err(Failure::Usage(
-                "--host-validation needs `claude` on PATH (or AGENT_BUNDLE_CLAUDE)".into(),
-            ));
+            return Err(Failure::Usage("--host-validation needs `claude` on PATH (or AGENT_BUNDLE_CLAUDE)".into()));
         }
         (_, false, Some(binary)) => HostValidation::Claude(binary),
         (false, false, None) => HostValidation::Off,
     };
     if !args.artifact.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--artifact {} is not a directory",
-            args.artifact.display()
-        )));
+        return Err(Failure::Usage(format!("--artifact {} is not a directory", args.artifact.display())));
     }
     let diagnostics = validate(&args.artifact, &host_validation);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if args.json {
-        let rows: Vec<_> = diagnostics
-            .iter()
-            .map(|d| crate::diagnostics::Located::new(d, None).to_json())
-            .collect();
+        let rows: Vec<_> = diagnostics.iter().map(|d| crate::diagnostics::Located::new(d, None).to_json()).collect();
         report::print_json(&serde_json::json!({
             "ok": errors == 0,
             "hostValidation": matches!(host_validation, HostValidation::Claude(_)),
@@ -467,10 +404,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     } else {
         let color = color();
         for diagnostic in &diagnostics {
-            eprintln!(
-                "{}\n",
-                crate::diagnostics::Located::new(diagnostic, None).render_human(color)
-            );
+            eprintln!("{}\n", crate::diagnostics::Located::new(diagnostic, None).render_human(color));
         }
         if errors == 0 {
             let with = if matches!(host_validation, HostValidation::Claude(_)) {
@@ -478,10 +412,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
             } else {
                 ""
             };
-            println!(
-                "Validation succeeded{with}: {}",
-                report::display_path(&args.artifact)
-            );
+            println!("Validation succeeded{with}: {}", report::display_path(&args.artifact));
         } else {
             println!("Validation reported {errors} error(s)");
         }

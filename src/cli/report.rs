@@ -7,19 +7,12 @@ use crate::build::{BuildOptions, BuildOutput, Compiled};
 use crate::diagnostics::{Located, Severity};
 
 pub(super) fn print_json(value: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("JSON values serialize")
-    );
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
 fn located(compiled: &Compiled) -> impl Iterator<Item = Located<'_>> {
     compiled.diagnostics.iter().map(|d| {
-        let text = d
-            .file
-            .as_ref()
-            .and_then(|f| compiled.texts.get(f))
-            .map(|t| &**t);
+        let text = d.file.as_ref().and_then(|f| compiled.texts.get(f)).map(|t| &**t);
         Located::new(d, text)
     })
 }
@@ -29,16 +22,10 @@ pub(super) fn print_diagnostics(compiled: &Compiled) {
     for diagnostic in located(compiled) {
         eprintln!("{}\n", diagnostic.render_human(color));
     }
-    let errors = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
+    let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = compiled.diagnostics.len() - errors;
     if errors > 0 {
-        eprintln!(
-            "Build failed: {errors} error(s), {warnings} warning(s); the previous artifact was left as it was."
-        );
+        eprintln!("Build failed: {errors} error(s), {warnings} warning(s); the previous artifact was left as it was.");
     }
 }
 
@@ -46,11 +33,7 @@ pub(super) fn diagnostics_json(compiled: &Compiled) -> serde_json::Value {
     serde_json::Value::Array(located(compiled).map(|d| d.to_json()).collect())
 }
 
-pub(super) fn build_json(
-    options: &BuildOptions,
-    output: &BuildOutput,
-    elapsed: Duration,
-) -> serde_json::Value {
+pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: Duration) -> serde_json::Value {
     let compiled = &output.compiled;
     let mut hooks: Vec<serde_json::Value> = compiled
         .plans
@@ -65,14 +48,8 @@ pub(super) fn build_json(
         })
         .collect();
     let (mut plugin, mut targets) = (
-        compiled
-            .model
-            .as_ref()
-            .map(|m| serde_json::json!({"name": m.name, "version": m.version})),
-        compiled
-            .model
-            .as_ref()
-            .map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
+        compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
+        compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
     );
     if let Some(summary) = &output.up_to_date {
         // Nothing ran: report what the untouched artifact holds.
@@ -89,9 +66,9 @@ pub(super) fn build_json(
             })
             .collect();
     }
-    let published = output.published.as_ref().map(|stats| {
-        serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed })
-    });
+    let published = output.published.as_ref().map(
+        |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),
+    );
     serde_json::json!({
         "ok": output.published.is_some(),
         "upToDate": output.up_to_date.is_some(),
@@ -116,13 +93,7 @@ pub(super) fn build_json(
 /// One status line per watch build: what changed, what was rebuilt and rewritten, how long.
 pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>) -> String {
     let trigger = match build.changed.as_slice() {
-        [] if build.queries_executed > 0
-            && build
-                .output
-                .published
-                .as_ref()
-                .is_some_and(|s| s.unchanged == 0) =>
-        {
+        [] if build.queries_executed > 0 && build.output.published.as_ref().is_some_and(|s| s.unchanged == 0) => {
             "initial build".to_owned()
         }
         [] => "no input changed".to_owned(),
@@ -132,30 +103,15 @@ pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>) -> String {
     let ms = build.elapsed.as_millis();
     match &build.output.published {
         Some(stats) if !stats.changed() => {
-            format!(
-                "[watch] {trigger}: artifact unchanged ({} queries re-run, {ms} ms)",
-                build.queries_executed
-            )
+            format!("[watch] {trigger}: artifact unchanged ({} queries re-run, {ms} ms)", build.queries_executed)
         }
         Some(stats) => {
-            let written: Vec<_> = stats
-                .written
-                .iter()
-                .filter(|p| *p != crate::emit::MANIFEST_FILE)
-                .map(String::as_str)
-                .collect();
-            let shown = if written.len() > 3 {
-                format!("{} files", written.len())
-            } else {
-                written.join(", ")
-            };
+            let written: Vec<_> =
+                stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
+            let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
             format!(
                 "[watch] {trigger}: published ({shown}{}; {} queries re-run, {ms} ms)",
-                if stats.removed.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} removed", stats.removed.len())
-                },
+                if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
                 build.queries_executed
             )
         }
@@ -175,8 +131,5 @@ pub(super) fn print_cache_warnings(warnings: &[String]) {
 /// A path relative to the working directory when it is below it.
 pub(super) fn display_path(path: &Path) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    path.strip_prefix(&cwd).map_or_else(
-        |_| path.display().to_string(),
-        |p| format!("{}/", p.display()),
-    )
+    path.strip_prefix(&cwd).map_or_else(|_| path.display().to_string(), |p| format!("{}/", p.display()))
 }

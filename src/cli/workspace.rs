@@ -9,23 +9,13 @@ use crate::workspace::{build_all, discover, filter};
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
-    let base = cwd.join(
-        args.workspace
-            .as_deref()
-            .unwrap_or(std::path::Path::new(".")),
-    );
+    let base = cwd.join(args.workspace.as_deref().unwrap_or(std::path::Path::new(".")));
     if !base.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--workspace {} is not a directory",
-            base.display()
-        )));
+        return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
     }
     let roots = filter(discover(&base), &base, &args.filter);
     if roots.is_empty() {
-        return Err(Failure::Run(format!(
-            "no agent-bundle projects found below {}",
-            base.display()
-        )));
+        return Err(Failure::Run(format!("no agent-bundle projects found below {}", base.display())));
     }
     let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
     // One cache for every project: a module shared by two plugins is compiled once.
@@ -40,8 +30,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(roots.len() as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}")
-                .expect("a valid template"),
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}").expect("a valid template"),
         );
         bar
     });
@@ -49,12 +38,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let results = build_all(&roots, options_for, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
-            bar.set_message(
-                done.root
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            );
+            bar.set_message(done.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         }
     });
     if let Some(bar) = progress {
@@ -64,12 +48,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let warnings = args.source.cache.finish(&cache);
     report::print_cache_warnings(&warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
-    let relative = |root: &std::path::Path| {
-        root.strip_prefix(&base)
-            .unwrap_or(root)
-            .display()
-            .to_string()
-    };
+    let relative = |root: &std::path::Path| root.strip_prefix(&base).unwrap_or(root).display().to_string();
     if args.source.json {
         let projects: Vec<_> = results
             .iter()
@@ -79,7 +58,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                     value["project"] = relative(&result.root).into();
                     value
                 }
-                Err(error) => serde_json::json!({ "project": relative(&result.root), "ok": false, "error": error.to_string() }),
+                Err(error) => {
+                    serde_json::json!({ "project": relative(&result.root), "ok": false, "error": error.to_string() })
+                }
             })
             .collect();
         report::print_json(&serde_json::json!({
@@ -112,11 +93,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             results.len() - failed,
             results.len(),
             elapsed.as_millis(),
-            if failed > 0 {
-                format!("; {failed} failed (the others published)")
-            } else {
-                String::new()
-            }
+            if failed > 0 { format!("; {failed} failed (the others published)") } else { String::new() }
         );
     }
     Ok(failed == 0)

@@ -14,9 +14,9 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration,
-    ExportDefaultDeclarationKind, Expression, ImportDeclarationSpecifier, ObjectExpression,
-    ObjectPropertyKind, Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
+    Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration, ExportDefaultDeclarationKind,
+    Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind, Program, PropertyKey, PropertyKind,
+    Statement, VariableDeclarationKind,
 };
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType};
@@ -88,9 +88,9 @@ pub struct Extracted {
     pub errors: Vec<ExtractError>,
 }
 
-const LITERAL_HELP: &str =
-    "write a literal value: agent-bundle reads this file statically and never executes it";
-const FACTORY_MESSAGE: &str = "config factories are not supported: agent-bundle reads the config statically and never runs it";
+const LITERAL_HELP: &str = "write a literal value: agent-bundle reads this file statically and never executes it";
+const FACTORY_MESSAGE: &str =
+    "config factories are not supported: agent-bundle reads the config statically and never runs it";
 
 /// Reads the target export of `source` as a literal value, without executing anything.
 ///
@@ -100,28 +100,17 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
     let allocator = Allocator::default();
     let source_type = SourceType::from_path(file_name).unwrap_or_else(|_| SourceType::ts());
     // Parse only: nothing downstream hashes identifiers, so skip precomputing their hashes.
-    let options = ParseOptions {
-        enable_ident_hashes: false,
-        ..ParseOptions::default()
-    };
-    let parsed = Parser::new(&allocator, source, source_type)
-        .with_options(options)
-        .parse();
+    let options = ParseOptions { enable_ident_hashes: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
 
     let syntax: Vec<ExtractError> = parsed
         .diagnostics
         .errors()
         .map(|diagnostic| {
-            let label = diagnostic
-                .labels
-                .iter()
-                .find(|label| label.primary())
-                .or(diagnostic.labels.first());
+            let label = diagnostic.labels.iter().find(|label| label.primary()).or(diagnostic.labels.first());
             ExtractError {
                 kind: ExtractErrorKind::Syntax,
-                span: label
-                    .map(|label| Span::from(label.span()))
-                    .unwrap_or_default(),
+                span: label.map(|label| Span::from(label.span())).unwrap_or_default(),
                 path: String::new(),
                 message: diagnostic.message.to_string(),
                 help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
@@ -129,23 +118,11 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
         })
         .collect();
     if !syntax.is_empty() || parsed.panicked {
-        return Extracted {
-            value: None,
-            errors: syntax,
-        };
+        return Extracted { value: None, errors: syntax };
     }
 
-    let file = Path::new(file_name)
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or(file_name);
-    let mut reader = Reader {
-        source,
-        program: &parsed.program,
-        target,
-        errors: Vec::new(),
-        path: String::new(),
-    };
+    let file = Path::new(file_name).file_name().and_then(|name| name.to_str()).unwrap_or(file_name);
+    let mut reader = Reader { source, program: &parsed.program, target, errors: Vec::new(), path: String::new() };
     let (found, duplicates) = find_target(&parsed.program, target);
     if !duplicates.is_empty() {
         let message = match target {
@@ -166,10 +143,7 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
                 help: "remove the extra export".into(),
             })
             .collect();
-        return Extracted {
-            value: None,
-            errors,
-        };
+        return Extracted { value: None, errors };
     }
     let value = match found {
         Found::Expr(expr) => reader.root(expr, false),
@@ -184,10 +158,9 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
                     format!("{file} has no `export default`"),
                     "add `export default defineConfig({ ... })`".to_string(),
                 ),
-                ExtractTarget::NamedConst(name) => (
-                    format!("{file} has no `export const {name}`"),
-                    format!("add `export const {name} = {{ ... }}`"),
-                ),
+                ExtractTarget::NamedConst(name) => {
+                    (format!("{file} has no `export const {name}`"), format!("add `export const {name} = {{ ... }}`"))
+                }
             };
             reader.errors.push(ExtractError {
                 kind: ExtractErrorKind::MissingExport,
@@ -213,12 +186,9 @@ impl Value {
             ValueKind::Number(n) => serde_json::Value::Number(n.clone()),
             ValueKind::String(s) => serde_json::Value::String(s.clone()),
             ValueKind::Array(items) => items.iter().map(Value::to_json).collect(),
-            ValueKind::Object(props) => serde_json::Value::Object(
-                props
-                    .iter()
-                    .map(|p| (p.key.clone(), p.value.to_json()))
-                    .collect(),
-            ),
+            ValueKind::Object(props) => {
+                serde_json::Value::Object(props.iter().map(|p| (p.key.clone(), p.value.to_json())).collect())
+            }
         }
     }
 
@@ -255,21 +225,12 @@ enum Found<'x, 'a> {
 }
 
 fn not_literal(span: impl Into<Span>, path: &str, message: String, help: String) -> ExtractError {
-    ExtractError {
-        kind: ExtractErrorKind::NotLiteral,
-        span: span.into(),
-        path: path.into(),
-        message,
-        help,
-    }
+    ExtractError { kind: ExtractErrorKind::NotLiteral, span: span.into(), path: path.into(), message, help }
 }
 
 /// The statement exporting the target, plus the spans of any further statements exporting the
 /// same name (an early error in JavaScript that oxc's parser leaves to semantic analysis).
-fn find_target<'x, 'a>(
-    program: &'x Program<'a>,
-    target: ExtractTarget,
-) -> (Found<'x, 'a>, Vec<Span>) {
+fn find_target<'x, 'a>(program: &'x Program<'a>, target: ExtractTarget) -> (Found<'x, 'a>, Vec<Span>) {
     let mut found = Found::Missing;
     let mut duplicates = Vec::new();
     for statement in &program.body {
@@ -283,10 +244,7 @@ fn find_target<'x, 'a>(
 }
 
 /// What `statement` exports under the target's name, if anything.
-fn exported_by<'x, 'a>(
-    statement: &'x Statement<'a>,
-    target: ExtractTarget,
-) -> Option<Found<'x, 'a>> {
+fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> Option<Found<'x, 'a>> {
     let wanted = match target {
         ExtractTarget::DefaultExport => "default",
         ExtractTarget::NamedConst(name) => name,
@@ -300,9 +258,7 @@ fn exported_by<'x, 'a>(
         Found::Error(not_literal(
             span,
             "",
-            format!(
-                "`export {form} {wanted}` cannot be read statically: write `export const {wanted} = {{ ... }}`"
-            ),
+            format!("`export {form} {wanted}` cannot be read statically: write `export const {wanted} = {{ ... }}`"),
             const_help(),
         ))
     };
@@ -435,15 +391,10 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
         if declaration.kind != VariableDeclarationKind::Const {
             return None;
         }
-        declaration
-            .declarations
-            .iter()
-            .find_map(|declarator| match &declarator.id {
-                BindingPattern::BindingIdentifier(id) if id.name.as_str() == name => {
-                    declarator.init.as_ref()
-                }
-                _ => None,
-            })
+        declaration.declarations.iter().find_map(|declarator| match &declarator.id {
+            BindingPattern::BindingIdentifier(id) if id.name.as_str() == name => declarator.init.as_ref(),
+            _ => None,
+        })
     })
 }
 
@@ -504,8 +455,7 @@ enum Slot {
 impl<'x, 'a> Reader<'x, 'a> {
     fn error(&mut self, span: impl Into<Span>, message: String, help: impl Into<String>) {
         let path = self.path.clone();
-        self.errors
-            .push(not_literal(span, &path, message, help.into()));
+        self.errors.push(not_literal(span, &path, message, help.into()));
     }
 
     /// `export default config` / `export { config as default }`: read the top-level `const`
@@ -515,12 +465,8 @@ impl<'x, 'a> Reader<'x, 'a> {
             Some(init) => self.root(init, true),
             None => {
                 let message = match import_source(self.program, name) {
-                    Some(from) => format!(
-                        "found identifier `{name}` imported from '{from}', which is never loaded"
-                    ),
-                    None => format!(
-                        "found identifier `{name}`, which is not a top-level `const` in this file"
-                    ),
+                    Some(from) => format!("found identifier `{name}` imported from '{from}', which is never loaded"),
+                    None => format!("found identifier `{name}`, which is not a top-level `const` in this file"),
                 };
                 let help = match self.target {
                     ExtractTarget::DefaultExport => "export the object literal directly (`export default defineConfig({ ... })`) or a top-level `const` holding it".to_string(),
@@ -552,8 +498,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     }
                 }
                 Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_) => {
-                    self.errors
-                        .push(factory_error(expr.span().into(), self.target));
+                    self.errors.push(factory_error(expr.span().into(), self.target));
                     return None;
                 }
                 Expression::CallExpression(call)
@@ -564,11 +509,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     in_define = true;
                     match call.arguments.as_slice() {
                         [Argument::SpreadElement(spread)] => {
-                            self.error(
-                                spread.span,
-                                "spread is not allowed".into(),
-                                factory_help(self.target),
-                            );
+                            self.error(spread.span, "spread is not allowed".into(), factory_help(self.target));
                             return None;
                         }
                         [argument] => {
@@ -577,7 +518,10 @@ impl<'x, 'a> Reader<'x, 'a> {
                         arguments => {
                             self.error(
                                 call.span,
-                                format!("`defineConfig` takes exactly one object literal, found {} arguments", arguments.len()),
+                                format!(
+                                    "`defineConfig` takes exactly one object literal, found {} arguments",
+                                    arguments.len()
+                                ),
                                 factory_help(self.target),
                             );
                             return None;
@@ -627,18 +571,12 @@ impl<'x, 'a> Reader<'x, 'a> {
                 let quasi = match (t.expressions.is_empty(), t.quasis.as_slice()) {
                     (true, [quasi]) => quasi,
                     _ => {
-                        self.error(
-                            span,
-                            "found a template literal with substitutions".into(),
-                            LITERAL_HELP,
-                        );
+                        self.error(span, "found a template literal with substitutions".into(), LITERAL_HELP);
                         return None;
                     }
                 };
                 match &quasi.value.cooked {
-                    Some(cooked) if !quasi.lone_surrogates => {
-                        ValueKind::String(cooked.as_str().to_string())
-                    }
+                    Some(cooked) if !quasi.lone_surrogates => ValueKind::String(cooked.as_str().to_string()),
                     _ => {
                         self.error(
                             span,
@@ -650,19 +588,14 @@ impl<'x, 'a> Reader<'x, 'a> {
                 }
             }
             Expression::UnaryExpression(u)
-                if matches!(
-                    u.operator,
-                    UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus
-                ) =>
+                if matches!(u.operator, UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus) =>
             {
                 let negative = u.operator == UnaryOperator::UnaryNegation;
                 match peel(&u.argument) {
-                    Expression::NumericLiteral(n) => ValueKind::Number(
-                        self.number(if negative { -n.value } else { n.value }, span)?,
-                    ),
-                    Expression::Identifier(id)
-                        if matches!(id.name.as_str(), "Infinity" | "NaN") =>
-                    {
+                    Expression::NumericLiteral(n) => {
+                        ValueKind::Number(self.number(if negative { -n.value } else { n.value }, span)?)
+                    }
+                    Expression::Identifier(id) if matches!(id.name.as_str(), "Infinity" | "NaN") => {
                         self.error(
                             span,
                             format!("found `{}`; JSON has no such number", self.snippet(span)),
@@ -671,11 +604,8 @@ impl<'x, 'a> Reader<'x, 'a> {
                         return None;
                     }
                     _ => {
-                        let message = format!(
-                            "found a unary `{}` expression `{}`",
-                            u.operator.as_str(),
-                            self.snippet(span)
-                        );
+                        let message =
+                            format!("found a unary `{}` expression `{}`", u.operator.as_str(), self.snippet(span));
                         self.error(span, message, LITERAL_HELP);
                         return None;
                     }
@@ -688,11 +618,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     Slot::Property => "omit the key instead",
                     Slot::Element => "remove the element instead",
                 };
-                self.error(
-                    span,
-                    "found `undefined`, which JSON cannot represent".into(),
-                    help,
-                );
+                self.error(span, "found `undefined`, which JSON cannot represent".into(), help);
                 return None;
             }
             _ => {
@@ -707,11 +633,12 @@ impl<'x, 'a> Reader<'x, 'a> {
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
         let number = json_number(value);
         if number.is_none() {
-            let message = format!(
-                "found the number `{}`, which overflows to Infinity",
-                self.snippet(span)
+            let message = format!("found the number `{}`, which overflows to Infinity", self.snippet(span));
+            self.error(
+                span,
+                message,
+                "write a finite number literal: agent-bundle reads this file statically and never executes it",
             );
-            self.error(span, message, "write a finite number literal: agent-bundle reads this file statically and never executes it");
         }
         number
     }
@@ -736,10 +663,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     );
                     None
                 }
-                element => self.value(
-                    element.as_expression().expect("expression element"),
-                    Slot::Element,
-                ),
+                element => self.value(element.as_expression().expect("expression element"), Slot::Element),
             };
             self.path.truncate(len);
             match item {
@@ -780,15 +704,9 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
             let name = key.as_deref().unwrap_or("");
             let rejected = match (property.kind, property.method, property.shorthand) {
-                (PropertyKind::Get, ..) => {
-                    Some((format!("found a getter `{name}`"), LITERAL_HELP.to_string()))
-                }
-                (PropertyKind::Set, ..) => {
-                    Some((format!("found a setter `{name}`"), LITERAL_HELP.to_string()))
-                }
-                (_, true, _) => {
-                    Some((format!("found a method `{name}`"), LITERAL_HELP.to_string()))
-                }
+                (PropertyKind::Get, ..) => Some((format!("found a getter `{name}`"), LITERAL_HELP.to_string())),
+                (PropertyKind::Set, ..) => Some((format!("found a setter `{name}`"), LITERAL_HELP.to_string())),
+                (_, true, _) => Some((format!("found a method `{name}`"), LITERAL_HELP.to_string())),
                 (_, _, true) => Some((
                     format!("shorthand property `{name}` refers to a variable"),
                     format!(
@@ -813,28 +731,19 @@ impl<'x, 'a> Reader<'x, 'a> {
             };
             self.path.truncate(len);
             match (key, value) {
-                (Some(key), Some(value)) if ok => props.insert(Property {
-                    key,
-                    key_span,
-                    value,
-                }),
+                (Some(key), Some(value)) if ok => props.insert(Property { key, key_span, value }),
                 (Some(_), Some(_)) => {}
                 _ => ok = false,
             }
         }
-        ok.then(|| Value {
-            kind: ValueKind::Object(props.finish()),
-            span: object.span.into(),
-        })
+        ok.then(|| Value { kind: ValueKind::Object(props.finish()), span: object.span.into() })
     }
 
     /// The string a non-computed key stands for.
     fn key(&mut self, key: &PropertyKey<'a>, span: Span) -> Option<String> {
         match key {
             PropertyKey::StaticIdentifier(id) => Some(id.name.as_str().to_string()),
-            PropertyKey::StringLiteral(s) if !s.lone_surrogates => {
-                Some(s.value.as_str().to_string())
-            }
+            PropertyKey::StringLiteral(s) if !s.lone_surrogates => Some(s.value.as_str().to_string()),
             PropertyKey::StringLiteral(_) => {
                 self.error(
                     span,
@@ -845,11 +754,7 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
             PropertyKey::NumericLiteral(n) => Some(js_number_to_string(n.value)),
             PropertyKey::BigIntLiteral(_) => {
-                self.error(
-                    span,
-                    "bigint keys are not allowed".into(),
-                    "write the key as a quoted string",
-                );
+                self.error(span, "bigint keys are not allowed".into(), "write the key as a quoted string");
                 None
             }
             _ => {
@@ -881,50 +786,38 @@ impl<'x, 'a> Reader<'x, 'a> {
         let snippet = || self.snippet(expr.span());
         match expr {
             Expression::Identifier(id) => match import_source(self.program, id.name.as_str()) {
-                Some(from) => format!(
-                    "found identifier `{}` imported from '{from}', which is never loaded",
-                    id.name.as_str()
-                ),
+                Some(from) => {
+                    format!("found identifier `{}` imported from '{from}', which is never loaded", id.name.as_str())
+                }
                 None => format!("found identifier `{}`", id.name.as_str()),
             },
             Expression::CallExpression(call) => {
-                format!(
-                    "found a function call `{}(...)`",
-                    self.snippet(call.callee.span())
-                )
+                format!("found a function call `{}(...)`", self.snippet(call.callee.span()))
             }
-            Expression::NewExpression(new) => format!(
-                "found a `new` expression `new {}(...)`",
-                self.snippet(new.callee.span())
-            ),
+            Expression::NewExpression(new) => {
+                format!("found a `new` expression `new {}(...)`", self.snippet(new.callee.span()))
+            }
             Expression::ArrowFunctionExpression(_) => "found an arrow function".into(),
             Expression::FunctionExpression(_) => "found a function".into(),
             Expression::ClassExpression(_) => "found a class".into(),
             Expression::TemplateLiteral(_) => "found a template literal with substitutions".into(),
-            Expression::TaggedTemplateExpression(t) => format!(
-                "found a tagged template `{}`...``",
-                self.snippet(t.tag.span())
-            ),
+            Expression::TaggedTemplateExpression(t) => {
+                format!("found a tagged template `{}`...``", self.snippet(t.tag.span()))
+            }
             Expression::RegExpLiteral(_) => format!("found a regular expression `{}`", snippet()),
             Expression::BigIntLiteral(_) => format!("found a bigint `{}`", snippet()),
-            Expression::BinaryExpression(b) => format!(
-                "found a binary `{}` expression `{}`",
-                b.operator.as_str(),
-                snippet()
-            ),
-            Expression::LogicalExpression(l) => format!(
-                "found a logical `{}` expression `{}`",
-                l.operator.as_str(),
-                snippet()
-            ),
+            Expression::BinaryExpression(b) => {
+                format!("found a binary `{}` expression `{}`", b.operator.as_str(), snippet())
+            }
+            Expression::LogicalExpression(l) => {
+                format!("found a logical `{}` expression `{}`", l.operator.as_str(), snippet())
+            }
             Expression::ConditionalExpression(_) => {
                 format!("found a conditional expression `{}`", snippet())
             }
-            Expression::UnaryExpression(u) => format!(
-                "found a unary `{}` expression `{}`",
-                u.operator.as_str(),
-                snippet()
-            ),
+            Expression::UnaryExpression(u) => {
+                format!("found a unary `{}` expression `{}`", u.operator.as_str(), snippet())
+            }
             Expression::UpdateExpression(_) => {
                 format!("found an update expression `{}`", snippet())
             }
@@ -963,10 +856,8 @@ fn literal_kind(expr: &Expression<'_>) -> Option<&'static str> {
         Expression::BooleanLiteral(_) => "a boolean",
         Expression::NumericLiteral(_) => "a number",
         Expression::UnaryExpression(u)
-            if matches!(
-                u.operator,
-                UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus
-            ) && matches!(peel(&u.argument), Expression::NumericLiteral(_)) =>
+            if matches!(u.operator, UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus)
+                && matches!(peel(&u.argument), Expression::NumericLiteral(_)) =>
         {
             "a number"
         }
@@ -981,9 +872,7 @@ fn literal_kind(expr: &Expression<'_>) -> Option<&'static str> {
 /// Appends a key to a JSON path: `.name` for identifier-like keys, `["a b"]` otherwise.
 fn push_key(path: &mut String, key: &str) {
     let mut bytes = key.bytes();
-    let identifier_like = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$')
+    let identifier_like = bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
     if identifier_like {
         if !path.is_empty() {
@@ -1021,12 +910,8 @@ impl Props {
         if let Some(index) = &mut self.index {
             index.insert(property.key.clone(), self.list.len());
         } else if self.list.len() == Self::LINEAR {
-            let mut index: HashMap<String, usize> = self
-                .list
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.key.clone(), i))
-                .collect();
+            let mut index: HashMap<String, usize> =
+                self.list.iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
             index.insert(property.key.clone(), self.list.len());
             self.index = Some(index);
         }
@@ -1036,8 +921,7 @@ impl Props {
     fn finish(mut self) -> Vec<Property> {
         if self.list.iter().any(|p| array_index(&p.key).is_some()) {
             // Stable: non-index keys keep insertion order.
-            self.list
-                .sort_by_key(|p| array_index(&p.key).map_or((1, 0), |i| (0, i)));
+            self.list.sort_by_key(|p| array_index(&p.key).map_or((1, 0), |i| (0, i)));
         }
         self.list
     }
@@ -1054,10 +938,7 @@ fn array_index(key: &str) -> Option<u32> {
     if !canonical {
         return None;
     }
-    key.parse::<u64>()
-        .ok()
-        .filter(|&n| n < u64::from(u32::MAX))
-        .map(|n| n as u32)
+    key.parse::<u64>().ok().filter(|&n| n < u64::from(u32::MAX)).map(|n| n as u32)
 }
 
 /// A finite JavaScript number as JSON: whole numbers become integers when they fit (printed
@@ -1117,11 +998,7 @@ fn js_number_to_string(value: f64) -> String {
         format!("0.{}{digits}", "0".repeat((-n) as usize))
     } else {
         let sign = if n - 1 < 0 { '-' } else { '+' };
-        let rest = if k > 1 {
-            format!(".{}", &digits[1..])
-        } else {
-            String::new()
-        };
+        let rest = if k > 1 { format!(".{}", &digits[1..]) } else { String::new() };
         format!("{}{rest}e{sign}{}", &digits[..1], (n - 1).abs())
     }
 }
@@ -1194,9 +1071,7 @@ export default defineConfig({
     }
 
     fn wrap(body: &str) -> String {
-        format!(
-            "import {{ defineConfig }} from 'agent-bundle/config';\nexport default defineConfig({{ {body} }});\n"
-        )
+        format!("import {{ defineConfig }} from 'agent-bundle/config';\nexport default defineConfig({{ {body} }});\n")
     }
 
     fn text(source: &str, span: Span) -> &str {
@@ -1229,37 +1104,18 @@ export default defineConfig({
         let name = v.get("plugin").and_then(|p| p.get("name")).unwrap();
         assert_eq!(name.kind, ValueKind::String("guarded".into()));
         assert_eq!(text(SEED_GUARDED, name.span), "'guarded'");
-        let ValueKind::Object(props) = &v.kind else {
-            panic!()
-        };
+        let ValueKind::Object(props) = &v.kind else { panic!() };
         assert_eq!(text(SEED_GUARDED, props[1].key_span), "plugin");
         let before = v.get("hooks").unwrap().get("beforeTool").unwrap();
         assert_eq!(before.describe(), "an array");
-        let ValueKind::Array(items) = &before.kind else {
-            panic!()
-        };
+        let ValueKind::Array(items) = &before.kind else { panic!() };
         assert_eq!(items[0].describe(), "a string");
         assert_eq!(items[1].get("timeout").unwrap().describe(), "a number");
-        assert_eq!(
-            items[1].get("timeout").unwrap().kind,
-            ValueKind::Number(10u64.into())
-        );
+        assert_eq!(items[1].get("timeout").unwrap().kind, ValueKind::Number(10u64.into()));
         assert!(v.get("missing").is_none());
         assert!(items[0].get("x").is_none());
-        assert_eq!(
-            value("export default { a: null, b: true };")
-                .get("a")
-                .unwrap()
-                .describe(),
-            "null"
-        );
-        assert_eq!(
-            value("export default { a: null, b: true };")
-                .get("b")
-                .unwrap()
-                .describe(),
-            "a boolean"
-        );
+        assert_eq!(value("export default { a: null, b: true };").get("a").unwrap().describe(), "null");
+        assert_eq!(value("export default { a: null, b: true };").get("b").unwrap().describe(), "a boolean");
     }
 
     #[test]
@@ -1281,10 +1137,7 @@ export default defineConfig({
     fn export_default_forms() {
         assert_eq!(json("export default { a: 1 };"), r#"{"a":1}"#);
         assert_eq!(json("export default {};"), "{}");
-        assert_eq!(
-            json("const config = { a: 1 };\nexport default config;"),
-            r#"{"a":1}"#
-        );
+        assert_eq!(json("const config = { a: 1 };\nexport default config;"), r#"{"a":1}"#);
         assert_eq!(
             json(
                 "import { defineConfig } from 'agent-bundle';\nconst config = defineConfig({ a: 1 });\nexport default config;"
@@ -1292,23 +1145,12 @@ export default defineConfig({
             r#"{"a":1}"#
         );
         assert_eq!(
-            json(
-                "const config = { a: 1 } as const;\nexport default config satisfies AgentBundleConfig;"
-            ),
+            json("const config = { a: 1 } as const;\nexport default config satisfies AgentBundleConfig;"),
             r#"{"a":1}"#
         );
-        assert_eq!(
-            json("const config = { a: 1 };\nexport default defineConfig(config);"),
-            r#"{"a":1}"#
-        );
-        assert_eq!(
-            json("export const shared = { a: 1 };\nexport default shared;"),
-            r#"{"a":1}"#
-        );
-        assert_eq!(
-            json("const config = { a: 1 };\nexport { config as default };"),
-            r#"{"a":1}"#
-        );
+        assert_eq!(json("const config = { a: 1 };\nexport default defineConfig(config);"), r#"{"a":1}"#);
+        assert_eq!(json("export const shared = { a: 1 };\nexport default shared;"), r#"{"a":1}"#);
+        assert_eq!(json("const config = { a: 1 };\nexport { config as default };"), r#"{"a":1}"#);
         // Other imports and statements are fine as long as the value does not use them.
         assert_eq!(
             json(
@@ -1317,22 +1159,12 @@ export default defineConfig({
             r#"{"a":"x"}"#
         );
         // JavaScript dialects.
-        for file in [
-            "agent-bundle.config.js",
-            "agent-bundle.config.mjs",
-            "agent-bundle.config.mts",
-            "agent-bundle.config.tsx",
-        ] {
-            let out = extract(
-                file,
-                "export default defineConfig({ a: [1] });",
-                ExtractTarget::DefaultExport,
-            );
+        for file in
+            ["agent-bundle.config.js", "agent-bundle.config.mjs", "agent-bundle.config.mts", "agent-bundle.config.tsx"]
+        {
+            let out = extract(file, "export default defineConfig({ a: [1] });", ExtractTarget::DefaultExport);
             assert_eq!(out.errors, vec![], "{file}");
-            assert_eq!(
-                out.value.unwrap().to_json(),
-                serde_json::json!({ "a": [1] })
-            );
+            assert_eq!(out.value.unwrap().to_json(), serde_json::json!({ "a": [1] }));
         }
     }
 
@@ -1345,16 +1177,10 @@ export default defineConfig({
         assert_eq!(text(source, e.span), "inner");
         let source = "let config = { a: 1 };\nexport default config;";
         let e = single(source);
-        assert_eq!(
-            e.message,
-            "found identifier `config`, which is not a top-level `const` in this file"
-        );
+        assert_eq!(e.message, "found identifier `config`, which is not a top-level `const` in this file");
         let source = "import config from './shared';\nexport default config;";
         let e = single(source);
-        assert_eq!(
-            e.message,
-            "found identifier `config` imported from './shared', which is never loaded"
-        );
+        assert_eq!(e.message, "found identifier `config` imported from './shared', which is never loaded");
         assert_eq!(text(source, e.span), "config");
     }
 
@@ -1368,29 +1194,21 @@ export default defineConfig({
         )
         .unwrap();
         assert_eq!(v.get("n").unwrap().to_json(), node);
-        let ValueKind::Array(items) = &v.get("n").unwrap().kind else {
-            panic!()
-        };
+        let ValueKind::Array(items) = &v.get("n").unwrap().kind else { panic!() };
         // Whole numbers are integers, fractions are floats.
         assert!(items[0].to_json().is_u64());
         assert!(items[6].to_json().is_i64());
         assert!(items[8].to_json().is_u64()); // -0
         assert!(items[9].to_json().is_f64());
         assert!(items[16].to_json().is_f64()); // 1e21 does not fit
-        assert_eq!(
-            serde_json::to_string(&items[14].to_json()).unwrap(),
-            "1152921504606847000"
-        );
+        assert_eq!(serde_json::to_string(&items[14].to_json()).unwrap(), "1152921504606847000");
     }
 
     #[test]
     fn strings_and_templates() {
         let source = r#"export default { s: 'a\tb\u00e9\u{1F600}\x41\'"\\', t: `line1
 line2 \u0041 \${x}`, e: '', d: "dq" };"#;
-        assert_eq!(
-            json(source),
-            r#"{"s":"a\tbé😀A'\"\\","t":"line1\nline2 A ${x}","e":"","d":"dq"}"#
-        );
+        assert_eq!(json(source), r#"{"s":"a\tbé😀A'\"\\","t":"line1\nline2 A ${x}","e":"","d":"dq"}"#);
     }
 
     #[test]
@@ -1401,9 +1219,7 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
             r#"{"0":12,"2":4,"10":3,"16":6,"1000":15,"4294967294":10,"z":1,"a b":2,"1.5":5,"01":7,"1e+21":8,"4294967295":9,"x-y":11,"$ok":13,"_u":14}"#
         );
         let v = value(source);
-        let ValueKind::Object(props) = &v.kind else {
-            panic!()
-        };
+        let ValueKind::Object(props) = &v.kind else { panic!() };
         assert_eq!(text(source, props[0].key_span), "0");
         assert_eq!(text(source, props[4].key_span), "1_000");
     }
@@ -1413,16 +1229,12 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         let source = "export default { a: 1, b: 2, a: 3, 1: 'x', c: 4, 1: 'y', 'b': 5 };";
         assert_eq!(json(source), r#"{"1":"y","a":3,"b":5,"c":4}"#);
         let v = value(source);
-        let ValueKind::Object(props) = &v.kind else {
-            panic!()
-        };
+        let ValueKind::Object(props) = &v.kind else { panic!() };
         assert_eq!(text(source, props[2].key_span), "'b'");
         // Large objects take the hashed path.
         let body: Vec<String> = (0..40).map(|i| format!("k{}: {i}", i % 20)).collect();
         let v = value(&format!("export default {{ {} }};", body.join(", ")));
-        let ValueKind::Object(props) = &v.kind else {
-            panic!()
-        };
+        let ValueKind::Object(props) = &v.kind else { panic!() };
         assert_eq!(props.len(), 20);
         assert_eq!(props[3].key, "k3");
         assert_eq!(props[3].value.kind, ValueKind::Number(23u64.into()));
@@ -1432,9 +1244,7 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
     fn many_keys_are_ordered_like_javascript() {
         let body: Vec<String> = (0..30).rev().map(|i| format!("{i}: 0, x{i}: 1")).collect();
         let v = value(&format!("export default {{ {} }};", body.join(", ")));
-        let ValueKind::Object(props) = &v.kind else {
-            panic!()
-        };
+        let ValueKind::Object(props) = &v.kind else { panic!() };
         let keys: Vec<&str> = props.iter().map(|p| p.key.as_str()).collect();
         let mut expected: Vec<String> = (0..30).map(|i| i.to_string()).collect();
         expected.extend((0..30).rev().map(|i| format!("x{i}")));
@@ -1447,31 +1257,13 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
     fn config_factories_are_rejected() {
         for (source, span) in [
             ("export default defineConfig(() => ({}));", "() => ({})"),
-            (
-                "export default defineConfig(async () => ({ a: 1 }));",
-                "async () => ({ a: 1 })",
-            ),
-            (
-                "export default defineConfig(function () { return {}; });",
-                "function () { return {}; }",
-            ),
+            ("export default defineConfig(async () => ({ a: 1 }));", "async () => ({ a: 1 })"),
+            ("export default defineConfig(function () { return {}; });", "function () { return {}; }"),
             ("export default () => ({});", "() => ({})"),
-            (
-                "export default function () { return {}; }",
-                "function () { return {}; }",
-            ),
-            (
-                "export default function config() { return {}; }",
-                "function config() { return {}; }",
-            ),
-            (
-                "const config = () => ({});\nexport default config;",
-                "() => ({})",
-            ),
-            (
-                "export default defineConfig((() => ({})) as any);",
-                "() => ({})",
-            ),
+            ("export default function () { return {}; }", "function () { return {}; }"),
+            ("export default function config() { return {}; }", "function config() { return {}; }"),
+            ("const config = () => ({});\nexport default config;", "() => ({})"),
+            ("export default defineConfig((() => ({})) as any);", "() => ({})"),
         ] {
             let e = single(source);
             assert_eq!(e.kind, ExtractErrorKind::ConfigFactory, "{source}");
@@ -1479,10 +1271,7 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
                 e.message,
                 "config factories are not supported: agent-bundle reads the config statically and never runs it"
             );
-            assert_eq!(
-                e.help,
-                "export the object literal directly: `export default defineConfig({ ... })`"
-            );
+            assert_eq!(e.help, "export the object literal directly: `export default defineConfig({ ... })`");
             assert_eq!(e.path, "");
             assert_eq!(text(source, e.span), span, "{source}");
         }
@@ -1553,10 +1342,7 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
     #[test]
     fn help_texts() {
         let e = single(&wrap("plugin: { name: path.join('a') }"));
-        assert_eq!(
-            e.help,
-            "write a literal value: agent-bundle reads this file statically and never executes it"
-        );
+        assert_eq!(e.help, "write a literal value: agent-bundle reads this file statically and never executes it");
         let e = single(&wrap("plugin: { name: undefined }"));
         assert_eq!(e.help, "omit the key instead");
         let e = single(&wrap("targets: [undefined]"));
@@ -1595,10 +1381,7 @@ export default defineConfig({
         let byte = source.find("nom").unwrap() as u32;
         assert_eq!(e.span.start, byte);
         let prefix = &source[..byte as usize];
-        assert_eq!(
-            LineIndex::new(source).line_col(e.span.start),
-            (1, prefix.encode_utf16().count() as u32 + 1)
-        );
+        assert_eq!(LineIndex::new(source).line_col(e.span.start), (1, prefix.encode_utf16().count() as u32 + 1));
         assert_eq!(LineIndex::new(source).line_col(e.span.start), (1, 58));
         assert_eq!(byte, 60);
     }
@@ -1609,34 +1392,18 @@ export default defineConfig({
             "hooks: { sessionStart: { handler: resolve('x') } }, plugin: { name, description: `v${1}` }, targets: ['claude', ...extra], timeout: 2 ** 10",
         );
         let errors = errors(&source);
-        let summary: Vec<(&str, &str)> = errors
-            .iter()
-            .map(|e| (e.path.as_str(), e.message.as_str()))
-            .collect();
+        let summary: Vec<(&str, &str)> = errors.iter().map(|e| (e.path.as_str(), e.message.as_str())).collect();
         assert_eq!(
             summary,
             vec![
-                (
-                    "hooks.sessionStart.handler",
-                    "found a function call `resolve(...)`"
-                ),
-                (
-                    "plugin.name",
-                    "shorthand property `name` refers to a variable"
-                ),
-                (
-                    "plugin.description",
-                    "found a template literal with substitutions"
-                ),
+                ("hooks.sessionStart.handler", "found a function call `resolve(...)`"),
+                ("plugin.name", "shorthand property `name` refers to a variable"),
+                ("plugin.description", "found a template literal with substitutions"),
                 ("targets[1]", "spread is not allowed"),
                 ("timeout", "found a binary `**` expression `2 ** 10`"),
             ]
         );
-        assert!(
-            errors
-                .iter()
-                .all(|e| e.kind == ExtractErrorKind::NotLiteral)
-        );
+        assert!(errors.iter().all(|e| e.kind == ExtractErrorKind::NotLiteral));
     }
 
     #[test]
@@ -1646,22 +1413,13 @@ export default defineConfig({
         assert_eq!(e.message, "found a function call `createConfig(...)`");
         assert!(e.help.contains("defineConfig({ ... })"));
         let e = single("export default defineConfig('x');");
-        assert_eq!(
-            e.message,
-            "`defineConfig` expects an object literal, found a string"
-        );
+        assert_eq!(e.message, "`defineConfig` expects an object literal, found a string");
         let e = single("export default [1, 2];");
         assert_eq!(e.message, "expected an object literal, found an array");
         let e = single("export default defineConfig({ a: 1 }, { b: 2 });");
-        assert_eq!(
-            e.message,
-            "`defineConfig` takes exactly one object literal, found 2 arguments"
-        );
+        assert_eq!(e.message, "`defineConfig` takes exactly one object literal, found 2 arguments");
         let e = single("export default defineConfig();");
-        assert_eq!(
-            e.message,
-            "`defineConfig` takes exactly one object literal, found 0 arguments"
-        );
+        assert_eq!(e.message, "`defineConfig` takes exactly one object literal, found 0 arguments");
         let e = single("export default defineConfig(...parts);");
         assert_eq!(e.message, "spread is not allowed");
         let e = single("export default defineConfig(defineConfig({}));");
@@ -1669,10 +1427,7 @@ export default defineConfig({
         let e = single("export default class {}");
         assert_eq!(e.message, "found a class");
         let e = single("export { default } from './shared';");
-        assert_eq!(
-            e.message,
-            "found a re-export from './shared', which cannot be followed statically"
-        );
+        assert_eq!(e.message, "found a re-export from './shared', which cannot be followed statically");
     }
 
     #[test]
@@ -1687,16 +1442,8 @@ export default defineConfig({
         assert_eq!(e.path, "");
         assert_eq!(LineIndex::new(source).line_col(e.span.start), (1, 40));
         // Several syntax errors are all reported; `as` is not JavaScript.
-        let out = extract(
-            "agent-bundle.config.js",
-            "export default { a: 1 } as const;",
-            ExtractTarget::DefaultExport,
-        );
-        assert!(
-            out.errors
-                .iter()
-                .all(|e| e.kind == ExtractErrorKind::Syntax)
-        );
+        let out = extract("agent-bundle.config.js", "export default { a: 1 } as const;", ExtractTarget::DefaultExport);
+        assert!(out.errors.iter().all(|e| e.kind == ExtractErrorKind::Syntax));
         assert!(!out.errors.is_empty());
     }
 
@@ -1714,15 +1461,8 @@ export default defineConfig({
             assert_eq!(e.span, Span { start: 0, end: 0 });
             assert_eq!(e.path, "");
         }
-        let out = extract(
-            "/plugins/x/agent-bundle.config.ts",
-            "",
-            ExtractTarget::DefaultExport,
-        );
-        assert_eq!(
-            out.errors[0].message,
-            "agent-bundle.config.ts has no `export default`"
-        );
+        let out = extract("/plugins/x/agent-bundle.config.ts", "", ExtractTarget::DefaultExport);
+        assert_eq!(out.errors[0].message, "agent-bundle.config.ts has no `export default`");
     }
 
     #[test]
@@ -1730,10 +1470,7 @@ export default defineConfig({
         let source = "export default { a: 1 };\nexport default { b: 2 };";
         let e = single(source);
         assert_eq!(e.kind, ExtractErrorKind::Syntax);
-        assert_eq!(
-            e.message,
-            "duplicate `export default`: a module has only one default export"
-        );
+        assert_eq!(e.message, "duplicate `export default`: a module has only one default export");
         assert_eq!(text(source, e.span), "export default { b: 2 };");
         let out = extract(
             "route.ts",
@@ -1742,10 +1479,7 @@ export default defineConfig({
         );
         assert_eq!(out.errors.len(), 1);
         assert_eq!(out.errors[0].kind, ExtractErrorKind::Syntax);
-        assert_eq!(
-            out.errors[0].message,
-            "duplicate export of `config`: a module exports a name only once"
-        );
+        assert_eq!(out.errors[0].message, "duplicate export of `config`: a module exports a name only once");
     }
 
     // --- routes: `export const config` -------------------------------------------------------
@@ -1779,11 +1513,7 @@ export default async function handler() {}
         ] {
             let out = route(source);
             assert_eq!(out.errors, vec![], "{source}");
-            assert_eq!(
-                out.value.unwrap().to_json(),
-                serde_json::json!({ "timeoutMs": 5 }),
-                "{source}"
-            );
+            assert_eq!(out.value.unwrap().to_json(), serde_json::json!({ "timeoutMs": 5 }), "{source}");
         }
     }
 
@@ -1835,11 +1565,7 @@ export default async function handler() {}
                 ExtractErrorKind::MissingExport,
                 "before-tool.ts has no `export const config`",
             ),
-            (
-                "const config = {};",
-                ExtractErrorKind::MissingExport,
-                "before-tool.ts has no `export const config`",
-            ),
+            ("const config = {};", ExtractErrorKind::MissingExport, "before-tool.ts has no `export const config`"),
         ];
         for &(source, ref kind, message) in cases {
             let out = route(source);
@@ -1849,10 +1575,7 @@ export default async function handler() {}
             assert_eq!(out.errors[0].message, message, "{source}");
         }
         let out = route("export const config = () => ({});");
-        assert_eq!(
-            out.errors[0].help,
-            "export the object literal directly: `export const config = { ... }`"
-        );
+        assert_eq!(out.errors[0].help, "export the object literal directly: `export const config = { ... }`");
         let out = route("");
         assert_eq!(out.errors[0].help, "add `export const config = { ... }`");
         let out = route("export const config = { timeoutMs: ms('30s') };");
@@ -1901,18 +1624,11 @@ export default async function handler() {}
         let runs = 200;
         for _ in 0..runs {
             for seed in [SEED_HOOKS_AND_SCRIPTS, SEED_GUARDED, SEED_PREBUILT] {
-                assert!(
-                    extract(CONFIG, seed, ExtractTarget::DefaultExport)
-                        .value
-                        .is_some()
-                );
+                assert!(extract(CONFIG, seed, ExtractTarget::DefaultExport).value.is_some());
             }
         }
         let per_config = start.elapsed() / (runs * 3);
         // Generous bound: debug builds on a loaded CI machine; release runs take ~10 µs.
-        assert!(
-            per_config < std::time::Duration::from_millis(5),
-            "{per_config:?} per config"
-        );
+        assert!(per_config < std::time::Duration::from_millis(5), "{per_config:?} per config");
     }
 }

@@ -14,12 +14,8 @@ use crate::diagnostics::{Code, Diagnostic};
 use extract::{ExtractErrorKind, ExtractTarget, Value, ValueKind};
 
 /// The names under which a project's config is looked up, in order.
-pub const CONFIG_FILE_NAMES: [&str; 4] = [
-    "agent-bundle.config.ts",
-    "agent-bundle.config.mts",
-    "agent-bundle.config.js",
-    "agent-bundle.config.mjs",
-];
+pub const CONFIG_FILE_NAMES: [&str; 4] =
+    ["agent-bundle.config.ts", "agent-bundle.config.mts", "agent-bundle.config.js", "agent-bundle.config.mjs"];
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -89,13 +85,11 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
         .map(|error| {
             let code = match error.kind {
                 ExtractErrorKind::Syntax => Code::ConfigSyntax,
-                ExtractErrorKind::MissingExport
-                | ExtractErrorKind::ConfigFactory
-                | ExtractErrorKind::NotLiteral => Code::InvalidConfigValue,
+                ExtractErrorKind::MissingExport | ExtractErrorKind::ConfigFactory | ExtractErrorKind::NotLiteral => {
+                    Code::InvalidConfigValue
+                }
             };
-            let mut diagnostic = Diagnostic::error(code, error.message.clone())
-                .in_file(file)
-                .at(error.span);
+            let mut diagnostic = Diagnostic::error(code, error.message.clone()).in_file(file).at(error.span);
             if !error.path.is_empty() {
                 diagnostic = diagnostic.at_path(error.path.clone());
             }
@@ -106,23 +100,12 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
         })
         .collect();
     let config = extracted.value.as_ref().and_then(|value| {
-        let mut reader = Reader {
-            file,
-            diagnostics: &mut diagnostics,
-        };
+        let mut reader = Reader { file, diagnostics: &mut diagnostics };
         reader.config(value)
     });
     // A config with extraction errors is incomplete: never build from it.
-    let config = if extracted.errors.is_empty() {
-        config
-    } else {
-        None
-    };
-    ConfigReturn {
-        config,
-        value: extracted.value,
-        diagnostics,
-    }
+    let config = if extracted.errors.is_empty() { config } else { None };
+    ConfigReturn { config, value: extracted.value, diagnostics }
 }
 
 /// Finds the span of the value at `json_path` in an extracted config.
@@ -171,9 +154,7 @@ fn split_path(path: &str) -> Vec<PathSegment<'_>> {
 pub fn join_key(path: &str, key: &str) -> String {
     let identifier = !key.is_empty()
         && !key.starts_with(|c: char| c.is_ascii_digit())
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
     match (path.is_empty(), identifier) {
         (true, true) => key.to_owned(),
         (false, true) => format!("{path}.{key}"),
@@ -196,10 +177,7 @@ const HOOK_ENTRY_KEYS: [&str; 5] = ["args", "handler", "targets", "timeout", "to
 
 impl Reader<'_> {
     fn error(&mut self, code: Code, value: &Value, path: &str, message: String, help: &str) {
-        let mut diagnostic = Diagnostic::error(code, message)
-            .in_file(self.file)
-            .at(value.span)
-            .at_path(path);
+        let mut diagnostic = Diagnostic::error(code, message).in_file(self.file).at(value.span).at_path(path);
         if !help.is_empty() {
             diagnostic = diagnostic.with_help(help);
         }
@@ -219,10 +197,7 @@ impl Reader<'_> {
         for property in properties {
             if !TOP_LEVEL_KEYS.contains(&property.key.as_str()) {
                 let message = format!("unknown config key `{}`", property.key);
-                let help = format!(
-                    "this version of agent-bundle reads {}",
-                    TOP_LEVEL_KEYS.join(", ")
-                );
+                let help = format!("this version of agent-bundle reads {}", TOP_LEVEL_KEYS.join(", "));
                 self.diagnostics.push(
                     Diagnostic::error(Code::UnknownConfigKey, message)
                         .in_file(self.file)
@@ -233,20 +208,10 @@ impl Reader<'_> {
             }
         }
         let plugin = self.plugin(root.get("plugin"), root);
-        let targets = root
-            .get("targets")
-            .and_then(|v| self.string_list(v, "targets"));
+        let targets = root.get("targets").and_then(|v| self.string_list(v, "targets"));
         let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
-        let payloads = root
-            .get("payload")
-            .map(|v| self.payloads(v))
-            .unwrap_or_default();
-        Some(Config {
-            plugin: plugin?,
-            targets,
-            hooks,
-            payloads,
-        })
+        let payloads = root.get("payload").map(|v| self.payloads(v)).unwrap_or_default();
+        Some(Config { plugin: plugin?, targets, hooks, payloads })
     }
 
     fn plugin(&mut self, value: Option<&Value>, root: &Value) -> Option<PluginConfig> {
@@ -264,12 +229,8 @@ impl Reader<'_> {
             self.expected(value, "plugin", "an object");
             return None;
         }
-        let description = value
-            .get("description")
-            .and_then(|v| self.string(v, "plugin.description"));
-        let version = value
-            .get("version")
-            .and_then(|v| self.string(v, "plugin.version"));
+        let description = value.get("description").and_then(|v| self.string(v, "plugin.description"));
+        let version = value.get("version").and_then(|v| self.string(v, "plugin.version"));
         let Some(name_value) = value.get("name") else {
             self.error(
                 Code::MissingPluginName,
@@ -281,14 +242,7 @@ impl Reader<'_> {
             return None;
         };
         let name = self.string(name_value, "plugin.name")?;
-        Some(PluginConfig {
-            name: Item {
-                value: name,
-                path: "plugin.name".into(),
-            },
-            description,
-            version,
-        })
+        Some(PluginConfig { name: Item { value: name, path: "plugin.name".into() }, description, version })
     }
 
     fn string(&mut self, value: &Value, path: &str) -> Option<String> {
@@ -310,10 +264,7 @@ impl Reader<'_> {
         for (index, item) in items.iter().enumerate() {
             let item_path = join_index(path, index);
             if let Some(text) = self.string(item, &item_path) {
-                list.push(Item {
-                    value: text,
-                    path: item_path,
-                });
+                list.push(Item { value: text, path: item_path });
             }
         }
         Some(list)
@@ -327,10 +278,7 @@ impl Reader<'_> {
         let mut hooks = Vec::new();
         for property in properties {
             let event_path = join_key("hooks", &property.key);
-            let event = Item {
-                value: property.key.clone(),
-                path: event_path.clone(),
-            };
+            let event = Item { value: property.key.clone(), path: event_path.clone() };
             match &property.value.kind {
                 ValueKind::Array(entries) => {
                     for (index, entry) in entries.iter().enumerate() {
@@ -344,12 +292,7 @@ impl Reader<'_> {
         hooks
     }
 
-    fn hook_entry(
-        &mut self,
-        value: &Value,
-        event: &Item<String>,
-        path: String,
-    ) -> Option<HookDecl> {
+    fn hook_entry(&mut self, value: &Value, event: &Item<String>, path: String) -> Option<HookDecl> {
         let declaration = |handler| HookDecl {
             event: event.clone(),
             path: path.clone(),
@@ -360,10 +303,9 @@ impl Reader<'_> {
             args: None,
         };
         match &value.kind {
-            ValueKind::String(handler) => Some(declaration(Item {
-                value: HandlerDecl::Module(handler.clone()),
-                path: path.clone(),
-            })),
+            ValueKind::String(handler) => {
+                Some(declaration(Item { value: HandlerDecl::Module(handler.clone()), path: path.clone() }))
+            }
             ValueKind::Object(properties) => {
                 for property in properties {
                     if !HOOK_ENTRY_KEYS.contains(&property.key.as_str()) {
@@ -390,16 +332,11 @@ impl Reader<'_> {
                     }
                     Some(handler) => self.handler(handler, &handler_path),
                 };
-                let targets = value
-                    .get("targets")
-                    .and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                let targets = value.get("targets").and_then(|v| self.string_list(v, &join_key(&path, "targets")));
                 let timeout = value.get("timeout").and_then(|v| {
                     let timeout_path = join_key(&path, "timeout");
                     match &v.kind {
-                        ValueKind::Number(number) => Some(Item {
-                            value: number.clone(),
-                            path: timeout_path,
-                        }),
+                        ValueKind::Number(number) => Some(Item { value: number.clone(), path: timeout_path }),
                         _ => {
                             self.expected(v, &timeout_path, "a number of seconds");
                             None
@@ -409,10 +346,7 @@ impl Reader<'_> {
                 let list = |reader: &mut Self, key: &str| {
                     let list_path = join_key(&path, key);
                     let items = reader.string_list(value.get(key)?, &list_path)?;
-                    Some(Item {
-                        value: items,
-                        path: list_path,
-                    })
+                    Some(Item { value: items, path: list_path })
                 };
                 let tools = list(self, "tools");
                 let args = list(self, "args");
@@ -424,11 +358,7 @@ impl Reader<'_> {
                 Some(decl)
             }
             _ => {
-                self.expected(
-                    value,
-                    &path,
-                    "a handler path, an entry object, or an array of them",
-                );
+                self.expected(value, &path, "a handler path, an entry object, or an array of them");
                 None
             }
         }
@@ -436,36 +366,22 @@ impl Reader<'_> {
 
     fn handler(&mut self, value: &Value, path: &str) -> Option<Item<HandlerDecl>> {
         match &value.kind {
-            ValueKind::String(module) => Some(Item {
-                value: HandlerDecl::Module(module.clone()),
-                path: path.into(),
-            }),
+            ValueKind::String(module) => Some(Item { value: HandlerDecl::Module(module.clone()), path: path.into() }),
             ValueKind::Object(_) => {
                 let prebuilt_path = join_key(path, "prebuilt");
                 match value.get("prebuilt") {
                     Some(prebuilt) => {
                         let file = self.string(prebuilt, &prebuilt_path)?;
-                        Some(Item {
-                            value: HandlerDecl::Prebuilt(file),
-                            path: prebuilt_path,
-                        })
+                        Some(Item { value: HandlerDecl::Prebuilt(file), path: prebuilt_path })
                     }
                     None => {
-                        self.expected(
-                            value,
-                            path,
-                            "a module path or `{ prebuilt: '<path in a payload>' }`",
-                        );
+                        self.expected(value, path, "a module path or `{ prebuilt: '<path in a payload>' }`");
                         None
                     }
                 }
             }
             _ => {
-                self.expected(
-                    value,
-                    path,
-                    "a module path or `{ prebuilt: '<path in a payload>' }`",
-                );
+                self.expected(value, path, "a module path or `{ prebuilt: '<path in a payload>' }`");
                 None
             }
         }
@@ -479,52 +395,27 @@ impl Reader<'_> {
         let mut payloads = Vec::new();
         for property in properties {
             let path = join_key("payload", &property.key);
-            let name = Item {
-                value: property.key.clone(),
-                path: path.clone(),
-            };
+            let name = Item { value: property.key.clone(), path: path.clone() };
             match &property.value.kind {
-                ValueKind::String(source) => payloads.push(PayloadDecl {
-                    name,
-                    source: Item {
-                        value: source.clone(),
-                        path,
-                    },
-                    targets: None,
-                }),
+                ValueKind::String(source) => {
+                    payloads.push(PayloadDecl { name, source: Item { value: source.clone(), path }, targets: None })
+                }
                 ValueKind::Object(_) => {
                     let source_path = join_key(&path, "source");
                     let source = match property.value.get("source") {
                         Some(source) => self.string(source, &source_path),
                         None => {
-                            self.expected(
-                                &property.value,
-                                &path,
-                                "an object with a `source` directory",
-                            );
+                            self.expected(&property.value, &path, "an object with a `source` directory");
                             None
                         }
                     };
-                    let targets = property
-                        .value
-                        .get("targets")
-                        .and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                    let targets =
+                        property.value.get("targets").and_then(|v| self.string_list(v, &join_key(&path, "targets")));
                     if let Some(source) = source {
-                        payloads.push(PayloadDecl {
-                            name,
-                            source: Item {
-                                value: source,
-                                path: source_path,
-                            },
-                            targets,
-                        });
+                        payloads.push(PayloadDecl { name, source: Item { value: source, path: source_path }, targets });
                     }
                 }
-                _ => self.expected(
-                    &property.value,
-                    &path,
-                    "a source directory or `{ source, targets }`",
-                ),
+                _ => self.expected(&property.value, &path, "a source directory or `{ source, targets }`"),
             }
         }
         payloads
@@ -556,30 +447,15 @@ export default defineConfig({
         assert_eq!(config.plugin.name.value, "guarded");
         assert_eq!(config.hooks.len(), 2);
         assert_eq!(config.hooks[0].path, "hooks.beforeTool[0]");
-        assert_eq!(
-            config.hooks[1].handler.value,
-            HandlerDecl::Module("./src/hooks/guard-writes.ts".into())
-        );
-        let tools: Vec<_> = config.hooks[1]
-            .tools
-            .as_ref()
-            .unwrap()
-            .value
-            .iter()
-            .map(|t| t.value.as_str())
-            .collect();
+        assert_eq!(config.hooks[1].handler.value, HandlerDecl::Module("./src/hooks/guard-writes.ts".into()));
+        let tools: Vec<_> = config.hooks[1].tools.as_ref().unwrap().value.iter().map(|t| t.value.as_str()).collect();
         assert_eq!(tools, ["file.write", "shell"]);
-        assert_eq!(
-            config.hooks[1].tools.as_ref().unwrap().value[1].path,
-            "hooks.beforeTool[1].tools[1]"
-        );
+        assert_eq!(config.hooks[1].tools.as_ref().unwrap().value[1].path, "hooks.beforeTool[1].tools[1]");
     }
 
     #[test]
     fn reformatting_keeps_the_config_equal() {
-        let reformatted = GUARDED
-            .replace("  ", "    ")
-            .replace("{ handler", "{\n handler");
+        let reformatted = GUARDED.replace("  ", "    ").replace("{ handler", "{\n handler");
         assert_eq!(
             parse("agent-bundle.config.ts", GUARDED).config,
             parse("agent-bundle.config.ts", &reformatted).config
@@ -591,11 +467,7 @@ export default defineConfig({
         let text = "export default { plugin: { name: 3 }, hooks: { stop: [42] }, extra: 1 };\n";
         let parsed = parse("agent-bundle.config.ts", text);
         assert!(parsed.config.is_none());
-        let paths: Vec<_> = parsed
-            .diagnostics
-            .iter()
-            .map(|d| d.json_path.clone().unwrap())
-            .collect();
+        let paths: Vec<_> = parsed.diagnostics.iter().map(|d| d.json_path.clone().unwrap()).collect();
         assert_eq!(paths, ["extra", "plugin.name", "hooks.stop[0]"]);
         let value = parsed.value.unwrap();
         assert_eq!(span_of(&value, "hooks.stop[0]"), parsed.diagnostics[2].span);

@@ -35,8 +35,7 @@ impl Artifact {
     /// Adds a file; the same bytes at one path are kept once, different bytes are AB4103.
     pub fn add(&mut self, file: OutputFile) {
         match self.files.get(&file.path) {
-            Some(existing)
-                if existing.bytes == file.bytes && existing.executable == file.executable => {}
+            Some(existing) if existing.bytes == file.bytes && existing.executable == file.executable => {}
             Some(_) => self.diagnostics.push(
                 Diagnostic::error(
                     Code::OutputCollision,
@@ -127,15 +126,6 @@ fn manifest(
 }
 
 /// A payload file as it lands in the artifact.
-pub fn payload_file(
-    artifact_path: String,
-    bytes: std::sync::Arc<[u8]>,
-    executable: bool,
-) -> OutputFile {
-    OutputFile {
-        path: artifact_path,
-        bytes,
-        executable,
-        kind: FileKind::Prebuilt,
-    }
+pub fn payload_file(artifact_path: String, bytes: std::sync::Arc<[u8]>, executable: bool) -> OutputFile {
+    OutputFile { path: artifact_path, bytes, executable, kind: FileKind::Prebuilt }
 }

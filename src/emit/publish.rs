@@ -35,10 +35,7 @@ impl PublishStats {
 
 /// Publishes `files` at `out`.
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
     recover_interrupted_swap(out)?;
     let existing = existing_files(out)?;
@@ -50,11 +47,7 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
             stats.written.push(path.clone());
         }
     }
-    stats.removed = existing
-        .iter()
-        .filter(|path| !files.contains_key(*path))
-        .cloned()
-        .collect();
+    stats.removed = existing.iter().filter(|path| !files.contains_key(*path)).cloned().collect();
     if !stats.changed() {
         return Ok(stats);
     }
@@ -69,17 +62,14 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     result.map(|()| stats)
 }
 
-fn stage(
-    staging: &Path,
-    out: &Path,
-    files: &BTreeMap<String, OutputFile>,
-    stats: &PublishStats,
-) -> io::Result<()> {
+fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats: &PublishStats) -> io::Result<()> {
+    let directories: std::collections::BTreeSet<&Path> =
+        files.keys().filter_map(|path| Path::new(path).parent()).filter(|d| !d.as_os_str().is_empty()).collect();
+    for directory in directories {
+        fs::create_dir_all(staging.join(directory))?;
+    }
     for (path, file) in files {
         let target = staging.join(path);
-        if let Some(dir) = target.parent() {
-            fs::create_dir_all(dir)?;
-        }
         if stats.written.binary_search(path).is_ok() {
             write_file(&target, file)?;
         } else {
@@ -91,11 +81,7 @@ fn stage(
 
 fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {
     let mode = if file.executable { 0o755 } else { 0o644 };
-    let mut handle = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)?;
+    let mut handle = fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)?;
     handle.write_all(&file.bytes)?;
     // `mode` is filtered by the umask; payload files must keep their executable bit.
     // No fsync per file: atomicity comes from the final rename, and thousands of fsyncs
@@ -124,20 +110,14 @@ fn existing_files(out: &Path) -> io::Result<Vec<String>> {
     for entry in walkdir::WalkDir::new(out).sort_by_file_name() {
         let entry = entry.map_err(io::Error::other)?;
         if entry.file_type().is_file() {
-            let relative = entry
-                .path()
-                .strip_prefix(out)
-                .expect("walkdir stays below its root");
+            let relative = entry.path().strip_prefix(out).expect("walkdir stays below its root");
             files.push(relative.to_string_lossy().replace('\\', "/"));
         }
     }
     if !files.is_empty() && !out.join(MANIFEST_FILE).is_file() {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
-            format!(
-                "{} exists and is not an agent-bundle artifact; refusing to replace it",
-                out.display()
-            ),
+            format!("{} exists and is not an agent-bundle artifact; refusing to replace it", out.display()),
         ));
     }
     files.sort();
@@ -178,27 +158,13 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     let a = CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
     let b = CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
     // SAFETY: both pointers are valid NUL-terminated paths for the duration of the call.
-    let status = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    let status =
+        unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if status == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 fn sibling(out: &Path, suffix: &str) -> PathBuf {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "artifact".into());
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "artifact".into());
     out.with_file_name(format!(".{name}.agent-bundle-{suffix}"))
 }
 
@@ -235,11 +201,7 @@ mod tests {
     fn unchanged_files_keep_their_inode_and_removed_files_go() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        let first = publish(
-            &out,
-            &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")]),
-        )
-        .unwrap();
+        let first = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")])).unwrap();
         assert_eq!(first.written.len(), 4);
         let inode = fs::metadata(out.join("a.json")).unwrap().ino();
 
@@ -252,10 +214,7 @@ mod tests {
 
         let third = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
         assert!(!third.changed());
-        let leftovers: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
     }
 
@@ -265,10 +224,7 @@ mod tests {
         fs::write(dir.path().join("precious.txt"), "keep").unwrap();
         let error = publish(dir.path(), &artifact(&[])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
-        assert_eq!(
-            fs::read_to_string(dir.path().join("precious.txt")).unwrap(),
-            "keep"
-        );
+        assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! no `permissionDecision`: `allow` would skip the user's permission prompt.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT,
-    STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
+    STRING_OR_NULL, Shape, author, check_kebab_name, description,
 };
 use crate::model::{CanonicalTool, HookEvent, Model, Target};
 use crate::output::OutputFile;
@@ -45,8 +45,8 @@ pub static TABLE: HostTable = HostTable {
                 event: HookEvent::BeforeTool,
                 native: "PreToolUse",
                 fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
-                    COMMON[7], TOOL[0], TOOL[1], TOOL[2],
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7], TOOL[0],
+                    TOOL[1], TOOL[2],
                 ],
                 deny: Some(Shape::PermissionDeny),
                 context: Some(Shape::HookSpecificContext),
@@ -88,11 +88,7 @@ pub static TABLE: HostTable = HostTable {
                     COMMON[6],
                     COMMON[7],
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
-                    Field::optional(
-                        &["last_assistant_message"],
-                        "lastAssistantMessage",
-                        STRING_OR_NULL,
-                    ),
+                    Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
                 deny: Some(Shape::DecisionBlock),
                 context: None,
@@ -128,16 +124,8 @@ pub static TABLE: HostTable = HostTable {
                     Field::required(&["agent_id"], "agentId", STRING),
                     Field::required(&["agent_type"], "agentType", STRING),
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
-                    Field::optional(
-                        &["agent_transcript_path"],
-                        "agentTranscriptPath",
-                        STRING_OR_NULL,
-                    ),
-                    Field::optional(
-                        &["last_assistant_message"],
-                        "lastAssistantMessage",
-                        STRING_OR_NULL,
-                    ),
+                    Field::optional(&["agent_transcript_path"], "agentTranscriptPath", STRING_OR_NULL),
+                    Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
                 deny: Some(Shape::DecisionBlock),
                 context: Some(Shape::HookSpecificContext),
@@ -147,10 +135,7 @@ pub static TABLE: HostTable = HostTable {
         selectors: &[
             (CanonicalTool::Shell, Some("^Bash$")),
             (CanonicalTool::FileRead, Some("^Read$")),
-            (
-                CanonicalTool::FileWrite,
-                Some("^(?:Edit|MultiEdit|NotebookEdit|Write)$"),
-            ),
+            (CanonicalTool::FileWrite, Some("^(?:Edit|MultiEdit|NotebookEdit|Write)$")),
             (CanonicalTool::Mcp, Some("^mcp__")),
             (CanonicalTool::Agent, None),
         ],
@@ -178,19 +163,16 @@ const TOOL: [Field; 3] = [
     Field::required(&["tool_use_id"], "toolUseId", STRING),
 ];
 
-const RESERVED_NAMES: [&str; 5] = [
-    "claude",
-    "anthropic",
-    "anthropics",
-    "claude-code",
-    "claude-mods",
-];
+const RESERVED_NAMES: [&str; 5] = ["claude", "anthropic", "anthropics", "claude-code", "claude-mods"];
 const RESERVED_PREFIXES: [&str; 4] = ["claude-", "anthropic-", "anthropics-", "cc-plugin-"];
 
 fn check_name(name: &str) -> Result<(), String> {
     check_kebab_name(name)?;
     if RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
-        return Err("Claude Code reserves it (names such as `claude`, or starting with `claude-`, `anthropic-`, `cc-plugin-`)".into());
+        return Err(
+            "Claude Code reserves it (names such as `claude`, or starting with `claude-`, `anthropic-`, `cc-plugin-`)"
+                .into(),
+        );
     }
     Ok(())
 }

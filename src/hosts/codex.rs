@@ -8,8 +8,8 @@
 //! only documented rewrite form.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, OBJECT, STRING,
-    STRING_OR_NULL, Shape, author, check_kebab_name, description,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, OBJECT, STRING, STRING_OR_NULL,
+    Shape, author, check_kebab_name, description,
 };
 use crate::model::{CanonicalTool, HookEvent, Model, Target};
 use crate::output::OutputFile;
@@ -44,10 +44,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 event: HookEvent::BeforeTool,
                 native: "PreToolUse",
-                fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], TOOL[0],
-                    TOOL[1], TOOL[2],
-                ],
+                fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], TOOL[0], TOOL[1], TOOL[2]],
                 deny: Some(Shape::PermissionDeny),
                 context: Some(Shape::HookSpecificContext),
                 rewrite: Some(Shape::PermissionAllowUpdatedInput),
@@ -82,11 +79,7 @@ pub static TABLE: HostTable = HostTable {
                     COMMON[4],
                     COMMON[5],
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
-                    Field::optional(
-                        &["last_assistant_message"],
-                        "lastAssistantMessage",
-                        STRING_OR_NULL,
-                    ),
+                    Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
                 deny: Some(Shape::DecisionBlock),
                 context: None,
@@ -122,16 +115,8 @@ pub static TABLE: HostTable = HostTable {
                     Field::required(&["agent_id"], "agentId", STRING),
                     Field::required(&["agent_type"], "agentType", STRING),
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
-                    Field::optional(
-                        &["agent_transcript_path"],
-                        "agentTranscriptPath",
-                        STRING_OR_NULL,
-                    ),
-                    Field::optional(
-                        &["last_assistant_message"],
-                        "lastAssistantMessage",
-                        STRING_OR_NULL,
-                    ),
+                    Field::optional(&["agent_transcript_path"], "agentTranscriptPath", STRING_OR_NULL),
+                    Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
                 deny: Some(Shape::DecisionBlock),
                 // Codex SubagentStop has no additional-context channel.
@@ -143,10 +128,7 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::Shell, Some("^Bash$")),
             // Codex hooks do not intercept reads.
             (CanonicalTool::FileRead, None),
-            (
-                CanonicalTool::FileWrite,
-                Some("^(?:apply_patch|Edit|Write)$"),
-            ),
+            (CanonicalTool::FileWrite, Some("^(?:apply_patch|Edit|Write)$")),
             (CanonicalTool::Mcp, Some("^mcp__")),
             (CanonicalTool::Agent, None),
         ],

@@ -7,8 +7,8 @@
 //! picks up Claude Code's `hooks/hooks.json`.
 
 use super::{
-    ARRAY, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER,
-    OBJECT, STRING, STRING_OR_NULL, Shape, author, description,
+    ARRAY, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
+    STRING_OR_NULL, Shape, author, description,
 };
 use crate::model::{CanonicalTool, HookEvent, Model, Target};
 use crate::output::OutputFile;
@@ -27,9 +27,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 event: HookEvent::SessionStart,
                 native: "sessionStart",
-                fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
-                ],
+                fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6]],
                 deny: None,
                 context: Some(Shape::AdditionalContext),
                 rewrite: None,
@@ -38,8 +36,8 @@ pub static TABLE: HostTable = HostTable {
                 event: HookEvent::BeforeTool,
                 native: "preToolUse",
                 fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6],
-                    TOOL[0], TOOL[1], TOOL[2], TOOL[3],
+                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], TOOL[0], TOOL[1],
+                    TOOL[2], TOOL[3],
                 ],
                 deny: Some(Shape::PermissionFieldDeny),
                 // preToolUse has no context channel.
@@ -79,13 +77,8 @@ pub static TABLE: HostTable = HostTable {
                     COMMON[4],
                     COMMON[5],
                     COMMON[6],
-                    Field::required(&["status"], "status", STRING).one_of(&[
-                        "completed",
-                        "aborted",
-                        "error",
-                    ]),
-                    Field::required(&["loop_count"], "stopHookActive", NUMBER)
-                        .decoded(Decode::PositiveCount),
+                    Field::required(&["status"], "status", STRING).one_of(&["completed", "aborted", "error"]),
+                    Field::required(&["loop_count"], "stopHookActive", NUMBER).decoded(Decode::PositiveCount),
                 ],
                 deny: Some(Shape::FollowupMessage),
                 context: None,
@@ -125,8 +118,7 @@ pub static TABLE: HostTable = HostTable {
                     Field::optional(&["subagent_id"], "agentId", STRING),
                     Field::required(&["subagent_type"], "agentType", STRING),
                     Field::optional(&["status"], "status", STRING),
-                    Field::optional(&["loop_count"], "stopHookActive", NUMBER)
-                        .decoded(Decode::PositiveCount),
+                    Field::optional(&["loop_count"], "stopHookActive", NUMBER).decoded(Decode::PositiveCount),
                 ],
                 deny: Some(Shape::FollowupMessage),
                 context: None,
@@ -171,9 +163,7 @@ fn check_name(name: &str) -> Result<(), String> {
         && name.len() <= 64
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
     if valid {
         Ok(())
     } else {
@@ -190,8 +180,5 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         "name": model.name,
         "version": model.version,
     });
-    vec![
-        OutputFile::json(TABLE.manifest_path, &manifest),
-        plan.hook_document(),
-    ]
+    vec![OutputFile::json(TABLE.manifest_path, &manifest), plan.hook_document()]
 }

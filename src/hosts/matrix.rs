@@ -21,11 +21,7 @@ pub fn render_markdown() -> String {
         let _ = write!(out, "| `{}` |", event.key());
         for table in HOSTS {
             let row = table.hooks.as_ref().and_then(|hooks| hooks.event(event));
-            let _ = write!(
-                out,
-                " {} |",
-                row.map_or_else(|| "—".to_owned(), describe_row)
-            );
+            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
         }
         out.push('\n');
     }
@@ -40,10 +36,9 @@ pub fn render_markdown() -> String {
         for table in HOSTS {
             let cell = match &table.hooks {
                 None => "—".to_owned(),
-                Some(hooks) => hooks.selector(tool).map_or_else(
-                    || "unmapped".to_owned(),
-                    |p| format!("`{}`", p.replace('|', "\\|")),
-                ),
+                Some(hooks) => hooks
+                    .selector(tool)
+                    .map_or_else(|| "unmapped".to_owned(), |p| format!("`{}`", p.replace('|', "\\|"))),
             };
             let _ = write!(out, " {cell} |");
         }
@@ -51,14 +46,11 @@ pub fn render_markdown() -> String {
     }
     out.push_str("\n## Command root tokens\n\n");
     for table in HOSTS {
-        let token = table.hooks.as_ref().map_or("— (no hooks)".to_owned(), |h| {
-            format!("`{}` in `{}`", h.root_token, h.document_path)
-        });
-        let _ = writeln!(
-            out,
-            "- {} ({}): {token}",
-            table.display_name, table.contract_revision
-        );
+        let token = table
+            .hooks
+            .as_ref()
+            .map_or("— (no hooks)".to_owned(), |h| format!("`{}` in `{}`", h.root_token, h.document_path));
+        let _ = writeln!(out, "- {} ({}): {token}", table.display_name, table.contract_revision);
     }
     out
 }
@@ -66,12 +58,7 @@ pub fn render_markdown() -> String {
 fn header(out: &mut String, first: &str) {
     let _ = write!(out, "| {first} |");
     for table in HOSTS {
-        let _ = write!(
-            out,
-            " {} (`{}`) |",
-            table.display_name,
-            table.target.as_str()
-        );
+        let _ = write!(out, " {} (`{}`) |", table.display_name, table.target.as_str());
     }
     out.push_str("\n| --- |");
     for _ in HOSTS {
@@ -82,11 +69,7 @@ fn header(out: &mut String, first: &str) {
 
 fn describe_row(row: &EventRow) -> String {
     let mut parts = vec![format!("`{}`", row.native)];
-    let channels = [
-        ("deny", row.deny),
-        ("context", row.context),
-        ("rewrite", row.rewrite),
-    ];
+    let channels = [("deny", row.deny), ("context", row.context), ("rewrite", row.rewrite)];
     for (name, shape) in channels {
         if let Some(shape) = shape {
             parts.push(format!("{name} → {}", shape.describe()));

@@ -23,18 +23,10 @@ use crate::output::OutputFile;
 pub use plan::{HostPlan, PlannedHook};
 
 /// Every host, in target name order.
-pub static HOSTS: [&HostTable; 4] = [
-    &claude::TABLE,
-    &codex::TABLE,
-    &cursor::TABLE,
-    &portable::TABLE,
-];
+pub static HOSTS: [&HostTable; 4] = [&claude::TABLE, &codex::TABLE, &cursor::TABLE, &portable::TABLE];
 
 pub fn table(target: Target) -> &'static HostTable {
-    HOSTS
-        .iter()
-        .find(|t| t.target == target)
-        .expect("every target has a table")
+    HOSTS.iter().find(|t| t.target == target).expect("every target has a table")
 }
 
 pub struct HostTable {
@@ -93,10 +85,7 @@ impl HookSupport {
     }
 
     pub fn selector(&self, tool: CanonicalTool) -> Option<&'static str> {
-        self.selectors
-            .iter()
-            .find(|(t, _)| *t == tool)
-            .and_then(|(_, pattern)| *pattern)
+        self.selectors.iter().find(|(t, _)| *t == tool).and_then(|(_, pattern)| *pattern)
     }
 }
 
@@ -152,14 +141,7 @@ impl Field {
         canonical: &'static str,
         types: &'static [JsonType],
     ) -> Field {
-        Field {
-            native,
-            canonical,
-            types,
-            required: true,
-            one_of: &[],
-            decode: None,
-        }
+        Field { native, canonical, types, required: true, one_of: &[], decode: None }
     }
 
     pub const fn optional(
@@ -167,28 +149,15 @@ impl Field {
         canonical: &'static str,
         types: &'static [JsonType],
     ) -> Field {
-        Field {
-            native,
-            canonical,
-            types,
-            required: false,
-            one_of: &[],
-            decode: None,
-        }
+        Field { native, canonical, types, required: false, one_of: &[], decode: None }
     }
 
     pub const fn one_of(self, values: &'static [&'static str]) -> Field {
-        Field {
-            one_of: values,
-            ..self
-        }
+        Field { one_of: values, ..self }
     }
 
     pub const fn decoded(self, decode: Decode) -> Field {
-        Field {
-            decode: Some(decode),
-            ..self
-        }
+        Field { decode: Some(decode), ..self }
     }
 }
 
@@ -273,29 +242,20 @@ fn author(model: &Model) -> serde_json::Value {
 }
 
 fn description(model: &Model) -> String {
-    model
-        .description
-        .clone()
-        .unwrap_or_else(|| model.name.clone())
+    model.description.clone().unwrap_or_else(|| model.name.clone())
 }
 
 /// The rule every host's name check builds on: lowercase kebab-case, at most 64 characters.
 fn check_kebab_name(name: &str) -> Result<(), String> {
     let kebab = !name.is_empty()
         && name.len() <= 64
-        && name.split('-').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        });
+        && name
+            .split('-')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
     if kebab {
         Ok(())
     } else {
-        Err(
-            "it must be lowercase kebab-case (a-z, 0-9, single dashes), at most 64 characters"
-                .into(),
-        )
+        Err("it must be lowercase kebab-case (a-z, 0-9, single dashes), at most 64 characters".into())
     }
 }
 
@@ -318,24 +278,9 @@ mod tests {
             for row in hooks.events {
                 let rules = row.event.rules();
                 // A host may lack a channel the event allows, never offer one the event forbids.
-                assert!(
-                    rules.deny || row.deny.is_none(),
-                    "{} {}",
-                    table.display_name,
-                    row.native
-                );
-                assert!(
-                    rules.rewrite || row.rewrite.is_none(),
-                    "{} {}",
-                    table.display_name,
-                    row.native
-                );
-                assert!(
-                    rules.context || row.context.is_none(),
-                    "{} {}",
-                    table.display_name,
-                    row.native
-                );
+                assert!(rules.deny || row.deny.is_none(), "{} {}", table.display_name, row.native);
+                assert!(rules.rewrite || row.rewrite.is_none(), "{} {}", table.display_name, row.native);
+                assert!(rules.context || row.context.is_none(), "{} {}", table.display_name, row.native);
             }
         }
     }

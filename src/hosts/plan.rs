@@ -34,17 +34,16 @@ pub fn wrapper_path(hook_name: &str, target: Target) -> String {
 /// Plans `model` for the host described by `table`.
 pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
     let target = table.target;
-    let mut plan = HostPlan {
-        target,
-        hooks: Vec::new(),
-        diagnostics: Vec::new(),
-    };
+    let mut plan = HostPlan { target, hooks: Vec::new(), diagnostics: Vec::new() };
     if let Err(reason) = (table.check_name)(&model.name) {
         plan.diagnostics.push(
-            Diagnostic::error(Code::InvalidPluginName, format!("{} does not accept the plugin name `{}`: {reason}", table.display_name, model.name))
-                .at_path("plugin.name")
-                .for_host(target)
-                .with_help("rename the plugin: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters, satisfies every host"),
+            Diagnostic::error(
+                Code::InvalidPluginName,
+                format!("{} does not accept the plugin name `{}`: {reason}", table.display_name, model.name),
+            )
+            .at_path("plugin.name")
+            .for_host(target)
+            .with_help("rename the plugin: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters, satisfies every host"),
         );
     }
     for hook in model.hooks.iter().filter(|hook| hook.reaches(target)) {
@@ -55,16 +54,9 @@ pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
     plan
 }
 
-fn plan_hook(
-    table: &HostTable,
-    hook: &Hook,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<PlannedHook> {
+fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<PlannedHook> {
     let target = table.target;
-    let row = table
-        .hooks
-        .as_ref()
-        .and_then(|hooks| hooks.event(hook.event));
+    let row = table.hooks.as_ref().and_then(|hooks| hooks.event(hook.event));
     let (Some(hooks), Some(row)) = (&table.hooks, row) else {
         // A host without the event simply does not receive the hook, unless the hook asked for it.
         if hook.names_target(target) {
@@ -80,10 +72,7 @@ fn plan_hook(
                 )
                 .at_path(format!("{}.targets", hook.config_path))
                 .for_host(target)
-                .with_help(format!(
-                    "remove `{}` from the hook's targets",
-                    target.as_str()
-                )),
+                .with_help(format!("remove `{}` from the hook's targets", target.as_str())),
             );
         }
         return None;
@@ -118,11 +107,7 @@ fn plan_hook(
 
 /// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
 /// `None` when the hook cannot be honoured (a diagnostic says why).
-fn matcher(
-    table: &HostTable,
-    hook: &Hook,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Option<String>> {
+fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<String>> {
     if hook.tools.is_empty() {
         return Some(None);
     }
@@ -155,10 +140,7 @@ fn matcher(
                     );
                 }
             },
-            ToolSelector::Native {
-                target: selector_target,
-                name,
-            } if *selector_target == target => {
+            ToolSelector::Native { target: selector_target, name } if *selector_target == target => {
                 patterns.push(format!("^{}$", escape_regex(name)));
             }
             ToolSelector::Native { .. } => {}
@@ -184,11 +166,7 @@ fn matcher(
         return None;
     }
     patterns.dedup();
-    Some(Some(if patterns.len() == 1 {
-        patterns.remove(0)
-    } else {
-        format!("(?:{})", patterns.join("|"))
-    }))
+    Some(Some(if patterns.len() == 1 { patterns.remove(0) } else { format!("(?:{})", patterns.join("|")) }))
 }
 
 fn escape_regex(text: &str) -> String {
@@ -206,10 +184,7 @@ impl HostPlan {
     /// The host's hook document, in the host's style.
     pub fn hook_document(&self) -> OutputFile {
         let table = super::table(self.target);
-        let hooks = table
-            .hooks
-            .as_ref()
-            .expect("only hosts with hooks write hook documents");
+        let hooks = table.hooks.as_ref().expect("only hosts with hooks write hook documents");
         let mut events = serde_json::Map::new();
         for planned in &self.hooks {
             let mut command = serde_json::Map::new();
@@ -221,10 +196,7 @@ impl HostPlan {
                 DocumentStyle::Grouped => {
                     command.insert("type".into(), "command".into());
                     let mut group = serde_json::Map::new();
-                    group.insert(
-                        "hooks".into(),
-                        serde_json::Value::Array(vec![command.into()]),
-                    );
+                    group.insert("hooks".into(), serde_json::Value::Array(vec![command.into()]));
                     if let Some(matcher) = &planned.matcher {
                         group.insert("matcher".into(), matcher.clone().into());
                     }
@@ -237,12 +209,8 @@ impl HostPlan {
                     serde_json::Value::Object(command)
                 }
             };
-            let list = events
-                .entry(planned.native_event)
-                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-            list.as_array_mut()
-                .expect("event entries are arrays")
-                .push(entry);
+            let list = events.entry(planned.native_event).or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            list.as_array_mut().expect("event entries are arrays").push(entry);
         }
         let mut document = serde_json::Map::new();
         document.insert("hooks".into(), serde_json::Value::Object(events));

@@ -24,14 +24,8 @@ fn check_name(name: &str) -> Result<(), String> {
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
         && !name.contains("--")
         && !name.contains("..")
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    if valid {
-        Ok(())
-    } else {
-        Err("Agent Plugins names are [a-z0-9.-], 1-64 characters, without `--` or `..`".into())
-    }
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    if valid { Ok(()) } else { Err("Agent Plugins names are [a-z0-9.-], 1-64 characters, without `--` or `..`".into()) }
 }
 
 fn documents(model: &Model, _plan: &HostPlan) -> Vec<OutputFile> {

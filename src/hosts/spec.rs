@@ -57,8 +57,7 @@ fn fields(row: &EventRow) -> Vec<Value> {
 }
 
 fn output(row: &EventRow) -> Value {
-    let template =
-        |shape: Option<super::Shape>| shape.map_or(Value::Null, |s| s.template(row.native));
+    let template = |shape: Option<super::Shape>| shape.map_or(Value::Null, |s| s.template(row.native));
     json!({
         "deny": template(row.deny),
         "context": template(row.context),

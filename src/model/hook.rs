@@ -62,16 +62,12 @@ pub struct Hook {
 impl Hook {
     /// Whether the hook names `target` in its own `targets`.
     pub fn names_target(&self, target: Target) -> bool {
-        self.targets
-            .as_ref()
-            .is_some_and(|targets| targets.contains(&target))
+        self.targets.as_ref().is_some_and(|targets| targets.contains(&target))
     }
 
     /// Whether the hook goes to `target` when the build selects it.
     pub fn reaches(&self, target: Target) -> bool {
-        self.targets
-            .as_ref()
-            .is_none_or(|targets| targets.contains(&target))
+        self.targets.as_ref().is_none_or(|targets| targets.contains(&target))
     }
 }
 
@@ -96,10 +92,7 @@ pub fn hook_identity(
     let hash = blake3::hash(identity.to_string().as_bytes()).to_hex();
     let hash8 = &hash[..8];
     let stem = handler_stem(handler.path());
-    (
-        format!("hook:{}:{stem}:{hash8}", event.kebab()),
-        format!("{}-{stem}-{hash8}", event.kebab()),
-    )
+    (format!("hook:{}:{stem}:{hash8}", event.kebab()), format!("{}-{stem}-{hash8}", event.kebab()))
 }
 
 fn handler_stem(path: &str) -> String {
@@ -114,11 +107,7 @@ fn handler_stem(path: &str) -> String {
         }
     }
     let slug = slug.trim_end_matches('-');
-    if slug.is_empty() {
-        "handler".to_owned()
-    } else {
-        slug.to_owned()
-    }
+    if slug.is_empty() { "handler".to_owned() } else { slug.to_owned() }
 }
 
 #[cfg(test)]
@@ -126,22 +115,9 @@ mod tests {
     use super::*;
     use crate::model::CanonicalTool;
 
-    fn name(
-        handler: &str,
-        targets: Option<&[Target]>,
-        tools: &[ToolSelector],
-        timeout: Option<u32>,
-    ) -> String {
+    fn name(handler: &str, targets: Option<&[Target]>, tools: &[ToolSelector], timeout: Option<u32>) -> String {
         let handler = Handler::Module(handler.into());
-        hook_identity(
-            HookEvent::BeforeTool,
-            &handler,
-            targets,
-            tools,
-            timeout,
-            &[],
-        )
-        .1
+        hook_identity(HookEvent::BeforeTool, &handler, targets, tools, timeout, &[]).1
     }
 
     #[test]
@@ -158,10 +134,7 @@ mod tests {
         let shell = [ToolSelector::Canonical(CanonicalTool::Shell)];
         let base = name("src/hooks/guard.ts", None, &shell, None);
         assert_ne!(base, name("src/hooks/guard2.ts", None, &shell, None));
-        assert_ne!(
-            base,
-            name("src/hooks/guard.ts", Some(&[Target::Claude]), &shell, None)
-        );
+        assert_ne!(base, name("src/hooks/guard.ts", Some(&[Target::Claude]), &shell, None));
         assert_ne!(base, name("src/hooks/guard.ts", None, &[], None));
         assert_ne!(base, name("src/hooks/guard.ts", None, &shell, Some(10)));
         assert!(base.starts_with("before-tool-guard-"));

@@ -24,12 +24,7 @@ pub enum Target {
 
 impl Target {
     /// In name order, which is also the order of every per-host loop.
-    pub const ALL: [Target; 4] = [
-        Target::Claude,
-        Target::Codex,
-        Target::Cursor,
-        Target::Portable,
-    ];
+    pub const ALL: [Target; 4] = [Target::Claude, Target::Codex, Target::Cursor, Target::Portable];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -98,12 +93,8 @@ impl ToolSelector {
         }
         let (target, name) = text.split_once(':')?;
         let target = Target::parse(target)?;
-        let valid_name =
-            !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control());
-        valid_name.then(|| ToolSelector::Native {
-            target,
-            name: name.to_owned(),
-        })
+        let valid_name = !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+        valid_name.then(|| ToolSelector::Native { target, name: name.to_owned() })
     }
 
     pub fn to_text(&self) -> String {
@@ -120,16 +111,10 @@ mod tests {
 
     #[test]
     fn selectors_parse_both_forms() {
-        assert_eq!(
-            ToolSelector::parse("file.write"),
-            Some(ToolSelector::Canonical(CanonicalTool::FileWrite))
-        );
+        assert_eq!(ToolSelector::parse("file.write"), Some(ToolSelector::Canonical(CanonicalTool::FileWrite)));
         assert_eq!(
             ToolSelector::parse("claude:WebSearch"),
-            Some(ToolSelector::Native {
-                target: Target::Claude,
-                name: "WebSearch".into()
-            })
+            Some(ToolSelector::Native { target: Target::Claude, name: "WebSearch".into() })
         );
         assert_eq!(ToolSelector::parse("files.write"), None);
         assert_eq!(ToolSelector::parse("gemini:x"), None);

@@ -67,10 +67,7 @@ pub fn normalize(
     package_version: Option<&str>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
-    let mut cx = Normalizer {
-        project,
-        diagnostics: Vec::new(),
-    };
+    let mut cx = Normalizer { project, diagnostics: Vec::new() };
     let targets = match target_override {
         Some(targets) => sorted(targets.to_vec()),
         None => match &config.targets {
@@ -78,24 +75,20 @@ pub fn normalize(
             None => vec![Target::Portable],
         },
     };
-    let payloads: Vec<Payload> = config
-        .payloads
-        .iter()
-        .filter_map(|p| cx.payload(p))
-        .collect();
+    let payloads: Vec<Payload> = config.payloads.iter().filter_map(|p| cx.payload(p)).collect();
     let mut hooks: Vec<Hook> = Vec::new();
     for declaration in &config.hooks {
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
         if let Some(first) = hooks.iter().find(|h| h.id == hook.id) {
-            let message = format!(
-                "hook `{}` is declared twice ({} and {})",
-                hook.name, first.config_path, hook.config_path
+            let message =
+                format!("hook `{}` is declared twice ({} and {})", hook.name, first.config_path, hook.config_path);
+            cx.push(
+                Diagnostic::error(Code::DuplicateHook, message)
+                    .at_path(&hook.config_path)
+                    .with_help("remove one declaration: identical declarations would run the handler twice"),
             );
-            cx.push(Diagnostic::error(Code::DuplicateHook, message).at_path(&hook.config_path).with_help(
-                "remove one declaration: identical declarations would run the handler twice",
-            ));
             continue;
         }
         hooks.push(hook);
@@ -115,10 +108,7 @@ pub fn normalize(
         hooks,
         payloads,
     };
-    NormalizeReturn {
-        model: Some(model),
-        diagnostics: cx.diagnostics,
-    }
+    NormalizeReturn { model: Some(model), diagnostics: cx.diagnostics }
 }
 
 fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
@@ -156,38 +146,19 @@ impl Normalizer<'_> {
         if event.is_none() {
             let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
             self.push(
-                Diagnostic::error(
-                    Code::UnknownEvent,
-                    format!("unknown hook event `{}`", decl.event.value),
-                )
-                .at_path(&decl.event.path)
-                .with_help(format!(
-                    "config hooks take {}; other events are event routes",
-                    names.join(", ")
-                )),
+                Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
+                    .at_path(&decl.event.path)
+                    .with_help(format!("config hooks take {}; other events are event routes", names.join(", "))),
             );
         }
         let handler = self.handler(decl, payloads);
-        let targets = decl
-            .targets
-            .as_ref()
-            .map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
+        let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
         let timeout = decl.timeout.as_ref().and_then(|t| self.timeout(t));
         let tools = self.tools(decl, event, targets.as_deref());
         let args = self.args(decl, handler.as_ref());
         let (event, handler) = (event?, handler?);
         let (id, name) = hook_identity(event, &handler, targets.as_deref(), &tools, timeout, &args);
-        Some(Hook {
-            id,
-            name,
-            event,
-            handler,
-            targets,
-            tools,
-            timeout,
-            args,
-            config_path: decl.path.clone(),
-        })
+        Some(Hook { id, name, event, handler, targets, tools, timeout, args, config_path: decl.path.clone() })
     }
 
     fn handler(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Handler> {
@@ -205,12 +176,9 @@ impl Normalizer<'_> {
         }
         let Some(path) = project_path(raw) else {
             self.push(
-                Diagnostic::error(
-                    Code::MissingHandler,
-                    format!("handler `{raw}` is outside the project root"),
-                )
-                .at_path(&item.path)
-                .with_help("handlers are project-relative paths such as './src/hooks/guard.ts'"),
+                Diagnostic::error(Code::MissingHandler, format!("handler `{raw}` is outside the project root"))
+                    .at_path(&item.path)
+                    .with_help("handlers are project-relative paths such as './src/hooks/guard.ts'"),
             );
             return None;
         };
@@ -246,39 +214,25 @@ impl Normalizer<'_> {
                 };
                 if !self.project.is_file(&path) {
                     self.push(
-                        Diagnostic::error(
-                            Code::MissingPrebuilt,
-                            format!("prebuilt handler `{path}` does not exist"),
-                        )
-                        .at_path(&item.path)
-                        .with_help("build the payload before running agent-bundle"),
+                        Diagnostic::error(Code::MissingPrebuilt, format!("prebuilt handler `{path}` does not exist"))
+                            .at_path(&item.path)
+                            .with_help("build the payload before running agent-bundle"),
                     );
                     return None;
                 }
-                let artifact_path =
-                    format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
-                Some(Handler::Prebuilt {
-                    path,
-                    artifact_path,
-                })
+                let artifact_path = format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
+                Some(Handler::Prebuilt { path, artifact_path })
             }
         }
     }
 
     fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {
-        let seconds = item
-            .value
-            .as_u64()
-            .filter(|&s| s > 0)
-            .and_then(|s| u32::try_from(s).ok());
+        let seconds = item.value.as_u64().filter(|&s| s > 0).and_then(|s| u32::try_from(s).ok());
         if seconds.is_none() {
             self.push(
                 Diagnostic::error(
                     Code::InvalidTimeout,
-                    format!(
-                        "timeout must be a positive whole number of seconds, found {}",
-                        item.value
-                    ),
+                    format!("timeout must be a positive whole number of seconds, found {}", item.value),
                 )
                 .at_path(&item.path)
                 .with_help("hosts take hook timeouts in seconds: write e.g. `timeout: 10`"),
@@ -287,12 +241,7 @@ impl Normalizer<'_> {
         seconds
     }
 
-    fn tools(
-        &mut self,
-        decl: &HookDecl,
-        event: Option<HookEvent>,
-        targets: Option<&[Target]>,
-    ) -> Vec<ToolSelector> {
+    fn tools(&mut self, decl: &HookDecl, event: Option<HookEvent>, targets: Option<&[Target]>) -> Vec<ToolSelector> {
         let Some(tools) = &decl.tools else {
             return Vec::new();
         };
@@ -300,10 +249,7 @@ impl Normalizer<'_> {
             self.push(
                 Diagnostic::error(
                     Code::ToolsOnNonToolEvent,
-                    format!(
-                        "`tools` is only valid on beforeTool and afterTool, not {}",
-                        decl.event.value
-                    ),
+                    format!("`tools` is only valid on beforeTool and afterTool, not {}", decl.event.value),
                 )
                 .at_path(&tools.path)
                 .with_help("remove `tools`: this event fires regardless of tools"),
@@ -326,11 +272,7 @@ impl Normalizer<'_> {
                 self.push(
                     Diagnostic::error(
                         Code::NativeSelectorOutsideTargets,
-                        format!(
-                            "selector `{}` names {}, which this hook does not target",
-                            item.value,
-                            target.as_str()
-                        ),
+                        format!("selector `{}` names {}, which this hook does not target", item.value, target.as_str()),
                     )
                     .at_path(&item.path)
                     .with_help("add the host to the hook's `targets`, or remove the selector"),
@@ -359,9 +301,12 @@ impl Normalizer<'_> {
         for item in &args.value {
             if item.value.is_empty() || !item.value.chars().all(is_shell_safe) {
                 self.push(
-                    Diagnostic::error(Code::InvalidArgs, format!("argument `{}` has characters that are not shell-safe", item.value))
-                        .at_path(&item.path)
-                        .with_help("hosts run hook commands through a shell: use letters, digits and - _ . / : = @ % + ,"),
+                    Diagnostic::error(
+                        Code::InvalidArgs,
+                        format!("argument `{}` has characters that are not shell-safe", item.value),
+                    )
+                    .at_path(&item.path)
+                    .with_help("hosts run hook commands through a shell: use letters, digits and - _ . / : = @ % + ,"),
                 );
             }
         }
@@ -372,9 +317,7 @@ impl Normalizer<'_> {
         let name = &decl.name.value;
         let safe_segment = !name.is_empty()
             && !name.starts_with('.')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !safe_segment || RESERVED_PAYLOAD_NAMES.contains(&name.as_str()) {
             self.push(
                 Diagnostic::error(
@@ -397,47 +340,31 @@ impl Normalizer<'_> {
                     format!("payload source `{raw}` is outside the project root"),
                 )
                 .at_path(&decl.source.path)
-                .with_help(
-                    "payload sources are project-relative directories such as './dist/runtime'",
-                ),
+                .with_help("payload sources are project-relative directories such as './dist/runtime'"),
             );
             return None;
         };
         if !self.project.has_files_under(&source) {
             self.push(
-                Diagnostic::error(
-                    Code::MissingPayload,
-                    format!("payload source `{source}` is missing or empty"),
-                )
-                .at_path(&decl.source.path)
-                .with_help("build the payload before running agent-bundle"),
+                Diagnostic::error(Code::MissingPayload, format!("payload source `{source}` is missing or empty"))
+                    .at_path(&decl.source.path)
+                    .with_help("build the payload before running agent-bundle"),
             );
             return None;
         }
-        let targets = decl
-            .targets
-            .as_ref()
-            .map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
-        Some(Payload {
-            name: name.clone(),
-            source,
-            targets,
-        })
+        let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
+        Some(Payload { name: name.clone(), source, targets })
     }
 }
 
 fn is_shell_safe(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
 }
 
 /// Normalizes a project-relative path (`./a/../b.ts` → `b.ts`); `None` when it is absolute or
 /// climbs out of the project root.
 pub fn project_path(raw: &str) -> Option<String> {
-    if raw.starts_with('/')
-        || raw.contains('\\')
-        || raw.contains(':') && raw.len() > 1 && raw.as_bytes()[1] == b':'
-    {
+    if raw.starts_with('/') || raw.contains('\\') || raw.contains(':') && raw.len() > 1 && raw.as_bytes()[1] == b':' {
         return None;
     }
     let mut segments: Vec<&str> = Vec::new();
@@ -454,8 +381,7 @@ pub fn project_path(raw: &str) -> Option<String> {
 }
 
 fn is_under(path: &str, dir: &str) -> bool {
-    path.strip_prefix(dir)
-        .is_some_and(|rest| rest.starts_with('/'))
+    path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]
@@ -464,20 +390,11 @@ mod tests {
 
     #[test]
     fn project_paths_normalize_and_stay_inside() {
-        assert_eq!(
-            project_path("./src/hooks/a.ts").as_deref(),
-            Some("src/hooks/a.ts")
-        );
-        assert_eq!(
-            project_path("src/../dist/x.js").as_deref(),
-            Some("dist/x.js")
-        );
+        assert_eq!(project_path("./src/hooks/a.ts").as_deref(), Some("src/hooks/a.ts"));
+        assert_eq!(project_path("src/../dist/x.js").as_deref(), Some("dist/x.js"));
         assert_eq!(project_path("../outside"), None);
         assert_eq!(project_path("/etc/passwd"), None);
-        assert_eq!(
-            project_path("./dist/runtime/").as_deref(),
-            Some("dist/runtime")
-        );
+        assert_eq!(project_path("./dist/runtime/").as_deref(), Some("dist/runtime"));
     }
 
     #[test]

@@ -13,10 +13,7 @@ pub fn repo() -> PathBuf {
 /// user's own cache); tests about caching pass their own `--cache-dir`.
 pub fn bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-bundle"));
-    command.env(
-        "AGENT_BUNDLE_CACHE_DIR",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-cache"),
-    );
+    command.env("AGENT_BUNDLE_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-cache"));
     command.env_remove("AGENT_BUNDLE_REMOTE_CACHE");
     command
 }
@@ -65,12 +62,8 @@ pub fn build_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let mut args = vec!["build", "--json"];
     args.extend_from_slice(extra);
     let output = run(dir, &args);
-    let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "build --json printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
+    let report = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("build --json printed no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
     (output.status.code().unwrap(), report)
 }
 
@@ -80,12 +73,7 @@ pub fn artifact_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = entry.unwrap();
         if entry.file_type().is_file() {
-            let relative = entry
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
+            let relative = entry.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned();
             files.insert(relative, fs::read(entry.path()).unwrap());
         }
     }
@@ -120,10 +108,7 @@ pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, 
 
 /// The `stdin` object of a recorded host payload (`tests/fixtures/host-payloads`).
 pub fn payload(host_dir: &str, event: &str) -> serde_json::Value {
-    let path = repo()
-        .join("tests/fixtures/host-payloads")
-        .join(host_dir)
-        .join(format!("{event}.json"));
+    let path = repo().join("tests/fixtures/host-payloads").join(host_dir).join(format!("{event}.json"));
     let recorded: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
     recorded["stdin"].clone()
 }

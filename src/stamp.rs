@@ -70,7 +70,7 @@ impl Snapshot {
 /// unchanged. Why not every file: stat-ing thousands of wrappers would double the cost of
 /// a no-op; a file edited in place is what `agent-bundle validate` is for.
 fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
-    if !out_dir.is_dir() {
+    if !out_dir.join(MANIFEST_FILE).is_file() {
         return Ok(Vec::new());
     }
     let mut entries = vec![(MANIFEST_FILE.to_owned(), out_dir.join(MANIFEST_FILE))];

@@ -77,10 +77,10 @@ fn cache_stats_verify_and_gc() {
     let cache_dir = cache.path().to_str().unwrap();
     let stats = support::run(dir.path(), &["cache", "stats", "--cache-dir", cache_dir, "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
-    assert!(stats["objects"].as_u64().unwrap() > 0);
+    assert!(stats["actions"].as_u64().unwrap() > 0);
     assert_eq!(stats["lastBuild"]["hitRate"], 1.0, "{stats:#}");
 
-    let object = &cache_files(cache.path(), "cas")[0];
+    let object = &cache_files(cache.path(), "ac")[0];
     let mut bytes = fs::read(object).unwrap();
     bytes[0] ^= 1;
     fs::write(object, bytes).unwrap();

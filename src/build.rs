@@ -283,3 +283,64 @@ fn finish(
     diagnostics.sort_by_key(|d| d.severity);
     Compiled { model, plans, files, diagnostics, texts }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::DiskFiles;
+    use std::sync::Mutex;
+
+    const CONFIG: &str = "export default { plugin: { name: 'incremental' }, targets: ['claude', 'codex'],\n  hooks: { stop: './src/a.ts', sessionStart: './src/b.ts' } };\n";
+
+    fn files(entries: &[(&str, &str)]) -> DiskFiles {
+        entries.iter().map(|(path, text)| ((*path).to_owned(), (Arc::from(text.as_bytes()), false))).collect()
+    }
+
+    fn project(config: &str, a: &str) -> DiskFiles {
+        files(&[
+            ("agent-bundle.config.ts", config),
+            ("src/a.ts", a),
+            ("src/b.ts", "import { note } from './lib.ts';\nexport default () => ({ additionalContext: note });\n"),
+            ("src/lib.ts", "export const note = 'hello';\n"),
+        ])
+    }
+
+    /// The names of the queries salsa executed, sorted (parallel fan-out has no fixed order).
+    fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {
+        let mut names: Vec<String> =
+            log.lock().unwrap().drain(..).map(|entry| entry.split('(').next().unwrap_or_default().to_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_edit_reruns_only_what_depends_on_it() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut workspace = Workspace::new(Database::with_query_log(log.clone()), PathBuf::from("/virtual"));
+        let first = workspace.sync(project(CONFIG, "export default () => undefined;\n"), Settings::default());
+        assert!(!compile(&workspace.db, first).has_errors());
+        executed(&log);
+
+        // Editing one handler: its module and its two wrappers, nothing else.
+        let edited =
+            workspace.sync(project(CONFIG, "export default () => { return undefined; };\n"), Settings::default());
+        assert!(!compile(&workspace.db, edited).has_errors());
+        assert_eq!(executed(&log), ["module_chunk", "wrapper", "wrapper"]);
+
+        // Reformatting the config: it is re-read, and everything after it is reused.
+        let reformatted = workspace.sync(
+            project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
+            Settings::default(),
+        );
+        assert!(!compile(&workspace.db, reformatted).has_errors());
+        assert_eq!(executed(&log), ["config", "parse_config"]);
+
+        // Touching nothing runs nothing.
+        let same = workspace.sync(
+            project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
+            Settings::default(),
+        );
+        compile(&workspace.db, same);
+        assert_eq!(executed(&log), Vec::<String>::new());
+    }
+}

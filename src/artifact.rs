@@ -27,17 +27,26 @@ pub struct HookRow {
 }
 
 #[derive(Debug, Deserialize)]
-struct ManifestHooks {
-    hooks: Vec<HookRow>,
+struct ManifestHooks<T> {
+    hooks: Vec<T>,
 }
 
 /// The hook index of the artifact at `dir`.
 pub fn read_hooks(dir: &Path) -> Result<Vec<HookRow>, String> {
+    read_index(dir)
+}
+
+/// The hook index as the manifest spells it (for `--json` output).
+pub fn read_hook_rows(dir: &Path) -> Result<Vec<serde_json::Value>, String> {
+    read_index(dir)
+}
+
+fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, String> {
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!("cannot read {}: {e} (is it an artifact built by `agent-bundle build`?)", path.display())
     })?;
-    let manifest: ManifestHooks = serde_json::from_str(&text)
+    let manifest: ManifestHooks<T> = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))?;
     Ok(manifest.hooks)
 }

@@ -165,7 +165,7 @@ fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
     let path = |event: &str, host: &str| {
         let hook =
             report["hooks"].as_array().unwrap().iter().find(|h| h["event"] == event && h["host"] == host).unwrap();
-        dir.path().join("artifact").join(hook["wrapper"].as_str().unwrap())
+        dir.path().join("artifact").join(hook["path"].as_str().unwrap())
     };
     let (code, stdout, stderr) =
         node(&path("afterTool", "claude"), payload(CLAUDE, "PostToolUse").to_string().as_bytes(), &[]);

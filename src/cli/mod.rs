@@ -292,21 +292,17 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
-    let rows: Vec<_> =
-        hooks.iter().filter(|h| h.kind == "config" && target.is_none_or(|t| h.host == t.as_str())).collect();
+    let wanted = |kind: &str, host: &str| kind == "config" && target.is_none_or(|t| host == t.as_str());
     if json {
-        let value: Vec<_> = rows
-            .iter()
-            .map(|h| {
-                serde_json::json!({
-                    "id": h.id, "name": h.name, "event": h.event, "host": h.host, "nativeEvent": h.native_event,
-                    "matcher": h.matcher, "timeout": h.timeout, "path": h.path,
-                })
-            })
+        let rows = artifact::read_hook_rows(dir).map_err(Failure::Run)?;
+        let rows: Vec<_> = rows
+            .into_iter()
+            .filter(|r| wanted(r["kind"].as_str().unwrap_or(""), r["host"].as_str().unwrap_or("")))
             .collect();
-        report::print_json(&serde_json::Value::Array(value));
+        report::print_json(&serde_json::Value::Array(rows));
         return Ok(true);
     }
+    let rows: Vec<_> = hooks.iter().filter(|h| wanted(&h.kind, &h.host)).collect();
     for hook in &rows {
         let matcher = hook.matcher.as_deref().map(|m| format!(" matcher {m}")).unwrap_or_default();
         println!(

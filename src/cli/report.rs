@@ -38,14 +38,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     let mut hooks: Vec<serde_json::Value> = compiled
         .plans
         .iter()
-        .flat_map(|plan| {
-            plan.hooks.iter().map(move |h| {
-                serde_json::json!({
-                    "id": h.hook_id, "name": h.hook_name, "event": h.event.key(), "host": plan.target.as_str(),
-                    "nativeEvent": h.native_event, "matcher": h.matcher, "command": h.command, "wrapper": h.wrapper,
-                })
-            })
-        })
+        .flat_map(|plan| plan.hooks.iter().map(|h| crate::emit::hook_row(plan.target, h)))
         .collect();
     let (mut plugin, mut targets) = (
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
@@ -55,16 +48,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         // Nothing ran: report what the untouched artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
-        hooks = crate::artifact::read_hooks(&options.out_dir)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|h| {
-                serde_json::json!({
-                    "id": h.id, "name": h.name, "event": h.event, "host": h.host, "nativeEvent": h.native_event,
-                    "matcher": h.matcher, "command": h.command, "wrapper": h.path,
-                })
-            })
-            .collect();
+        hooks = crate::artifact::read_hook_rows(&options.out_dir).unwrap_or_default();
     }
     let published = output.published.as_ref().map(
         |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),

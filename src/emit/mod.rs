@@ -84,30 +84,7 @@ fn manifest(
             row
         })
         .collect();
-    let mut hooks = Vec::new();
-    for plan in plans {
-        for planned in &plan.hooks {
-            let mut row = json!({
-                "id": planned.hook_id,
-                "name": planned.hook_name,
-                "event": planned.event.key(),
-                "host": plan.target.as_str(),
-                "nativeEvent": planned.native_event,
-                "command": planned.command,
-                "kind": if planned.wrapper.is_some() { "config" } else { "prebuilt" },
-            });
-            if let Some(wrapper) = &planned.wrapper {
-                row["path"] = wrapper.clone().into();
-            }
-            if let Some(matcher) = &planned.matcher {
-                row["matcher"] = matcher.clone().into();
-            }
-            if let Some(timeout) = planned.timeout {
-                row["timeout"] = timeout.into();
-            }
-            hooks.push(row);
-        }
-    }
+    let hooks: Vec<_> = plans.iter().flat_map(|plan| plan.hooks.iter().map(|h| hook_row(plan.target, h))).collect();
     let mut inputs: Vec<_> = inputs
         .iter()
         .map(|input| json!({ "path": input.path, "blake3": blake3::hash(input.bytes).to_hex().as_str() }))
@@ -123,6 +100,29 @@ fn manifest(
         "hooks": hooks,
         "inputs": inputs,
     })
+}
+
+/// One row of the hook index (the manifest's `hooks`, read back by `hooks list/simulate`).
+pub fn hook_row(target: crate::model::Target, planned: &crate::hosts::PlannedHook) -> serde_json::Value {
+    let mut row = serde_json::json!({
+        "id": planned.hook_id,
+        "name": planned.hook_name,
+        "event": planned.event.key(),
+        "host": target.as_str(),
+        "nativeEvent": planned.native_event,
+        "command": planned.command,
+        "kind": if planned.wrapper.is_some() { "config" } else { "prebuilt" },
+    });
+    if let Some(wrapper) = &planned.wrapper {
+        row["path"] = wrapper.clone().into();
+    }
+    if let Some(matcher) = &planned.matcher {
+        row["matcher"] = matcher.clone().into();
+    }
+    if let Some(timeout) = planned.timeout {
+        row["timeout"] = timeout.into();
+    }
+    row
 }
 
 /// A payload file as it lands in the artifact.

@@ -149,8 +149,8 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     Some(ModuleChunk { code, imports, builtins, has_default_export, diagnostics: Vec::new() })
 }
 
-/// Wrapper assembly, through the cache: keyed by the spec, the header and every linked
-/// chunk's code.
+/// Linking a handler with the runtime (the body every host's wrapper of it shares), through
+/// the cache: keyed by the header and every linked chunk's key and code.
 pub fn wrapper(cache: &Cache, counters: &WorkCounters, inputs: &[&str], assemble: impl FnOnce() -> String) -> String {
     let mut builder = KeyBuilder::new("wrapper").field("compiler", COMPILER.as_bytes());
     for input in inputs {

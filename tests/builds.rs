@@ -12,7 +12,8 @@ fn documents(dir: &std::path::Path) -> String {
     for (path, bytes) in artifact_files(dir) {
         if path.ends_with(".mjs") && path.starts_with("hooks/") {
             let text = String::from_utf8(bytes).unwrap();
-            out.push_str(&format!("---------- {path} ----------\n{}\n", text.lines().next().unwrap()));
+            let hook_line = text.lines().find(|l| l.starts_with("// Hook ")).expect("a wrapper names its hook");
+            out.push_str(&format!("---------- {path} ----------\n{}\n{hook_line}\n", text.lines().next().unwrap()));
         } else if path.ends_with(".json") && !path.ends_with("agent-bundle.manifest.json") {
             out.push_str(&format!("---------- {path} ----------\n{}", String::from_utf8(bytes).unwrap()));
         } else {

@@ -25,4 +25,4 @@ mod tests;
 pub use link::{ModuleChunk, ModuleImport, assemble, compile_module};
 pub use resolve::{ResolveFailure, Resolved, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span};
-pub use wrapper::{ModuleGraph, RUNTIME_KEY, aliases, virtual_module, wrapper_code};
+pub use wrapper::{ModuleGraph, RUNTIME_KEY, aliases, handler_body, hook_epilogue, virtual_module};

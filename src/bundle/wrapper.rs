@@ -109,11 +109,17 @@ impl<'a> ModuleGraph<'a> {
     }
 }
 
-/// The wrapper text: the linked graph, then the call into the runtime.
-pub fn wrapper_code(header: &str, graph: &ModuleGraph<'_>, spec: &serde_json::Value, handler: &str) -> String {
+/// The host-independent part of a wrapper: the runtime and the handler's modules, linked.
+pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
     let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
+    assemble(header, &chunks, "")
+}
+
+/// The host-specific end of a wrapper: the call into the runtime with the host's spec.
+pub fn hook_epilogue(hook_name: &str, host: &str, spec: &serde_json::Value, handler: &str) -> String {
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let handler = serde_json::Value::from(handler);
-    let epilogue = format!("await __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n");
-    assemble(header, &chunks, &epilogue)
+    format!(
+        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n"
+    )
 }

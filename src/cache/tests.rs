@@ -337,10 +337,11 @@ fn put_entry(cache: &Cache, dir: &Path, name: &str, size: usize, age: Duration) 
 fn gc_by_size_removes_least_recently_used_first() {
     let dir = tempfile::tempdir().unwrap();
     let cache = open(dir.path());
-    let hour = Duration::from_secs(3600);
-    let (key_a, obj_a) = put_entry(&cache, dir.path(), "a", 10_000, hour * 4);
-    let (key_b, obj_b) = put_entry(&cache, dir.path(), "b", 10_000, hour * 3);
-    let (key_c, obj_c) = put_entry(&cache, dir.path(), "c", 10_000, hour * 2);
+    // Ages beyond the touch granularity (a day), so a read moves an entry to the front.
+    let day = Duration::from_secs(24 * 3600);
+    let (key_a, obj_a) = put_entry(&cache, dir.path(), "a", 10_000, day * 4);
+    let (key_b, obj_b) = put_entry(&cache, dir.path(), "b", 10_000, day * 3);
+    let (key_c, obj_c) = put_entry(&cache, dir.path(), "c", 10_000, day * 2);
     // Reading `a` makes it the most recently used.
     let reader = open(dir.path());
     assert!(reader.get_action(&key_a).is_some());
@@ -377,7 +378,7 @@ fn gc_by_size_removes_least_recently_used_first() {
         assert!(!action_path(dir.path(), &key).exists() && !object_path(dir.path(), &object).exists());
     }
     // Within bounds: nothing to do.
-    let report = gc(dir.path(), &GcOptions { max_bytes: Some(15_000), max_age: Some(hour) }).unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: Some(15_000), max_age: Some(day * 5) }).unwrap();
     assert_eq!(report.removed_entries, 0);
     assert_eq!(report.kept_entries, 2);
 }
@@ -414,9 +415,10 @@ fn gc_keeps_an_entry_used_after_the_scan_started() {
     // mtime moved past what the scan saw is kept.
     let dir = tempfile::tempdir().unwrap();
     let cache = open(dir.path());
-    let (key, object) = put_entry(&cache, dir.path(), "x", 10, Duration::from_secs(7200));
+    let day = Duration::from_secs(24 * 3600);
+    let (key, object) = put_entry(&cache, dir.path(), "x", 10, day * 2);
     assert!(cache.get_action(&key).is_some() && cache.get_object(&object).is_some());
-    let report = gc(dir.path(), &GcOptions { max_bytes: None, max_age: Some(Duration::from_secs(3600)) }).unwrap();
+    let report = gc(dir.path(), &GcOptions { max_bytes: None, max_age: Some(day) }).unwrap();
     assert_eq!(report.removed_entries, 0);
 }
 

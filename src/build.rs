@@ -183,7 +183,7 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
 /// that will never run (a hook naming such a host explicitly is already an error).
 fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
     let receives = |target: Target, hook: &crate::model::Hook| {
-        hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.event(hook.event).is_some())
+        hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.row_for(hook.trigger).is_some())
     };
     model
         .hooks
@@ -193,7 +193,7 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
             let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
             Diagnostic::warning(
                 Code::HookReachesNoHost,
-                format!("hook `{}` ({}) reaches none of the selected targets ({})", hook.name, hook.event.key(), selected.join(", ")),
+                format!("hook `{}` ({}) reaches none of the selected targets ({})", hook.name, hook.trigger.key(), selected.join(", ")),
             )
             .at_path(&hook.config_path)
             .with_help("no selected host has this event; see `agent-bundle matrix` (workspace/open is an event route, not a config hook)")

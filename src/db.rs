@@ -321,7 +321,8 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
     let Handler::Module(handler) = &hook.handler else {
         unreachable!("prebuilt handlers have no wrapper");
     };
-    let spec = hosts::spec::hook_spec(hosts::table(target), hook_name, hook.event).expect("planned hooks have a spec");
+    let spec =
+        hosts::spec::hook_spec(hosts::table(target), hook_name, hook.trigger).expect("planned hooks have a spec");
     let linked = linked_handler(db, project, ModuleKey::new(db, handler.clone()));
     let code = linked.body.as_ref().map(|body| {
         let epilogue = bundle::hook_epilogue(hook_name, target.as_str(), &spec, handler);

@@ -42,7 +42,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             serde_json::json!({
                 "id": hook.id,
                 "name": hook.name,
-                "event": hook.event.key(),
+                "event": hook.trigger.key(),
                 "handler": hook.handler.path(),
                 "prebuilt": hook.handler.is_prebuilt(),
                 "mapping": mapping(hook),

@@ -107,11 +107,15 @@ pub fn hook_row(target: crate::model::Target, planned: &crate::hosts::PlannedHoo
     let mut row = serde_json::json!({
         "id": planned.hook_id,
         "name": planned.hook_name,
-        "event": planned.event.key(),
+        "event": planned.trigger.key(),
         "host": target.as_str(),
         "nativeEvent": planned.native_event,
         "command": planned.command,
-        "kind": if planned.wrapper.is_some() { "config" } else { "prebuilt" },
+        "kind": match (planned.trigger, &planned.wrapper) {
+            (_, None) => "prebuilt",
+            (crate::model::Trigger::Route(_), Some(_)) => "event-route",
+            (crate::model::Trigger::Config(_), Some(_)) => "config",
+        },
     });
     if let Some(wrapper) = &planned.wrapper {
         row["path"] = wrapper.clone().into();

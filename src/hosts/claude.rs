@@ -8,8 +8,15 @@ use super::{
     ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
     STRING_OR_NULL, Shape, author, check_kebab_name, description,
 };
-use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
+
+/// The common envelope fields plus an event's own.
+macro_rules! envelope {
+    ($($field:expr),* $(,)?) => {
+        &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7], $($field),*]
+    };
+}
 
 pub static TABLE: HostTable = HostTable {
     target: Target::Claude,
@@ -23,7 +30,7 @@ pub static TABLE: HostTable = HostTable {
         event_key: "hook_event_name",
         events: &[
             EventRow {
-                event: HookEvent::SessionStart,
+                family: Family::SessionStart,
                 native: "SessionStart",
                 fields: &[
                     COMMON[0],
@@ -42,7 +49,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::BeforeTool,
+                family: Family::ToolBefore,
                 native: "PreToolUse",
                 fields: &[
                     COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7], TOOL[0],
@@ -53,7 +60,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: Some(Shape::HookSpecificUpdatedInput),
             },
             EventRow {
-                event: HookEvent::AfterTool,
+                family: Family::ToolAfter,
                 native: "PostToolUse",
                 fields: &[
                     COMMON[0],
@@ -76,7 +83,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::Stop,
+                family: Family::Stop,
                 native: "Stop",
                 fields: &[
                     COMMON[0],
@@ -95,7 +102,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStart,
+                family: Family::AgentStart,
                 native: "SubagentStart",
                 fields: &[
                     COMMON[0],
@@ -112,7 +119,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStop,
+                family: Family::AgentStop,
                 native: "SubagentStop",
                 fields: &[
                     COMMON[0],
@@ -129,6 +136,142 @@ pub static TABLE: HostTable = HostTable {
                 ],
                 deny: Some(Shape::DecisionBlock),
                 context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            // Families only event routes reach.
+            EventRow {
+                family: Family::SessionEnd,
+                native: "SessionEnd",
+                fields: envelope![Field::required(&["reason"], "reason", STRING)],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::PromptSubmit,
+                native: "UserPromptSubmit",
+                fields: envelope![Field::required(&["prompt"], "prompt", STRING)],
+                deny: Some(Shape::DecisionBlock),
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::ToolFailure,
+                native: "PostToolUseFailure",
+                fields: envelope![
+                    TOOL[0],
+                    TOOL[1],
+                    TOOL[2],
+                    Field::required(&["error"], "error", STRING),
+                    Field::optional(&["is_interrupt"], "isInterrupt", BOOLEAN)
+                ],
+                deny: None,
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::StopFailure,
+                native: "StopFailure",
+                fields: envelope![Field::optional(&["error"], "error", ANY)],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::AgentIdle,
+                native: "TeammateIdle",
+                fields: envelope![
+                    Field::required(&["teammate_name"], "teammateName", STRING),
+                    Field::required(&["team_name"], "teamName", STRING)
+                ],
+                deny: Some(Shape::ContinueFalse),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::CompactBefore,
+                native: "PreCompact",
+                fields: envelope![
+                    TRIGGER,
+                    Field::optional(&["custom_instructions"], "customInstructions", STRING_OR_NULL)
+                ],
+                deny: Some(Shape::DecisionBlock),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::CompactAfter,
+                native: "PostCompact",
+                fields: envelope![TRIGGER, Field::optional(&["compact_summary"], "compactSummary", STRING)],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::PermissionRequest,
+                native: "PermissionRequest",
+                fields: envelope![TOOL[0], TOOL[1]],
+                deny: Some(Shape::PermissionBehaviorDeny),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::PermissionDenied,
+                native: "PermissionDenied",
+                fields: envelope![TOOL[0], TOOL[1]],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::FileChange,
+                native: "FileChanged",
+                fields: envelope![Field::required(&["file_path"], "filePath", STRING)],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::ConfigChange,
+                native: "ConfigChange",
+                fields: envelope![
+                    Field::required(&["source"], "source", STRING),
+                    Field::optional(&["file_path"], "filePath", STRING)
+                ],
+                deny: Some(Shape::DecisionBlock),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::TaskCreate,
+                native: "TaskCreated",
+                fields: envelope![TASK[0], TASK[1], TASK[2], TASK[3], TASK[4]],
+                deny: Some(Shape::DecisionBlock),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::TaskComplete,
+                native: "TaskCompleted",
+                fields: envelope![TASK[0], TASK[1], TASK[2], TASK[3], TASK[4]],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::ModelSwitchBefore,
+                native: "PreModelSwitch",
+                fields: envelope![MODEL_SWITCH[0], MODEL_SWITCH[1], MODEL_SWITCH[2], MODEL_SWITCH[3]],
+                deny: Some(Shape::PermissionDeny),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::ModelSwitchAfter,
+                native: "PostModelSwitch",
+                fields: envelope![MODEL_SWITCH[0], MODEL_SWITCH[1], MODEL_SWITCH[2], MODEL_SWITCH[3]],
+                deny: None,
+                context: None,
                 rewrite: None,
             },
         ],
@@ -161,6 +304,23 @@ const TOOL: [Field; 3] = [
     Field::required(&["tool_name"], "toolName", STRING),
     Field::required(&["tool_input"], "toolInput", OBJECT),
     Field::required(&["tool_use_id"], "toolUseId", STRING),
+];
+
+const TRIGGER: Field = Field::required(&["trigger"], "trigger", STRING).one_of(&["manual", "auto"]);
+
+const TASK: [Field; 5] = [
+    Field::required(&["task_id"], "taskId", STRING),
+    Field::required(&["task_subject"], "taskSubject", STRING),
+    Field::optional(&["task_description"], "taskDescription", STRING),
+    Field::optional(&["teammate_name"], "teammateName", STRING),
+    Field::optional(&["team_name"], "teamName", STRING),
+];
+
+const MODEL_SWITCH: [Field; 4] = [
+    Field::optional(&["from_model"], "fromModel", STRING),
+    Field::optional(&["to_model"], "toModel", STRING),
+    Field::optional(&["requested_model"], "requestedModel", STRING),
+    Field::optional(&["source"], "source", STRING),
 ];
 
 const RESERVED_NAMES: [&str; 5] = ["claude", "anthropic", "anthropics", "claude-code", "claude-mods"];

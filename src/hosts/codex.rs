@@ -11,8 +11,15 @@ use super::{
     ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, OBJECT, STRING, STRING_OR_NULL,
     Shape, author, check_kebab_name, description,
 };
-use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
+
+/// The common envelope fields plus an event's own.
+macro_rules! envelope {
+    ($($field:expr),* $(,)?) => {
+        &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], $($field),*]
+    };
+}
 
 pub static TABLE: HostTable = HostTable {
     target: Target::Codex,
@@ -26,7 +33,7 @@ pub static TABLE: HostTable = HostTable {
         event_key: "hook_event_name",
         events: &[
             EventRow {
-                event: HookEvent::SessionStart,
+                family: Family::SessionStart,
                 native: "SessionStart",
                 fields: &[
                     COMMON[0],
@@ -42,7 +49,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::BeforeTool,
+                family: Family::ToolBefore,
                 native: "PreToolUse",
                 fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], TOOL[0], TOOL[1], TOOL[2]],
                 deny: Some(Shape::PermissionDeny),
@@ -50,7 +57,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: Some(Shape::PermissionAllowUpdatedInput),
             },
             EventRow {
-                event: HookEvent::AfterTool,
+                family: Family::ToolAfter,
                 native: "PostToolUse",
                 fields: &[
                     COMMON[0],
@@ -69,7 +76,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::Stop,
+                family: Family::Stop,
                 native: "Stop",
                 fields: &[
                     COMMON[0],
@@ -86,7 +93,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStart,
+                family: Family::AgentStart,
                 native: "SubagentStart",
                 fields: &[
                     COMMON[0],
@@ -103,7 +110,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStop,
+                family: Family::AgentStop,
                 native: "SubagentStop",
                 fields: &[
                     COMMON[0],
@@ -120,6 +127,40 @@ pub static TABLE: HostTable = HostTable {
                 ],
                 deny: Some(Shape::DecisionBlock),
                 // Codex SubagentStop has no additional-context channel.
+                context: None,
+                rewrite: None,
+            },
+            // Families only event routes reach.
+            EventRow {
+                family: Family::PromptSubmit,
+                native: "UserPromptSubmit",
+                fields: envelope![Field::required(&["prompt"], "prompt", STRING)],
+                deny: Some(Shape::DecisionBlock),
+                context: Some(Shape::HookSpecificContext),
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::CompactBefore,
+                native: "PreCompact",
+                fields: envelope![TRIGGER],
+                // Codex PreCompact cannot block.
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::CompactAfter,
+                native: "PostCompact",
+                fields: envelope![TRIGGER],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::PermissionRequest,
+                native: "PermissionRequest",
+                fields: envelope![TOOL[0], TOOL[1]],
+                deny: Some(Shape::PermissionBehaviorDeny),
                 context: None,
                 rewrite: None,
             },
@@ -153,6 +194,8 @@ const COMMON: [Field; 6] = [
     ]),
     Field::optional(&["turn_id"], "turnId", STRING),
 ];
+
+const TRIGGER: Field = Field::required(&["trigger"], "trigger", STRING).one_of(&["manual", "auto"]);
 
 const TOOL: [Field; 3] = [
     Field::required(&["tool_name"], "toolName", STRING),

@@ -7,11 +7,18 @@
 //! picks up Claude Code's `hooks/hooks.json`.
 
 use super::{
-    ARRAY, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
+    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
     STRING_OR_NULL, Shape, author, description,
 };
-use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
+
+/// The common envelope fields plus an event's own.
+macro_rules! envelope {
+    ($($field:expr),* $(,)?) => {
+        &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], $($field),*]
+    };
+}
 
 pub static TABLE: HostTable = HostTable {
     target: Target::Cursor,
@@ -25,7 +32,7 @@ pub static TABLE: HostTable = HostTable {
         event_key: "hook_event_name",
         events: &[
             EventRow {
-                event: HookEvent::SessionStart,
+                family: Family::SessionStart,
                 native: "sessionStart",
                 fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6]],
                 deny: None,
@@ -33,7 +40,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::BeforeTool,
+                family: Family::ToolBefore,
                 native: "preToolUse",
                 fields: &[
                     COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], TOOL[0], TOOL[1],
@@ -45,7 +52,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: Some(Shape::PermissionFieldUpdatedInput),
             },
             EventRow {
-                event: HookEvent::AfterTool,
+                family: Family::ToolAfter,
                 native: "postToolUse",
                 fields: &[
                     COMMON[0],
@@ -67,7 +74,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::Stop,
+                family: Family::Stop,
                 native: "stop",
                 fields: &[
                     COMMON[0],
@@ -85,7 +92,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStart,
+                family: Family::AgentStart,
                 native: "subagentStart",
                 fields: &[
                     COMMON[0],
@@ -105,7 +112,7 @@ pub static TABLE: HostTable = HostTable {
                 rewrite: None,
             },
             EventRow {
-                event: HookEvent::AgentStop,
+                family: Family::AgentStop,
                 native: "subagentStop",
                 fields: &[
                     COMMON[0],
@@ -121,6 +128,68 @@ pub static TABLE: HostTable = HostTable {
                     Field::optional(&["loop_count"], "stopHookActive", NUMBER).decoded(Decode::PositiveCount),
                 ],
                 deny: Some(Shape::FollowupMessage),
+                context: None,
+                rewrite: None,
+            },
+            // Families only event routes reach.
+            EventRow {
+                family: Family::SessionEnd,
+                native: "sessionEnd",
+                fields: envelope![
+                    Field::optional(&["reason"], "reason", STRING),
+                    Field::optional(&["duration_ms"], "durationMs", NUMBER)
+                ],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::PromptSubmit,
+                native: "beforeSubmitPrompt",
+                fields: envelope![
+                    Field::required(&["prompt"], "prompt", STRING),
+                    Field::optional(&["attachments"], "attachments", ARRAY)
+                ],
+                // beforeSubmitPrompt cannot inject context.
+                deny: Some(Shape::ContinueFalseUserMessage),
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::ToolFailure,
+                native: "postToolUseFailure",
+                fields: envelope![
+                    TOOL[0],
+                    TOOL[1],
+                    TOOL[2],
+                    TOOL[3],
+                    Field::required(&["error_message"], "error", STRING),
+                    Field::optional(&["failure_type"], "failureType", STRING),
+                    Field::optional(&["is_interrupt"], "isInterrupt", BOOLEAN)
+                ],
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::CompactBefore,
+                native: "preCompact",
+                fields: envelope![Field::required(&["trigger"], "trigger", STRING).one_of(&["manual", "auto"])],
+                // preCompact is observation-only on Cursor.
+                deny: None,
+                context: None,
+                rewrite: None,
+            },
+            EventRow {
+                family: Family::WorkspaceOpen,
+                native: "workspaceOpen",
+                fields: &[
+                    Field::required(&["workspace_roots"], "workspaceRoots", ARRAY),
+                    Field::optional(&["cursor_version"], "cursorVersion", STRING),
+                    Field::optional(&["user_email"], "userEmail", STRING_OR_NULL),
+                ],
+                // workspaceOpen carries no conversation fields.
+                deny: None,
                 context: None,
                 rewrite: None,
             },

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{EventRow, HOSTS};
-use crate::model::{CanonicalTool, HookEvent};
+use crate::model::{CanonicalTool, Family, HookEvent};
 
 pub fn render_markdown() -> String {
     let mut out = String::from(
@@ -20,7 +20,22 @@ pub fn render_markdown() -> String {
     for event in HookEvent::ALL {
         let _ = write!(out, "| `{}` |", event.key());
         for table in HOSTS {
-            let row = table.hooks.as_ref().and_then(|hooks| hooks.event(event));
+            let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(crate::model::Trigger::Config(event)));
+            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\n## Event-route families\n\n\
+         Every family a `src/events/<family>.tsx` route can handle, per host: the native event,\n\
+         then what the route's `Agent.Result` / `Agent.Context` become. \"—\" means unavailable: the\n\
+         route is not emitted for that host. \"observe only\": any decision or context fails the hook.\n\n",
+    );
+    header(&mut out, "Family");
+    for family in Family::ALL {
+        let _ = write!(out, "| `{}` |", family.key());
+        for table in HOSTS {
+            let row = table.hooks.as_ref().and_then(|hooks| hooks.row(*family));
             let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
         }
         out.push('\n');

@@ -17,7 +17,7 @@ pub mod plan;
 mod portable;
 pub mod spec;
 
-use crate::model::{CanonicalTool, HookEvent, Model, Target};
+use crate::model::{CanonicalTool, Family, Model, Target, Trigger};
 use crate::output::OutputFile;
 
 pub use plan::{HostPlan, PlannedHook};
@@ -66,9 +66,9 @@ pub enum DocumentStyle {
     Flat,
 }
 
-/// One canonical event on one host.
+/// One canonical event family on one host.
 pub struct EventRow {
-    pub event: HookEvent,
+    pub family: Family,
     pub native: &'static str,
     /// The envelope the host sends, as the wrapper validates it.
     pub fields: &'static [Field],
@@ -80,8 +80,13 @@ pub struct EventRow {
 }
 
 impl HookSupport {
-    pub fn event(&self, event: HookEvent) -> Option<&EventRow> {
-        self.events.iter().find(|row| row.event == event)
+    pub fn row(&self, family: Family) -> Option<&EventRow> {
+        self.events.iter().find(|row| row.family == family)
+    }
+
+    /// The row a hook registers under, if this host receives it.
+    pub fn row_for(&self, trigger: Trigger) -> Option<&EventRow> {
+        self.row(trigger.family()?)
     }
 
     pub fn selector(&self, tool: CanonicalTool) -> Option<&'static str> {
@@ -191,6 +196,12 @@ pub enum Shape {
     FollowupMessage,
     /// Cursor `additional_context`.
     AdditionalContext,
+    /// `continue: false` + `stopReason` (stops the agent).
+    ContinueFalse,
+    /// `hookSpecificOutput.decision: {behavior: "deny", message}` (PermissionRequest).
+    PermissionBehaviorDeny,
+    /// Cursor `continue: false` + `user_message` (beforeSubmitPrompt).
+    ContinueFalseUserMessage,
 }
 
 impl Shape {
@@ -217,6 +228,10 @@ impl Shape {
             }
             Shape::FollowupMessage => json!({"followup_message": "$reason"}),
             Shape::AdditionalContext => json!({"additional_context": "$context"}),
+            Shape::ContinueFalse => json!({"continue": false, "stopReason": "$reason"}),
+            Shape::PermissionBehaviorDeny => json!({"hookSpecificOutput": {
+                "hookEventName": native_event, "decision": {"behavior": "deny", "message": "$reason"}}}),
+            Shape::ContinueFalseUserMessage => json!({"continue": false, "user_message": "$reason"}),
         }
     }
 
@@ -232,6 +247,9 @@ impl Shape {
             Shape::PermissionFieldUpdatedInput => "`permission: allow` + `updated_input`",
             Shape::FollowupMessage => "`followup_message`",
             Shape::AdditionalContext => "`additional_context`",
+            Shape::ContinueFalse => "`continue: false` + `stopReason`",
+            Shape::PermissionBehaviorDeny => "`decision.behavior: deny`",
+            Shape::ContinueFalseUserMessage => "`continue: false` + `user_message`",
         }
     }
 }
@@ -276,7 +294,7 @@ mod tests {
                 );
             }
             for row in hooks.events {
-                let rules = row.event.rules();
+                let rules = row.family.rules();
                 // A host may lack a channel the event allows, never offer one the event forbids.
                 assert!(rules.deny || row.deny.is_none(), "{} {}", table.display_name, row.native);
                 assert!(rules.rewrite || row.rewrite.is_none(), "{} {}", table.display_name, row.native);

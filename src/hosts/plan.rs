@@ -3,7 +3,7 @@
 
 use super::{DocumentStyle, HostTable};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector};
+use crate::model::{Handler, Hook, Model, Target, ToolSelector, Trigger};
 use crate::output::OutputFile;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -17,7 +17,7 @@ pub struct HostPlan {
 pub struct PlannedHook {
     pub hook_id: String,
     pub hook_name: String,
-    pub event: HookEvent,
+    pub trigger: Trigger,
     pub native_event: &'static str,
     pub matcher: Option<String>,
     pub timeout: Option<u32>,
@@ -56,7 +56,7 @@ pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
 
 fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<PlannedHook> {
     let target = table.target;
-    let row = table.hooks.as_ref().and_then(|hooks| hooks.event(hook.event));
+    let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger));
     let (Some(hooks), Some(row)) = (&table.hooks, row) else {
         // A host without the event simply does not receive the hook, unless the hook asked for it.
         if hook.names_target(target) {
@@ -66,7 +66,7 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
                     format!(
                         "{} cannot receive {} hook `{}`: it has no such event",
                         table.display_name,
-                        hook.event.key(),
+                        hook.trigger.key(),
                         hook.name
                     ),
                 )
@@ -96,7 +96,7 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
     Some(PlannedHook {
         hook_id: hook.id.clone(),
         hook_name: hook.name.clone(),
-        event: hook.event,
+        trigger: hook.trigger,
         native_event: row.native,
         matcher,
         timeout: hook.timeout,

@@ -6,19 +6,20 @@
 use serde_json::{Value, json};
 
 use super::{EventRow, HookSupport, HostTable};
-use crate::model::HookEvent;
+use crate::model::{Family, Trigger};
 
 /// The spec literal for hook `hook_name` on the host of `table`, or `None` when the host has
 /// no such event.
-pub fn hook_spec(table: &HostTable, hook_name: &str, event: HookEvent) -> Option<Value> {
+pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option<Value> {
     let hooks = table.hooks.as_ref()?;
-    let row = hooks.event(event)?;
-    let rules = event.rules();
+    let row = hooks.row_for(trigger)?;
+    let rules = trigger.rules();
     Some(json!({
         "hook": hook_name,
         "host": table.target.as_str(),
         "hostName": table.display_name,
-        "event": event.key(),
+        "event": trigger.key(),
+        "hostContractRevision": table.contract_revision,
         "nativeEvent": row.native,
         "eventKey": hooks.event_key,
         "fields": fields(row),
@@ -66,9 +67,9 @@ fn output(row: &EventRow) -> Value {
 }
 
 /// The canonical keys a host reports for an event (for docs and simulation help).
-pub fn canonical_fields(hooks: &HookSupport, event: HookEvent) -> Vec<&'static str> {
+pub fn canonical_fields(hooks: &HookSupport, family: Family) -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = Vec::new();
-    for field in hooks.event(event).map(|row| row.fields).unwrap_or_default() {
+    for field in hooks.row(family).map(|row| row.fields).unwrap_or_default() {
         if !keys.contains(&field.canonical) {
             keys.push(field.canonical);
         }

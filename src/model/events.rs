@@ -14,13 +14,13 @@ pub enum HookEvent {
 
 /// What a handler's result may contain for an event, whatever the host.
 /// Host-specific limits (e.g. Codex SubagentStop has no context channel) live in the host tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventRules {
     pub deny: bool,
     pub rewrite: bool,
     pub context: bool,
     /// The message a result that breaks the deny/rewrite/context rules fails with.
-    pub violation: &'static str,
+    pub violation: String,
 }
 
 impl HookEvent {
@@ -77,35 +77,31 @@ impl HookEvent {
                 deny: false,
                 rewrite: false,
                 context: true,
-                violation: match self {
-                    HookEvent::SessionStart => "sessionStart cannot deny, stop, or replace input",
-                    HookEvent::AfterTool => "afterTool cannot deny, stop, or replace input",
-                    _ => "agentStart cannot deny, stop, or replace input",
-                },
+                violation: format!("{} cannot deny, stop, or replace input", self.key()),
             },
             HookEvent::BeforeTool => EventRules {
                 deny: true,
                 rewrite: true,
                 context: true,
-                violation: "beforeTool cannot stop or replace input while denying",
+                violation: "beforeTool cannot stop or replace input while denying".into(),
             },
             HookEvent::Stop => EventRules {
                 deny: true,
                 rewrite: false,
                 context: false,
-                violation: "stop only accepts continue or deny with a reason",
+                violation: "stop only accepts continue or deny with a reason".into(),
             },
             HookEvent::AgentStop => EventRules {
                 deny: true,
                 rewrite: false,
                 context: true,
-                violation: "agentStop cannot stop the parent flow or replace input",
+                violation: "agentStop cannot stop the parent flow or replace input".into(),
             },
             HookEvent::WorkspaceOpen => EventRules {
                 deny: false,
                 rewrite: false,
                 context: false,
-                violation: "workspaceOpen is observation-only",
+                violation: "workspaceOpen is observation-only".into(),
             },
         }
     }

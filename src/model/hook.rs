@@ -18,7 +18,7 @@
 //! Nothing machine-specific enters the hash, so a declaration has the same name on any machine
 //! and from any directory, and any change to it gives a new name.
 
-use super::{HookEvent, Target, ToolSelector};
+use super::{EventRules, Family, HookEvent, Target, ToolSelector};
 
 /// What runs when the hook fires.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -42,11 +42,54 @@ impl Handler {
     }
 }
 
+/// What a hook answers to: a config-declared event, or an event route's family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Trigger {
+    Config(HookEvent),
+    Route(Family),
+}
+
+impl Trigger {
+    pub fn family(self) -> Option<Family> {
+        match self {
+            Trigger::Config(event) => event.family(),
+            Trigger::Route(family) => Some(family),
+        }
+    }
+
+    /// `beforeTool` for a config hook, `tool/before` for a route.
+    pub fn key(self) -> &'static str {
+        match self {
+            Trigger::Config(event) => event.key(),
+            Trigger::Route(family) => family.key(),
+        }
+    }
+
+    /// Config hooks follow the seed's per-event rules; routes their family's.
+    pub fn rules(self) -> EventRules {
+        match self {
+            Trigger::Config(event) => event.rules(),
+            Trigger::Route(family) => family.rules(),
+        }
+    }
+}
+
+/// How an event route runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RouteRun {
+    /// The render budget inside the host's own deadline.
+    pub timeout_ms: u32,
+    /// The route asked for the shared runtime (and fell back to standalone).
+    pub shared: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Hook {
     pub id: String,
     pub name: String,
-    pub event: HookEvent,
+    pub trigger: Trigger,
+    /// Set for event routes.
+    pub route: Option<RouteRun>,
     pub handler: Handler,
     /// The hook's own `targets`, sorted and deduplicated; `None` means every selected host.
     pub targets: Option<Vec<Target>>,

@@ -6,11 +6,13 @@
 //! leaves the model equal and salsa backdates everything downstream.
 
 mod events;
+mod families;
 mod hook;
 mod normalize;
 
 pub use events::{EventRules, HookEvent};
-pub use hook::{Handler, Hook, hook_identity};
+pub use families::Family;
+pub use hook::{Handler, Hook, RouteRun, Trigger, hook_identity};
 pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, normalize};
 
 /// A host projection the build can emit.

@@ -4,7 +4,7 @@
 //! Host-dependent rules (does the host have this event, does the selector map) belong to
 //! `hosts::plan`.
 
-use super::{Handler, Hook, HookEvent, Target, ToolSelector, hook_identity};
+use super::{Handler, Hook, HookEvent, Target, ToolSelector, Trigger, hook_identity};
 use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -93,7 +93,7 @@ pub fn normalize(
         }
         hooks.push(hook);
     }
-    hooks.sort_by(|a, b| a.event.cmp(&b.event).then_with(|| a.id.cmp(&b.id)));
+    hooks.sort_by(|a, b| a.trigger.cmp(&b.trigger).then_with(|| a.id.cmp(&b.id)));
     let version = config
         .plugin
         .version
@@ -158,7 +158,18 @@ impl Normalizer<'_> {
         let args = self.args(decl, handler.as_ref());
         let (event, handler) = (event?, handler?);
         let (id, name) = hook_identity(event, &handler, targets.as_deref(), &tools, timeout, &args);
-        Some(Hook { id, name, event, handler, targets, tools, timeout, args, config_path: decl.path.clone() })
+        Some(Hook {
+            id,
+            name,
+            trigger: Trigger::Config(event),
+            route: None,
+            handler,
+            targets,
+            tools,
+            timeout,
+            args,
+            config_path: decl.path.clone(),
+        })
     }
 
     fn handler(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Handler> {

@@ -1,0 +1,124 @@
+//! The 22 canonical event families event routes can handle (`src/events/<family>.tsx`),
+//! what a route may answer to each, and how the seven config events map onto them.
+
+use super::{EventRules, HookEvent};
+
+macro_rules! families {
+    ($($variant:ident = $key:literal;)*) => {
+        /// A canonical event family; its key is the route's path under `src/events/`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Family { $($variant,)* }
+
+        impl Family {
+            pub const ALL: &'static [Family] = &[$(Family::$variant,)*];
+
+            /// `tool/before`, `stop`, …
+            pub fn key(self) -> &'static str {
+                match self { $(Family::$variant => $key,)* }
+            }
+        }
+    };
+}
+
+families! {
+    SessionStart = "session/start";
+    SessionEnd = "session/end";
+    PromptSubmit = "prompt/submit";
+    ToolBefore = "tool/before";
+    ToolAfter = "tool/after";
+    ToolFailure = "tool/failure";
+    Stop = "stop";
+    StopFailure = "stop/failure";
+    AgentStart = "agent/start";
+    AgentStop = "agent/stop";
+    AgentIdle = "agent/idle";
+    CompactBefore = "compact/before";
+    CompactAfter = "compact/after";
+    PermissionRequest = "permission/request";
+    PermissionDenied = "permission/denied";
+    FileChange = "file/change";
+    ConfigChange = "config/change";
+    TaskCreate = "task/create";
+    TaskComplete = "task/complete";
+    ModelSwitchBefore = "model-switch/before";
+    ModelSwitchAfter = "model-switch/after";
+    WorkspaceOpen = "workspace/open";
+}
+
+impl Family {
+    pub fn from_key(key: &str) -> Option<Family> {
+        Family::ALL.iter().copied().find(|f| f.key() == key)
+    }
+
+    /// `tool-before`: the route's hook name is `event-route-<kebab>`.
+    pub fn kebab(self) -> String {
+        self.key().replace('/', "-")
+    }
+
+    /// Families whose native event is filtered by tool name (routes may take `tools`).
+    pub fn takes_tools(self) -> bool {
+        matches!(self, Family::ToolBefore | Family::ToolAfter | Family::ToolFailure | Family::PermissionRequest)
+    }
+
+    /// What a route of this family may answer, whatever the host.
+    pub fn rules(self) -> EventRules {
+        let (deny, rewrite, context) = match self {
+            Family::ToolBefore => (true, true, true),
+            Family::PromptSubmit | Family::AgentStop => (true, false, true),
+            Family::SessionStart | Family::ToolAfter | Family::ToolFailure | Family::AgentStart => (false, false, true),
+            Family::Stop
+            | Family::CompactBefore
+            | Family::PermissionRequest
+            | Family::ConfigChange
+            | Family::TaskCreate
+            | Family::AgentIdle
+            | Family::ModelSwitchBefore => (true, false, false),
+            Family::SessionEnd
+            | Family::StopFailure
+            | Family::CompactAfter
+            | Family::PermissionDenied
+            | Family::FileChange
+            | Family::TaskComplete
+            | Family::ModelSwitchAfter
+            | Family::WorkspaceOpen => (false, false, false),
+        };
+        let violation = match (deny, context) {
+            (false, false) => {
+                format!("{} is observation-only: it cannot deny, replace input or add context", self.key())
+            }
+            _ => format!("{} does not admit this result (see `agent-bundle matrix`)", self.key()),
+        };
+        EventRules { deny, rewrite, context, violation }
+    }
+}
+
+impl HookEvent {
+    /// The family a config event is registered under (the host tables are keyed by family).
+    /// `workspaceOpen` has none: Cursor's `workspaceOpen` is an application lifecycle event
+    /// that only the `workspace/open` route receives, so a config hook reaches no host.
+    pub fn family(self) -> Option<Family> {
+        match self {
+            HookEvent::SessionStart => Some(Family::SessionStart),
+            HookEvent::BeforeTool => Some(Family::ToolBefore),
+            HookEvent::AfterTool => Some(Family::ToolAfter),
+            HookEvent::Stop => Some(Family::Stop),
+            HookEvent::AgentStart => Some(Family::AgentStart),
+            HookEvent::AgentStop => Some(Family::AgentStop),
+            HookEvent::WorkspaceOpen => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn there_are_twenty_two_families_with_unique_keys() {
+        assert_eq!(Family::ALL.len(), 22);
+        for family in Family::ALL {
+            assert_eq!(Family::from_key(family.key()), Some(*family));
+        }
+        assert_eq!(Family::ModelSwitchBefore.kebab(), "model-switch-before");
+    }
+}

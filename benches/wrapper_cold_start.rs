@@ -37,7 +37,7 @@ fn main() {
         .plans
         .iter()
         .flat_map(|p| p.hooks.iter().map(move |h| (p.target, h)))
-        .find(|(t, h)| t.as_str() == "claude" && h.event.key() == "beforeTool")
+        .find(|(t, h)| t.as_str() == "claude" && h.trigger.key() == "beforeTool")
         .and_then(|(_, h)| h.wrapper.clone())
         .unwrap();
     let wrapper = work.path().join("artifact").join(wrapper);

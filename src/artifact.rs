@@ -58,7 +58,7 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&
         [hook] => Ok(hook),
         _ => {
             let names: Vec<_> =
-                hooks.iter().filter(|h| h.host == host && h.kind == "config").map(|h| h.name.as_str()).collect();
+                hooks.iter().filter(|h| h.host == host && h.kind != "prebuilt").map(|h| h.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
             Err(format!("expected exactly one {host} hook matching \"{wanted}\" (hooks for {host}: {known})"))
         }
@@ -82,7 +82,7 @@ const MAX_INPUT: usize = 1024 * 1024;
 /// it, plus `AGENT_BUNDLE_HOOK_SIMULATION=1` (the wrapper then encodes the canonical input
 /// into the host's envelope and reports what it sent back).
 pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> Result<Simulation, String> {
-    let Some(path) = hook.path.as_deref().filter(|_| hook.kind == "config") else {
+    let Some(path) = hook.path.as_deref().filter(|_| hook.kind != "prebuilt") else {
         return Err(format!(
             "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
             hook.name

@@ -134,6 +134,7 @@ pub fn compile_and_publish(db: &Database, project: Project, options: &BuildOptio
 /// Runs every stage for `project`.
 pub fn compile(db: &Database, project: Project) -> Compiled {
     let mut diagnostics: Vec<Diagnostic> = db::parse_config(db, project).diagnostics.clone();
+    diagnostics.extend(db::routes(db, project).diagnostics.iter().cloned());
     diagnostics.extend(db::normalize(db, project).diagnostics.iter().cloned());
     let Some(model) = db::model(db, project).clone() else {
         return finish(db, project, None, Vec::new(), BTreeMap::new(), diagnostics);
@@ -195,6 +196,7 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
                 Code::HookReachesNoHost,
                 format!("hook `{}` ({}) reaches none of the selected targets ({})", hook.name, hook.trigger.key(), selected.join(", ")),
             )
+            .in_file(hook.source_file.clone())
             .at_path(&hook.config_path)
             .with_help("no selected host has this event; see `agent-bundle matrix` (workspace/open is an event route, not a config hook)")
         })
@@ -259,7 +261,12 @@ fn finish(
     mut diagnostics: Vec<Diagnostic>,
 ) -> Compiled {
     let config_name = db::config_file_name(db, project);
-    let config_value = db::parse_config(db, project).value.as_ref();
+    // Each file whose extracted config value diagnostics may point into by JSON path.
+    let mut values: BTreeMap<&str, &crate::config::extract::Value> =
+        db::routes(db, project).configs.iter().map(|(file, value)| (file.as_str(), value)).collect();
+    if let Some(value) = db::parse_config(db, project).value.as_ref() {
+        values.insert(config_name.as_str(), value);
+    }
     let sources = project.files(db);
     let mut texts = BTreeMap::new();
     for diagnostic in &mut diagnostics {
@@ -267,8 +274,8 @@ fn finish(
             diagnostic.file = Some(config_name.clone());
         }
         if diagnostic.span.is_none()
-            && diagnostic.file.as_deref() == Some(config_name.as_str())
-            && let (Some(path), Some(value)) = (&diagnostic.json_path, config_value)
+            && let (Some(path), Some(value)) =
+                (&diagnostic.json_path, diagnostic.file.as_deref().and_then(|f| values.get(f)))
         {
             diagnostic.span = crate::config::span_of(value, path);
         }

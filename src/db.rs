@@ -25,6 +25,7 @@ use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan};
 use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target};
+use crate::routes::RoutesReturn;
 
 /// One file of the project, by project-relative POSIX path.
 #[salsa::input(debug)]
@@ -66,6 +67,15 @@ pub struct TargetKey<'db> {
 pub struct ModuleKey<'db> {
     #[returns(ref)]
     pub key: String,
+}
+
+/// A module to link as a hook handler, or as an event route (which also links the renderer).
+#[salsa::interned(debug)]
+pub struct LinkKey<'db> {
+    #[returns(ref)]
+    pub module: String,
+    #[returns(copy)]
+    pub route: bool,
 }
 
 #[salsa::interned(debug)]
@@ -228,6 +238,18 @@ impl ProjectView for FilesView<'_> {
     }
 }
 
+/// Event routes under `src/events/` and their configs.
+#[salsa::tracked(returns(ref))]
+pub fn routes(db: &dyn Db, project: Project) -> RoutesReturn {
+    let files = project.files(db);
+    let in_events = files
+        .range(crate::routes::EVENTS_DIR.to_owned()..)
+        .take_while(|(path, _)| path.starts_with(crate::routes::EVENTS_DIR));
+    crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
+        files.get(path).and_then(|file| std::str::from_utf8(file.bytes(db)).ok())
+    })
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     let Some(config) = config(db, project) else {
@@ -235,7 +257,13 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     };
     let view = FilesView { files: project.files(db), config_file: config_file_name(db, project) };
     let settings = project.settings(db);
-    crate::model::normalize(config, settings.target_override.as_deref(), package_version(db, project).as_deref(), &view)
+    crate::model::normalize(
+        config,
+        &routes(db, project).routes,
+        settings.target_override.as_deref(),
+        package_version(db, project).as_deref(),
+        &view,
+    )
 }
 
 #[salsa::tracked(returns(ref))]
@@ -262,7 +290,7 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
         },
     };
     let aliases = bundle::aliases();
-    let exists = |path: &str| files.contains_key(path);
+    let exists = |path: &str| files.contains_key(path) || bundle::virtual_module(path).is_some();
     let mut resolve = |specifier: &str| bundle::resolve(key, specifier, &aliases, &exists);
     crate::actions::module_chunk(db.cache(), db.counters(), key, &source, &mut resolve)
 }
@@ -280,11 +308,15 @@ pub struct LinkedHandler {
 /// Links a handler's module graph with the runtime, once per handler (all of a hook's hosts,
 /// and every hook sharing the handler, reuse it).
 #[salsa::tracked(returns(ref))]
-pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, handler: ModuleKey<'db>) -> LinkedHandler {
-    let handler = handler.key(db);
-    let graph = bundle::ModuleGraph::collect(&[bundle::RUNTIME_KEY, handler], |key| {
-        module_chunk(db, project, ModuleKey::new(db, key.to_owned()))
-    });
+pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, link: LinkKey<'db>) -> LinkedHandler {
+    let handler = link.module(db);
+    let roots: &[&str] = if link.route(db) {
+        &[bundle::RUNTIME_KEY, bundle::ROUTE_KEY, handler]
+    } else {
+        &[bundle::RUNTIME_KEY, handler]
+    };
+    let graph =
+        bundle::ModuleGraph::collect(roots, |key| module_chunk(db, project, ModuleKey::new(db, key.to_owned())));
     let mut diagnostics = graph.diagnostics();
     if diagnostics.iter().all(|d| !d.is_error()) && !graph.chunk(handler).is_some_and(|c| c.has_default_export) {
         diagnostics.push(
@@ -323,9 +355,15 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
     };
     let spec =
         hosts::spec::hook_spec(hosts::table(target), hook_name, hook.trigger).expect("planned hooks have a spec");
-    let linked = linked_handler(db, project, ModuleKey::new(db, handler.clone()));
+    let linked = linked_handler(db, project, LinkKey::new(db, handler.clone(), hook.route.is_some()));
     let code = linked.body.as_ref().map(|body| {
-        let epilogue = bundle::hook_epilogue(hook_name, target.as_str(), &spec, handler);
+        let epilogue = match &hook.route {
+            None => bundle::hook_epilogue(hook_name, target.as_str(), &spec, handler),
+            Some(route) => {
+                let family = hook.trigger.key();
+                bundle::route_epilogue(hook_name, target.as_str(), &spec, handler, family, route.timeout_ms)
+            }
+        };
         Arc::from(format!("{body}{epilogue}"))
     });
     WrapperReturn { code, modules: linked.modules.clone(), diagnostics: linked.diagnostics.clone() }

@@ -79,6 +79,11 @@ codes! {
     HookReachesNoHost = "AB4216", "hook-reaches-no-host", "No selected host can receive the hook.";
     MissingHandler = "AB4217", "missing-handler", "The handler file does not exist.";
     HandlerWithoutDefault = "AB4218", "handler-without-default-export", "The handler module has no default export.";
+    UnknownRouteFamily = "AB4800", "unknown-route-family", "A file under src/events/ whose path names no event family.";
+    DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";
+    RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
+    SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime.";
+    SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it and it has no standalone fallback.";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";
     PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";

@@ -20,6 +20,7 @@ pub mod hosts;
 pub mod loader;
 pub mod model;
 pub mod output;
+pub mod routes;
 pub mod source;
 pub mod stamp;
 pub mod validate;

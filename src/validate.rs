@@ -48,7 +48,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic>
         .collect();
     let plugin_name = manifest["plugin"]["name"].as_str().unwrap_or_default();
     for target in &targets {
-        check_host(dir, hosts::table(*target), plugin_name, &on_disk, &mut diagnostics);
+        check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk, &mut diagnostics);
     }
     check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
     if let HostValidation::Claude(binary) = host_validation
@@ -113,20 +113,22 @@ fn check_files(manifest: &Value, on_disk: &BTreeSet<String>, dir: &Path, diagnos
 fn check_host(
     dir: &Path,
     table: &HostTable,
+    targets: &[Target],
     plugin_name: &str,
     on_disk: &BTreeSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let target = table.target;
+    let manifest_path = (table.manifest_path)(targets);
     let document_error = |file: &str, message: String| {
         Diagnostic::error(Code::HostDocument, message).in_file(file.to_owned()).for_host(target)
     };
-    match read_json(dir, table.manifest_path) {
-        Err(message) => diagnostics.push(document_error(table.manifest_path, message)),
+    match read_json(dir, manifest_path) {
+        Err(message) => diagnostics.push(document_error(manifest_path, message)),
         Ok(manifest) => {
             if manifest["name"].as_str() != Some(plugin_name) {
                 diagnostics.push(document_error(
-                    table.manifest_path,
+                    manifest_path,
                     format!("{} manifest `name` must be `{plugin_name}`", table.display_name),
                 ));
             }
@@ -134,7 +136,7 @@ fn check_host(
                 let pointed = pointer.trim_start_matches("./");
                 if !pointer.starts_with("./") || !on_disk.contains(pointed) {
                     diagnostics.push(document_error(
-                        table.manifest_path,
+                        manifest_path,
                         format!("the `hooks` pointer {pointer} does not name a file in the artifact"),
                     ));
                 }

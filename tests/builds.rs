@@ -159,3 +159,19 @@ fn a_non_artifact_output_directory_is_never_replaced() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("not an agent-bundle artifact"));
     assert_eq!(fs::read_to_string(dir.path().join("out/notes.txt")).unwrap(), "mine");
 }
+
+/// Codex 0.171.0 loads a valid Agent Plugins `plugin.json` at the plugin root instead of
+/// `.codex-plugin/plugin.json`, and then runs none of the plugin's hooks (found by the
+/// host-smoke suite). Beside Codex or Cursor, the portable package gets its own root.
+#[test]
+fn r3_no_agent_plugins_manifest_shares_the_root_with_codex() {
+    let dir = build_example("hooks-and-scripts");
+    let artifact = dir.path().join("artifact");
+    assert!(!artifact.join("plugin.json").exists(), "a root plugin.json would disable every Codex hook");
+    let portable: serde_json::Value =
+        serde_json::from_slice(&fs::read(artifact.join("portable/plugin.json")).unwrap()).unwrap();
+    assert_eq!(portable["$schema"], "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json");
+    // Without Codex or Cursor the portable manifest stays at the root.
+    let guarded = build_example("guarded");
+    assert!(guarded.path().join("artifact/plugin.json").is_file());
+}

@@ -245,10 +245,10 @@ fn claude_hook_events(stream: &[Value]) -> Vec<(String, Answer)> {
 /// The `tool_result` block for `id` in a recorded Messages API request.
 fn claude_tool_result(request: &Value, id: &str) -> Value {
     let messages = request["body"]["messages"].as_array().expect("a Messages API request");
-    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let blocks: Vec<&Value> = messages.iter().filter_map(|m| m["content"].as_array()).flatten().collect();
     blocks
-        .filter(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-        .last()
+        .into_iter()
+        .rfind(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
         .cloned()
         .unwrap_or_else(|| panic!("no tool_result for {id} in {request:#}"))
 }

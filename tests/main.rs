@@ -10,6 +10,7 @@ mod diagnostics;
 mod docs;
 mod host_smoke;
 mod host_validation;
+mod routes;
 mod runtime;
 mod validate;
 mod watch;

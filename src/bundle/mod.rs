@@ -25,4 +25,6 @@ mod tests;
 pub use link::{ModuleChunk, ModuleImport, assemble, compile_module};
 pub use resolve::{ResolveFailure, Resolved, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span};
-pub use wrapper::{ModuleGraph, RUNTIME_KEY, aliases, handler_body, hook_epilogue, virtual_module};
+pub use wrapper::{
+    ModuleGraph, ROUTE_KEY, RUNTIME_KEY, aliases, handler_body, hook_epilogue, route_epilogue, virtual_module,
+};

@@ -11,18 +11,29 @@ use crate::diagnostics::{Code, Diagnostic};
 
 /// The virtual key of the hook runtime.
 pub const RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
+/// The virtual key of the event-route renderer.
+pub const ROUTE_KEY: &str = "agent-bundle:runtime/route.mjs";
+const JSX_KEY: &str = "agent-bundle:runtime/jsx.mjs";
+const AGENT_KEY: &str = "agent-bundle:runtime/agent.mjs";
 
 /// The embedded source of a virtual module.
 pub fn virtual_module(key: &str) -> Option<&'static str> {
     match key {
         RUNTIME_KEY => Some(include_str!("../runtime/hook.mjs")),
+        ROUTE_KEY => Some(include_str!("../runtime/route.mjs")),
+        JSX_KEY => Some(include_str!("../runtime/jsx.mjs")),
+        AGENT_KEY => Some(include_str!("../runtime/agent.mjs")),
         _ => None,
     }
 }
 
-/// Bare specifiers that resolve to virtual modules.
+/// Bare specifiers that resolve to virtual modules: the JSX runtime oxc's automatic transform
+/// imports, and the components routes import.
 pub fn aliases() -> BTreeMap<String, String> {
-    BTreeMap::new()
+    BTreeMap::from([
+        ("agent-bundle/jsx-runtime".to_owned(), JSX_KEY.to_owned()),
+        ("@agent-bundle/runtime".to_owned(), AGENT_KEY.to_owned()),
+    ])
 }
 
 impl ModuleChunk {
@@ -113,6 +124,25 @@ impl<'a> ModuleGraph<'a> {
 pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
     let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
     assemble(header, &chunks, "")
+}
+
+/// The host-specific end of a route's wrapper: the runtime renders the route's component.
+pub fn route_epilogue(
+    hook_name: &str,
+    host: &str,
+    spec: &serde_json::Value,
+    route_module: &str,
+    family: &str,
+    timeout_ms: u32,
+) -> String {
+    let runtime = serde_json::Value::from(RUNTIME_KEY);
+    let renderer = serde_json::Value::from(ROUTE_KEY);
+    let module = serde_json::Value::from(route_module);
+    let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
+    format!(
+        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, (event, context) => \
+         __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, {route}));\n"
+    )
 }
 
 /// The host-specific end of a wrapper: the call into the runtime with the host's spec.

@@ -292,7 +292,7 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
-    let wanted = |kind: &str, host: &str| kind == "config" && target.is_none_or(|t| host == t.as_str());
+    let wanted = |kind: &str, host: &str| kind != "prebuilt" && target.is_none_or(|t| host == t.as_str());
     if json {
         let rows = artifact::read_hook_rows(dir).map_err(Failure::Run)?;
         let rows: Vec<_> = rows

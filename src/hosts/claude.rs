@@ -22,7 +22,7 @@ pub static TABLE: HostTable = HostTable {
     target: Target::Claude,
     display_name: "Claude Code",
     contract_revision: "claude-code-2.1.332",
-    manifest_path: ".claude-plugin/plugin.json",
+    manifest_path: |_| ".claude-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${CLAUDE_PLUGIN_ROOT}",
         document_path: "hooks/hooks.json",
@@ -356,7 +356,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         }],
     });
     let mut files = vec![
-        OutputFile::json(TABLE.manifest_path, &manifest),
+        OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".claude-plugin/marketplace.json", &marketplace),
     ];
     // Claude Code loads hooks/hooks.json by itself; an empty one would only be noise.

@@ -25,7 +25,7 @@ pub static TABLE: HostTable = HostTable {
     target: Target::Codex,
     display_name: "Codex",
     contract_revision: "codex-0.171.0",
-    manifest_path: ".codex-plugin/plugin.json",
+    manifest_path: |_| ".codex-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${PLUGIN_ROOT}",
         document_path: HOOKS_DOCUMENT,
@@ -229,7 +229,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         }],
     });
     vec![
-        OutputFile::json(TABLE.manifest_path, &manifest),
+        OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".agents/plugins/marketplace.json", &marketplace),
         // Always written: without it Codex would fall back to Claude's hooks/hooks.json.
         plan.hook_document(),

@@ -24,7 +24,7 @@ pub static TABLE: HostTable = HostTable {
     target: Target::Cursor,
     display_name: "Cursor",
     contract_revision: "cursor-2026-08-28",
-    manifest_path: ".cursor-plugin/plugin.json",
+    manifest_path: |_| ".cursor-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${CURSOR_PLUGIN_ROOT}",
         document_path: HOOKS_DOCUMENT,
@@ -249,5 +249,5 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         "name": model.name,
         "version": model.version,
     });
-    vec![OutputFile::json(TABLE.manifest_path, &manifest), plan.hook_document()]
+    vec![OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest), plan.hook_document()]
 }

@@ -35,8 +35,8 @@ pub struct HostTable {
     pub display_name: &'static str,
     /// The host release this table was checked against (the runtime's host contract revision).
     pub contract_revision: &'static str,
-    /// The host's plugin manifest in the composite root.
-    pub manifest_path: &'static str,
+    /// Where the host's plugin manifest goes, given every selected target.
+    pub manifest_path: fn(&[Target]) -> &'static str,
     /// `None` for hosts without hooks (Agent Plugins 1.0.0).
     pub hooks: Option<HookSupport>,
     /// Whether the host accepts `name` as a plugin name; `Err` says why not.

@@ -70,7 +70,8 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
                         hook.name
                     ),
                 )
-                .at_path(format!("{}.targets", hook.config_path))
+                .in_file(hook.source_file.clone())
+                .at_path(hook.json_path("targets"))
                 .for_host(target)
                 .with_help(format!("remove `{}` from the hook's targets", target.as_str())),
             );
@@ -131,7 +132,8 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
                                 hook.name
                             ),
                         )
-                        .at_path(format!("{}.tools[{index}]", hook.config_path))
+                        .in_file(hook.source_file.clone())
+                        .at_path(hook.json_path(&format!("tools[{index}]")))
                         .for_host(target)
                         .with_help(format!(
                             "every selector must map on every targeted host: drop `{}`, or restrict the hook's targets",
@@ -155,7 +157,8 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
                 Code::NoApplicableSelector,
                 format!("hook `{}` selects tools but none of them applies to {}", hook.name, table.display_name),
             )
-            .at_path(format!("{}.tools", hook.config_path))
+            .in_file(hook.source_file.clone())
+            .at_path(hook.json_path("tools"))
             .for_host(target)
             .with_help(format!(
                 "add a selector for {} (canonical, or `{}:<tool>`), or remove it from the hook's targets",

@@ -9,11 +9,24 @@ pub static TABLE: HostTable = HostTable {
     target: Target::Portable,
     display_name: "Agent Plugins",
     contract_revision: "agent-plugins-1.0.0",
-    manifest_path: "plugin.json",
+    manifest_path,
     hooks: None,
     check_name,
     documents,
 };
+
+/// Codex 0.171.0 loads a valid Agent Plugins manifest at the plugin root *instead of*
+/// `.codex-plugin/plugin.json`, and Agent Plugins 1.0.0 has no hooks, so a root
+/// `plugin.json` silently disables every Codex hook (found by the host-smoke tests). Cursor
+/// also reads a root Agent Plugins manifest. Beside either of them, the portable package
+/// therefore lives in its own root, `portable/`.
+fn manifest_path(targets: &[Target]) -> &'static str {
+    if targets.iter().any(|t| matches!(t, Target::Codex | Target::Cursor)) {
+        "portable/plugin.json"
+    } else {
+        "plugin.json"
+    }
+}
 
 /// `[a-z0-9.-]`, 1–64 characters, alphanumeric at both ends, no `--` or `..`.
 fn check_name(name: &str) -> Result<(), String> {
@@ -35,5 +48,5 @@ fn documents(model: &Model, _plan: &HostPlan) -> Vec<OutputFile> {
         "name": model.name,
         "version": model.version,
     });
-    vec![OutputFile::json(TABLE.manifest_path, &manifest)]
+    vec![OutputFile::json(manifest_path(&model.targets), &manifest)]
 }

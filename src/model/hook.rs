@@ -98,11 +98,19 @@ pub struct Hook {
     /// Native timeout in whole seconds; `None` leaves the host's default.
     pub timeout: Option<u32>,
     pub args: Vec<String>,
-    /// Where the declaration sits in the config, e.g. `hooks.beforeTool[1]`.
+    /// The file that declares the hook: the config, or the route module.
+    pub source_file: String,
+    /// Where the declaration sits in that file's config value, e.g. `hooks.beforeTool[1]`
+    /// (empty for a route: its whole `config` declares it).
     pub config_path: String,
 }
 
 impl Hook {
+    /// The JSON path of a key of the declaration, e.g. `hooks.stop.tools` or `tools`.
+    pub fn json_path(&self, child: &str) -> String {
+        if self.config_path.is_empty() { child.to_owned() } else { format!("{}.{child}", self.config_path) }
+    }
+
     /// Whether the hook names `target` in its own `targets`.
     pub fn names_target(&self, target: Target) -> bool {
         self.targets.as_ref().is_some_and(|targets| targets.contains(&target))

@@ -4,9 +4,10 @@
 //! Host-dependent rules (does the host have this event, does the selector map) belong to
 //! `hosts::plan`.
 
-use super::{Handler, Hook, HookEvent, Target, ToolSelector, Trigger, hook_identity};
+use super::{Handler, Hook, HookEvent, RouteRun, Target, ToolSelector, Trigger, hook_identity};
 use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::routes::Route;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Model {
@@ -63,6 +64,7 @@ const RESERVED_PAYLOAD_NAMES: [&str; 11] = [
 /// config's `targets`; `package_version` comes from `package.json` when there is one.
 pub fn normalize(
     config: &Config,
+    routes: &[Route],
     target_override: Option<&[Target]>,
     package_version: Option<&str>,
     project: &dyn ProjectView,
@@ -92,6 +94,9 @@ pub fn normalize(
             continue;
         }
         hooks.push(hook);
+    }
+    for route in routes {
+        hooks.extend(cx.route(route));
     }
     hooks.sort_by(|a, b| a.trigger.cmp(&b.trigger).then_with(|| a.id.cmp(&b.id)));
     let version = config
@@ -168,7 +173,46 @@ impl Normalizer<'_> {
             tools,
             timeout,
             args,
+            source_file: self.project.config_file().to_owned(),
             config_path: decl.path.clone(),
+        })
+    }
+
+    /// An event route as a hook named `event-route-<family>`. The host's deadline leaves one
+    /// second beyond the route's own budget, for Node to start and answer.
+    fn route(&mut self, route: &Route) -> Option<Hook> {
+        if route.shared {
+            let diagnostic = if route.fallback_standalone {
+                Diagnostic::warning(
+                    Code::SharedRuntimeFallback,
+                    format!("{} asks for the shared runtime; it runs standalone (its fallback)", route.family.key()),
+                )
+                .with_help("this version of agent-bundle generates no MCP server to host shared routes")
+            } else {
+                Diagnostic::error(
+                    Code::SharedRuntimeUnavailable,
+                    format!("{} needs the shared runtime, which no generated MCP entry hosts", route.family.key()),
+                )
+                .with_help("add `fallback: 'standalone'`, or use `runtime: 'standalone'`")
+            };
+            self.diagnostics.push(diagnostic.in_file(route.file.clone()).at_path("runtime"));
+            if !route.fallback_standalone {
+                return None;
+            }
+        }
+        let kebab = route.family.kebab();
+        Some(Hook {
+            id: format!("hook:event-route:{kebab}"),
+            name: format!("event-route-{kebab}"),
+            trigger: Trigger::Route(route.family),
+            route: Some(RouteRun { timeout_ms: route.timeout_ms, shared: route.shared }),
+            handler: Handler::Module(route.file.clone()),
+            targets: route.targets.clone(),
+            tools: route.tools.clone(),
+            timeout: Some(route.timeout_ms.div_ceil(1000) + 1),
+            args: Vec::new(),
+            source_file: route.file.clone(),
+            config_path: String::new(),
         })
     }
 

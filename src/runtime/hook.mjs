@@ -42,7 +42,7 @@ export async function runHook(spec, handler) {
     const envelope = deepFreeze(simulate ? encodeCanonical(spec, input) : input);
     const event = decodeEnvelope(spec, envelope);
     if (typeof handler !== "function") fail("handler module must default-export a function");
-    const context = Object.freeze({ host: spec.host, nativeEvent: spec.nativeEvent, nativeInput: envelope });
+    const context = Object.freeze({ host: spec.host, hostContractRevision: spec.hostContractRevision, nativeEvent: spec.nativeEvent, nativeInput: envelope });
     const result = checkResult(spec, await callHandler(handler, event, context));
     const output = project(spec.output, result);
     const text = simulate

@@ -1,0 +1,270 @@
+//! Event routes: discovery of `src/events/<family>.{ts,tsx}` and the static reading of each
+//! route's `export const config`.
+//!
+//! A route's path names the family it handles (`src/events/tool/before.tsx`,
+//! `src/events/stop.tsx`). Its config is read like the project config: statically, never
+//! executed. Architecture invariant: no host knowledge here.
+
+use crate::config::extract::{self, ExtractErrorKind, ExtractTarget, Value, ValueKind};
+use crate::config::{join_index, join_key};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::model::{Family, Target, ToolSelector};
+
+/// Where routes live.
+pub const EVENTS_DIR: &str = "src/events/";
+
+/// Why: the seed's default budget for a route inside the host's own deadline.
+pub const DEFAULT_TIMEOUT_MS: u32 = 5000;
+
+/// One route file and what its config asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Route {
+    /// Project-relative path of the route module.
+    pub file: String,
+    pub family: Family,
+    pub shared: bool,
+    pub fallback_standalone: bool,
+    pub targets: Option<Vec<Target>>,
+    pub timeout_ms: u32,
+    pub tools: Vec<ToolSelector>,
+}
+
+/// Routes found in the project, with every problem located.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct RoutesReturn {
+    pub routes: Vec<Route>,
+    /// Each route file's extracted config (for locating diagnostics by JSON path).
+    pub configs: Vec<(String, Value)>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The family a path under `src/events/` names, or `None` when it is not a route module.
+fn family_of(path: &str) -> Option<Result<Family, String>> {
+    let relative = path.strip_prefix(EVENTS_DIR)?;
+    let stem = relative.strip_suffix(".tsx").or_else(|| relative.strip_suffix(".ts"))?;
+    Some(Family::from_key(stem).ok_or_else(|| stem.to_owned()))
+}
+
+/// Finds the route files among `paths` (project-relative, sorted) and reads each one's config
+/// with `text(path)`.
+pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) -> Option<&'a str>) -> RoutesReturn {
+    let mut result = RoutesReturn::default();
+    for path in paths {
+        // Modules a route imports (helpers beside it) are not routes unless named like one;
+        // files whose stem names no family are errors only directly in a family folder.
+        let Some(family) = family_of(path) else { continue };
+        let family = match family {
+            Ok(family) => family,
+            Err(stem) => {
+                if is_helper(&stem) {
+                    continue;
+                }
+                let known: Vec<_> = Family::ALL.iter().map(|f| f.key()).collect();
+                result.diagnostics.push(
+                    Diagnostic::error(Code::UnknownRouteFamily, format!("`{path}` names no event family (`{stem}`)"))
+                        .in_file(path)
+                        .with_help(format!(
+                            "route files are src/events/<family>.tsx for a family among: {}",
+                            known.join(", ")
+                        )),
+                );
+                continue;
+            }
+        };
+        if let Some(first) = result.routes.iter().find(|r| r.family == family) {
+            result.diagnostics.push(
+                Diagnostic::error(
+                    Code::DuplicateRoute,
+                    format!("`{path}` and `{}` both handle {}", first.file, family.key()),
+                )
+                .in_file(path)
+                .with_help("keep one module per family"),
+            );
+            continue;
+        }
+        let Some(source) = text(path) else {
+            result
+                .diagnostics
+                .push(Diagnostic::error(Code::ModuleSyntax, format!("`{path}` is not UTF-8 text")).in_file(path));
+            continue;
+        };
+        let (route, value, diagnostics) = read_route(path, family, source);
+        result.diagnostics.extend(diagnostics);
+        if let Some(value) = value {
+            result.configs.push((path.to_owned(), value));
+        }
+        result.routes.extend(route);
+    }
+    result
+}
+
+/// Helper modules may live in `src/events/` when their name starts with `_` or they sit in a
+/// `lib/` or `components/` folder.
+fn is_helper(stem: &str) -> bool {
+    stem.split('/').any(|segment| segment.starts_with('_') || segment == "lib" || segment == "components")
+}
+
+fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Option<Value>, Vec<Diagnostic>) {
+    let extracted = extract::extract(path, source, ExtractTarget::NamedConst("config"));
+    let mut diagnostics = Vec::new();
+    let mut route = Route {
+        file: path.to_owned(),
+        family,
+        shared: false,
+        fallback_standalone: false,
+        targets: None,
+        timeout_ms: DEFAULT_TIMEOUT_MS,
+        tools: Vec::new(),
+    };
+    for error in &extracted.errors {
+        if error.kind == ExtractErrorKind::MissingExport {
+            // A route without `export const config` takes every default.
+            continue;
+        }
+        let code = if error.kind == ExtractErrorKind::Syntax { Code::ModuleSyntax } else { Code::RouteConfig };
+        let mut diagnostic = Diagnostic::error(code, error.message.clone()).in_file(path).at(error.span);
+        if !error.path.is_empty() {
+            diagnostic = diagnostic.at_path(error.path.clone());
+        }
+        if !error.help.is_empty() {
+            diagnostic = diagnostic.with_help(error.help.clone());
+        }
+        diagnostics.push(diagnostic);
+    }
+    let Some(value) = extracted.value else {
+        let ok = diagnostics.is_empty();
+        return (ok.then_some(route), None, diagnostics);
+    };
+    let mut error = |value: &Value, json_path: &str, message: String, help: &str| {
+        diagnostics.push(
+            Diagnostic::error(Code::RouteConfig, message)
+                .in_file(path)
+                .at(value.span)
+                .at_path(json_path)
+                .with_help(help),
+        );
+    };
+    let ValueKind::Object(properties) = &value.kind else {
+        error(
+            &value,
+            "",
+            format!("`config` must be an object, found {}", value.describe()),
+            "write `export const config = { … }`",
+        );
+        return (None, Some(value), diagnostics);
+    };
+    for property in properties {
+        let key_path = join_key("", &property.key);
+        let item = &property.value;
+        match (property.key.as_str(), &item.kind) {
+            ("runtime", ValueKind::String(runtime)) if runtime == "standalone" || runtime == "shared" => {
+                route.shared = runtime == "shared";
+            }
+            ("runtime", _) => error(item, &key_path, "`runtime` must be 'standalone' or 'shared'".into(), ""),
+            ("fallback", ValueKind::String(fallback)) if fallback == "standalone" => route.fallback_standalone = true,
+            ("fallback", _) => error(item, &key_path, "`fallback` can only be 'standalone'".into(), ""),
+            ("timeoutMs", ValueKind::Number(number))
+                if number.as_u64().is_some_and(|ms| ms > 0 && ms <= u64::from(u32::MAX)) =>
+            {
+                route.timeout_ms = number.as_u64().unwrap_or_default() as u32;
+            }
+            ("timeoutMs", _) => {
+                error(item, &key_path, "`timeoutMs` must be a positive whole number of milliseconds".into(), "")
+            }
+            ("targets", ValueKind::Array(items)) => {
+                let mut targets = Vec::new();
+                for (index, target) in items.iter().enumerate() {
+                    match &target.kind {
+                        ValueKind::String(name) if Target::parse(name).is_some() => targets.extend(Target::parse(name)),
+                        _ => error(
+                            target,
+                            &join_index(&key_path, index),
+                            "unknown target".into(),
+                            &format!("targets are {}", Target::names()),
+                        ),
+                    }
+                }
+                targets.sort_unstable();
+                targets.dedup();
+                route.targets = Some(targets);
+            }
+            ("tools", ValueKind::Array(items)) if family.takes_tools() => {
+                for (index, tool) in items.iter().enumerate() {
+                    match &tool.kind {
+                        ValueKind::String(text) if ToolSelector::parse(text).is_some() => {
+                            let selector = ToolSelector::parse(text).expect("checked");
+                            if !route.tools.contains(&selector) {
+                                route.tools.push(selector);
+                            }
+                        }
+                        _ => error(
+                            tool,
+                            &join_index(&key_path, index),
+                            "unknown tool selector".into(),
+                            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
+                        ),
+                    }
+                }
+            }
+            ("tools", _) if !family.takes_tools() => {
+                error(item, &key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`")
+            }
+            ("targets" | "tools", _) => {
+                error(item, &key_path, format!("`{}` must be an array of strings", property.key), "")
+            }
+            (other, _) => error(
+                item,
+                &key_path,
+                format!("unknown route config key `{other}`"),
+                "a route config takes runtime, fallback, targets, timeoutMs and tools",
+            ),
+        }
+    }
+    let ok = diagnostics.is_empty();
+    (ok.then_some(route), Some(value), diagnostics)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn discover_one(path: &'static str, source: &'static str) -> RoutesReturn {
+        discover([path].into_iter(), |_| Some(source))
+    }
+
+    #[test]
+    fn a_route_file_names_its_family() {
+        assert_eq!(family_of("src/events/tool/before.tsx"), Some(Ok(Family::ToolBefore)));
+        assert_eq!(family_of("src/events/stop.ts"), Some(Ok(Family::Stop)));
+        assert_eq!(family_of("src/events/model-switch/after.tsx"), Some(Ok(Family::ModelSwitchAfter)));
+        assert_eq!(family_of("src/events/tool/befor.tsx"), Some(Err("tool/befor".into())));
+        assert_eq!(family_of("src/hooks/stop.ts"), None);
+    }
+
+    #[test]
+    fn route_config_is_read_statically() {
+        let source = "export const config = { runtime: 'shared', fallback: 'standalone', targets: ['codex', 'claude'], timeoutMs: 30_000, tools: ['file.write'] } satisfies AgentEventRouteConfig;\nexport default async function Route() { return null; }\n";
+        let found = discover_one("src/events/tool/after.tsx", source);
+        assert!(found.diagnostics.is_empty(), "{:?}", found.diagnostics);
+        let route = &found.routes[0];
+        assert_eq!((route.shared, route.fallback_standalone, route.timeout_ms), (true, true, 30_000));
+        assert_eq!(route.targets, Some(vec![Target::Claude, Target::Codex]));
+    }
+
+    #[test]
+    fn bad_routes_are_located_errors() {
+        let unknown = discover_one("src/events/tool/befor.tsx", "export default () => null;");
+        assert_eq!(unknown.diagnostics[0].code, Code::UnknownRouteFamily);
+        let bad = discover_one("src/events/stop.tsx", "const t = 5;\nexport const config = { timeoutMs: t };\n");
+        let codes: Vec<_> = bad.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
+        assert_eq!(codes, [(Code::RouteConfig, Some("timeoutMs".into()))]);
+        let tools = discover_one("src/events/stop.tsx", "export const config = { tools: ['shell'], retries: 2 };\n");
+        let codes: Vec<_> = tools.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
+        assert_eq!(codes, [(Code::RouteConfig, Some("tools".into())), (Code::RouteConfig, Some("retries".into()))]);
+        let twice =
+            discover(["src/events/stop.ts", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
+        assert_eq!(twice.diagnostics[0].code, Code::DuplicateRoute);
+        let defaults = discover_one("src/events/session/end.tsx", "export default async () => null;");
+        assert_eq!(defaults.routes[0].timeout_ms, DEFAULT_TIMEOUT_MS);
+    }
+}

@@ -1,0 +1,176 @@
+// agent-bundle event-route renderer.
+//
+// An event route is `src/events/<family>.tsx`: its default export is a
+// (usually async) function component. Its wrapper calls
+//
+//   runHook(SPEC, (event, context) => renderRoute(Route, event, context, ROUTE))
+//
+// with ROUTE = { family, timeoutMs }. renderRoute builds the props
+// `{ canonical, native, signal }`, renders the component tree, and turns the
+// rendered document into a hook result that runHook validates against the
+// family's rules and projects for the host:
+//
+// - function components (sync or async) are called with their props; arrays,
+//   fragments and promises render their contents; `null`, `undefined` and
+//   booleans render nothing; siblings render concurrently, in document order;
+// - every `Agent.Context`'s text, trimmed, becomes `additionalContext` (several
+//   are joined with "\n"); the `value` of the one `Agent.Result` gives
+//   `outcome`, `reason` and `updatedInput`;
+// - anything that would be lost is an error: text outside `Agent.Context`, a
+//   second `Agent.Result`, an element type that is not a function, Fragment,
+//   Result or Context (e.g. "div");
+// - the render races `timeoutMs`: on timeout the signal aborts, renderRoute
+//   throws, and a still-busy process is ended shortly after runHook has
+//   reported the failure, so an abandoned render cannot outlive the budget.
+//
+// Startup: nothing runs at load time, and node:crypto (~5 ms to load) is only
+// loaded when a route reads `canonical.idempotencyKey`.
+
+import { Fragment } from "./jsx.mjs";
+import { Agent } from "./agent.mjs";
+
+const ELEMENT = Symbol.for("agent-bundle.element");
+const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
+// After a timeout, how long an abandoned render may keep the process alive
+// once runHook has written its error (the timer itself does not).
+const EXIT_GRACE_MS = 50;
+
+/**
+ * Renders `Component` for one event and returns the hook result
+ * `{ outcome?, reason?, updatedInput?, additionalContext? }`.
+ */
+export async function renderRoute(Component, event, context, route) {
+  if (typeof Component !== "function") throw new Error("route module must default-export a function component");
+  const controller = new AbortController();
+  const props = Object.freeze({
+    canonical: await canonicalIdentity(event, context, route.family),
+    native: context.nativeInput,
+    signal: controller.signal,
+  });
+  const state = { result: undefined, hasResult: false };
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      const message = `route ${route.family} timed out after ${route.timeoutMs} ms`;
+      controller.abort(new DOMException(message, "TimeoutError"));
+      setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+      reject(new Error(message));
+    }, route.timeoutMs);
+  });
+  let contexts;
+  try {
+    contexts = await Promise.race([render(Component(props), state, false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+
+  const out = {};
+  const value = state.result ?? {};
+  for (const key of RESULT_KEYS) if (value[key] !== undefined) out[key] = value[key];
+  const text = contexts.filter((part) => part !== "").join("\n");
+  if (text !== "") out.additionalContext = text;
+  return out;
+}
+
+// The frozen `canonical` prop. The idempotency key is a lazy getter: hashing
+// needs node:crypto, which most routes would load for nothing.
+async function canonicalIdentity(event, context, family) {
+  const identity = JSON.stringify({ event: family, native: context.nativeInput, target: context.host });
+  let key = typeof process.getBuiltinModule === "function" ? null : await webSha256(identity);
+  return Object.freeze({
+    event: family,
+    get idempotencyKey() {
+      key ??= process.getBuiltinModule("node:crypto").createHash("sha256").update(identity).digest("hex");
+      return key;
+    },
+    observedAt: new Date().toISOString(),
+    sequence: 1, // a standalone run sees exactly one event
+    provenance: Object.freeze({
+      host: context.host,
+      hostContractRevision: context.hostContractRevision,
+      nativeEvent: context.nativeEvent,
+      source: "native",
+    }),
+    payload: event,
+  });
+}
+
+// Node < 20.16 has no process.getBuiltinModule, and a literal import() of
+// node:crypto would become a static import in the bundle: use Web Crypto.
+async function webSha256(text) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Buffer.from(digest).toString("hex");
+}
+
+// Renders `node` and returns the text of the Agent.Context elements it holds,
+// in document order; `inContext` is true inside one, where the text itself is
+// returned. Records the Agent.Result value in `state`.
+async function render(node, state, inContext) {
+  node = await node;
+  if (node === null || node === undefined || typeof node === "boolean") return [];
+  if (typeof node === "string" || typeof node === "number" || typeof node === "bigint") {
+    if (inContext) return [String(node)];
+    throw new Error(`route rendered text outside Agent.Context: ${preview(String(node))}`);
+  }
+  if (Array.isArray(node)) return renderAll(node, state, inContext);
+  if (typeof node !== "object" || node.$$typeof !== ELEMENT) {
+    throw new Error(`route rendered ${describe(node)}, which is not an element, text or null`);
+  }
+
+  const { type, props } = node;
+  if (type === Fragment) return render(props.children, state, inContext);
+  if (type === Agent.Context) {
+    if (inContext) throw new Error("Agent.Context cannot contain Agent.Context");
+    onlyProps(props, "Agent.Context", ["children"]);
+    return [(await render(props.children, state, true)).join("").trim()];
+  }
+  if (type === Agent.Result) {
+    if (inContext) throw new Error("Agent.Context cannot contain Agent.Result");
+    if (state.hasResult) throw new Error("a route may render at most one Agent.Result");
+    onlyProps(props, "Agent.Result", ["value", "children"]);
+    state.hasResult = true;
+    state.result = checkValue(props.value);
+    return render(props.children, state, false);
+  }
+  if (typeof type === "function") return render(type(props), state, inContext);
+  const name = typeof type === "string" ? `<${type}>` : describe(type);
+  throw new Error(
+    `route rendered unsupported element type ${name}: use function components, Fragment, Agent.Result or Agent.Context`,
+  );
+}
+
+async function renderAll(nodes, state, inContext) {
+  const parts = await Promise.all(nodes.map((node) => render(node, state, inContext)));
+  return parts.flat();
+}
+
+function onlyProps(props, name, allowed) {
+  for (const key of Object.keys(props)) {
+    if (!allowed.includes(key)) throw new Error(`${name} takes only ${allowed.join(" and ")}, not ${key}`);
+  }
+}
+
+function checkValue(value) {
+  if (value === undefined || value === null) return undefined;
+  const proto = typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+  if (proto !== Object.prototype && proto !== null) {
+    throw new Error("Agent.Result value must be an object { outcome?, reason?, updatedInput? }");
+  }
+  for (const key of Object.keys(value)) {
+    if (!RESULT_KEYS.includes(key)) {
+      throw new Error(`Agent.Result value has unsupported field ${key}: use outcome, reason and updatedInput`);
+    }
+  }
+  return value;
+}
+
+function describe(value) {
+  if (typeof value === "function") return `a function${value.name ? ` (${value.name})` : ""}`;
+  if (typeof value === "symbol") return String(value);
+  if (value === null || typeof value !== "object") return `${typeof value} ${String(value)}`;
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+function preview(text) {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
+}

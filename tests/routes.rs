@@ -1,0 +1,151 @@
+//! Event routes: discovery, per-host emission, rendering and projection on real payloads.
+
+use serde_json::{Value, json};
+
+use crate::support::{self, CLAUDE, CODEX, node, payload, project};
+
+fn built_routes() -> (tempfile::TempDir, Value) {
+    let dir = support::example("routes");
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    (dir, report)
+}
+
+fn wrapper(dir: &std::path::Path, report: &Value, family: &str, host: &str) -> std::path::PathBuf {
+    let hook = report["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["event"] == family && h["host"] == host)
+        .unwrap_or_else(|| panic!("{family} on {host}: {report:#}"));
+    dir.join("artifact").join(hook["path"].as_str().unwrap())
+}
+
+fn run(script: &std::path::Path, input: &Value, env: &[(&str, &str)]) -> (i32, Value, String) {
+    let (code, stdout, stderr) = node(script, input.to_string().as_bytes(), env);
+    (code, if stdout.is_empty() { Value::Null } else { serde_json::from_str(&stdout).unwrap() }, stderr)
+}
+
+#[test]
+fn routes_are_emitted_for_every_host_that_has_their_family() {
+    let (_dir, report) = built_routes();
+    let mut emitted: Vec<String> = report["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            format!(
+                "{} {} {}",
+                h["host"].as_str().unwrap(),
+                h["event"].as_str().unwrap(),
+                h["nativeEvent"].as_str().unwrap()
+            )
+        })
+        .collect();
+    emitted.sort();
+    insta::assert_snapshot!(emitted.join("\n"));
+    // The shared route runs standalone, and says so.
+    let warnings: Vec<_> =
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(warnings, ["AB4816"]);
+}
+
+#[test]
+fn a_tool_before_route_denies_on_claude_and_codex_and_continues_silently() {
+    let (dir, report) = built_routes();
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let script = wrapper(dir.path(), &report, "tool/before", host);
+        let (code, output, stderr) = run(&script, &payload(host_dir, "PreToolUse"), &[]);
+        assert_eq!((code, output), (0, Value::Null), "{host}: {stderr}");
+        let mut dangerous = payload(host_dir, "PreToolUse");
+        dangerous["tool_input"]["command"] = "rm -rf /".into();
+        let (code, output, stderr) = run(&script, &dangerous, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(output["hookSpecificOutput"]["permissionDecisionReason"], "routes: refusing rm -rf /");
+    }
+}
+
+#[test]
+fn session_start_context_stop_block_and_prompt_context_render_natively() {
+    let (dir, report) = built_routes();
+    let (code, output, stderr) =
+        run(&wrapper(dir.path(), &report, "session/start", "claude"), &payload(CLAUDE, "SessionStart"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let context = output["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.ends_with("started on claude (routes plugin)."), "{context}");
+
+    let (code, output, stderr) =
+        run(&wrapper(dir.path(), &report, "stop", "codex"), &payload(CODEX, "Stop"), &[("ROUTES_BLOCK_STOP", "1")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(output, json!({"decision": "block", "reason": "routes: list the files you changed before stopping"}));
+
+    let (code, output, stderr) =
+        run(&wrapper(dir.path(), &report, "prompt/submit", "claude"), &payload(CLAUDE, "UserPromptSubmit"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(output["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+}
+
+#[test]
+fn an_observation_only_route_that_answers_fails_before_reaching_the_host() {
+    let dir = project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'observe' }, targets: ['claude'] };"),
+        (
+            "src/events/session/end.tsx",
+            "import { Agent } from '@agent-bundle/runtime';\nexport default async () => <Agent.Context>bye</Agent.Context>;\n",
+        ),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let script = wrapper(dir.path(), &report, "session/end", "claude");
+    let mut input = payload(CLAUDE, "SessionStart");
+    input["hook_event_name"] = "SessionEnd".into();
+    input["reason"] = "other".into();
+    let (code, stdout, stderr) = node(&script, input.to_string().as_bytes(), &[]);
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert!(stderr.contains("session/end is observation-only"), "{stderr}");
+}
+
+#[test]
+fn route_errors_are_located() {
+    let dir = project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'bad-routes' }, targets: ['claude'] };"),
+        ("src/events/tool/befor.tsx", "export default async () => null;\n"),
+        ("src/events/stop.tsx", "export const config = { runtime: 'shared' };\nexport default async () => null;\n"),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["file"].as_str().unwrap()))
+        .collect();
+    assert_eq!(found, [("AB4800", "src/events/tool/befor.tsx"), ("AB4817", "src/events/stop.tsx")]);
+    let shared = &report["diagnostics"][1];
+    assert_eq!((shared["line"].as_u64(), shared["jsonPath"].as_str()), (Some(1), Some("runtime")));
+}
+
+#[test]
+fn hooks_simulate_runs_a_route() {
+    let (dir, _) = built_routes();
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","toolName":"Bash","toolInput":{"command":"echo ROUTES_DENY_ME"},"toolUseId":"t1"}"#;
+    let args = [
+        "hooks",
+        "simulate",
+        "--artifact",
+        "artifact",
+        "--target",
+        "codex",
+        "--hook",
+        "event-route-tool-before",
+        "--input",
+        input,
+        "--json",
+    ];
+    let output = support::run(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["result"]["outcome"], "deny");
+    assert_eq!(report["nativeOutput"]["hookSpecificOutput"]["permissionDecision"], "deny");
+}

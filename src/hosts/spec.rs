@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::{EventRow, HookSupport, HostTable};
-use crate::model::{Family, Trigger};
+use super::{EventRow, HostTable};
+use crate::model::Trigger;
 
 /// The spec literal for hook `hook_name` on the host of `table`, or `None` when the host has
 /// no such event.
@@ -64,15 +64,4 @@ fn output(row: &EventRow) -> Value {
         "context": template(row.context),
         "rewrite": template(row.rewrite),
     })
-}
-
-/// The canonical keys a host reports for an event (for docs and simulation help).
-pub fn canonical_fields(hooks: &HookSupport, family: Family) -> Vec<&'static str> {
-    let mut keys: Vec<&'static str> = Vec::new();
-    for field in hooks.row(family).map(|row| row.fields).unwrap_or_default() {
-        if !keys.contains(&field.canonical) {
-            keys.push(field.canonical);
-        }
-    }
-    keys
 }

@@ -308,7 +308,7 @@ function merge(target, template) {
   return target;
 }
 
-// Copies a merged template, replacing placeholder strings by result values.
+// Copies a merged template, replacing the $reason/$context/$updatedInput markers by result values.
 function fill(value, values) {
   if (typeof value === "string") return Object.hasOwn(values, value) ? values[value] : value;
   if (Array.isArray(value)) return value.map((item) => fill(item, values));

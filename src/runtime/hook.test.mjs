@@ -413,7 +413,7 @@ describe("projection", PARALLEL, () => {
     writes(r, { followup_message: "run the tests" });
   });
 
-  test("placeholders are substituted anywhere, templates stay unchanged otherwise", async () => {
+  test("markers are substituted anywhere, templates stay unchanged otherwise", async () => {
     const spec = {
       ...CLAUDE_PRE,
       output: { ...CLAUDE_PRE.output, deny: { a: { b: ["$reason", { c: "$reason", d: "$reasonx" }], n: 1, t: true, z: null } } },

@@ -32,15 +32,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::SessionStart,
                 native: "SessionStart",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
-                    COMMON[7],
+                fields: envelope![
                     Field::required(&["source"], "source", STRING),
                     Field::optional(&["model"], "model", STRING),
                 ],
@@ -51,10 +43,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolBefore,
                 native: "PreToolUse",
-                fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7], TOOL[0],
-                    TOOL[1], TOOL[2],
-                ],
+                fields: envelope![TOOL[0], TOOL[1], TOOL[2],],
                 deny: Some(Shape::PermissionDeny),
                 context: Some(Shape::HookSpecificContext),
                 rewrite: Some(Shape::HookSpecificUpdatedInput),
@@ -62,15 +51,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolAfter,
                 native: "PostToolUse",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
-                    COMMON[7],
+                fields: envelope![
                     TOOL[0],
                     TOOL[1],
                     TOOL[2],
@@ -85,15 +66,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::Stop,
                 native: "Stop",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
-                    COMMON[7],
+                fields: envelope![
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
                     Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
@@ -104,6 +77,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStart,
                 native: "SubagentStart",
+                // agent_id and agent_type are required here, not optional as in COMMON.
                 fields: &[
                     COMMON[0],
                     COMMON[1],
@@ -121,6 +95,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStop,
                 native: "SubagentStop",
+                // agent_id and agent_type are required here, not optional as in COMMON.
                 fields: &[
                     COMMON[0],
                     COMMON[1],

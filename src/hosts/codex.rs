@@ -35,15 +35,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::SessionStart,
                 native: "SessionStart",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    Field::required(&["source"], "source", STRING),
-                ],
+                fields: envelope![Field::required(&["source"], "source", STRING),],
                 deny: None,
                 context: Some(Shape::HookSpecificContext),
                 rewrite: None,
@@ -51,7 +43,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolBefore,
                 native: "PreToolUse",
-                fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], TOOL[0], TOOL[1], TOOL[2]],
+                fields: envelope![TOOL[0], TOOL[1], TOOL[2]],
                 deny: Some(Shape::PermissionDeny),
                 context: Some(Shape::HookSpecificContext),
                 rewrite: Some(Shape::PermissionAllowUpdatedInput),
@@ -59,18 +51,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolAfter,
                 native: "PostToolUse",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    TOOL[0],
-                    TOOL[1],
-                    TOOL[2],
-                    Field::required(&["tool_response"], "toolResponse", ANY),
-                ],
+                fields: envelope![TOOL[0], TOOL[1], TOOL[2], Field::required(&["tool_response"], "toolResponse", ANY),],
                 deny: None,
                 context: Some(Shape::HookSpecificContext),
                 rewrite: None,
@@ -78,13 +59,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::Stop,
                 native: "Stop",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
+                fields: envelope![
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),
                     Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
@@ -95,13 +70,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStart,
                 native: "SubagentStart",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
+                fields: envelope![
                     Field::required(&["agent_id"], "agentId", STRING),
                     Field::required(&["agent_type"], "agentType", STRING),
                 ],
@@ -112,13 +81,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStop,
                 native: "SubagentStop",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
+                fields: envelope![
                     Field::required(&["agent_id"], "agentId", STRING),
                     Field::required(&["agent_type"], "agentType", STRING),
                     Field::required(&["stop_hook_active"], "stopHookActive", BOOLEAN),

@@ -34,7 +34,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::SessionStart,
                 native: "sessionStart",
-                fields: &[COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6]],
+                fields: envelope![],
                 deny: None,
                 context: Some(Shape::AdditionalContext),
                 rewrite: None,
@@ -42,10 +42,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolBefore,
                 native: "preToolUse",
-                fields: &[
-                    COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], TOOL[0], TOOL[1],
-                    TOOL[2], TOOL[3],
-                ],
+                fields: envelope![TOOL[0], TOOL[1], TOOL[2], TOOL[3],],
                 deny: Some(Shape::PermissionFieldDeny),
                 // preToolUse has no context channel.
                 context: None,
@@ -54,14 +51,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::ToolAfter,
                 native: "postToolUse",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
+                fields: envelope![
                     TOOL[0],
                     TOOL[1],
                     TOOL[2],
@@ -76,14 +66,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::Stop,
                 native: "stop",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
+                fields: envelope![
                     Field::required(&["status"], "status", STRING).one_of(&["completed", "aborted", "error"]),
                     Field::required(&["loop_count"], "stopHookActive", NUMBER).decoded(Decode::PositiveCount),
                 ],
@@ -94,14 +77,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStart,
                 native: "subagentStart",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
+                fields: envelope![
                     Field::required(&["subagent_id"], "agentId", STRING),
                     Field::required(&["subagent_type"], "agentType", STRING),
                     Field::optional(&["task"], "task", STRING),
@@ -114,14 +90,7 @@ pub static TABLE: HostTable = HostTable {
             EventRow {
                 family: Family::AgentStop,
                 native: "subagentStop",
-                fields: &[
-                    COMMON[0],
-                    COMMON[1],
-                    COMMON[2],
-                    COMMON[3],
-                    COMMON[4],
-                    COMMON[5],
-                    COMMON[6],
+                fields: envelope![
                     Field::optional(&["subagent_id"], "agentId", STRING),
                     Field::required(&["subagent_type"], "agentType", STRING),
                     Field::optional(&["status"], "status", STRING),

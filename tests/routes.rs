@@ -149,3 +149,27 @@ fn hooks_simulate_runs_a_route() {
     assert_eq!(report["result"]["outcome"], "deny");
     assert_eq!(report["nativeOutput"]["hookSpecificOutput"]["permissionDecision"], "deny");
 }
+
+#[test]
+fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
+    let dir = support::example("routes");
+    let output = support::run(dir.path(), &["inspect", "--hooks", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows: Vec<(String, String, usize)> = report["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["event"].as_str().unwrap().to_owned(),
+                h["mapping"].as_str().unwrap().to_owned(),
+                h["hosts"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    let find = |event: &str| rows.iter().find(|r| r.0 == event).unwrap().clone();
+    assert_eq!(find("tool/before"), ("tool/before".into(), "exact".into(), 3));
+    assert_eq!(find("session/end"), ("session/end".into(), "host-specific".into(), 2), "Codex has no SessionEnd");
+    assert!(!dir.path().join("artifact").exists(), "inspect writes nothing");
+}

@@ -20,6 +20,8 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         report::print_diagnostics(&compiled);
         return Ok(false);
     };
+    // Selected hosts that take hooks at all (Agent Plugins does not).
+    let hook_hosts = model.targets.iter().filter(|t| crate::hosts::table(**t).hooks.is_some()).count();
     let rows: Vec<serde_json::Value> = model
         .hooks
         .iter()
@@ -45,7 +47,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 "event": hook.trigger.key(),
                 "handler": hook.handler.path(),
                 "prebuilt": hook.handler.is_prebuilt(),
-                "mapping": mapping(hook),
+                "mapping": mapping(hook, hosts.len(), hook_hosts),
                 "hosts": hosts,
             })
         })
@@ -88,9 +90,9 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     Ok(!compiled.has_errors())
 }
 
-/// `exact` when the hook means the same on every host it reaches; `host-specific` when it is
-/// restricted to some hosts or uses native tool names.
-fn mapping(hook: &Hook) -> &'static str {
+/// `exact` when the hook lands, with the same meaning, on every selected host that takes
+/// hooks; `host-specific` when some of them lack it or it uses native tool names.
+fn mapping(hook: &Hook, received_by: usize, hook_hosts: usize) -> &'static str {
     let native = hook.tools.iter().any(|t| matches!(t, ToolSelector::Native { .. }));
-    if native || hook.targets.is_some() { "host-specific" } else { "exact" }
+    if native || received_by < hook_hosts { "host-specific" } else { "exact" }
 }

@@ -1,13 +1,15 @@
-//! Host smoke tests: the plugin `agent-bundle build` emits for `examples/policy`, installed the
-//! way users install it and run by the real Claude Code and Codex CLIs (the pinned npm
+//! Host smoke tests: the plugins `agent-bundle build` emits for `examples/policy` (hooks declared
+//! in the config) and `examples/routes` (event routes under `src/events/`), installed the
+//! way users install them and run by the real Claude Code and Codex CLIs (the pinned npm
 //! releases), offline, against scripted model-API mocks (`tests/hosts/*.mjs`) listening on the
 //! loopback of a private network namespace.
 //!
 //! Both clients skip a broken plugin silently and still exit 0, so no assertion here rests on
 //! an exit code. They read what the client reported (its stream, debug log, install output),
 //! what the model saw (the mock records every request body), what the handlers did (each
-//! appends a line to `$POLICY_LOG`), and which wrapper each hook command ran with what answer
-//! (a `node` first on the client's PATH records that, then behaves exactly like node).
+//! policy handler appends a line to `$POLICY_LOG`, the routes' session/end to `$ROUTES_LOG`),
+//! and which wrapper each hook command ran with what answer (a `node` first on the client's
+//! PATH records that, then behaves exactly like node).
 //!
 //! The suite skips, with a message on stderr, only where no network namespace can be made.
 
@@ -38,10 +40,11 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]
 fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start("claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop") else {
+    let Some(s) = Session::start("claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop", policy)
+    else {
         return;
     };
-    let artifact = policy().artifact.to_str().unwrap();
+    let artifact = s.built.artifact();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
@@ -55,7 +58,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     let requests = mock.requests();
 
     // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file.
-    let plugin = claude_plugin(&stream);
+    let plugin = claude_plugin(&stream, "policy");
     assert_eq!((&plugin["source"], &plugin["version"]), (&json!("policy@inline"), &json!("1.2.0")), "{plugin:#}");
     assert_eq!(plugin["path"], artifact);
     let debug = fs::read_to_string(s.path("debug.log")).unwrap();
@@ -122,17 +125,18 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
 
     // 6. The stop deny made Claude continue once, with the reason, then stop.
-    assert_stop_continued_once(&requests);
+    assert_stop_continued_once(&requests, STOP_REASON);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 #[test]
 fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing() {
-    let Some(s) = Session::start("claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing")
+    let Some(s) =
+        Session::start("claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_nothing", policy)
     else {
         return;
     };
-    let artifact = policy().artifact.to_str().unwrap();
+    let artifact = s.built.artifact();
     // A command Claude Code asks about before running (it creates a file in the working
     // directory), and no `--allowedTools`: in `-p` mode an unanswered question is a denial.
     let created = s.path("work/created");
@@ -153,7 +157,7 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     let requests = mock.requests();
 
     // 1. Loaded as the marketplace's plugin (a local marketplace's plugin is used in place).
-    let plugin = claude_plugin(&stream);
+    let plugin = claude_plugin(&stream, "policy");
     assert_eq!(
         (&plugin["source"], &plugin["version"]),
         (&json!("policy@policy-marketplace"), &json!("1.2.0")),
@@ -198,14 +202,111 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
-/// The plugin entry of Claude Code's stream-json `init` event.
-fn claude_plugin(stream: &[Value]) -> Value {
+// ---------------------------------------------------------------------------------------------
+// Event routes (`examples/routes`): the same checks for hooks declared as route files
+
+const ROUTES_PROMPT_CONTEXT: &str = "Answer in plain words; the routes plugin is listening.";
+const ROUTES_STOP_REASON: &str = "routes: list the files you changed before stopping";
+
+/// What the session/start route adds for `session` on `host`.
+fn routes_session_context(session: &Value, host: &str) -> String {
+    format!("Session {} started on {host} (routes plugin).", session.as_str().expect("a session id"))
+}
+
+#[test]
+fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
+    let Some(s) = Session::start("claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes", routes) else {
+        return;
+    };
+    let artifact = s.built.artifact();
+    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
+    let deny_command = format!("touch {} && echo ROUTES_DENY_ME", ran.display());
+    let ok_command = format!("touch {}", ran_ok.display());
+    let mock = s.mock(
+        "anthropic-mock.mjs",
+        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
+    );
+
+    let run = s.claude(&mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[("ROUTES_BLOCK_STOP", "1")]);
+    let stream = json_lines(&run.stdout);
+    let requests = mock.requests();
+
+    // 1. Claude Code loaded the routes plugin from the directory it was given, with its hooks.
+    let plugin = claude_plugin(&stream, "routes");
+    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("routes@inline"), &json!("0.3.0")), "{plugin:#}");
+    assert_eq!(plugin["path"], artifact);
+    let debug = fs::read_to_string(s.path("debug.log")).unwrap();
+    let hooks_file = format!(
+        "Read hooks.json for plugin routes (enabled=true): {}",
+        Path::new(artifact).join("hooks/hooks.json").display()
+    );
+    assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
+
+    // Every route ran its wrapper, and each answered (or continued silently) as it should.
+    assert_eq!(
+        claude_hook_events(&stream),
+        vec![
+            ("SessionStart".to_owned(), Answer::Some),
+            ("UserPromptSubmit".to_owned(), Answer::Some),
+            ("PreToolUse".to_owned(), Answer::Some),
+            ("PreToolUse".to_owned(), Answer::Nothing),
+            ("Stop".to_owned(), Answer::Some),
+            ("Stop".to_owned(), Answer::Nothing),
+        ],
+        "hook_started/hook_response pairs in the stream (a continuing route must answer nothing)"
+    );
+    s.assert_wrappers_ran(
+        "claude",
+        Path::new(artifact),
+        &["session/start", "prompt/submit", "tool/before", "stop", "session/end"],
+    );
+    let session = session_id(&stream);
+    let ended = s.routes_log();
+    assert!(ended.len() == 1 && ended[0]["event"] == "session/end", "the session/end route observed {ended:#?}");
+
+    // 2. The tool/before route denied the marked command (it never ran), the model was told
+    //    why, and the harmless command ran.
+    expect_requests(&requests, 4);
+    assert!(!ran.exists(), "the denied command ran");
+    let denied = claude_tool_result(&requests[1], "toolu_mock0001");
+    assert_eq!(denied["is_error"], true, "{denied:#}");
+    let reason = format!("routes: refusing {deny_command}");
+    assert!(text_of(&denied["content"]).contains(&reason), "the deny reason did not reach the model: {denied:#}");
+    assert_eq!(
+        claude_permission(&stream, "toolu_mock0001"),
+        json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
+    );
+    assert!(ran_ok.exists(), "the harmless command did not run");
+    let result = claude_tool_result(&requests[2], "toolu_mock0002");
+    assert_eq!(
+        (&result["is_error"], &result["content"]),
+        (&json!(false), &json!("(Bash completed with no output)")),
+        "{result:#}"
+    );
+    assert_eq!(
+        claude_permission(&stream, "toolu_mock0002"),
+        json!({"decision": "accept", "source": "config", "reason_type": "rule"})
+    );
+
+    // 3. The session/start and prompt/submit contexts reached the model in its first request.
+    let first = requests[0]["body"].to_string();
+    let context = routes_session_context(&session, "claude");
+    assert!(first.contains(&context), "no session/start context {context:?} in the first request");
+    assert!(first.contains(ROUTES_PROMPT_CONTEXT), "no prompt/submit context in the first request");
+
+    // 4. The stop route made Claude continue once, with the reason, then stop.
+    assert_stop_continued_once(&requests, ROUTES_STOP_REASON);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+/// The entry of plugin `name` in Claude Code's stream-json `init` event.
+fn claude_plugin(stream: &[Value], name: &str) -> Value {
     let init =
         stream.iter().find(|e| e["type"] == "system" && e["subtype"] == "init").expect("no init event in the stream");
     let plugins = init["plugins"].as_array().expect("init lists plugins");
     plugins
         .iter()
-        .find(|p| p["name"] == "policy")
+        .find(|p| p["name"] == name)
         .cloned()
         .unwrap_or_else(|| panic!("Claude Code did not load the plugin: {plugins:#?}"))
 }
@@ -270,11 +371,12 @@ fn claude_permission(stream: &[Value], id: &str) -> Value {
 
 #[test]
 fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop() {
-    let Some(s) = Session::start("codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop")
+    let Some(s) =
+        Session::start("codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_stop", policy)
     else {
         return;
     };
-    let artifact = policy().artifact.to_str().unwrap();
+    let artifact = s.built.artifact();
     let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
     let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
     let ok_command = format!("touch {}", ran_ok.display());
@@ -383,7 +485,109 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
 
     // 6. The stop deny made Codex continue once, with the reason, from the plugin's own
     //    hooks document (`hook_run_id` names it), then stop.
-    assert_stop_continued_once(&requests);
+    assert_stop_continued_once(&requests, STOP_REASON);
+    let prompt = requests[3]["body"]["input"].to_string();
+    assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+#[test]
+fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_routes() {
+    let Some(s) =
+        Session::start("codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_routes", routes)
+    else {
+        return;
+    };
+    let artifact = s.built.artifact();
+    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
+    let deny_command = format!("touch {} && echo ROUTES_DENY_ME", ran.display());
+    let ok_command = format!("touch {}", ran_ok.display());
+    let mock = s.mock(
+        "openai-mock.mjs",
+        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
+    );
+    s.write_codex_config(&mock);
+
+    // 1. Installed from the artifact's own marketplace file (what it ran is checked below).
+    let added = s.run("codex-marketplace-add", s.codex_command(&[]).args(["plugin", "marketplace", "add", artifact]));
+    assert!(added.stdout.contains("Added marketplace `routes-marketplace`"), "{added:#?}");
+    let installed =
+        s.run("codex-plugin-add", s.codex_command(&[]).args(["plugin", "add", "routes@routes-marketplace", "--json"]));
+    let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
+    assert_eq!(
+        (&report["pluginId"], &report["version"]),
+        (&json!("routes@routes-marketplace"), &json!("0.3.0")),
+        "{report:#}"
+    );
+    let root = PathBuf::from(report["installedPath"].as_str().unwrap());
+    assert!(root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
+
+    let run = s.run(
+        "codex-exec",
+        s.codex_command(&[("ROUTES_BLOCK_STOP", "1")]).args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            "hi",
+        ]),
+    );
+    let stream = json_lines(&run.stdout);
+    let requests = mock.requests();
+    let thread = stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
+    for event in &stream {
+        let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
+        let expected = event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
+        assert!(!error || expected, "Codex reported an error: {event:#}");
+    }
+
+    // Codex loaded the plugin's hooks: every route ran its wrapper from the installed plugin,
+    // and each answered (or continued silently) as it should.
+    let calls = s.assert_wrappers_ran("codex", &root, &["session/start", "prompt/submit", "tool/before", "stop"]);
+    let answers: Vec<_> = calls
+        .iter()
+        .map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some }))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ("session/start", Answer::Some),
+            ("prompt/submit", Answer::Some),
+            ("tool/before", Answer::Some),
+            ("tool/before", Answer::Nothing),
+            ("stop", Answer::Some),
+            ("stop", Answer::Nothing),
+        ],
+        "what each wrapper answered Codex (a continuing route must answer nothing)"
+    );
+
+    // 2. The tool/before route denied the marked command (it never ran), the model was told
+    //    why, and the harmless command ran.
+    expect_requests(&requests, 4);
+    assert!(!ran.exists(), "the denied command ran");
+    let blocked = codex_function_output(&requests[1], "call_mock0001");
+    let reason = format!("routes: refusing {deny_command}");
+    assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {reason}")), "{blocked}");
+    let executed: Vec<_> = stream
+        .iter()
+        .filter(|e| e["item"]["type"] == "command_execution")
+        .map(|e| e["item"]["command"].to_string())
+        .collect();
+    assert!(executed.iter().all(|c| !c.contains("ROUTES_DENY_ME")), "{executed:#?}");
+    assert!(ran_ok.exists(), "the harmless command did not run");
+    let output = codex_function_output(&requests[2], "call_mock0002");
+    assert!(output.contains("Process exited with code 0"), "{output}");
+
+    // 3. The session/start and prompt/submit contexts reached the model in its first request.
+    let first = requests[0]["body"].to_string();
+    let context = routes_session_context(&thread["thread_id"], "codex");
+    assert!(first.contains(&context), "no session/start context {context:?} in the first request");
+    assert!(first.contains(ROUTES_PROMPT_CONTEXT), "no prompt/submit context in the first request");
+
+    // 4. The stop route made Codex continue once, with the reason, from the plugin's own
+    //    hooks document, then stop.
+    assert_stop_continued_once(&requests, ROUTES_STOP_REASON);
     let prompt = requests[3]["body"]["input"].to_string();
     assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -414,9 +618,9 @@ fn expect_requests(requests: &[Value], expected: usize) {
 
 /// A stop deny costs one more model request (the 4th of the script), and only that one
 /// carries the reason.
-fn assert_stop_continued_once(requests: &[Value]) {
+fn assert_stop_continued_once(requests: &[Value], reason: &str) {
     expect_requests(requests, 4);
-    let carries = |r: &Value| r["body"].to_string().contains(STOP_REASON);
+    let carries = |r: &Value| r["body"].to_string().contains(reason);
     assert!(!carries(&requests[2]), "the stop reason arrived before the stop");
     let input = &requests[3]["body"];
     let last = input["messages"].as_array().or(input["input"].as_array()).and_then(|i| i.last());
@@ -488,17 +692,43 @@ struct Built {
     hooks: Vec<Value>,
 }
 
-/// The policy example, built once for every test here.
+impl Built {
+    /// The artifact `agent-bundle build` just wrote in `project`, with its manifest's hooks.
+    fn read(project: tempfile::TempDir) -> Built {
+        let artifact = project.path().join("artifact");
+        let manifest: Value =
+            serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
+        Built { hooks: manifest["hooks"].as_array().unwrap().clone(), artifact, _project: project }
+    }
+
+    fn artifact(&self) -> &str {
+        self.artifact.to_str().unwrap()
+    }
+}
+
+/// The policy example (config-declared hooks), built once for every test here.
 fn policy() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let project = support::example("policy");
         let (code, report) = support::build_json(project.path(), &[]);
         assert_eq!(code, 0, "{report:#}");
-        let artifact = project.path().join("artifact");
-        let manifest: Value =
-            serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
-        Built { hooks: manifest["hooks"].as_array().unwrap().clone(), artifact, _project: project }
+        Built::read(project)
+    })
+}
+
+/// The routes example (event routes under `src/events/`), built once for every test here.
+/// Its prompt/submit route asks for the shared runtime and falls back to standalone, with
+/// warning AB4816; the build still succeeds.
+fn routes() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = support::example("routes");
+        let output = support::run(project.path(), &["build"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains("warning[AB4816]"), "the expected fallback warning is missing:\n{stderr}");
+        Built::read(project)
     })
 }
 
@@ -508,6 +738,8 @@ fn policy() -> &'static Built {
 struct Session {
     dir: tempfile::TempDir,
     netns: Netns,
+    /// The example whose artifact this session's client runs.
+    built: &'static Built,
 }
 
 /// One recorded `node <script>` call made by a client.
@@ -521,7 +753,7 @@ struct NodeCall {
 impl Session {
     /// A fresh session, or `None` (after saying so on stderr) where no network namespace
     /// can be made.
-    fn start(test: &str) -> Option<Session> {
+    fn start(test: &str, example: fn() -> &'static Built) -> Option<Session> {
         if !network_namespaces() {
             eprintln!(
                 "host_smoke::{test}: SKIPPED: this machine cannot create a network namespace (`unshare -n true` failed; it needs root, or CAP_SYS_ADMIN)"
@@ -530,7 +762,7 @@ impl Session {
         }
         // Install the clients and build the example once, now: failing there fails the test.
         clients();
-        policy();
+        let built = example();
         let dir = tempfile::tempdir().unwrap();
         for sub in ["home", "work", "bin"] {
             fs::create_dir(dir.path().join(sub)).unwrap();
@@ -544,7 +776,7 @@ impl Session {
         );
         fs::write(&shim, script).unwrap();
         fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
-        Some(Session { dir, netns: Netns::new() })
+        Some(Session { dir, netns: Netns::new(), built })
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -561,7 +793,8 @@ impl Session {
         let mut command = self.netns.command(program);
         let path = format!("{}:{}", self.path("bin").display(), std::env::var("PATH").unwrap_or_default());
         command.env_clear().env("PATH", path).env("LANG", "C.UTF-8").env("HOME", self.path("home"));
-        command.env("POLICY_LOG", self.path("policy.jsonl")).envs(env.iter().copied()).current_dir(self.path("work"));
+        command.env("POLICY_LOG", self.path("policy.jsonl")).env("ROUTES_LOG", self.path("routes.jsonl"));
+        command.envs(env.iter().copied()).current_dir(self.path("work"));
         command
     }
 
@@ -676,11 +909,17 @@ enabled = false
         json_lines(&fs::read_to_string(self.path("policy.jsonl")).unwrap_or_default())
     }
 
+    /// The routes' `$ROUTES_LOG` lines (only session/end writes one).
+    fn routes_log(&self) -> Vec<Value> {
+        json_lines(&fs::read_to_string(self.path("routes.jsonl")).unwrap_or_default())
+    }
+
     /// Checks that every `node` the client started ran one of this host's wrappers from the
     /// installed plugin `root` (as the manifest lists them) and exited 0, and that the given
     /// events' wrappers all ran. Returns the calls in order.
     fn assert_wrappers_ran(&self, host: &str, root: &Path, events: &[&str]) -> Vec<NodeCall> {
-        let wrappers: BTreeMap<PathBuf, String> = policy()
+        let wrappers: BTreeMap<PathBuf, String> = self
+            .built
             .hooks
             .iter()
             .filter(|h| h["host"] == host)

@@ -39,10 +39,9 @@ export async function runHook(spec, handler) {
   try {
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
-    const envelope = deepFreeze(simulate ? encodeCanonical(spec, input) : input);
-    const event = decodeEnvelope(spec, envelope);
+    const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
     if (typeof handler !== "function") fail("handler module must default-export a function");
-    const context = Object.freeze({ host: spec.host, hostContractRevision: spec.hostContractRevision, nativeEvent: spec.nativeEvent, nativeInput: envelope });
+    const envelope = context.nativeInput;
     const result = checkResult(spec, await callHandler(handler, event, context));
     const output = project(spec.output, result);
     const text = simulate
@@ -58,6 +57,23 @@ export async function runHook(spec, handler) {
       // stderr is gone too; the exit code is all that is left to report.
     }
   }
+}
+
+/**
+ * Validates a native envelope against `spec` and returns the frozen canonical
+ * `event` with the handler's `context`. Throws on any mismatch. The shared
+ * runtime (server.mjs) decodes forwarded envelopes with it too.
+ */
+export function decodeNative(spec, input) {
+  const envelope = deepFreeze(input);
+  const event = decodeEnvelope(spec, envelope);
+  const context = Object.freeze({
+    host: spec.host,
+    hostContractRevision: spec.hostContractRevision,
+    nativeEvent: spec.nativeEvent,
+    nativeInput: envelope,
+  });
+  return { event, context };
 }
 
 function fail(message) {

@@ -5,7 +5,8 @@
 //
 //   runHook(SPEC, (event, context) => renderRoute(Route, event, context, ROUTE))
 //
-// with ROUTE = { family, timeoutMs }. renderRoute builds the props
+// with ROUTE = { family, timeoutMs }; the shared runtime (server.mjs) calls it
+// with { family, timeoutMs, sequence, shared: true }. renderRoute builds the props
 // `{ canonical, native, signal }`, renders the component tree, and turns the
 // rendered document into a hook result that runHook validates against the
 // family's rules and projects for the host:
@@ -20,8 +21,9 @@
 //   second `Agent.Result`, an element type that is not a function, Fragment,
 //   Result or Context (e.g. "div");
 // - the render races `timeoutMs`: on timeout the signal aborts, renderRoute
-//   throws, and a still-busy process is ended shortly after runHook has
-//   reported the failure, so an abandoned render cannot outlive the budget.
+//   throws, and a still-busy wrapper process is ended shortly after runHook
+//   has reported the failure, so an abandoned render cannot outlive the budget
+//   (the shared runtime process serves other requests and is never ended).
 //
 // Startup: nothing runs at load time, and node:crypto (~5 ms to load) is only
 // loaded when a route reads `canonical.idempotencyKey`.
@@ -43,7 +45,7 @@ export async function renderRoute(Component, event, context, route) {
   if (typeof Component !== "function") throw new Error("route module must default-export a function component");
   const controller = new AbortController();
   const props = Object.freeze({
-    canonical: await canonicalIdentity(event, context, route.family),
+    canonical: await canonicalIdentity(event, context, route),
     native: context.nativeInput,
     signal: controller.signal,
   });
@@ -53,7 +55,7 @@ export async function renderRoute(Component, event, context, route) {
     timer = setTimeout(() => {
       const message = `route ${route.family} timed out after ${route.timeoutMs} ms`;
       controller.abort(new DOMException(message, "TimeoutError"));
-      setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+      if (!route.shared) setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
       reject(new Error(message));
     }, route.timeoutMs);
   });
@@ -74,7 +76,7 @@ export async function renderRoute(Component, event, context, route) {
 
 // The frozen `canonical` prop. The idempotency key is a lazy getter: hashing
 // needs node:crypto, which most routes would load for nothing.
-async function canonicalIdentity(event, context, family) {
+async function canonicalIdentity(event, context, { family, sequence = 1 }) {
   const identity = JSON.stringify({ event: family, native: context.nativeInput, target: context.host });
   let key = typeof process.getBuiltinModule === "function" ? null : await webSha256(identity);
   return Object.freeze({
@@ -84,7 +86,7 @@ async function canonicalIdentity(event, context, family) {
       return key;
     },
     observedAt: new Date().toISOString(),
-    sequence: 1, // a standalone run sees exactly one event
+    sequence, // a standalone run sees exactly one event; the shared runtime counts
     provenance: Object.freeze({
       host: context.host,
       hostContractRevision: context.hostContractRevision,

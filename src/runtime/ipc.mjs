@@ -1,0 +1,186 @@
+// agent-bundle shared-runtime protocol: the endpoint, the wire format, and the
+// client side that a shared route's wrapper uses.
+//
+// A route with `runtime: 'shared'` renders inside the plugin's generated MCP
+// server (server.mjs), which lives as long as the host session, so routes share
+// module state. The wrapper the host runs forwards the validated envelope there:
+//
+//   wrapper --(one JSON line)--> Unix socket --> server renders the route
+//   wrapper <--(one JSON line)-- { status: "ok", output } | { status: "error", code }
+//
+// - The socket is `<dir>/event-<hash>.sock`, where dir is
+//   $AGENT_BUNDLE_RUNTIME_DIR or `<tmpdir>/agent-bundle-<uid>` (0700, ours), and
+//   hash is the first 32 hex digits of sha256("<epoch>:<target>:<install root>"):
+//   two installs, two targets or two builds never share a runtime.
+// - A message is at most 1 MiB, newline-terminated; one request per connection.
+// - Failure is closed. The only fallback is the route's compiled standalone form,
+//   and only when no live socket exists (runtime-unavailable). A timeout, an
+//   epoch mismatch, an invalid message or a failed render is an error: stale
+//   code never answers and nothing is fabricated.
+
+import { createHash } from "node:crypto";
+import { lstatSync, realpathSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+export const PROTOCOL_VERSION = 1;
+export const MESSAGE_CAP = 1024 * 1024;
+export const TOO_BIG = "Event runtime message exceeds the 1 MiB limit.";
+
+/** The per-user directory holding runtime sockets. */
+export function runtimeDir() {
+  const uid = typeof process.getuid === "function" ? process.getuid() : "user";
+  return process.env.AGENT_BUNDLE_RUNTIME_DIR || join(tmpdir(), `agent-bundle-${uid}`);
+}
+
+/** The socket path of the runtime for `epoch` and `target` installed at `root`. */
+export function endpoint(epoch, target, root) {
+  const hash = createHash("sha256").update(`${epoch}:${target}:${root}`).digest("hex").slice(0, 32);
+  return join(runtimeDir(), `event-${hash}.sock`);
+}
+
+/** The artifact root of a file at `<root>/<folder>/<file>` (symlinks resolved). */
+export function installRoot(file) {
+  return dirname(dirname(realpathSync(file)));
+}
+
+/** Why a directory may not hold runtime sockets, or null when it may. */
+export function unsafeDir(stat) {
+  if (!stat.isDirectory()) return "is not a directory";
+  if (typeof process.getuid === "function" && stat.uid !== process.getuid()) return "belongs to another user";
+  if ((stat.mode & 0o077) !== 0) return "is accessible to other users";
+  return null;
+}
+
+/** An error carrying one of the protocol's failure codes. */
+export function runtimeError(code, message) {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * Accumulates newline-terminated text from a socket, at most MESSAGE_CAP bytes.
+ * Calls `onLine(text)` once with the first line (or with everything received
+ * when the peer ends without a newline), `onTooBig()` past the cap.
+ */
+export function readLine(socket, onLine, onTooBig) {
+  const chunks = [];
+  let size = 0;
+  let done = false;
+  const finish = (text) => {
+    if (done) return;
+    done = true;
+    onLine(text);
+  };
+  socket.on("data", (chunk) => {
+    if (done) return;
+    const newline = chunk.indexOf(10);
+    const take = newline === -1 ? chunk : chunk.subarray(0, newline);
+    size += take.length;
+    if (size > MESSAGE_CAP) {
+      done = true;
+      onTooBig();
+      return;
+    }
+    chunks.push(take);
+    if (newline !== -1) finish(Buffer.concat(chunks).toString("utf8"));
+  });
+  socket.once("end", () => finish(Buffer.concat(chunks).toString("utf8")));
+}
+
+/**
+ * The handler of a shared route's wrapper: sends the validated envelope to the
+ * runtime and returns the route's rendered result. `shared` is
+ * `{ epoch, family, timeoutMs }`; `standalone` renders the route in this
+ * process and is null when the route has no fallback.
+ */
+export async function forwardRoute(shared, context, standalone) {
+  const request = {
+    protocolVersion: PROTOCOL_VERSION,
+    artifactEpoch: shared.epoch,
+    event: shared.family,
+    hostContractRevision: context.hostContractRevision,
+    target: context.host,
+    native: context.nativeInput,
+  };
+  try {
+    return await exchange(socketFor(shared.epoch, context.host), request, shared.timeoutMs, shared.epoch);
+  } catch (error) {
+    if (error.code === "runtime-unavailable" && standalone) return standalone();
+    throw error;
+  }
+}
+
+function socketFor(epoch, target) {
+  const dir = runtimeDir();
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    throw runtimeError("runtime-unavailable", `shared runtime unavailable: ${dir} does not exist`);
+  }
+  const unsafe = unsafeDir(stat);
+  if (unsafe) throw runtimeError("runtime-failed", `refusing the shared runtime: ${dir} ${unsafe}`);
+  return endpoint(epoch, target, installRoot(process.argv[1]));
+}
+
+function exchange(path, request, timeoutMs, epoch) {
+  const text = JSON.stringify(request);
+  if (Buffer.byteLength(text) >= MESSAGE_CAP) return Promise.reject(runtimeError("invalid-message", TOO_BIG));
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    let settled = false;
+    const settle = (error, value) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const timer = setTimeout(
+      () => settle(runtimeError("runtime-timeout", `shared runtime did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.once("connect", () => socket.end(`${text}\n`));
+    socket.once("error", (error) => {
+      const gone = error.code === "ENOENT" || error.code === "ECONNREFUSED";
+      settle(
+        gone
+          ? runtimeError("runtime-unavailable", `shared runtime unavailable: no live socket at ${path}`)
+          : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`),
+      );
+    });
+    readLine(
+      socket,
+      (line) => {
+        try {
+          settle(null, decodeReply(line, epoch));
+        } catch (error) {
+          settle(error);
+        }
+      },
+      () => settle(runtimeError("invalid-message", TOO_BIG)),
+    );
+  });
+}
+
+// The runtime's reply -> the route's result, or the error it reports.
+function decodeReply(line, epoch) {
+  let reply;
+  try {
+    reply = JSON.parse(line);
+  } catch {
+    throw runtimeError("invalid-message", "shared runtime reply is not JSON");
+  }
+  if (reply === null || typeof reply !== "object" || reply.protocolVersion !== PROTOCOL_VERSION) {
+    throw runtimeError("invalid-message", "shared runtime reply does not match the wire schema");
+  }
+  if (reply.status === "error") {
+    throw runtimeError(reply.code, `shared runtime refused the request (${reply.code}): ${reply.message}`);
+  }
+  if (reply.status !== "ok") throw runtimeError("invalid-message", "shared runtime reply has no status");
+  // A runtime of another build must never answer for this one.
+  if (reply.artifactEpoch !== epoch) throw runtimeError("epoch-mismatch", "shared runtime answered for another build");
+  return reply.output;
+}

@@ -1,0 +1,321 @@
+// Tests for the shared event runtime (server.mjs) and its client (ipc.mjs).
+// Each case lays out a small artifact in a temporary directory, as the build
+// does: `mcp/event-runtime.mjs` calls serve() with routes written as jsx(...)
+// calls, and `hooks/<name>.mjs` wrappers call runHook with forwardRoute. The
+// server runs as a real child process speaking MCP on stdio; wrappers are run
+// as the host would run them, with their own AGENT_BUNDLE_RUNTIME_DIR.
+//
+// Run: node --test src/runtime/
+
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const url = (name) => JSON.stringify(pathToFileURL(join(HERE, name)).href);
+const FIXTURE = JSON.parse(
+  readFileSync(join(HERE, "..", "..", "tests", "fixtures", "host-payloads", "claude-code-2.1.332", "PreToolUse.json"), "utf8"),
+).stdin;
+
+const workDir = mkdtempSync(join(tmpdir(), "agent-bundle-server-test-"));
+const children = new Set();
+after(() => {
+  for (const child of children) child.kill("SIGKILL");
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+const childEnv = { ...process.env };
+for (const key of ["AGENT_BUNDLE_HOOK_SIMULATION", "NODE_TEST_CONTEXT", "NODE_OPTIONS", "AGENT_BUNDLE_RUNTIME_DIR"]) {
+  delete childEnv[key];
+}
+
+const field = (native, canonical, types, required = true) => ({ native: [native], canonical, types, required });
+const SPEC = {
+  hook: "event-route-tool-before",
+  host: "claude",
+  hostName: "Claude Code",
+  hostContractRevision: "claude-code-2.1.332",
+  event: "tool/before",
+  nativeEvent: "PreToolUse",
+  eventKey: "hook_event_name",
+  fields: [
+    field("session_id", "sessionId", ["string"]),
+    field("cwd", "cwd", ["string"]),
+    field("tool_name", "toolName", ["string"]),
+    field("tool_input", "toolInput", ["object"]),
+    field("tool_use_id", "toolUseId", ["string"]),
+  ],
+  rules: { deny: true, rewrite: true, context: true, violation: "tool/before cannot replace input while denying" },
+  output: {
+    deny: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "$reason" } },
+    context: { hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "$context" } },
+    rewrite: null,
+  },
+};
+
+// The route both forms render: a module-level counter shows whether state is shared.
+const ROUTE = `
+let calls = 0;
+const Route = async ({ canonical }) => {
+  calls += 1;
+  if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
+  if (canonical.payload.toolInput.command === "slow") await new Promise((r) => setTimeout(r, 2000));
+  return jsx(Agent.Context, { children: \`call \${calls} seq \${canonical.sequence} pid \${process.pid}\` });
+};`;
+
+let artifacts = 0;
+
+/** Writes an artifact with the runtime and two wrappers (with and without fallback). */
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000 } = {}) {
+  const root = join(workDir, `artifact-${++artifacts}`);
+  mkdirSync(join(root, "mcp"), { recursive: true });
+  mkdirSync(join(root, "hooks"), { recursive: true });
+  const imports =
+    `import { jsx } from ${url("jsx.mjs")};\nimport { Agent } from ${url("agent.mjs")};\n${ROUTE}\n`;
+  writeFileSync(
+    join(root, "mcp", "event-runtime.mjs"),
+    `import { serve } from ${url("server.mjs")};\n${imports}` +
+      `await serve({ plugin: "demo", version: "1.0.0", epoch: ${JSON.stringify(epoch)}, routes: [{ family: "tool/before", ` +
+      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(SPEC)} } }] }, import.meta.url);\n`,
+  );
+  for (const fallback of [true, false]) {
+    writeFileSync(
+      join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`),
+      `import { runHook } from ${url("hook.mjs")};\nimport { renderRoute } from ${url("route.mjs")};\n` +
+        `import { forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
+        `const SHARED = ${JSON.stringify({ epoch, family: "tool/before", timeoutMs })};\n` +
+        `await runHook(${JSON.stringify(SPEC)}, (event, context) => forwardRoute(SHARED, context, ` +
+        (fallback ? `() => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs} })` : "null") +
+        `));\n`,
+    );
+  }
+  return root;
+}
+
+function freshRuntimeDir() {
+  return mkdtempSync(join(workDir, "run-"));
+}
+
+/** Starts the runtime of `root`; resolves once it listens or stands by. */
+function startServer(root, runtimeDir) {
+  const child = spawn(process.execPath, [join(root, "mcp", "event-runtime.mjs"), "--target", "claude"], {
+    env: { ...childEnv, AGENT_BUNDLE_RUNTIME_DIR: runtimeDir },
+  });
+  children.add(child);
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  const server = { child, stderr: "", stdout: "", exited: new Promise((r) => child.on("close", (code) => r(code))) };
+  child.stdout.on("data", (data) => (server.stdout += data));
+  child.on("close", () => children.delete(child));
+  server.ready = new Promise((resolve, reject) => {
+    child.stderr.on("data", (data) => {
+      server.stderr += data;
+      if (/listening on|standing by/.test(server.stderr)) resolve(server);
+    });
+    child.on("close", () => reject(new Error(`runtime exited: ${server.stderr}`)));
+  });
+  return server;
+}
+
+/** Closes the server's stdin (as a host does at the end of a session) and waits for it. */
+async function stopServer(server) {
+  server.child.stdin.end();
+  return server.exited;
+}
+
+function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input } = {}) {
+  const envelope = input ?? { ...FIXTURE, tool_input: { command } };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`)], {
+      env: { ...childEnv, AGENT_BUNDLE_RUNTIME_DIR: runtimeDir },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(JSON.stringify(envelope));
+  });
+}
+
+const contextOf = (r) => JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
+
+function sockets(runtimeDir) {
+  return readdirSync(runtimeDir).filter((name) => name.endsWith(".sock"));
+}
+
+/** Sends one raw line to the runtime socket and returns the parsed reply. */
+function rawRequest(socketPath, text) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let data = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (d) => (data += d));
+    socket.on("end", () => resolve(JSON.parse(data)));
+    socket.on("error", reject);
+    socket.on("connect", () => socket.end(text));
+  });
+}
+
+function request(overrides = {}) {
+  return {
+    protocolVersion: 1,
+    artifactEpoch: "demo@1.0.0+0001",
+    event: "tool/before",
+    hostContractRevision: "claude-code-2.1.332",
+    target: "claude",
+    native: { ...FIXTURE, tool_input: { command: "echo hi" } },
+    ...overrides,
+  };
+}
+
+describe("shared runtime", { concurrency: 4 }, () => {
+  test("two invocations share the runtime's state; the socket is 0600 in a 0700 directory", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const first = await runWrapper(root, dir);
+    const second = await runWrapper(root, dir);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(second.code, 0, second.stderr);
+    const pid = server.child.pid;
+    assert.equal(contextOf(first), `call 1 seq 1 pid ${pid}`);
+    assert.equal(contextOf(second), `call 2 seq 2 pid ${pid}`);
+    const [socket] = sockets(dir);
+    assert.equal(statSync(join(dir, socket)).mode & 0o777, 0o600);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.equal(await stopServer(server), 0);
+    assert.deepEqual(sockets(dir), [], "a clean shutdown removes the socket");
+  });
+
+  test("the runtime directory is created 0700 when missing", async () => {
+    const dir = join(freshRuntimeDir(), "nested");
+    const server = await startServer(artifact(), dir).ready;
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    await stopServer(server);
+  });
+
+  test("a second install of the same plugin gets another socket", async () => {
+    const root = artifact();
+    const copy = `${root}-copy`;
+    cpSync(root, copy, { recursive: true });
+    const dir = freshRuntimeDir();
+    const one = await startServer(root, dir).ready;
+    const two = await startServer(copy, dir).ready;
+    assert.equal(sockets(dir).length, 2);
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${one.child.pid}$`));
+    assert.match(contextOf(await runWrapper(copy, dir)), new RegExp(`pid ${two.child.pid}$`));
+    await Promise.all([stopServer(one), stopServer(two)]);
+  });
+
+  test("without a runtime, the fallback renders standalone and a route without one exits non-zero", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const fallback = await runWrapper(root, dir, { fallback: true });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(contextOf(fallback), /^call 1 seq 1 pid \d+$/);
+    const closed = await runWrapper(root, dir);
+    assert.equal(closed.code, 1);
+    assert.equal(closed.stdout, "");
+    assert.match(closed.stderr, /handler failed: shared runtime unavailable: no live socket at /);
+  });
+
+  test("a wrapper of an older build is refused, even with a fallback", async () => {
+    const old = artifact({ epoch: "demo@1.0.0+0001" });
+    const current = artifact({ epoch: "demo@1.0.0+0002" });
+    const dir = freshRuntimeDir();
+    const server = await startServer(current, dir).ready;
+    const [socket] = sockets(dir);
+    const reply = await rawRequest(join(dir, socket), `${JSON.stringify(request())}\n`);
+    assert.equal(reply.status, "error");
+    assert.equal(reply.code, "epoch-mismatch");
+    // The old wrapper, installed where the new build now runs, finds no runtime of its epoch.
+    cpSync(join(old, "hooks"), join(current, "hooks"), { recursive: true });
+    const stale = await runWrapper(current, dir);
+    assert.equal(stale.code, 1);
+    assert.equal(stale.stdout, "");
+    await stopServer(server);
+  });
+
+  test("invalid messages, unknown routes and oversized messages are refused", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const path = join(dir, sockets(dir)[0]);
+    const refused = async (text, message) => {
+      const reply = await rawRequest(path, text);
+      assert.deepEqual([reply.status, reply.code], ["error", "invalid-message"], JSON.stringify(reply));
+      if (message) assert.match(reply.message, message);
+    };
+    await refused("not json\n", /is invalid/);
+    await refused(`${JSON.stringify({ ...request(), extra: 1 })}\n`, /wire schema/);
+    await refused(`${JSON.stringify(request({ event: "stop" }))}\n`, /no shared route for stop/);
+    await refused(`${JSON.stringify(request({ target: "codex" }))}\n`, /serves claude/);
+    await refused(`${JSON.stringify(request({ hostContractRevision: "claude-code-1" }))}\n`, /follows claude-code-2.1.332/);
+    await refused(`${JSON.stringify(request({ native: { hook_event_name: "PreToolUse" } }))}\n`, /envelope is invalid/);
+    await refused(`${"x".repeat(1024 * 1024 + 1)}\n`, /1 MiB/);
+    const status = await rawRequest(path, `${JSON.stringify({ kind: "status", protocolVersion: 1 })}\n`);
+    assert.deepEqual([status.status, status.runtime.pid], ["ok", server.child.pid]);
+    await stopServer(server);
+  });
+
+  test("a failing render is runtime-failed; a slow one times out in the wrapper", async () => {
+    const root = artifact({ timeoutMs: 300 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const failed = await runWrapper(root, dir, { command: "fail" });
+    assert.equal(failed.code, 1);
+    assert.equal(failed.stdout, "");
+    assert.match(failed.stderr, /\(runtime-failed\): Event route rendering failed: boom/);
+    const slow = await runWrapper(root, dir, { command: "slow", fallback: true });
+    assert.equal(slow.code, 1, "a timeout never falls back");
+    assert.equal(slow.stdout, "");
+    assert.match(slow.stderr, /did not answer within 300 ms|timed out after 300 ms/);
+    // The runtime survives both.
+    assert.equal((await runWrapper(root, dir)).code, 0);
+    await stopServer(server);
+  });
+
+  test("a second server stands by and takes over when the owner goes; stale sockets are reclaimed", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const owner = await startServer(root, dir).ready;
+    const standby = await startServer(root, dir).ready;
+    assert.match(standby.stderr, /owned by another process; standing by/);
+    owner.child.kill("SIGKILL"); // dies without cleaning up: its socket is stale
+    await owner.exited;
+    const deadline = Date.now() + 5000;
+    while (!/took it over/.test(standby.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.match(standby.stderr, /took it over/);
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${standby.child.pid}$`));
+    await stopServer(standby);
+    assert.deepEqual(sockets(dir), []);
+  });
+
+  test("speaks MCP on stdio: initialize, tools/list, ping, unknown methods", async () => {
+    const server = await startServer(artifact(), freshRuntimeDir()).ready;
+    const messages = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { jsonrpc: "2.0", id: 3, method: "ping" },
+      { jsonrpc: "2.0", id: 4, method: "resources/list" },
+    ];
+    server.child.stdin.write(messages.map((m) => JSON.stringify(m)).join("\n") + "\n");
+    server.child.stdin.end();
+    assert.equal(await server.exited, 0);
+    const replies = server.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.equal(replies.length, 4, "a notification gets no answer");
+    assert.equal(replies[0].result.protocolVersion, "2025-06-18");
+    assert.equal(replies[0].result.serverInfo.name, "demo-event-runtime");
+    assert.deepEqual(replies[1], { jsonrpc: "2.0", id: 2, result: { tools: [] } });
+    assert.deepEqual(replies[2], { jsonrpc: "2.0", id: 3, result: {} });
+    assert.equal(replies[3].error.code, -32601);
+  });
+});

@@ -161,10 +161,12 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
             (path.clone(), db::wrapper(&*db, project, key).clone())
         })
         .collect();
+    let runtime = db::event_runtime(db, project).as_ref();
     let mut seen_modules = std::collections::HashSet::new();
-    for (_, wrapper) in &wrappers {
+    let bundles = wrappers.iter().map(|(_, w)| &w.diagnostics).chain(runtime.map(|r| &r.diagnostics));
+    for bundle_diagnostics in bundles {
         // A module shared by several wrappers reports its problems once.
-        for diagnostic in &wrapper.diagnostics {
+        for diagnostic in bundle_diagnostics {
             if seen_modules.insert(diagnostic.clone()) {
                 diagnostics.push(diagnostic.clone());
             }
@@ -174,7 +176,7 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
         return finish(db, project, Some(model), plans, BTreeMap::new(), diagnostics);
     }
 
-    let (files, compose_diagnostics) = compose(db, project, &model, &plans, &wrappers);
+    let (files, compose_diagnostics) = compose(db, project, &model, &plans, &wrappers, runtime);
     diagnostics.extend(compose_diagnostics);
     let files = if has_errors(&diagnostics) { BTreeMap::new() } else { files };
     finish(db, project, Some(model), plans, files, diagnostics)
@@ -209,6 +211,7 @@ fn compose(
     model: &Model,
     plans: &[HostPlan],
     wrappers: &[(String, db::WrapperReturn)],
+    runtime: Option<&db::RuntimeReturn>,
 ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
     let files = project.files(db);
     let mut artifact = Artifact::default();
@@ -222,16 +225,20 @@ fn compose(
             artifact.add(file);
         }
     }
-    for (path, wrapper) in wrappers {
-        let code = wrapper.code.as_ref().expect("wrappers without errors have code");
+    let bundles = wrappers
+        .iter()
+        .map(|(path, w)| (path.as_str(), &w.code, &w.modules))
+        .chain(runtime.map(|r| (hosts::RUNTIME_PATH, &r.code, &r.modules)));
+    for (path, code, modules) in bundles {
+        let code = code.as_ref().expect("bundles without errors have code");
         artifact.add(OutputFile {
-            path: path.clone(),
+            path: path.to_owned(),
             bytes: code.as_bytes().into(),
             executable: false,
             kind: FileKind::Bundle,
         });
         inputs.extend(
-            wrapper.modules.iter().filter_map(|m| files.get(m)).map(|f| Input { path: f.path(db), bytes: f.bytes(db) }),
+            modules.iter().filter_map(|m| files.get(m)).map(|f| Input { path: f.path(db), bytes: f.bytes(db) }),
         );
     }
     for payload in &model.payloads {
@@ -249,7 +256,7 @@ fn compose(
         inputs.push(Input { path: file.path(db), bytes: file.bytes(db) });
     }
     let plan_refs: Vec<&HostPlan> = plans.iter().collect();
-    artifact.finish(model, &plan_refs, &inputs)
+    artifact.finish(model, &plan_refs, runtime.and_then(|r| r.epoch.as_deref()), &inputs)
 }
 
 fn finish(

@@ -8,7 +8,9 @@
 //!   model(project)               → Model (backdates when only diagnostics change)
 //!   host_plan(project, target)   → HostPlan
 //!   module_chunk(project, key)   → ModuleChunk (transpiled + linked module)
+//!   linked_handler(project, link) → LinkedHandler (a handler linked with the runtime, host-free)
 //!   wrapper(project, hook, host) → WrapperReturn (one self-contained .mjs)
+//!   event_runtime(project)       → RuntimeReturn (the shared routes' MCP server and its epoch)
 //! ```
 //!
 //! Architecture invariant: no query touches the file system. `loader` reads the project
@@ -23,7 +25,7 @@ use crate::bundle::{self, ModuleChunk};
 use crate::cache::Cache;
 use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::hosts::{self, HostPlan};
+use crate::hosts::{self, HostPlan, RouteForm};
 use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target};
 use crate::routes::RoutesReturn;
 
@@ -69,13 +71,46 @@ pub struct ModuleKey<'db> {
     pub key: String,
 }
 
-/// A module to link as a hook handler, or as an event route (which also links the renderer).
+/// A module to link into a wrapper, and in which form.
 #[salsa::interned(debug)]
 pub struct LinkKey<'db> {
     #[returns(ref)]
     pub module: String,
     #[returns(copy)]
-    pub route: bool,
+    pub form: LinkForm,
+}
+
+/// What a wrapper links besides the hook runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkForm {
+    /// A config hook: the handler module.
+    Hook,
+    /// A standalone route: the renderer and the route module.
+    Route,
+    /// A shared route: the runtime client only; with `fallback`, also the standalone form.
+    Shared { fallback: bool },
+}
+
+impl LinkForm {
+    fn of(planned: &hosts::PlannedHook) -> LinkForm {
+        match planned.route {
+            None => LinkForm::Hook,
+            Some(RouteForm::Standalone) => LinkForm::Route,
+            Some(RouteForm::Shared { fallback }) => LinkForm::Shared { fallback },
+        }
+    }
+
+    /// The module graph's roots, and whether `module` itself is linked.
+    fn roots(self, module: &str) -> Vec<&str> {
+        match self {
+            LinkForm::Hook => vec![bundle::RUNTIME_KEY, module],
+            LinkForm::Route => vec![bundle::RUNTIME_KEY, bundle::ROUTE_KEY, module],
+            LinkForm::Shared { fallback: true } => {
+                vec![bundle::RUNTIME_KEY, bundle::IPC_KEY, bundle::ROUTE_KEY, module]
+            }
+            LinkForm::Shared { fallback: false } => vec![bundle::RUNTIME_KEY, bundle::IPC_KEY],
+        }
+    }
 }
 
 #[salsa::interned(debug)]
@@ -305,28 +340,33 @@ pub struct LinkedHandler {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Links a handler's module graph with the runtime, once per handler (all of a hook's hosts,
-/// and every hook sharing the handler, reuse it).
+/// Links a handler's module graph with the runtime, once per handler and form (all of a hook's
+/// hosts, and every hook sharing the handler, reuse it).
 #[salsa::tracked(returns(ref))]
 pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, link: LinkKey<'db>) -> LinkedHandler {
     let handler = link.module(db);
-    let roots: &[&str] = if link.route(db) {
-        &[bundle::RUNTIME_KEY, bundle::ROUTE_KEY, handler]
-    } else {
-        &[bundle::RUNTIME_KEY, handler]
-    };
+    link_modules(db, project, &link.form(db).roots(handler), handler)
+}
+
+/// Links the module graph from `roots`; every project module among the roots must have a
+/// default export. `origin` names what the bundle is generated from, in its header.
+fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> LinkedHandler {
     let graph =
         bundle::ModuleGraph::collect(roots, |key| module_chunk(db, project, ModuleKey::new(db, key.to_owned())));
     let mut diagnostics = graph.diagnostics();
-    if diagnostics.iter().all(|d| !d.is_error()) && !graph.chunk(handler).is_some_and(|c| c.has_default_export) {
-        diagnostics.push(
-            Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{handler}` has no default export"))
-                .in_file(handler.clone())
-                .with_help("export the handler function: `export default (event) => { … }`"),
-        );
+    if diagnostics.iter().all(|d| !d.is_error()) {
+        for &root in roots.iter().filter(|root| bundle::virtual_module(root).is_none()) {
+            if !graph.chunk(root).is_some_and(|c| c.has_default_export) {
+                diagnostics.push(
+                    Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
+                        .in_file(root.to_owned())
+                        .with_help("export the handler function: `export default (event) => { … }`"),
+                );
+            }
+        }
     }
     let body = (!crate::diagnostics::has_errors(&diagnostics)).then(|| {
-        let header = format!("// Generated by agent-bundle {} from {handler}. Do not edit.", env!("CARGO_PKG_VERSION"));
+        let header = format!("// Generated by agent-bundle {} from {origin}. Do not edit.", env!("CARGO_PKG_VERSION"));
         let mut inputs: Vec<&str> = vec![&header];
         for (key, chunk) in graph.chunks() {
             inputs.extend([key, chunk.code.as_str()]);
@@ -350,21 +390,89 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
     let (hook_name, target) = (key.hook_name(db), key.target(db));
     let model = model(db, project).as_ref().expect("wrappers are built only from a model");
     let hook = model.hooks.iter().find(|hook| &hook.name == hook_name).expect("wrapper keys name model hooks");
+    let planned = host_plan(db, project, TargetKey::new(db, target))
+        .hooks
+        .iter()
+        .find(|planned| &planned.hook_name == hook_name)
+        .expect("wrapper keys name planned hooks");
     let Handler::Module(handler) = &hook.handler else {
         unreachable!("prebuilt handlers have no wrapper");
     };
     let spec =
         hosts::spec::hook_spec(hosts::table(target), hook_name, hook.trigger).expect("planned hooks have a spec");
-    let linked = linked_handler(db, project, LinkKey::new(db, handler.clone(), hook.route.is_some()));
-    let code = linked.body.as_ref().map(|body| {
-        let epilogue = match &hook.route {
-            None => bundle::hook_epilogue(hook_name, target.as_str(), &spec, handler),
-            Some(route) => {
-                let family = hook.trigger.key();
-                bundle::route_epilogue(hook_name, target.as_str(), &spec, handler, family, route.timeout_ms)
-            }
-        };
-        Arc::from(format!("{body}{epilogue}"))
-    });
+    let form = LinkForm::of(planned);
+    let linked = linked_handler(db, project, LinkKey::new(db, handler.clone(), form));
+    let family = hook.trigger.key();
+    let timeout_ms = hook.route.as_ref().map_or(0, |route| route.timeout_ms);
+    let epilogue = match form {
+        LinkForm::Hook => Some(bundle::hook_epilogue(hook_name, target.as_str(), &spec, handler)),
+        LinkForm::Route => Some(bundle::route_epilogue(hook_name, target.as_str(), &spec, handler, family, timeout_ms)),
+        LinkForm::Shared { fallback } => event_runtime(db, project).as_ref().and_then(|runtime| {
+            let fallback = fallback.then_some(handler.as_str());
+            let epoch = runtime.epoch.as_deref()?;
+            Some(bundle::shared_route_epilogue(hook_name, target.as_str(), &spec, epoch, family, timeout_ms, fallback))
+        }),
+    };
+    let code = linked.body.as_ref().zip(epilogue).map(|(body, epilogue)| Arc::from(format!("{body}{epilogue}")));
     WrapperReturn { code, modules: linked.modules.clone(), diagnostics: linked.diagnostics.clone() }
+}
+
+/// The shared event runtime: one MCP server bundle for every host that forwards a route to it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuntimeReturn {
+    pub code: Option<Arc<str>>,
+    /// Names this build of the runtime; wrappers send it and the runtime refuses any other.
+    pub epoch: Option<String>,
+    /// Project-relative paths of the modules linked in.
+    pub modules: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `None` when no host forwards a route to the shared runtime.
+#[salsa::tracked(returns(ref))]
+pub fn event_runtime(db: &dyn Db, project: Project) -> Option<RuntimeReturn> {
+    let model = model(db, project).as_ref()?;
+    let mut routes: Vec<bundle::RuntimeRoute<'_>> = Vec::new();
+    for hook in &model.hooks {
+        let (Some(route), Handler::Module(module)) = (&hook.route, &hook.handler) else { continue };
+        let mut specs = serde_json::Map::new();
+        for &target in &model.targets {
+            let plan = host_plan(db, project, TargetKey::new(db, target));
+            let forwards = plan
+                .hooks
+                .iter()
+                .any(|p| p.hook_name == hook.name && matches!(p.route, Some(RouteForm::Shared { .. })));
+            if let Some(spec) =
+                forwards.then(|| hosts::spec::hook_spec(hosts::table(target), &hook.name, hook.trigger)).flatten()
+            {
+                specs.insert(target.as_str().to_owned(), spec);
+            }
+        }
+        if !specs.is_empty() {
+            routes.push(bundle::RuntimeRoute {
+                family: hook.trigger.key(),
+                timeout_ms: route.timeout_ms,
+                module,
+                specs,
+            });
+        }
+    }
+    if routes.is_empty() {
+        return None;
+    }
+    let mut roots = vec![bundle::SERVER_KEY];
+    roots.extend(routes.iter().map(|route| route.module));
+    let linked = link_modules(db, project, &roots, &format!("the shared routes of {}", model.name));
+    let (code, epoch) = match &linked.body {
+        Some(body) => {
+            // The epoch covers everything the runtime runs: its modules and its route table.
+            let table = bundle::runtime_epilogue(&model.name, &model.version, "", &routes);
+            let hash = blake3::hash(format!("{body}{table}").as_bytes()).to_hex();
+            let epoch = format!("{}@{}+{}", model.name, model.version, &hash.as_str()[..16]);
+            let code = format!("{body}{}", bundle::runtime_epilogue(&model.name, &model.version, &epoch, &routes));
+            (Some(Arc::from(code)), Some(epoch))
+        }
+        None => (None, None),
+    };
+    Some(RuntimeReturn { code, epoch, modules: linked.modules.clone(), diagnostics: linked.diagnostics.clone() })
 }

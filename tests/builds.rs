@@ -5,8 +5,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use crate::support::{self, artifact_files, build_json};
 
-/// Every emitted JSON document of an artifact, one block per file (wrappers are checked by
-/// the wrapper tests; here only their presence and header).
+/// Every emitted JSON document of an artifact, one block per file (wrappers and the shared
+/// runtime are checked by running them; here only their presence and header).
 fn documents(dir: &std::path::Path) -> String {
     let mut out = String::new();
     for (path, bytes) in artifact_files(dir) {
@@ -14,6 +14,9 @@ fn documents(dir: &std::path::Path) -> String {
             let text = String::from_utf8(bytes).unwrap();
             let hook_line = text.lines().find(|l| l.starts_with("// Hook ")).expect("a wrapper names its hook");
             out.push_str(&format!("---------- {path} ----------\n{}\n{hook_line}\n", text.lines().next().unwrap()));
+        } else if path.ends_with(".mjs") {
+            let text = String::from_utf8(bytes).unwrap();
+            out.push_str(&format!("---------- {path} ----------\n{}\n", text.lines().next().unwrap()));
         } else if path.ends_with(".json") && !path.ends_with("agent-bundle.manifest.json") {
             out.push_str(&format!("---------- {path} ----------\n{}", String::from_utf8(bytes).unwrap()));
         } else {
@@ -60,6 +63,12 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
 #[test]
 fn policy_builds_for_every_host() {
     let dir = build_example("policy");
+    insta::assert_snapshot!(documents(&dir.path().join("artifact")));
+}
+
+#[test]
+fn routes_builds_for_every_host_with_the_shared_runtime_in_each_mcp_document() {
+    let dir = build_example("routes");
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 

@@ -34,6 +34,8 @@ const DENY_REASON: &str = "policy: the command carries the POLICY_DENY_ME marker
 const STOP_REASON: &str = "policy: summarize what you changed before stopping (marker POLICY_STOP_OK)";
 /// A client still running after this is killed, and its test fails.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The shared event runtime inside an artifact (the plugin's generated MCP server).
+const RUNTIME_SCRIPT: &str = "mcp/event-runtime.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Claude Code
@@ -205,7 +207,10 @@ fn claude_code_installs_from_the_marketplace_and_a_continuing_hook_approves_noth
 // ---------------------------------------------------------------------------------------------
 // Event routes (`examples/routes`): the same checks for hooks declared as route files
 
-const ROUTES_PROMPT_CONTEXT: &str = "Answer in plain words; the routes plugin is listening.";
+/// What the shared prompt/submit route answers the first prompt of a session with, when the
+/// plugin's MCP server (not the hook's standalone fallback) rendered it.
+const ROUTES_PROMPT_CONTEXT: &str =
+    "Answer in plain words; the routes plugin is listening (prompt 1, event 1, shared runtime).";
 const ROUTES_STOP_REASON: &str = "routes: list the files you changed before stopping";
 
 /// What the session/start route adds for `session` on `host`.
@@ -264,6 +269,15 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
     let ended = s.routes_log();
     assert!(ended.len() == 1 && ended[0]["event"] == "session/end", "the session/end route observed {ended:#?}");
 
+    // Claude Code started the plugin's MCP server (the shared runtime) from the plugin dir
+    // and connected to it before the first prompt.
+    assert_eq!(s.runtime_starts(), [Path::new(artifact).join(RUNTIME_SCRIPT)]);
+    let init = stream.iter().find(|e| e["subtype"] == "init").unwrap_or_else(|| panic!("no init event"));
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "plugin:routes:event-runtime", "status": "connected", "source": "plugin"}])
+    );
+
     // 2. The tool/before route denied the marked command (it never ran), the model was told
     //    why, and the harmless command ran.
     expect_requests(&requests, 4);
@@ -292,7 +306,10 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
     let first = requests[0]["body"].to_string();
     let context = routes_session_context(&session, "claude");
     assert!(first.contains(&context), "no session/start context {context:?} in the first request");
-    assert!(first.contains(ROUTES_PROMPT_CONTEXT), "no prompt/submit context in the first request");
+    assert!(
+        first.contains(ROUTES_PROMPT_CONTEXT),
+        "no prompt/submit context from the shared runtime in the first request"
+    );
 
     // 4. The stop route made Claude continue once, with the reason, then stop.
     assert_stop_continued_once(&requests, ROUTES_STOP_REASON);
@@ -544,6 +561,9 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
 
     // Codex loaded the plugin's hooks: every route ran its wrapper from the installed plugin,
     // and each answered (or continued silently) as it should.
+    // Codex started the plugin's MCP server (the shared runtime), relative to the plugin
+    // root as its MCP document says.
+    assert_eq!(s.runtime_starts(), [PathBuf::from(format!("./{RUNTIME_SCRIPT}"))]);
     let calls = s.assert_wrappers_ran("codex", &root, &["session/start", "prompt/submit", "tool/before", "stop"]);
     let answers: Vec<_> = calls
         .iter()
@@ -583,7 +603,10 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
     let first = requests[0]["body"].to_string();
     let context = routes_session_context(&thread["thread_id"], "codex");
     assert!(first.contains(&context), "no session/start context {context:?} in the first request");
-    assert!(first.contains(ROUTES_PROMPT_CONTEXT), "no prompt/submit context in the first request");
+    assert!(
+        first.contains(ROUTES_PROMPT_CONTEXT),
+        "no prompt/submit context from the shared runtime in the first request"
+    );
 
     // 4. The stop route made Codex continue once, with the reason, from the plugin's own
     //    hooks document, then stop.
@@ -718,8 +741,8 @@ fn policy() -> &'static Built {
 }
 
 /// The routes example (event routes under `src/events/`), built once for every test here.
-/// Its prompt/submit route asks for the shared runtime and falls back to standalone, with
-/// warning AB4816; the build still succeeds.
+/// Its prompt/submit route asks for the shared runtime (hosted by the generated MCP server)
+/// and falls back to standalone; the build prints no diagnostics.
 fn routes() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
@@ -727,7 +750,7 @@ fn routes() -> &'static Built {
         let output = support::run(project.path(), &["build"]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(0), "{stderr}");
-        assert!(stderr.contains("warning[AB4816]"), "the expected fallback warning is missing:\n{stderr}");
+        assert!(!stderr.contains("warning["), "the routes example should build cleanly:\n{stderr}");
         Built::read(project)
     })
 }
@@ -764,13 +787,15 @@ impl Session {
         clients();
         let built = example();
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["home", "work", "bin"] {
+        for sub in ["home", "work", "bin", "tmp"] {
             fs::create_dir(dir.path().join(sub)).unwrap();
         }
-        // Observation only: runs the real node with the same stdin, stdout and exit code.
+        // Observation only: runs the real node with the same stdin, stdout and exit code. The
+        // shared runtime (an MCP server: its stdout is a live protocol) is recorded and exec'd.
         let shim = dir.path().join("bin/node");
         let script = format!(
-            "#!/bin/sh\nout=$('{node}' \"$@\"); code=$?\nprintf '%s\\t%s\\t%s\\n' \"$code\" \"$1\" \"$out\" >> '{log}'\nprintf '%s' \"$out\"\nexit $code\n",
+            "#!/bin/sh\ncase \"$1\" in */{RUNTIME_SCRIPT}) printf 'runtime\\t%s\\t\\n' \"$1\" >> '{log}'; exec '{node}' \"$@\";; esac\n\
+             out=$('{node}' \"$@\"); code=$?\nprintf '%s\\t%s\\t%s\\n' \"$code\" \"$1\" \"$out\" >> '{log}'\nprintf '%s' \"$out\"\nexit $code\n",
             node = which("node").display(),
             log = dir.path().join("node-calls.tsv").display(),
         );
@@ -794,6 +819,10 @@ impl Session {
         let path = format!("{}:{}", self.path("bin").display(), std::env::var("PATH").unwrap_or_default());
         command.env_clear().env("PATH", path).env("LANG", "C.UTF-8").env("HOME", self.path("home"));
         command.env("POLICY_LOG", self.path("policy.jsonl")).env("ROUTES_LOG", self.path("routes.jsonl"));
+        // The shared runtime's sockets go to `$TMPDIR/agent-bundle-<uid>`, private to this
+        // session. Not `AGENT_BUNDLE_RUNTIME_DIR`: Codex starts MCP servers with a short list
+        // of variables (TMPDIR is one), so hooks and runtime would disagree.
+        command.env("TMPDIR", self.path("tmp"));
         command.envs(env.iter().copied()).current_dir(self.path("work"));
         command
     }
@@ -914,6 +943,15 @@ enabled = false
         json_lines(&fs::read_to_string(self.path("routes.jsonl")).unwrap_or_default())
     }
 
+    /// The shared runtimes the client started (`mcp/event-runtime.mjs` scripts), in order.
+    fn runtime_starts(&self) -> Vec<PathBuf> {
+        let log = fs::read_to_string(self.path("node-calls.tsv")).unwrap_or_default();
+        log.lines()
+            .filter_map(|line| line.strip_prefix("runtime\t"))
+            .map(|rest| PathBuf::from(rest.trim_end_matches('\t')))
+            .collect()
+    }
+
     /// Checks that every `node` the client started ran one of this host's wrappers from the
     /// installed plugin `root` (as the manifest lists them) and exited 0, and that the given
     /// events' wrappers all ran. Returns the calls in order.
@@ -929,6 +967,7 @@ enabled = false
         assert!(!log.is_empty(), "{host} ran none of the plugin's hooks: it did not load them (and said nothing)");
         let calls: Vec<NodeCall> = log
             .lines()
+            .filter(|line| !line.starts_with("runtime\t"))
             .map(|line| {
                 let mut fields = line.splitn(3, '\t');
                 let (code, script, stdout) =

@@ -26,5 +26,6 @@ pub use link::{ModuleChunk, ModuleImport, assemble, compile_module};
 pub use resolve::{ResolveFailure, Resolved, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span};
 pub use wrapper::{
-    ModuleGraph, ROUTE_KEY, RUNTIME_KEY, aliases, handler_body, hook_epilogue, route_epilogue, virtual_module,
+    IPC_KEY, ModuleGraph, ROUTE_KEY, RUNTIME_KEY, RuntimeRoute, SERVER_KEY, aliases, handler_body, hook_epilogue,
+    route_epilogue, runtime_epilogue, shared_route_epilogue, virtual_module,
 };

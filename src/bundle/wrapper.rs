@@ -13,6 +13,10 @@ use crate::diagnostics::{Code, Diagnostic};
 pub const RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
 /// The virtual key of the event-route renderer.
 pub const ROUTE_KEY: &str = "agent-bundle:runtime/route.mjs";
+/// The virtual key of the shared-runtime client (and protocol).
+pub const IPC_KEY: &str = "agent-bundle:runtime/ipc.mjs";
+/// The virtual key of the shared runtime, the generated MCP server.
+pub const SERVER_KEY: &str = "agent-bundle:runtime/server.mjs";
 const JSX_KEY: &str = "agent-bundle:runtime/jsx.mjs";
 const AGENT_KEY: &str = "agent-bundle:runtime/agent.mjs";
 
@@ -23,6 +27,8 @@ pub fn virtual_module(key: &str) -> Option<&'static str> {
         ROUTE_KEY => Some(include_str!("../runtime/route.mjs")),
         JSX_KEY => Some(include_str!("../runtime/jsx.mjs")),
         AGENT_KEY => Some(include_str!("../runtime/agent.mjs")),
+        IPC_KEY => Some(include_str!("../runtime/ipc.mjs")),
+        SERVER_KEY => Some(include_str!("../runtime/server.mjs")),
         _ => None,
     }
 }
@@ -143,6 +149,75 @@ pub fn route_epilogue(
         "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, (event, context) => \
          __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, {route}));\n"
     )
+}
+
+/// The host-specific end of a shared route's wrapper: the envelope goes to the shared runtime
+/// of `epoch`; with a fallback, the bundled route renders when no runtime is live.
+pub fn shared_route_epilogue(
+    hook_name: &str,
+    host: &str,
+    spec: &serde_json::Value,
+    epoch: &str,
+    family: &str,
+    timeout_ms: u32,
+    fallback_module: Option<&str>,
+) -> String {
+    let runtime = serde_json::Value::from(RUNTIME_KEY);
+    let ipc = serde_json::Value::from(IPC_KEY);
+    let shared = serde_json::json!({ "epoch": epoch, "family": family, "timeoutMs": timeout_ms });
+    let standalone = match fallback_module {
+        Some(module) => {
+            let renderer = serde_json::Value::from(ROUTE_KEY);
+            let module = serde_json::Value::from(module);
+            let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
+            format!(
+                "() => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, {route})"
+            )
+        }
+        None => "null".to_owned(),
+    };
+    format!(
+        "// Hook {hook_name} for {host}, rendered by the shared runtime.
+await __ab_require({runtime}).runHook({spec},          (event, context) => __ab_require({ipc}).forwardRoute({shared}, context, {standalone}));
+"
+    )
+}
+
+/// One route the shared runtime serves: its family, budget, module and the spec of each host
+/// that forwards it.
+pub struct RuntimeRoute<'a> {
+    pub family: &'a str,
+    pub timeout_ms: u32,
+    pub module: &'a str,
+    pub specs: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The end of the shared runtime's bundle: the route table, then `serve`.
+pub fn runtime_epilogue(plugin: &str, version: &str, epoch: &str, routes: &[RuntimeRoute<'_>]) -> String {
+    let server = serde_json::Value::from(SERVER_KEY);
+    let mut text = format!(
+        "// The shared event runtime of {plugin}.
+await __ab_require({server}).serve({{ plugin: {}, version: {}, epoch: {}, routes: [
+",
+        serde_json::Value::from(plugin),
+        serde_json::Value::from(version),
+        serde_json::Value::from(epoch),
+    );
+    for route in routes {
+        text.push_str(&format!(
+            "  {{ family: {}, timeoutMs: {}, load: () => __ab_require({}), specs: {} }},
+",
+            serde_json::Value::from(route.family),
+            route.timeout_ms,
+            serde_json::Value::from(route.module),
+            serde_json::Value::Object(route.specs.clone()),
+        ));
+    }
+    text.push_str(
+        "] }, import.meta.url);
+",
+    );
+    text
 }
 
 /// The host-specific end of a wrapper: the call into the runtime with the host's spec.

@@ -54,9 +54,13 @@ impl Artifact {
         mut self,
         model: &Model,
         plans: &[&HostPlan],
+        runtime_epoch: Option<&str>,
         inputs: &[Input<'_>],
     ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
-        let manifest = manifest(model, plans, &self.files, inputs);
+        let mut manifest = manifest(model, plans, &self.files, inputs);
+        if let Some(epoch) = runtime_epoch {
+            manifest["eventRuntime"] = serde_json::json!({ "path": crate::hosts::RUNTIME_PATH, "epoch": epoch });
+        }
         self.add(OutputFile::json(MANIFEST_FILE, &manifest));
         (self.files, self.diagnostics)
     }
@@ -125,6 +129,14 @@ pub fn hook_row(target: crate::model::Target, planned: &crate::hosts::PlannedHoo
     }
     if let Some(timeout) = planned.timeout {
         row["timeout"] = timeout.into();
+    }
+    match planned.route {
+        Some(crate::hosts::RouteForm::Shared { fallback }) => {
+            row["runtime"] = "shared".into();
+            row["fallback"] = fallback.into();
+        }
+        Some(crate::hosts::RouteForm::Standalone) => row["runtime"] = "standalone".into(),
+        None => {}
     }
     row
 }

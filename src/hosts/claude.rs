@@ -5,8 +5,8 @@
 //! no `permissionDecision`: `allow` would skip the user's permission prompt.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
-    STRING_OR_NULL, Shape, author, check_kebab_name, description,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, NUMBER, OBJECT, STRING,
+    STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -260,6 +260,12 @@ pub static TABLE: HostTable = HostTable {
     }),
     check_name,
     documents,
+    // `.mcp.json` is auto-loaded; Claude Code expands its root token in `args`.
+    mcp: Some(McpSupport {
+        document_path: ".mcp.json",
+        manifest_pointer: false,
+        root_token: Some("${CLAUDE_PLUGIN_ROOT}"),
+    }),
 };
 
 /// Fields every Claude Code hook envelope shares. `agent_id`/`agent_type` appear inside
@@ -338,5 +344,6 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
     if !plan.hooks.is_empty() {
         files.push(plan.hook_document());
     }
+    files.extend(mcp_document(&TABLE, model, plan).0);
     files
 }

@@ -8,8 +8,8 @@
 //! only documented rewrite form.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, OBJECT, STRING, STRING_OR_NULL,
-    Shape, author, check_kebab_name, description,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, OBJECT, STRING,
+    STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -139,6 +139,8 @@ pub static TABLE: HostTable = HostTable {
     }),
     check_name: check_kebab_name,
     documents,
+    // Codex starts plugin MCP servers with paths relative to the plugin root.
+    mcp: Some(McpSupport { document_path: ".codex-plugin/mcp.json", manifest_pointer: true, root_token: None }),
 };
 
 const HOOKS_DOCUMENT: &str = ".codex-plugin/hooks.json";
@@ -167,7 +169,8 @@ const TOOL: [Field; 3] = [
 ];
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
-    let manifest = serde_json::json!({
+    let (mcp, mcp_pointer) = mcp_document(&TABLE, model, plan);
+    let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
         "hooks": format!("./{HOOKS_DOCUMENT}"),
@@ -191,10 +194,15 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
             "source": { "path": "./", "source": "local" },
         }],
     });
-    vec![
+    if let Some(pointer) = mcp_pointer {
+        manifest["mcpServers"] = pointer.into();
+    }
+    let mut files = vec![
         OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".agents/plugins/marketplace.json", &marketplace),
         // Always written: without it Codex would fall back to Claude's hooks/hooks.json.
         plan.hook_document(),
-    ]
+    ];
+    files.extend(mcp);
+    files
 }

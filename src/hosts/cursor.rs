@@ -7,8 +7,8 @@
 //! picks up Claude Code's `hooks/hooks.json`.
 
 use super::{
-    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, NUMBER, OBJECT, STRING,
-    STRING_OR_NULL, Shape, author, description,
+    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, NUMBER,
+    OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -173,6 +173,11 @@ pub static TABLE: HostTable = HostTable {
     }),
     check_name,
     documents,
+    mcp: Some(McpSupport {
+        document_path: ".cursor-plugin/mcp.json",
+        manifest_pointer: true,
+        root_token: Some("${CURSOR_PLUGIN_ROOT}"),
+    }),
 };
 
 const HOOKS_DOCUMENT: &str = ".cursor-plugin/hooks.json";
@@ -210,7 +215,8 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
-    let manifest = serde_json::json!({
+    let (mcp, mcp_pointer) = mcp_document(&TABLE, model, plan);
+    let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
         "displayName": model.name,
@@ -218,5 +224,10 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         "name": model.name,
         "version": model.version,
     });
-    vec![OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest), plan.hook_document()]
+    if let Some(pointer) = mcp_pointer {
+        manifest["mcpServers"] = pointer.into();
+    }
+    let mut files = vec![OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest), plan.hook_document()];
+    files.extend(mcp);
+    files
 }

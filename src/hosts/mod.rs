@@ -20,7 +20,7 @@ pub mod spec;
 use crate::model::{CanonicalTool, Family, Model, Target, Trigger};
 use crate::output::OutputFile;
 
-pub use plan::{HostPlan, PlannedHook};
+pub use plan::{HostPlan, PlannedHook, RouteForm};
 
 /// Every host, in target name order.
 pub static HOSTS: [&HostTable; 4] = [&claude::TABLE, &codex::TABLE, &cursor::TABLE, &portable::TABLE];
@@ -43,6 +43,62 @@ pub struct HostTable {
     pub check_name: fn(&str) -> Result<(), String>,
     /// Writes the host's manifests and documents for a planned build.
     pub documents: fn(&Model, &HostPlan) -> Vec<OutputFile>,
+    /// `None` for hosts that cannot run the plugin's generated MCP server (no shared runtime).
+    pub mcp: Option<McpSupport>,
+}
+
+/// How a host runs the plugin's MCP servers, which host the shared event runtime.
+pub struct McpSupport {
+    /// Where the host's MCP document goes in the composite root.
+    pub document_path: &'static str,
+    /// Whether the manifest names the document (`mcpServers`). Such hosts also get the
+    /// document, empty, whenever another host's runtime is emitted: the pointer replaces their
+    /// folder discovery, which would otherwise start another host's server (`.mcp.json`).
+    pub manifest_pointer: bool,
+    /// How the document's command reaches the artifact: an absolute root token, or `None` for
+    /// paths relative to a `cwd` of the plugin root.
+    pub root_token: Option<&'static str>,
+}
+
+/// Artifact path of the shared event runtime (the generated MCP server).
+pub const RUNTIME_PATH: &str = "mcp/event-runtime.mjs";
+/// The runtime's name in every host's MCP document.
+const RUNTIME_SERVER: &str = "event-runtime";
+
+impl McpSupport {
+    /// The host's MCP document for `plan`, or `None` when it has nothing to say.
+    fn document(&self, model: &Model, plan: &HostPlan) -> Option<OutputFile> {
+        let mut servers = serde_json::Map::new();
+        if plan.hosts_runtime() {
+            let target = plan.target.as_str();
+            let entry = match self.root_token {
+                Some(root) => serde_json::json!({
+                    "type": "stdio",
+                    "command": "node",
+                    "args": [format!("{root}/{RUNTIME_PATH}"), "--target", target],
+                }),
+                None => serde_json::json!({
+                    "type": "stdio",
+                    "command": "node",
+                    "args": [format!("./{RUNTIME_PATH}"), "--target", target],
+                    "cwd": "./",
+                }),
+            };
+            servers.insert(RUNTIME_SERVER.to_owned(), entry);
+        } else if !(self.manifest_pointer && model.has_shared_routes()) {
+            return None;
+        }
+        Some(OutputFile::json(self.document_path, &serde_json::json!({ "mcpServers": servers })))
+    }
+}
+
+/// The MCP document of `table`'s host, with the manifest pointer to it where the host needs
+/// one (`"./<path>"`).
+fn mcp_document(table: &HostTable, model: &Model, plan: &HostPlan) -> (Option<OutputFile>, Option<String>) {
+    let Some(mcp) = &table.mcp else { return (None, None) };
+    let document = mcp.document(model, plan);
+    let pointer = document.as_ref().filter(|_| mcp.manifest_pointer).map(|d| format!("./{}", d.path));
+    (document, pointer)
 }
 
 pub struct HookSupport {

@@ -24,6 +24,18 @@ pub struct PlannedHook {
     pub command: String,
     /// Artifact path of the compiled wrapper; `None` for prebuilt handlers.
     pub wrapper: Option<String>,
+    /// How an event route runs on this host; `None` for config hooks.
+    pub route: Option<RouteForm>,
+}
+
+/// How a route's wrapper runs on one host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RouteForm {
+    /// Rendered inside the wrapper.
+    Standalone,
+    /// Forwarded to the shared runtime; `fallback` also bundles the standalone form, run when
+    /// no runtime is live.
+    Shared { fallback: bool },
 }
 
 /// Artifact path of the wrapper of `hook_name` for `target`.
@@ -78,6 +90,7 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
         }
         return None;
     };
+    let route = route_form(table, hook, diagnostics)?;
     let matcher = matcher(table, hook, diagnostics)?;
     let root = hooks.root_token;
     let (command, wrapper) = match &hook.handler {
@@ -103,7 +116,42 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
         timeout: hook.timeout,
         command,
         wrapper,
+        route,
     })
+}
+
+/// Where a route runs on this host: `Some(None)` for a config hook, `None` when a shared route
+/// cannot run here at all (AB4817).
+fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<RouteForm>> {
+    let Some(route) = &hook.route else { return Some(None) };
+    if !route.shared {
+        return Some(Some(RouteForm::Standalone));
+    }
+    if table.mcp.is_some() {
+        return Some(Some(RouteForm::Shared { fallback: route.fallback }));
+    }
+    let family = hook.trigger.key();
+    let diagnostic = if route.fallback {
+        Diagnostic::warning(
+            Code::SharedRuntimeFallback,
+            format!(
+                "{family} asks for the shared runtime; on {} it runs standalone (its fallback)",
+                table.display_name
+            ),
+        )
+        .with_help(format!("{} runs no generated MCP server to host the shared runtime", table.display_name))
+    } else {
+        Diagnostic::error(
+            Code::SharedRuntimeUnavailable,
+            format!("{family} needs the shared runtime, which no generated MCP entry hosts on {}", table.display_name),
+        )
+        .with_help(format!(
+            "add `fallback: 'standalone'`, use `runtime: 'standalone'`, or leave `{}` out of the route's targets",
+            table.target.as_str()
+        ))
+    };
+    diagnostics.push(diagnostic.in_file(hook.source_file.clone()).at_path("runtime").for_host(table.target));
+    route.fallback.then_some(Some(RouteForm::Standalone))
 }
 
 /// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
@@ -184,6 +232,11 @@ fn escape_regex(text: &str) -> String {
 }
 
 impl HostPlan {
+    /// Whether a hook forwards to the shared runtime here, so the host must run it.
+    pub fn hosts_runtime(&self) -> bool {
+        self.hooks.iter().any(|h| matches!(h.route, Some(RouteForm::Shared { .. })))
+    }
+
     /// The host's hook document, in the host's style.
     pub fn hook_document(&self) -> OutputFile {
         let table = super::table(self.target);
@@ -227,6 +280,62 @@ impl HostPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::Family;
+
+    /// A host with hooks but no MCP servers, which no real table is (yet).
+    static NO_MCP: HostTable = HostTable { mcp: None, ..test_host() };
+
+    const fn test_host() -> HostTable {
+        HostTable {
+            target: Target::Claude,
+            display_name: "Test Host",
+            contract_revision: "test",
+            manifest_path: |_| "plugin.json",
+            hooks: None,
+            check_name: |_| Ok(()),
+            documents: |_, _| Vec::new(),
+            mcp: None,
+        }
+    }
+
+    fn shared_route(fallback: bool) -> Hook {
+        Hook {
+            id: "hook:event-route:stop".into(),
+            name: "event-route-stop".into(),
+            trigger: Trigger::Route(Family::Stop),
+            route: Some(crate::model::RouteRun { timeout_ms: 5000, shared: true, fallback }),
+            handler: Handler::Module("src/events/stop.ts".into()),
+            targets: None,
+            tools: Vec::new(),
+            timeout: Some(6),
+            args: Vec::new(),
+            source_file: "src/events/stop.ts".into(),
+            config_path: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_shared_route_without_mcp_falls_back_with_a_warning_or_fails() {
+        let mut diagnostics = Vec::new();
+        assert_eq!(route_form(&NO_MCP, &shared_route(true), &mut diagnostics), Some(Some(RouteForm::Standalone)));
+        assert_eq!(route_form(&NO_MCP, &shared_route(false), &mut diagnostics), None);
+        let found: Vec<_> = diagnostics.iter().map(|d| (d.code, d.is_error(), d.json_path.as_deref())).collect();
+        assert_eq!(
+            found,
+            [
+                (Code::SharedRuntimeFallback, false, Some("runtime")),
+                (Code::SharedRuntimeUnavailable, true, Some("runtime"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shared_route_runs_shared_where_the_host_runs_mcp_servers() {
+        let mut diagnostics = Vec::new();
+        let form = route_form(&super::super::claude::TABLE, &shared_route(false), &mut diagnostics);
+        assert_eq!((form, diagnostics.len()), (Some(Some(RouteForm::Shared { fallback: false })), 0));
+    }
 
     #[test]
     fn native_names_are_escaped_for_regex_matchers() {

@@ -13,6 +13,8 @@ pub static TABLE: HostTable = HostTable {
     hooks: None,
     check_name,
     documents,
+    // Agent Plugins 1.0.0 has MCP servers, but no hooks that could talk to a runtime.
+    mcp: None,
 };
 
 /// Codex 0.171.0 loads a valid Agent Plugins manifest at the plugin root *instead of*

@@ -79,8 +79,11 @@ impl Trigger {
 pub struct RouteRun {
     /// The render budget inside the host's own deadline.
     pub timeout_ms: u32,
-    /// The route asked for the shared runtime (and fell back to standalone).
+    /// The route asked for the shared runtime (`runtime: 'shared'`).
     pub shared: bool,
+    /// It also compiles its standalone form, run when no shared runtime is live
+    /// (`fallback: 'standalone'`).
+    pub fallback: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -21,6 +21,13 @@ pub struct Model {
     pub payloads: Vec<Payload>,
 }
 
+impl Model {
+    /// Whether any event route asks for the shared runtime.
+    pub fn has_shared_routes(&self) -> bool {
+        self.hooks.iter().any(|hook| hook.route.as_ref().is_some_and(|route| route.shared))
+    }
+}
+
 /// A prebuilt tree copied byte for byte to `<name>/` in the artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Payload {
@@ -96,7 +103,7 @@ pub fn normalize(
         hooks.push(hook);
     }
     for route in routes {
-        hooks.extend(cx.route(route));
+        hooks.push(route_hook(route));
     }
     hooks.sort_by(|a, b| a.trigger.cmp(&b.trigger).then_with(|| a.id.cmp(&b.id)));
     let version = config
@@ -175,44 +182,6 @@ impl Normalizer<'_> {
             args,
             source_file: self.project.config_file().to_owned(),
             config_path: decl.path.clone(),
-        })
-    }
-
-    /// An event route as a hook named `event-route-<family>`. The host's deadline leaves one
-    /// second beyond the route's own budget, for Node to start and answer.
-    fn route(&mut self, route: &Route) -> Option<Hook> {
-        if route.shared {
-            let diagnostic = if route.fallback_standalone {
-                Diagnostic::warning(
-                    Code::SharedRuntimeFallback,
-                    format!("{} asks for the shared runtime; it runs standalone (its fallback)", route.family.key()),
-                )
-                .with_help("this version of agent-bundle generates no MCP server to host shared routes")
-            } else {
-                Diagnostic::error(
-                    Code::SharedRuntimeUnavailable,
-                    format!("{} needs the shared runtime, which no generated MCP entry hosts", route.family.key()),
-                )
-                .with_help("add `fallback: 'standalone'`, or use `runtime: 'standalone'`")
-            };
-            self.diagnostics.push(diagnostic.in_file(route.file.clone()).at_path("runtime"));
-            if !route.fallback_standalone {
-                return None;
-            }
-        }
-        let kebab = route.family.kebab();
-        Some(Hook {
-            id: format!("hook:event-route:{kebab}"),
-            name: format!("event-route-{kebab}"),
-            trigger: Trigger::Route(route.family),
-            route: Some(RouteRun { timeout_ms: route.timeout_ms, shared: route.shared }),
-            handler: Handler::Module(route.file.clone()),
-            targets: route.targets.clone(),
-            tools: route.tools.clone(),
-            timeout: Some(route.timeout_ms.div_ceil(1000) + 1),
-            args: Vec::new(),
-            source_file: route.file.clone(),
-            config_path: String::new(),
         })
     }
 
@@ -437,6 +406,29 @@ pub fn project_path(raw: &str) -> Option<String> {
 
 fn is_under(path: &str, dir: &str) -> bool {
     path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// An event route as a hook named `event-route-<family>`. The host's deadline leaves one
+/// second beyond the route's own budget, for Node to start and answer.
+fn route_hook(route: &Route) -> Hook {
+    let kebab = route.family.kebab();
+    Hook {
+        id: format!("hook:event-route:{kebab}"),
+        name: format!("event-route-{kebab}"),
+        trigger: Trigger::Route(route.family),
+        route: Some(RouteRun {
+            timeout_ms: route.timeout_ms,
+            shared: route.shared,
+            fallback: route.fallback_standalone,
+        }),
+        handler: Handler::Module(route.file.clone()),
+        targets: route.targets.clone(),
+        tools: route.tools.clone(),
+        timeout: Some(route.timeout_ms.div_ceil(1000) + 1),
+        args: Vec::new(),
+        source_file: route.file.clone(),
+        config_path: String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod host_smoke;
 mod host_validation;
 mod routes;
 mod runtime;
+mod shared_runtime;
 mod validate;
 mod watch;
 mod workspace;

@@ -1,0 +1,310 @@
+//! The shared event runtime of a built artifact: the generated MCP server started the way a
+//! host starts it, and the emitted wrappers talking to it over its Unix socket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+use std::{fs, thread};
+
+use serde_json::{Value, json};
+
+use crate::support::{self, CLAUDE, node, payload, project};
+
+/// A built project: its artifact folder and the build report.
+struct Built {
+    dir: tempfile::TempDir,
+    report: Value,
+}
+
+impl Built {
+    fn new(dir: tempfile::TempDir) -> Built {
+        let (code, report) = support::build_json(dir.path(), &[]);
+        assert_eq!(code, 0, "{report:#}");
+        Built { dir, report }
+    }
+
+    fn artifact(&self) -> PathBuf {
+        self.dir.path().join("artifact")
+    }
+
+    fn epoch(&self) -> String {
+        let manifest: Value =
+            serde_json::from_slice(&fs::read(self.artifact().join("agent-bundle.manifest.json")).unwrap()).unwrap();
+        manifest["eventRuntime"]["epoch"].as_str().expect("the manifest names the runtime epoch").to_owned()
+    }
+
+    /// The wrapper of `family` on Claude Code, relative to the artifact.
+    fn wrapper(&self, family: &str) -> String {
+        let hook =
+            self.report["hooks"].as_array().unwrap().iter().find(|h| h["event"] == family && h["host"] == "claude");
+        hook.unwrap_or_else(|| panic!("no {family} hook: {:#}", self.report))["path"].as_str().unwrap().to_owned()
+    }
+}
+
+/// The runtime sockets of one simulated user session (`$TMPDIR/agent-bundle-<uid>`).
+struct Session {
+    tmp: tempfile::TempDir,
+}
+
+impl Session {
+    fn new() -> Session {
+        Session { tmp: tempfile::tempdir().unwrap() }
+    }
+
+    fn env(&self) -> [(&str, &str); 1] {
+        [("TMPDIR", self.tmp.path().to_str().unwrap())]
+    }
+
+    fn runtime_dir(&self) -> PathBuf {
+        let uid = unsafe { libc::getuid() };
+        self.tmp.path().join(format!("agent-bundle-{uid}"))
+    }
+
+    fn sockets(&self) -> Vec<PathBuf> {
+        let mut sockets: Vec<_> = fs::read_dir(self.runtime_dir())
+            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        sockets.sort();
+        sockets
+    }
+
+    /// Runs the prompt/submit wrapper of `artifact` on Claude's recorded payload.
+    fn submit(&self, built: &Built, artifact: &Path) -> (i32, Value, String) {
+        let script = artifact.join(built.wrapper("prompt/submit"));
+        let input = payload(CLAUDE, "UserPromptSubmit").to_string();
+        let (code, stdout, stderr) = node(&script, input.as_bytes(), &self.env());
+        let output = if stdout.is_empty() { Value::Null } else { serde_json::from_str(&stdout).unwrap() };
+        (code, output, stderr)
+    }
+
+    /// The runtime of `artifact` for Claude Code, started as the host starts it.
+    fn start(&self, artifact: &Path) -> Runtime {
+        Runtime::start(artifact, &self.env())
+    }
+}
+
+/// What the routes example's prompt/submit route answers: its context line.
+fn context(output: &Value) -> &str {
+    output["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_else(|| panic!("no context in {output:#}"))
+}
+
+/// A running `mcp/event-runtime.mjs`, ready once it answered MCP `initialize` (it listens
+/// on its socket before it reads stdin). Dropping it closes stdin: a clean shutdown.
+struct Runtime {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Runtime {
+    fn start(artifact: &Path, env: &[(&str, &str)]) -> Runtime {
+        let child = Command::new("node")
+            .arg(artifact.join("mcp/event-runtime.mjs"))
+            .args(["--target", "claude"])
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node is installed");
+        let mut runtime = Runtime::attach(child);
+        let init = runtime.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init:#}");
+        runtime
+    }
+
+    fn attach(mut child: Child) -> Runtime {
+        let (stdin, stdout) = (child.stdin.take(), BufReader::new(child.stdout.take().unwrap()));
+        Runtime { child, stdin, stdout, next_id: 1 }
+    }
+
+    /// One JSON-RPC request on stdin and its response from stdout.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin.as_ref().unwrap(), "{request}").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let response: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON-RPC: {line:?}"));
+        assert_eq!(response["id"], id, "{response:#}");
+        response
+    }
+
+    /// Closes stdin and waits for the process to exit on its own.
+    fn shut_down(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the runtime did not exit after stdin closed");
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One request on the runtime's socket, its one-line answer.
+fn exchange(socket: &Path, request: &[u8]) -> Value {
+    let mut stream = UnixStream::connect(socket).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // The runtime may refuse (and close) before it has read everything.
+    let _ = stream.write_all(request);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    serde_json::from_str(answer.trim_end()).unwrap_or_else(|_| panic!("not one JSON line: {answer:?}"))
+}
+
+#[test]
+fn two_invocations_share_one_runtime_and_a_second_install_gets_its_own_socket() {
+    let built = Built::new(support::example("routes"));
+    let first = built.artifact();
+    let second_install = tempfile::tempdir().unwrap();
+    let second = second_install.path().join("routes");
+    support::copy_tree(&first, &second);
+    let session = Session::new();
+
+    let mut runtime = session.start(&first);
+    let tools = runtime.call("tools/list", json!({}));
+    assert_eq!(tools["result"], json!({"tools": []}), "{tools:#}");
+    assert_eq!(runtime.call("ping", json!({}))["result"], json!({}));
+
+    // Module state lives in the runtime: the second prompt sees the first.
+    for prompt in 1..=2 {
+        let (code, output, stderr) = session.submit(&built, &first);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            context(&output).ends_with(&format!("(prompt {prompt}, event {prompt}, shared runtime).")),
+            "{output:#}"
+        );
+    }
+
+    // The second install has no runtime of its own yet: its fallback answers, standalone.
+    let (code, output, stderr) = session.submit(&built, &second);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(context(&output).ends_with("(prompt 1, event 1, standalone hook)."), "{output:#}");
+
+    // With its own runtime it gets another socket, and its own state.
+    let other = session.start(&second);
+    let sockets = session.sockets();
+    assert_eq!(sockets.len(), 2, "{sockets:?}");
+    let (_, output, _) = session.submit(&built, &second);
+    assert!(context(&output).ends_with("(prompt 1, event 1, shared runtime)."), "{output:#}");
+    let (_, output, _) = session.submit(&built, &first);
+    assert!(context(&output).ends_with("(prompt 3, event 3, shared runtime)."), "{output:#}");
+
+    // Only this user may reach the runtimes.
+    let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&session.runtime_dir()), 0o700);
+    for socket in &sockets {
+        assert!(fs::metadata(socket).unwrap().file_type().is_socket(), "{socket:?}");
+        assert_eq!(mode(socket), 0o600, "{socket:?}");
+    }
+
+    // Closing stdin shuts a runtime down and releases its socket.
+    assert_eq!(other.shut_down(), Some(0));
+    assert_eq!(runtime.shut_down(), Some(0));
+    assert_eq!(session.sockets(), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn with_the_runtime_gone_a_route_without_fallback_exits_non_zero_and_answers_nothing() {
+    let built = Built::new(project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'strict' }, targets: ['claude'] };"),
+        (
+            "src/events/prompt/submit.tsx",
+            "import { Agent } from '@agent-bundle/runtime';\n\
+             export const config = { runtime: 'shared' };\n\
+             let prompts = 0;\n\
+             export default async () => <Agent.Context>{`prompt ${++prompts}`}</Agent.Context>;\n",
+        ),
+    ]));
+    let session = Session::new();
+    let refused = |expected: &str| {
+        let (code, output, stderr) = session.submit(&built, &built.artifact());
+        assert_eq!((code, &output), (1, &Value::Null), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+    };
+    refused("shared runtime unavailable");
+
+    let runtime = session.start(&built.artifact());
+    let (code, output, stderr) = session.submit(&built, &built.artifact());
+    assert_eq!((code, context(&output)), (0, "prompt 1"), "{stderr}");
+    runtime.shut_down();
+    refused("shared runtime unavailable");
+}
+
+#[test]
+fn the_runtime_refuses_another_epoch_and_malformed_or_oversized_messages() {
+    let built = Built::new(support::example("routes"));
+    let session = Session::new();
+    let runtime = session.start(&built.artifact());
+    let [socket] = &session.sockets()[..] else { panic!("one socket: {:?}", session.sockets()) };
+    let request = |epoch: &str| {
+        json!({
+            "protocolVersion": 1,
+            "artifactEpoch": epoch,
+            "event": "prompt/submit",
+            "hostContractRevision": "claude-code-2.1.332",
+            "target": "claude",
+            "native": payload(CLAUDE, "UserPromptSubmit"),
+        })
+    };
+    let answer = exchange(socket, format!("{}\n", request(&built.epoch())).as_bytes());
+    assert_eq!(answer["status"], "ok", "{answer:#}");
+    let code = |answer: Value| (answer["status"].clone(), answer["code"].clone());
+
+    let stale = exchange(socket, format!("{}\n", request("routes@0.2.0+0000000000000000")).as_bytes());
+    assert_eq!(code(stale), (json!("error"), json!("epoch-mismatch")));
+    assert_eq!(code(exchange(socket, b"not json\n")), (json!("error"), json!("invalid-message")));
+    let mut extra = request(&built.epoch());
+    extra["unexpected"] = true.into();
+    assert_eq!(code(exchange(socket, format!("{extra}\n").as_bytes())), (json!("error"), json!("invalid-message")));
+    let oversized = vec![b' '; 1024 * 1024 + 1];
+    assert_eq!(code(exchange(socket, &oversized)), (json!("error"), json!("invalid-message")));
+
+    // Still serving after all that.
+    let answer = exchange(socket, format!("{}\n", request(&built.epoch())).as_bytes());
+    assert_eq!(answer["status"], "ok", "{answer:#}");
+    runtime.shut_down();
+}
+
+#[test]
+fn a_rebuilt_artifact_never_reaches_the_runtime_of_the_previous_build() {
+    let built = Built::new(support::example("routes"));
+    let session = Session::new();
+    let runtime = session.start(&built.artifact());
+    let (_, output, _) = session.submit(&built, &built.artifact());
+    assert!(context(&output).ends_with("shared runtime)."), "{output:#}");
+
+    // The host keeps the old runtime running; the new wrappers belong to another epoch, so
+    // they find no runtime of theirs and their fallback answers with the new code.
+    let route = built.dir.path().join("src/events/prompt/submit.tsx");
+    let source = fs::read_to_string(&route).unwrap().replace("Answer in plain words", "Answer briefly");
+    fs::write(&route, source).unwrap();
+    let old_epoch = built.epoch();
+    let rebuilt = Built::new(built.dir);
+    assert_ne!(rebuilt.epoch(), old_epoch);
+    let (code, output, stderr) = session.submit(&rebuilt, &rebuilt.artifact());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        context(&output).starts_with("Answer briefly") && context(&output).ends_with("standalone hook)."),
+        "{output:#}"
+    );
+    runtime.shut_down();
+}

@@ -1,14 +1,16 @@
 //! Reading a built artifact back: its manifest's hook index, and running a hook's real
 //! wrapper the way a host would (`hooks list`, `hooks simulate`).
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use crate::emit::MANIFEST_FILE;
+use crate::hosts::RUNTIME_PATH;
 
 /// One row of the manifest's hook index.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -24,6 +26,16 @@ pub struct HookRow {
     pub path: Option<String>,
     pub matcher: Option<String>,
     pub timeout: Option<u64>,
+    /// For routes: `shared` or `standalone`.
+    pub runtime: Option<String>,
+    /// For shared routes: whether a standalone form answers when no runtime is live.
+    pub fallback: Option<bool>,
+}
+
+impl HookRow {
+    pub fn is_shared(&self) -> bool {
+        self.runtime.as_deref() == Some("shared")
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,6 +85,17 @@ pub struct Simulation {
     pub result: serde_json::Value,
     pub stderr: String,
     pub elapsed: Duration,
+    /// What rendered a route: `shared` (the runtime the simulator started) or `standalone`.
+    pub rendered_by: Option<&'static str>,
+}
+
+/// Where `hooks simulate` renders a shared route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedMode {
+    /// In the artifact's own shared runtime, started for the run.
+    Runtime,
+    /// In the wrapper's standalone fallback, with no runtime live.
+    Standalone,
 }
 
 /// Hosts send at most this much; simulation input is held to the same limit.
@@ -80,8 +103,15 @@ const MAX_INPUT: usize = 1024 * 1024;
 
 /// Runs the emitted wrapper of `hook` with canonical `input`, exactly as the host would run
 /// it, plus `AGENT_BUNDLE_HOOK_SIMULATION=1` (the wrapper then encodes the canonical input
-/// into the host's envelope and reports what it sent back).
-pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> Result<Simulation, String> {
+/// into the host's envelope and reports what it sent back). A shared route talks to a
+/// runtime started from the artifact for this run (`SharedMode::Runtime`), or to none, so
+/// its fallback renders; either way in a private socket directory, never a live session's.
+pub fn simulate(
+    artifact: &Path,
+    hook: &HookRow,
+    input: &serde_json::Value,
+    mode: SharedMode,
+) -> Result<Simulation, String> {
     let Some(path) = hook.path.as_deref().filter(|_| hook.kind != "prebuilt") else {
         return Err(format!(
             "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
@@ -97,11 +127,33 @@ pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> R
     }
     let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
     let wrapper: PathBuf = artifact.join(path);
+    let scratch = tempfile::Builder::new()
+        .prefix("agent-bundle-simulate-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a runtime directory: {e}"))?;
+    // Created (0700) by the runtime when one starts; absent otherwise.
+    let sockets = scratch.path().join("runtime");
+    let runtime = match (hook.is_shared(), mode) {
+        (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, &hook.host, &sockets)?),
+        (true, SharedMode::Standalone) if hook.fallback != Some(true) => {
+            return Err(format!(
+                "route {} has no standalone form (its config has no `fallback: 'standalone'`)",
+                hook.name
+            ));
+        }
+        _ => None,
+    };
+    let rendered_by = match (hook.runtime.as_deref(), &runtime) {
+        (None, _) => None,
+        (Some(_), Some(_)) => Some("shared"),
+        (Some(_), None) => Some("standalone"),
+    };
     let started = Instant::now();
     let mut child = Command::new("node")
         .arg(&wrapper)
         .current_dir(&artifact)
         .env("AGENT_BUNDLE_HOOK_SIMULATION", "1")
+        .env(RUNTIME_DIR_VAR, &sockets)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -134,7 +186,10 @@ pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> R
     let elapsed = started.elapsed();
     let _ = writer.join();
     let stdout = out_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
-    let stderr = err_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
+    let mut stderr = err_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
+    if let Some(runtime) = runtime {
+        stderr.push_str(&runtime.shut_down());
+    }
     if !status.success() {
         let message = stderr.trim();
         return Err(if message.is_empty() { format!("the wrapper failed ({status})") } else { message.to_owned() });
@@ -147,5 +202,75 @@ pub fn simulate(artifact: &Path, hook: &HookRow, input: &serde_json::Value) -> R
         result: report["result"].clone(),
         stderr,
         elapsed,
+        rendered_by,
     })
+}
+
+/// Moves the shared runtime's socket directory (read by the wrappers and the runtime alike).
+const RUNTIME_DIR_VAR: &str = "AGENT_BUNDLE_RUNTIME_DIR";
+/// How long a starting runtime may take to answer MCP `initialize`.
+const RUNTIME_START: Duration = Duration::from_secs(10);
+
+/// The artifact's shared runtime, run the way a host runs its MCP server: ready once it
+/// answers `initialize` (it owns its socket before it reads stdin), stopped by closing stdin.
+struct SharedRuntime {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl SharedRuntime {
+    fn start(artifact: &Path, host: &str, sockets: &Path) -> Result<SharedRuntime, String> {
+        let mut child = Command::new("node")
+            .arg(artifact.join(RUNTIME_PATH))
+            .args(["--target", host])
+            .current_dir(artifact)
+            .env(RUNTIME_DIR_VAR, sockets)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let (answered, answer) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = answered.send(line);
+        });
+        let initialize = serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": { "name": "agent-bundle hooks simulate", "version": env!("CARGO_PKG_VERSION") } },
+        });
+        let _ = writeln!(stdin, "{initialize}");
+        let mut runtime = SharedRuntime { child, stdin: Some(stdin), stderr };
+        match answer.recv_timeout(RUNTIME_START) {
+            Ok(line) if line.contains("\"result\"") => Ok(runtime),
+            _ => {
+                let _ = runtime.child.kill();
+                let log = runtime.shut_down();
+                Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", log.trim()))
+            }
+        }
+    }
+
+    /// Closes stdin (a clean shutdown), waits briefly, and returns what the runtime logged.
+    fn shut_down(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr.join().unwrap_or_default()
+    }
 }

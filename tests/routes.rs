@@ -149,6 +149,52 @@ fn hooks_simulate_runs_a_route() {
 }
 
 #[test]
+fn hooks_simulate_renders_a_shared_route_in_a_runtime_it_starts_or_standalone() {
+    let (dir, _) = built_routes();
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","prompt":"hi","permissionMode":"default"}"#;
+    let simulate = |extra: &[&str]| {
+        let mut args = vec!["hooks", "simulate", "--target", "claude", "--hook", "event-route-prompt-submit"];
+        args.extend(["--input", input, "--json"]);
+        args.extend(extra);
+        let output = support::run(dir.path(), &args);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        (report["renderedBy"].clone(), report["result"]["additionalContext"].as_str().unwrap().to_owned())
+    };
+    let (by, context) = simulate(&[]);
+    assert_eq!(by, "shared");
+    assert!(context.ends_with("(prompt 1, event 1, shared runtime)."), "{context}");
+    let (by, context) = simulate(&["--standalone"]);
+    assert_eq!(by, "standalone");
+    assert!(context.ends_with("(prompt 1, event 1, standalone hook)."), "{context}");
+
+    // The list says which routes are shared.
+    let listed = support::run(dir.path(), &["hooks", "list", "--target", "claude"]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let line = listed.lines().find(|l| l.starts_with("event-route-prompt-submit ")).unwrap();
+    assert!(line.ends_with("(shared runtime, standalone fallback)"), "{line}");
+}
+
+#[test]
+fn hooks_simulate_refuses_standalone_for_a_shared_route_without_fallback() {
+    let dir = project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'strict' }, targets: ['claude'] };"),
+        ("src/events/stop.tsx", "export const config = { runtime: 'shared' };\nexport default async () => null;\n"),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","stopHookActive":false}"#;
+    let args = ["hooks", "simulate", "--target", "claude", "--hook", "event-route-stop", "--input", input];
+    let shared = support::run(dir.path(), &args);
+    assert_eq!(shared.status.code(), Some(0), "{}", String::from_utf8_lossy(&shared.stderr));
+    assert!(String::from_utf8_lossy(&shared.stdout).contains("(rendered by the shared runtime)"));
+    let standalone = support::run(dir.path(), &[&args[..], &["--standalone"]].concat());
+    assert_eq!(standalone.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&standalone.stderr);
+    assert!(stderr.contains("route event-route-stop has no standalone form"), "{stderr}");
+}
+
+#[test]
 fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
     let dir = support::example("routes");
     let output = support::run(dir.path(), &["inspect", "--hooks", "--json"]);
@@ -169,5 +215,8 @@ fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
     let find = |event: &str| rows.iter().find(|r| r.0 == event).unwrap().clone();
     assert_eq!(find("tool/before"), ("tool/before".into(), "exact".into(), 3));
     assert_eq!(find("session/end"), ("session/end".into(), "host-specific".into(), 2), "Codex has no SessionEnd");
+    let submit = report["hooks"].as_array().unwrap().iter().find(|h| h["event"] == "prompt/submit").unwrap();
+    let claude = &submit["hosts"][0];
+    assert_eq!((&claude["runtime"], &claude["fallback"]), (&json!("shared"), &json!(true)), "{submit:#}");
     assert!(!dir.path().join("artifact").exists(), "inspect writes nothing");
 }

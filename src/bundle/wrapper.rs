@@ -178,7 +178,7 @@ pub fn shared_route_epilogue(
     };
     format!(
         "// Hook {hook_name} for {host}, rendered by the shared runtime.
-await __ab_require({runtime}).runHook({spec},          (event, context) => __ab_require({ipc}).forwardRoute({shared}, context, {standalone}));
+await __ab_require({runtime}).runHook({spec}, (event, context) => __ab_require({ipc}).forwardRoute({shared}, context, {standalone}));
 "
     )
 }

@@ -31,14 +31,18 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 .iter()
                 .filter_map(|plan| {
                     let planned = plan.hooks.iter().find(|h| h.hook_id == hook.id)?;
-                    Some(serde_json::json!({
+                    let mut row = serde_json::json!({
                         "host": plan.target.as_str(),
                         "nativeEvent": planned.native_event,
                         "matcher": planned.matcher,
                         "timeout": planned.timeout,
                         "command": planned.command,
                         "wrapper": planned.wrapper,
-                    }))
+                    });
+                    if let Some(route) = planned.route {
+                        route.write_fields(&mut row);
+                    }
+                    Some(row)
                 })
                 .collect();
             serde_json::json!({
@@ -73,11 +77,12 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 let matcher = host["matcher"].as_str().map(|m| format!(" matcher {m}")).unwrap_or_default();
                 let wrapper = host["wrapper"].as_str().unwrap_or("(prebuilt)");
                 println!(
-                    "  {:<8} {}{}  {}",
+                    "  {:<8} {}{}  {}{}",
                     host["host"].as_str().unwrap_or(""),
                     host["nativeEvent"].as_str().unwrap_or(""),
                     matcher,
-                    wrapper
+                    wrapper,
+                    runtime_note(host["runtime"].as_str(), host["fallback"].as_bool())
                 );
             }
             if row["hosts"].as_array().is_none_or(Vec::is_empty) {
@@ -88,6 +93,16 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         println!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
     }
     Ok(!compiled.has_errors())
+}
+
+/// How a route runs there, for the human listing: ` (shared runtime, standalone fallback)`.
+pub(super) fn runtime_note(runtime: Option<&str>, fallback: Option<bool>) -> &'static str {
+    match (runtime, fallback) {
+        (Some("shared"), Some(true)) => " (shared runtime, standalone fallback)",
+        (Some("shared"), _) => " (shared runtime)",
+        (Some(_), _) => " (standalone)",
+        (None, _) => "",
+    }
 }
 
 /// `exact` when the hook lands, with the same meaning, on every selected host that takes

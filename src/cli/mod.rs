@@ -138,6 +138,10 @@ enum HooksCommand {
         /// File holding the canonical input.
         #[arg(long)]
         input_file: Option<PathBuf>,
+        /// Render a shared route in its standalone fallback instead of in the artifact's
+        /// shared runtime (which the simulator otherwise starts for the run).
+        #[arg(long)]
+        standalone: bool,
         #[arg(long)]
         json: bool,
     },
@@ -165,8 +169,9 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate_command(args),
         Command::Cache(command) => cache::run(command),
         Command::Hooks(HooksCommand::List { artifact, target, json }) => list_command(&artifact, target, json),
-        Command::Hooks(HooksCommand::Simulate { artifact, target, hook, input, input_file, json }) => {
-            simulate_command(&artifact, target, &hook, input, input_file, json)
+        Command::Hooks(HooksCommand::Simulate { artifact, target, hook, input, input_file, standalone, json }) => {
+            let mode = if standalone { artifact::SharedMode::Standalone } else { artifact::SharedMode::Runtime };
+            simulate_command(&artifact, target, &hook, input, input_file, mode, json)
         }
         Command::Matrix => {
             print!("{}", crate::hosts::matrix::render_markdown());
@@ -306,13 +311,14 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     for hook in &rows {
         let matcher = hook.matcher.as_deref().map(|m| format!(" matcher {m}")).unwrap_or_default();
         println!(
-            "{}  {}  {} → {}{}  {}",
+            "{}  {}  {} → {}{}  {}{}",
             hook.name,
             hook.host,
             hook.event,
             hook.native_event,
             matcher,
-            hook.path.as_deref().unwrap_or("")
+            hook.path.as_deref().unwrap_or(""),
+            inspect::runtime_note(hook.runtime.as_deref(), hook.fallback)
         );
     }
     let prebuilt = hooks.iter().filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str())).count();
@@ -332,6 +338,7 @@ fn simulate_command(
     wanted: &str,
     input: Option<String>,
     input_file: Option<PathBuf>,
+    mode: artifact::SharedMode,
     json: bool,
 ) -> Result<bool, Failure> {
     let text = match (input, input_file) {
@@ -349,10 +356,11 @@ fn simulate_command(
     }
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
     let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Run)?;
-    let simulation = artifact::simulate(dir, hook, &input).map_err(Failure::Run)?;
+    let simulation = artifact::simulate(dir, hook, &input, mode).map_err(Failure::Run)?;
     if json {
         report::print_json(&serde_json::json!({
             "hook": hook.name, "host": hook.host, "nativeEvent": hook.native_event,
+            "renderedBy": simulation.rendered_by,
             "nativeInput": simulation.native_input, "nativeOutput": simulation.native_output,
             "result": simulation.result, "stderr": simulation.stderr,
         }));
@@ -369,7 +377,12 @@ fn simulate_command(
         };
         println!("native output:\n{output}");
         println!("outcome:\n{}", pretty(&simulation.result));
-        println!("Simulated {} on {} in {} ms", hook.name, hook.host, simulation.elapsed.as_millis());
+        let by = match simulation.rendered_by {
+            Some("shared") => " (rendered by the shared runtime)",
+            Some(_) => " (rendered standalone)",
+            None => "",
+        };
+        println!("Simulated {} on {} in {} ms{by}", hook.name, hook.host, simulation.elapsed.as_millis());
     }
     Ok(true)
 }

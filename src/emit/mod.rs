@@ -130,13 +130,8 @@ pub fn hook_row(target: crate::model::Target, planned: &crate::hosts::PlannedHoo
     if let Some(timeout) = planned.timeout {
         row["timeout"] = timeout.into();
     }
-    match planned.route {
-        Some(crate::hosts::RouteForm::Shared { fallback }) => {
-            row["runtime"] = "shared".into();
-            row["fallback"] = fallback.into();
-        }
-        Some(crate::hosts::RouteForm::Standalone) => row["runtime"] = "standalone".into(),
-        None => {}
+    if let Some(route) = planned.route {
+        route.write_fields(&mut row);
     }
     row
 }

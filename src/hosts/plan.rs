@@ -38,6 +38,20 @@ pub enum RouteForm {
     Shared { fallback: bool },
 }
 
+impl RouteForm {
+    /// The route's fields in the manifest's hook index and in `inspect --json`:
+    /// `runtime` (`shared` | `standalone`), and `fallback` for shared routes.
+    pub fn write_fields(self, row: &mut serde_json::Value) {
+        match self {
+            RouteForm::Standalone => row["runtime"] = "standalone".into(),
+            RouteForm::Shared { fallback } => {
+                row["runtime"] = "shared".into();
+                row["fallback"] = fallback.into();
+            }
+        }
+    }
+}
+
 /// Artifact path of the wrapper of `hook_name` for `target`.
 pub fn wrapper_path(hook_name: &str, target: Target) -> String {
     format!("hooks/{hook_name}.{}.mjs", target.as_str())

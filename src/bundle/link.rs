@@ -177,8 +177,16 @@ impl Namespace {
 enum Target {
     /// A bundled module, by key.
     Module(String),
-    /// The namespace local of a builtin.
+    /// A builtin: its namespace local (static requests) or its `node:` name (dynamic).
     Builtin(String),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Request {
+    /// `import` declarations and `export … from`.
+    Static,
+    /// `import("…")`.
+    Dynamic,
 }
 
 struct Linker<'c> {
@@ -278,11 +286,12 @@ impl<'c> Linker<'c> {
         let Rewriter { edits, dynamic, .. } = rewriter;
         self.edits.extend(edits);
         for (span, specifier) in dynamic {
-            let replacement = match self.request(&specifier, span.start) {
+            let replacement = match self.request(&specifier, span.start, Request::Dynamic) {
                 Some(Target::Module(key)) => {
                     format!("__ab_import(() => __ab_require({}))", js_string(&key))
                 }
-                Some(Target::Builtin(local)) => format!("__ab_import(() => {local})"),
+                // Node loads a builtin itself: it stays lazy, as written.
+                Some(Target::Builtin(name)) => format!("import({})", js_string(&name)),
                 None => continue,
             };
             self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
@@ -291,7 +300,9 @@ impl<'c> Linker<'c> {
     }
 
     /// Resolve `specifier`, record the import, and report failures at its original span.
-    fn request(&mut self, specifier: &str, position: u32) -> Option<Target> {
+    /// A builtin is the bundle-level namespace for a static request, its `node:` name for a
+    /// dynamic one.
+    fn request(&mut self, specifier: &str, position: u32, kind: Request) -> Option<Target> {
         let span = match self.site_spans.get(&position) {
             Some(span) => *span,
             None => self.transpiled.take_request_span(specifier),
@@ -301,6 +312,7 @@ impl<'c> Linker<'c> {
                 self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
                 Some(Target::Module(key))
             }
+            Ok(Resolved::Builtin(name)) if kind == Request::Dynamic => Some(Target::Builtin(name)),
             Ok(Resolved::Builtin(name)) => {
                 let local = builtin_local(&name);
                 self.builtins.insert(name);
@@ -344,7 +356,7 @@ impl<'c> Linker<'c> {
 
     /// A static request: the namespace expression, requiring a module once, in source order.
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
-        match self.request(specifier, position)? {
+        match self.request(specifier, position, Request::Static)? {
             Target::Builtin(local) => Some(Namespace { local: local.clone(), star_source: local }),
             Target::Module(key) => {
                 let star_source = js_string(&key);
@@ -858,6 +870,7 @@ mod tests {
         match specifier {
             "fs" | "node:fs" => Ok(Resolved::Builtin("node:fs".into())),
             "node:path" => Ok(Resolved::Builtin("node:path".into())),
+            "os" => Ok(Resolved::Builtin("node:os".into())),
             "node:fs/promises" => Ok(Resolved::Builtin("node:fs/promises".into())),
             "agent-bundle/jsx-runtime" => Ok(Resolved::Module("agent-bundle:runtime/jsx.mjs".into())),
             _ => Err(ResolveFailure::Bare),
@@ -1000,12 +1013,15 @@ mod tests {
         let chunk = compile_ok(
             "import fs from \"fs\";\nimport { readFile } from \"node:fs\";\nimport * as fsp from \"node:fs/promises\";\n\
              import { join } from \"node:path\";\nexport const load = () => import(\"./lazy\");\n\
-             export const p = () => import(`node:path`);\nconsole.log(fs.existsSync, readFile, fsp, join);\n",
+             export const p = () => import(`node:path`);\nexport const os = () => import(\"os\");\n\
+             console.log(fs.existsSync, readFile, fsp, join);\n",
         );
+        // `node:os` is only imported dynamically, so no static import loads it.
         assert_eq!(chunk.builtins, ["node:fs", "node:fs/promises", "node:path"]);
         let code = body(&chunk);
         assert!(code.contains("const load = () => __ab_import(() => __ab_require(\"src/lazy.ts\"));"), "{code}");
-        assert!(code.contains("const p = () => __ab_import(() => __ab_node_path);"), "{code}");
+        assert!(code.contains("const p = () => import(\"node:path\");"), "{code}");
+        assert!(code.contains("const os = () => import(\"node:os\");"), "{code}");
         assert!(code.contains("console.log(__ab_node_fs.default.existsSync, __ab_node_fs.readFile, __ab_node_fs$promises, __ab_node_path.join);"));
         assert_eq!(chunk.imports.len(), 1);
         assert_eq!(chunk.imports[0].key, "src/lazy.ts");

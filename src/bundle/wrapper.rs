@@ -152,7 +152,8 @@ pub fn route_epilogue(
 }
 
 /// The host-specific end of a shared route's wrapper: the envelope goes to the shared runtime
-/// of `epoch`; with a fallback, the bundled route renders when no runtime is live.
+/// of `epoch`; with a fallback, the bundled route renders when no runtime is live. The
+/// connection is opened first, so it is made while stdin is read and validated.
 pub fn shared_route_epilogue(
     hook_name: &str,
     host: &str,
@@ -164,7 +165,7 @@ pub fn shared_route_epilogue(
 ) -> String {
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let ipc = serde_json::Value::from(IPC_KEY);
-    let shared = serde_json::json!({ "epoch": epoch, "family": family, "timeoutMs": timeout_ms });
+    let shared = serde_json::json!({ "epoch": epoch, "target": host, "family": family, "timeoutMs": timeout_ms });
     let standalone = match fallback_module {
         Some(module) => {
             let renderer = serde_json::Value::from(ROUTE_KEY);
@@ -178,7 +179,10 @@ pub fn shared_route_epilogue(
     };
     format!(
         "// Hook {hook_name} for {host}, rendered by the shared runtime.
-await __ab_require({runtime}).runHook({spec}, (event, context) => __ab_require({ipc}).forwardRoute({shared}, context, {standalone}));
+const __ab_shared = {shared};
+const __ab_connection = __ab_require({ipc}).connectRuntime(__ab_shared);
+await __ab_require({runtime}).runHook({spec}, (event, context) => \
+__ab_require({ipc}).forwardRoute(__ab_shared, context, {standalone}, __ab_connection));
 "
     )
 }

@@ -10,17 +10,21 @@
 //
 // - The socket is `<dir>/event-<hash>.sock`, where dir is
 //   $AGENT_BUNDLE_RUNTIME_DIR or `<tmpdir>/agent-bundle-<uid>` (0700, ours), and
-//   hash is the first 32 hex digits of sha256("<epoch>:<target>:<install root>"):
-//   two installs, two targets or two builds never share a runtime.
+//   hash is the 128-bit cyrb128 hash of "<epoch>:<target>:<install root>" in 32
+//   hex digits: two installs, two targets or two builds never share a runtime. Not
+//   sha256: the name proves nothing (the directory guards access, the epoch is
+//   checked on every request), and loading node:crypto would cost every hook ~5 ms.
+// - The wrapper starts connecting before it reads stdin, so the connection is
+//   made while the host's envelope is read and validated; it takes node:net as
+//   a builtin (process.getBuiltinModule), which starts faster than importing it
+//   as an ES module.
 // - A message is at most 1 MiB, newline-terminated; one request per connection.
 // - Failure is closed. The only fallback is the route's compiled standalone form,
 //   and only when no live socket exists (runtime-unavailable). A timeout, an
 //   epoch mismatch, an invalid message or a failed render is an error: stale
 //   code never answers and nothing is fabricated.
 
-import { createHash } from "node:crypto";
 import { lstatSync, realpathSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -36,8 +40,31 @@ export function runtimeDir() {
 
 /** The socket path of the runtime for `epoch` and `target` installed at `root`. */
 export function endpoint(epoch, target, root) {
-  const hash = createHash("sha256").update(`${epoch}:${target}:${root}`).digest("hex").slice(0, 32);
-  return join(runtimeDir(), `event-${hash}.sock`);
+  return join(runtimeDir(), `event-${cyrb128(`${epoch}:${target}:${root}`)}.sock`);
+}
+
+/** cyrb128 (bryc, public domain) over UTF-16 code units, as 32 hex digits. */
+export function cyrb128(text) {
+  let h1 = 1779033703;
+  let h2 = 3144134277;
+  let h3 = 1013904242;
+  let h4 = 2773480762;
+  for (let i = 0; i < text.length; i += 1) {
+    const k = text.charCodeAt(i);
+    h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
+    h2 = h3 ^ Math.imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ Math.imul(h3 ^ k, 951274213);
+    h4 = h1 ^ Math.imul(h4 ^ k, 2716044179);
+  }
+  h1 = Math.imul(h3 ^ (h1 >>> 18), 597399067);
+  h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233);
+  h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213);
+  h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179);
+  h1 ^= h2 ^ h3 ^ h4;
+  h2 ^= h1;
+  h3 ^= h1;
+  h4 ^= h1;
+  return [h1, h2, h3, h4].map((h) => (h >>> 0).toString(16).padStart(8, "0")).join("");
 }
 
 /** The artifact root of a file at `<root>/<folder>/<file>` (symlinks resolved). */
@@ -89,12 +116,48 @@ export function readLine(socket, onLine, onTooBig) {
 }
 
 /**
+ * Starts connecting to the runtime of `shared` (`{ epoch, target }`) now, and
+ * returns the promise of the connected socket. The socket does not keep the
+ * process alive until a request is sent on it, and a rejection nobody awaits
+ * (the envelope was invalid) goes unreported: the wrapper already failed.
+ */
+export function connectRuntime(shared) {
+  // Synchronous where it can be, so the connection is under way before stdin is
+  // read; Node < 20.16 has no process.getBuiltinModule.
+  const connected =
+    typeof process.getBuiltinModule === "function"
+      ? openSocket(process.getBuiltinModule("node:net"), shared)
+      : import("node:net").then((net) => openSocket(net, shared));
+  connected.catch(() => {});
+  return connected;
+}
+
+function openSocket(net, shared) {
+  return new Promise((resolve, reject) => {
+    const path = socketFor(shared.epoch, shared.target);
+    const socket = net.connect(path);
+    socket.unref();
+    socket.once("connect", () => resolve(socket));
+    // Stays attached: an error after connecting also reaches the exchange.
+    socket.on("error", (error) => {
+      const gone = error.code === "ENOENT" || error.code === "ECONNREFUSED";
+      reject(
+        gone
+          ? runtimeError("runtime-unavailable", `shared runtime unavailable: no live socket at ${path}`)
+          : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`),
+      );
+    });
+  });
+}
+
+/**
  * The handler of a shared route's wrapper: sends the validated envelope to the
  * runtime and returns the route's rendered result. `shared` is
- * `{ epoch, family, timeoutMs }`; `standalone` renders the route in this
- * process and is null when the route has no fallback.
+ * `{ epoch, target, family, timeoutMs }`; `standalone` renders the route in
+ * this process and is null when the route has no fallback; `connection` is
+ * what `connectRuntime(shared)` returned when the wrapper started.
  */
-export async function forwardRoute(shared, context, standalone) {
+export async function forwardRoute(shared, context, standalone, connection = connectRuntime(shared)) {
   const request = {
     protocolVersion: PROTOCOL_VERSION,
     artifactEpoch: shared.epoch,
@@ -104,7 +167,7 @@ export async function forwardRoute(shared, context, standalone) {
     native: context.nativeInput,
   };
   try {
-    return await exchange(socketFor(shared.epoch, context.host), request, shared.timeoutMs, shared.epoch);
+    return await exchange(connection, request, shared.timeoutMs, shared.epoch);
   } catch (error) {
     if (error.code === "runtime-unavailable" && standalone) return standalone();
     throw error;
@@ -124,17 +187,20 @@ function socketFor(epoch, target) {
   return endpoint(epoch, target, installRoot(process.argv[1]));
 }
 
-function exchange(path, request, timeoutMs, epoch) {
+function exchange(connection, request, timeoutMs, epoch) {
   const text = JSON.stringify(request);
-  if (Buffer.byteLength(text) >= MESSAGE_CAP) return Promise.reject(runtimeError("invalid-message", TOO_BIG));
+  if (Buffer.byteLength(text) >= MESSAGE_CAP) {
+    connection.then((socket) => socket.destroy(), () => {});
+    return Promise.reject(runtimeError("invalid-message", TOO_BIG));
+  }
   return new Promise((resolve, reject) => {
-    const socket = connect(path);
+    let socket = null;
     let settled = false;
     const settle = (error, value) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      socket?.destroy();
       if (error) reject(error);
       else resolve(value);
     };
@@ -142,26 +208,26 @@ function exchange(path, request, timeoutMs, epoch) {
       () => settle(runtimeError("runtime-timeout", `shared runtime did not answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    socket.once("connect", () => socket.end(`${text}\n`));
-    socket.once("error", (error) => {
-      const gone = error.code === "ENOENT" || error.code === "ECONNREFUSED";
-      settle(
-        gone
-          ? runtimeError("runtime-unavailable", `shared runtime unavailable: no live socket at ${path}`)
-          : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`),
+    connection.then((connected) => {
+      if (settled) return connected.destroy();
+      socket = connected;
+      socket.ref();
+      socket.once("error", (error) =>
+        settle(runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`)),
       );
-    });
-    readLine(
-      socket,
-      (line) => {
-        try {
-          settle(null, decodeReply(line, epoch));
-        } catch (error) {
-          settle(error);
-        }
-      },
-      () => settle(runtimeError("invalid-message", TOO_BIG)),
-    );
+      readLine(
+        socket,
+        (line) => {
+          try {
+            settle(null, decodeReply(line, epoch));
+          } catch (error) {
+            settle(error);
+          }
+        },
+        () => settle(runtimeError("invalid-message", TOO_BIG)),
+      );
+      socket.end(`${text}\n`);
+    }, settle);
   });
 }
 

@@ -87,11 +87,12 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000 } = {}) {
     writeFileSync(
       join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`),
       `import { runHook } from ${url("hook.mjs")};\nimport { renderRoute } from ${url("route.mjs")};\n` +
-        `import { forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
-        `const SHARED = ${JSON.stringify({ epoch, family: "tool/before", timeoutMs })};\n` +
+        `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
+        `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs })};\n` +
+        `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(SPEC)}, (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `() => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs} })` : "null") +
-        `));\n`,
+        `, connection));\n`,
     );
   }
   return root;
@@ -128,10 +129,11 @@ async function stopServer(server) {
   return server.exited;
 }
 
-function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input } = {}) {
+function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input, nodeArgs = [] } = {}) {
   const envelope = input ?? { ...FIXTURE, tool_input: { command } };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`)], {
+    const script = join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`);
+    const child = spawn(process.execPath, [...nodeArgs, script], {
       env: { ...childEnv, AGENT_BUNDLE_RUNTIME_DIR: runtimeDir },
     });
     let stdout = "";
@@ -317,5 +319,41 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.deepEqual(replies[1], { jsonrpc: "2.0", id: 2, result: { tools: [] } });
     assert.deepEqual(replies[2], { jsonrpc: "2.0", id: 3, result: {} });
     assert.equal(replies[3].error.code, -32601);
+  });
+
+  // Without the guard, the wrapper's open connection would keep it alive forever.
+  test("a wrapper connected ahead of an invalid envelope exits and the runtime serves on", { timeout: 30_000 }, async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    await startServer(root, dir).ready;
+    const bad = await runWrapper(root, dir, { input: { ...FIXTURE, hook_event_name: "Stop" } });
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stdout, "");
+    const good = await runWrapper(root, dir);
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(contextOf(good), /^call 1 seq 1 /);
+  });
+});
+
+describe("older Node", () => {
+  test("without process.getBuiltinModule (Node < 20.16) the wrapper still reaches the runtime", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const preload = join(workDir, "no-get-builtin-module.cjs");
+    writeFileSync(preload, "delete process.getBuiltinModule;\n");
+    const r = await runWrapper(root, dir, { nodeArgs: ["-r", preload] });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(contextOf(r), `call 1 seq 1 pid ${server.child.pid}`);
+  });
+});
+
+describe("endpoint", () => {
+  test("the socket name is cyrb128 of epoch, target and install root", async () => {
+    const { cyrb128, endpoint } = await import("./ipc.mjs");
+    assert.equal(cyrb128(""), "027ae52ecfc796215593990d4b41437c");
+    assert.equal(cyrb128("demo@1.0.0+0001:claude:/plugins/demo"), cyrb128("demo@1.0.0+0001:claude:/plugins/demo"));
+    assert.notEqual(cyrb128("demo@1.0.0+0001:claude:/a"), cyrb128("demo@1.0.0+0001:claude:/b"));
+    assert.match(endpoint("e", "claude", "/r"), new RegExp(`event-${cyrb128("e:claude:/r")}\\.sock$`));
   });
 });

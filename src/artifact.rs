@@ -206,6 +206,16 @@ pub fn simulate(
     })
 }
 
+/// The line of a Node process's stderr that says why it failed: its own message, or the
+/// thrown error's.
+fn failure_line(log: &str) -> &str {
+    let lines = || log.lines().map(str::trim).filter(|line| !line.is_empty());
+    lines()
+        .find(|line| line.starts_with("agent-bundle ") || line.starts_with("Error"))
+        .or_else(|| lines().last())
+        .unwrap_or("(it printed nothing)")
+}
+
 /// Moves the shared runtime's socket directory (read by the wrappers and the runtime alike).
 const RUNTIME_DIR_VAR: &str = "AGENT_BUNDLE_RUNTIME_DIR";
 /// How long a starting runtime may take to answer MCP `initialize`.
@@ -213,18 +223,19 @@ const RUNTIME_START: Duration = Duration::from_secs(10);
 
 /// The artifact's shared runtime, run the way a host runs its MCP server: ready once it
 /// answers `initialize` (it owns its socket before it reads stdin), stopped by closing stdin.
-struct SharedRuntime {
+pub(crate) struct SharedRuntime {
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: std::thread::JoinHandle<String>,
 }
 
 impl SharedRuntime {
-    fn start(artifact: &Path, host: &str, sockets: &Path) -> Result<SharedRuntime, String> {
+    pub(crate) fn start(artifact: &Path, host: &str, sockets: &Path) -> Result<SharedRuntime, String> {
+        let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
         let mut child = Command::new("node")
             .arg(artifact.join(RUNTIME_PATH))
             .args(["--target", host])
-            .current_dir(artifact)
+            .current_dir(&artifact)
             .env(RUNTIME_DIR_VAR, sockets)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -257,13 +268,13 @@ impl SharedRuntime {
             _ => {
                 let _ = runtime.child.kill();
                 let log = runtime.shut_down();
-                Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", log.trim()))
+                Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", failure_line(&log)))
             }
         }
     }
 
     /// Closes stdin (a clean shutdown), waits briefly, and returns what the runtime logged.
-    fn shut_down(mut self) -> String {
+    pub(crate) fn shut_down(mut self) -> String {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {

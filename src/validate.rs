@@ -1,8 +1,9 @@
 //! `agent-bundle validate`: checks a built artifact without rebuilding it.
 //!
 //! The manifest must list every file with the right hash; every selected host's manifest and
-//! hook document must parse and have the host's shape; every hook command must point at a
-//! file inside the artifact; every wrapper must load in a clean `node` process. Optionally
+//! hook document must parse and have the host's shape; every hook command and MCP server
+//! must point at a file inside the artifact; every wrapper must load in a clean `node`
+//! process, and the shared runtime must start and answer MCP `initialize`. Optionally
 //! the real Claude Code CLI judges the Claude projection (`claude plugin validate`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,6 +52,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic>
         check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk, &mut diagnostics);
     }
     check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
+    check_runtime(dir, &manifest, &mut diagnostics);
     if let HostValidation::Claude(binary) = host_validation
         && targets.contains(&Target::Claude)
     {
@@ -132,17 +134,19 @@ fn check_host(
                     format!("{} manifest `name` must be `{plugin_name}`", table.display_name),
                 ));
             }
-            if let Some(pointer) = manifest["hooks"].as_str() {
+            for key in ["hooks", "mcpServers"] {
+                let Some(pointer) = manifest[key].as_str() else { continue };
                 let pointed = pointer.trim_start_matches("./");
                 if !pointer.starts_with("./") || !on_disk.contains(pointed) {
                     diagnostics.push(document_error(
                         manifest_path,
-                        format!("the `hooks` pointer {pointer} does not name a file in the artifact"),
+                        format!("the `{key}` pointer {pointer} does not name a file in the artifact"),
                     ));
                 }
             }
         }
     }
+    check_mcp_document(dir, table, on_disk, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
         return;
@@ -164,6 +168,73 @@ fn check_host(
                 )
                 .in_file(hooks.document_path)
                 .for_host(target),
+            ),
+        }
+    }
+}
+
+/// The host's MCP document: `mcpServers` is an object, and every server runs `node` on a
+/// file inside the artifact.
+fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(mcp) = &table.mcp else { return };
+    if !on_disk.contains(mcp.document_path) {
+        return;
+    }
+    let error =
+        |code, message: String| Diagnostic::error(code, message).in_file(mcp.document_path).for_host(table.target);
+    let document = match read_json(dir, mcp.document_path) {
+        Ok(document) => document,
+        Err(message) => return diagnostics.push(error(Code::HostDocument, message)),
+    };
+    let Some(servers) = document["mcpServers"].as_object() else {
+        return diagnostics.push(error(Code::HostDocument, "`mcpServers` must be an object".into()));
+    };
+    for (name, server) in servers {
+        let script = server["args"][0].as_str().and_then(|arg| mcp_script(arg, mcp.root_token));
+        if server["command"] != "node" || !script.is_some_and(|path| on_disk.contains(&path)) {
+            diagnostics.push(error(
+                Code::HookCommandTarget,
+                format!("MCP server `{name}` does not run `node` on a file in the artifact"),
+            ));
+        }
+    }
+}
+
+/// The artifact path an MCP server's first argument names: after the root token, or
+/// relative (`./…`) to a `cwd` of the plugin root.
+fn mcp_script(arg: &str, root_token: Option<&str>) -> Option<String> {
+    let path = match root_token {
+        Some(root) => arg.strip_prefix(root)?.strip_prefix('/')?,
+        None => arg.strip_prefix("./")?,
+    };
+    Some(path.to_owned())
+}
+
+/// The shared runtime starts for every host that forwards a route to it, in a private socket
+/// directory, and answers MCP `initialize`.
+fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(path) = manifest["eventRuntime"]["path"].as_str() else { return };
+    let hosts: BTreeSet<&str> = manifest["hooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|row| row["runtime"] == "shared")
+        .filter_map(|row| row["host"].as_str())
+        .collect();
+    for host in hosts {
+        let scratch = tempfile::tempdir();
+        let started = match &scratch {
+            Ok(scratch) => crate::artifact::SharedRuntime::start(dir, host, &scratch.path().join("runtime")),
+            Err(error) => Err(format!("cannot create a runtime directory: {error}")),
+        };
+        match started {
+            Ok(runtime) => drop(runtime.shut_down()),
+            Err(message) => diagnostics.push(
+                Diagnostic::error(
+                    Code::WrapperLoad,
+                    format!("the shared runtime does not start for {host}: {message}"),
+                )
+                .in_file(path.to_owned()),
             ),
         }
     }
@@ -355,6 +426,18 @@ pub fn claude_on_path() -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_scripts_are_read_after_the_root_token_or_relative_to_the_root() {
+        let claude = Some("${CLAUDE_PLUGIN_ROOT}");
+        assert_eq!(
+            mcp_script("${CLAUDE_PLUGIN_ROOT}/mcp/event-runtime.mjs", claude).as_deref(),
+            Some("mcp/event-runtime.mjs")
+        );
+        assert_eq!(mcp_script("/elsewhere/mcp/event-runtime.mjs", claude), None);
+        assert_eq!(mcp_script("./mcp/event-runtime.mjs", None).as_deref(), Some("mcp/event-runtime.mjs"));
+        assert_eq!(mcp_script("mcp/event-runtime.mjs", None), None);
+    }
 
     #[test]
     fn command_targets_are_read_relative_to_the_root_token() {

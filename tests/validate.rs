@@ -88,3 +88,33 @@ fn a_manifest_claude_code_rejects_is_reported() {
     assert_eq!(code, 1);
     assert!(errors.contains(&"AB6019".to_owned()), "{report:#}");
 }
+
+fn built_routes() -> tempfile::TempDir {
+    let dir = support::example("routes");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    dir
+}
+
+#[test]
+fn the_shared_runtime_and_its_mcp_documents_validate() {
+    let dir = built_routes();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!((code, errors), (0, Vec::<String>::new()), "{report:#}");
+}
+
+#[test]
+fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caught() {
+    let dir = built_routes();
+    let artifact = dir.path().join("artifact");
+    let document = artifact.join(".codex-plugin/mcp.json");
+    let text = fs::read_to_string(&document).unwrap().replace("./mcp/event-runtime.mjs", "./mcp/gone.mjs");
+    fs::write(&document, text).unwrap();
+    fs::write(artifact.join("mcp/event-runtime.mjs"), "throw new Error('broken runtime');\n").unwrap();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!(code, 1);
+    // Two hash mismatches, the Codex server's missing file, and the runtime failing for
+    // both hosts that forward to it.
+    assert_eq!(errors, ["AB6004", "AB6004", "AB6018", "AB6005", "AB6005"], "{report:#}");
+    let runtime = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
+    assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
+}

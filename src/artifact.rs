@@ -212,7 +212,7 @@ fn failure_line(log: &str) -> &str {
     let lines = || log.lines().map(str::trim).filter(|line| !line.is_empty());
     lines()
         .find(|line| line.starts_with("agent-bundle ") || line.starts_with("Error"))
-        .or_else(|| lines().last())
+        .or_else(|| lines().next_back())
         .unwrap_or("(it printed nothing)")
 }
 

@@ -215,3 +215,18 @@ fn a_project_without_a_config_is_a_clear_error() {
     assert_eq!(code, 1);
     assert_eq!(report["diagnostics"][0]["code"], "AB4001");
 }
+
+#[test]
+fn a_closed_stdout_stops_the_cli_quietly_instead_of_panicking() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = support::bin()
+        .arg("matrix")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{output:?}");
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+}

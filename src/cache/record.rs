@@ -56,25 +56,35 @@ fn json_object<V: AsRef<str>>(out: &mut String, entries: impl Iterator<Item = (i
 /// `\b \f \n \r \t`, otherwise `\u00xx` in lowercase hex); everything else is raw UTF-8.
 /// This is also exactly what serde_json writes.
 pub(super) fn json_string(out: &mut String, text: &str) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(text.len() + 2);
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                const DIGITS: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(DIGITS[(c as usize) >> 4] as char);
-                out.push(DIGITS[(c as usize) & 15] as char);
-            }
-            c => out.push(c),
+    // Copy runs of plain text whole; every byte that needs escaping is ASCII, so slicing
+    // around it stays on character boundaries.
+    let mut plain = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..i]);
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(DIGITS[usize::from(byte >> 4)] as char);
+            out.push(DIGITS[usize::from(byte & 15)] as char);
+        } else {
+            out.push_str(escape);
         }
+        plain = i + 1;
     }
+    out.push_str(&text[plain..]);
     out.push('"');
 }
 

@@ -398,8 +398,8 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
     let Handler::Module(handler) = &hook.handler else {
         unreachable!("prebuilt handlers have no wrapper");
     };
-    let spec =
-        hosts::spec::hook_spec(hosts::table(target), hook_name, hook.trigger).expect("planned hooks have a spec");
+    let spec = hosts::spec::hook_spec_literal(hosts::table(target), hook_name, hook.trigger)
+        .expect("planned hooks have a spec");
     let form = LinkForm::of(planned);
     let linked = linked_handler(db, project, LinkKey::new(db, handler.clone(), form));
     let family = hook.trigger.key();

@@ -136,7 +136,7 @@ pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
 pub fn route_epilogue(
     hook_name: &str,
     host: &str,
-    spec: &serde_json::Value,
+    spec: &str,
     route_module: &str,
     family: &str,
     timeout_ms: u32,
@@ -157,7 +157,7 @@ pub fn route_epilogue(
 pub fn shared_route_epilogue(
     hook_name: &str,
     host: &str,
-    spec: &serde_json::Value,
+    spec: &str,
     epoch: &str,
     family: &str,
     timeout_ms: u32,
@@ -225,7 +225,7 @@ await __ab_require({server}).serve({{ plugin: {}, version: {}, epoch: {}, routes
 }
 
 /// The host-specific end of a wrapper: the call into the runtime with the host's spec.
-pub fn hook_epilogue(hook_name: &str, host: &str, spec: &serde_json::Value, handler: &str) -> String {
+pub fn hook_epilogue(hook_name: &str, host: &str, spec: &str, handler: &str) -> String {
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let handler = serde_json::Value::from(handler);
     format!(

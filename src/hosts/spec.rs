@@ -3,10 +3,33 @@
 //!
 //! The shape is documented in `src/runtime/README.md`; `runHook(spec, handler)` consumes it.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
 use serde_json::{Value, json};
 
 use super::{EventRow, HostTable};
-use crate::model::Trigger;
+use crate::model::{Target, Trigger};
+
+/// `hook_spec` as the object literal a wrapper embeds (compact JSON). Specs depend only on
+/// the static host tables and the hook name, so everything after the name is built once per
+/// host and trigger in a process: a build of thousands of wrappers would otherwise spend a
+/// tenth of its time writing the same specs.
+pub fn hook_spec_literal(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option<String> {
+    /// The literal after `{"hook":"<name>",`, per host and trigger (`None`: no such event).
+    type AfterName = HashMap<(Target, Trigger), Option<Arc<str>>>;
+    static AFTER_NAME: LazyLock<Mutex<AfterName>> = LazyLock::new(Default::default);
+    let after_name = AFTER_NAME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .entry((table.target, trigger))
+        .or_insert_with(|| {
+            let text = hook_spec(table, "", trigger)?.to_string();
+            Some(Arc::from(text.strip_prefix(r#"{"hook":"","#).expect("`hook` is the spec's first key")))
+        })
+        .clone()?;
+    Some(format!("{{\"hook\":{},{after_name}", Value::from(hook_name)))
+}
 
 /// The spec literal for hook `hook_name` on the host of `table`, or `None` when the host has
 /// no such event.
@@ -64,4 +87,24 @@ fn output(row: &EventRow) -> Value {
         "context": template(row.context),
         "rewrite": template(row.rewrite),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Family, HookEvent};
+
+    #[test]
+    fn the_literal_is_the_spec_written_compactly_for_every_host_and_trigger() {
+        let triggers =
+            HookEvent::ALL.iter().map(|e| Trigger::Config(*e)).chain(Family::ALL.iter().map(|f| Trigger::Route(*f)));
+        for trigger in triggers {
+            for table in super::super::HOSTS {
+                for name in ["before-tool-guard-1a2b3c4d", "a \"quoted\" name"] {
+                    let expected = hook_spec(table, name, trigger).map(|spec| spec.to_string());
+                    assert_eq!(hook_spec_literal(table, name, trigger), expected, "{trigger:?} on {:?}", table.target);
+                }
+            }
+        }
+    }
 }

@@ -100,20 +100,138 @@ pub(super) fn decode(bytes: &[u8]) -> Option<ActionRecord> {
     if Hash::of(body) != digest {
         return None;
     }
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let object = value.as_object()?;
-    if object.len() != 3 || object.get("format")?.as_str()? != RECORD_FORMAT {
-        return None;
+    Canonical { text: std::str::from_utf8(body).ok()?, at: 0 }.record()
+}
+
+/// A reader of exactly the canonical body, in one pass: anything `body` would not have
+/// written (other key order, whitespace, duplicate keys, other escapes) is rejected, so every
+/// implementation writes the same bytes.
+struct Canonical<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl Canonical<'_> {
+    fn record(mut self) -> Option<ActionRecord> {
+        self.literal("{\"format\":")?;
+        if self.string()? != RECORD_FORMAT {
+            return None;
+        }
+        self.literal(",\"outputs\":")?;
+        let outputs = self.object(|reader| Hash::from_canonical_hex(reader.string()?.as_bytes()))?;
+        self.literal(",\"values\":")?;
+        let values = self.object(Canonical::string)?;
+        self.literal("}")?;
+        (self.at == self.text.len()).then_some(ActionRecord { outputs, values })
     }
-    let mut outputs = BTreeMap::new();
-    for (name, hex) in object.get("outputs")?.as_object()? {
-        outputs.insert(name.clone(), Hash::from_canonical_hex(hex.as_str()?.as_bytes())?);
+
+    fn literal(&mut self, literal: &str) -> Option<()> {
+        self.text[self.at..].starts_with(literal).then(|| self.at += literal.len())
     }
-    let mut values = BTreeMap::new();
-    for (name, value) in object.get("values")?.as_object()? {
-        values.insert(name.clone(), value.as_str()?.to_owned());
+
+    /// `{}` or `{"k":v,…}` with keys strictly increasing by their UTF-8 bytes.
+    fn object<V>(&mut self, mut value: impl FnMut(&mut Self) -> Option<V>) -> Option<BTreeMap<String, V>> {
+        self.literal("{")?;
+        let mut entries = BTreeMap::new();
+        if self.literal("}").is_some() {
+            return Some(entries);
+        }
+        loop {
+            let key = self.string()?;
+            if entries.last_key_value().is_some_and(|(last, _): (&String, _)| *last >= key) {
+                return None;
+            }
+            self.literal(":")?;
+            let value = value(self)?;
+            entries.insert(key, value);
+            if self.literal("}").is_some() {
+                return Some(entries);
+            }
+            self.literal(",")?;
+        }
     }
-    let record = ActionRecord { outputs, values };
-    // Canonical form only: rejects reordered keys, whitespace, other escapes, duplicates.
-    (self::body(&record).as_bytes() == body).then_some(record)
+
+    /// A string with exactly the escapes `json_string` writes.
+    fn string(&mut self) -> Option<String> {
+        self.literal("\"")?;
+        let mut out = String::new();
+        loop {
+            let rest = &self.text.as_bytes()[self.at..];
+            let special = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+            out.push_str(&self.text[self.at..self.at + special]);
+            self.at += special + 1;
+            match rest[special] {
+                b'"' => return Some(out),
+                b'\\' => out.push(self.escape()?),
+                _ => return None, // a raw control character
+            }
+        }
+    }
+
+    fn escape(&mut self) -> Option<char> {
+        let bytes = self.text.as_bytes();
+        let c = match *bytes.get(self.at)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = bytes.get(self.at + 1..self.at + 5)?;
+                let digit = |b: u8| match b {
+                    b'0'..=b'9' => Some(b - b'0'),
+                    b'a'..=b'f' => Some(b - b'a' + 10),
+                    _ => None,
+                };
+                if &hex[..2] != b"00" {
+                    return None;
+                }
+                let code = digit(hex[2])? << 4 | digit(hex[3])?;
+                // Only control characters without a short form are written this way.
+                if code >= 0x20 || matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
+                    return None;
+                }
+                self.at += 4;
+                char::from(code)
+            }
+            _ => return None,
+        };
+        self.at += 1;
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record_file(body: &str) -> Vec<u8> {
+        format!("{body}\n{}\n", Hash::of(body.as_bytes()).to_hex()).into_bytes()
+    }
+
+    #[test]
+    fn every_string_round_trips() {
+        let tricky: String = (0u8..0x20).map(char::from).chain("\"\\/é\u{2028}\u{7f}😀 plain".chars()).collect();
+        let record = ActionRecord {
+            outputs: BTreeMap::from([("code".to_owned(), Hash::of(b"x"))]),
+            values: BTreeMap::from([
+                ("a".to_owned(), tricky.clone()),
+                ("b".to_owned(), String::new()),
+                (tricky, "k".into()),
+            ]),
+        };
+        assert_eq!(decode(&encode(&record)), Some(record));
+    }
+
+    #[test]
+    fn only_the_escapes_the_encoder_writes_are_read() {
+        let with_value =
+            |value: &str| format!(r#"{{"format":"{RECORD_FORMAT}","outputs":{{}},"values":{{"v":"{value}"}}}}"#);
+        assert!(decode(&record_file(&with_value(r"a\u001fb\n"))).is_some());
+        for refused in [r"\u001F", r"\u0041", r"\u000a", r"\u00", r"\x", "\u{1}", r"\"] {
+            assert_eq!(decode(&record_file(&with_value(refused))), None, "{refused:?}");
+        }
+    }
 }

@@ -149,28 +149,14 @@ pub fn simulate(
         (Some(_), None) => Some("standalone"),
     };
     let started = Instant::now();
-    let mut child = Command::new("node")
-        .arg(&wrapper)
-        .current_dir(&artifact)
-        .env("AGENT_BUNDLE_HOOK_SIMULATION", "1")
-        .env(RUNTIME_DIR_VAR, &sockets)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))?;
+    let mut child = spawn_node(
+        &artifact,
+        Command::new("node").arg(&wrapper).env("AGENT_BUNDLE_HOOK_SIMULATION", "1").env(RUNTIME_DIR_VAR, &sockets),
+    )?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).map(|_| text)
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        stderr.read_to_string(&mut text).map(|_| text)
-    });
+    let out_reader = read_to_end(child.stdout.take().expect("stdout is piped"));
+    let err_reader = read_to_end(child.stderr.take().expect("stderr is piped"));
     let timeout = Duration::from_secs(hook.timeout.unwrap_or(5).max(1));
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -226,30 +212,22 @@ const RUNTIME_START: Duration = Duration::from_secs(10);
 pub(crate) struct SharedRuntime {
     child: Child,
     stdin: Option<ChildStdin>,
-    stderr: std::thread::JoinHandle<String>,
+    stderr: std::thread::JoinHandle<std::io::Result<String>>,
 }
 
 impl SharedRuntime {
     pub(crate) fn start(artifact: &Path, host: &str, sockets: &Path) -> Result<SharedRuntime, String> {
         let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
-        let mut child = Command::new("node")
-            .arg(artifact.join(RUNTIME_PATH))
-            .args(["--target", host])
-            .current_dir(&artifact)
-            .env(RUNTIME_DIR_VAR, sockets)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))?;
+        let mut child = spawn_node(
+            &artifact,
+            Command::new("node")
+                .arg(artifact.join(RUNTIME_PATH))
+                .args(["--target", host])
+                .env(RUNTIME_DIR_VAR, sockets),
+        )?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let mut stderr = child.stderr.take().expect("stderr is piped");
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
+        let stderr = read_to_end(child.stderr.take().expect("stderr is piped"));
         let (answered, answer) = mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -282,6 +260,25 @@ impl SharedRuntime {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.join().unwrap_or_default()
+        self.stderr.join().ok().and_then(Result::ok).unwrap_or_default()
     }
+}
+
+/// Starts `command` (a `node` run) in the artifact, with every stdio stream piped.
+fn spawn_node(artifact: &Path, command: &mut Command) -> Result<Child, String> {
+    command
+        .current_dir(artifact)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))
+}
+
+/// Reads `stream` to its end on a thread of its own (so a full pipe never blocks the child).
+fn read_to_end(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<std::io::Result<String>> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        stream.read_to_string(&mut text).map(|_| text)
+    })
 }

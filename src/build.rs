@@ -83,7 +83,7 @@ pub struct Work {
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
     let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
-    if let Some(stamp) = stamp::up_to_date(&options.root, &settings, &snapshot) {
+    if let Some(stamp) = stamp::up_to_date(&options.root, &options.out_dir, &settings, &snapshot) {
         let files = stamp.summary.files;
         let published = PublishStats { unchanged: files, ..PublishStats::default() };
         return Ok(BuildOutput {

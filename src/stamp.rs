@@ -52,16 +52,14 @@ struct FileState {
     mode: u32,
 }
 
-/// The files of the project and of its artifact, as they are now.
+/// The files of the project, as they are now.
 pub struct Snapshot {
     inputs: Vec<FileState>,
-    outputs: Vec<FileState>,
 }
 
 impl Snapshot {
     pub fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
-        let inputs = states(input_files(root, &[out_dir.to_path_buf()])?)?;
-        Ok(Snapshot { inputs, outputs: artifact_states(out_dir)? })
+        Ok(Snapshot { inputs: states(input_files(root, &[out_dir.to_path_buf()])?)? })
     }
 }
 
@@ -84,15 +82,21 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
     states(entries)
 }
 
-/// The previous stamp, if the project and its artifact still match it exactly.
-pub fn up_to_date(root: &Path, settings: &str, now: &Snapshot) -> Option<Stamp> {
+/// The previous stamp, if the project and its artifact still match it exactly. The artifact
+/// is checked by stat-ing what the stamp recorded, not by walking it again: a directory's
+/// time and inode change whenever an entry below it is added, removed or renamed.
+pub fn up_to_date(root: &Path, out_dir: &Path, settings: &str, now: &Snapshot) -> Option<Stamp> {
     let stamp: Stamp = serde_json::from_slice(&std::fs::read(root.join(STAMP_FILE)).ok()?).ok()?;
     let racy = |state: &FileState| state.mtime_ns >= stamp.saved_at_ns - RACY_WINDOW_NS;
     let unchanged = stamp.compiler == crate::actions::COMPILER
         && stamp.settings == settings
         && stamp.inputs == now.inputs
-        && stamp.outputs == now.outputs
-        && !stamp.inputs.iter().any(racy);
+        && !stamp.inputs.iter().any(racy)
+        && !stamp.outputs.is_empty()
+        && stamp.outputs.iter().all(|recorded| {
+            let full = out_dir.join(recorded.path.trim_end_matches('/'));
+            state(recorded.path.clone(), &full).is_ok_and(|now| now == *recorded)
+        });
     unchanged.then_some(stamp)
 }
 
@@ -122,21 +126,85 @@ pub fn clear(root: &Path) {
 }
 
 fn states(files: Vec<(String, PathBuf)>) -> io::Result<Vec<FileState>> {
-    files
-        .into_iter()
-        .map(|(path, full)| {
-            let metadata = std::fs::symlink_metadata(&full)?;
-            Ok(FileState {
-                path,
-                size: metadata.size(),
-                mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
-                inode: metadata.ino(),
-                mode: metadata.mode(),
-            })
-        })
-        .collect()
+    files.into_iter().map(|(path, full)| state(path, &full)).collect()
+}
+
+fn state(path: String, full: &Path) -> io::Result<FileState> {
+    let metadata = std::fs::symlink_metadata(full)?;
+    Ok(FileState {
+        path,
+        size: metadata.size(),
+        mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
+        inode: metadata.ino(),
+        mode: metadata.mode(),
+    })
 }
 
 fn now_ns() -> i128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::time::Duration;
+
+    fn summary() -> Summary {
+        Summary { plugin: "p".into(), version: "1.0.0".into(), targets: vec!["claude".into()], files: 2 }
+    }
+
+    /// A project whose input is older than the racy window, with a built artifact.
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("agent-bundle.config.ts");
+        fs::write(&config, "export default {};\n").unwrap();
+        let past = SystemTime::now() - Duration::from_secs(10);
+        fs::File::options().write(true).open(&config).unwrap().set_modified(past).unwrap();
+        let out = dir.path().join("artifact");
+        fs::create_dir_all(out.join("hooks")).unwrap();
+        fs::write(out.join(MANIFEST_FILE), "{}").unwrap();
+        fs::write(out.join("hooks/a.mjs"), "a").unwrap();
+        (dir, out)
+    }
+
+    fn stamp(root: &Path, out: &Path) {
+        save(root, out, "settings", Snapshot::take(root, out).unwrap(), summary()).unwrap();
+    }
+
+    fn fresh(root: &Path, out: &Path) -> bool {
+        up_to_date(root, out, "settings", &Snapshot::take(root, out).unwrap()).is_some()
+    }
+
+    #[test]
+    fn an_untouched_project_and_artifact_are_up_to_date_and_other_settings_are_not() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        assert!(fresh(dir.path(), &out));
+        assert!(up_to_date(dir.path(), &out, "other", &Snapshot::take(dir.path(), &out).unwrap()).is_none());
+    }
+
+    #[test]
+    fn any_entry_added_or_removed_in_the_artifact_or_an_edited_input_is_seen() {
+        let changes: [fn(&Path, &Path); 4] = [
+            |_, out| fs::remove_file(out.join("hooks/a.mjs")).unwrap(),
+            |_, out| fs::create_dir(out.join("hooks/new")).unwrap(),
+            |_, out| fs::remove_dir_all(out).unwrap(),
+            |root, _| fs::write(root.join("agent-bundle.config.ts"), "export default { };\n").unwrap(),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let (dir, out) = project();
+            stamp(dir.path(), &out);
+            change(dir.path(), &out);
+            assert!(!fresh(dir.path(), &out), "change {i} went unseen");
+        }
+    }
+
+    #[test]
+    fn a_just_modified_input_is_never_trusted() {
+        let (dir, out) = project();
+        fs::write(dir.path().join("agent-bundle.config.ts"), "export default {};\n").unwrap();
+        stamp(dir.path(), &out);
+        assert!(!fresh(dir.path(), &out), "inside the racy window");
+    }
 }

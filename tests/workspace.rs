@@ -35,3 +35,23 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["projects"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn an_unchanged_workspace_rebuilds_as_up_to_date_and_an_edited_project_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tree(&repo().join("examples/policy"), &root.join("plugins/policy"));
+    copy_tree(&repo().join("examples/guarded"), &root.join("plugins/guarded"));
+    // Inputs modified within a second before a build's stamp are never trusted by it, so
+    // the copies need one build past that window to be stamped clean.
+    assert_eq!(support::run(root, &["build", "--workspace"]).status.code(), Some(0));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(support::run(root, &["build", "--workspace"]).status.code(), Some(0));
+    fs::write(root.join("plugins/guarded/src/hooks/extra.ts"), "export const unused = 1;\n").unwrap();
+    let output = support::run(root, &["build", "--workspace"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = |project: &str| stdout.lines().find(|l| l.contains(project)).unwrap_or_default().to_owned();
+    assert!(line("plugins/policy").contains("(up to date, "), "{stdout}");
+    assert!(line("plugins/guarded").contains(" written)"), "{stdout}");
+}

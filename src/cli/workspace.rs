@@ -75,6 +75,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             let ms = result.elapsed.as_millis();
             match &result.output {
                 Ok(output) => match &output.published {
+                    Some(_) if let Some(summary) = &output.up_to_date => {
+                        println!("ok      {name} (up to date, {} files) {ms} ms", summary.files)
+                    }
                     Some(stats) => println!(
                         "ok      {name} ({} files, {} written) {ms} ms",
                         output.compiled.files.len(),

@@ -100,7 +100,7 @@ impl LinkForm {
         }
     }
 
-    /// The module graph's roots, and whether `module` itself is linked.
+    /// The module graph's roots (a shared route without fallback links no route module).
     fn roots(self, module: &str) -> Vec<&str> {
         match self {
             LinkForm::Hook => vec![bundle::RUNTIME_KEY, module],

@@ -116,17 +116,22 @@ struct ValidateArgs {
 enum HooksCommand {
     /// List the simulatable hooks of an artifact.
     List {
+        /// The artifact folder `agent-bundle build` wrote.
         #[arg(long, default_value = "artifact")]
         artifact: PathBuf,
+        /// Only this host's hooks (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
         target: Option<Target>,
+        /// Print the manifest's hook rows as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Run a hook's real emitted wrapper on a canonical input, as its host would.
     Simulate {
+        /// The artifact folder `agent-bundle build` wrote.
         #[arg(long, default_value = "artifact")]
         artifact: PathBuf,
+        /// The host whose wrapper runs (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
         target: Target,
         /// The exact hook name (or id) that `hooks list` prints.
@@ -142,6 +147,7 @@ enum HooksCommand {
         /// shared runtime (which the simulator otherwise starts for the run).
         #[arg(long)]
         standalone: bool,
+        /// Print the native input, native output, outcome and stderr as one JSON object.
         #[arg(long)]
         json: bool,
     },

@@ -241,8 +241,12 @@ impl SharedRuntime {
         });
         let _ = writeln!(stdin, "{initialize}");
         let mut runtime = SharedRuntime { child, stdin: Some(stdin), stderr };
+        let initialized = |line: &str| {
+            serde_json::from_str::<serde_json::Value>(line)
+                .is_ok_and(|reply| reply["id"] == 1 && reply["result"].is_object())
+        };
         match answer.recv_timeout(RUNTIME_START) {
-            Ok(line) if line.contains("\"result\"") => Ok(runtime),
+            Ok(line) if initialized(&line) => Ok(runtime),
             _ => {
                 let _ = runtime.child.kill();
                 let log = runtime.shut_down();

@@ -190,24 +190,14 @@ fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>,
         return diagnostics.push(error(Code::HostDocument, "`mcpServers` must be an object".into()));
     };
     for (name, server) in servers {
-        let script = server["args"][0].as_str().and_then(|arg| mcp_script(arg, mcp.root_token));
-        if server["command"] != "node" || !script.is_some_and(|path| on_disk.contains(&path)) {
+        let script = server["args"][0].as_str().and_then(|arg| mcp.script_path(arg));
+        if server["command"] != "node" || !script.is_some_and(|path| on_disk.contains(path)) {
             diagnostics.push(error(
                 Code::HookCommandTarget,
                 format!("MCP server `{name}` does not run `node` on a file in the artifact"),
             ));
         }
     }
-}
-
-/// The artifact path an MCP server's first argument names: after the root token, or
-/// relative (`./…`) to a `cwd` of the plugin root.
-fn mcp_script(arg: &str, root_token: Option<&str>) -> Option<String> {
-    let path = match root_token {
-        Some(root) => arg.strip_prefix(root)?.strip_prefix('/')?,
-        None => arg.strip_prefix("./")?,
-    };
-    Some(path.to_owned())
 }
 
 /// The shared runtime starts for every host that forwards a route to it, in a private socket
@@ -426,18 +416,6 @@ pub fn claude_on_path() -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mcp_scripts_are_read_after_the_root_token_or_relative_to_the_root() {
-        let claude = Some("${CLAUDE_PLUGIN_ROOT}");
-        assert_eq!(
-            mcp_script("${CLAUDE_PLUGIN_ROOT}/mcp/event-runtime.mjs", claude).as_deref(),
-            Some("mcp/event-runtime.mjs")
-        );
-        assert_eq!(mcp_script("/elsewhere/mcp/event-runtime.mjs", claude), None);
-        assert_eq!(mcp_script("./mcp/event-runtime.mjs", None).as_deref(), Some("mcp/event-runtime.mjs"));
-        assert_eq!(mcp_script("mcp/event-runtime.mjs", None), None);
-    }
 
     #[test]
     fn command_targets_are_read_relative_to_the_root_token() {

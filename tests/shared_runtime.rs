@@ -54,8 +54,10 @@ impl Session {
         Session { tmp: tempfile::tempdir().unwrap() }
     }
 
-    fn env(&self) -> [(&str, &str); 1] {
-        [("TMPDIR", self.tmp.path().to_str().unwrap())]
+    /// The default socket directory under this session's TMPDIR (an empty
+    /// `AGENT_BUNDLE_RUNTIME_DIR` counts as unset, whatever the test process has).
+    fn env(&self) -> [(&str, &str); 2] {
+        [("TMPDIR", self.tmp.path().to_str().unwrap()), ("AGENT_BUNDLE_RUNTIME_DIR", "")]
     }
 
     fn runtime_dir(&self) -> PathBuf {

@@ -55,8 +55,8 @@ pub struct McpSupport {
     /// document, empty, whenever another host's runtime is emitted: the pointer replaces their
     /// folder discovery, which would otherwise start another host's server (`.mcp.json`).
     pub manifest_pointer: bool,
-    /// How the document's command reaches the artifact: an absolute root token, or `None` for
-    /// paths relative to a `cwd` of the plugin root.
+    /// How a server's script argument reaches the artifact: an absolute root token, or `None`
+    /// for paths relative to a `cwd` of the plugin root.
     pub root_token: Option<&'static str>,
 }
 
@@ -70,25 +70,32 @@ impl McpSupport {
     fn document(&self, model: &Model, plan: &HostPlan) -> Option<OutputFile> {
         let mut servers = serde_json::Map::new();
         if plan.hosts_runtime() {
-            let target = plan.target.as_str();
-            let entry = match self.root_token {
-                Some(root) => serde_json::json!({
-                    "type": "stdio",
-                    "command": "node",
-                    "args": [format!("{root}/{RUNTIME_PATH}"), "--target", target],
-                }),
-                None => serde_json::json!({
-                    "type": "stdio",
-                    "command": "node",
-                    "args": [format!("./{RUNTIME_PATH}"), "--target", target],
-                    "cwd": "./",
-                }),
-            };
+            let args = [self.script_arg(RUNTIME_PATH), "--target".into(), plan.target.as_str().into()];
+            let mut entry = serde_json::json!({ "type": "stdio", "command": "node", "args": args });
+            if self.root_token.is_none() {
+                entry["cwd"] = "./".into();
+            }
             servers.insert(RUNTIME_SERVER.to_owned(), entry);
         } else if !(self.manifest_pointer && model.has_shared_routes()) {
             return None;
         }
         Some(OutputFile::json(self.document_path, &serde_json::json!({ "mcpServers": servers })))
+    }
+
+    /// How a server's script argument names `path` in the artifact.
+    fn script_arg(&self, path: &str) -> String {
+        match self.root_token {
+            Some(root) => format!("{root}/{path}"),
+            None => format!("./{path}"),
+        }
+    }
+
+    /// The artifact path a server's script argument names, if it names one.
+    pub fn script_path<'a>(&self, arg: &'a str) -> Option<&'a str> {
+        match self.root_token {
+            Some(root) => arg.strip_prefix(root)?.strip_prefix('/'),
+            None => arg.strip_prefix("./"),
+        }
     }
 }
 
@@ -336,6 +343,14 @@ fn check_kebab_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_mcp_script_argument_reads_back_as_its_artifact_path() {
+        for mcp in HOSTS.iter().filter_map(|table| table.mcp.as_ref()) {
+            assert_eq!(mcp.script_path(&mcp.script_arg(RUNTIME_PATH)), Some(RUNTIME_PATH));
+            assert_eq!(mcp.script_path("/elsewhere/mcp/event-runtime.mjs"), None);
+        }
+    }
 
     #[test]
     fn tables_are_in_target_order_and_complete() {

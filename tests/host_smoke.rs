@@ -559,11 +559,11 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
         assert!(!error || expected, "Codex reported an error: {event:#}");
     }
 
-    // Codex loaded the plugin's hooks: every route ran its wrapper from the installed plugin,
-    // and each answered (or continued silently) as it should.
     // Codex started the plugin's MCP server (the shared runtime), relative to the plugin
     // root as its MCP document says.
     assert_eq!(s.runtime_starts(), [PathBuf::from(format!("./{RUNTIME_SCRIPT}"))]);
+    // Codex loaded the plugin's hooks: every route ran its wrapper from the installed plugin,
+    // and each answered (or continued silently) as it should.
     let calls = s.assert_wrappers_ran("codex", &root, &["session/start", "prompt/submit", "tool/before", "stop"]);
     let answers: Vec<_> = calls
         .iter()

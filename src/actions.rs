@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span};
 use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
-use crate::db::WorkCounters;
+use crate::db::{Settings, WorkCounters};
+use crate::loader::DiskFiles;
 use crate::output::OutputFile;
 
 /// Names this compiler in every action key. Bump the revision when an action's encoding or
@@ -197,4 +198,64 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
     }
     cache.put_action(&key, &record);
     files
+}
+
+/// The key of a whole project build: the settings and every file the loader read. Queries
+/// see nothing else (no query touches the file system), so equal keys mean equal artifacts.
+pub fn artifact_key(settings: &Settings, files: &DiskFiles) -> Hash {
+    let mut builder = KeyBuilder::new("artifact")
+        .field("compiler", COMPILER.as_bytes())
+        .field("settings", format!("{settings:?}").as_bytes());
+    for (path, (bytes, executable)) in files {
+        builder = builder
+            .field("path", path.as_bytes())
+            .field("executable", if *executable { b"1" } else { b"0" })
+            .field("source", Hash::of(bytes).to_hex().as_bytes());
+    }
+    builder.finish()
+}
+
+/// The manifest that the clean build of `key`'s inputs published (see [`artifact_key`]).
+pub fn published_manifest(cache: &Cache, key: &Hash) -> Option<Hash> {
+    cache.get_action(key)?.values.get("manifest")?.parse().ok()
+}
+
+/// Records that a clean build of `key`'s inputs published the manifest `manifest`.
+pub fn record_published_manifest(cache: &Cache, key: &Hash, manifest: &[u8]) {
+    let record = ActionRecord {
+        outputs: BTreeMap::new(),
+        values: BTreeMap::from([("manifest".to_owned(), Hash::of(manifest).to_hex())]),
+    };
+    cache.put_action(key, &record);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn files(entries: &[(&str, &str, bool)]) -> DiskFiles {
+        entries
+            .iter()
+            .map(|(path, text, executable)| ((*path).to_owned(), (Arc::from(text.as_bytes()), *executable)))
+            .collect()
+    }
+
+    #[test]
+    fn the_artifact_key_covers_every_input_byte_mode_path_and_setting() {
+        let base = files(&[("agent-bundle.config.ts", "export default {};\n", false), ("bin/run", "x", true)]);
+        let key = artifact_key(&Settings::default(), &base);
+        assert_eq!(key, artifact_key(&Settings::default(), &base.clone()));
+        let variants = [
+            files(&[("agent-bundle.config.ts", "export default { };\n", false), ("bin/run", "x", true)]),
+            files(&[("agent-bundle.config.ts", "export default {};\n", false), ("bin/run", "x", false)]),
+            files(&[("agent-bundle.config.ts", "export default {};\n", false), ("bin/run2", "x", true)]),
+            files(&[("agent-bundle.config.ts", "export default {};\n", false)]),
+        ];
+        for variant in &variants {
+            assert_ne!(artifact_key(&Settings::default(), variant), key);
+        }
+        let other = Settings { config_file: Some("other.config.ts".into()), target_override: None };
+        assert_ne!(artifact_key(&other, &base), key);
+    }
 }

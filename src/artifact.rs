@@ -1,5 +1,6 @@
-//! Reading a built artifact back: its manifest's hook index, and running a hook's real
-//! wrapper the way a host would (`hooks list`, `hooks simulate`).
+//! Reading a built artifact back: its manifest's hook index, whether the files on disk are
+//! exactly what the manifest lists, and running a hook's real wrapper the way a host would
+//! (`hooks list`, `hooks simulate`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -9,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
 use crate::hosts::RUNTIME_PATH;
+use crate::stamp::Summary;
 
 /// One row of the manifest's hook index.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -61,6 +64,64 @@ fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Stri
     let manifest: ManifestHooks<T> = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))?;
     Ok(manifest.hooks)
+}
+
+#[derive(Deserialize)]
+struct ManifestFiles {
+    plugin: PluginRow,
+    targets: Vec<String>,
+    files: Vec<FileRow>,
+}
+
+#[derive(Deserialize)]
+struct PluginRow {
+    name: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+struct FileRow {
+    path: String,
+    bytes: u64,
+    blake3: String,
+    #[serde(default)]
+    executable: bool,
+}
+
+/// What the artifact at `dir` holds, if it is exactly the one whose manifest hashes to
+/// `manifest`: that manifest, every file it lists with its size, mode and blake3, and no
+/// other file. Every byte is read, so an artifact edited in place never passes.
+pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
+    let text = std::fs::read(dir.join(MANIFEST_FILE)).ok()?;
+    if Hash::of(&text) != *manifest {
+        return None;
+    }
+    let listed: ManifestFiles = serde_json::from_slice(&text).ok()?;
+    let mut on_disk = Vec::with_capacity(listed.files.len() + 1);
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.ok()?;
+        if !entry.file_type().is_dir() {
+            on_disk.push(entry.path().strip_prefix(dir).ok()?.to_str()?.to_owned());
+        }
+    }
+    on_disk.sort_unstable();
+    let mut expected: Vec<&str> = listed.files.iter().map(|row| row.path.as_str()).chain([MANIFEST_FILE]).collect();
+    expected.sort_unstable();
+    if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&row.path), row)) {
+        return None;
+    }
+    Some(Summary {
+        plugin: listed.plugin.name,
+        version: listed.plugin.version,
+        targets: listed.targets,
+        files: expected.len(),
+    })
+}
+
+fn holds(path: &Path, row: &FileRow) -> bool {
+    crate::loader::read_file(path).ok().flatten().is_some_and(|(bytes, executable)| {
+        bytes.len() as u64 == row.bytes && executable == row.executable && Hash::of(&bytes).to_hex() == row.blake3
+    })
 }
 
 /// The single hook of `host` whose name or id is `wanted`.

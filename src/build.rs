@@ -14,12 +14,12 @@ use rayon::prelude::*;
 use crate::cache::{Cache, CacheStats};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
-use crate::emit::{self, Artifact, Input, publish::PublishStats};
+use crate::emit::{self, Artifact, Input, MANIFEST_FILE, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
 use crate::loader::Workspace;
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
-use crate::stamp;
+use crate::{actions, stamp};
 
 /// What `agent-bundle build` is asked to do.
 #[derive(Clone, Debug)]
@@ -66,9 +66,27 @@ pub struct BuildOutput {
     pub published: Option<PublishStats>,
     /// Real work done (not served by the cache or salsa): modules transpiled, wrappers bundled.
     pub work: Work,
-    /// Set when the no-op fast path answered: nothing changed since the last clean build,
-    /// so no stage ran and `compiled` is empty.
-    pub up_to_date: Option<stamp::Summary>,
+    /// Set when a check before the stages answered that the artifact is already what this
+    /// build would publish, so no stage ran and `compiled` is empty.
+    pub up_to_date: Option<(stamp::Summary, UpToDate)>,
+}
+
+/// What proved a build up to date without running it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpToDate {
+    /// Inputs and artifact have the states the last clean build's stamp recorded.
+    Stamp,
+    /// The inputs hash to a key whose published manifest the artifact matches byte for byte.
+    Cache,
+}
+
+impl UpToDate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpToDate::Stamp => "stamp",
+            UpToDate::Cache => "cache",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,24 +98,34 @@ pub struct Work {
 }
 
 /// Loads the project at `options.root`, compiles it and publishes the artifact.
+///
+/// Two checks come before any stage runs. The stamp (file states, no reads) answers a
+/// project untouched since its last clean build. Otherwise the inputs are read and hashed
+/// into the `artifact` action key; when the cache knows the manifest a clean build of
+/// exactly these inputs published and the artifact on disk still matches it byte for
+/// byte, nothing runs either (a new process with a warm cache, a touched checkout).
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
     let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
     if let Some(stamp) = stamp::up_to_date(&options.root, &options.out_dir, &settings, &snapshot) {
-        let files = stamp.summary.files;
-        let published = PublishStats { unchanged: files, ..PublishStats::default() };
-        return Ok(BuildOutput {
-            compiled: finish_empty(),
-            published: Some(published),
-            work: Work { cache: options.cache.stats(), ..Work::default() },
-            up_to_date: Some(stamp.summary),
-        });
+        return Ok(up_to_date(options, stamp.summary, UpToDate::Stamp));
+    }
+    let disk = snapshot.read()?;
+    let artifact_key = actions::artifact_key(&options.settings(), &disk);
+    if let Some(summary) = actions::published_manifest(&options.cache, &artifact_key)
+        .and_then(|manifest| crate::artifact::matches_manifest(&options.out_dir, &manifest))
+    {
+        let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
+        return Ok(up_to_date(options, summary, UpToDate::Cache));
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
-    let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir))?;
+    let project = workspace.sync(disk, options.settings());
     let output = compile_and_publish(&workspace.db, project, options)?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
+            if let Some(manifest) = output.compiled.files.get(MANIFEST_FILE) {
+                actions::record_published_manifest(&options.cache, &artifact_key, &manifest.bytes);
+            }
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
                 version: model.version.clone(),
@@ -110,6 +138,16 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
         _ => stamp::clear(&options.root),
     }
     Ok(output)
+}
+
+fn up_to_date(options: &BuildOptions, summary: stamp::Summary, by: UpToDate) -> BuildOutput {
+    let published = PublishStats { unchanged: summary.files, ..PublishStats::default() };
+    BuildOutput {
+        compiled: finish_empty(),
+        published: Some(published),
+        work: Work { cache: options.cache.stats(), ..Work::default() },
+        up_to_date: Some((summary, by)),
+    }
 }
 
 fn finish_empty() -> Compiled {

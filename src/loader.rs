@@ -3,7 +3,7 @@
 //! not compare, and an unneeded write would invalidate everything that read the file).
 
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -130,13 +130,18 @@ impl Workspace {
 
 /// Every file below `root` by project-relative POSIX path, with its bytes and executable bit.
 pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
-    let mut files = BTreeMap::new();
-    for (key, path) in input_files(root, exclude)? {
-        if let Some(file) = read_file(&path)? {
-            files.insert(key, file);
+    read_files(&input_files(root, exclude)?)
+}
+
+/// The listed files (project-relative key, path), as [`read_tree`] returns them.
+pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
+    let mut disk = BTreeMap::new();
+    for (key, path) in files {
+        if let Some(file) = read_file(path)? {
+            disk.insert(key.clone(), file);
         }
     }
-    Ok(files)
+    Ok(disk)
 }
 
 /// Every input file below `root` (project-relative POSIX key, path), in name order.
@@ -165,19 +170,29 @@ pub fn input_files(root: &Path, exclude: &[PathBuf]) -> io::Result<Vec<(String, 
     Ok(files)
 }
 
-/// A file's bytes and executable bit; `None` when it vanished meanwhile.
-fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => metadata,
-        Ok(_) => return Ok(None),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error),
+/// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file.
+pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
+    let absent = |error: io::Error| if error.kind() == io::ErrorKind::NotFound { Ok(None) } else { Err(error) };
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) => return absent(error),
     };
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some((bytes.into(), metadata.permissions().mode() & 0o111 != 0))),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(error),
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Ok(None);
     }
+    // One read of the size `fstat` gave (thousands of small files: `fs::read` would add a
+    // seek and a second read each); a file that shrank meanwhile is read again whole.
+    let mut bytes = vec![0; metadata.len() as usize];
+    match file.read_exact(&mut bytes) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => match std::fs::read(path) {
+            Ok(whole) => bytes = whole,
+            Err(error) => return absent(error),
+        },
+        Err(error) => return Err(error),
+    }
+    Ok(Some((bytes.into(), metadata.permissions().mode() & 0o111 != 0)))
 }
 
 /// Whether a project-relative path lies in a directory that is never an input.

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::emit::MANIFEST_FILE;
-use crate::loader::input_files;
+use crate::loader::{DiskFiles, input_files, read_files};
 
 const STAMP_FILE: &str = ".agent-bundle/stamp.json";
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
@@ -54,12 +54,20 @@ struct FileState {
 
 /// The files of the project, as they are now.
 pub struct Snapshot {
+    files: Vec<(String, PathBuf)>,
     inputs: Vec<FileState>,
 }
 
 impl Snapshot {
     pub fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
-        Ok(Snapshot { inputs: states(input_files(root, &[out_dir.to_path_buf()])?)? })
+        let files = input_files(root, &[out_dir.to_path_buf()])?;
+        let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
+        Ok(Snapshot { files, inputs })
+    }
+
+    /// Reads the files this snapshot found (without walking the project again).
+    pub fn read(&self) -> io::Result<DiskFiles> {
+        read_files(&self.files)
     }
 }
 

@@ -38,6 +38,42 @@ fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_n
     assert_eq!(warm["published"]["written"], serde_json::json!([]));
 }
 
+/// Without the stamp (a touched or copied checkout), the inputs' hash finds the manifest the
+/// last clean build published, and an artifact that still matches it byte for byte is left
+/// alone; one edited in place does not match and is rebuilt.
+#[test]
+fn an_artifact_matching_the_cached_manifest_is_up_to_date_without_running_a_stage() {
+    use std::os::unix::fs::MetadataExt;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = support::example("policy");
+    build(dir.path(), cache.path());
+    let wrapper = fs::read_dir(dir.path().join("artifact/hooks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mjs"))
+        .unwrap();
+    let inode = fs::metadata(&wrapper).unwrap().ino();
+
+    fs::remove_dir_all(dir.path().join(".agent-bundle")).unwrap();
+    let checked = build(dir.path(), cache.path());
+    assert_eq!(checked["upToDateBy"], "cache", "{checked:#}");
+    assert_eq!((work(&checked, "transpiled"), work(&checked, "bundled")), (0, 0));
+    assert_eq!(fs::metadata(&wrapper).unwrap().ino(), inode, "nothing is rewritten");
+    assert!(dir.path().join(".agent-bundle/stamp.json").is_file(), "the check leaves a stamp");
+
+    // Same size, one byte changed: only reading the bytes can tell.
+    let original = fs::read(&wrapper).unwrap();
+    let mut edited = original.clone();
+    edited[0] ^= 0x01;
+    fs::write(&wrapper, &edited).unwrap();
+    fs::remove_dir_all(dir.path().join(".agent-bundle")).unwrap();
+    let rebuilt = build(dir.path(), cache.path());
+    assert_eq!(rebuilt["upToDate"], false, "{rebuilt:#}");
+    let relative = wrapper.strip_prefix(dir.path().join("artifact")).unwrap().to_str().unwrap();
+    assert_eq!(rebuilt["published"]["written"], serde_json::json!([relative]));
+    assert_eq!(fs::read(&wrapper).unwrap(), original);
+}
+
 #[test]
 fn a_fresh_checkout_at_another_path_is_all_hits_and_byte_identical() {
     let cache = tempfile::tempdir().unwrap();

@@ -249,9 +249,13 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     } else {
         report::print_diagnostics(compiled);
         report::print_cache_warnings(&warnings);
-        if let Some(summary) = &output.up_to_date {
+        if let Some((summary, by)) = &output.up_to_date {
+            let proof = match by {
+                build::UpToDate::Stamp => "",
+                build::UpToDate::Cache => ", checked against the cache",
+            };
             println!(
-                "{} {} for {} is up to date ({} files) in {} ms",
+                "{} {} for {} is up to date ({} files{proof}) in {} ms",
                 summary.plugin,
                 summary.version,
                 summary.targets.join(", "),

@@ -44,7 +44,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
         compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
     );
-    if let Some(summary) = &output.up_to_date {
+    if let Some((summary, _)) = &output.up_to_date {
         // Nothing ran: report what the untouched artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
@@ -56,6 +56,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     serde_json::json!({
         "ok": output.published.is_some(),
         "upToDate": output.up_to_date.is_some(),
+        "upToDateBy": output.up_to_date.as_ref().map(|(_, by)| by.as_str()),
         "plugin": plugin,
         "targets": targets,
         "out": options.out_dir.display().to_string(),

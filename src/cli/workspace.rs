@@ -75,7 +75,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             let ms = result.elapsed.as_millis();
             match &result.output {
                 Ok(output) => match &output.published {
-                    Some(_) if let Some(summary) = &output.up_to_date => {
+                    Some(_) if let Some((summary, _)) = &output.up_to_date => {
                         println!("ok      {name} (up to date, {} files) {ms} ms", summary.files)
                     }
                     Some(stats) => println!(

@@ -106,8 +106,8 @@ pub struct Work {
 /// byte, nothing runs either (a new process with a warm cache, a touched checkout).
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
-    let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
-    if let Some(stamp) = stamp::up_to_date(&options.root, &options.out_dir, &settings, &snapshot) {
+    let (snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
+    if let Some(stamp) = stamp {
         return Ok(up_to_date(options, stamp.summary, UpToDate::Stamp));
     }
     let disk = snapshot.read()?;

@@ -130,7 +130,7 @@ impl Workspace {
 
 /// Every file below `root` by project-relative POSIX path, with its bytes and executable bit.
 pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
-    read_files(&input_files(root, exclude)?)
+    read_files(&input_tree(root, exclude)?.files)
 }
 
 /// The listed files (project-relative key, path), as [`read_tree`] returns them.
@@ -144,30 +144,66 @@ pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
     Ok(disk)
 }
 
-/// Every input file below `root` (project-relative POSIX key, path), in name order.
-pub fn input_files(root: &Path, exclude: &[PathBuf]) -> io::Result<Vec<(String, PathBuf)>> {
+/// What the input walk of a project found.
+pub struct InputTree {
+    /// Every input file (project-relative POSIX key, path), in name order.
+    pub files: Vec<(String, PathBuf)>,
+    /// Every directory the walk listed, and every one it skipped for holding a manifest
+    /// (project-relative key, metadata taken *before* it was listed). While none of them
+    /// changes, the walk would find the same files: a directory's time changes whenever an
+    /// entry is added to it, removed or renamed. Empty when some directory name is not UTF-8.
+    pub dirs: Vec<(String, std::fs::Metadata)>,
+}
+
+/// Walks the inputs below `root`.
+pub fn input_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<InputTree> {
+    let mut artifacts = Vec::new();
     let walker = walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name().into_iter();
     let walker = walker.filter_entry(|entry| {
         if entry.depth() == 0 || !entry.file_type().is_dir() {
             return true;
         }
         let path = entry.path();
-        let excluded = exclude.iter().any(|e| e == path);
+        if is_ignored(Path::new(entry.file_name()), exclude.iter().any(|e| e == path)) {
+            return false;
+        }
         // A folder holding a manifest is a built artifact: an output, never an input.
-        !(is_ignored(Path::new(entry.file_name()), excluded) || path.join(MANIFEST_FILE).is_file())
+        if !path.join(MANIFEST_FILE).is_file() {
+            return true;
+        }
+        if let (Some(key), Ok(metadata)) = (relative_key(root, path), entry.metadata()) {
+            artifacts.push((key, metadata));
+        }
+        false
     });
-    let mut files = Vec::new();
+    let (mut tree, mut unnamed_dirs) = (InputTree { files: Vec::new(), dirs: Vec::new() }, false);
     for entry in walker {
         let entry = entry.map_err(io::Error::other)?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(root).expect("walkdir stays below its root");
-        if let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) {
-            files.push((key, entry.into_path()));
+        let key = relative_key(root, entry.path());
+        if entry.file_type().is_dir() {
+            // Yielded before its entries are read, so this is the state the listing saw.
+            let metadata = entry.metadata().map_err(io::Error::other)?;
+            match key {
+                Some(key) => tree.dirs.push((key, metadata)),
+                None => unnamed_dirs = true,
+            }
+        } else if entry.file_type().is_file()
+            && let Some(key) = key
+        {
+            tree.files.push((key, entry.into_path()));
         }
     }
-    Ok(files)
+    tree.dirs.extend(artifacts);
+    if unnamed_dirs {
+        // A directory that has no key cannot be checked again: such a tree is always walked.
+        tree.dirs.clear();
+    }
+    Ok(tree)
+}
+
+/// The project-relative POSIX key of `path`; `None` when it is not UTF-8.
+fn relative_key(root: &Path, path: &Path) -> Option<String> {
+    path.strip_prefix(root).expect("walkdir stays below its root").to_str().map(|key| key.replace('\\', "/"))
 }
 
 /// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file.

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::emit::MANIFEST_FILE;
-use crate::loader::{DiskFiles, input_files, read_files};
+use crate::loader::{DiskFiles, input_tree, read_files};
 
 const STAMP_FILE: &str = ".agent-bundle/stamp.json";
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
@@ -28,6 +28,9 @@ const RACY_WINDOW_NS: i128 = 1_000_000_000;
 pub struct Stamp {
     compiler: String,
     settings: String,
+    /// The input walk's directories (`loader::InputTree::dirs`): while they hold, the
+    /// inputs are exactly the files listed in `inputs`, and no walk is needed.
+    input_dirs: Vec<FileState>,
     inputs: Vec<FileState>,
     outputs: Vec<FileState>,
     saved_at_ns: i128,
@@ -43,31 +46,144 @@ pub struct Summary {
     pub files: usize,
 }
 
+/// The state of one path: what `stat` says, enough to tell that it changed. Written as a
+/// JSON array `[path, size, mtime_ns, inode, mode]`: a workspace's memo holds thousands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-struct FileState {
-    path: String,
+#[serde(from = "StateRow", into = "StateRow")]
+pub(crate) struct FileState {
+    pub(crate) path: String,
     size: u64,
     mtime_ns: i128,
     inode: u64,
+    /// 0 when nothing is at the path: a real entry's mode always carries its type bits.
     mode: u32,
+}
+
+type StateRow = (String, u64, i128, u64, u32);
+
+impl From<StateRow> for FileState {
+    fn from((path, size, mtime_ns, inode, mode): StateRow) -> FileState {
+        FileState { path, size, mtime_ns, inode, mode }
+    }
+}
+
+impl From<FileState> for StateRow {
+    fn from(state: FileState) -> StateRow {
+        (state.path, state.size, state.mtime_ns, state.inode, state.mode)
+    }
+}
+
+impl FileState {
+    pub(crate) fn of(path: String, metadata: &std::fs::Metadata) -> FileState {
+        FileState {
+            path,
+            size: metadata.size(),
+            mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
+            inode: metadata.ino(),
+            mode: metadata.mode(),
+        }
+    }
+
+    /// The state of whatever is at `full` now (an absent path has mode 0).
+    pub(crate) fn probe(path: String, full: &Path) -> FileState {
+        match std::fs::symlink_metadata(full) {
+            Ok(metadata) => FileState::of(path, &metadata),
+            Err(_) => FileState { path, size: 0, mtime_ns: 0, inode: 0, mode: 0 },
+        }
+    }
+
+    /// Modified so shortly before `saved_at_ns` that its time alone cannot prove it unchanged.
+    pub(crate) fn is_racy(&self, saved_at_ns: i128) -> bool {
+        self.mtime_ns >= saved_at_ns - RACY_WINDOW_NS
+    }
+}
+
+/// Whether every recorded state (paths relative to `base`; a trailing `/` marks a
+/// directory) is still what is on disk.
+pub(crate) fn unchanged(states: &[FileState], base: &Path) -> bool {
+    states.iter().all(|recorded| {
+        FileState::probe(recorded.path.clone(), &base.join(recorded.path.trim_end_matches('/'))) == *recorded
+    })
+}
+
+pub(crate) fn now_ns() -> i128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// Writes `value` as JSON at `path` through a temporary file and a rename.
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
+    std::fs::create_dir_all(path.parent().expect("a stamp file has a parent"))?;
+    let temporary = path.with_extension("json.tmp");
+    std::fs::write(&temporary, serde_json::to_vec(value).map_err(io::Error::other)?)?;
+    std::fs::rename(temporary, path)
 }
 
 /// The files of the project, as they are now.
 pub struct Snapshot {
     files: Vec<(String, PathBuf)>,
     inputs: Vec<FileState>,
+    dirs: Vec<FileState>,
 }
 
 impl Snapshot {
-    pub fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
-        let files = input_files(root, &[out_dir.to_path_buf()])?;
-        let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
-        Ok(Snapshot { files, inputs })
+    /// Walks the project and stats every input.
+    fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
+        let tree = input_tree(root, &[out_dir.to_path_buf()])?;
+        let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
+        let dirs = tree.dirs.iter().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
+        Ok(Snapshot { files: tree.files, inputs, dirs })
     }
 
     /// Reads the files this snapshot found (without walking the project again).
     pub fn read(&self) -> io::Result<DiskFiles> {
         read_files(&self.files)
+    }
+}
+
+/// The project's inputs as they are now, and the previous stamp if the project and its
+/// artifact still match it exactly. When none of the walk's directories changed, the
+/// inputs are the files the stamp lists (stat-ed, not walked for).
+pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapshot, Option<Stamp>)> {
+    let stamp = std::fs::read(root.join(STAMP_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
+        .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
+    let (snapshot, walked) = match stamp.as_ref().and_then(|stamp| stamp.listed_inputs(root)) {
+        Some(snapshot) => (snapshot, false),
+        None => (Snapshot::take(root, out_dir)?, true),
+    };
+    let fresh = stamp.filter(|stamp| stamp.describes(&snapshot, out_dir));
+    if let Some(stamp) = fresh.as_ref().filter(|_| walked) {
+        // The build's own writes leave the root's time inside the racy window; once the
+        // walk finds the same files outside it, its directories are worth recording.
+        let now = now_ns();
+        if !snapshot.dirs.is_empty() && !snapshot.dirs.iter().any(|dir| dir.is_racy(now)) {
+            let refreshed = Stamp { input_dirs: snapshot.dirs.clone(), saved_at_ns: now, ..stamp.clone() };
+            let _ = write_json(&root.join(STAMP_FILE), &refreshed);
+        }
+    }
+    Ok((snapshot, fresh))
+}
+
+impl Stamp {
+    fn listed_inputs(&self, root: &Path) -> Option<Snapshot> {
+        let walk_unchanged = !self.input_dirs.is_empty()
+            && !self.input_dirs.iter().any(|dir| dir.is_racy(self.saved_at_ns))
+            && unchanged(&self.input_dirs, root);
+        if !walk_unchanged {
+            return None;
+        }
+        let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
+        let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
+        Some(Snapshot { files, inputs, dirs: self.input_dirs.clone() })
+    }
+
+    /// The artifact is checked by stat-ing what the stamp recorded, not by walking it again.
+    fn describes(&self, now: &Snapshot, out_dir: &Path) -> bool {
+        self.inputs == now.inputs
+            && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
+            && !self.outputs.is_empty()
+            && unchanged(&self.outputs, out_dir)
     }
 }
 
@@ -79,53 +195,42 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
     if !out_dir.join(MANIFEST_FILE).is_file() {
         return Ok(Vec::new());
     }
-    let mut entries = vec![(MANIFEST_FILE.to_owned(), out_dir.join(MANIFEST_FILE))];
+    let mut states = vec![state(MANIFEST_FILE.to_owned(), &out_dir.join(MANIFEST_FILE))?];
     for entry in walkdir::WalkDir::new(out_dir).sort_by_file_name() {
         let entry = entry.map_err(io::Error::other)?;
         if entry.file_type().is_dir() {
             let relative = entry.path().strip_prefix(out_dir).expect("walkdir stays below its root");
-            entries.push((format!("{}/", relative.display()), entry.into_path()));
+            states.push(state(format!("{}/", relative.display()), entry.path())?);
         }
     }
-    states(entries)
-}
-
-/// The previous stamp, if the project and its artifact still match it exactly. The artifact
-/// is checked by stat-ing what the stamp recorded, not by walking it again: a directory's
-/// time and inode change whenever an entry below it is added, removed or renamed.
-pub fn up_to_date(root: &Path, out_dir: &Path, settings: &str, now: &Snapshot) -> Option<Stamp> {
-    let stamp: Stamp = serde_json::from_slice(&std::fs::read(root.join(STAMP_FILE)).ok()?).ok()?;
-    let racy = |state: &FileState| state.mtime_ns >= stamp.saved_at_ns - RACY_WINDOW_NS;
-    let unchanged = stamp.compiler == crate::actions::COMPILER
-        && stamp.settings == settings
-        && stamp.inputs == now.inputs
-        && !stamp.inputs.iter().any(racy)
-        && !stamp.outputs.is_empty()
-        && stamp.outputs.iter().all(|recorded| {
-            let full = out_dir.join(recorded.path.trim_end_matches('/'));
-            state(recorded.path.clone(), &full).is_ok_and(|now| now == *recorded)
-        });
-    unchanged.then_some(stamp)
+    Ok(states)
 }
 
 /// Records a clean build: the inputs it read (`before`, taken before reading them, so an
 /// edit during the build is never stamped as seen) and the artifact it published.
+///
+/// The directories are those of a second walk, after publishing: the build itself changes
+/// the project root (the artifact's swap, the stamp's folder), and a walk that lists the
+/// same files as `before` proves those changes added no input. If it lists others (an
+/// edit during the build), no directories are recorded and the next build walks.
 pub fn save(root: &Path, out_dir: &Path, settings: &str, before: Snapshot, summary: Summary) -> io::Result<()> {
+    let path = root.join(STAMP_FILE);
+    std::fs::create_dir_all(path.parent().expect("the stamp has a parent"))?;
+    let input_dirs = match Snapshot::take(root, out_dir) {
+        Ok(after) if after.files == before.files => after.dirs,
+        _ => Vec::new(),
+    };
     let saved_at_ns = now_ns();
-    let outputs = artifact_states(out_dir)?;
     let stamp = Stamp {
         compiler: crate::actions::COMPILER.to_owned(),
         settings: settings.to_owned(),
+        input_dirs,
         inputs: before.inputs,
-        outputs,
+        outputs: artifact_states(out_dir)?,
         saved_at_ns,
         summary,
     };
-    let path = root.join(STAMP_FILE);
-    std::fs::create_dir_all(path.parent().expect("the stamp has a parent"))?;
-    let temporary = path.with_extension("json.tmp");
-    std::fs::write(&temporary, serde_json::to_vec(&stamp).map_err(io::Error::other)?)?;
-    std::fs::rename(temporary, path)
+    write_json(&path, &stamp)
 }
 
 /// Forgets the stamp (after a build that did not end clean).
@@ -133,23 +238,8 @@ pub fn clear(root: &Path) {
     let _ = std::fs::remove_file(root.join(STAMP_FILE));
 }
 
-fn states(files: Vec<(String, PathBuf)>) -> io::Result<Vec<FileState>> {
-    files.into_iter().map(|(path, full)| state(path, &full)).collect()
-}
-
 fn state(path: String, full: &Path) -> io::Result<FileState> {
-    let metadata = std::fs::symlink_metadata(full)?;
-    Ok(FileState {
-        path,
-        size: metadata.size(),
-        mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
-        inode: metadata.ino(),
-        mode: metadata.mode(),
-    })
-}
-
-fn now_ns() -> i128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+    Ok(FileState::of(path, &std::fs::symlink_metadata(full)?))
 }
 
 #[cfg(test)]
@@ -162,18 +252,26 @@ mod tests {
         Summary { plugin: "p".into(), version: "1.0.0".into(), targets: vec!["claude".into()], files: 2 }
     }
 
-    /// A project whose input is older than the racy window, with a built artifact.
+    /// A project whose inputs and directories are older than the racy window, with a built
+    /// artifact.
     fn project() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("agent-bundle.config.ts");
-        fs::write(&config, "export default {};\n").unwrap();
-        let past = SystemTime::now() - Duration::from_secs(10);
-        fs::File::options().write(true).open(&config).unwrap().set_modified(past).unwrap();
+        fs::create_dir(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("agent-bundle.config.ts"), "export default {};\n").unwrap();
+        fs::write(dir.path().join("src/a.ts"), "export default 1;\n").unwrap();
         let out = dir.path().join("artifact");
         fs::create_dir_all(out.join("hooks")).unwrap();
         fs::write(out.join(MANIFEST_FILE), "{}").unwrap();
         fs::write(out.join("hooks/a.mjs"), "a").unwrap();
+        let past = SystemTime::now() - Duration::from_secs(10);
+        for path in ["agent-bundle.config.ts", "src/a.ts", "src", ""] {
+            fs::File::open(dir.path().join(path)).unwrap().set_modified(past).unwrap();
+        }
         (dir, out)
+    }
+
+    fn saved(root: &Path) -> Stamp {
+        serde_json::from_slice(&fs::read(root.join(STAMP_FILE)).unwrap()).unwrap()
     }
 
     fn stamp(root: &Path, out: &Path) {
@@ -181,7 +279,7 @@ mod tests {
     }
 
     fn fresh(root: &Path, out: &Path) -> bool {
-        up_to_date(root, out, "settings", &Snapshot::take(root, out).unwrap()).is_some()
+        check(root, out, "settings").unwrap().1.is_some()
     }
 
     #[test]
@@ -189,16 +287,43 @@ mod tests {
         let (dir, out) = project();
         stamp(dir.path(), &out);
         assert!(fresh(dir.path(), &out));
-        assert!(up_to_date(dir.path(), &out, "other", &Snapshot::take(dir.path(), &out).unwrap()).is_none());
+        assert!(check(dir.path(), &out, "other").unwrap().1.is_none());
+    }
+
+    #[test]
+    fn while_no_directory_changed_the_stamp_lists_the_inputs_without_a_walk() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        assert!(saved(dir.path()).listed_inputs(dir.path()).is_none(), "stamping changed the root just now");
+        // Later (simulated by moving the root's time back), a walk finds the same files and
+        // records the directories.
+        let past = SystemTime::now() - Duration::from_secs(5);
+        fs::File::open(dir.path()).unwrap().set_modified(past).unwrap();
+        assert!(fresh(dir.path(), &out));
+        let listed = saved(dir.path()).listed_inputs(dir.path()).expect("no directory changed");
+        assert_eq!(
+            listed.files.iter().map(|(key, _)| key.as_str()).collect::<Vec<_>>(),
+            ["agent-bundle.config.ts", "src/a.ts"]
+        );
+        fs::write(dir.path().join("src/b.ts"), "").unwrap();
+        assert!(saved(dir.path()).listed_inputs(dir.path()).is_none(), "an added file changes its directory");
     }
 
     #[test]
     fn any_entry_added_or_removed_in_the_artifact_or_an_edited_input_is_seen() {
-        let changes: [fn(&Path, &Path); 4] = [
+        let changes: [fn(&Path, &Path); 8] = [
             |_, out| fs::remove_file(out.join("hooks/a.mjs")).unwrap(),
             |_, out| fs::create_dir(out.join("hooks/new")).unwrap(),
             |_, out| fs::remove_dir_all(out).unwrap(),
             |root, _| fs::write(root.join("agent-bundle.config.ts"), "export default { };\n").unwrap(),
+            |root, _| fs::write(root.join("src/b.ts"), "").unwrap(),
+            |root, _| fs::remove_file(root.join("src/a.ts")).unwrap(),
+            |root, _| {
+                fs::create_dir_all(root.join("src/lib"))
+                    .and_then(|()| fs::write(root.join("src/lib/c.ts"), ""))
+                    .unwrap()
+            },
+            |root, _| fs::rename(root.join("src/a.ts"), root.join("a.ts")).unwrap(),
         ];
         for (i, change) in changes.iter().enumerate() {
             let (dir, out) = project();

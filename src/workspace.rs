@@ -5,33 +5,140 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
 
 use crate::build::{self, BuildOptions, BuildOutput};
 use crate::config::CONFIG_FILE_NAMES;
+use crate::stamp::{FileState, now_ns, unchanged, write_json};
+
+/// Where the last discovery below a directory is remembered.
+const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 
 /// Project roots below `dir` (directories holding an `agent-bundle.config.*`), sorted.
-/// `.gitignore`d paths, `node_modules` and built artifacts are skipped.
+/// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
+/// excludes, so every machine finds the same projects), `node_modules` and built artifacts
+/// are skipped.
+///
+/// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every
+/// directory the walk listed and every ignore file that could apply; while they all hold,
+/// the walk would find the same roots, and a check stats them instead of walking.
 pub fn discover(dir: &Path) -> Vec<PathBuf> {
+    let memo_path = dir.join(MEMO_FILE);
+    if let Some(memo) = std::fs::read(&memo_path).ok().and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
+        && memo.holds(dir)
+    {
+        return memo.roots.iter().map(|root| dir.join(root)).collect();
+    }
+    // Before the walk: creating the folder changes `dir` itself.
+    let _ = std::fs::create_dir_all(memo_path.parent().expect("the memo has a parent"));
+    let (roots, seen) = walk(dir);
+    if let Some(seen) = seen {
+        let relative: Option<Vec<String>> =
+            roots.iter().map(|root| root.strip_prefix(dir).ok()?.to_str().map(str::to_owned)).collect();
+        if let Some(roots) = relative {
+            let memo = Memo { compiler: crate::actions::COMPILER.to_owned(), seen, saved_at_ns: now_ns(), roots };
+            // The memo is an optimization: failing to write it must not fail the build.
+            let _ = write_json(&memo_path, &memo);
+        }
+    }
+    roots
+}
+
+#[derive(Serialize, Deserialize)]
+struct Memo {
+    compiler: String,
+    /// Every directory the walk listed (as it was before being listed), every folder it
+    /// skipped for holding a manifest, every ignore file in them, and the ignore files and
+    /// repository markers of `dir`'s ancestors, present or not.
+    seen: Vec<FileState>,
+    saved_at_ns: i128,
+    /// Relative to the walked directory.
+    roots: Vec<String>,
+}
+
+impl Memo {
+    fn holds(&self, dir: &Path) -> bool {
+        self.compiler == crate::actions::COMPILER
+            && !self.seen.iter().any(|state| state.is_racy(self.saved_at_ns))
+            && unchanged(&self.seen, dir)
+    }
+}
+
+/// The files that decide what the walk skips, besides directory names.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+/// What makes an ancestor a repository, whose ignore files then apply.
+const REPOSITORY_MARKERS: [&str; 2] = [".git", ".jj"];
+
+/// The roots below `dir`, and what they were found from (`None` when a path is not UTF-8).
+fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
+    let artifacts = Arc::new(Mutex::new(Vec::new()));
+    let found_artifacts = artifacts.clone();
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(false)
-        .filter_entry(|entry| {
+        .git_global(false)
+        .git_exclude(false)
+        .filter_entry(move |entry| {
             let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            // Directories that are never inputs, and built artifacts, hold no projects.
-            !is_dir
-                || !(crate::loader::is_ignored(Path::new(&*name), false)
-                    || entry.path().join(crate::emit::MANIFEST_FILE).is_file())
+            if !is_dir || crate::loader::is_ignored(Path::new(&*name), false) {
+                return !is_dir;
+            }
+            // Built artifacts hold no projects.
+            let is_artifact = entry.path().join(crate::emit::MANIFEST_FILE).is_file();
+            if is_artifact && let Ok(metadata) = entry.metadata() {
+                found_artifacts.lock().expect("no panics while locked").push((entry.path().to_path_buf(), metadata));
+            }
+            !is_artifact
         })
         .build();
-    let mut roots: Vec<PathBuf> = walker
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-        .filter(|entry| CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()))
-        .filter_map(|entry| entry.path().parent().map(Path::to_path_buf))
-        .collect();
+    let mut roots = Vec::new();
+    let mut seen = Seen { dir, states: Vec::new(), complete: true };
+    for entry in walker.filter_map(Result::ok) {
+        let Some(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() {
+            // Yielded before it is listed, so this is the state the listing saw.
+            match entry.metadata() {
+                Ok(metadata) => seen.add(entry.path(), |key| FileState::of(key, &metadata)),
+                Err(_) => seen.complete = false,
+            }
+            for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| file.exists()) {
+                seen.add(file, |key| FileState::probe(key, file));
+            }
+        } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
+            roots.extend(entry.path().parent().map(Path::to_path_buf));
+        }
+    }
+    for (path, metadata) in artifacts.lock().expect("no panics while locked").iter() {
+        seen.add(path, |key| FileState::of(key, metadata));
+    }
+    let canonical = dir.canonicalize().ok();
+    for ancestor in canonical.iter().flat_map(|dir| dir.ancestors().skip(1)) {
+        for name in IGNORE_FILES.iter().chain(&REPOSITORY_MARKERS) {
+            let path = ancestor.join(name);
+            seen.add(&path, |key| FileState::probe(key, &path));
+        }
+    }
     roots.sort();
     roots.dedup();
-    roots
+    (roots, seen.complete.then_some(seen.states))
+}
+
+/// States recorded by a walk of `dir`: below it by relative path, elsewhere by absolute path.
+struct Seen<'a> {
+    dir: &'a Path,
+    states: Vec<FileState>,
+    /// False once a path could not be recorded (not UTF-8, or not stat-able).
+    complete: bool,
+}
+
+impl Seen<'_> {
+    fn add(&mut self, path: &Path, state: impl FnOnce(String) -> FileState) {
+        match path.strip_prefix(self.dir).unwrap_or(path).to_str() {
+            Some(key) => self.states.push(state(key.to_owned())),
+            None => self.complete = false,
+        }
+    }
 }
 
 /// Keeps the roots whose path (relative to `base`) contains any of `filters`; all when empty.
@@ -78,4 +185,60 @@ pub fn build_all(
             result
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::time::{Duration, SystemTime};
+
+    /// Moves every directory's and ignore file's time out of the racy window, as time would.
+    fn age(dir: &Path) {
+        let past = SystemTime::now() - Duration::from_secs(10);
+        for entry in walkdir::WalkDir::new(dir).into_iter().map(Result::unwrap) {
+            if entry.file_type().is_dir() || entry.file_name() == ".gitignore" {
+                fs::File::open(entry.path()).unwrap().set_modified(past).unwrap();
+            }
+        }
+    }
+
+    fn project(dir: &Path, name: &str) {
+        fs::create_dir_all(dir.join(name)).unwrap();
+        fs::write(dir.join(name).join("agent-bundle.config.ts"), "export default {};\n").unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        discover(dir).iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
+    }
+
+    #[test]
+    fn the_memo_answers_while_its_states_hold_and_any_change_walks_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        fs::create_dir(dir.join(".git")).unwrap();
+        project(dir, "plugins/a");
+        project(dir, "plugins/b");
+        fs::create_dir_all(dir.join(".agent-bundle")).unwrap();
+        age(dir);
+        assert_eq!(names(dir), ["plugins/a", "plugins/b"]);
+
+        // Answered from the memo: a planted root shows it was not walked for.
+        let memo_path = dir.join(MEMO_FILE);
+        let mut memo: Memo = serde_json::from_slice(&fs::read(&memo_path).unwrap()).unwrap();
+        memo.roots.push("planted".into());
+        write_json(&memo_path, &memo).unwrap();
+        assert_eq!(names(dir), ["plugins/a", "plugins/b", "planted"]);
+
+        project(dir, "plugins/c");
+        assert_eq!(names(dir), ["plugins/a", "plugins/b", "plugins/c"], "a new project changes its parent");
+        age(dir);
+        names(dir);
+        fs::write(dir.join(".gitignore"), "plugins/b/\n").unwrap();
+        assert_eq!(names(dir), ["plugins/a", "plugins/c"], "a new .gitignore changes its directory");
+        age(dir);
+        names(dir);
+        fs::write(dir.join(".gitignore"), "plugins/c/\n").unwrap();
+        assert_eq!(names(dir), ["plugins/a", "plugins/b"], "an edited .gitignore is seen");
+    }
 }

@@ -47,10 +47,15 @@ impl CacheArgs {
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)
     }
 
-    /// Records the build's hit rate for `cache stats` and returns the cache's warnings.
+    /// Records the build's hit rate for `cache stats` and returns the cache's warnings. A
+    /// build that never consulted the cache (every project up to date by its stamp) leaves
+    /// the last record alone: it has no hit rate, and a no-op should write nothing.
     pub(super) fn finish(&self, cache: &Cache) -> Vec<String> {
-        if let Some(dir) = self.dir() {
-            let _ = cache::record_build(&dir, &cache.stats());
+        let stats = cache.stats();
+        if let Some(dir) = self.dir()
+            && stats != cache::CacheStats::default()
+        {
+            let _ = cache::record_build(&dir, &stats);
         }
         cache.take_warnings()
     }

@@ -1,6 +1,6 @@
 //! `agent-bundle build --workspace`: per-project results, a progress bar, a summary.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use super::{BuildArgs, Failure, report};
@@ -70,28 +70,34 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             "elapsedMs": elapsed.as_millis() as u64,
         }));
     } else {
+        // One write for the whole report (a hundred projects are a hundred lines), flushed
+        // before each failure's diagnostics so they stay under their line on a terminal.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for result in &results {
             let name = relative(&result.root);
             let ms = result.elapsed.as_millis();
-            match &result.output {
+            let _ = match &result.output {
                 Ok(output) => match &output.published {
                     Some(_) if let Some((summary, _)) = &output.up_to_date => {
-                        println!("ok      {name} (up to date, {} files) {ms} ms", summary.files)
+                        writeln!(out, "ok      {name} (up to date, {} files) {ms} ms", summary.files)
                     }
-                    Some(stats) => println!(
+                    Some(stats) => writeln!(
+                        out,
                         "ok      {name} ({} files, {} written) {ms} ms",
                         output.compiled.files.len(),
                         stats.written.len()
                     ),
                     None => {
-                        println!("FAILED  {name}");
+                        let _ = writeln!(out, "FAILED  {name}").and_then(|()| out.flush());
                         report::print_diagnostics(&output.compiled);
+                        Ok(())
                     }
                 },
-                Err(error) => println!("FAILED  {name}: {error}"),
-            }
+                Err(error) => writeln!(out, "FAILED  {name}: {error}"),
+            };
         }
-        println!(
+        let _ = writeln!(
+            out,
             "Built {} of {} project(s) in {} ms{}",
             results.len() - failed,
             results.len(),

@@ -118,12 +118,14 @@ pub(super) fn entry_path(root: &Path, kind: Kind, hash: &Hash) -> PathBuf {
     root.join(kind.dir()).join(&hex[..2]).join(hex)
 }
 
-/// Reads a whole entry file; `None` if it is missing or unreadable.
+/// Reads a whole entry file; `None` if it is missing or unreadable. One read of the size
+/// `fstat` gave: entries are immutable, so a shorter file is a broken one (a miss), and a
+/// longer one fails verification.
 fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
     let mut file = File::open(path).ok()?;
     let meta = file.metadata().ok()?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes).ok()?;
+    let mut bytes = vec![0; meta.len() as usize];
+    file.read_exact(&mut bytes).ok()?;
     Some((file, bytes, meta.modified().ok()))
 }
 

@@ -83,10 +83,14 @@ fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {
     let mode = if file.executable { 0o755 } else { 0o644 };
     let mut handle = fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)?;
     handle.write_all(&file.bytes)?;
-    // `mode` is filtered by the umask; payload files must keep their executable bit.
+    // `mode` is filtered by the umask; payload files must keep their executable bit. Only
+    // a filtered mode is set again (a `chmod` of every file costs an inode update each).
     // No fsync per file: atomicity comes from the final rename, and thousands of fsyncs
     // would dominate the build (durability across power loss is not this tool's promise).
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    if handle.metadata()?.permissions().mode() & 0o777 != mode {
+        handle.set_permissions(fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 fn is_unchanged(path: &Path, file: &OutputFile) -> bool {

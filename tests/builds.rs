@@ -184,3 +184,21 @@ fn r3_no_agent_plugins_manifest_shares_the_root_with_codex() {
     let guarded = build_example("guarded");
     assert!(guarded.path().join("artifact/plugin.json").is_file());
 }
+
+/// A restrictive umask filters the modes files are created with; published files still get
+/// exactly 0755 (executable payload) or 0644.
+#[test]
+fn published_modes_do_not_depend_on_the_umask() {
+    let dir = support::example("prebuilt-plugin");
+    let binary = env!("CARGO_BIN_EXE_agent-bundle");
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("umask 077 && exec '{binary}' build --no-cache")])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mode = |path: &str| fs::metadata(dir.path().join("artifact").join(path)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("runtime/bin/format.sh"), 0o755);
+    assert_eq!(mode("runtime/package.json"), 0o644);
+}

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Whole-command timings with hyperfine (Debian's package) on the generated monorepo:
-# cold build (empty cache), warm build (full cache, no artifact) and no-op rebuild.
+# cold build (empty cache), warm build (full cache; no artifact, or the artifact kept
+# without its stamp) and no-op rebuild.
 #
 #   benches/hyperfine.sh [plugins] [hooks]      # default 100 × 10
+# The no-op waits out the stamps' one-second racy window first (as a developer's next build
+# would): files a build just wrote are never trusted by their times alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
@@ -13,7 +16,9 @@ trap 'rm -rf "$work"' EXIT
 BENCH_PLUGINS=${1:-100} BENCH_HOOKS=${2:-10} cargo bench --quiet --bench build_graph -- --generate "$work/repo"
 cd "$work/repo"
 clean='find plugins -maxdepth 2 -name artifact -type d -exec rm -rf {} +'
+unstamp='find plugins -maxdepth 2 -name .agent-bundle -type d -exec rm -rf {} +'
 hyperfine --warmup 1 --runs 5 \
   --prepare "$clean; rm -rf $work/cold-cache" -n cold "$bin build --workspace . --cache-dir $work/cold-cache" \
   --prepare "$clean" -n warm "$bin build --workspace . --cache-dir $work/warm-cache" \
-  --prepare true -n no-op "$bin build --workspace . --cache-dir $work/warm-cache"
+  --prepare "$unstamp" -n warm-artifact-kept "$bin build --workspace . --cache-dir $work/warm-cache" \
+  --prepare "sleep 1.1" -n no-op "$bin build --workspace . --cache-dir $work/warm-cache"

@@ -51,7 +51,7 @@ pub struct Summary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "StateRow", into = "StateRow")]
 pub(crate) struct FileState {
-    pub(crate) path: String,
+    path: String,
     size: u64,
     mtime_ns: i128,
     inode: u64,

@@ -17,8 +17,8 @@ const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 
 /// Project roots below `dir` (directories holding an `agent-bundle.config.*`), sorted.
 /// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
-/// excludes, so every machine finds the same projects), `node_modules` and built artifacts
-/// are skipped.
+/// excludes or `.git/info/exclude`, which no other checkout shares, so every machine finds
+/// the same projects), `node_modules` and built artifacts are skipped.
 ///
 /// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every
 /// directory the walk listed and every ignore file that could apply; while they all hold,
@@ -30,10 +30,16 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
     {
         return memo.roots.iter().map(|root| dir.join(root)).collect();
     }
-    // Before the walk: creating the folder changes `dir` itself.
-    let _ = std::fs::create_dir_all(memo_path.parent().expect("the memo has a parent"));
+    let memo_dir = memo_path.parent().expect("the memo has a parent");
+    let had_memo_dir = memo_dir.is_dir();
     let (roots, seen) = walk(dir);
-    if let Some(seen) = seen {
+    if !had_memo_dir {
+        // Creating the folder changes `dir` itself, after the walk saw it: the memo is saved
+        // by the next discovery. Nothing is created where no project was found.
+        if !roots.is_empty() {
+            let _ = std::fs::create_dir_all(memo_dir);
+        }
+    } else if let Some(seen) = seen {
         let relative: Option<Vec<String>> =
             roots.iter().map(|root| root.strip_prefix(dir).ok()?.to_str().map(str::to_owned)).collect();
         if let Some(roots) = relative {
@@ -210,6 +216,19 @@ mod tests {
 
     fn names(dir: &Path) -> Vec<String> {
         discover(dir).iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
+    }
+
+    #[test]
+    fn nothing_is_written_where_no_project_is_found_and_the_memo_starts_with_the_second_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("empty")).unwrap();
+        assert!(discover(dir.path()).is_empty());
+        assert!(!dir.path().join(".agent-bundle").exists());
+        project(dir.path(), "a");
+        assert_eq!(names(dir.path()), ["a"]);
+        assert!(!dir.path().join(MEMO_FILE).exists(), "the first walk only makes the folder");
+        assert_eq!(names(dir.path()), ["a"]);
+        assert!(dir.path().join(MEMO_FILE).is_file());
     }
 
     #[test]

@@ -84,12 +84,24 @@ impl FileState {
         }
     }
 
+    /// Recorded by [`FileState::presence`]: a type and nothing else.
+    fn is_presence(&self) -> bool {
+        self.mode != 0 && self.mode & !libc::S_IFMT == 0
+    }
+
     /// The state of whatever is at `full` now (an absent path has mode 0).
     pub(crate) fn probe(path: String, full: &Path) -> FileState {
         match std::fs::symlink_metadata(full) {
             Ok(metadata) => FileState::of(path, &metadata),
             Err(_) => FileState { path, size: 0, mtime_ns: 0, inode: 0, mode: 0 },
         }
+    }
+
+    /// Only what kind of entry is at `full`, if any: for markers whose presence matters and
+    /// whose contents change all the time (a repository's `.git`).
+    pub(crate) fn presence(path: String, full: &Path) -> FileState {
+        let mode = std::fs::symlink_metadata(full).map_or(0, |metadata| metadata.mode() & libc::S_IFMT);
+        FileState { path, size: 0, mtime_ns: 0, inode: 0, mode }
     }
 
     /// Modified so shortly before `saved_at_ns` that its time alone cannot prove it unchanged.
@@ -102,7 +114,10 @@ impl FileState {
 /// directory) is still what is on disk.
 pub(crate) fn unchanged(states: &[FileState], base: &Path) -> bool {
     states.iter().all(|recorded| {
-        FileState::probe(recorded.path.clone(), &base.join(recorded.path.trim_end_matches('/'))) == *recorded
+        let full = base.join(recorded.path.trim_end_matches('/'));
+        let path = recorded.path.clone();
+        let now = if recorded.is_presence() { FileState::presence(path, &full) } else { FileState::probe(path, &full) };
+        now == *recorded
     })
 }
 

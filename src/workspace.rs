@@ -100,7 +100,12 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
         .build();
     let mut roots = Vec::new();
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
-    for entry in walker.filter_map(Result::ok) {
+    for entry in walker {
+        // An unreadable directory may become readable: such a walk is not remembered.
+        let Some(entry) = entry.ok() else {
+            seen.complete = false;
+            continue;
+        };
         let Some(file_type) = entry.file_type() else { continue };
         if file_type.is_dir() {
             // Yielded before it is listed, so this is the state the listing saw.
@@ -120,9 +125,13 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
     }
     let canonical = dir.canonicalize().ok();
     for ancestor in canonical.iter().flat_map(|dir| dir.ancestors().skip(1)) {
-        for name in IGNORE_FILES.iter().chain(&REPOSITORY_MARKERS) {
+        for name in IGNORE_FILES {
             let path = ancestor.join(name);
             seen.add(&path, |key| FileState::probe(key, &path));
+        }
+        for name in REPOSITORY_MARKERS {
+            let path = ancestor.join(name);
+            seen.add(&path, |key| FileState::presence(key, &path));
         }
     }
     roots.sort();
@@ -216,6 +225,25 @@ mod tests {
 
     fn names(dir: &Path) -> Vec<String> {
         discover(dir).iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
+    }
+
+    #[test]
+    fn work_inside_an_enclosing_repository_s_git_folder_keeps_the_memo() {
+        let outer = tempfile::tempdir().unwrap();
+        fs::create_dir(outer.path().join(".git")).unwrap();
+        let dir = outer.path().join("workspace");
+        project(&dir, "a");
+        fs::create_dir_all(dir.join(".agent-bundle")).unwrap();
+        age(&dir);
+        assert_eq!(names(&dir), ["a"]);
+        fs::write(outer.path().join(".git/index"), "").unwrap();
+        let memo_path = dir.join(MEMO_FILE);
+        let mut memo: Memo = serde_json::from_slice(&fs::read(&memo_path).unwrap()).unwrap();
+        memo.roots.push("planted".into());
+        write_json(&memo_path, &memo).unwrap();
+        assert_eq!(names(&dir), ["a", "planted"], "answered from the memo");
+        fs::write(outer.path().join(".gitignore"), "a/\n").unwrap();
+        assert!(names(&dir).is_empty(), "an enclosing repository's .gitignore applies");
     }
 
     #[test]

@@ -125,10 +125,11 @@ pub(crate) fn now_ns() -> i128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
-/// Writes `value` as JSON at `path` through a temporary file and a rename.
+/// Writes `value` as JSON at `path` through a temporary file (one per process, so two
+/// builds of one project never write into the same one) and a rename.
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
     std::fs::create_dir_all(path.parent().expect("a stamp file has a parent"))?;
-    let temporary = path.with_extension("json.tmp");
+    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
     std::fs::write(&temporary, serde_json::to_vec(value).map_err(io::Error::other)?)?;
     std::fs::rename(temporary, path)
 }

@@ -271,7 +271,7 @@ fn compose(
         let code = code.as_ref().expect("bundles without errors have code");
         artifact.add(OutputFile {
             path: path.to_owned(),
-            bytes: code.as_bytes().into(),
+            bytes: Arc::clone(code).into(),
             executable: false,
             kind: FileKind::Bundle,
         });

@@ -413,7 +413,8 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
             Some(bundle::shared_route_epilogue(hook_name, target.as_str(), &spec, epoch, family, timeout_ms, fallback))
         }),
     };
-    let code = linked.body.as_ref().zip(epilogue).map(|(body, epilogue)| Arc::from(format!("{body}{epilogue}")));
+    let code =
+        linked.body.as_ref().zip(epilogue).map(|(body, epilogue)| Arc::from([&**body, epilogue.as_str()].concat()));
     WrapperReturn { code, modules: linked.modules.clone(), diagnostics: linked.diagnostics.clone() }
 }
 

@@ -47,20 +47,36 @@ impl OutputFile {
 
 /// Serializes `value` with sorted keys, two-space indent and a trailing newline.
 pub fn to_canonical_json(value: &serde_json::Value) -> String {
-    let mut text = serde_json::to_string_pretty(&sorted(value)).expect("JSON values always serialize");
+    let mut text = serde_json::to_string_pretty(&Sorted(value)).expect("JSON values always serialize");
     text.push('\n');
     text
 }
 
-fn sorted(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+/// `value` serialized with every object's keys in order, without copying the tree.
+struct Sorted<'a>(&'a serde_json::Value);
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            serde_json::Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    out.serialize_entry(key, &Sorted(value))?;
+                }
+                out.end()
+            }
+            serde_json::Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Sorted(item))?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
         }
-        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
     }
 }
 

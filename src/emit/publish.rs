@@ -41,7 +41,8 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     let existing = existing_files(out)?;
     let mut stats = PublishStats::default();
     for (path, file) in files {
-        if is_unchanged(&out.join(path), file) {
+        // Without a previous artifact every file is new: no probe per file.
+        if !existing.is_empty() && is_unchanged(&out.join(path), file) {
             stats.unchanged += 1;
         } else {
             stats.written.push(path.clone());
@@ -87,10 +88,26 @@ fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {
     // a filtered mode is set again (a `chmod` of every file costs an inode update each).
     // No fsync per file: atomicity comes from the final rename, and thousands of fsyncs
     // would dominate the build (durability across power loss is not this tool's promise).
-    if handle.metadata()?.permissions().mode() & 0o777 != mode {
+    let filtered = match process_umask() {
+        Some(umask) => mode & umask != 0,
+        None => handle.metadata()?.permissions().mode() & 0o777 != mode,
+    };
+    if filtered {
         handle.set_permissions(fs::Permissions::from_mode(mode))?;
     }
     Ok(())
+}
+
+/// The process umask, read once from `/proc/self/status` (`umask(2)` can only be read by
+/// setting it, which would race with other threads creating files). `None` where the
+/// kernel does not say; then each written file's mode is checked instead.
+fn process_umask() -> Option<u32> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|line| line.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    })
 }
 
 fn is_unchanged(path: &Path, file: &OutputFile) -> bool {

@@ -15,8 +15,10 @@ use serde_json::{Value, json};
 use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span};
 use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
 use crate::db::{Settings, WorkCounters};
+use crate::emit::MANIFEST_FILE;
 use crate::loader::DiskFiles;
 use crate::output::OutputFile;
+use crate::stamp::Summary;
 
 /// Names this compiler in every action key. Bump the revision when an action's encoding or
 /// meaning changes without a version bump.
@@ -215,16 +217,43 @@ pub fn artifact_key(settings: &Settings, files: &DiskFiles) -> Hash {
     builder.finish()
 }
 
-/// The manifest that the clean build of `key`'s inputs published (see [`artifact_key`]).
-pub fn published_manifest(cache: &Cache, key: &Hash) -> Option<Hash> {
-    cache.get_action(key)?.values.get("manifest")?.parse().ok()
+/// What the clean build of an [`artifact_key`]'s inputs published.
+pub struct PublishedArtifact {
+    /// The blake3 of its manifest.
+    pub manifest: Hash,
+    /// Its [`crate::artifact::pack`] and the manifest's length at the pack's start.
+    pack: Option<(Hash, usize)>,
 }
 
-/// Records that a clean build of `key`'s inputs published the manifest `manifest`.
-pub fn record_published_manifest(cache: &Cache, key: &Hash, manifest: &[u8]) {
+/// What the cache knows the clean build of `key`'s inputs published.
+pub fn published_artifact(cache: &Cache, key: &Hash) -> Option<PublishedArtifact> {
+    let record = cache.get_action(key)?;
+    let manifest = record.values.get("manifest")?.parse().ok()?;
+    let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok());
+    Some(PublishedArtifact { manifest, pack: record.outputs.get("pack").copied().zip(manifest_len) })
+}
+
+/// The files of `published`, from its pack in the cache (verified), or `None`.
+pub fn restore_artifact(
+    cache: &Cache,
+    published: &PublishedArtifact,
+) -> Option<(BTreeMap<String, OutputFile>, Summary)> {
+    let (pack, manifest_len) = published.pack?;
+    crate::artifact::unpack(&cache.get_object(&pack)?, manifest_len, &published.manifest)
+}
+
+/// Records that a clean build of `key`'s inputs published `files`: their manifest's hash,
+/// and every file in one pack object.
+pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<String, OutputFile>) {
+    let (Some(manifest), Some(pack)) = (files.get(MANIFEST_FILE), crate::artifact::pack(files)) else {
+        return;
+    };
     let record = ActionRecord {
-        outputs: BTreeMap::new(),
-        values: BTreeMap::from([("manifest".to_owned(), Hash::of(manifest).to_hex())]),
+        outputs: BTreeMap::from([("pack".to_owned(), cache.put_object(&pack))]),
+        values: BTreeMap::from([
+            ("manifest".to_owned(), Hash::of(&manifest.bytes).to_hex()),
+            ("manifestBytes".to_owned(), manifest.bytes.len().to_string()),
+        ]),
     };
     cache.put_action(key, &record);
 }

@@ -1,7 +1,8 @@
 //! Reading a built artifact back: its manifest's hook index, whether the files on disk are
-//! exactly what the manifest lists, and running a hook's real wrapper the way a host would
-//! (`hooks list`, `hooks simulate`).
+//! exactly what the manifest lists, the artifact as one blob for the cache (its pack), and
+//! running a hook's real wrapper the way a host would (`hooks list`, `hooks simulate`).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
 use crate::hosts::RUNTIME_PATH;
+use crate::output::{FileKind, OutputFile};
 use crate::stamp::Summary;
 
 /// One row of the manifest's hook index.
@@ -84,8 +86,55 @@ struct FileRow {
     path: String,
     bytes: u64,
     blake3: String,
+    kind: String,
     #[serde(default)]
     executable: bool,
+}
+
+impl ManifestFiles {
+    fn summary(self) -> Summary {
+        let files = self.files.len() + 1;
+        Summary { plugin: self.plugin.name, version: self.plugin.version, targets: self.targets, files }
+    }
+}
+
+/// The artifact `files` as one blob: its manifest, then every file the manifest lists, in
+/// the manifest's (path) order. One object per project lets a warm cache restore a whole
+/// artifact with one read (one request from a remote) instead of one per file.
+pub fn pack(files: &BTreeMap<String, OutputFile>) -> Option<Vec<u8>> {
+    let manifest = files.get(MANIFEST_FILE)?;
+    let mut pack = Vec::with_capacity(files.values().map(|f| f.bytes.len()).sum());
+    pack.extend_from_slice(&manifest.bytes);
+    for (_, file) in files.iter().filter(|(path, _)| *path != MANIFEST_FILE) {
+        pack.extend_from_slice(&file.bytes);
+    }
+    Some(pack)
+}
+
+/// The files of a [`pack`] whose manifest is its first `manifest_len` bytes and hashes to
+/// `manifest`, or `None` unless the rest is exactly the files that manifest lists. The
+/// pack's own bytes were verified against its name when the cache read it.
+pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTreeMap<String, OutputFile>, Summary)> {
+    let text = pack.get(..manifest_len)?;
+    if Hash::of(text) != *manifest {
+        return None;
+    }
+    let listed: ManifestFiles = serde_json::from_slice(text).ok()?;
+    let mut files = BTreeMap::new();
+    files.insert(MANIFEST_FILE.to_owned(), OutputFile::generated(MANIFEST_FILE, text.into()));
+    let mut rest = &pack[manifest_len..];
+    for row in &listed.files {
+        let (bytes, after) = rest.split_at_checked(usize::try_from(row.bytes).ok()?)?;
+        let file = OutputFile {
+            path: row.path.clone(),
+            bytes: bytes.into(),
+            executable: row.executable,
+            kind: FileKind::parse(&row.kind)?,
+        };
+        files.insert(row.path.clone(), file);
+        rest = after;
+    }
+    (rest.is_empty() && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
 }
 
 /// What the artifact at `dir` holds, if it is exactly the one whose manifest hashes to
@@ -110,12 +159,7 @@ pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
     if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&row.path), row)) {
         return None;
     }
-    Some(Summary {
-        plugin: listed.plugin.name,
-        version: listed.plugin.version,
-        targets: listed.targets,
-        files: expected.len(),
-    })
+    Some(listed.summary())
 }
 
 fn holds(path: &Path, row: &FileRow) -> bool {
@@ -346,4 +390,53 @@ fn read_to_end(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandl
         let mut text = String::new();
         stream.read_to_string(&mut text).map(|_| text)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact() -> BTreeMap<String, OutputFile> {
+        let rows = serde_json::json!({
+            "plugin": { "name": "p", "version": "1.0.0" },
+            "targets": ["claude"],
+            "files": [
+                { "path": "bin/run", "bytes": 3, "blake3": Hash::of(b"#!x").to_hex(), "kind": "prebuilt", "executable": true },
+                { "path": "hooks/a.mjs", "bytes": 1, "blake3": Hash::of(b"a").to_hex(), "kind": "bundle" },
+            ],
+        });
+        let files = [
+            OutputFile::generated(MANIFEST_FILE, rows.to_string().into_bytes().into()),
+            OutputFile {
+                path: "bin/run".into(),
+                bytes: b"#!x".as_slice().into(),
+                executable: true,
+                kind: FileKind::Prebuilt,
+            },
+            OutputFile {
+                path: "hooks/a.mjs".into(),
+                bytes: b"a".as_slice().into(),
+                executable: false,
+                kind: FileKind::Bundle,
+            },
+        ];
+        files.into_iter().map(|file| (file.path.clone(), file)).collect()
+    }
+
+    #[test]
+    fn a_pack_unpacks_to_the_same_files_and_nothing_else_does() {
+        let files = artifact();
+        let manifest = &files[MANIFEST_FILE].bytes;
+        let (len, hash) = (manifest.len(), Hash::of(manifest));
+        let pack = pack(&files).unwrap();
+        let (unpacked, summary) = unpack(&pack, len, &hash).unwrap();
+        assert_eq!(unpacked, files);
+        assert_eq!((summary.plugin.as_str(), summary.files), ("p", 3));
+
+        let longer = [pack.as_slice(), b"!"].concat();
+        assert!(unpack(&longer, len, &hash).is_none(), "bytes the manifest does not list");
+        assert!(unpack(&pack[..pack.len() - 1], len, &hash).is_none(), "a truncated file");
+        assert!(unpack(&pack, len - 1, &hash).is_none(), "another manifest length");
+        assert!(unpack(&pack, len, &Hash::of(b"other")).is_none(), "another manifest");
+    }
 }

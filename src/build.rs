@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use crate::cache::{Cache, CacheStats};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
-use crate::emit::{self, Artifact, Input, MANIFEST_FILE, publish::PublishStats};
+use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
 use crate::loader::Workspace;
 use crate::model::{Model, Target};
@@ -66,25 +66,31 @@ pub struct BuildOutput {
     pub published: Option<PublishStats>,
     /// Real work done (not served by the cache or salsa): modules transpiled, wrappers bundled.
     pub work: Work,
-    /// Set when a check before the stages answered that the artifact is already what this
-    /// build would publish, so no stage ran and `compiled` is empty.
-    pub up_to_date: Option<(stamp::Summary, UpToDate)>,
+    /// Set when a check before the stages answered the build, so no stage ran and
+    /// `compiled` is empty: the artifact was up to date, or restored from the cache.
+    pub shortcut: Option<(stamp::Summary, Shortcut)>,
 }
 
-/// What proved a build up to date without running it.
+/// How a build was answered without running a stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UpToDate {
-    /// Inputs and artifact have the states the last clean build's stamp recorded.
+pub enum Shortcut {
+    /// Up to date: inputs and artifact have the states the last clean build's stamp recorded.
     Stamp,
-    /// The inputs hash to a key whose published manifest the artifact matches byte for byte.
+    /// Up to date: the inputs hash to a key whose published manifest the artifact matches
+    /// byte for byte.
     Cache,
+    /// The inputs hash to a key whose whole published artifact the cache holds (one pack
+    /// object); it was published from there.
+    Restored,
 }
 
-impl UpToDate {
-    pub fn as_str(self) -> &'static str {
+impl Shortcut {
+    /// `Some("stamp" | "cache")` when nothing had to be published.
+    pub fn up_to_date_by(self) -> Option<&'static str> {
         match self {
-            UpToDate::Stamp => "stamp",
-            UpToDate::Cache => "cache",
+            Shortcut::Stamp => Some("stamp"),
+            Shortcut::Cache => Some("cache"),
+            Shortcut::Restored => None,
         }
     }
 }
@@ -101,31 +107,35 @@ pub struct Work {
 ///
 /// Two checks come before any stage runs. The stamp (file states, no reads) answers a
 /// project untouched since its last clean build. Otherwise the inputs are read and hashed
-/// into the `artifact` action key; when the cache knows the manifest a clean build of
-/// exactly these inputs published and the artifact on disk still matches it byte for
-/// byte, nothing runs either (a new process with a warm cache, a touched checkout).
+/// into the `artifact` action key, whose record holds what a clean build of exactly these
+/// inputs published: when the artifact on disk still matches its manifest byte for byte,
+/// nothing runs (a touched checkout, a lost stamp); when it does not (a fresh checkout),
+/// the whole artifact is published from the record's pack. Nothing runs either way.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
     let (snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
     if let Some(stamp) = stamp {
-        return Ok(up_to_date(options, stamp.summary, UpToDate::Stamp));
+        return Ok(answered(options, stamp.summary, Shortcut::Stamp, None));
     }
     let disk = snapshot.read()?;
     let artifact_key = actions::artifact_key(&options.settings(), &disk);
-    if let Some(summary) = actions::published_manifest(&options.cache, &artifact_key)
-        .and_then(|manifest| crate::artifact::matches_manifest(&options.out_dir, &manifest))
-    {
-        let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
-        return Ok(up_to_date(options, summary, UpToDate::Cache));
+    if let Some(published) = actions::published_artifact(&options.cache, &artifact_key) {
+        if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
+            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
+            return Ok(answered(options, summary, Shortcut::Cache, None));
+        }
+        if let Some((files, summary)) = actions::restore_artifact(&options.cache, &published) {
+            let stats = emit::publish::publish(&options.out_dir, &files)?;
+            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
+            return Ok(answered(options, summary, Shortcut::Restored, Some(stats)));
+        }
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
     let project = workspace.sync(disk, options.settings());
     let output = compile_and_publish(&workspace.db, project, options)?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
-            if let Some(manifest) = output.compiled.files.get(MANIFEST_FILE) {
-                actions::record_published_manifest(&options.cache, &artifact_key, &manifest.bytes);
-            }
+            actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files);
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
                 version: model.version.clone(),
@@ -140,13 +150,20 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     Ok(output)
 }
 
-fn up_to_date(options: &BuildOptions, summary: stamp::Summary, by: UpToDate) -> BuildOutput {
-    let published = PublishStats { unchanged: summary.files, ..PublishStats::default() };
+/// The output of a build answered by `by`; `published` is what a restore wrote (an
+/// up-to-date artifact is left as it is).
+fn answered(
+    options: &BuildOptions,
+    summary: stamp::Summary,
+    by: Shortcut,
+    published: Option<PublishStats>,
+) -> BuildOutput {
+    let published = published.unwrap_or(PublishStats { unchanged: summary.files, ..PublishStats::default() });
     BuildOutput {
         compiled: finish_empty(),
         published: Some(published),
         work: Work { cache: options.cache.stats(), ..Work::default() },
-        up_to_date: Some((summary, by)),
+        shortcut: Some((summary, by)),
     }
 }
 
@@ -166,7 +183,7 @@ pub fn compile_and_publish(db: &Database, project: Project, options: &BuildOptio
     };
     let published =
         if compiled.has_errors() { None } else { Some(emit::publish::publish(&options.out_dir, &compiled.files)?) };
-    Ok(BuildOutput { compiled, published, work, up_to_date: None })
+    Ok(BuildOutput { compiled, published, work, shortcut: None })
 }
 
 /// Runs every stage for `project`.

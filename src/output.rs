@@ -17,12 +17,19 @@ pub enum FileKind {
 }
 
 impl FileKind {
+    const ALL: [FileKind; 3] = [FileKind::Generated, FileKind::Bundle, FileKind::Prebuilt];
+
     pub fn as_str(self) -> &'static str {
         match self {
             FileKind::Generated => "generated",
             FileKind::Bundle => "bundle",
             FileKind::Prebuilt => "prebuilt",
         }
+    }
+
+    /// The kind `as_str` spells `name`.
+    pub fn parse(name: &str) -> Option<FileKind> {
+        FileKind::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
 }
 

@@ -74,16 +74,57 @@ fn an_artifact_matching_the_cached_manifest_is_up_to_date_without_running_a_stag
     assert_eq!(fs::read(&wrapper).unwrap(), original);
 }
 
+/// A fresh checkout (no artifact, no stamp) of inputs a clean build has seen is published
+/// from the one pack that build stored: nothing runs, bytes and modes are the same, and the
+/// next build finds it up to date.
 #[test]
-fn a_fresh_checkout_at_another_path_is_all_hits_and_byte_identical() {
+fn a_fresh_checkout_at_another_path_is_restored_from_the_cache_byte_for_byte() {
+    let cache = tempfile::tempdir().unwrap();
+    let first = support::example("prebuilt-plugin");
+    build(first.path(), cache.path());
+    let second = support::example("prebuilt-plugin");
+    let report = build(second.path(), cache.path());
+    assert_eq!(report["restoredFromCache"], true, "{report:#}");
+    assert_eq!(work(&report, "cacheMisses"), 0, "{:#}", report["work"]);
+    assert_eq!((work(&report, "transpiled"), work(&report, "bundled")), (0, 0));
+    let (built, restored) = (first.path().join("artifact"), second.path().join("artifact"));
+    assert_eq!(artifact_files(&built), artifact_files(&restored));
+    assert_eq!(modes(&built), modes(&restored));
+    assert!(modes(&restored).values().any(|mode| mode & 0o111 != 0), "the example has an executable payload");
+    // (By the cache rather than the stamp here: files younger than a second are never
+    // trusted by their times.)
+    assert_eq!(build(second.path(), cache.path())["upToDate"], true, "the restored artifact is what a build publishes");
+}
+
+/// Inputs no clean build has seen as a whole (here one more file, which no stage reads)
+/// miss the artifact action; every stage's own action still hits.
+#[test]
+fn a_fresh_checkout_with_other_inputs_is_all_stage_hits_and_byte_identical() {
     let cache = tempfile::tempdir().unwrap();
     let first = support::example("policy");
     build(first.path(), cache.path());
     let second = support::example("policy");
+    fs::write(second.path().join("NOTES.md"), "read by the loader, used by no stage\n").unwrap();
     let report = build(second.path(), cache.path());
-    assert_eq!(work(&report, "cacheMisses"), 0, "{:#}", report["work"]);
+    assert_eq!(report["restoredFromCache"], false, "{report:#}");
+    assert_eq!(work(&report, "cacheMisses"), 1, "only the artifact action misses: {:#}", report["work"]);
     assert_eq!((work(&report, "transpiled"), work(&report, "bundled")), (0, 0));
     assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
+}
+
+fn modes(dir: &Path) -> std::collections::BTreeMap<String, u32> {
+    use std::os::unix::fs::PermissionsExt;
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().display().to_string().replace(&dir.display().to_string(), ""),
+                e.metadata().unwrap().permissions().mode(),
+            )
+        })
+        .collect()
 }
 
 #[test]

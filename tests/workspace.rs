@@ -58,5 +58,6 @@ fn an_unchanged_workspace_rebuilds_as_up_to_date_and_an_edited_project_does_not(
     let line = |project: &str| stdout.lines().find(|l| l.contains(project)).unwrap_or_default().to_owned();
     assert!(line("plugins/policy").contains("(up to date, "), "{stdout}");
     let guarded = line("plugins/guarded");
-    assert!(guarded.contains(" written)") && !guarded.contains(" 0 written)"), "{stdout}");
+    // (Built, or restored from the cache when an earlier run built this tree already.)
+    assert!(guarded.contains(" written") && !guarded.contains(" 0 written"), "{stdout}");
 }

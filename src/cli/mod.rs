@@ -249,19 +249,28 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     } else {
         report::print_diagnostics(compiled);
         report::print_cache_warnings(&warnings);
-        if let Some((summary, by)) = &output.up_to_date {
-            let proof = match by {
-                build::UpToDate::Stamp => "",
-                build::UpToDate::Cache => ", checked against the cache",
-            };
-            println!(
-                "{} {} for {} is up to date ({} files{proof}) in {} ms",
-                summary.plugin,
-                summary.version,
-                summary.targets.join(", "),
-                summary.files,
-                elapsed.as_millis()
-            );
+        if let Some((summary, by)) = &output.shortcut {
+            let targets = summary.targets.join(", ");
+            let ms = elapsed.as_millis();
+            match (by, &output.published) {
+                (build::Shortcut::Restored, Some(stats)) => println!(
+                    "Restored {} {} for {targets} from the cache → {} ({} files: {} written, {} unchanged, {} removed; nothing transpiled or bundled) in {ms} ms",
+                    summary.plugin,
+                    summary.version,
+                    report::display_path(&options.out_dir),
+                    summary.files,
+                    stats.written.len(),
+                    stats.unchanged,
+                    stats.removed.len(),
+                ),
+                _ => {
+                    let proof = if *by == build::Shortcut::Cache { ", checked against the cache" } else { "" };
+                    println!(
+                        "{} {} for {targets} is up to date ({} files{proof}) in {ms} ms",
+                        summary.plugin, summary.version, summary.files
+                    );
+                }
+            }
         }
         if let (Some(model), Some(stats)) = (&compiled.model, &output.published) {
             let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();

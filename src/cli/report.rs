@@ -44,8 +44,8 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
         compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
     );
-    if let Some((summary, _)) = &output.up_to_date {
-        // Nothing ran: report what the untouched artifact holds.
+    if let Some((summary, _)) = &output.shortcut {
+        // Nothing ran: report what the artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
         hooks = crate::artifact::read_hook_rows(&options.out_dir).unwrap_or_default();
@@ -53,10 +53,12 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     let published = output.published.as_ref().map(
         |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),
     );
+    let up_to_date_by = output.shortcut.as_ref().and_then(|(_, by)| by.up_to_date_by());
     serde_json::json!({
         "ok": output.published.is_some(),
-        "upToDate": output.up_to_date.is_some(),
-        "upToDateBy": output.up_to_date.as_ref().map(|(_, by)| by.as_str()),
+        "upToDate": up_to_date_by.is_some(),
+        "upToDateBy": up_to_date_by,
+        "restoredFromCache": output.shortcut.as_ref().is_some_and(|(_, by)| *by == crate::build::Shortcut::Restored),
         "plugin": plugin,
         "targets": targets,
         "out": options.out_dir.display().to_string(),

@@ -78,9 +78,15 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             let ms = result.elapsed.as_millis();
             let _ = match &result.output {
                 Ok(output) => match &output.published {
-                    Some(_) if let Some((summary, _)) = &output.up_to_date => {
-                        writeln!(out, "ok      {name} (up to date, {} files) {ms} ms", summary.files)
-                    }
+                    Some(stats) if let Some((summary, by)) = &output.shortcut => match by.up_to_date_by() {
+                        Some(_) => writeln!(out, "ok      {name} (up to date, {} files) {ms} ms", summary.files),
+                        None => writeln!(
+                            out,
+                            "ok      {name} ({} files, {} written, restored from the cache) {ms} ms",
+                            summary.files,
+                            stats.written.len()
+                        ),
+                    },
                     Some(stats) => writeln!(
                         out,
                         "ok      {name} ({} files, {} written) {ms} ms",

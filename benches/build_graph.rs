@@ -17,6 +17,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -40,6 +42,7 @@ fn main() {
         unsafe { std::env::set_var("TMPDIR", dir) };
     }
     let work = tempfile::tempdir().unwrap();
+    SCRATCH.set(work.path().to_owned()).unwrap();
     let repo = work.path().join("monorepo");
     generate(&repo, plugins, hooks);
     let total_hooks = plugins * hooks;
@@ -50,8 +53,10 @@ fn main() {
     // Cold: an empty cache every time.
     let cold = best(runs, || {
         clean_artifacts(&repo);
-        let cache = tempfile::tempdir().unwrap();
-        time(|| build(&repo, &["--cache-dir", cache.path().to_str().unwrap()]))
+        let cache = fresh_dir();
+        let elapsed = time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()]));
+        discard(&cache);
+        elapsed
     });
     let esbuild = esbuild_floor(&repo, runs);
     report("cold build (empty cache) / esbuild --bundle", cold, esbuild, "goal ≤ 1.0");
@@ -155,23 +160,48 @@ fn action_misses(cache: &Path) -> u64 {
 
 fn clean_artifacts(repo: &Path) {
     for entry in std::fs::read_dir(repo.join("plugins")).unwrap() {
-        let _ = std::fs::remove_dir_all(entry.unwrap().path().join("artifact"));
+        discard(&entry.unwrap().path().join("artifact"));
     }
     clean_stamps(repo);
 }
 
-/// Forgets the no-op stamps, so the next build runs every stage (answered by the cache).
+/// Forgets the no-op stamps, so the next build cannot trust file states.
 fn clean_stamps(repo: &Path) {
     for entry in std::fs::read_dir(repo.join("plugins")).unwrap() {
-        let _ = std::fs::remove_dir_all(entry.unwrap().path().join(".agent-bundle"));
+        discard(&entry.unwrap().path().join(".agent-bundle"));
+    }
+}
+
+/// The directory every temporary tree of the run lives in (removed at the end).
+static SCRATCH: OnceLock<PathBuf> = OnceLock::new();
+
+fn scratch_path() -> PathBuf {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    SCRATCH.get().unwrap().join(format!("scratch-{}", COUNT.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// A new empty directory for one run (a cache, an output folder).
+fn fresh_dir() -> PathBuf {
+    let dir = scratch_path();
+    std::fs::create_dir(&dir).unwrap();
+    dir
+}
+
+/// Moves a tree out of the way instead of deleting it. Why: right after thousands of files
+/// are deleted, ext4 spends much of the next file creations skipping their inodes
+/// (`recently_deleted` in a profile), so deleting between runs made each later figure on
+/// disk measure the deletions before it, for every tool alike.
+fn discard(path: &Path) {
+    if path.exists() {
+        std::fs::rename(path, scratch_path()).unwrap();
     }
 }
 
 /// Times `f` as a user waits for it: writes count once they are in the page cache (the
 /// kernel writes them out later). Flushing before each run was tried: on the development
-/// VM every file creation after a flush is several times slower (ext4 searching for
-/// inodes among the recently deleted ones), for tools and the write floor alike, so that
-/// measures the disk rather than the build; `BENCH_DIR=/dev/shm` leaves the disk out.
+/// VM it makes every file creation several times slower, for tools and the write floor
+/// alike, so that measures the disk rather than the build; `BENCH_DIR=/dev/shm` leaves
+/// the disk out.
 fn time<T>(f: impl FnOnce() -> T) -> Duration {
     time_with(f).0
 }
@@ -217,10 +247,10 @@ fn walk_and_stat(repo: &Path) {
 fn write_floor(repo: &Path, runs: usize) -> Duration {
     let files = artifacts(repo);
     best(runs, || {
-        let out = tempfile::tempdir_in(repo.parent().unwrap()).unwrap();
+        let out = fresh_dir();
         time(|| {
             for (path, bytes) in &files {
-                let target = out.path().join(path.strip_prefix(repo).unwrap());
+                let target = out.join(path.strip_prefix(repo).unwrap());
                 std::fs::create_dir_all(target.parent().unwrap()).unwrap();
                 std::fs::write(target, bytes).unwrap();
             }
@@ -254,12 +284,12 @@ fn esbuild_floor(repo: &Path, runs: usize) -> Duration {
         .map(|e| e.into_path())
         .collect();
     best(runs, || {
-        let out = tempfile::tempdir().unwrap();
+        let out = fresh_dir();
         time(|| {
             let status = Command::new(&binary)
                 .args(&entries)
                 .args(["--bundle", "--platform=node", "--format=esm", "--log-level=error"])
-                .arg(format!("--outdir={}", out.path().display()))
+                .arg(format!("--outdir={}", out.display()))
                 .arg(format!("--outbase={}", repo.display()))
                 .status()
                 .unwrap();
@@ -330,11 +360,12 @@ fn remote_cache(repo: &Path, cold: Duration, runs: usize) {
     let reference = artifacts(repo);
     let from_remote = best(runs, || {
         clean_artifacts(repo);
-        let local = tempfile::tempdir().unwrap();
-        let mut args = vec!["--cache-dir", local.path().to_str().unwrap()];
+        let local = fresh_dir();
+        let mut args = vec!["--cache-dir", local.to_str().unwrap()];
         args.extend(remote);
         let elapsed = time(|| build(repo, &args));
-        assert_eq!(action_misses(local.path()), 0, "a warm remote transpiles nothing");
+        assert_eq!(action_misses(&local), 0, "a warm remote transpiles nothing");
+        discard(&local);
         elapsed
     });
     assert!(artifacts(repo) == reference, "byte-identical artifacts from the remote");

@@ -5,7 +5,9 @@
 #
 #   benches/hyperfine.sh [plugins] [hooks]      # default 100 × 10
 # The no-op waits out the stamps' one-second racy window first (as a developer's next build
-# would): files a build just wrote are never trusted by their times alone.
+# would): files a build just wrote are never trusted by their times alone. Trees removed
+# between runs are moved aside, not deleted (see `discard` in benches/build_graph.rs: on
+# ext4, creating files right after thousands were deleted is several times slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
@@ -15,10 +17,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 BENCH_PLUGINS=${1:-100} BENCH_HOOKS=${2:-10} cargo bench --quiet --bench build_graph -- --generate "$work/repo"
 cd "$work/repo"
-clean='find plugins -maxdepth 2 -name artifact -type d -exec rm -rf {} +'
-unstamp='find plugins -maxdepth 2 -name .agent-bundle -type d -exec rm -rf {} +'
+printf '#!/bin/sh\nfor tree in "$@"; do [ -e "$tree" ] && mv "$tree" "$(mktemp -d -p %s)/"; done; true\n' "$work" >"$work/discard"
+chmod +x "$work/discard"
+clean="$work/discard plugins/*/artifact"
+unstamp="$work/discard plugins/*/.agent-bundle"
 hyperfine --warmup 1 --runs 5 \
-  --prepare "$clean; rm -rf $work/cold-cache" -n cold "$bin build --workspace . --cache-dir $work/cold-cache" \
+  --prepare "$clean; $work/discard $work/cold-cache" -n cold "$bin build --workspace . --cache-dir $work/cold-cache" \
   --prepare "$clean" -n warm "$bin build --workspace . --cache-dir $work/warm-cache" \
   --prepare "$unstamp" -n warm-artifact-kept "$bin build --workspace . --cache-dir $work/warm-cache" \
   --prepare "sleep 1.1" -n no-op "$bin build --workspace . --cache-dir $work/warm-cache"

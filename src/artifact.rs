@@ -58,14 +58,33 @@ pub fn read_hook_rows(dir: &Path) -> Result<Vec<serde_json::Value>, String> {
     read_index(dir)
 }
 
+/// Every file of the artifact at `dir`, by the paths its manifest lists (and the manifest).
+pub fn read_paths(dir: &Path) -> Result<Vec<String>, String> {
+    #[derive(Deserialize)]
+    struct Row {
+        path: String,
+    }
+    #[derive(Deserialize)]
+    struct Files {
+        files: Vec<Row>,
+    }
+    let listed: Files = read_manifest(dir)?;
+    let mut paths: Vec<String> =
+        listed.files.into_iter().map(|row| row.path).chain([MANIFEST_FILE.to_owned()]).collect();
+    paths.sort_unstable();
+    Ok(paths)
+}
+
 fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, String> {
+    Ok(read_manifest::<ManifestHooks<T>>(dir)?.hooks)
+}
+
+fn read_manifest<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T, String> {
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!("cannot read {}: {e} (is it an artifact built by `agent-bundle build`?)", path.display())
     })?;
-    let manifest: ManifestHooks<T> = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))?;
-    Ok(manifest.hooks)
+    serde_json::from_str(&text).map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))
 }
 
 #[derive(Deserialize)]

@@ -46,7 +46,7 @@ fn an_artifact_matching_the_cached_manifest_is_up_to_date_without_running_a_stag
     use std::os::unix::fs::MetadataExt;
     let cache = tempfile::tempdir().unwrap();
     let dir = support::example("policy");
-    build(dir.path(), cache.path());
+    let built = build(dir.path(), cache.path());
     let wrapper = fs::read_dir(dir.path().join("artifact/hooks"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -57,6 +57,7 @@ fn an_artifact_matching_the_cached_manifest_is_up_to_date_without_running_a_stag
     fs::remove_dir_all(dir.path().join(".agent-bundle")).unwrap();
     let checked = build(dir.path(), cache.path());
     assert_eq!(checked["upToDateBy"], "cache", "{checked:#}");
+    assert_eq!((&checked["files"], &checked["hooks"]), (&built["files"], &built["hooks"]), "what the artifact holds");
     assert_eq!((work(&checked, "transpiled"), work(&checked, "bundled")), (0, 0));
     assert_eq!(fs::metadata(&wrapper).unwrap().ino(), inode, "nothing is rewritten");
     assert!(dir.path().join(".agent-bundle/stamp.json").is_file(), "the check leaves a stamp");

@@ -44,11 +44,13 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
         compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
     );
+    let mut files: Vec<String> = compiled.files.keys().cloned().collect();
     if let Some((summary, _)) = &output.shortcut {
         // Nothing ran: report what the artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
         hooks = crate::artifact::read_hook_rows(&options.out_dir).unwrap_or_default();
+        files = crate::artifact::read_paths(&options.out_dir).unwrap_or_default();
     }
     let published = output.published.as_ref().map(
         |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),
@@ -62,7 +64,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         "plugin": plugin,
         "targets": targets,
         "out": options.out_dir.display().to_string(),
-        "files": compiled.files.keys().collect::<Vec<_>>(),
+        "files": files,
         "published": published,
         "hooks": hooks,
         "diagnostics": diagnostics_json(compiled),

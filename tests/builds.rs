@@ -202,3 +202,40 @@ fn published_modes_do_not_depend_on_the_umask() {
     assert_eq!(mode("runtime/bin/format.sh"), 0o755);
     assert_eq!(mode("runtime/package.json"), 0o644);
 }
+
+/// Builds of one project publishing different artifacts at once (a watch session and a
+/// build by hand, say): every build succeeds, and what is left is exactly one of them.
+#[test]
+fn concurrent_builds_of_one_project_each_publish_a_whole_artifact() {
+    let dir = support::example("policy");
+    let targets = ["claude", "codex", "cursor", "portable"];
+    let expected: Vec<_> = targets
+        .iter()
+        .map(|target| {
+            let out = dir.path().join(format!("expected-{target}"));
+            let (code, report) =
+                build_json(dir.path(), &["--no-cache", "--target", target, "--out", out.to_str().unwrap()]);
+            assert_eq!(code, 0, "{report:#}");
+            artifact_files(&out)
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for target in targets {
+            let root = dir.path();
+            scope.spawn(move || {
+                for _ in 0..6 {
+                    let output = support::run(root, &["build", "--no-cache", "--target", target]);
+                    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+                }
+            });
+        }
+    });
+    let published = artifact_files(&dir.path().join("artifact"));
+    assert!(expected.contains(&published), "the artifact is one build's, whole: {:?}", published.keys());
+    let leftovers: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("agent-bundle-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -223,3 +223,25 @@ fn a_dead_remote_costs_one_warning_and_the_build_goes_on() {
     assert_eq!(report["work"]["cacheWarnings"].as_array().unwrap().len(), 1, "{:#}", report["work"]);
     assert!(stderr.is_empty(), "--json puts the warning in the report: {stderr}");
 }
+
+/// `--no-cache` wins over a cache configured in the environment (a shell profile, a CI
+/// job): nothing is read or written, and no remote is contacted.
+#[test]
+fn no_cache_overrides_the_cache_settings_in_the_environment() {
+    let dir = support::example("policy");
+    let cache = tempfile::tempdir().unwrap();
+    let unused = cache.path().join("from-env");
+    let output = support::bin()
+        .args(["build", "--json", "--no-cache"])
+        .env("AGENT_BUNDLE_CACHE_DIR", &unused)
+        .env("AGENT_BUNDLE_REMOTE_CACHE", "http://127.0.0.1:9/cache")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(work(&report, "transpiled") > 0);
+    assert_eq!((work(&report, "cacheHits"), work(&report, "cacheMisses")), (0, 0), "{:#}", report["work"]);
+    assert_eq!(report["work"]["cacheWarnings"], serde_json::json!([]));
+    assert!(!unused.exists(), "no cache directory is created");
+}

@@ -283,8 +283,16 @@ impl Cache {
         }
     }
 
+    /// Neither a local store nor a remote (`--no-cache`): lookups are not even counted.
+    fn is_disabled(&self) -> bool {
+        self.local.is_none() && self.remote.is_none()
+    }
+
     /// The record of action `key`: local, else remote (then stored locally). Verified.
     pub fn get_action(&self, key: &Hash) -> Option<ActionRecord> {
+        if self.is_disabled() {
+            return None;
+        }
         let found = self.find_action(key);
         let counter = if found.is_some() { &self.counters.action_hits } else { &self.counters.action_misses };
         bump(counter, 1);
@@ -319,6 +327,9 @@ impl Cache {
     /// The object named `hash`, verified against it: local, else remote (then stored
     /// locally).
     pub fn get_object(&self, hash: &Hash) -> Option<Arc<[u8]>> {
+        if self.is_disabled() {
+            return None;
+        }
         let found = self.find_object(hash);
         let counter = if found.is_some() { &self.counters.object_hits } else { &self.counters.object_misses };
         bump(counter, 1);

@@ -459,14 +459,14 @@ fn dir_stats_counts_entries_and_reads_the_last_build() {
 }
 
 #[test]
-fn a_disabled_cache_misses_and_drops_puts() {
+fn a_disabled_cache_misses_uncounted_and_drops_puts() {
     let cache = Cache::disabled();
     let hash = cache.put_object(b"x");
     assert_eq!(hash, Hash::of(b"x"));
     cache.put_action(&hash, &ActionRecord::default());
     assert_eq!(cache.get_object(&hash), None);
     assert_eq!(cache.get_action(&hash), None);
-    assert_eq!(cache.stats(), CacheStats { action_misses: 1, object_misses: 1, ..CacheStats::default() });
+    assert_eq!(cache.stats(), CacheStats::default(), "--no-cache reports no misses");
     assert!(cache.take_warnings().is_empty());
     let none = Cache::open(&CacheOptions::default()).unwrap();
     assert_eq!(none.get_object(&hash), None);

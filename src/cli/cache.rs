@@ -14,8 +14,9 @@ pub(super) struct CacheArgs {
     /// Local cache directory (default: $XDG_CACHE_HOME/agent-bundle/cache or ~/.cache/agent-bundle/cache).
     #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Build without reading or writing any cache.
-    #[arg(long, conflicts_with_all = ["cache_dir", "remote_cache"])]
+    /// Build without reading or writing any cache (overrides the cache options and their
+    /// environment variables).
+    #[arg(long)]
     no_cache: bool,
     /// Share the cache over HTTP (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>).
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]

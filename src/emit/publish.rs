@@ -37,6 +37,7 @@ impl PublishStats {
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
+    let _turn = take_turn(parent)?;
     recover_interrupted_swap(out)?;
     let existing = existing_files(out)?;
     let mut stats = PublishStats::default();
@@ -61,6 +62,16 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
         let _ = fs::remove_dir_all(&staging);
     }
     result.map(|()| stats)
+}
+
+/// Builds of one project publishing at once (a watch session and a build by hand) take
+/// turns: each compares, stages and swaps against an artifact and a staging directory no
+/// one else touches meanwhile. The lock is on the artifact's parent directory (no lock
+/// file to leave behind), and the kernel drops it with its holder, so a killed build
+/// blocks no one. Where the file system has no such locks, publishing goes on unlocked.
+fn take_turn(parent: &Path) -> io::Result<Option<fs::File>> {
+    let directory = fs::File::open(parent)?;
+    Ok(directory.lock().is_ok().then_some(directory))
 }
 
 fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats: &PublishStats) -> io::Result<()> {

@@ -242,19 +242,29 @@ pub fn restore_artifact(
     crate::artifact::unpack(&cache.get_object(&pack)?, manifest_len, &published.manifest)
 }
 
+/// Artifacts up to this size are also stored whole, as a pack. Why a bound: a pack holds
+/// every byte once more (in memory while it is stored, and in the cache); past this, which
+/// takes large prebuilt payloads that the stages only copy anyway, the stages' own actions
+/// answer a fresh checkout instead.
+const PACK_LIMIT: usize = 64 << 20;
+
 /// Records that a clean build of `key`'s inputs published `files`: their manifest's hash,
-/// and every file in one pack object.
+/// and every file in one pack object unless they are larger than [`PACK_LIMIT`].
 pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<String, OutputFile>) {
-    let (Some(manifest), Some(pack)) = (files.get(MANIFEST_FILE), crate::artifact::pack(files)) else {
+    let Some(manifest) = files.get(MANIFEST_FILE) else {
         return;
     };
-    let record = ActionRecord {
-        outputs: BTreeMap::from([("pack".to_owned(), cache.put_object(&pack))]),
-        values: BTreeMap::from([
-            ("manifest".to_owned(), Hash::of(&manifest.bytes).to_hex()),
-            ("manifestBytes".to_owned(), manifest.bytes.len().to_string()),
-        ]),
+    let mut record = ActionRecord {
+        outputs: BTreeMap::new(),
+        values: BTreeMap::from([("manifest".to_owned(), Hash::of(&manifest.bytes).to_hex())]),
     };
+    let size: usize = files.values().map(|file| file.bytes.len()).sum();
+    if size <= PACK_LIMIT
+        && let Some(pack) = crate::artifact::pack(files)
+    {
+        record.outputs.insert("pack".to_owned(), cache.put_object(&pack));
+        record.values.insert("manifestBytes".to_owned(), manifest.bytes.len().to_string());
+    }
     cache.put_action(key, &record);
 }
 

@@ -4,9 +4,12 @@
 # built-in WebDAV module. Used by tests/cache_remote.rs, and handy for trying a shared
 # cache by hand:
 #
-#   scripts/nginx-cache-server.sh <root-dir> <port> [token]
+#   scripts/nginx-cache-server.sh [--tls] <root-dir> <port> [token]
 #   agent-bundle build --remote-cache http://127.0.0.1:<port>/cache ...
 #   kill "$(cat <root-dir>/nginx.pid)"
+#
+# With --tls it serves https instead, with a certificate for 127.0.0.1 and localhost from a
+# throwaway CA it makes with openssl: pass `--remote-cache-ca <root-dir>/tls/ca.pem`.
 #
 # Everything lives under <root-dir>: nginx.conf, nginx.pid, logs/, tmp/ and the entries in
 # store/ (so <url>/cache/cas/<hex> is store/cache/cas/<hex>). PUT and DELETE need
@@ -15,8 +18,13 @@
 # Needs `apt-get install -y nginx` (Debian's build has --with-http_dav_module).
 set -euo pipefail
 
+tls=false
+if [[ ${1:-} == --tls ]]; then
+    tls=true
+    shift
+fi
 if [[ $# -lt 2 || $# -gt 3 ]]; then
-    echo "usage: $0 <root-dir> <port> [token]" >&2
+    echo "usage: $0 [--tls] <root-dir> <port> [token]" >&2
     exit 2
 fi
 port=$2
@@ -43,6 +51,25 @@ mkdir -p "$1"
 root=$(cd "$1" && pwd)
 mkdir -p "$root/store" "$root/logs" "$root"/tmp/{body,proxy,fastcgi,uwsgi,scgi}
 rm -f "$root/nginx.pid"
+
+listen="listen 127.0.0.1:$port;"
+if $tls; then
+    # A CA, and a server certificate it signs (rustls refuses a self-signed leaf as its
+    # own root); both valid for two days.
+    tls_dir=$root/tls
+    mkdir -p "$tls_dir"
+    key_options=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    openssl req -x509 "${key_options[@]}" -days 2 -subj "/CN=agent-bundle test cache CA" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+        -keyout "$tls_dir/ca.key" -out "$tls_dir/ca.pem" 2>/dev/null
+    openssl req "${key_options[@]}" -subj "/CN=127.0.0.1" \
+        -keyout "$tls_dir/server.key" -out "$tls_dir/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+        >"$tls_dir/server.ext"
+    openssl x509 -req -days 2 -in "$tls_dir/server.csr" -CA "$tls_dir/ca.pem" -CAkey "$tls_dir/ca.key" \
+        -CAcreateserial -extfile "$tls_dir/server.ext" -out "$tls_dir/server.pem" 2>/dev/null
+    listen="listen 127.0.0.1:$port ssl; ssl_certificate $tls_dir/server.pem; ssl_certificate_key $tls_dir/server.key;"
+fi
 
 # As root, nginx would run its workers as nobody, who cannot write the store.
 user_line=""
@@ -80,7 +107,7 @@ http {
     }
 
     server {
-        listen 127.0.0.1:$port;
+        $listen
         root $root/store;
         client_max_body_size 0;
 

@@ -211,6 +211,39 @@ fn two_machines_share_one_remote_cache_over_nginx() {
     assert_eq!(nginx.snapshot(), before, "read-only never writes");
 }
 
+/// The same over https, with the server's private CA given: a second machine transpiles
+/// nothing. Without the CA the certificate is not trusted: one warning, a local build.
+#[test]
+fn an_https_remote_behind_a_private_ca_is_shared_and_an_untrusted_one_is_refused() {
+    let nginx = crate::cache_remote::Nginx::start_tls();
+    let (url, ca) = (nginx.url(), nginx.ca_file());
+    let remote =
+        ["--remote-cache", url.as_str(), "--remote-cache-token", "secret", "--remote-cache-ca", ca.to_str().unwrap()];
+    let first_cache = tempfile::tempdir().unwrap();
+    let first = support::example("policy");
+    let mut args = vec!["--cache-dir", first_cache.path().to_str().unwrap()];
+    args.extend(remote);
+    build_with(first.path(), &args);
+
+    let second_cache = tempfile::tempdir().unwrap();
+    let second = support::example("policy");
+    let mut args = vec!["--cache-dir", second_cache.path().to_str().unwrap()];
+    args.extend(remote);
+    let (warm, _) = build_with(second.path(), &args);
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
+    assert!(work(&warm, "remoteHits") > 0, "{:#}", warm["work"]);
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
+
+    let untrusting = tempfile::tempdir().unwrap();
+    let third = support::example("policy");
+    let (report, _) =
+        build_with(third.path(), &["--cache-dir", untrusting.path().to_str().unwrap(), "--remote-cache", &url]);
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().to_lowercase().contains("certificate"), "{warnings:?}");
+    assert_eq!(work(&report, "remoteHits"), 0);
+}
+
 #[test]
 fn a_dead_remote_costs_one_warning_and_the_build_goes_on() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -19,16 +19,28 @@ pub(crate) struct Nginx {
     root: tempfile::TempDir,
     port: u16,
     pid: u32,
+    tls: bool,
 }
 
 impl Nginx {
     pub(crate) fn start() -> Nginx {
+        Nginx::start_with(false)
+    }
+
+    /// nginx serving https with a certificate from a throwaway CA ([`Nginx::ca_file`]).
+    pub(crate) fn start_tls() -> Nginx {
+        Nginx::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Nginx {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
         let mut last_error = String::new();
         for _ in 0..3 {
             let root = tempfile::tempdir().unwrap();
             let port = free_port();
-            let output = Command::new("bash").arg(&script).arg(root.path()).arg(port.to_string()).output().unwrap();
+            let mut command = Command::new("bash");
+            command.arg(&script).args(tls.then_some("--tls")).arg(root.path()).arg(port.to_string());
+            let output = command.output().unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
             if output.status.code() == Some(127) {
                 panic!(
@@ -37,7 +49,7 @@ impl Nginx {
             }
             if output.status.success() {
                 let pid = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
-                return Nginx { root, port, pid };
+                return Nginx { root, port, pid, tls };
             }
             last_error = stderr; // most likely the port was taken meanwhile: try another
         }
@@ -45,7 +57,13 @@ impl Nginx {
     }
 
     pub(crate) fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/cache", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/cache", self.port)
+    }
+
+    /// The CA that signed an https server's certificate.
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.root.path().join("tls/ca.pem")
     }
 
     /// Where nginx keeps `<url>/<kind>/<hex>`.
@@ -114,7 +132,7 @@ fn free_port() -> u16 {
 fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
     Cache::open(&CacheOptions {
         dir: Some(dir.to_owned()),
-        remote: Some(RemoteOptions { url: url.to_owned(), token: token.map(str::to_owned), read_only }),
+        remote: Some(RemoteOptions { url: url.to_owned(), token: token.map(str::to_owned), read_only, ca_file: None }),
     })
     .unwrap()
 }

@@ -219,14 +219,11 @@ fn a_project_without_a_config_is_a_clear_error() {
 #[test]
 fn a_closed_stdout_stops_the_cli_quietly_instead_of_panicking() {
     use std::os::unix::process::ExitStatusExt;
-    let mut child = support::bin()
-        .arg("matrix")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
+    // The read end is closed before the child starts, so its first write finds no reader
+    // (closing it after spawning raced with a child fast enough to write everything first).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = support::bin().arg("matrix").stdout(writer).stderr(std::process::Stdio::piped()).output().unwrap();
     assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{output:?}");
     assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
 }

@@ -174,14 +174,17 @@ pub struct CacheOptions {
     pub remote: Option<RemoteOptions>,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct RemoteOptions {
-    /// `http://host:port/prefix`; entries live at `<url>/cas/<hex>` and `<url>/ac/<hex>`.
+    /// `http[s]://host:port/prefix`; entries live at `<url>/cas/<hex>` and `<url>/ac/<hex>`.
     pub url: String,
     /// Sent as `Authorization: Bearer <token>` on every request.
     pub token: Option<String>,
     /// Never PUT (for untrusted builds, e.g. pull requests).
     pub read_only: bool,
+    /// PEM certificates to trust for an `https://` remote instead of Mozilla's roots (a
+    /// cache behind a private CA).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl fmt::Debug for RemoteOptions {
@@ -190,6 +193,7 @@ impl fmt::Debug for RemoteOptions {
             .field("url", &self.url)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("read_only", &self.read_only)
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }

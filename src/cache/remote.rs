@@ -7,17 +7,16 @@
 //! This module only speaks HTTP and classifies answers; verification, the one warning and
 //! the statistics are the caller's (`Cache`).
 //!
-//! HTTP client: `ureq` 3 with default features off. It is blocking (the build already
-//! runs stages on rayon threads; an async runtime would be dead weight), keeps
-//! connections alive in a pool shared by threads, has connect and whole-request timeouts,
-//! and honours `*_PROXY`/`NO_PROXY` (never for a loopback host). Without features it
-//! pulls in no TLS stack: 7 small crates (ureq, ureq-proto, http, bytes, httparse, log,
-//! utf8-zero) on top of what the compiler already builds; measured on the 2-core machine,
-//! ureq's whole tree builds from clean in ~9 s (debug) / ~15 s (release) and adds ~0.7 MB
-//! to a release binary (reqwest, even its blocking API, brings hyper and tokio). Hence
-//! `http://` only; an `https://` remote is reached through a TLS-terminating proxy, or
-//! later by enabling ureq's `rustls` feature.
+//! HTTP client: `ureq` 3 with rustls (ring) for `https://` and nothing else. It is
+//! blocking (the build already runs stages on rayon threads; an async runtime would be dead
+//! weight), keeps connections alive in a pool shared by threads, has connect and
+//! whole-request timeouts, and honours `*_PROXY`/`NO_PROXY` (never for a loopback host).
+//! Measured on the 2-core machine: plain ureq adds 7 small crates (~15 s of a clean release
+//! build, ~0.7 MB of binary); TLS adds rustls, ring and Mozilla's roots (webpki-roots), about
+//! 50 s more of a clean release build. reqwest, even its blocking API, brings hyper and
+//! tokio. A remote behind a private CA is trusted with `ca_file` (those certificates only).
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -80,6 +79,10 @@ impl Remote {
         if loopback {
             // A proxy from the environment is for the outside world, never for this host.
             config = config.proxy(None);
+        }
+        if let Some(file) = &options.ca_file {
+            let roots = ureq::tls::RootCerts::new_with_certs(&read_certificates(file)?);
+            config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
         }
         let agent: ureq::Agent = config
             .http_status_as_error(false)
@@ -188,19 +191,29 @@ impl Remote {
     }
 }
 
+/// The certificates in the PEM file `path` (anything else in it is ignored).
+fn read_certificates(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+    let bad = |why: String| format!("remote cache CA file {}: {why}", path.display());
+    let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let mut certificates = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let ureq::tls::PemItem::Certificate(certificate) = item.map_err(|e| bad(e.to_string()))? {
+            certificates.push(certificate);
+        }
+    }
+    if certificates.is_empty() {
+        return Err(bad("no PEM certificate in it".into()));
+    }
+    Ok(certificates)
+}
+
 /// Checks a remote URL; returns it without a trailing slash, and whether it names this
 /// machine (`localhost`, 127.0.0.0/8, `[::1]`).
 fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     let bad = |why: &str| format!("bad remote cache URL {url:?}: {why}");
     let uri: ureq::http::Uri = url.parse().map_err(|e| bad(&format!("{e}")))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
-            return Err(bad(
-                "https is not supported by this build (no TLS); use http://, e.g. through a TLS-terminating proxy",
-            ));
-        }
-        _ => return Err(bad("expected http://host[:port][/prefix]")),
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(bad("expected http[s]://host[:port][/prefix]"));
     }
     let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.as_str().contains('@') {
@@ -227,19 +240,12 @@ mod tests {
         let ok = |url: &str| parse_base_url(url).unwrap();
         assert_eq!(ok("http://127.0.0.1:8080/cache/"), ("http://127.0.0.1:8080/cache".into(), true));
         assert_eq!(ok("http://cache.example"), ("http://cache.example".into(), false));
+        assert_eq!(ok("https://cache.example/x/"), ("https://cache.example/x".into(), false));
         assert!(ok("http://LocalHost:9/x").1);
         assert!(ok("http://[::1]:9/x").1);
         assert!(ok("http://127.8.0.1/").1);
         assert!(!ok("http://10.0.0.1/").1);
-        for bad in [
-            "https://cache.example/x",
-            "ftp://x/y",
-            "cache.example/x",
-            "http://u:p@host/x",
-            "http://h/x?y=1",
-            "not a url",
-            "",
-        ] {
+        for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""] {
             assert!(parse_base_url(bad).is_err(), "{bad} should be rejected");
         }
     }

@@ -477,15 +477,19 @@ fn open_rejects_bad_options() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("file");
     fs::write(&file, b"").unwrap();
-    assert!(Cache::open(&CacheOptions { dir: Some(file), remote: None }).is_err());
-    let remote = |url: &str| CacheOptions {
+    assert!(Cache::open(&CacheOptions { dir: Some(file.clone()), remote: None }).is_err());
+    let remote = |url: &str, ca_file: Option<PathBuf>| CacheOptions {
         dir: None,
-        remote: Some(RemoteOptions { url: url.into(), token: None, read_only: false }),
+        remote: Some(RemoteOptions { url: url.into(), ca_file, ..RemoteOptions::default() }),
     };
-    assert!(Cache::open(&remote("https://cache.example/x")).unwrap_err().contains("https"));
-    assert!(Cache::open(&remote("localhost:9")).is_err());
-    assert!(Cache::open(&remote("http://127.0.0.1:9/prefix/")).is_ok(), "not contacted at open");
-    let token = RemoteOptions { url: "http://h".into(), token: Some("secret".into()), read_only: true };
+    assert!(Cache::open(&remote("localhost:9", None)).is_err());
+    assert!(Cache::open(&remote("http://127.0.0.1:9/prefix/", None)).is_ok(), "not contacted at open");
+    assert!(Cache::open(&remote("https://cache.example/x", None)).is_ok());
+    let missing = Cache::open(&remote("https://h/x", Some(dir.path().join("missing.pem")))).unwrap_err();
+    assert!(missing.contains("missing.pem"), "{missing}");
+    let empty = Cache::open(&remote("https://h/x", Some(file.clone()))).unwrap_err();
+    assert!(empty.contains("no PEM certificate"), "{empty}");
+    let token = RemoteOptions { url: "http://h".into(), token: Some("secret".into()), read_only: true, ca_file: None };
     assert!(!format!("{token:?}").contains("secret"), "Debug redacts the token");
 }
 

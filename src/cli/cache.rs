@@ -18,7 +18,7 @@ pub(super) struct CacheArgs {
     /// environment variables).
     #[arg(long)]
     no_cache: bool,
-    /// Share the cache over HTTP (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>).
+    /// Share the cache over HTTP or HTTPS (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>).
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
     remote_cache: Option<String>,
     /// Only read from the remote cache, never upload (for untrusted CI jobs).
@@ -27,6 +27,9 @@ pub(super) struct CacheArgs {
     /// Bearer token sent to the remote cache.
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     remote_cache_token: Option<String>,
+    /// PEM certificates to trust for an https remote cache, instead of Mozilla's roots.
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_CA", value_name = "FILE")]
+    remote_cache_ca: Option<PathBuf>,
 }
 
 impl CacheArgs {
@@ -43,6 +46,7 @@ impl CacheArgs {
             url: url.clone(),
             token: self.remote_cache_token.clone(),
             read_only: self.remote_cache_read_only,
+            ca_file: self.remote_cache_ca.clone(),
         });
         let options = CacheOptions { dir: self.dir(), remote };
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)

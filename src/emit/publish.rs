@@ -37,7 +37,7 @@ impl PublishStats {
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
-    let _turn = take_turn(parent)?;
+    let _turn = take_turn(parent);
     recover_interrupted_swap(out)?;
     let existing = existing_files(out)?;
     let mut stats = PublishStats::default();
@@ -68,10 +68,10 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
 /// turns: each compares, stages and swaps against an artifact and a staging directory no
 /// one else touches meanwhile. The lock is on the artifact's parent directory (no lock
 /// file to leave behind), and the kernel drops it with its holder, so a killed build
-/// blocks no one. Where the file system has no such locks, publishing goes on unlocked.
-fn take_turn(parent: &Path) -> io::Result<Option<fs::File>> {
-    let directory = fs::File::open(parent)?;
-    Ok(directory.lock().is_ok().then_some(directory))
+/// blocks no one. Where the directory cannot be opened or the file system has no such
+/// locks, publishing goes on unlocked.
+fn take_turn(parent: &Path) -> Option<fs::File> {
+    fs::File::open(parent).ok().filter(|directory| directory.lock().is_ok())
 }
 
 fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats: &PublishStats) -> io::Result<()> {

@@ -12,9 +12,10 @@
 //! weight), keeps connections alive in a pool shared by threads, has connect and
 //! whole-request timeouts, and honours `*_PROXY`/`NO_PROXY` (never for a loopback host).
 //! Measured on the 2-core machine: plain ureq adds 7 small crates (~15 s of a clean release
-//! build, ~0.7 MB of binary); TLS adds rustls, ring and Mozilla's roots (webpki-roots), about
-//! 50 s more of a clean release build. reqwest, even its blocking API, brings hyper and
-//! tokio. A remote behind a private CA is trusted with `ca_file` (those certificates only).
+//! build, ~0.7 MB of binary); TLS adds 8 more (rustls, ring, Mozilla's roots in
+//! webpki-roots, …), whose first release build took 50 s, ureq and this crate's relink
+//! included. reqwest, even its blocking API, brings hyper and tokio. A remote behind a
+//! private CA is trusted with `ca_file` (those certificates only).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

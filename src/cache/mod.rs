@@ -267,7 +267,14 @@ impl Cache {
             None => None,
         };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
-        Ok(Cache::with(local, remote))
+        let cache = Cache::with(local, remote);
+        if let Some(remote) = cache.remote.as_ref().filter(|remote| remote.sends_token_in_clear()) {
+            cache.warn(format!(
+                "the remote cache token goes to {} unencrypted (http:// to another machine); prefer https://",
+                remote.url()
+            ));
+        }
+        Ok(cache)
     }
 
     /// A cache that misses every lookup and drops every put.

@@ -60,6 +60,8 @@ pub(super) struct Remote {
     agent: ureq::Agent,
     /// The base URL without a trailing slash.
     base: String,
+    /// Whether `base` names this machine.
+    loopback: bool,
     authorization: Option<String>,
     read_only: bool,
     disabled: AtomicBool,
@@ -95,6 +97,7 @@ impl Remote {
         Ok(Remote {
             agent,
             base,
+            loopback,
             authorization,
             read_only: options.read_only,
             disabled: AtomicBool::new(false),
@@ -104,6 +107,13 @@ impl Remote {
 
     pub(super) fn url(&self) -> &str {
         &self.base
+    }
+
+    /// A token sent over plain http to another machine: anyone on the way can read it.
+    pub(super) fn sends_token_in_clear(&self) -> bool {
+        self.authorization.is_some()
+            && !self.loopback
+            && self.base.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
     }
 
     pub(super) fn is_enabled(&self) -> bool {

@@ -489,6 +489,15 @@ fn open_rejects_bad_options() {
     assert!(missing.contains("missing.pem"), "{missing}");
     let empty = Cache::open(&remote("https://h/x", Some(file.clone()))).unwrap_err();
     assert!(empty.contains("no PEM certificate"), "{empty}");
+    let with_token = |url: &str| CacheOptions {
+        dir: None,
+        remote: Some(RemoteOptions { url: url.into(), token: Some("secret".into()), ..RemoteOptions::default() }),
+    };
+    let warned = |url: &str| Cache::open(&with_token(url)).unwrap().take_warnings();
+    let clear = warned("http://cache.example/x");
+    assert!(clear.len() == 1 && clear[0].contains("unencrypted") && !clear[0].contains("secret"), "{clear:?}");
+    assert_eq!(warned("https://cache.example/x"), Vec::<String>::new());
+    assert_eq!(warned("http://127.0.0.1:9/x"), Vec::<String>::new());
     let token = RemoteOptions { url: "http://h".into(), token: Some("secret".into()), read_only: true, ca_file: None };
     assert!(!format!("{token:?}").contains("secret"), "Debug redacts the token");
 }

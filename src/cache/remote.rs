@@ -9,8 +9,8 @@
 //!
 //! HTTP client: `ureq` 3 with rustls (ring) for `https://` and nothing else. It is
 //! blocking (the build already runs stages on rayon threads; an async runtime would be dead
-//! weight), keeps connections alive in a pool shared by threads, has connect and
-//! whole-request timeouts, and honours `*_PROXY`/`NO_PROXY` (never for a loopback host).
+//! weight), keeps connections alive in a pool shared by threads, has connect and idle
+//! timeouts, and honours `*_PROXY`/`NO_PROXY` (never for a loopback host).
 //! Measured on the 2-core machine: plain ureq adds 7 small crates (~15 s of a clean release
 //! build, ~0.7 MB of binary); TLS adds 8 more (rustls, ring, Mozilla's roots in
 //! webpki-roots, …), whose first release build took 50 s, ureq and this crate's relink
@@ -26,8 +26,10 @@ use super::{Hash, RemoteOptions};
 
 /// A remote that does not accept a TCP connection within this is taken as down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-/// The bound on one whole request, body included.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request may go without progress (no answer yet, no byte read or written).
+/// Idle rather than total: a pack of several megabytes on a slow link must still arrive,
+/// while a server that stops answering is given up on.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest body accepted from the remote (an action record is far smaller).
 const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
@@ -70,6 +72,10 @@ pub(super) struct Remote {
 
 impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
+        Remote::with_timeouts(options, CONNECT_TIMEOUT, IDLE_TIMEOUT)
+    }
+
+    fn with_timeouts(options: &RemoteOptions, connect: Duration, idle: Duration) -> Result<Remote, String> {
         let (base, loopback) = parse_base_url(&options.url)?;
         let authorization = match &options.token {
             Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
@@ -89,8 +95,9 @@ impl Remote {
         }
         let agent: ureq::Agent = config
             .http_status_as_error(false)
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_global(Some(REQUEST_TIMEOUT))
+            .timeout_connect(Some(connect))
+            .timeout_per_read(Some(idle))
+            .timeout_per_write(Some(idle))
             .user_agent(concat!("agent-bundle/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
@@ -244,7 +251,55 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_base_url;
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// A one-connection HTTP server on loopback: reads the request head, then runs `answer`.
+    fn serve_once(answer: impl FnOnce(&mut std::net::TcpStream) + Send + 'static) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/cache", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 2 {
+                line.clear();
+            }
+            answer(&mut stream);
+        });
+        url
+    }
+
+    fn remote(url: String, idle_ms: u64) -> Remote {
+        let options = RemoteOptions { url, ..RemoteOptions::default() };
+        Remote::with_timeouts(&options, CONNECT_TIMEOUT, Duration::from_millis(idle_ms)).unwrap()
+    }
+
+    #[test]
+    fn a_server_that_stops_answering_is_given_up_on_after_the_idle_timeout() {
+        let url = serve_once(|_| std::thread::sleep(Duration::from_secs(3)));
+        let started = std::time::Instant::now();
+        assert!(matches!(remote(url, 200).get(Kind::Object, &Hash::of(b"x")), Fetch::Failed(_)));
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_slow_body_that_keeps_coming_arrives_whole() {
+        let url = serve_once(|stream| {
+            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").unwrap();
+            for byte in b"hello" {
+                std::thread::sleep(Duration::from_millis(150));
+                stream.write_all(&[*byte]).unwrap();
+            }
+        });
+        // 750 ms in all, never more than 150 ms without a byte.
+        match remote(url, 400).get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Hit(bytes) => assert_eq!(bytes, b"hello"),
+            Fetch::Miss => panic!("a miss"),
+            Fetch::Failed(error) => panic!("{error}"),
+        }
+    }
 
     #[test]
     fn remote_urls_are_checked() {

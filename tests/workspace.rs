@@ -61,3 +61,23 @@ fn an_unchanged_workspace_rebuilds_as_up_to_date_and_an_edited_project_does_not(
     // (Built, or restored from the cache when an earlier run built this tree already.)
     assert!(guarded.contains(" written") && !guarded.contains(" 0 written"), "{stdout}");
 }
+
+/// Each project's `work` counts its own cache use: the projects' counts add up to the
+/// run's (`last-build.json`), which a counter shared by projects building at once would
+/// overshoot.
+#[test]
+fn each_project_reports_its_own_cache_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    copy_tree(&repo().join("examples/policy"), &root.join("plugins/policy"));
+    copy_tree(&repo().join("examples/guarded"), &root.join("plugins/guarded"));
+    let cache = dir.path().join("cache");
+    let output = support::run(&root, &["build", "--workspace", "--json", "--cache-dir", cache.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let misses: Vec<u64> =
+        report["projects"].as_array().unwrap().iter().map(|p| p["work"]["cacheMisses"].as_u64().unwrap()).collect();
+    assert!(misses.iter().all(|&m| m > 0), "{misses:?}");
+    let run: serde_json::Value = serde_json::from_slice(&fs::read(cache.join("v1/last-build.json")).unwrap()).unwrap();
+    assert_eq!(misses.iter().sum::<u64>(), run["action_misses"].as_u64().unwrap(), "{run:#}");
+}

@@ -235,9 +235,17 @@ fn bump(counter: &AtomicU64, by: u64) {
 
 /// The cache a build uses: a local store and an optional remote; shared by threads.
 pub struct Cache {
+    shared: Arc<Shared>,
+    /// This cache's counters: a whole run's, or one project's ([`Cache::scoped`]).
+    counters: Arc<Counters>,
+    /// The run's counters, which a scoped cache bumps too.
+    outer: Option<Arc<Counters>>,
+}
+
+/// What every scope of one cache shares: the stores, the warnings, what was uploaded.
+struct Shared {
     local: Option<LocalStore>,
     remote: Option<Remote>,
-    counters: Counters,
     warnings: Mutex<Vec<String>>,
     /// Objects this process knows the remote has (uploaded or downloaded), so each is
     /// PUT at most once per process.
@@ -246,11 +254,13 @@ pub struct Cache {
     warned_remote_corrupt: AtomicBool,
 }
 
+type Counter = fn(&Counters) -> &AtomicU64;
+
 impl fmt::Debug for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cache")
-            .field("local", &self.local.as_ref().map(LocalStore::root))
-            .field("remote", &self.remote.as_ref().map(Remote::url))
+            .field("local", &self.shared.local.as_ref().map(LocalStore::root))
+            .field("remote", &self.shared.remote.as_ref().map(Remote::url))
             .finish_non_exhaustive()
     }
 }
@@ -268,7 +278,7 @@ impl Cache {
         };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
         let cache = Cache::with(local, remote);
-        if let Some(remote) = cache.remote.as_ref().filter(|remote| remote.sends_token_in_clear()) {
+        if let Some(remote) = cache.shared.remote.as_ref().filter(|remote| remote.sends_token_in_clear()) {
             cache.warn(format!(
                 "the remote cache token goes to {} unencrypted (http:// to another machine); prefer https://",
                 remote.url()
@@ -283,20 +293,33 @@ impl Cache {
     }
 
     fn with(local: Option<LocalStore>, remote: Option<Remote>) -> Cache {
-        Cache {
+        let shared = Shared {
             local,
             remote,
-            counters: Counters::default(),
             warnings: Mutex::new(Vec::new()),
             remote_objects: Mutex::new(HashSet::new()),
             warned_local_write: AtomicBool::new(false),
             warned_remote_corrupt: AtomicBool::new(false),
+        };
+        Cache { shared: Arc::new(shared), counters: Arc::default(), outer: None }
+    }
+
+    /// The same cache with counters of its own (one project of a workspace build), which
+    /// also count in this cache's.
+    pub fn scoped(&self) -> Cache {
+        Cache { shared: Arc::clone(&self.shared), counters: Arc::default(), outer: Some(Arc::clone(&self.counters)) }
+    }
+
+    fn count(&self, counter: Counter, by: u64) {
+        bump(counter(&self.counters), by);
+        if let Some(outer) = &self.outer {
+            bump(counter(outer), by);
         }
     }
 
     /// Neither a local store nor a remote (`--no-cache`): lookups are not even counted.
     fn is_disabled(&self) -> bool {
-        self.local.is_none() && self.remote.is_none()
+        self.shared.local.is_none() && self.shared.remote.is_none()
     }
 
     /// The record of action `key`: local, else remote (then stored locally). Verified.
@@ -305,13 +328,13 @@ impl Cache {
             return None;
         }
         let found = self.find_action(key);
-        let counter = if found.is_some() { &self.counters.action_hits } else { &self.counters.action_misses };
-        bump(counter, 1);
+        let counter: Counter = if found.is_some() { |c| &c.action_hits } else { |c| &c.action_misses };
+        self.count(counter, 1);
         found
     }
 
     fn find_action(&self, key: &Hash) -> Option<ActionRecord> {
-        if let Some(record) = self.local.as_ref().and_then(|local| local.get_record(key)) {
+        if let Some(record) = self.shared.local.as_ref().and_then(|local| local.get_record(key)) {
             return Some(record);
         }
         let remote = self.active_remote()?;
@@ -320,7 +343,7 @@ impl Cache {
             self.remote_corrupt(Kind::Action, key);
             return None;
         };
-        bump(&self.counters.remote_hits, 1);
+        self.count(|c| &c.remote_hits, 1);
         self.store_locally(Kind::Action, key, &bytes);
         Some(record)
     }
@@ -342,13 +365,13 @@ impl Cache {
             return None;
         }
         let found = self.find_object(hash);
-        let counter = if found.is_some() { &self.counters.object_hits } else { &self.counters.object_misses };
-        bump(counter, 1);
+        let counter: Counter = if found.is_some() { |c| &c.object_hits } else { |c| &c.object_misses };
+        self.count(counter, 1);
         found.map(Arc::from)
     }
 
     fn find_object(&self, hash: &Hash) -> Option<Vec<u8>> {
-        if let Some(bytes) = self.local.as_ref().and_then(|local| local.get_object(hash)) {
+        if let Some(bytes) = self.shared.local.as_ref().and_then(|local| local.get_object(hash)) {
             return Some(bytes);
         }
         let remote = self.active_remote()?;
@@ -357,8 +380,8 @@ impl Cache {
             self.remote_corrupt(Kind::Object, hash);
             return None;
         }
-        bump(&self.counters.remote_hits, 1);
-        lock(&self.remote_objects).insert(*hash);
+        self.count(|c| &c.remote_hits, 1);
+        lock(&self.shared.remote_objects).insert(*hash);
         self.store_locally(Kind::Object, hash, &bytes);
         Some(bytes)
     }
@@ -370,15 +393,15 @@ impl Cache {
         let hash = Hash::of(bytes);
         self.store_locally(Kind::Object, &hash, bytes);
         if let Some(remote) = self.writable_remote() {
-            let known = lock(&self.remote_objects).contains(&hash);
+            let known = lock(&self.shared.remote_objects).contains(&hash);
             if !known && self.ensure_uploaded(remote, &hash, bytes) {
-                lock(&self.remote_objects).insert(hash);
+                lock(&self.shared.remote_objects).insert(hash);
             }
         }
         hash
     }
 
-    /// The counters of this process.
+    /// This cache's counters so far: the run's, or one scope's.
     pub fn stats(&self) -> CacheStats {
         let c = &self.counters;
         let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -395,15 +418,15 @@ impl Cache {
 
     /// Warnings since the last call (at most one per kind of trouble per process).
     pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut *lock(&self.warnings))
+        std::mem::take(&mut *lock(&self.shared.warnings))
     }
 
     fn warn(&self, message: String) {
-        lock(&self.warnings).push(message);
+        lock(&self.shared.warnings).push(message);
     }
 
     fn active_remote(&self) -> Option<&Remote> {
-        self.remote.as_ref().filter(|remote| remote.is_enabled())
+        self.shared.remote.as_ref().filter(|remote| remote.is_enabled())
     }
 
     fn writable_remote(&self) -> Option<&Remote> {
@@ -412,11 +435,11 @@ impl Cache {
 
     /// Writes an entry locally; a failure is one warning, never an error.
     fn store_locally(&self, kind: Kind, hash: &Hash, bytes: &[u8]) {
-        let Some(local) = &self.local else { return };
+        let Some(local) = &self.shared.local else { return };
         match local.put(kind, hash, bytes) {
-            Ok(written) => bump(&self.counters.bytes_written, written),
+            Ok(written) => self.count(|c| &c.bytes_written, written),
             Err(error) => {
-                if !self.warned_local_write.swap(true, Ordering::Relaxed) {
+                if !self.shared.warned_local_write.swap(true, Ordering::Relaxed) {
                     self.warn(format!(
                         "could not write to the build cache at {}: {error}; the build goes on without storing its results",
                         local.root().display()
@@ -453,7 +476,7 @@ impl Cache {
 
     /// A connection error, timeout or 5xx: one warning, then the remote is off for good.
     fn remote_failed(&self, remote: &Remote, error: &str) {
-        bump(&self.counters.remote_errors, 1);
+        self.count(|c| &c.remote_errors, 1);
         if remote.disable() {
             self.warn(format!(
                 "remote cache {} is unreachable or failing ({error}); continuing with the local cache only",
@@ -468,7 +491,7 @@ impl Cache {
             Put::Stored => true,
             Put::TooLarge => false,
             Put::Refused(error) => {
-                bump(&self.counters.remote_errors, 1);
+                self.count(|c| &c.remote_errors, 1);
                 if remote.disable_writes() {
                     self.warn(format!(
                         "remote cache {} refused an upload ({error}); reading from it, but no longer writing to it",
@@ -485,15 +508,15 @@ impl Cache {
     }
 
     fn remote_corrupt(&self, kind: Kind, hash: &Hash) {
-        bump(&self.counters.remote_errors, 1);
-        if !self.warned_remote_corrupt.swap(true, Ordering::Relaxed) {
+        self.count(|c| &c.remote_errors, 1);
+        if !self.shared.warned_remote_corrupt.swap(true, Ordering::Relaxed) {
             let what = match kind {
                 Kind::Object => "object",
                 Kind::Action => "action record",
             };
             self.warn(format!(
                 "remote cache {} served a corrupt {what} {hash}; it was ignored",
-                self.remote.as_ref().map_or("", |r| r.url())
+                self.shared.remote.as_ref().map_or("", |r| r.url())
             ));
         }
     }

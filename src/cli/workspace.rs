@@ -1,6 +1,7 @@
 //! `agent-bundle build --workspace`: per-project results, a progress bar, a summary.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{BuildArgs, Failure, report};
@@ -25,7 +26,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         config: None,
         targets: targets.clone(),
         out_dir: root.join("artifact"),
-        cache: cache.clone(),
+        // Counted per project (for its report) and in the run's totals.
+        cache: Arc::new(cache.scoped()),
     };
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(roots.len() as u64);

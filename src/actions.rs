@@ -180,6 +180,7 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
         .finish();
     if let Some(record) = cache.get_action(&key)
         && let Some(paths) = record.values.get("paths").and_then(|p| serde_json::from_str::<Vec<String>>(p).ok())
+        && paths.iter().all(|path| crate::output::is_artifact_path(path))
     {
         let restored: Option<Vec<OutputFile>> = paths
             .into_iter()

@@ -143,6 +143,9 @@ pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTre
     files.insert(MANIFEST_FILE.to_owned(), OutputFile::generated(MANIFEST_FILE, text.into()));
     let mut rest = &pack[manifest_len..];
     for row in &listed.files {
+        if !crate::output::is_artifact_path(&row.path) {
+            return None;
+        }
         let (bytes, after) = rest.split_at_checked(usize::try_from(row.bytes).ok()?)?;
         let file = OutputFile {
             path: row.path.clone(),
@@ -457,5 +460,11 @@ mod tests {
         assert!(unpack(&pack[..pack.len() - 1], len, &hash).is_none(), "a truncated file");
         assert!(unpack(&pack, len - 1, &hash).is_none(), "another manifest length");
         assert!(unpack(&pack, len, &Hash::of(b"other")).is_none(), "another manifest");
+
+        let mut escaping = files.clone();
+        let manifest = String::from_utf8(escaping[MANIFEST_FILE].bytes.to_vec()).unwrap().replace("bin/run", "../run");
+        escaping.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
+        let pack = super::pack(&escaping).unwrap();
+        assert!(unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_none(), "a path outside the artifact");
     }
 }

@@ -52,6 +52,13 @@ impl OutputFile {
     }
 }
 
+/// Whether `path` names a file inside an artifact: relative, made of plain names only (no
+/// `.`, `..` or empty part). Paths also come from cache records, which whoever may write
+/// the remote controls, so nothing is written or restored under any other path.
+pub fn is_artifact_path(path: &str) -> bool {
+    path.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
 /// Serializes `value` with sorted keys, two-space indent and a trailing newline.
 pub fn to_canonical_json(value: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(&Sorted(value)).expect("JSON values always serialize");
@@ -90,6 +97,16 @@ impl serde::Serialize for Sorted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn artifact_paths_stay_inside_the_artifact() {
+        for good in ["a.json", "hooks/a.claude.mjs", ".claude-plugin/plugin.json", "x/.y/z"] {
+            assert!(is_artifact_path(good), "{good}");
+        }
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a/./b", "a//b", "a/", ".."] {
+            assert!(!is_artifact_path(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn canonical_json_sorts_keys_recursively() {

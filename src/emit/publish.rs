@@ -35,6 +35,10 @@ impl PublishStats {
 
 /// Publishes `files` at `out`.
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+    if let Some(path) = files.keys().find(|path| !crate::output::is_artifact_path(path)) {
+        let message = format!("refusing to publish {path:?}: not a path inside the artifact");
+        return Err(io::Error::new(io::ErrorKind::InvalidData, message));
+    }
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
     let _turn = take_turn(parent);
@@ -248,6 +252,15 @@ mod tests {
         assert!(!third.changed());
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
+    }
+
+    #[test]
+    fn refuses_to_write_outside_the_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("nested/artifact");
+        let error = publish(&out, &artifact(&[("../../escaped.txt", "x")])).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert!(!dir.path().join("escaped.txt").exists() && !out.exists());
     }
 
     #[test]

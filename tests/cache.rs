@@ -204,11 +204,15 @@ fn two_machines_share_one_remote_cache_over_nginx() {
     let third = support::example("policy");
     fs::write(third.path().join("src/hooks/stop.ts"), "export default () => undefined;\n").unwrap();
     let third_cache = tempfile::tempdir().unwrap();
-    let (_, _) = build_with(
+    let (edited, _) = build_with(
         third.path(),
         &["--cache-dir", third_cache.path().to_str().unwrap(), "--remote-cache", &url, "--remote-cache-read-only"],
     );
     assert_eq!(nginx.snapshot(), before, "read-only never writes");
+    // No whole artifact matches these inputs; every stage but the edited module's is shared.
+    assert_eq!(edited["restoredFromCache"], false);
+    assert_eq!(work(&edited, "transpiled"), 1, "{:#}", edited["work"]);
+    assert!(work(&edited, "remoteHits") > 0, "{:#}", edited["work"]);
 }
 
 /// The same over https, with the server's private CA given: a second machine transpiles

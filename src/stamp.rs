@@ -125,6 +125,17 @@ pub(crate) fn now_ns() -> i128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
+/// that ignores it all: stamps and memos describe one checkout and must never be committed.
+pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(ignore, "# agent-bundle's local build state, for this checkout only.\n*\n")?;
+    }
+    Ok(())
+}
+
 /// Writes `value` as JSON at `path` through a temporary file (one per process, so two
 /// builds of one project never write into the same one) and a rename.
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
@@ -231,7 +242,7 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
 /// edit during the build), no directories are recorded and the next build walks.
 pub fn save(root: &Path, out_dir: &Path, settings: &str, before: Snapshot, summary: Summary) -> io::Result<()> {
     let path = root.join(STAMP_FILE);
-    std::fs::create_dir_all(path.parent().expect("the stamp has a parent"))?;
+    create_state_dir(path.parent().expect("the stamp has a parent"))?;
     let input_dirs = match Snapshot::take(root, out_dir) {
         Ok(after) if after.files == before.files => after.dirs,
         _ => Vec::new(),
@@ -304,6 +315,15 @@ mod tests {
         stamp(dir.path(), &out);
         assert!(fresh(dir.path(), &out));
         assert!(check(dir.path(), &out, "other").unwrap().1.is_none());
+    }
+
+    #[test]
+    fn the_state_folder_ignores_itself_for_git() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        let ignore = fs::read_to_string(dir.path().join(".agent-bundle/.gitignore")).unwrap();
+        assert_eq!(ignore.lines().last(), Some("*"));
+        assert!(fresh(dir.path(), &out), "the stamp still holds");
     }
 
     #[test]

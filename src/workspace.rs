@@ -37,7 +37,7 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
         // Creating the folder changes `dir` itself, after the walk saw it: the memo is saved
         // by the next discovery. Nothing is created where no project was found.
         if !roots.is_empty() {
-            let _ = std::fs::create_dir_all(memo_dir);
+            let _ = crate::stamp::create_state_dir(memo_dir);
         }
     } else if let Some(seen) = seen {
         let relative: Option<Vec<String>> =

@@ -538,3 +538,19 @@ fn typescript_grab_bag_runs() {
         )
     );
 }
+
+#[test]
+fn the_runtime_is_emitted_without_its_comments_and_a_handler_keeps_its_own() {
+    let no_imports = &mut |specifier: &str| match specifier.strip_prefix("node:") {
+        Some(_) => Ok(crate::bundle::Resolved::Builtin(specifier.to_owned())),
+        None => Err(crate::bundle::ResolveFailure::NotFound),
+    };
+    let key = crate::bundle::RUNTIME_KEY;
+    let source = crate::bundle::virtual_module(key).unwrap();
+    assert!(source.contains("This file is parsed on every tool call"));
+    let runtime = compile_module(key, source, no_imports);
+    assert!(runtime.diagnostics.is_empty(), "{:?}", runtime.diagnostics);
+    assert!(!runtime.code.contains("This file is parsed on every tool call"), "the runtime's comments stay out");
+    let handler = compile_module("src/h.ts", "// why this hook exists\nexport default () => undefined;\n", no_imports);
+    assert!(handler.code.contains("// why this hook exists"), "{}", handler.code);
+}

@@ -13,7 +13,7 @@ use oxc_ast::ast::{
     TSModuleReference, VariableDeclaration, VariableDeclarationKind,
 };
 use oxc_ast_visit::{Visit, walk};
-use oxc_codegen::Codegen;
+use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
@@ -214,8 +214,19 @@ pub(crate) fn transpile(key: &str, source: &str) -> Transpiled {
     if out.diagnostics[before..].iter().any(BundleDiagnostic::is_error) {
         return out;
     }
-    out.code = Some(Codegen::new().build(&program).code);
+    out.code = Some(Codegen::new().with_options(codegen_options(key)).build(&program).code);
     out
+}
+
+/// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);
+/// a wrapper is parsed on every tool call, so they stay out of it (about a fifth of a
+/// wrapper's bytes). A handler's own comments are kept: that is the code its author reads.
+fn codegen_options(key: &str) -> CodegenOptions {
+    let mut options = CodegenOptions::default();
+    if super::virtual_module(key).is_some() {
+        options.comments = CommentOptions { normal: false, jsdoc: false, ..CommentOptions::default() };
+    }
+    options
 }
 
 fn transform_options() -> TransformOptions {

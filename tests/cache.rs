@@ -282,3 +282,25 @@ fn no_cache_overrides_the_cache_settings_in_the_environment() {
     assert_eq!(report["work"]["cacheWarnings"], serde_json::json!([]));
     assert!(!unused.exists(), "no cache directory is created");
 }
+
+/// Several processes filling one cache at once (CI jobs on one machine): every build
+/// succeeds, every entry verifies, and a later checkout is served whole from it.
+#[test]
+fn processes_building_at_once_share_one_cache_safely() {
+    let cache = tempfile::tempdir().unwrap();
+    let checkouts: Vec<_> = (0..4).map(|_| support::example("routes")).collect();
+    std::thread::scope(|scope| {
+        for checkout in &checkouts {
+            let cache = cache.path();
+            scope.spawn(move || build(checkout.path(), cache));
+        }
+    });
+    let verify = support::run(cache.path(), &["cache", "verify", "--cache-dir", cache.path().to_str().unwrap()]);
+    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stdout));
+    let tmp_litter: Vec<_> = fs::read_dir(cache.path().join("v1/tmp")).unwrap().collect();
+    assert!(tmp_litter.is_empty(), "no temporary file is left behind");
+    let later = support::example("routes");
+    let report = build(later.path(), cache.path());
+    assert_eq!(report["restoredFromCache"], true, "{report:#}");
+    assert_eq!(artifact_files(&checkouts[0].path().join("artifact")), artifact_files(&later.path().join("artifact")));
+}

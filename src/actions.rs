@@ -298,4 +298,45 @@ mod tests {
         let other = Settings { config_file: Some("other.config.ts".into()), target_override: None };
         assert_ne!(artifact_key(&other, &base), key);
     }
+
+    /// An artifact within the bound is recorded with its pack, and restores; a larger one
+    /// only with its manifest's hash.
+    #[test]
+    fn artifacts_past_the_pack_limit_are_recorded_without_a_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache =
+            Cache::open(&crate::cache::CacheOptions { dir: Some(dir.path().to_owned()), remote: None }).unwrap();
+        let artifact = |payload: Vec<u8>| {
+            let rows = json!({
+                "plugin": { "name": "p", "version": "1.0.0" },
+                "targets": [],
+                "files": [{ "path": "big.bin", "bytes": payload.len(), "blake3": Hash::of(&payload).to_hex(), "kind": "prebuilt" }],
+            });
+            let manifest = OutputFile::generated(MANIFEST_FILE, rows.to_string().into_bytes().into());
+            let payload = crate::emit::payload_file("big.bin".into(), payload.into(), false);
+            BTreeMap::from([(MANIFEST_FILE.to_owned(), manifest), ("big.bin".to_owned(), payload)])
+        };
+        let (small, large) = (Hash::of(b"small"), Hash::of(b"large"));
+        let files = artifact(vec![7; 16]);
+        record_published_artifact(&cache, &small, &files);
+        let restored = restore_artifact(&cache, &published_artifact(&cache, &small).unwrap()).unwrap();
+        assert_eq!(restored.0, files);
+        record_published_artifact(&cache, &large, &artifact(vec![7; PACK_LIMIT + 1]));
+        let published = published_artifact(&cache, &large).unwrap();
+        assert!(published.pack.is_none() && restore_artifact(&cache, &published).is_none());
+    }
+
+    /// A documents record naming a path outside the artifact (as a hostile remote could
+    /// write) is a miss: the documents are written again.
+    #[test]
+    fn a_documents_record_with_an_escaping_path_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache =
+            Cache::open(&crate::cache::CacheOptions { dir: Some(dir.path().to_owned()), remote: None }).unwrap();
+        let document = |path: &str| vec![OutputFile::generated(path, b"{}".as_slice().into())];
+        documents(&cache, "identity", || document("../escaped.json"));
+        let again = documents(&cache, "identity", || document("hooks.json"));
+        assert_eq!(again, document("hooks.json"));
+        assert_eq!(documents(&cache, "identity", || panic!("a hit")), document("hooks.json"));
+    }
 }

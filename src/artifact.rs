@@ -58,21 +58,19 @@ pub fn read_hook_rows(dir: &Path) -> Result<Vec<serde_json::Value>, String> {
     read_index(dir)
 }
 
-/// Every file of the artifact at `dir`, by the paths its manifest lists (and the manifest).
-pub fn read_paths(dir: &Path) -> Result<Vec<String>, String> {
+/// The hook index as the manifest spells it, and every file's path (the manifest's too,
+/// sorted): what `build --json` reports of an artifact it did not rebuild, from one read.
+pub fn read_listing(dir: &Path) -> Result<(Vec<serde_json::Value>, Vec<String>), String> {
     #[derive(Deserialize)]
-    struct Row {
-        path: String,
+    struct Listing {
+        hooks: Vec<serde_json::Value>,
+        files: Vec<FileRow>,
     }
-    #[derive(Deserialize)]
-    struct Files {
-        files: Vec<Row>,
-    }
-    let listed: Files = read_manifest(dir)?;
+    let listing: Listing = read_manifest(dir)?;
     let mut paths: Vec<String> =
-        listed.files.into_iter().map(|row| row.path).chain([MANIFEST_FILE.to_owned()]).collect();
+        listing.files.into_iter().map(|row| row.path).chain([MANIFEST_FILE.to_owned()]).collect();
     paths.sort_unstable();
-    Ok(paths)
+    Ok((listing.hooks, paths))
 }
 
 fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, String> {

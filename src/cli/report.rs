@@ -49,8 +49,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         // Nothing ran: report what the artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
-        hooks = crate::artifact::read_hook_rows(&options.out_dir).unwrap_or_default();
-        files = crate::artifact::read_paths(&options.out_dir).unwrap_or_default();
+        (hooks, files) = crate::artifact::read_listing(&options.out_dir).unwrap_or_default();
     }
     let published = output.published.as_ref().map(
         |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),

@@ -5,70 +5,47 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agent_bundle::cache::{ActionRecord, Cache, CacheOptions, Hash, KeyBuilder, RemoteOptions, dir_stats};
+
+use crate::support::daemon::{Daemon, free_port};
 
 const TOKEN: &str = "secret";
 
 /// A running nginx serving the cache layout; stopped on drop.
 pub(crate) struct Nginx {
-    root: tempfile::TempDir,
-    port: u16,
-    pid: u32,
+    daemon: Daemon,
     tls: bool,
 }
 
+const NGINX_MISSING: &str =
+    "the remote cache tests need a real nginx, which is not installed: run `apt-get install -y nginx`";
+
 impl Nginx {
     pub(crate) fn start() -> Nginx {
-        Nginx::start_with(false)
+        Nginx { daemon: Daemon::start("nginx-cache-server.sh", &[], NGINX_MISSING), tls: false }
     }
 
     /// nginx serving https with a certificate from a throwaway CA ([`Nginx::ca_file`]).
     pub(crate) fn start_tls() -> Nginx {
-        Nginx::start_with(true)
-    }
-
-    fn start_with(tls: bool) -> Nginx {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
-        let mut last_error = String::new();
-        for _ in 0..3 {
-            let root = tempfile::tempdir().unwrap();
-            let port = free_port();
-            let mut command = Command::new("bash");
-            command.arg(&script).args(tls.then_some("--tls")).arg(root.path()).arg(port.to_string());
-            let output = command.output().unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            if output.status.code() == Some(127) {
-                panic!(
-                    "the remote cache tests need a real nginx, which is not installed: run `apt-get install -y nginx`\n{stderr}"
-                );
-            }
-            if output.status.success() {
-                let pid = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
-                return Nginx { root, port, pid, tls };
-            }
-            last_error = stderr; // most likely the port was taken meanwhile: try another
-        }
-        panic!("could not start nginx with {}:\n{last_error}", script.display());
+        Nginx { daemon: Daemon::start("nginx-cache-server.sh", &["--tls"], NGINX_MISSING), tls: true }
     }
 
     pub(crate) fn url(&self) -> String {
         let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}/cache", self.port)
+        format!("{scheme}://127.0.0.1:{}/cache", self.daemon.port)
     }
 
     /// The CA that signed an https server's certificate.
     pub(crate) fn ca_file(&self) -> PathBuf {
-        self.root.path().join("tls/ca.pem")
+        self.daemon.path("tls/ca.pem")
     }
 
     /// Where nginx keeps `<url>/<kind>/<hex>`.
     fn stored(&self, kind: &str, hash: &Hash) -> PathBuf {
-        self.root.path().join("store/cache").join(kind).join(hash.to_hex())
+        self.daemon.path("store/cache").join(kind).join(hash.to_hex())
     }
 
     /// How many requests in nginx's access log contain `method_and_path`, e.g.
@@ -76,7 +53,7 @@ impl Nginx {
     /// waits a little for the count to settle.
     fn requests(&self, method_and_path: &str) -> usize {
         let count = || {
-            let log = fs::read_to_string(self.root.path().join("logs/access.log")).unwrap_or_default();
+            let log = fs::read_to_string(self.daemon.path("logs/access.log")).unwrap_or_default();
             log.lines().filter(|line| line.contains(method_and_path)).count()
         };
         let mut last = count();
@@ -93,46 +70,20 @@ impl Nginx {
 
     /// Every file in the store with its bytes.
     pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut files = BTreeMap::new();
-        let mut dirs = vec![self.root.path().join("store")];
-        while let Some(dir) = dirs.pop() {
-            for entry in fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    files.insert(path.clone(), fs::read(&path).unwrap());
-                }
-            }
-        }
-        files
+        self.daemon.snapshot()
     }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.pid.to_string()).status();
-        // Wait until the master has exited (a zombie counts as exited).
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            match fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
-                Ok(stat) if !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z') => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                _ => break,
-            }
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
     Cache::open(&CacheOptions {
         dir: Some(dir.to_owned()),
-        remote: Some(RemoteOptions { url: url.to_owned(), token: token.map(str::to_owned), read_only, ca_file: None }),
+        remote: Some(RemoteOptions {
+            url: url.to_owned(),
+            token: token.map(str::to_owned),
+            read_only,
+            ca_file: None,
+            s3: Default::default(),
+        }),
     })
     .unwrap()
 }
@@ -300,9 +251,9 @@ fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
 fn a_failing_remote_5xx_costs_one_warning() {
     let nginx = Nginx::start();
     // A file where nginx must create a directory: every PUT under it is a 500.
-    fs::write(nginx.root.path().join("store/broken"), b"").unwrap();
+    fs::write(nginx.daemon.path("store/broken"), b"").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://127.0.0.1:{}/broken", nginx.port);
+    let url = format!("http://127.0.0.1:{}/broken", nginx.daemon.port);
     let cache = cache(dir.path(), &url, Some(TOKEN), false);
     let a = cache.put_object(b"a");
     cache.put_object(b"b");

@@ -6,6 +6,7 @@ mod support;
 mod builds;
 mod cache;
 pub(crate) mod cache_remote;
+mod cache_remote_s3;
 mod diagnostics;
 mod docs;
 mod host_smoke;

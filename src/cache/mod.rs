@@ -44,6 +44,7 @@ mod local;
 mod maintenance;
 mod record;
 mod remote;
+mod s3;
 #[cfg(test)]
 mod tests;
 
@@ -58,6 +59,7 @@ pub use maintenance::{DirStats, GcOptions, GcReport, VerifyReport, default_dir, 
 
 use local::{Kind, LocalStore};
 use remote::{Fetch, Probe, Put, Remote};
+pub use s3::S3Settings;
 
 /// Objects at least this large are probed with `HEAD` before an upload, to skip sending
 /// bytes the remote already has; smaller ones are simply PUT (one round trip either way).
@@ -176,7 +178,8 @@ pub struct CacheOptions {
 
 #[derive(Clone, Default)]
 pub struct RemoteOptions {
-    /// `http[s]://host:port/prefix`; entries live at `<url>/cas/<hex>` and `<url>/ac/<hex>`.
+    /// `http[s]://host:port/prefix`, entries at `<url>/cas/<hex>` and `<url>/ac/<hex>`; or
+    /// `s3://bucket/prefix`, entries at the keys `prefix/cas/<hex>` and `prefix/ac/<hex>`.
     pub url: String,
     /// Sent as `Authorization: Bearer <token>` on every request.
     pub token: Option<String>,
@@ -185,6 +188,8 @@ pub struct RemoteOptions {
     /// PEM certificates to trust for an `https://` remote instead of Mozilla's roots (a
     /// cache behind a private CA).
     pub ca_file: Option<PathBuf>,
+    /// Endpoint, region and credentials of an `s3://` remote.
+    pub s3: S3Settings,
 }
 
 impl fmt::Debug for RemoteOptions {
@@ -194,6 +199,7 @@ impl fmt::Debug for RemoteOptions {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("read_only", &self.read_only)
             .field("ca_file", &self.ca_file)
+            .field("s3", &self.s3)
             .finish()
     }
 }

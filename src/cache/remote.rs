@@ -4,6 +4,9 @@
 //! Apache mod_dav, rclone… (`cache-format/SPEC.md`, "Remote"). Not bazel-remote: it
 //! checks CAS names as SHA-256 and ours are blake3.
 //!
+//! An `s3://BUCKET/PREFIX` remote is the same protocol on an S3-compatible object store,
+//! with each request signed (`s3.rs`): only the URL and the authorization differ.
+//!
 //! This module only speaks HTTP and classifies answers; verification, the one warning and
 //! the statistics are the caller's (`Cache`).
 //!
@@ -20,10 +23,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use ureq::Body;
+use ureq::http::{Method, Request, Response};
 
 use super::local::Kind;
-use super::{Hash, RemoteOptions};
+use super::{Hash, RemoteOptions, s3};
 
 /// A remote that does not accept a TCP connection within this is taken as down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -34,6 +40,8 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest body accepted from the remote (an action record is far smaller).
 const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
+/// How much of an error answer is read for its S3 error code.
+const ERROR_BODY_BYTES: u64 = 16 << 10;
 
 pub(super) enum Fetch {
     Hit(Vec<u8>),
@@ -61,14 +69,30 @@ pub(super) enum Put {
 
 pub(super) struct Remote {
     agent: ureq::Agent,
-    /// The base URL without a trailing slash.
+    /// The base URL entries hang from, without a trailing slash.
     base: String,
+    /// The remote as configured (an `s3://` URL or `base`), for messages.
+    shown: String,
     /// Whether `base` names this machine.
     loopback: bool,
-    authorization: Option<String>,
+    auth: Auth,
     read_only: bool,
     disabled: AtomicBool,
     writes_disabled: AtomicBool,
+}
+
+/// How requests prove who sends them.
+enum Auth {
+    None,
+    /// `Authorization: Bearer <token>` (the whole header value).
+    Bearer(String),
+    /// An S3 bucket: its signed `Host` header and the base URL's path, and the signer
+    /// (`None`: unsigned requests to a public bucket).
+    S3 {
+        host: String,
+        path: String,
+        signer: Option<s3::Signer>,
+    },
 }
 
 impl Remote {
@@ -77,14 +101,27 @@ impl Remote {
     }
 
     fn with_timeouts(options: &RemoteOptions, connect: Duration, idle: Duration) -> Result<Remote, String> {
-        let (base, loopback) = parse_base_url(&options.url)?;
-        let authorization = match &options.token {
-            Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
-                return Err("the remote cache token is empty or contains control characters".into());
+        let (base, auth) = if options.url.starts_with("s3://") {
+            if options.token.is_some() {
+                return Err("a remote cache token is for http(s) remotes; an s3:// remote signs its requests \
+                            with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                    .into());
             }
-            Some(token) => Some(format!("Bearer {}", token.trim())),
-            None => None,
+            let bucket =
+                s3::resolve(&options.url, &options.s3, |endpoint| parse_base_url(endpoint).map(|(url, _)| url))?;
+            (bucket.base, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
+        } else {
+            let (base, _) = parse_base_url(&options.url)?;
+            let auth = match &options.token {
+                Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
+                    return Err("the remote cache token is empty or contains control characters".into());
+                }
+                Some(token) => Auth::Bearer(format!("Bearer {}", token.trim())),
+                None => Auth::None,
+            };
+            (base, auth)
         };
+        let (_, loopback) = parse_base_url(&base)?;
         let mut config = ureq::Agent::config_builder();
         if loopback {
             // A proxy from the environment is for the outside world, never for this host.
@@ -104,9 +141,14 @@ impl Remote {
             .into();
         Ok(Remote {
             agent,
+            shown: if options.url.starts_with("s3://") {
+                options.url.trim_end_matches('/').to_owned()
+            } else {
+                base.clone()
+            },
             base,
             loopback,
-            authorization,
+            auth,
             read_only: options.read_only,
             disabled: AtomicBool::new(false),
             writes_disabled: AtomicBool::new(false),
@@ -114,12 +156,12 @@ impl Remote {
     }
 
     pub(super) fn url(&self) -> &str {
-        &self.base
+        &self.shown
     }
 
     /// A token sent over plain http to another machine: anyone on the way can read it.
     pub(super) fn sends_token_in_clear(&self) -> bool {
-        self.authorization.is_some()
+        matches!(self.auth, Auth::Bearer(_))
             && !self.loopback
             && self.base.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
     }
@@ -142,19 +184,67 @@ impl Remote {
         !self.writes_disabled.swap(true, Ordering::Relaxed)
     }
 
-    fn entry_url(&self, kind: Kind, hash: &Hash) -> String {
-        format!("{}/{}/{}", self.base, kind.dir(), hash.to_hex())
+    /// Sends `method` for the entry, authorized. `payload` is the body (`()` for none) and
+    /// `payload_bytes` the same bytes, which an S3 signature covers.
+    fn send(
+        &self,
+        method: Method,
+        kind: Kind,
+        hash: &Hash,
+        payload: impl ureq::AsSendBody,
+        payload_bytes: &[u8],
+    ) -> Result<Response<Body>, String> {
+        let entry = format!("/{}/{}", kind.dir(), hash.to_hex());
+        let mut request = Request::builder().method(method.clone()).uri(format!("{}{entry}", self.base));
+        if method == Method::PUT {
+            request = request.header("content-type", "application/octet-stream");
+        }
+        match &self.auth {
+            Auth::None => {}
+            Auth::Bearer(authorization) => request = request.header("authorization", authorization),
+            Auth::S3 { host, path, signer } => {
+                request = request.header("host", host);
+                if let Some(signer) = signer {
+                    let payload_sha256 = if payload_bytes.is_empty() {
+                        s3::EMPTY_SHA256.to_owned()
+                    } else {
+                        s3::sha256_hex(payload_bytes)
+                    };
+                    let uri = format!("{path}{entry}");
+                    for (name, value) in signer.headers(method.as_str(), host, &uri, &payload_sha256, SystemTime::now())
+                    {
+                        request = request.header(name, value);
+                    }
+                }
+            }
+        }
+        let request = request.body(payload).map_err(|error| format!("building a request: {error}"))?;
+        self.agent.run(request).map_err(|error| error.to_string())
+    }
+
+    /// An answer the protocol has no place for, described for a warning: the status, an S3
+    /// error code when the body has one, and why S3 may answer 403 to a read.
+    fn unexpected(&self, method: &Method, response: Response<Body>) -> String {
+        let status = response.status().as_u16();
+        let Auth::S3 { .. } = self.auth else {
+            return format!("HTTP {status} for {method}");
+        };
+        let body = response.into_body().with_config().limit(ERROR_BODY_BYTES).read_to_string().unwrap_or_default();
+        let code = s3::error_code(&body);
+        let hint = if status == 403 && *method != Method::PUT && code.is_none_or(|code| code == "AccessDenied") {
+            " (S3 also answers 403 for a missing key when the credentials may not s3:ListBucket)"
+        } else {
+            ""
+        };
+        let code = code.map(|code| format!(" {code}")).unwrap_or_default();
+        format!("HTTP {status}{code} for {method}{hint}")
     }
 
     /// `GET <url>/<cas|ac>/<hex>`. The bytes are NOT verified here.
     pub(super) fn get(&self, kind: Kind, hash: &Hash) -> Fetch {
-        let mut request = self.agent.get(self.entry_url(kind, hash));
-        if let Some(authorization) = &self.authorization {
-            request = request.header("Authorization", authorization);
-        }
-        let response = match request.call() {
+        let response = match self.send(Method::GET, kind, hash, (), &[]) {
             Ok(response) => response,
-            Err(error) => return Fetch::Failed(error.to_string()),
+            Err(error) => return Fetch::Failed(error),
         };
         match response.status().as_u16() {
             200 => {
@@ -168,22 +258,18 @@ impl Remote {
                 }
             }
             404 => Fetch::Miss,
-            status => Fetch::Failed(format!("HTTP {status} for GET")),
+            _ => Fetch::Failed(self.unexpected(&Method::GET, response)),
         }
     }
 
     /// `HEAD <url>/<cas|ac>/<hex>`: whether the remote has the entry (unverified).
     pub(super) fn head(&self, kind: Kind, hash: &Hash) -> Probe {
-        let mut request = self.agent.head(self.entry_url(kind, hash));
-        if let Some(authorization) = &self.authorization {
-            request = request.header("Authorization", authorization);
-        }
-        match request.call() {
-            Err(error) => Probe::Failed(error.to_string()),
+        match self.send(Method::HEAD, kind, hash, (), &[]) {
+            Err(error) => Probe::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => Probe::Present,
                 404 => Probe::Absent,
-                status => Probe::Failed(format!("HTTP {status} for HEAD")),
+                _ => Probe::Failed(self.unexpected(&Method::HEAD, response)),
             },
         }
     }
@@ -194,17 +280,13 @@ impl Remote {
         if self.read_only {
             return Put::Refused("read-only".into());
         }
-        let mut request = self.agent.put(self.entry_url(kind, hash)).header("Content-Type", "application/octet-stream");
-        if let Some(authorization) = &self.authorization {
-            request = request.header("Authorization", authorization);
-        }
-        match request.send(bytes) {
-            Err(error) => Put::Failed(error.to_string()),
+        match self.send(Method::PUT, kind, hash, bytes, bytes) {
+            Err(error) => Put::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200..=299 => Put::Stored,
                 413 => Put::TooLarge,
-                status @ 400..=499 => Put::Refused(format!("HTTP {status} for PUT")),
-                status => Put::Failed(format!("HTTP {status} for PUT")),
+                400..=499 => Put::Refused(self.unexpected(&Method::PUT, response)),
+                _ => Put::Failed(self.unexpected(&Method::PUT, response)),
             },
         }
     }

@@ -498,7 +498,13 @@ fn open_rejects_bad_options() {
     assert!(clear.len() == 1 && clear[0].contains("unencrypted") && !clear[0].contains("secret"), "{clear:?}");
     assert_eq!(warned("https://cache.example/x"), Vec::<String>::new());
     assert_eq!(warned("http://127.0.0.1:9/x"), Vec::<String>::new());
-    let token = RemoteOptions { url: "http://h".into(), token: Some("secret".into()), read_only: true, ca_file: None };
+    let token = RemoteOptions {
+        url: "http://h".into(),
+        token: Some("secret".into()),
+        read_only: true,
+        ca_file: None,
+        s3: Default::default(),
+    };
     assert!(!format!("{token:?}").contains("secret"), "Debug redacts the token");
 }
 

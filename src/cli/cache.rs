@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::{Failure, report};
-use crate::cache::{self, Cache, CacheOptions, GcOptions, RemoteOptions};
+use crate::cache::{self, Cache, CacheOptions, GcOptions, RemoteOptions, S3Settings};
 
 #[derive(Args, Debug)]
 pub(super) struct CacheArgs {
@@ -18,7 +18,9 @@ pub(super) struct CacheArgs {
     /// environment variables).
     #[arg(long)]
     no_cache: bool,
-    /// Share the cache over HTTP or HTTPS (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>).
+    /// Share the cache over HTTP or HTTPS (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>),
+    /// or in an S3 bucket with s3://BUCKET[/PREFIX] (endpoint, region and credentials from
+    /// the AWS_* environment variables).
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
     remote_cache: Option<String>,
     /// Only read from the remote cache, never upload (for untrusted CI jobs).
@@ -47,6 +49,7 @@ impl CacheArgs {
             token: self.remote_cache_token.clone(),
             read_only: self.remote_cache_read_only,
             ca_file: self.remote_cache_ca.clone(),
+            s3: S3Settings::from_env(),
         });
         let options = CacheOptions { dir: self.dir(), remote };
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)

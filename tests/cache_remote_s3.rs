@@ -1,0 +1,134 @@
+//! The `s3://` remote against a real S3-compatible server that checks every request's
+//! Signature Version 4: s3rver (from npm, pinned) on loopback, started by
+//! `scripts/s3-cache-server.sh` with one account (S3RVER / S3RVER) and a bucket `cache`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::daemon::Daemon;
+use crate::support::{self, artifact_files};
+
+const REMOTE: &str = "s3://cache/ci";
+
+struct S3rver {
+    daemon: Daemon,
+}
+
+impl S3rver {
+    fn start() -> S3rver {
+        S3rver { daemon: Daemon::start("s3-cache-server.sh", &[], "the S3 remote cache tests need node") }
+    }
+
+    /// `agent-bundle build --json --remote-cache s3://cache/ci <args>` in `dir`, signing with
+    /// `secret` (and the session token, if any); the report and stderr.
+    fn build(&self, dir: &Path, secret: &str, session_token: Option<&str>, args: &[&str]) -> (Value, String) {
+        let mut command = support::bin();
+        for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_")) {
+            command.env_remove(name);
+        }
+        command
+            .env("AWS_ENDPOINT_URL_S3", format!("http://127.0.0.1:{}", self.daemon.port))
+            .env("AWS_ACCESS_KEY_ID", "S3RVER")
+            .env("AWS_SECRET_ACCESS_KEY", secret);
+        if let Some(token) = session_token {
+            command.env("AWS_SESSION_TOKEN", token);
+        }
+        let output =
+            command.args(["build", "--json", "--remote-cache", REMOTE]).args(args).current_dir(dir).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
+    }
+
+    /// The bucket's objects under the prefix: key (`cas/<hex>`, `ac/<hex>`) → bytes.
+    fn objects(&self) -> BTreeMap<String, Vec<u8>> {
+        let prefix = self.daemon.path("store/cache/ci");
+        self.daemon
+            .snapshot()
+            .into_iter()
+            .filter_map(|(path, bytes)| {
+                let key = path.strip_prefix(&prefix).ok()?.to_str()?.strip_suffix("._S3rver_object")?.to_owned();
+                Some((key, bytes))
+            })
+            .collect()
+    }
+}
+
+fn work(report: &Value, key: &str) -> u64 {
+    report["work"][key].as_u64().unwrap()
+}
+
+#[test]
+fn two_machines_share_one_s3_bucket_with_signed_requests() {
+    let s3 = S3rver::start();
+    let first_cache = tempfile::tempdir().unwrap();
+    let first = support::example("policy");
+    let (cold, _) = s3.build(first.path(), "S3RVER", None, &["--cache-dir", first_cache.path().to_str().unwrap()]);
+    assert!(work(&cold, "transpiled") > 0);
+    assert_eq!(cold["work"]["cacheWarnings"], serde_json::json!([]), "every signed request was accepted");
+
+    // The bucket holds the cache's entries as they are: objects named by their blake3.
+    let objects = s3.objects();
+    let cas: Vec<_> = objects.iter().filter(|(key, _)| key.starts_with("cas/")).collect();
+    assert!(!cas.is_empty() && objects.keys().any(|key| key.starts_with("ac/")), "{:?}", objects.keys());
+    for (key, bytes) in cas {
+        assert_eq!(key["cas/".len()..], *blake3::hash(bytes).to_hex(), "{key}");
+    }
+
+    // A second machine (with a session token, which is signed too): nothing transpiled.
+    let second_cache = tempfile::tempdir().unwrap();
+    let second = support::example("policy");
+    let args = ["--cache-dir", second_cache.path().to_str().unwrap()];
+    let (warm, _) = s3.build(second.path(), "S3RVER", Some("session-token"), &args);
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
+    assert!(work(&warm, "remoteHits") > 0, "{:#}", warm["work"]);
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
+
+    // A read-only job with an edited source shares every other stage and uploads nothing.
+    let before = s3.daemon.snapshot();
+    let third = support::example("policy");
+    fs::write(third.path().join("src/hooks/stop.ts"), "export default () => undefined;\n").unwrap();
+    let third_cache = tempfile::tempdir().unwrap();
+    let args = ["--cache-dir", third_cache.path().to_str().unwrap(), "--remote-cache-read-only"];
+    let (edited, _) = s3.build(third.path(), "S3RVER", None, &args);
+    assert_eq!(s3.daemon.snapshot(), before, "read-only never writes");
+    assert_eq!(work(&edited, "transpiled"), 1, "{:#}", edited["work"]);
+    assert!(work(&edited, "remoteHits") > 0, "{:#}", edited["work"]);
+}
+
+/// A wrong secret fails the server's signature check: one warning naming S3's error code,
+/// a local build, nothing stored.
+#[test]
+fn a_wrong_secret_costs_one_warning_with_the_s3_error_code() {
+    let s3 = S3rver::start();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = support::example("policy");
+    let (report, stderr) =
+        s3.build(dir.path(), "not-the-secret", None, &["--cache-dir", cache.path().to_str().unwrap()]);
+    assert_eq!(report["ok"], true);
+    assert!(work(&report, "transpiled") > 0);
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(warning.contains(REMOTE) && warning.contains("SignatureDoesNotMatch"), "{warning}");
+    assert!(!warning.contains("not-the-secret"), "{warning}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(s3.objects().is_empty());
+}
+
+#[test]
+fn a_bad_s3_remote_is_a_usage_error() {
+    let dir = support::example("policy");
+    let run = |args: &[&str]| {
+        let output = support::bin().arg("build").args(args).current_dir(dir.path()).output().unwrap();
+        (output.status.code(), String::from_utf8(output.stderr).unwrap())
+    };
+    let (code, stderr) = run(&["--remote-cache", "s3://cache/ci", "--remote-cache-token", "t"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("AWS_ACCESS_KEY_ID"), "{stderr}");
+    let (code, stderr) = run(&["--remote-cache", "s3://my bucket"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("bucket name"), "{stderr}");
+}

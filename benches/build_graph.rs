@@ -7,7 +7,8 @@
 //!   also against the floor of writing its files);
 //! - no-op rebuild against the floor of walking and stat-ing the inputs;
 //! - watch mode: one handler edited → artifact published (p50/p95, debounce included);
-//! - empty local cache + warm remote cache (nginx on loopback) against cold.
+//! - empty local cache + warm remote cache (nginx, and an S3 bucket in s3rver, on
+//!   loopback) against cold.
 //!
 //! `cargo bench --bench build_graph` (env: BENCH_PLUGINS, BENCH_HOOKS, BENCH_RUNS, and
 //! BENCH_DIR for where the fixture and caches live, e.g. `/dev/shm` to leave the disk out).
@@ -91,7 +92,7 @@ fn main() {
 
     watch_latency(&repo.join("plugins/p000"), &cache, runs.max(20));
 
-    remote_cache(&repo, cold, runs);
+    remote_caches(&repo, cold, runs);
 }
 
 fn env_number(name: &str, default: usize) -> usize {
@@ -139,11 +140,16 @@ fn generate(dir: &Path, plugins: usize, hooks: usize) {
 /// A workspace build with human output, as a developer runs it (`--json` adds reading
 /// every hook index back and about 1.3 MB of output); returns what it printed.
 fn build(repo: &Path, extra: &[&str]) -> String {
+    build_with_env(repo, extra, &[])
+}
+
+fn build_with_env(repo: &Path, extra: &[&str], env: &[(&str, String)]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_agent-bundle"))
         .args(["build", "--workspace", "."])
         .args(extra)
         .current_dir(repo)
         .env_remove("AGENT_BUNDLE_REMOTE_CACHE")
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .output()
         .unwrap();
     assert!(output.status.success(), "the fixture builds: {}", String::from_utf8_lossy(&output.stderr));
@@ -339,39 +345,88 @@ fn watch_latency(project: &Path, cache: &Path, edits: usize) {
     );
 }
 
-/// An empty local cache with a warm remote (nginx on loopback) against a cold build.
-fn remote_cache(repo: &Path, cold: Duration, runs: usize) {
-    if Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_err() {
-        println!("  remote cache: skipped (nginx is not installed: apt-get install -y nginx)");
-        return;
+/// A cache server on loopback, started by one of the project's scripts.
+struct RemoteServer {
+    label: &'static str,
+    root: tempfile::TempDir,
+    pid_file: &'static str,
+    args: Vec<String>,
+    env: Vec<(&'static str, String)>,
+}
+
+impl RemoteServer {
+    fn start(label: &'static str, script: &str, pid_file: &'static str) -> (RemoteServer, u16) {
+        let root = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script);
+        let started =
+            Command::new(script).arg(root.path()).arg(port.to_string()).stdout(Stdio::null()).status().unwrap();
+        assert!(started.success(), "{label} starts");
+        (RemoteServer { label, root, pid_file, args: Vec::new(), env: Vec::new() }, port)
     }
-    let server = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx-cache-server.sh");
-    let started = Command::new(script).arg(server.path()).arg(port.to_string()).stdout(Stdio::null()).status().unwrap();
-    assert!(started.success(), "nginx starts");
-    let url = format!("http://127.0.0.1:{port}/cache");
-    let remote = ["--remote-cache", url.as_str(), "--remote-cache-token", "secret"];
-    clean_artifacts(repo);
-    let seed_cache = tempfile::tempdir().unwrap();
-    let mut args = vec!["--cache-dir", seed_cache.path().to_str().unwrap()];
-    args.extend(remote);
-    build(repo, &args);
-    let reference = artifacts(repo);
-    let from_remote = best(runs, || {
+
+    /// nginx's WebDAV module, the plain HTTP remote.
+    fn nginx() -> Option<RemoteServer> {
+        if Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_err() {
+            println!("  remote cache (nginx): skipped (nginx is not installed: apt-get install -y nginx)");
+            return None;
+        }
+        let (mut server, port) = RemoteServer::start("nginx", "nginx-cache-server.sh", "nginx.pid");
+        server.args = ["--remote-cache", &format!("http://127.0.0.1:{port}/cache"), "--remote-cache-token", "secret"]
+            .map(str::to_owned)
+            .to_vec();
+        Some(server)
+    }
+
+    /// s3rver, an S3-compatible server that checks every request's signature.
+    fn s3rver() -> Option<RemoteServer> {
+        if Command::new("node").arg("--version").stdout(Stdio::null()).status().is_err() {
+            println!("  remote cache (S3): skipped (node is not installed)");
+            return None;
+        }
+        let (mut server, port) = RemoteServer::start("S3, s3rver", "s3-cache-server.sh", "s3rver.pid");
+        server.args = vec!["--remote-cache".into(), "s3://cache/bench".into()];
+        server.env = vec![
+            ("AWS_ENDPOINT_URL_S3", format!("http://127.0.0.1:{port}")),
+            ("AWS_ACCESS_KEY_ID", "S3RVER".into()),
+            ("AWS_SECRET_ACCESS_KEY", "S3RVER".into()),
+        ];
+        Some(server)
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.root.path().join(self.pid_file)) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+/// An empty local cache with a warm remote against a cold build, for each remote server
+/// this machine can run.
+fn remote_caches(repo: &Path, cold: Duration, runs: usize) {
+    for server in [RemoteServer::nginx(), RemoteServer::s3rver()].into_iter().flatten() {
+        let with_cache = |cache: &Path| {
+            let mut args = vec!["--cache-dir", cache.to_str().unwrap()];
+            args.extend(server.args.iter().map(String::as_str));
+            build_with_env(repo, &args, &server.env)
+        };
         clean_artifacts(repo);
-        let local = fresh_dir();
-        let mut args = vec!["--cache-dir", local.to_str().unwrap()];
-        args.extend(remote);
-        let elapsed = time(|| build(repo, &args));
-        assert_eq!(action_misses(&local), 0, "a warm remote transpiles nothing");
-        discard(&local);
-        elapsed
-    });
-    assert!(artifacts(repo) == reference, "byte-identical artifacts from the remote");
-    report("empty local + warm remote cache / cold", from_remote, cold, "no transpiling, identical bytes");
-    if let Ok(pid) = std::fs::read_to_string(server.path().join("nginx.pid")) {
-        let _ = Command::new("kill").arg(pid.trim()).status();
+        let seed_cache = tempfile::tempdir().unwrap();
+        with_cache(seed_cache.path());
+        let reference = artifacts(repo);
+        let from_remote = best(runs, || {
+            clean_artifacts(repo);
+            let local = fresh_dir();
+            let elapsed = time(|| with_cache(&local));
+            assert_eq!(action_misses(&local), 0, "a warm remote transpiles nothing");
+            discard(&local);
+            elapsed
+        });
+        assert!(artifacts(repo) == reference, "byte-identical artifacts from the remote");
+        let what = format!("empty local + warm remote ({}) / cold", server.label);
+        report(&what, from_remote, cold, "no transpiling, identical bytes");
     }
 }
 

@@ -101,7 +101,8 @@ impl Remote {
     }
 
     fn with_timeouts(options: &RemoteOptions, connect: Duration, idle: Duration) -> Result<Remote, String> {
-        let (base, auth) = if options.url.starts_with("s3://") {
+        let is_s3 = options.url.starts_with("s3://");
+        let (base, auth) = if is_s3 {
             if options.token.is_some() {
                 return Err("a remote cache token is for http(s) remotes; an s3:// remote signs its requests \
                             with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
@@ -111,7 +112,7 @@ impl Remote {
                 s3::resolve(&options.url, &options.s3, |endpoint| parse_base_url(endpoint).map(|(url, _)| url))?;
             (bucket.base, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
         } else {
-            let (base, _) = parse_base_url(&options.url)?;
+            let base = parse_base_url(&options.url)?.0;
             let auth = match &options.token {
                 Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
                     return Err("the remote cache token is empty or contains control characters".into());
@@ -141,11 +142,7 @@ impl Remote {
             .into();
         Ok(Remote {
             agent,
-            shown: if options.url.starts_with("s3://") {
-                options.url.trim_end_matches('/').to_owned()
-            } else {
-                base.clone()
-            },
+            shown: if is_s3 { options.url.trim_end_matches('/').to_owned() } else { base.clone() },
             base,
             loopback,
             auth,
@@ -381,6 +378,36 @@ mod tests {
             Fetch::Hit(bytes) => assert_eq!(bytes, b"hello"),
             Fetch::Miss => panic!("a miss"),
             Fetch::Failed(error) => panic!("{error}"),
+        }
+    }
+
+    /// S3 without `s3:ListBucket` answers a missing key with 403 AccessDenied: the failure
+    /// says so, since every miss will look like this.
+    #[test]
+    fn an_s3_access_denied_read_names_the_list_bucket_permission() {
+        let url = serve_once(|stream| {
+            let body =
+                "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>";
+            write!(stream, "HTTP/1.1 403 Forbidden\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        });
+        let endpoint = url.trim_end_matches("/cache").to_owned();
+        let s3 = super::s3::S3Settings {
+            endpoint: Some(endpoint),
+            access_key_id: Some("id".into()),
+            secret_access_key: Some("secret".into()),
+            ..Default::default()
+        };
+        let options = RemoteOptions { url: "s3://cache/ci".into(), s3, ..RemoteOptions::default() };
+        let remote = Remote::new(&options).unwrap();
+        assert_eq!(remote.url(), "s3://cache/ci");
+        match remote.get(Kind::Action, &Hash::of(b"x")) {
+            Fetch::Failed(error) => {
+                assert!(
+                    error.starts_with("HTTP 403 AccessDenied for GET") && error.contains("s3:ListBucket"),
+                    "{error}"
+                )
+            }
+            _ => panic!("a 403 is a failure"),
         }
     }
 

@@ -171,6 +171,44 @@ fn cache_stats_verify_and_gc() {
     assert!(cache_files(cache.path(), "cas").is_empty() && cache_files(cache.path(), "ac").is_empty());
 }
 
+/// The bytes of a cache directory's entries, as `cache stats` counts them.
+fn cache_bytes(cache: &Path) -> u64 {
+    let stats = support::run(cache, &["cache", "stats", "--cache-dir", cache.to_str().unwrap(), "--json"]);
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    stats["objectBytes"].as_u64().unwrap() + stats["actionBytes"].as_u64().unwrap()
+}
+
+#[test]
+fn a_build_that_takes_the_cache_past_its_size_bound_collects_it() {
+    let unbounded = tempfile::tempdir().unwrap();
+    let first = support::example("policy");
+    build_with(first.path(), &["--cache-dir", unbounded.path().to_str().unwrap(), "--cache-max-size", "0"]);
+    let whole = cache_bytes(unbounded.path());
+
+    // A bound above what one build writes: nothing is removed.
+    let roomy = tempfile::tempdir().unwrap();
+    let bound = (whole + 1).to_string();
+    build_with(
+        support::example("policy").path(),
+        &["--cache-dir", roomy.path().to_str().unwrap(), "--cache-max-size", &bound],
+    );
+    assert_eq!(cache_bytes(roomy.path()), whole);
+
+    // Half of it: the build still publishes, then the least recently used entries go, down
+    // to 80% of the bound; a later build is still right.
+    let tight = tempfile::tempdir().unwrap();
+    let half = (whole / 2).to_string();
+    let args = ["--cache-dir", tight.path().to_str().unwrap(), "--cache-max-size", half.as_str()];
+    let second = support::example("policy");
+    let (report, _) = build_with(second.path(), &args);
+    assert_eq!(report["ok"], true);
+    let kept = cache_bytes(tight.path());
+    assert!(kept <= whole / 2 * 80 / 100, "{kept} of {whole} kept");
+    let third = support::example("policy");
+    build_with(third.path(), &args);
+    assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&third.path().join("artifact")));
+}
+
 fn build_with(dir: &Path, args: &[&str]) -> (Value, String) {
     let output = support::bin().arg("build").arg("--json").args(args).current_dir(dir).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));

@@ -16,6 +16,12 @@ use super::{CacheStats, Hash, record};
 /// The file `record_build` writes, under `<dir>/v1/`.
 const LAST_BUILD_FILE: &str = "last-build.json";
 const LAST_BUILD_FORMAT: &str = "agent-bundle-last-build/1";
+/// The running estimate of the entries' bytes that keeps the cache bounded (§7.4).
+const USAGE_FILE: &str = "usage.json";
+const USAGE_FORMAT: &str = "agent-bundle-usage/1";
+/// A cache over its bound is collected down to this share of it, so that the next builds
+/// have room and a full cache is not collected after every build (ccache does the same).
+const BOUND_TARGET_PERCENT: u64 = 80;
 /// Temporary files older than this are litter from a killed process.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 
@@ -109,6 +115,48 @@ fn read_last_build(path: &Path) -> Option<CacheStats> {
     })
 }
 
+/// Keeps a cache directory within `max_bytes` after a build that added `written` bytes to
+/// it, cheaply: a running estimate in `v1/usage.json` grows by what builds write, and only
+/// when it passes the bound does a [`gc`] scan the entries, evicting least recently used
+/// ones down to 80% of the bound and resetting the estimate to what is left. Without an
+/// estimate (a cache made before it existed) the entries are counted once. Processes take
+/// turns with a lock on `v1/`. Returns the collection's report if one ran.
+pub fn bound(dir: &Path, max_bytes: u64, written: u64) -> io::Result<Option<GcReport>> {
+    let root = dir.join(VERSION_DIR);
+    let _turn = fs::File::open(&root).ok().filter(|directory| directory.lock().is_ok());
+    let estimate = match read_usage(&root) {
+        Some(bytes) => bytes.saturating_add(written),
+        None => {
+            let stats = dir_stats(dir)?;
+            stats.object_bytes + stats.action_bytes
+        }
+    };
+    if estimate <= max_bytes {
+        write_usage(&root, estimate)?;
+        return Ok(None);
+    }
+    let target = max_bytes / 100 * BOUND_TARGET_PERCENT;
+    gc(dir, &GcOptions { max_bytes: Some(target), max_age: None }).map(Some)
+}
+
+/// Starts the estimate of a cache directory that has no entries yet.
+pub(super) fn start_usage(dir: &Path) -> io::Result<()> {
+    write_usage(&dir.join(VERSION_DIR), 0)
+}
+
+fn read_usage(root: &Path) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_slice(&fs::read(root.join(USAGE_FILE)).ok()?).ok()?;
+    if value.get("format")?.as_str()? != USAGE_FORMAT {
+        return None;
+    }
+    value.get("bytes")?.as_u64()
+}
+
+fn write_usage(root: &Path, bytes: u64) -> io::Result<()> {
+    let json = format!("{{\"bytes\":{bytes},\"format\":\"{USAGE_FORMAT}\"}}\n");
+    local::write_atomic(root, &root.join(USAGE_FILE), json.as_bytes())
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct GcOptions {
     /// Remove least recently used entries until the entries total at most this.
@@ -187,6 +235,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
         }
     }
     remove_stale_temps(&dir.join(VERSION_DIR).join(TMP_DIR), now);
+    write_usage(&dir.join(VERSION_DIR), report.kept_bytes)?;
     Ok(report)
 }
 

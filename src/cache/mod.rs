@@ -55,7 +55,9 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use maintenance::{DirStats, GcOptions, GcReport, VerifyReport, default_dir, dir_stats, gc, record_build, verify};
+pub use maintenance::{
+    DirStats, GcOptions, GcReport, VerifyReport, bound, default_dir, dir_stats, gc, record_build, verify,
+};
 
 use local::{Kind, LocalStore};
 use remote::{Fetch, Probe, Put, Remote};
@@ -278,7 +280,14 @@ impl Cache {
     pub fn open(options: &CacheOptions) -> Result<Cache, String> {
         let local = match &options.dir {
             Some(dir) => {
-                Some(LocalStore::open(dir).map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?)
+                let fresh = !dir.join(local::VERSION_DIR).exists();
+                let store =
+                    LocalStore::open(dir).map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?;
+                if fresh {
+                    // Known to be empty: its size bound need not count entries later.
+                    let _ = maintenance::start_usage(dir);
+                }
+                Some(store)
             }
             None => None,
         };

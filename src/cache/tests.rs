@@ -383,6 +383,46 @@ fn gc_by_size_removes_least_recently_used_first() {
     assert_eq!(report.kept_entries, 2);
 }
 
+fn usage(dir: &Path) -> Option<u64> {
+    let value: Value = serde_json::from_slice(&fs::read(dir.join("v1/usage.json")).ok()?).ok()?;
+    value["bytes"].as_u64()
+}
+
+#[test]
+fn the_size_bound_collects_only_once_the_estimate_passes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    assert_eq!(usage(dir.path()), Some(0), "a new cache starts its estimate");
+    let day = Duration::from_secs(24 * 3600);
+    let (key_a, obj_a) = put_entry(&cache, dir.path(), "a", 10_000, day * 3);
+    put_entry(&cache, dir.path(), "b", 10_000, day * 2);
+    let written = cache.stats().bytes_written;
+    let record_len = fs::metadata(action_path(dir.path(), &key_a)).unwrap().len();
+    assert_eq!(written, 20_000 + 2 * record_len);
+
+    // Under the bound: nothing is scanned or removed, the estimate grows by what was written.
+    assert_eq!(bound(dir.path(), 100_000, written).unwrap(), None);
+    assert_eq!(usage(dir.path()), Some(written));
+    // A build that takes it past the bound: least recently used first, down to 80% of it.
+    let report = bound(dir.path(), 20_000, 1).unwrap().expect("collected");
+    assert_eq!((report.removed_entries, report.kept_bytes), (2, 10_000 + record_len));
+    assert!(!object_path(dir.path(), &obj_a).exists());
+    assert_eq!(usage(dir.path()), Some(report.kept_bytes), "the estimate is reset to what is left");
+
+    // The estimate is trusted: that is what makes the check cheap.
+    fs::write(dir.path().join("v1/usage.json"), "{\"bytes\":0,\"format\":\"agent-bundle-usage/1\"}\n").unwrap();
+    assert_eq!(bound(dir.path(), 1_000, 1).unwrap(), None);
+    // Without one (a cache from an older version, a damaged file) the entries are counted.
+    for damaged in [None, Some("{\"bytes\":\"x\"}")] {
+        match damaged {
+            Some(text) => fs::write(dir.path().join("v1/usage.json"), text).unwrap(),
+            None => fs::remove_file(dir.path().join("v1/usage.json")).unwrap(),
+        }
+        assert_eq!(bound(dir.path(), 100_000, 1).unwrap(), None);
+        assert_eq!(usage(dir.path()), Some(10_000 + record_len));
+    }
+}
+
 #[test]
 fn gc_by_age_removes_old_entries_and_never_leaves_a_dangling_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -500,12 +540,12 @@ fn open_rejects_bad_options() {
     assert_eq!(warned("http://127.0.0.1:9/x"), Vec::<String>::new());
     let token = RemoteOptions {
         url: "http://h".into(),
-        token: Some("secret".into()),
+        token: Some("hunter2".into()),
         read_only: true,
         ca_file: None,
         s3: Default::default(),
     };
-    assert!(!format!("{token:?}").contains("secret"), "Debug redacts the token");
+    assert!(!format!("{token:?}").contains("hunter2"), "Debug redacts the token");
 }
 
 #[test]

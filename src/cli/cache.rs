@@ -1,5 +1,6 @@
 //! Cache flags shared by the building commands, and `agent-bundle cache stats|gc|verify`.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,13 @@ pub(super) struct CacheArgs {
     /// environment variables).
     #[arg(long)]
     no_cache: bool,
+    /// Bound the local cache: after a build that grew it past this, least recently used
+    /// entries are removed down to 80% of it (e.g. 500M, 2G; 0 = no bound).
+    #[arg(long, env = "AGENT_BUNDLE_CACHE_MAX_SIZE", value_name = "SIZE", default_value = "5G", value_parser = parse_size)]
+    cache_max_size: u64,
+    /// How many of the cache's written bytes [`CacheArgs::keep_bounded`] has counted.
+    #[arg(skip)]
+    bounded_bytes: Cell<u64>,
     /// Share the cache over HTTP or HTTPS (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>),
     /// or in an S3 bucket with s3://BUCKET[/PREFIX] (endpoint, region and credentials from
     /// the AWS_* environment variables).
@@ -55,9 +63,10 @@ impl CacheArgs {
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)
     }
 
-    /// Records the build's hit rate for `cache stats` and returns the cache's warnings. A
-    /// build that never consulted the cache (every project up to date by its stamp) leaves
-    /// the last record alone: it has no hit rate, and a no-op should write nothing.
+    /// Records the build's hit rate for `cache stats`, keeps the cache within its size
+    /// bound, and returns the cache's warnings. A build that never consulted the cache
+    /// (every project up to date by its stamp) leaves the last record alone: it has no hit
+    /// rate, and a no-op should write nothing.
     pub(super) fn finish(&self, cache: &Cache) -> Vec<String> {
         let stats = cache.stats();
         if let Some(dir) = self.dir()
@@ -65,7 +74,22 @@ impl CacheArgs {
         {
             let _ = cache::record_build(&dir, &stats);
         }
+        self.keep_bounded(cache);
         cache.take_warnings()
+    }
+
+    /// Keeps the local cache within `--cache-max-size`, counting what was written since the
+    /// last call (a watch session calls this after every build).
+    pub(super) fn keep_bounded(&self, cache: &Cache) {
+        let written = cache.stats().bytes_written;
+        let new_bytes = written - self.bounded_bytes.replace(written);
+        if let Some(dir) = self.dir()
+            && self.cache_max_size > 0
+            && new_bytes > 0
+        {
+            // Like every cache error, a failed collection never fails the build.
+            let _ = cache::bound(&dir, self.cache_max_size, new_bytes);
+        }
     }
 }
 

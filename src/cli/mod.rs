@@ -307,6 +307,7 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
             report::print_diagnostics(&build.output.compiled);
             eprintln!("{}", report::watch_status(&build));
         }
+        args.source.cache.keep_bounded(&options.cache);
     })
     .map_err(|e| Failure::Run(e.to_string()))?;
     report::print_cache_warnings(&args.source.cache.finish(&options.cache));

@@ -234,8 +234,12 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
             report.kept_bytes += entry.size;
         }
     }
-    remove_stale_temps(&dir.join(VERSION_DIR).join(TMP_DIR), now);
-    write_usage(&dir.join(VERSION_DIR), report.kept_bytes)?;
+    let root = dir.join(VERSION_DIR);
+    remove_stale_temps(&root.join(TMP_DIR), now);
+    if root.is_dir() {
+        // (A gc of a directory that holds no cache creates none.)
+        write_usage(&root, report.kept_bytes)?;
+    }
     Ok(report)
 }
 

@@ -421,6 +421,10 @@ fn the_size_bound_collects_only_once_the_estimate_passes_it() {
         assert_eq!(bound(dir.path(), 100_000, 1).unwrap(), None);
         assert_eq!(usage(dir.path()), Some(10_000 + record_len));
     }
+    // A gc where there is no cache creates none.
+    let nowhere = dir.path().join("nowhere");
+    assert_eq!(gc(&nowhere, &GcOptions::default()).unwrap(), GcReport::default());
+    assert!(!nowhere.exists());
 }
 
 #[test]

@@ -102,17 +102,16 @@ impl Remote {
 
     fn with_timeouts(options: &RemoteOptions, connect: Duration, idle: Duration) -> Result<Remote, String> {
         let is_s3 = options.url.starts_with("s3://");
-        let (base, auth) = if is_s3 {
+        let (base, loopback, auth) = if is_s3 {
             if options.token.is_some() {
                 return Err("a remote cache token is for http(s) remotes; an s3:// remote signs its requests \
                             with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
                     .into());
             }
-            let bucket =
-                s3::resolve(&options.url, &options.s3, |endpoint| parse_base_url(endpoint).map(|(url, _)| url))?;
-            (bucket.base, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
+            let bucket = s3::resolve(&options.url, &options.s3, parse_base_url)?;
+            (bucket.base, bucket.loopback, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
         } else {
-            let base = parse_base_url(&options.url)?.0;
+            let (base, loopback) = parse_base_url(&options.url)?;
             let auth = match &options.token {
                 Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
                     return Err("the remote cache token is empty or contains control characters".into());
@@ -120,9 +119,8 @@ impl Remote {
                 Some(token) => Auth::Bearer(format!("Bearer {}", token.trim())),
                 None => Auth::None,
             };
-            (base, auth)
+            (base, loopback, auth)
         };
-        let (_, loopback) = parse_base_url(&base)?;
         let mut config = ureq::Agent::config_builder();
         if loopback {
             // A proxy from the environment is for the outside world, never for this host.
@@ -181,19 +179,11 @@ impl Remote {
         !self.writes_disabled.swap(true, Ordering::Relaxed)
     }
 
-    /// Sends `method` for the entry, authorized. `payload` is the body (`()` for none) and
-    /// `payload_bytes` the same bytes, which an S3 signature covers.
-    fn send(
-        &self,
-        method: Method,
-        kind: Kind,
-        hash: &Hash,
-        payload: impl ureq::AsSendBody,
-        payload_bytes: &[u8],
-    ) -> Result<Response<Body>, String> {
+    /// Sends `method` for the entry, authorized, with `body` (only a `PUT` has one).
+    fn send(&self, method: Method, kind: Kind, hash: &Hash, body: Option<&[u8]>) -> Result<Response<Body>, String> {
         let entry = format!("/{}/{}", kind.dir(), hash.to_hex());
         let mut request = Request::builder().method(method.clone()).uri(format!("{}{entry}", self.base));
-        if method == Method::PUT {
+        if body.is_some() {
             request = request.header("content-type", "application/octet-stream");
         }
         match &self.auth {
@@ -202,21 +192,20 @@ impl Remote {
             Auth::S3 { host, path, signer } => {
                 request = request.header("host", host);
                 if let Some(signer) = signer {
-                    let payload_sha256 = if payload_bytes.is_empty() {
-                        s3::EMPTY_SHA256.to_owned()
-                    } else {
-                        s3::sha256_hex(payload_bytes)
-                    };
                     let uri = format!("{path}{entry}");
-                    for (name, value) in signer.headers(method.as_str(), host, &uri, &payload_sha256, SystemTime::now())
-                    {
+                    for (name, value) in signer.headers(method.as_str(), host, &uri, body, SystemTime::now()) {
                         request = request.header(name, value);
                     }
                 }
             }
         }
-        let request = request.body(payload).map_err(|error| format!("building a request: {error}"))?;
-        self.agent.run(request).map_err(|error| error.to_string())
+        let built = |error: ureq::http::Error| format!("building a request: {error}");
+        // A body-less request is sent without one (not as an empty body, which a GET may not carry).
+        let sent = match body {
+            Some(bytes) => self.agent.run(request.body(bytes).map_err(built)?),
+            None => self.agent.run(request.body(()).map_err(built)?),
+        };
+        sent.map_err(|error| error.to_string())
     }
 
     /// An answer the protocol has no place for, described for a warning: the status, an S3
@@ -239,7 +228,7 @@ impl Remote {
 
     /// `GET <url>/<cas|ac>/<hex>`. The bytes are NOT verified here.
     pub(super) fn get(&self, kind: Kind, hash: &Hash) -> Fetch {
-        let response = match self.send(Method::GET, kind, hash, (), &[]) {
+        let response = match self.send(Method::GET, kind, hash, None) {
             Ok(response) => response,
             Err(error) => return Fetch::Failed(error),
         };
@@ -261,7 +250,7 @@ impl Remote {
 
     /// `HEAD <url>/<cas|ac>/<hex>`: whether the remote has the entry (unverified).
     pub(super) fn head(&self, kind: Kind, hash: &Hash) -> Probe {
-        match self.send(Method::HEAD, kind, hash, (), &[]) {
+        match self.send(Method::HEAD, kind, hash, None) {
             Err(error) => Probe::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => Probe::Present,
@@ -277,7 +266,7 @@ impl Remote {
         if self.read_only {
             return Put::Refused("read-only".into());
         }
-        match self.send(Method::PUT, kind, hash, bytes, bytes) {
+        match self.send(Method::PUT, kind, hash, Some(bytes)) {
             Err(error) => Put::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200..=299 => Put::Stored,

@@ -67,6 +67,8 @@ pub(super) struct Bucket {
     /// The base's path (already URI-encoded, no trailing slash), the start of every
     /// entry's canonical URI.
     pub path: String,
+    /// Whether the base names this machine (as the endpoint check found).
+    pub loopback: bool,
     pub signer: Option<Signer>,
 }
 
@@ -80,14 +82,15 @@ pub(super) struct Signer {
 
 const DEFAULT_REGION: &str = "us-east-1";
 /// The SHA-256 of no bytes, the payload hash of `GET` and `HEAD`.
-pub(super) const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Resolves `s3://BUCKET[/PREFIX]` with `settings`; `parse_endpoint` checks an endpoint URL
-/// the way an HTTP remote's URL is checked.
+/// the way an HTTP remote's URL is checked, giving it without a trailing slash and whether
+/// it names this machine.
 pub(super) fn resolve(
     url: &str,
     settings: &S3Settings,
-    parse_endpoint: impl FnOnce(&str) -> Result<String, String>,
+    parse_endpoint: impl FnOnce(&str) -> Result<(String, bool), String>,
 ) -> Result<Bucket, String> {
     let bad = |why: &str| format!("bad remote cache URL {url:?}: {why}");
     let rest = url.strip_prefix("s3://").ok_or_else(|| bad("expected s3://BUCKET[/PREFIX]"))?;
@@ -103,16 +106,16 @@ pub(super) fn resolve(
     if !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
         return Err(format!("bad AWS region {region:?}"));
     }
-    let (origin, mut path) = match &settings.endpoint {
+    let (origin, mut path, loopback) = match &settings.endpoint {
         // Another service: path-style, which every S3-compatible server answers.
         Some(endpoint) => {
-            let endpoint = parse_endpoint(endpoint)?;
+            let (endpoint, loopback) = parse_endpoint(endpoint)?;
             let (origin, path) = split_origin(&endpoint);
-            (origin.to_owned(), format!("{path}/{bucket}"))
+            (origin.to_owned(), format!("{path}/{bucket}"), loopback)
         }
         // A dot in the name would break the TLS name check of a virtual host.
-        None if bucket.contains('.') => (format!("https://s3.{region}.amazonaws.com"), format!("/{bucket}")),
-        None => (format!("https://{bucket}.s3.{region}.amazonaws.com"), String::new()),
+        None if bucket.contains('.') => (format!("https://s3.{region}.amazonaws.com"), format!("/{bucket}"), false),
+        None => (format!("https://{bucket}.s3.{region}.amazonaws.com"), String::new(), false),
     };
     for segment in prefix {
         path.push('/');
@@ -130,7 +133,7 @@ pub(super) fn resolve(
         (Some(_), None) => return Err("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not".into()),
         (None, Some(_)) => return Err("AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not".into()),
     };
-    Ok(Bucket { base: format!("{origin}{path}"), host, path, signer })
+    Ok(Bucket { base: format!("{origin}{path}"), host, path, loopback, signer })
 }
 
 /// `scheme://authority[/path]` → (`scheme://authority`, `/path` or "").
@@ -150,30 +153,28 @@ fn host_header(origin: &str) -> String {
 }
 
 impl Signer {
-    /// The headers that sign a request for `canonical_uri` whose body hashes to
-    /// `payload_sha256` (hex) at `now`: `x-amz-date`, `x-amz-content-sha256`,
-    /// `x-amz-security-token` with a session token, and `Authorization`.
+    /// The headers that sign a request for `canonical_uri` with `body` at `now`:
+    /// `x-amz-content-sha256`, `x-amz-date`, `x-amz-security-token` with a session token,
+    /// and `authorization`. The `Host` header, signed as `host`, is the caller's to send.
     pub(super) fn headers(
         &self,
         method: &str,
         host: &str,
         canonical_uri: &str,
-        payload_sha256: &str,
+        body: Option<&[u8]>,
         now: SystemTime,
     ) -> Vec<(&'static str, String)> {
+        let payload_sha256 = body.map_or_else(|| EMPTY_SHA256.to_owned(), sha256_hex);
         let timestamp = amz_date(now);
-        let mut signed = vec![
-            ("host", host.to_owned()),
-            ("x-amz-content-sha256", payload_sha256.to_owned()),
-            ("x-amz-date", timestamp.clone()),
-        ];
+        let mut sent = vec![("x-amz-content-sha256", payload_sha256.clone()), ("x-amz-date", timestamp.clone())];
         if let Some(token) = &self.session_token {
-            signed.push(("x-amz-security-token", token.clone()));
+            sent.push(("x-amz-security-token", token.clone()));
         }
-        let authorization = self.authorization(method, canonical_uri, &signed, payload_sha256, &timestamp);
-        signed.remove(0); // the HTTP client is given the host separately
-        signed.push(("authorization", authorization));
-        signed
+        let mut signed = sent.clone();
+        signed.push(("host", host.to_owned()));
+        let authorization = self.authorization(method, canonical_uri, &signed, &payload_sha256, &timestamp);
+        sent.push(("authorization", authorization));
+        sent
     }
 
     /// The `Authorization` header value for a request (no query string) whose `headers` —
@@ -210,7 +211,7 @@ impl Signer {
     }
 }
 
-pub(super) fn sha256_hex(bytes: &[u8]) -> String {
+fn sha256_hex(bytes: &[u8]) -> String {
     hex(digest::digest(&digest::SHA256, bytes).as_ref())
 }
 
@@ -317,7 +318,7 @@ mod tests {
     fn a_request_carries_its_date_payload_hash_token_and_signature() {
         let signer = Signer { session_token: Some("token".into()), ..example_signer() };
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600); // 2013-05-24
-        let sent = signer.headers("GET", "examplebucket.s3.amazonaws.com", "/test.txt", EMPTY_SHA256, at);
+        let sent = signer.headers("GET", "examplebucket.s3.amazonaws.com", "/test.txt", None, at);
         let names: Vec<&str> = sent.iter().map(|(name, _)| *name).collect();
         assert_eq!(names, ["x-amz-content-sha256", "x-amz-date", "x-amz-security-token", "authorization"]);
         assert_eq!(sent[1].1, "20130524T000000Z");
@@ -335,7 +336,9 @@ mod tests {
     }
 
     fn resolved(url: &str, settings: &S3Settings) -> Result<Bucket, String> {
-        resolve(url, settings, |endpoint| Ok(endpoint.trim_end_matches('/').to_owned()))
+        resolve(url, settings, |endpoint| {
+            Ok((endpoint.trim_end_matches('/').to_owned(), endpoint.contains("127.0.0.1")))
+        })
     }
 
     #[test]
@@ -348,6 +351,7 @@ mod tests {
             ("ci-cache.s3.eu-west-3.amazonaws.com", "/agent-bundle/v1")
         );
         assert!(bucket.signer.is_none(), "no credentials: unsigned");
+        assert!(!bucket.loopback);
 
         let dotted = resolved("s3://cache.example.com", &S3Settings::default()).unwrap();
         assert_eq!(dotted.base, "https://s3.us-east-1.amazonaws.com/cache.example.com");
@@ -365,6 +369,7 @@ mod tests {
         let bucket = resolved("s3://cache/ci", &settings).unwrap();
         assert_eq!(bucket.base, "http://127.0.0.1:9000/cache/ci");
         assert_eq!((bucket.host.as_str(), bucket.path.as_str()), ("127.0.0.1:9000", "/cache/ci"));
+        assert!(bucket.loopback, "as the endpoint check found");
         assert_eq!(bucket.signer.unwrap().region, "us-east-1");
 
         let behind_a_proxy =

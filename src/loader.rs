@@ -2,7 +2,8 @@
 //! every file into a salsa input, setting an input only when its bytes changed (setters do
 //! not compare, and an unneeded write would invalidate everything that read the file).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -26,24 +27,45 @@ pub struct Workspace {
     project: Option<Project>,
     /// Project-relative paths whose input was added, changed or removed by the last sync.
     changed: Vec<String>,
+    /// Project-relative keys of the directories the last walk listed (`""` is the root): a
+    /// file is an input exactly when it lies directly in one of them.
+    listed: BTreeSet<String>,
 }
+
+/// Called with every directory a walk is about to list (watch mode watches it first, so a
+/// file created after the listing is never missed).
+pub type BeforeListing<'a> = &'a mut dyn FnMut(&Path);
 
 impl Workspace {
     pub fn new(db: Database, root: PathBuf) -> Self {
-        Workspace { db, root, project: None, changed: Vec::new() }
+        Workspace { db, root, project: None, changed: Vec::new(), listed: BTreeSet::new() }
     }
 
     /// Reads the project tree (skipping `exclude`, e.g. the output directory) into the inputs.
-    pub fn load(&mut self, settings: Settings, exclude: &[PathBuf]) -> io::Result<Project> {
-        let disk = read_tree(&self.root, exclude)?;
+    pub fn load(
+        &mut self,
+        settings: Settings,
+        exclude: &[PathBuf],
+        before_listing: BeforeListing,
+    ) -> io::Result<Project> {
+        let tree = walk_inputs(&self.root, exclude, before_listing)?;
+        self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
+        let disk = read_files(&tree.files)?;
         Ok(self.sync(disk, settings))
     }
 
     /// Re-reads only `changed` paths (files or directories, created, modified or removed),
-    /// as reported by the file watcher; everything else keeps its input untouched.
-    pub fn refresh(&mut self, changed: &[PathBuf], settings: Settings, exclude: &[PathBuf]) -> io::Result<Project> {
-        let Some(project) = self.project else {
-            return self.load(settings, exclude);
+    /// as reported by the file watcher; everything else keeps its input untouched. A path
+    /// counts only where a full walk would find it: directly in a listed directory.
+    pub fn refresh(
+        &mut self,
+        changed: &[PathBuf],
+        settings: Settings,
+        exclude: &[PathBuf],
+        before_listing: BeforeListing,
+    ) -> io::Result<Project> {
+        let Some(project) = self.project.filter(|_| !self.listed.is_empty()) else {
+            return self.load(settings, exclude, before_listing);
         };
         let mut disk: DiskFiles = project
             .files(&self.db)
@@ -51,26 +73,37 @@ impl Workspace {
             .map(|(path, file)| (path.clone(), (file.bytes(&self.db).clone(), file.executable(&self.db))))
             .collect();
         for path in changed {
-            let Ok(relative) = path.strip_prefix(&self.root) else {
+            let Some(key) = relative_key(&self.root, path).filter(|key| !key.is_empty()) else {
                 continue;
             };
-            let Some(key) = relative.to_str().map(|s| s.replace('\\', "/")) else {
-                continue;
-            };
-            if key.is_empty() || is_ignored(relative, exclude.iter().any(|e| path.starts_with(e))) {
+            if is_ignored(Path::new(&key), exclude.iter().any(|e| path.starts_with(e))) {
                 continue;
             }
-            let prefix = format!("{key}/");
-            disk.retain(|existing, _| existing != &key && !existing.starts_with(&prefix));
+            disk.retain(|existing, _| !is_at_or_below(existing, &key));
+            self.listed.retain(|dir| !is_at_or_below(dir, &key));
+            let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
+            if !self.listed.contains(parent) {
+                continue;
+            }
             if path.is_dir() {
-                for (sub, file) in read_tree(path, exclude)? {
+                if holds_artifact(path) {
+                    continue;
+                }
+                let tree = walk_inputs(path, exclude, before_listing)?;
+                for (sub, file) in read_files(&tree.files)? {
                     disk.insert(format!("{key}/{sub}"), file);
                 }
+                self.listed.extend(tree.listed.into_iter().map(|(sub, _)| joined(&key, &sub)));
             } else if let Some(file) = read_file(path)? {
                 disk.insert(key, file);
             }
         }
         Ok(self.sync(disk, settings))
+    }
+
+    /// The directories the last walk listed: where an input can appear.
+    pub fn listed_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.listed.iter().map(|key| if key.is_empty() { self.root.clone() } else { self.root.join(key) })
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -146,70 +179,103 @@ pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
 
 /// What the input walk of a project found.
 pub struct InputTree {
-    /// Every input file (project-relative POSIX key, path), in name order.
+    /// Every input file (project-relative POSIX key, path): depth first, in name order.
     pub files: Vec<(String, PathBuf)>,
-    /// Every directory the walk listed, and every one it skipped for holding a manifest
-    /// (project-relative key, metadata taken *before* it was listed). While none of them
-    /// changes, the walk would find the same files: a directory's time changes whenever an
-    /// entry is added to it, removed or renamed. Empty when some directory name is not UTF-8.
-    pub dirs: Vec<(String, std::fs::Metadata)>,
+    /// Every directory the walk listed (key, metadata taken *before* it was listed).
+    listed: Vec<(String, Metadata)>,
+    /// Every directory skipped for holding a manifest (key, metadata).
+    artifacts: Vec<(String, Metadata)>,
+    /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
+    unnamed_dirs: bool,
+}
+
+impl InputTree {
+    /// The directories whose states prove the walk would find the same files while they
+    /// hold: a directory's time changes whenever an entry is added, removed or renamed.
+    /// None when some directory has no key (it cannot be checked again).
+    pub fn dir_states(&self) -> impl Iterator<Item = &(String, Metadata)> {
+        self.listed.iter().chain(&self.artifacts).filter(|_| !self.unnamed_dirs)
+    }
 }
 
 /// Walks the inputs below `root`.
 pub fn input_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<InputTree> {
-    let mut artifacts = Vec::new();
-    let walker = walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name().into_iter();
-    let walker = walker.filter_entry(|entry| {
-        if entry.depth() == 0 || !entry.file_type().is_dir() {
-            return true;
-        }
-        let path = entry.path();
-        if is_ignored(Path::new(entry.file_name()), exclude.iter().any(|e| e == path)) {
-            return false;
-        }
-        // A folder holding a manifest is a built artifact: an output, never an input.
-        if !path.join(MANIFEST_FILE).is_file() {
-            return true;
-        }
-        if let (Some(key), Ok(metadata)) = (relative_key(root, path), entry.metadata()) {
-            artifacts.push((key, metadata));
-        }
-        false
-    });
-    let (mut tree, mut unnamed_dirs) = (InputTree { files: Vec::new(), dirs: Vec::new() }, false);
-    for entry in walker {
-        let entry = entry.map_err(io::Error::other)?;
-        let key = relative_key(root, entry.path());
-        if entry.file_type().is_dir() {
-            // Yielded before its entries are read, so this is the state the listing saw.
-            let metadata = entry.metadata().map_err(io::Error::other)?;
-            match key {
-                Some(key) => tree.dirs.push((key, metadata)),
-                None => unnamed_dirs = true,
-            }
-        } else if entry.file_type().is_file()
-            && let Some(key) = key
-        {
-            tree.files.push((key, entry.into_path()));
-        }
-    }
-    tree.dirs.extend(artifacts);
-    if unnamed_dirs {
-        // A directory that has no key cannot be checked again: such a tree is always walked.
-        tree.dirs.clear();
-    }
+    walk_inputs(root, exclude, &mut |_| {})
+}
+
+fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) -> io::Result<InputTree> {
+    let mut tree = InputTree { files: Vec::new(), listed: Vec::new(), artifacts: Vec::new(), unnamed_dirs: false };
+    walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
     Ok(tree)
 }
 
-/// The project-relative POSIX key of `path`; `None` when it is not UTF-8.
+/// Lists `dir` (key `key`) and everything below it that can hold inputs. Its metadata is
+/// taken before the listing, so a change during the listing leaves the recorded state
+/// stale, never the reverse. A subdirectory that vanished meanwhile holds no input.
+fn walk_dir(
+    dir: &Path,
+    key: String,
+    exclude: &[PathBuf],
+    before_listing: BeforeListing,
+    tree: &mut InputTree,
+) -> io::Result<()> {
+    let metadata = fs::symlink_metadata(dir)?;
+    before_listing(dir);
+    let mut entries = fs::read_dir(dir)?.collect::<io::Result<Vec<_>>>()?;
+    entries.sort_unstable_by_key(fs::DirEntry::file_name);
+    tree.listed.push((key.clone(), metadata));
+    for entry in entries {
+        let (path, file_type) = (entry.path(), entry.file_type()?);
+        let Some(name) = entry.file_name().to_str().map(|name| joined(&key, name)) else {
+            tree.unnamed_dirs |= file_type.is_dir();
+            continue;
+        };
+        if file_type.is_file() {
+            tree.files.push((name, path));
+        } else if !file_type.is_dir() || is_ignored(Path::new(&entry.file_name()), exclude.contains(&path)) {
+            // Symbolic links and special files are not inputs; skipped folders hold none.
+        } else if holds_artifact(&path) {
+            if let Ok(metadata) = entry.metadata() {
+                tree.artifacts.push((name, metadata));
+            }
+        } else {
+            match walk_dir(&path, name, exclude, before_listing, tree) {
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                result => result?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A folder holding a manifest is a built artifact: an output, never an input.
+fn holds_artifact(dir: &Path) -> bool {
+    dir.join(MANIFEST_FILE).is_file()
+}
+
+/// `sub` (a key relative to `key`) as a key relative to the root.
+fn joined(key: &str, sub: &str) -> String {
+    match (key.is_empty(), sub.is_empty()) {
+        (true, _) => sub.to_owned(),
+        (_, true) => key.to_owned(),
+        _ => format!("{key}/{sub}"),
+    }
+}
+
+/// Whether the key `path` is `key` itself or lies below it.
+fn is_at_or_below(path: &str, key: &str) -> bool {
+    path.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The project-relative POSIX key of `path`; `None` when it is outside `root` or not UTF-8.
 fn relative_key(root: &Path, path: &Path) -> Option<String> {
-    path.strip_prefix(root).expect("walkdir stays below its root").to_str().map(|key| key.replace('\\', "/"))
+    path.strip_prefix(root).ok()?.to_str().map(|key| key.replace('\\', "/"))
 }
 
 /// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file.
 pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
     let absent = |error: io::Error| if error.kind() == io::ErrorKind::NotFound { Ok(None) } else { Err(error) };
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match fs::File::open(path) {
         Ok(file) => file,
         Err(error) => return absent(error),
     };
@@ -222,7 +288,7 @@ pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
     let mut bytes = vec![0; metadata.len() as usize];
     match file.read_exact(&mut bytes) {
         Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => match std::fs::read(path) {
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => match fs::read(path) {
             Ok(whole) => bytes = whole,
             Err(error) => return absent(error),
         },
@@ -238,4 +304,86 @@ pub fn is_ignored(relative: &Path, excluded: bool) -> bool {
             let name = component.as_os_str().to_string_lossy();
             SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, file.as_bytes()).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn the_walk_lists_input_directories_only_each_watched_before_it_is_listed() {
+        let dir = tree(&[
+            "agent-bundle.config.ts",
+            "src/a.ts",
+            "src/lib/b.ts",
+            "node_modules/pkg/index.js",
+            "target/debug/x",
+            "old/agent-bundle.manifest.json",
+            "old/hooks/w.mjs",
+            "out/hooks/w.mjs",
+        ]);
+        fs::create_dir(dir.path().join("src/empty")).unwrap();
+        let exclude = [dir.path().join("out")];
+        let mut seen = Vec::new();
+        let tree = walk_inputs(dir.path(), &exclude, &mut |path| {
+            let key = path.strip_prefix(dir.path()).unwrap().to_str().unwrap().to_owned();
+            if key == "src/lib" {
+                // Created once the directory is watched: the listing must still find it.
+                fs::write(path.join("late.ts"), "").unwrap();
+            }
+            seen.push(key);
+        })
+        .unwrap();
+        assert_eq!(seen, ["", "src", "src/empty", "src/lib"]);
+        let listed: Vec<&str> = tree.listed.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(listed, seen);
+        let files: Vec<&str> = tree.files.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(
+            files,
+            ["agent-bundle.config.ts", "src/a.ts", "src/lib/b.ts", "src/lib/late.ts"],
+            "depth first, by name"
+        );
+        let states: Vec<&str> = tree.dir_states().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(states, ["", "src", "src/empty", "src/lib", "old"], "a skipped artifact is a state too");
+    }
+
+    #[test]
+    fn a_refresh_reads_what_a_walk_would_find_and_no_more() {
+        let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "old/agent-bundle.manifest.json"]);
+        let mut workspace = Workspace::new(Database::new(), dir.path().to_owned());
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let root = dir.path();
+        let write = |file: &str| {
+            fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            fs::write(root.join(file), "x").unwrap();
+        };
+
+        write("old/hooks/w.mjs");
+        write("node_modules/pkg/index.js");
+        write("src/new/deep/c.ts");
+        let mut watched = Vec::new();
+        let changed = ["old/hooks/w.mjs", "node_modules/pkg/index.js", "src/new"].map(|path| root.join(path));
+        let project =
+            workspace.refresh(&changed, Settings::default(), &[], &mut |d| watched.push(d.to_owned())).unwrap();
+        let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
+        assert_eq!(inputs, ["agent-bundle.config.ts", "src/a.ts", "src/new/deep/c.ts"]);
+        assert_eq!(watched, [root.join("src/new"), root.join("src/new/deep")]);
+        assert_eq!(workspace.changed(), ["src/new/deep/c.ts"]);
+
+        fs::remove_dir_all(root.join("src/new")).unwrap();
+        write("src/new");
+        workspace.refresh(&[root.join("src/new")], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(workspace.changed(), ["src/new", "src/new/deep/c.ts"], "a folder replaced by a file");
+        assert!(!workspace.listed.contains("src/new/deep"));
+    }
 }

@@ -28,7 +28,7 @@ const RACY_WINDOW_NS: i128 = 1_000_000_000;
 pub struct Stamp {
     compiler: String,
     settings: String,
-    /// The input walk's directories (`loader::InputTree::dirs`): while they hold, the
+    /// The input walk's directories (`loader::InputTree::dir_states`): while they hold, the
     /// inputs are exactly the files listed in `inputs`, and no walk is needed.
     input_dirs: Vec<FileState>,
     inputs: Vec<FileState>,
@@ -157,7 +157,7 @@ impl Snapshot {
     fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
         let tree = input_tree(root, &[out_dir.to_path_buf()])?;
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
-        let dirs = tree.dirs.iter().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
+        let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
         Ok(Snapshot { files: tree.files, inputs, dirs })
     }
 

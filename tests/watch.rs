@@ -2,7 +2,8 @@
 //! artifact; a fix publishes again; Ctrl-C exits cleanly.
 
 use std::io::{BufRead, BufReader};
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -10,12 +11,11 @@ use serde_json::Value;
 
 use crate::support::{self, artifact_files};
 
-#[test]
-fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
-    let dir = support::example("policy");
+/// `agent-bundle watch --json` in `dir`, and its build reports as they come.
+fn start_watch(dir: &Path) -> (Child, impl Fn() -> Value) {
     let mut child = support::bin()
         .args(["watch", "--json"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -27,7 +27,20 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
             let _ = lines.send(serde_json::from_str(&line.unwrap()).unwrap());
         }
     });
-    let next = || builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s");
+    (child, move || builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s"))
+}
+
+fn interrupt(mut child: Child) {
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "watch exits cleanly on Ctrl-C: {status}");
+}
+
+#[test]
+fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
+    let dir = support::example("policy");
+    let (child, next) = start_watch(dir.path());
 
     let initial = next();
     assert_eq!(initial["ok"], true, "{initial:#}");
@@ -61,9 +74,54 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     std::fs::write(&stop, &original).unwrap();
     let fixed = next();
     assert_eq!(fixed["ok"], true, "{fixed:#}");
+    interrupt(child);
+}
 
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert!(status.success(), "watch exits cleanly on Ctrl-C: {status}");
+/// The inotify watches `pid` holds, by the kernel's own account.
+fn inotify_watches(pid: u32) -> usize {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).unwrap();
+    let infos = fds.filter_map(|fd| std::fs::read_to_string(fd.unwrap().path()).ok());
+    infos.map(|info| info.lines().filter(|line| line.starts_with("inotify wd:")).count()).sum()
+}
+
+#[test]
+fn watch_watches_exactly_the_input_directories() {
+    let dir = support::example("policy");
+    for package in 0..30 {
+        std::fs::create_dir_all(dir.path().join(format!("node_modules/p{package}/lib"))).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("target/debug/deps")).unwrap();
+    let input_dirs = walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_entry(|entry| !["node_modules", "target"].contains(&entry.file_name().to_str().unwrap()))
+        .filter(|entry| entry.as_ref().unwrap().file_type().is_dir())
+        .count();
+    let (child, next) = start_watch(dir.path());
+    assert_eq!(next()["ok"], true);
+    assert_eq!(inotify_watches(child.id()), input_dirs, "one per input directory, none in node_modules or target");
+
+    // A new directory is watched before it is read: a file written into it right away counts.
+    let added = dir.path().join("src/hooks/extra/deeper");
+    std::fs::create_dir_all(&added).unwrap();
+    std::fs::write(added.join("util.ts"), "export const x = 1;\n").unwrap();
+    let mut changed = Vec::new();
+    while changed.is_empty() {
+        changed = next()["changed"].as_array().unwrap().clone();
+    }
+    assert_eq!(changed, [Value::from("src/hooks/extra/deeper/util.ts")]);
+    assert_eq!(inotify_watches(child.id()), input_dirs + 2);
+
+    std::fs::rename(dir.path().join("src/hooks/extra"), dir.path().join("src/hooks/moved")).unwrap();
+    assert_eq!(next()["changed"].as_array().unwrap().len(), 2, "one input gone, one added");
+    std::fs::write(dir.path().join("src/hooks/moved/deeper/late.ts"), "export const y = 2;\n").unwrap();
+    assert_eq!(next()["changed"], serde_json::json!(["src/hooks/moved/deeper/late.ts"]), "the moved folder is watched");
+
+    std::fs::remove_dir_all(dir.path().join("src/hooks/moved")).unwrap();
+    let mut removed = 0;
+    while removed < 2 {
+        removed += next()["changed"].as_array().unwrap().len();
+    }
+    assert_eq!(removed, 2);
+    assert_eq!(inotify_watches(child.id()), input_dirs);
+    interrupt(child);
 }

@@ -13,7 +13,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(None)?;
     let mut workspace = Workspace::new(Database::new(), options.root.clone());
     let project = workspace
-        .load(options.settings(), std::slice::from_ref(&options.out_dir))
+        .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
         .map_err(|e| Failure::Run(e.to_string()))?;
     let compiled = build::compile(&workspace.db, project);
     let Some(model) = &compiled.model else {

@@ -116,8 +116,12 @@ pub(super) fn print_cache_warnings(warnings: &[String]) {
     }
 }
 
-/// A path relative to the working directory when it is below it.
+/// A path relative to the working directory when it is below it (`./` for that directory).
 pub(super) fn display_path(path: &Path) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    path.strip_prefix(&cwd).map_or_else(|_| path.display().to_string(), |p| format!("{}/", p.display()))
+    match path.strip_prefix(&cwd) {
+        Ok(relative) if relative.as_os_str().is_empty() => "./".to_owned(),
+        Ok(relative) => format!("{}/", relative.display()),
+        Err(_) => path.display().to_string(),
+    }
 }

@@ -92,9 +92,11 @@ pub fn watch(options: &BuildOptions, debounce: Duration, mut report: impl FnMut(
         while let Ok(path) = events.recv_timeout(debounce) {
             batch.push(path);
         }
+        // The root's own events (its mode or times changed) say nothing about its entries.
         batch.retain(|path| {
             let excluded = session.exclude.iter().any(|e| path.starts_with(e));
-            path.strip_prefix(&options.root).is_ok_and(|relative| !is_ignored(relative, excluded))
+            let relative = path.strip_prefix(&options.root);
+            relative.is_ok_and(|relative| !relative.as_os_str().is_empty() && !is_ignored(relative, excluded))
         });
         batch.sort();
         batch.dedup();

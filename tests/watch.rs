@@ -99,6 +99,11 @@ fn watch_watches_exactly_the_input_directories() {
     let (child, next) = start_watch(dir.path());
     assert_eq!(next()["ok"], true);
     assert_eq!(inotify_watches(child.id()), input_dirs, "one per input directory, none in node_modules or target");
+    // An event of the root itself (its mode set) must not cost the session its watches.
+    let mode = std::fs::metadata(dir.path()).unwrap().permissions();
+    std::fs::set_permissions(dir.path(), mode).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(inotify_watches(child.id()), input_dirs);
 
     // A new directory is watched before it is read: a file written into it right away counts.
     let added = dir.path().join("src/hooks/extra/deeper");

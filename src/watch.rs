@@ -1,4 +1,4 @@
-//! Watch mode: one long-lived database, rebuilt on file events.
+//! Watch mode: one long-lived database per project, rebuilt on file events.
 //!
 //! Exactly the directories the input walk lists are watched, each on its own: the ones
 //! that hold inputs or can gain some, never `node_modules`, `target` or an artifact (a
@@ -9,6 +9,10 @@
 //! whose bytes changed are set, so salsa re-runs exactly what depends on them. Every
 //! successful build is published atomically; a failed one leaves the last good artifact in
 //! place.
+//!
+//! A workspace session also watches the directories its project search lists outside the
+//! projects, and searches again when one changes (or a config or ignore file anywhere):
+//! a project that appears gets its first build, one that disappears is dropped.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -19,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use rayon::prelude::*;
 
 use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
@@ -30,7 +35,11 @@ pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(30);
 
 /// What one build of the watch loop did.
 pub struct WatchBuild<'a> {
-    pub output: &'a BuildOutput,
+    /// The project built (one of the session's).
+    pub options: &'a BuildOptions,
+    pub output: BuildOutput,
+    /// Whether this is the session's first build of the project (it reads everything).
+    pub initial: bool,
     /// Project-relative inputs whose content changed (empty for the first build).
     pub changed: Vec<String>,
     /// How many queries salsa executed (the rest were reused).
@@ -54,11 +63,101 @@ fn install_interrupt_handler() {
     }
 }
 
-/// Builds, then rebuilds on every change until Ctrl-C; `report` is called after each build.
-pub fn watch(options: &BuildOptions, debounce: Duration, mut report: impl FnMut(WatchBuild<'_>)) -> io::Result<()> {
+/// The projects of a watch session.
+pub enum Projects<'a> {
+    /// One project, for the whole session.
+    One(BuildOptions),
+    /// What a search finds, searched again whenever a project may have come or gone.
+    Found(Box<dyn Fn() -> Found + 'a>),
+}
+
+/// What a project search found.
+pub struct Found {
+    /// Sorted by root.
+    pub projects: Vec<BuildOptions>,
+    /// Every directory the search listed: where a project can appear.
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Builds every project, then rebuilds each on every change to its inputs until Ctrl-C;
+/// `report` is called after each build, and `after_round` after each round of builds
+/// (the first one, then one per batch of events). Projects build in parallel, each in its
+/// own long-lived database.
+pub fn watch(
+    projects: Projects<'_>,
+    debounce: Duration,
+    mut report: impl FnMut(&WatchBuild<'_>),
+    mut after_round: impl FnMut(),
+) -> io::Result<()> {
     install_interrupt_handler();
     let (sender, events) = mpsc::channel::<PathBuf>();
-    let watcher = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
+    let inputs = Mutex::new(Watches::new(watcher(sender.clone())?));
+    let (mut sessions, mut search) = match projects {
+        Projects::One(options) => (vec![Session::new(options)], None),
+        Projects::Found(find) => {
+            let mut search = Search { find, watches: Watches::new(watcher(sender)?) };
+            (search.run()?.into_iter().map(Session::new).collect(), Some(search))
+        }
+    };
+
+    let mut batch: Vec<PathBuf> = Vec::new();
+    loop {
+        if let Some(search) = search.as_mut().filter(|_| {
+            let roots: Vec<&Path> = sessions.iter().map(|s| s.options.root.as_path()).collect();
+            batch.iter().any(|path| crate::workspace::changes_search(path, &roots))
+        }) {
+            let found = search.run()?;
+            let gone: Vec<PathBuf> = sessions
+                .iter()
+                .map(|s| s.options.root.clone())
+                .filter(|root| !found.iter().any(|options| options.root == *root))
+                .collect();
+            sessions.retain(|s| !gone.contains(&s.options.root));
+            inputs.lock().expect("no panics while locked").forget_below(&gone);
+            let new = found.into_iter().filter(|options| !sessions.iter().any(|s| s.options.root == options.root));
+            sessions.extend(new.map(Session::new).collect::<Vec<_>>());
+            sessions.sort_by(|a, b| a.options.root.cmp(&b.options.root));
+        }
+        let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch)).collect();
+        if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
+            inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
+            let builds: Vec<_> = sessions
+                .par_iter_mut()
+                .zip(&changed)
+                .filter(|(session, paths)| !session.built || !paths.is_empty())
+                .map(|(session, paths)| session.build(paths, &inputs))
+                .collect();
+            if let Some(error) = inputs.lock().expect("no panics while locked").failure.take() {
+                return Err(error);
+            }
+            for build in builds {
+                report(&build?);
+            }
+            after_round();
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let first = loop {
+            match events.recv_timeout(Duration::from_millis(50)) {
+                Ok(path) => break path,
+                Err(RecvTimeoutError::Timeout) if INTERRUPTED.load(Ordering::SeqCst) => return Ok(()),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        };
+        batch = vec![first];
+        while let Ok(path) = events.recv_timeout(debounce) {
+            batch.push(path);
+        }
+        batch.sort();
+        batch.dedup();
+    }
+}
+
+/// A watcher sending the paths of every creation, modification and removal to `sender`.
+fn watcher(sender: mpsc::Sender<PathBuf>) -> io::Result<RecommendedWatcher> {
+    notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
         if let Ok(event) = result
             && matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_))
         {
@@ -67,80 +166,94 @@ pub fn watch(options: &BuildOptions, debounce: Duration, mut report: impl FnMut(
             }
         }
     })
-    .map_err(io::Error::other)?;
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut session = Session {
-        options,
-        workspace: Workspace::new(
-            Database::with_query_log(log.clone()).with_cache(options.cache.clone()),
-            options.root.clone(),
-        ),
-        watches: Watches { watcher, dirs: BTreeSet::new(), failure: None },
-        exclude: vec![options.out_dir.clone()],
-        log,
-    };
+    .map_err(io::Error::other)
+}
 
-    session.build(&[], &mut report)?;
-    loop {
-        let first = match events.recv_timeout(Duration::from_millis(50)) {
-            Ok(path) => path,
-            Err(RecvTimeoutError::Timeout) if INTERRUPTED.load(Ordering::SeqCst) => return Ok(()),
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
-        };
-        let mut batch = vec![first];
-        while let Ok(path) = events.recv_timeout(debounce) {
-            batch.push(path);
-        }
-        // The root's own events (its mode or times changed) say nothing about its entries.
-        batch.retain(|path| {
-            let excluded = session.exclude.iter().any(|e| path.starts_with(e));
-            let relative = path.strip_prefix(&options.root);
-            relative.is_ok_and(|relative| !relative.as_os_str().is_empty() && !is_ignored(relative, excluded))
-        });
-        batch.sort();
-        batch.dedup();
-        if !batch.is_empty() {
-            session.build(&batch, &mut report)?;
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Ok(());
+/// A workspace's project search, and the watches on the directories it lists outside the
+/// projects (inside them, the projects' own watches see a config file appear).
+struct Search<'a> {
+    find: Box<dyn Fn() -> Found + 'a>,
+    watches: Watches,
+}
+
+impl Search<'_> {
+    /// Searches, and watches where the search looked. A directory it had not watched yet
+    /// could have gained an entry between its listing and its watch: then it searches again.
+    fn run(&mut self) -> io::Result<Vec<BuildOptions>> {
+        loop {
+            let Found { projects, dirs } = (self.find)();
+            let outside: BTreeSet<PathBuf> =
+                dirs.into_iter().filter(|dir| !projects.iter().any(|p| dir.starts_with(&p.root))).collect();
+            // Stale watches go first: a renamed directory keeps its watch (see `forget_below`).
+            let stale: Vec<PathBuf> = self.watches.dirs.difference(&outside).cloned().collect();
+            self.watches.forget_below(&stale);
+            let watched = self.watches.dirs.len();
+            for dir in &outside {
+                self.watches.add(dir);
+            }
+            if let Some(error) = self.watches.failure.take() {
+                return Err(error);
+            }
+            if self.watches.dirs.len() == watched {
+                return Ok(projects);
+            }
         }
     }
 }
 
-/// The state a watch session keeps between builds.
-struct Session<'a> {
-    options: &'a BuildOptions,
+/// One project of a watch session: its database and inputs, kept between builds.
+struct Session {
+    options: BuildOptions,
+    /// Whether the project had its first build.
+    built: bool,
     workspace: Workspace,
-    watches: Watches,
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
 }
 
-impl Session<'_> {
-    /// Reads the project (all of it when `changed` is empty, else only `changed`), builds and
-    /// publishes it, and reports what happened.
-    fn build(&mut self, changed: &[PathBuf], report: &mut impl FnMut(WatchBuild<'_>)) -> io::Result<()> {
+impl Session {
+    fn new(options: BuildOptions) -> Self {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
+        let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
+        Session { options, built: false, workspace, exclude, log }
+    }
+
+    /// The paths of `batch` that can be this project's inputs. The root's own events (its
+    /// mode or times changed) say nothing about its entries.
+    fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
+        let root = &self.options.root;
+        let input = |path: &PathBuf| {
+            let excluded = self.exclude.iter().any(|e| path.starts_with(e));
+            path.strip_prefix(root)
+                .is_ok_and(|relative| !relative.as_os_str().is_empty() && !is_ignored(relative, excluded))
+        };
+        batch.iter().filter(|path| input(path)).cloned().collect()
+    }
+
+    /// Reads the project (all of it on its first build, else only `changed`), then builds
+    /// and publishes it. Every directory the reading lists is watched first.
+    fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> io::Result<WatchBuild<'_>> {
         let started = Instant::now();
         self.log.lock().expect("query log lock").clear();
         let settings = self.options.settings();
-        self.watches.forget_below(changed);
-        let watches = &mut self.watches;
-        let mut watch = |dir: &Path| watches.add(dir);
-        let project = if changed.is_empty() {
+        let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
+        let initial = !self.built;
+        let project = if initial {
             self.workspace.load(settings, &self.exclude, &mut watch)?
         } else {
             self.workspace.refresh(changed, settings, &self.exclude, &mut watch)?
         };
-        if let Some(error) = self.watches.failure.take() {
-            return Err(error);
-        }
-        let output = build::compile_and_publish(&self.workspace.db, project, self.options)?;
-        let changed = if changed.is_empty() { Vec::new() } else { self.workspace.changed().to_vec() };
-        let queries_executed = self.log.lock().expect("query log lock").len();
-        report(WatchBuild { output: &output, changed, queries_executed, elapsed: started.elapsed() });
-        Ok(())
+        self.built = true;
+        let output = build::compile_and_publish(&self.workspace.db, project, &self.options)?;
+        Ok(WatchBuild {
+            options: &self.options,
+            output,
+            initial,
+            changed: if initial { Vec::new() } else { self.workspace.changed().to_vec() },
+            queries_executed: self.log.lock().expect("query log lock").len(),
+            elapsed: started.elapsed(),
+        })
     }
 }
 
@@ -154,6 +267,10 @@ struct Watches {
 }
 
 impl Watches {
+    fn new(watcher: RecommendedWatcher) -> Self {
+        Watches { watcher, dirs: BTreeSet::new(), failure: None }
+    }
+
     fn add(&mut self, dir: &Path) {
         if self.failure.is_some() || self.dirs.contains(dir) {
             return;

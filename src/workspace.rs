@@ -32,7 +32,7 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
     }
     let memo_dir = memo_path.parent().expect("the memo has a parent");
     let had_memo_dir = memo_dir.is_dir();
-    let (roots, seen) = walk(dir);
+    let Walk { roots, seen, .. } = walk(dir);
     if !had_memo_dir {
         // Creating the folder changes `dir` itself, after the walk saw it: the memo is saved
         // by the next discovery. Nothing is created where no project was found.
@@ -76,8 +76,30 @@ const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 /// What makes an ancestor a repository, whose ignore files then apply.
 const REPOSITORY_MARKERS: [&str; 2] = [".git", ".jj"];
 
-/// The roots below `dir`, and what they were found from (`None` when a path is not UTF-8).
-fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
+/// What a search below a directory found.
+struct Walk {
+    roots: Vec<PathBuf>,
+    /// What they were found from (`None` when a path is not UTF-8 or not stat-able).
+    seen: Option<Vec<FileState>>,
+    /// Every directory the walk listed.
+    dirs: Vec<PathBuf>,
+}
+
+/// The project roots below `dir` (as [`discover`] finds them, without its memo) and every
+/// directory the search listed: where a project can appear (watch mode watches them).
+pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let Walk { roots, dirs, .. } = walk(dir);
+    (roots, dirs)
+}
+
+/// Whether a change at `path` can change what a search finds, given the projects at
+/// `roots`: a config or ignore file anywhere, or anything outside every project.
+pub fn changes_search(path: &Path, roots: &[&Path]) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    CONFIG_FILE_NAMES.contains(&&*name) || IGNORE_FILES.contains(&&*name) || !roots.iter().any(|r| path.starts_with(r))
+}
+
+fn walk(dir: &Path) -> Walk {
     let artifacts = Arc::new(Mutex::new(Vec::new()));
     let found_artifacts = artifacts.clone();
     let walker = ignore::WalkBuilder::new(dir)
@@ -98,7 +120,7 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
             !is_artifact
         })
         .build();
-    let mut roots = Vec::new();
+    let (mut roots, mut dirs) = (Vec::new(), Vec::new());
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
     for entry in walker {
         // An unreadable directory may become readable: such a walk is not remembered.
@@ -108,7 +130,8 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
         };
         let Some(file_type) = entry.file_type() else { continue };
         if file_type.is_dir() {
-            // Yielded before it is listed, so this is the state the listing saw.
+            // Stat-ed just after its listing (the walker lists a directory before yielding
+            // it): a change in between is inside the memo's racy window, never trusted.
             match entry.metadata() {
                 Ok(metadata) => seen.add(entry.path(), |key| FileState::of(key, &metadata)),
                 Err(_) => seen.complete = false,
@@ -116,6 +139,7 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
             for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| file.exists()) {
                 seen.add(file, |key| FileState::probe(key, file));
             }
+            dirs.push(entry.into_path());
         } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
             roots.extend(entry.path().parent().map(Path::to_path_buf));
         }
@@ -136,7 +160,7 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, Option<Vec<FileState>>) {
     }
     roots.sort();
     roots.dedup();
-    (roots, seen.complete.then_some(seen.states))
+    Walk { roots, seen: seen.complete.then_some(seen.states), dirs }
 }
 
 /// States recorded by a walk of `dir`: below it by relative path, elsewhere by absolute path.
@@ -171,31 +195,27 @@ pub fn filter(roots: Vec<PathBuf>, base: &Path, filters: &[String]) -> Vec<PathB
 }
 
 /// The outcome of one project of a workspace build.
-pub struct ProjectBuild {
-    pub root: PathBuf,
+pub struct ProjectBuild<'a> {
+    pub options: &'a BuildOptions,
     pub output: std::io::Result<BuildOutput>,
     pub elapsed: Duration,
 }
 
-impl ProjectBuild {
+impl ProjectBuild<'_> {
     pub fn succeeded(&self) -> bool {
         self.output.as_ref().is_ok_and(|o| o.published.is_some())
     }
 }
 
-/// Builds every root with the options `options_for` gives it; `on_done` is called as each
-/// project finishes (from worker threads). Results come back in `roots` order.
-pub fn build_all(
-    roots: &[PathBuf],
-    options_for: impl Fn(&Path) -> BuildOptions + Sync,
-    on_done: impl Fn(&ProjectBuild) + Sync,
-) -> Vec<ProjectBuild> {
-    roots
+/// Builds every project; `on_done` is called as each one finishes (from worker threads).
+/// Results come back in `projects` order.
+pub fn build_all<'a>(projects: &'a [BuildOptions], on_done: impl Fn(&ProjectBuild) + Sync) -> Vec<ProjectBuild<'a>> {
+    projects
         .par_iter()
-        .map(|root| {
+        .map(|options| {
             let started = Instant::now();
-            let output = build::build(&options_for(root));
-            let result = ProjectBuild { root: root.clone(), output, elapsed: started.elapsed() };
+            let output = build::build(options);
+            let result = ProjectBuild { options, output, elapsed: started.elapsed() };
             on_done(&result);
             result
         })

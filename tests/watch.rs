@@ -4,22 +4,18 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::support::{self, artifact_files};
 
-/// `agent-bundle watch --json` in `dir`, and its build reports as they come.
-fn start_watch(dir: &Path) -> (Child, impl Fn() -> Value) {
-    let mut child = support::bin()
-        .args(["watch", "--json"])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+/// `agent-bundle <args>` (a watch session with `--json`) in `dir`, and its build reports as
+/// they come.
+fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
+    let mut child =
+        support::bin().args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let (lines, builds) = mpsc::channel::<Value>();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -27,7 +23,11 @@ fn start_watch(dir: &Path) -> (Child, impl Fn() -> Value) {
             let _ = lines.send(serde_json::from_str(&line.unwrap()).unwrap());
         }
     });
-    (child, move || builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s"))
+    (child, builds)
+}
+
+fn next_build(builds: &Receiver<Value>) -> Value {
+    builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
 
 fn interrupt(mut child: Child) {
@@ -40,7 +40,8 @@ fn interrupt(mut child: Child) {
 #[test]
 fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     let dir = support::example("policy");
-    let (child, next) = start_watch(dir.path());
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    let next = || next_build(&builds);
 
     let initial = next();
     assert_eq!(initial["ok"], true, "{initial:#}");
@@ -96,7 +97,8 @@ fn watch_watches_exactly_the_input_directories() {
         .filter_entry(|entry| !["node_modules", "target"].contains(&entry.file_name().to_str().unwrap()))
         .filter(|entry| entry.as_ref().unwrap().file_type().is_dir())
         .count();
-    let (child, next) = start_watch(dir.path());
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    let next = || next_build(&builds);
     assert_eq!(next()["ok"], true);
     assert_eq!(inotify_watches(child.id()), input_dirs, "one per input directory, none in node_modules or target");
     // An event of the root itself (its mode set) must not cost the session its watches.
@@ -128,5 +130,57 @@ fn watch_watches_exactly_the_input_directories() {
     }
     assert_eq!(removed, 2);
     assert_eq!(inotify_watches(child.id()), input_dirs);
+    interrupt(child);
+}
+
+#[test]
+fn a_workspace_watch_rebuilds_only_the_edited_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for name in ["policy", "guarded"] {
+        support::copy_tree(&support::repo().join("examples").join(name), &root.join("plugins").join(name));
+    }
+    let (child, builds) = start_watch(root, &["build", "--workspace", "--watch", "--json"]);
+    let next = || next_build(&builds);
+    let mut initial: Vec<(String, bool)> =
+        (0..2).map(|_| next()).map(|b| (b["project"].as_str().unwrap().to_owned(), b["ok"] == true)).collect();
+    initial.sort();
+    assert_eq!(initial, [("plugins/guarded".to_owned(), true), ("plugins/policy".to_owned(), true)]);
+    let policy_artifact = artifact_files(&root.join("plugins/policy/artifact"));
+
+    let audit = root.join("plugins/guarded/src/hooks/audit.ts");
+    let original = std::fs::read_to_string(&audit).unwrap();
+    std::fs::write(&audit, "export default (").unwrap();
+    let broken = next();
+    assert_eq!((broken["project"].as_str(), broken["ok"].as_bool()), (Some("plugins/guarded"), Some(false)));
+    assert_eq!(broken["diagnostics"][0]["file"], "src/hooks/audit.ts");
+
+    std::fs::write(&audit, original + "// edited\n").unwrap();
+    let fixed = next();
+    assert_eq!((fixed["project"].as_str(), fixed["ok"].as_bool()), (Some("plugins/guarded"), Some(true)));
+    assert_eq!(fixed["changed"], serde_json::json!(["src/hooks/audit.ts"]));
+    assert!(builds.recv_timeout(Duration::from_millis(300)).is_err(), "the other project did not build again");
+    // A touch of the other project's file changes no input: it rebuilds nothing it published.
+    let policy_config = root.join("plugins/policy/agent-bundle.config.ts");
+    std::fs::write(&policy_config, std::fs::read(&policy_config).unwrap()).unwrap();
+    let touched = next();
+    assert_eq!((touched["project"].as_str(), &touched["changed"]), (Some("plugins/policy"), &serde_json::json!([])));
+    assert_eq!(artifact_files(&root.join("plugins/policy/artifact")), policy_artifact);
+
+    // A project that appears is found and built; one that disappears is dropped.
+    support::copy_tree(&support::repo().join("examples/policy"), &root.join("packages/new/plugin"));
+    // (Caught mid-copy, its first build can fail; the rest of the copy builds it again.)
+    loop {
+        let build = next();
+        if build["project"] == "packages/new/plugin" && build["ok"] == true {
+            break;
+        }
+    }
+    assert!(root.join("packages/new/plugin/artifact/agent-bundle.manifest.json").is_file());
+    std::fs::remove_dir_all(root.join("plugins/policy")).unwrap();
+    std::fs::write(&audit, std::fs::read_to_string(&audit).unwrap() + "// again\n").unwrap();
+    // (A removal that straddles two batches can cost the removed project one failed build.)
+    while next()["project"] != "plugins/guarded" {}
+    assert!(builds.recv_timeout(Duration::from_millis(300)).is_err(), "no build of the removed project");
     interrupt(child);
 }

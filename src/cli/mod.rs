@@ -78,7 +78,7 @@ struct BuildArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Keep running: rebuild and republish on every change (same as `agent-bundle watch`).
-    #[arg(long, conflicts_with = "workspace")]
+    #[arg(long)]
     watch: bool,
     /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
     /// parallel; `.gitignore` is honoured. Each project publishes to its own `artifact/`.
@@ -294,23 +294,41 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
 }
 
 fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
+    if args.workspace.is_some() {
+        return workspace::watch(args);
+    }
     let options = args.source.build_options(args.out.as_deref())?;
-    let json = args.source.json;
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
-    crate::watch::watch(&options, crate::watch::DEFAULT_DEBOUNCE, |build| {
-        if json {
-            let mut value = report::build_json(&options, build.output, build.elapsed);
+    let cache = options.cache.clone();
+    run_watch(&args.source, crate::watch::Projects::One(options), &cache, |_| None)
+}
+
+/// Runs a watch session over `projects` until Ctrl-C, reporting every build (as a status
+/// line, or a JSON line with `--json`) under the name `name` gives its root, if any.
+fn run_watch(
+    source: &SourceArgs,
+    projects: crate::watch::Projects<'_>,
+    cache: &crate::cache::Cache,
+    name: impl Fn(&Path) -> Option<String>,
+) -> Result<bool, Failure> {
+    let report_build = |build: &crate::watch::WatchBuild<'_>| {
+        let project = name(&build.options.root);
+        if source.json {
+            let mut value = report::build_json(build.options, &build.output, build.elapsed);
             value["changed"] = serde_json::json!(build.changed);
             value["queriesExecuted"] = build.queries_executed.into();
+            if let Some(project) = project {
+                value["project"] = project.into();
+            }
             println!("{value}");
         } else {
             report::print_diagnostics(&build.output.compiled);
-            eprintln!("{}", report::watch_status(&build));
+            eprintln!("{}", report::watch_status(build, project.as_deref()));
         }
-        args.source.cache.keep_bounded(&options.cache);
-    })
-    .map_err(|e| Failure::Run(e.to_string()))?;
-    report::print_cache_warnings(&args.source.cache.finish(&options.cache));
+    };
+    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, report_build, || source.cache.keep_bounded(cache))
+        .map_err(|e| Failure::Run(e.to_string()))?;
+    report::print_cache_warnings(&source.cache.finish(cache));
     eprintln!("Stopped watching.");
     Ok(true)
 }

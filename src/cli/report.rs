@@ -78,12 +78,12 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     })
 }
 
-/// One status line per watch build: what changed, what was rebuilt and rewritten, how long.
-pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>) -> String {
+/// One status line per watch build: what changed, what was rebuilt and rewritten, how long;
+/// `project` names the project in a session of several.
+pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>, project: Option<&str>) -> String {
+    let tag = project.map_or_else(|| "[watch]".to_owned(), |project| format!("[watch] {project}:"));
     let trigger = match build.changed.as_slice() {
-        [] if build.queries_executed > 0 && build.output.published.as_ref().is_some_and(|s| s.unchanged == 0) => {
-            "initial build".to_owned()
-        }
+        _ if build.initial => "initial build".to_owned(),
         [] => "no input changed".to_owned(),
         [one] => format!("{one} changed"),
         [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
@@ -91,20 +91,20 @@ pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>) -> String {
     let ms = build.elapsed.as_millis();
     match &build.output.published {
         Some(stats) if !stats.changed() => {
-            format!("[watch] {trigger}: artifact unchanged ({} queries re-run, {ms} ms)", build.queries_executed)
+            format!("{tag} {trigger}: artifact unchanged ({} queries re-run, {ms} ms)", build.queries_executed)
         }
         Some(stats) => {
             let written: Vec<_> =
                 stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
             let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
             format!(
-                "[watch] {trigger}: published ({shown}{}; {} queries re-run, {ms} ms)",
+                "{tag} {trigger}: published ({shown}{}; {} queries re-run, {ms} ms)",
                 if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
                 build.queries_executed
             )
         }
         None => {
-            format!("[watch] {trigger}: build failed, the last good artifact is kept ({ms} ms)")
+            format!("{tag} {trigger}: build failed, the last good artifact is kept ({ms} ms)")
         }
     }
 }

@@ -1,67 +1,115 @@
-//! `agent-bundle build --workspace`: per-project results, a progress bar, a summary.
+//! `agent-bundle build --workspace`: per-project results, a progress bar, a summary; and
+//! `agent-bundle watch --workspace`.
 
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::{BuildArgs, Failure, report};
 use crate::build::BuildOptions;
-use crate::workspace::{build_all, discover, filter};
+use crate::cache::Cache;
+use crate::model::Target;
+use crate::watch::{Found, Projects as Watched};
+use crate::workspace::{build_all, discover, filter, search};
+
+/// The projects `--workspace` and `--filter` select, over one cache: a module shared by
+/// two plugins is compiled once.
+struct Projects {
+    base: PathBuf,
+    filters: Vec<String>,
+    targets: Option<Vec<Target>>,
+    cache: Arc<Cache>,
+    /// One per project root, sorted.
+    options: Vec<BuildOptions>,
+}
+
+impl Projects {
+    fn select(args: &BuildArgs) -> Result<Projects, Failure> {
+        let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
+        let base = cwd.join(args.workspace.as_deref().unwrap_or(Path::new(".")));
+        if !base.is_dir() {
+            return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
+        }
+        let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
+        let cache = args.source.cache.open()?;
+        let mut projects = Projects { base, filters: args.filter.clone(), targets, cache, options: Vec::new() };
+        projects.options = projects.options_for(discover(&projects.base));
+        if projects.options.is_empty() {
+            return Err(Failure::Run(format!("no agent-bundle projects found below {}", projects.base.display())));
+        }
+        Ok(projects)
+    }
+
+    /// The options of the `roots` that `--filter` keeps. Each project counts its own cache
+    /// use (for its report) besides the run's totals.
+    fn options_for(&self, roots: Vec<PathBuf>) -> Vec<BuildOptions> {
+        let roots = filter(roots, &self.base, &self.filters);
+        let options = |root: PathBuf| BuildOptions {
+            out_dir: root.join("artifact"),
+            root,
+            config: None,
+            targets: self.targets.clone(),
+            cache: Arc::new(self.cache.scoped()),
+        };
+        roots.into_iter().map(options).collect()
+    }
+
+    /// A project's path relative to the workspace directory.
+    fn name(&self, root: &Path) -> String {
+        root.strip_prefix(&self.base).unwrap_or(root).display().to_string()
+    }
+}
+
+/// `watch --workspace`: every selected project in one session, including those that appear
+/// while it runs.
+pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
+    let projects = Projects::select(&args)?;
+    eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&projects.base));
+    let find = || {
+        let (roots, dirs) = search(&projects.base);
+        Found { projects: projects.options_for(roots), dirs }
+    };
+    let name = |root: &Path| Some(projects.name(root));
+    super::run_watch(&args.source, Watched::Found(Box::new(find)), &projects.cache, name)
+}
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
-    let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
-    let base = cwd.join(args.workspace.as_deref().unwrap_or(std::path::Path::new(".")));
-    if !base.is_dir() {
-        return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
-    }
-    let roots = filter(discover(&base), &base, &args.filter);
-    if roots.is_empty() {
-        return Err(Failure::Run(format!("no agent-bundle projects found below {}", base.display())));
-    }
-    let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
-    // One cache for every project: a module shared by two plugins is compiled once.
-    let cache = args.source.cache.open()?;
-    let options_for = |root: &std::path::Path| BuildOptions {
-        root: root.to_path_buf(),
-        config: None,
-        targets: targets.clone(),
-        out_dir: root.join("artifact"),
-        // Counted per project (for its report) and in the run's totals.
-        cache: Arc::new(cache.scoped()),
-    };
+    let projects = Projects::select(&args)?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
-        let bar = indicatif::ProgressBar::new(roots.len() as u64);
+        let bar = indicatif::ProgressBar::new(projects.options.len() as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}").expect("a valid template"),
         );
         bar
     });
     let started = Instant::now();
-    let results = build_all(&roots, options_for, |done| {
+    let results = build_all(&projects.options, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
-            bar.set_message(done.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            bar.set_message(
+                done.options.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            );
         }
     });
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
     let elapsed = started.elapsed();
-    let warnings = args.source.cache.finish(&cache);
+    let warnings = args.source.cache.finish(&projects.cache);
     report::print_cache_warnings(&warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
-    let relative = |root: &std::path::Path| root.strip_prefix(&base).unwrap_or(root).display().to_string();
     if args.source.json {
         let projects: Vec<_> = results
             .iter()
             .map(|result| match &result.output {
                 Ok(output) => {
-                    let mut value = report::build_json(&options_for(&result.root), output, result.elapsed);
-                    value["project"] = relative(&result.root).into();
+                    let mut value = report::build_json(result.options, output, result.elapsed);
+                    value["project"] = projects.name(&result.options.root).into();
                     value
                 }
                 Err(error) => {
-                    serde_json::json!({ "project": relative(&result.root), "ok": false, "error": error.to_string() })
+                    serde_json::json!({ "project": projects.name(&result.options.root), "ok": false, "error": error.to_string() })
                 }
             })
             .collect();
@@ -76,7 +124,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         // before each failure's diagnostics so they stay under their line on a terminal.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for result in &results {
-            let name = relative(&result.root);
+            let name = projects.name(&result.options.root);
             let ms = result.elapsed.as_millis();
             let _ = match &result.output {
                 Ok(output) => match &output.published {

@@ -25,21 +25,16 @@ impl S3rver {
     /// `agent-bundle build --json --remote-cache s3://cache/ci <args>` in `dir`, signing with
     /// `secret` (and the session token, if any); the report and stderr.
     fn build(&self, dir: &Path, secret: &str, session_token: Option<&str>, args: &[&str]) -> (Value, String) {
-        let mut command = support::bin();
-        for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_")) {
-            command.env_remove(name);
-        }
-        command
-            .env("AWS_ENDPOINT_URL_S3", format!("http://127.0.0.1:{}", self.daemon.port))
-            .env("AWS_ACCESS_KEY_ID", "S3RVER")
-            .env("AWS_SECRET_ACCESS_KEY", secret);
-        if let Some(token) = session_token {
-            command.env("AWS_SESSION_TOKEN", token);
-        }
-        let output =
-            command.args(["build", "--json", "--remote-cache", REMOTE]).args(args).current_dir(dir).output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-        (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
+        let endpoint = format!("http://127.0.0.1:{}", self.daemon.port);
+        let mut env = vec![("AWS_ENDPOINT_URL_S3", endpoint.as_str()), ("AWS_ACCESS_KEY_ID", "S3RVER")];
+        env.push(("AWS_SECRET_ACCESS_KEY", secret));
+        env.extend(session_token.map(|token| ("AWS_SESSION_TOKEN", token)));
+        build_with(dir, &env, args)
+    }
+
+    /// The shared config file of an AWS profile `ci` that reaches this server.
+    fn config_file(&self) -> String {
+        format!("[profile ci]\nregion = eu-west-3\nendpoint_url = http://127.0.0.1:{}\n", self.daemon.port)
     }
 
     /// The bucket's objects under the prefix: key (`cas/<hex>`, `ac/<hex>`) → bytes.
@@ -54,6 +49,22 @@ impl S3rver {
             })
             .collect()
     }
+}
+
+/// `agent-bundle build --json --remote-cache s3://cache/ci <args>` in `dir` with exactly the
+/// AWS settings of `env` (none of this machine's variables or shared files); the report and
+/// stderr.
+fn build_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Value, String) {
+    let mut command = support::bin();
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_")) {
+        command.env_remove(name);
+    }
+    let nowhere = dir.join("no-aws-files");
+    command.env("AWS_SHARED_CREDENTIALS_FILE", &nowhere).env("AWS_CONFIG_FILE", &nowhere).envs(env.iter().copied());
+    let output =
+        command.args(["build", "--json", "--remote-cache", REMOTE]).args(args).current_dir(dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
 }
 
 fn work(report: &Value, key: &str) -> u64 {
@@ -116,6 +127,41 @@ fn a_wrong_secret_costs_one_warning_with_the_s3_error_code() {
     assert!(!warning.contains("not-the-secret"), "{warning}");
     assert!(stderr.is_empty(), "{stderr}");
     assert!(s3.objects().is_empty());
+}
+
+/// A developer's machine: endpoint, region and keys from the shared files' profile, none
+/// in the environment.
+#[test]
+fn the_shared_files_profile_signs_like_the_environment() {
+    let s3 = S3rver::start();
+    let aws = tempfile::tempdir().unwrap();
+    let (credentials, config) = (aws.path().join("credentials"), aws.path().join("config"));
+    fs::write(&credentials, "[ci]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n").unwrap();
+    fs::write(&config, s3.config_file()).unwrap();
+    let env = [
+        ("AWS_PROFILE", "ci"),
+        ("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
+        ("AWS_CONFIG_FILE", config.to_str().unwrap()),
+    ];
+    let first = support::example("policy");
+    let first_cache = tempfile::tempdir().unwrap();
+    let (cold, _) = build_with(first.path(), &env, &["--cache-dir", first_cache.path().to_str().unwrap()]);
+    assert_eq!(cold["work"]["cacheWarnings"], serde_json::json!([]), "every signed request was accepted");
+    assert!(!s3.objects().is_empty());
+    let second = support::example("policy");
+    let second_cache = tempfile::tempdir().unwrap();
+    let (warm, _) = build_with(second.path(), &env, &["--cache-dir", second_cache.path().to_str().unwrap()]);
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
+
+    // A profile that would run something for its keys is named in the one warning.
+    fs::write(&config, s3.config_file() + "sso_session = corp\n").unwrap();
+    fs::write(&credentials, "").unwrap();
+    let third = support::example("policy");
+    let third_cache = tempfile::tempdir().unwrap();
+    let (unsigned, _) = build_with(third.path(), &env, &["--cache-dir", third_cache.path().to_str().unwrap()]);
+    assert_eq!(unsigned["ok"], true);
+    let warnings = unsigned["work"]["cacheWarnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("sso_session")), "{warnings:?}");
 }
 
 #[test]

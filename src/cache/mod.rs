@@ -40,6 +40,7 @@
 //! for byte in `cache-format/SPEC.md`, with test vectors in `cache-format/vectors.json`
 //! that the unit tests read, so another tool can read and write the same cache.
 
+mod aws_profile;
 mod local;
 mod maintenance;
 mod record;
@@ -293,6 +294,11 @@ impl Cache {
         };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
         let cache = Cache::with(local, remote);
+        if let Some(warning) =
+            options.remote.as_ref().filter(|r| r.url.starts_with("s3://")).and_then(|r| r.s3.warning.clone())
+        {
+            cache.warn(warning);
+        }
         if let Some(remote) = cache.shared.remote.as_ref().filter(|remote| remote.sends_token_in_clear()) {
             cache.warn(format!(
                 "the remote cache token goes to {} unencrypted (http:// to another machine); prefer https://",

@@ -12,13 +12,16 @@
 //! (MinIO, R2, Garage, Ceph…; path-style addressing), else AWS itself at
 //! `https://BUCKET.s3.REGION.amazonaws.com` (virtual-hosted); `AWS_REGION` or
 //! `AWS_DEFAULT_REGION` (default `us-east-1`); `AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`. Without credentials requests go
-//! unsigned (a public bucket).
+//! `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`; and what the environment leaves
+//! unset from the profile of the shared files (`endpoint_url`, `region`, the keys).
+//! Without credentials requests go unsigned (a public bucket).
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use ring::{digest, hmac};
+
+use super::aws_profile::Profile;
 
 /// Where an `s3://` remote lives and how to sign for it; gathered from the environment by
 /// the CLI, given directly by tests.
@@ -30,18 +33,35 @@ pub struct S3Settings {
     pub access_key_id: Option<String>,
     pub secret_access_key: Option<String>,
     pub session_token: Option<String>,
+    /// Why requests go unsigned although a profile was asked for (one warning).
+    pub warning: Option<String>,
 }
 
 impl S3Settings {
-    /// The settings AWS tools read from the environment.
+    /// The settings AWS tools read: the environment, then the selected profile of the
+    /// shared files (`aws_profile`).
     pub fn from_env() -> S3Settings {
         let var = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        S3Settings::gather(&var, &|path| std::fs::read_to_string(path).ok())
+    }
+
+    fn gather(var: &dyn Fn(&str) -> Option<String>, read: &dyn Fn(&std::path::Path) -> Option<String>) -> S3Settings {
+        let profile = Profile::load(var, read);
+        // Keys come as a set, from the environment or else from the profile, never mixed.
+        let from_env = var("AWS_ACCESS_KEY_ID").is_some() || var("AWS_SECRET_ACCESS_KEY").is_some();
+        let key = |variable: &str, setting: &str| if from_env { var(variable) } else { profile.get(setting) };
+        let access_key_id = key("AWS_ACCESS_KEY_ID", "aws_access_key_id");
+        let secret_access_key = key("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key");
+        let unsigned = access_key_id.is_none() && secret_access_key.is_none();
         S3Settings {
-            endpoint: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
-            region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")),
-            access_key_id: var("AWS_ACCESS_KEY_ID"),
-            secret_access_key: var("AWS_SECRET_ACCESS_KEY"),
-            session_token: var("AWS_SESSION_TOKEN"),
+            endpoint: var("AWS_ENDPOINT_URL_S3")
+                .or_else(|| var("AWS_ENDPOINT_URL"))
+                .or_else(|| profile.get("endpoint_url")),
+            region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")).or_else(|| profile.get("region")),
+            session_token: key("AWS_SESSION_TOKEN", "aws_session_token"),
+            access_key_id,
+            secret_access_key,
+            warning: if unsigned { profile.unsigned_because() } else { None },
         }
     }
 }
@@ -54,6 +74,7 @@ impl std::fmt::Debug for S3Settings {
             .field("access_key_id", &self.access_key_id)
             .field("secret_access_key", &self.secret_access_key.as_ref().map(|_| "<redacted>"))
             .field("session_token", &self.session_token.as_ref().map(|_| "<redacted>"))
+            .field("warning", &self.warning)
             .finish()
     }
 }
@@ -122,6 +143,13 @@ pub(super) fn resolve(
         path.push_str(segment);
     }
     let host = host_header(&origin);
+    // Both travel in headers (`Authorization`, `x-amz-security-token`); the secret never does.
+    let headers = [("access key id", &settings.access_key_id), ("session token", &settings.session_token)];
+    if let Some((what, _)) =
+        headers.iter().find(|(_, v)| v.as_ref().is_some_and(|v| !v.bytes().all(|b| b.is_ascii_graphic())))
+    {
+        return Err(format!("the AWS {what} holds characters a request header cannot carry"));
+    }
     let signer = match (&settings.access_key_id, &settings.secret_access_key) {
         (Some(id), Some(secret)) => Some(Signer {
             region,
@@ -130,8 +158,8 @@ pub(super) fn resolve(
             session_token: settings.session_token.clone(),
         }),
         (None, None) => None,
-        (Some(_), None) => return Err("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not".into()),
-        (None, Some(_)) => return Err("AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not".into()),
+        (Some(_), None) => return Err("an AWS access key id without its secret access key".into()),
+        (None, Some(_)) => return Err("an AWS secret access key without its access key id".into()),
     };
     Ok(Bucket { base: format!("{origin}{path}"), host, path, loopback, signer })
 }
@@ -382,6 +410,49 @@ mod tests {
         assert_eq!(bucket.path, "/s3/cache");
     }
 
+    fn gathered(env: &[(&str, &str)]) -> S3Settings {
+        let credentials = "[default]\naws_access_key_id = AKIFILE\naws_secret_access_key = file-secret\n\
+                           [sso]\nsso_session = corp\n";
+        let config = "[default]\nregion = eu-west-1\nendpoint_url = http://127.0.0.1:9000\n";
+        let env: std::collections::BTreeMap<&str, &str> =
+            [("HOME", "/h")].into_iter().chain(env.iter().copied()).collect();
+        let read = |path: &std::path::Path| match path.to_str()? {
+            "/h/.aws/credentials" => Some(credentials.to_owned()),
+            "/h/.aws/config" => Some(config.to_owned()),
+            _ => None,
+        };
+        S3Settings::gather(&|name| env.get(name).map(|v| (*v).to_owned()), &read)
+    }
+
+    #[test]
+    fn the_environment_wins_over_the_shared_files_and_keys_are_never_mixed() {
+        let files = gathered(&[]);
+        assert_eq!(
+            (files.access_key_id.as_deref(), files.secret_access_key.as_deref()),
+            (Some("AKIFILE"), Some("file-secret"))
+        );
+        assert_eq!(
+            (files.region.as_deref(), files.endpoint.as_deref()),
+            (Some("eu-west-1"), Some("http://127.0.0.1:9000"))
+        );
+        assert!(files.warning.is_none());
+
+        let env = gathered(&[
+            ("AWS_ACCESS_KEY_ID", "AKIENV"),
+            ("AWS_SECRET_ACCESS_KEY", "env"),
+            ("AWS_REGION", "ap-south-1"),
+        ]);
+        assert_eq!((env.access_key_id.as_deref(), env.region.as_deref()), (Some("AKIENV"), Some("ap-south-1")));
+        let half = gathered(&[("AWS_ACCESS_KEY_ID", "AKIENV")]);
+        assert_eq!((half.access_key_id.as_deref(), half.secret_access_key.as_deref()), (Some("AKIENV"), None));
+
+        let sso = gathered(&[("AWS_PROFILE", "sso")]);
+        assert!(sso.access_key_id.is_none() && sso.warning.unwrap().contains("sso_session"));
+        let env_over_sso =
+            gathered(&[("AWS_PROFILE", "sso"), ("AWS_ACCESS_KEY_ID", "A"), ("AWS_SECRET_ACCESS_KEY", "S")]);
+        assert!(env_over_sso.warning.is_none(), "the environment's keys sign");
+    }
+
     #[test]
     fn bad_urls_and_half_credentials_are_refused() {
         let none = S3Settings::default();
@@ -390,11 +461,18 @@ mod tests {
         }
         let region = S3Settings { region: Some("us-east-1/../x".into()), ..S3Settings::default() };
         assert!(resolved("s3://b", &region).is_err());
-        let half = S3Settings { access_key_id: Some("id".into()), ..S3Settings::default() };
+        let pasted = S3Settings {
+            access_key_id: Some("id".into()),
+            secret_access_key: Some("secret".into()),
+            session_token: Some("token\n".into()),
+            ..S3Settings::default()
+        };
         assert_eq!(
-            resolved("s3://b", &half).err().unwrap(),
-            "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+            resolved("s3://b", &pasted).err().unwrap(),
+            "the AWS session token holds characters a request header cannot carry"
         );
+        let half = S3Settings { access_key_id: Some("id".into()), ..S3Settings::default() };
+        assert_eq!(resolved("s3://b", &half).err().unwrap(), "an AWS access key id without its secret access key");
         let endpoint_error =
             resolve("s3://b", &S3Settings { endpoint: Some("ftp://x".into()), ..none }, |_| Err("no".into()));
         assert_eq!(endpoint_error.err().unwrap(), "no");

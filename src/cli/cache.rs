@@ -28,7 +28,8 @@ pub(super) struct CacheArgs {
     bounded_bytes: Cell<u64>,
     /// Share the cache over HTTP or HTTPS (GET/PUT/HEAD on <URL>/cas/<hash> and <URL>/ac/<key>),
     /// or in an S3 bucket with s3://BUCKET[/PREFIX] (endpoint, region and credentials from
-    /// the AWS_* environment variables).
+    /// the AWS_* environment variables, else the AWS_PROFILE of ~/.aws/credentials and
+    /// ~/.aws/config).
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
     remote_cache: Option<String>,
     /// Only read from the remote cache, never upload (for untrusted CI jobs).

@@ -172,7 +172,7 @@ fn cache_stats_verify_and_gc() {
 }
 
 /// The bytes of a cache directory's entries, as `cache stats` counts them.
-fn cache_bytes(cache: &Path) -> u64 {
+pub(crate) fn cache_bytes(cache: &Path) -> u64 {
     let stats = support::run(cache, &["cache", "stats", "--cache-dir", cache.to_str().unwrap(), "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     stats["objectBytes"].as_u64().unwrap() + stats["actionBytes"].as_u64().unwrap()

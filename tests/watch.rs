@@ -184,3 +184,20 @@ fn a_workspace_watch_rebuilds_only_the_edited_project() {
     assert!(builds.recv_timeout(Duration::from_millis(300)).is_err(), "no build of the removed project");
     interrupt(child);
 }
+
+#[test]
+fn a_watch_session_keeps_the_cache_within_its_bound_after_every_round() {
+    let dir = support::example("policy");
+    let cache = tempfile::tempdir().unwrap();
+    let (bound, cache_dir) = (60_000, cache.path().to_str().unwrap());
+    let args = ["watch", "--json", "--cache-dir", cache_dir, "--cache-max-size", "60000"];
+    let (child, builds) = start_watch(dir.path(), &args);
+    assert_eq!(next_build(&builds)["ok"], true);
+    // The first build writes more than the bound; the session collects it without exiting.
+    let started = std::time::Instant::now();
+    while crate::cache::cache_bytes(cache.path()) > bound {
+        assert!(started.elapsed() < Duration::from_secs(20), "the running session never bounded its cache");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    interrupt(child);
+}

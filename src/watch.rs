@@ -289,8 +289,11 @@ impl Watches {
     /// watches again what still exists. Why before re-reading: a renamed directory keeps
     /// its inotify watch, so removing the old path's watch afterwards would drop the new one.
     fn forget_below(&mut self, changed: &[PathBuf]) {
-        let below: Vec<PathBuf> =
-            self.dirs.iter().filter(|dir| changed.iter().any(|path| dir.starts_with(path))).cloned().collect();
+        // Paths order by component, so a path's descendants follow it directly.
+        let mut below = Vec::new();
+        for path in changed {
+            below.extend(self.dirs.range(path.clone()..).take_while(|dir| dir.starts_with(path)).cloned());
+        }
         for dir in below {
             // Fails for a directory already gone (the kernel dropped its watch): nothing to do.
             let _ = self.watcher.unwatch(&dir);
@@ -307,4 +310,24 @@ fn watch_error(dir: &Path, error: &notify::Error) -> io::Error {
         _ => error.to_string(),
     };
     io::Error::other(format!("cannot watch {}: {why}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgetting_a_directory_forgets_exactly_what_lies_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = ["a", "a/b", "a/b/c", "a-b", "a.b", "ab", "b"];
+        let mut watches = Watches::new(notify::recommended_watcher(|_: notify::Result<notify::Event>| {}).unwrap());
+        for name in names {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+            watches.add(&dir.path().join(name));
+        }
+        assert_eq!(watches.dirs.len(), names.len());
+        watches.forget_below(&[dir.path().join("a"), dir.path().join("b/file")]);
+        let left: Vec<_> = watches.dirs.iter().map(|d| d.strip_prefix(dir.path()).unwrap().to_str().unwrap()).collect();
+        assert_eq!(left, ["a-b", "a.b", "ab", "b"]);
+    }
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, Metadata};
 use std::io::{self, Read};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -99,11 +99,6 @@ impl Workspace {
             }
         }
         Ok(self.sync(disk, settings))
-    }
-
-    /// The directories the last walk listed: where an input can appear.
-    pub fn listed_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.listed.iter().map(|key| if key.is_empty() { self.root.clone() } else { self.root.join(key) })
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -272,10 +267,14 @@ fn relative_key(root: &Path, path: &Path) -> Option<String> {
     path.strip_prefix(root).ok()?.to_str().map(|key| key.replace('\\', "/"))
 }
 
-/// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file.
+/// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file
+/// (a symbolic link is not followed: the walk never takes one for an input either).
 pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
-    let absent = |error: io::Error| if error.kind() == io::ErrorKind::NotFound { Ok(None) } else { Err(error) };
-    let mut file = match fs::File::open(path) {
+    let absent = |error: io::Error| {
+        let absent = error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ELOOP);
+        if absent { Ok(None) } else { Err(error) }
+    };
+    let mut file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
         Ok(file) => file,
         Err(error) => return absent(error),
     };
@@ -333,6 +332,7 @@ mod tests {
             "out/hooks/w.mjs",
         ]);
         fs::create_dir(dir.path().join("src/empty")).unwrap();
+        std::os::unix::fs::symlink("a.ts", dir.path().join("src/link.ts")).unwrap();
         let exclude = [dir.path().join("out")];
         let mut seen = Vec::new();
         let tree = walk_inputs(dir.path(), &exclude, &mut |path| {
@@ -371,8 +371,10 @@ mod tests {
         write("old/hooks/w.mjs");
         write("node_modules/pkg/index.js");
         write("src/new/deep/c.ts");
+        std::os::unix::fs::symlink("a.ts", root.join("src/link.ts")).unwrap();
         let mut watched = Vec::new();
-        let changed = ["old/hooks/w.mjs", "node_modules/pkg/index.js", "src/new"].map(|path| root.join(path));
+        let changed =
+            ["old/hooks/w.mjs", "node_modules/pkg/index.js", "src/link.ts", "src/new"].map(|path| root.join(path));
         let project =
             workspace.refresh(&changed, Settings::default(), &[], &mut |d| watched.push(d.to_owned())).unwrap();
         let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();

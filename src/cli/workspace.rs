@@ -10,12 +10,12 @@ use super::{BuildArgs, Failure, report};
 use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
-use crate::watch::{Found, Projects as Watched};
+use crate::watch::{Found, Projects};
 use crate::workspace::{build_all, discover, filter, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
-struct Projects {
+struct Selection {
     base: PathBuf,
     filters: Vec<String>,
     targets: Option<Vec<Target>>,
@@ -24,8 +24,8 @@ struct Projects {
     options: Vec<BuildOptions>,
 }
 
-impl Projects {
-    fn select(args: &BuildArgs) -> Result<Projects, Failure> {
+impl Selection {
+    fn new(args: &BuildArgs) -> Result<Selection, Failure> {
         let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
         let base = cwd.join(args.workspace.as_deref().unwrap_or(Path::new(".")));
         if !base.is_dir() {
@@ -33,12 +33,12 @@ impl Projects {
         }
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
         let cache = args.source.cache.open()?;
-        let mut projects = Projects { base, filters: args.filter.clone(), targets, cache, options: Vec::new() };
-        projects.options = projects.options_for(discover(&projects.base));
-        if projects.options.is_empty() {
-            return Err(Failure::Run(format!("no agent-bundle projects found below {}", projects.base.display())));
+        let mut selection = Selection { base, filters: args.filter.clone(), targets, cache, options: Vec::new() };
+        selection.options = selection.options_for(discover(&selection.base));
+        if selection.options.is_empty() {
+            return Err(Failure::Run(format!("no agent-bundle projects found below {}", selection.base.display())));
         }
-        Ok(projects)
+        Ok(selection)
     }
 
     /// The options of the `roots` that `--filter` keeps. Each project counts its own cache
@@ -64,27 +64,27 @@ impl Projects {
 /// `watch --workspace`: every selected project in one session, including those that appear
 /// while it runs.
 pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
-    let projects = Projects::select(&args)?;
-    eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&projects.base));
+    let selection = Selection::new(&args)?;
+    eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&selection.base));
     let find = || {
-        let (roots, dirs) = search(&projects.base);
-        Found { projects: projects.options_for(roots), dirs }
+        let (roots, dirs) = search(&selection.base);
+        Found { projects: selection.options_for(roots), dirs }
     };
-    let name = |root: &Path| Some(projects.name(root));
-    super::run_watch(&args.source, Watched::Found(Box::new(find)), &projects.cache, name)
+    let name = |root: &Path| Some(selection.name(root));
+    super::run_watch(&args.source, Projects::Found(Box::new(find)), &selection.cache, name)
 }
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
-    let projects = Projects::select(&args)?;
+    let selection = Selection::new(&args)?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
-        let bar = indicatif::ProgressBar::new(projects.options.len() as u64);
+        let bar = indicatif::ProgressBar::new(selection.options.len() as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}").expect("a valid template"),
         );
         bar
     });
     let started = Instant::now();
-    let results = build_all(&projects.options, |done| {
+    let results = build_all(&selection.options, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
             bar.set_message(
@@ -96,7 +96,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar.finish_and_clear();
     }
     let elapsed = started.elapsed();
-    let warnings = args.source.cache.finish(&projects.cache);
+    let warnings = args.source.cache.finish(&selection.cache);
     report::print_cache_warnings(&warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
     if args.source.json {
@@ -105,11 +105,11 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             .map(|result| match &result.output {
                 Ok(output) => {
                     let mut value = report::build_json(result.options, output, result.elapsed);
-                    value["project"] = projects.name(&result.options.root).into();
+                    value["project"] = selection.name(&result.options.root).into();
                     value
                 }
                 Err(error) => {
-                    serde_json::json!({ "project": projects.name(&result.options.root), "ok": false, "error": error.to_string() })
+                    serde_json::json!({ "project": selection.name(&result.options.root), "ok": false, "error": error.to_string() })
                 }
             })
             .collect();
@@ -124,7 +124,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         // before each failure's diagnostics so they stay under their line on a terminal.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for result in &results {
-            let name = projects.name(&result.options.root);
+            let name = selection.name(&result.options.root);
             let ms = result.elapsed.as_millis();
             let _ = match &result.output {
                 Ok(output) => match &output.published {

@@ -36,10 +36,11 @@ impl Profile {
         let files = [file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"), file("AWS_CONFIG_FILE", ".aws/config")];
         let named = var("AWS_PROFILE");
         let name = named.clone().unwrap_or_else(|| "default".to_owned());
-        let config_sections = if name == "default" { vec!["default".to_owned()] } else { Vec::new() };
-        let config_sections = [config_sections, vec![format!("profile {name}")]].concat();
+        // The config file calls a profile `[profile NAME]`, and the default one also `[default]`.
+        let config_sections = [(name == "default").then(|| "default".to_owned()), Some(format!("profile {name}"))];
         let text = |file: &Option<PathBuf>| file.as_deref().and_then(read);
-        let from_config = text(&files[1]).and_then(|text| config_sections.iter().find_map(|s| section(&text, s)));
+        let from_config =
+            text(&files[1]).and_then(|text| config_sections.iter().flatten().find_map(|s| section(&text, s)));
         let from_credentials = text(&files[0]).and_then(|text| section(&text, &name));
         let values = match (from_config, from_credentials) {
             (None, None) => None,
@@ -59,10 +60,7 @@ impl Profile {
         let Some(values) = &self.values else {
             let files: Vec<String> = self.files.iter().flatten().map(|f| f.display().to_string()).collect();
             return self.named.then(|| {
-                format!(
-                    "AWS profile {name} is in neither {}: requests to the S3 remote go unsigned",
-                    files.join(" nor ")
-                )
+                format!("AWS profile {name} is not in {}: requests to the S3 remote go unsigned", files.join(" or "))
             });
         };
         let source = CREDENTIAL_SOURCES.iter().find(|key| values.contains_key(**key))?;

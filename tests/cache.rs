@@ -162,13 +162,19 @@ fn cache_stats_verify_and_gc() {
     let mut bytes = fs::read(object).unwrap();
     bytes[0] ^= 1;
     fs::write(object, bytes).unwrap();
-    let verify = support::run(dir.path(), &["cache", "verify", "--cache-dir", cache_dir]);
+    let verify = support::run(dir.path(), &["cache", "verify", "--cache-dir", cache_dir, "--json"]);
     assert_eq!(verify.status.code(), Some(1));
     assert!(!object.exists(), "the corrupt entry is removed");
+    let verify: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(verify["corrupt"], serde_json::json!([object.display().to_string()]));
+    let entries = stats["objects"].as_u64().unwrap() + stats["actions"].as_u64().unwrap();
+    assert_eq!(verify["checked"], entries);
 
-    let gc = support::run(dir.path(), &["cache", "gc", "--cache-dir", cache_dir, "--max-size", "0"]);
+    let gc = support::run(dir.path(), &["cache", "gc", "--cache-dir", cache_dir, "--max-size", "0", "--json"]);
     assert_eq!(gc.status.code(), Some(0));
     assert!(cache_files(cache.path(), "cas").is_empty() && cache_files(cache.path(), "ac").is_empty());
+    let gc: Value = serde_json::from_slice(&gc.stdout).unwrap();
+    assert_eq!((gc["removedEntries"].as_u64(), gc["keptEntries"].as_u64()), (Some(entries - 1), Some(0)));
 }
 
 /// The bytes of a cache directory's entries, as `cache stats` counts them.

@@ -113,11 +113,15 @@ pub(super) enum CacheCommand {
         /// Drop entries not used for this long, e.g. 30d, 12h, 45m.
         #[arg(long, value_parser = parse_age)]
         max_age: Option<Duration>,
+        #[arg(long)]
+        json: bool,
     },
     /// Re-hash every entry; corrupt ones are removed.
     Verify {
         #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
         cache_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -163,26 +167,41 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             }
             Ok(true)
         }
-        CacheCommand::Gc { cache_dir, max_size, max_age } => {
+        CacheCommand::Gc { cache_dir, max_size, max_age, json } => {
             if max_size.is_none() && max_age.is_none() {
                 return Err(Failure::Usage("give --max-size and/or --max-age".into()));
             }
             let dir = directory(cache_dir)?;
-            let report = cache::gc(&dir, &GcOptions { max_bytes: max_size, max_age }).map_err(io)?;
-            println!(
-                "Removed {} entries ({} bytes); kept {} ({} bytes)",
-                report.removed_entries, report.removed_bytes, report.kept_entries, report.kept_bytes
-            );
+            let gc = cache::gc(&dir, &GcOptions { max_bytes: max_size, max_age }).map_err(io)?;
+            if json {
+                report::print_json(&serde_json::json!({
+                    "dir": dir.display().to_string(),
+                    "removedEntries": gc.removed_entries, "removedBytes": gc.removed_bytes,
+                    "keptEntries": gc.kept_entries, "keptBytes": gc.kept_bytes,
+                }));
+            } else {
+                println!(
+                    "Removed {} entries ({} bytes); kept {} ({} bytes)",
+                    gc.removed_entries, gc.removed_bytes, gc.kept_entries, gc.kept_bytes
+                );
+            }
             Ok(true)
         }
-        CacheCommand::Verify { cache_dir } => {
+        CacheCommand::Verify { cache_dir, json } => {
             let dir = directory(cache_dir)?;
-            let report = cache::verify(&dir).map_err(io)?;
-            for path in &report.corrupt {
-                eprintln!("removed corrupt entry {}", path.display());
+            let verified = cache::verify(&dir).map_err(io)?;
+            if json {
+                let corrupt: Vec<String> = verified.corrupt.iter().map(|path| path.display().to_string()).collect();
+                report::print_json(&serde_json::json!({
+                    "dir": dir.display().to_string(), "checked": verified.checked, "corrupt": corrupt,
+                }));
+            } else {
+                for path in &verified.corrupt {
+                    eprintln!("removed corrupt entry {}", path.display());
+                }
+                println!("Verified {} entries: {} corrupt (removed)", verified.checked, verified.corrupt.len());
             }
-            println!("Verified {} entries: {} corrupt (removed)", report.checked, report.corrupt.len());
-            Ok(report.corrupt.is_empty())
+            Ok(verified.corrupt.is_empty())
         }
     }
 }
@@ -196,7 +215,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 1 << 30,
         _ => return Err(format!("unknown size unit `{unit}` (use K, M or G)")),
     };
-    number.parse::<u64>().map(|n| n * multiplier).map_err(|_| format!("`{text}` is not a size"))
+    number.parse::<u64>().ok().and_then(|n| n.checked_mul(multiplier)).ok_or_else(|| format!("`{text}` is not a size"))
 }
 
 fn parse_age(text: &str) -> Result<Duration, String> {
@@ -208,7 +227,8 @@ fn parse_age(text: &str) -> Result<Duration, String> {
         "d" => 86400,
         _ => return Err(format!("unknown age unit `{unit}` (use s, m, h or d)")),
     };
-    number.parse::<u64>().map(|n| Duration::from_secs(n * seconds)).map_err(|_| format!("`{text}` is not an age"))
+    let seconds = number.parse::<u64>().ok().and_then(|n| n.checked_mul(seconds));
+    seconds.map(Duration::from_secs).ok_or_else(|| format!("`{text}` is not an age"))
 }
 
 #[cfg(test)]
@@ -222,5 +242,7 @@ mod tests {
         assert!(parse_size("5X").is_err());
         assert_eq!(parse_age("30d"), Ok(Duration::from_secs(30 * 86400)));
         assert!(parse_age("30").is_err());
+        assert!(parse_size("18446744073709551615G").is_err(), "too large is an error, not a wrap");
+        assert!(parse_age("18446744073709551615d").is_err());
     }
 }

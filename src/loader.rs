@@ -214,13 +214,15 @@ fn walk_dir(
     before_listing: BeforeListing,
     tree: &mut InputTree,
 ) -> io::Result<()> {
-    let metadata = fs::symlink_metadata(dir)?;
+    // The error names the directory (keeping its kind: a vanished one is skipped below).
+    let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", dir.display()));
+    let metadata = fs::symlink_metadata(dir).map_err(context)?;
     before_listing(dir);
-    let mut entries = fs::read_dir(dir)?.collect::<io::Result<Vec<_>>>()?;
+    let mut entries = fs::read_dir(dir).and_then(Iterator::collect::<io::Result<Vec<_>>>).map_err(context)?;
     entries.sort_unstable_by_key(fs::DirEntry::file_name);
     tree.listed.push((key.clone(), metadata));
     for entry in entries {
-        let (path, file_type) = (entry.path(), entry.file_type()?);
+        let (path, file_type) = (entry.path(), entry.file_type().map_err(context)?);
         let Some(name) = entry.file_name().to_str().map(|name| joined(&key, name)) else {
             tree.unnamed_dirs |= file_type.is_dir();
             continue;
@@ -355,6 +357,16 @@ mod tests {
         );
         let states: Vec<&str> = tree.dir_states().map(|(key, _)| key.as_str()).collect();
         assert_eq!(states, ["", "src", "src/empty", "src/lib", "old"], "a skipped artifact is a state too");
+    }
+
+    #[test]
+    fn a_walk_error_names_the_directory() {
+        let dir = tree(&["file"]);
+        let error = walk_inputs(&dir.path().join("file"), &[], &mut |_| {}).err().unwrap();
+        assert!(
+            error.to_string().starts_with(&format!("cannot list {}: ", dir.path().join("file").display())),
+            "{error}"
+        );
     }
 
     #[test]

@@ -80,14 +80,13 @@ pub struct Found {
 }
 
 /// Builds every project, then rebuilds each on every change to its inputs until Ctrl-C;
-/// `report` is called after each build, and `after_round` after each round of builds
-/// (the first one, then one per batch of events). Projects build in parallel, each in its
-/// own long-lived database.
+/// `report` is called after each round of builds (the first one, then one per batch of
+/// events) with its builds, in project order, and how long the round took. Projects build
+/// in parallel, each in its own long-lived database.
 pub fn watch(
     projects: Projects<'_>,
     debounce: Duration,
-    mut report: impl FnMut(&WatchBuild<'_>),
-    mut after_round: impl FnMut(),
+    mut report: impl FnMut(&[WatchBuild<'_>], Duration),
 ) -> io::Result<()> {
     install_interrupt_handler();
     let (sender, events) = mpsc::channel::<PathBuf>();
@@ -120,8 +119,9 @@ pub fn watch(
         }
         let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch)).collect();
         if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
+            let started = Instant::now();
             inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
-            let builds: Vec<_> = sessions
+            let builds: io::Result<Vec<_>> = sessions
                 .par_iter_mut()
                 .zip(&changed)
                 .filter(|(session, paths)| !session.built || !paths.is_empty())
@@ -130,10 +130,7 @@ pub fn watch(
             if let Some(error) = inputs.lock().expect("no panics while locked").failure.take() {
                 return Err(error);
             }
-            for build in builds {
-                report(&build?);
-            }
-            after_round();
+            report(&builds?, started.elapsed());
         }
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Ok(());

@@ -201,3 +201,30 @@ fn a_watch_session_keeps_the_cache_within_its_bound_after_every_round() {
     }
     interrupt(child);
 }
+
+#[test]
+fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["good", "broken"] {
+        support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join(name));
+    }
+    std::fs::write(dir.path().join("broken/src/hooks/stop.ts"), "export default (").unwrap();
+    let mut child = support::bin()
+        .args(["watch", "--workspace"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut before_summary, mut stderr) = (Vec::new(), BufReader::new(child.stderr.take().unwrap()).lines());
+    for line in stderr.by_ref().map(Result::unwrap) {
+        if line.starts_with("[watch] first builds") {
+            assert!(line.starts_with("[watch] first builds of 2 projects: 1 ok (1 published), 1 failed ("), "{line}");
+            break;
+        }
+        before_summary.push(line);
+    }
+    assert!(before_summary.iter().any(|line| line.starts_with("[watch] broken: initial build: build failed")));
+    assert!(!before_summary.iter().any(|line| line.starts_with("[watch] good:")), "{before_summary:#?}");
+    interrupt(child);
+}

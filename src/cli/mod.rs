@@ -304,29 +304,48 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
 }
 
 /// Runs a watch session over `projects` until Ctrl-C, reporting every build (as a status
-/// line, or a JSON line with `--json`) under the name `name` gives its root, if any.
+/// line, or a JSON line with `--json`) under the name `name` gives its root, if any. The
+/// first builds of several projects at once are one summary line, but for failures.
 fn run_watch(
     source: &SourceArgs,
     projects: crate::watch::Projects<'_>,
     cache: &crate::cache::Cache,
     name: impl Fn(&Path) -> Option<String>,
 ) -> Result<bool, Failure> {
-    let report_build = |build: &crate::watch::WatchBuild<'_>| {
-        let project = name(&build.options.root);
-        if source.json {
-            let mut value = report::build_json(build.options, &build.output, build.elapsed);
-            value["changed"] = serde_json::json!(build.changed);
-            value["queriesExecuted"] = build.queries_executed.into();
-            if let Some(project) = project {
-                value["project"] = project.into();
+    let report_round = |builds: &[crate::watch::WatchBuild<'_>], elapsed: std::time::Duration| {
+        let first_builds = builds.iter().filter(|build| build.initial).count();
+        let summarized = |build: &crate::watch::WatchBuild<'_>| {
+            !source.json && first_builds > 1 && build.initial && build.output.published.is_some()
+        };
+        for build in builds.iter().filter(|build| !summarized(build)) {
+            let project = name(&build.options.root);
+            if source.json {
+                let mut value = report::build_json(build.options, &build.output, build.elapsed);
+                value["changed"] = serde_json::json!(build.changed);
+                value["queriesExecuted"] = build.queries_executed.into();
+                if let Some(project) = project {
+                    value["project"] = project.into();
+                }
+                println!("{value}");
+            } else {
+                report::print_diagnostics(&build.output.compiled);
+                eprintln!("{}", report::watch_status(build, project.as_deref()));
             }
-            println!("{value}");
-        } else {
-            report::print_diagnostics(&build.output.compiled);
-            eprintln!("{}", report::watch_status(build, project.as_deref()));
         }
+        let ok = builds.iter().filter(|build| summarized(build)).count();
+        if ok > 0 {
+            let published =
+                builds.iter().filter(|b| summarized(b) && b.output.published.as_ref().is_some_and(|s| s.changed()));
+            let failed = first_builds - ok;
+            eprintln!(
+                "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {failed} failed ({} ms)",
+                published.count(),
+                elapsed.as_millis()
+            );
+        }
+        source.cache.keep_bounded(cache);
     };
-    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, report_build, || source.cache.keep_bounded(cache))
+    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, report_round)
         .map_err(|e| Failure::Run(e.to_string()))?;
     report::print_cache_warnings(&source.cache.finish(cache));
     eprintln!("Stopped watching.");

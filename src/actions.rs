@@ -118,6 +118,7 @@ fn describe(resolved: &Result<Resolved, ResolveFailure>) -> String {
         Ok(Resolved::Builtin(name)) => format!("builtin:{name}"),
         Err(ResolveFailure::Bare) => "bare".to_owned(),
         Err(ResolveFailure::NotFound) => "not-found".to_owned(),
+        Err(ResolveFailure::OutsideRoot) => "outside-root".to_owned(),
     }
 }
 

@@ -186,6 +186,21 @@ fn bare_npm_imports_are_a_build_error_in_the_handler() {
 }
 
 #[test]
+fn an_import_that_leaves_the_project_root_says_so() {
+    let handler = "import { log } from '../../../shared/log';\nexport default () => log;\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", &config("{ stop: './src/hooks/up.ts' }", "['claude']")),
+        ("src/hooks/up.ts", handler),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!((diagnostic["code"].as_str(), diagnostic["line"].as_u64()), (Some("AB4837"), Some(1)));
+    assert!(diagnostic["message"].as_str().unwrap().contains("leaves the project root"), "{diagnostic:#}");
+    assert!(diagnostic["help"].as_str().unwrap().contains("vendor a copy"), "{diagnostic:#}");
+}
+
+#[test]
 fn human_output_has_a_code_frame_and_help() {
     let dir = project(&[
         (

@@ -351,6 +351,20 @@ impl<'c> Linker<'c> {
                 ));
                 None
             }
+            Err(ResolveFailure::OutsideRoot) => {
+                self.chunk.diagnostics.push(
+                    BundleDiagnostic::error(
+                        BundleErrorKind::UnresolvedImport,
+                        span,
+                        format!("\"{specifier}\" leaves the project root: a project reads no file outside it"),
+                    )
+                    .with_help(
+                        "move the shared code inside the project (in a monorepo, vendor a copy into each plugin: \
+                         symbolic links are not followed), or ship it as a prebuilt handler",
+                    ),
+                );
+                None
+            }
         }
     }
 

@@ -18,6 +18,9 @@ pub enum ResolveFailure {
     Bare,
     /// A relative or absolute path that names no module.
     NotFound,
+    /// A relative path that climbs above the project root (or a virtual module's folder):
+    /// a project reads nothing outside its root.
+    OutsideRoot,
 }
 
 /// Prefix of the keys of virtual modules, which the tool itself provides.
@@ -106,7 +109,7 @@ const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
 /// - `aliases` maps exact specifiers to module keys; they win over everything else.
 /// - `node:*` and bare Node builtin names resolve to `Builtin("node:<name>")`.
 /// - Relative specifiers (`./`, `../`, `.`, `..`) are joined with the directory of
-///   `from_key` and normalized (leaving the project root is `NotFound`), then probed: the exact
+///   `from_key` and normalized (leaving the project root is `OutsideRoot`), then probed: the exact
 ///   path; for `.js`/`.jsx` the `.ts`/`.tsx` siblings, for `.mjs` the `.mts` one; the path plus
 ///   each extension; the path plus `/index` and each extension.
 /// - Other bare specifiers are `Bare`; absolute paths and URLs are `NotFound`.
@@ -160,7 +163,7 @@ fn resolve_relative(
             "" | "." => {}
             ".." => {
                 if segments.pop().is_none() {
-                    return Err(ResolveFailure::NotFound);
+                    return Err(ResolveFailure::OutsideRoot);
                 }
             }
             name => segments.push(name),
@@ -280,7 +283,7 @@ mod tests {
         assert_eq!(resolve("src/lib/dir/q.ts", "./././../x", &a, &exists), module("src/lib/x.ts"));
         assert_eq!(resolve("src/hooks/a.ts", "../..", &a, &exists), module("index.ts"));
         // Above the root, or missing.
-        assert_eq!(resolve("src/a.ts", "../../x", &a, &exists), Err(ResolveFailure::NotFound));
+        assert_eq!(resolve("src/a.ts", "../../x", &a, &exists), Err(ResolveFailure::OutsideRoot));
         assert_eq!(resolve("src/a.ts", "./missing", &a, &exists), Err(ResolveFailure::NotFound));
         assert_eq!(resolve("src/lib/x.ts", "./x.ts.ts", &a, &exists), Err(ResolveFailure::NotFound));
     }
@@ -295,7 +298,7 @@ mod tests {
         );
         assert_eq!(
             resolve("agent-bundle:runtime/hook.mjs", "../../src/a.ts", &a, &exists),
-            Err(ResolveFailure::NotFound)
+            Err(ResolveFailure::OutsideRoot)
         );
     }
 }

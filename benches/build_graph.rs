@@ -376,13 +376,15 @@ impl RemoteServer {
         (RemoteServer { label, root, pid_file, args: Vec::new(), env: Vec::new() }, port)
     }
 
-    /// nginx's WebDAV module, the plain HTTP remote.
-    fn nginx() -> Option<RemoteServer> {
+    /// nginx's WebDAV module, the plain HTTP remote: on loopback, or behind a proxy that
+    /// makes each request take `rtt` longer (a cache server in another network).
+    fn nginx(label: &'static str, rtt: Option<Duration>) -> Option<RemoteServer> {
         if Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_err() {
             println!("  remote cache (nginx): skipped (nginx is not installed: apt-get install -y nginx)");
             return None;
         }
-        let (mut server, port) = RemoteServer::start("nginx", "nginx-cache-server.sh", "nginx.pid");
+        let (mut server, port) = RemoteServer::start(label, "nginx-cache-server.sh", "nginx.pid");
+        let port = rtt.map_or(port, |rtt| latency_proxy(port, rtt));
         server.args = ["--remote-cache", &format!("http://127.0.0.1:{port}/cache"), "--remote-cache-token", "secret"]
             .map(str::to_owned)
             .to_vec();
@@ -414,10 +416,47 @@ impl Drop for RemoteServer {
     }
 }
 
-/// An empty local cache with a warm remote against a cold build, for each remote server
-/// this machine can run.
+/// Forwards a new loopback port to `port`, holding each message (a read after 2 ms of
+/// quiet) for half of `rtt` in each direction: a remote `rtt` away, bandwidth aside.
+fn latency_proxy(port: u16, rtt: Duration) -> u16 {
+    use std::net::{TcpListener, TcpStream};
+    fn pipe(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+        use std::io::{Read, Write};
+        let (mut buffer, mut last) = (vec![0; 1 << 16], None::<Instant>);
+        while let Ok(read @ 1..) = from.read(&mut buffer) {
+            if last.is_none_or(|last| last.elapsed() > Duration::from_millis(2)) {
+                std::thread::sleep(delay);
+            }
+            if to.write_all(&buffer[..read]).is_err() {
+                break;
+            }
+            last = Some(Instant::now());
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let _ = (client.set_nodelay(true), server.set_nodelay(true));
+            let (client_out, server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || pipe(client, server_out, rtt / 2));
+            std::thread::spawn(move || pipe(server, client_out, rtt / 2));
+        }
+    });
+    proxy_port
+}
+
+/// For each remote server this machine can run: a cold build that fills an empty remote,
+/// and an empty local cache with the warm remote, against a cold local build.
 fn remote_caches(repo: &Path, cold: Duration, runs: usize) {
-    for server in [RemoteServer::nginx(), RemoteServer::s3rver()].into_iter().flatten() {
+    let servers = [
+        RemoteServer::nginx("nginx", None),
+        RemoteServer::nginx("nginx, 10 ms away", Some(Duration::from_millis(10))),
+        RemoteServer::s3rver(),
+    ];
+    for server in servers.into_iter().flatten() {
         let with_cache = |cache: &Path| {
             let mut args = vec!["--cache-dir", cache.to_str().unwrap()];
             args.extend(server.args.iter().map(String::as_str));
@@ -425,7 +464,8 @@ fn remote_caches(repo: &Path, cold: Duration, runs: usize) {
         };
         clean_artifacts(repo);
         let seed_cache = tempfile::tempdir().unwrap();
-        with_cache(seed_cache.path());
+        let filling = time(|| with_cache(seed_cache.path()));
+        report(&format!("cold build filling an empty remote ({}) / cold", server.label), filling, cold, "once");
         let reference = artifacts(repo);
         let from_remote = best(runs, || {
             clean_artifacts(repo);

@@ -82,10 +82,11 @@ pub struct Found {
 /// Builds every project, then rebuilds each on every change to its inputs until Ctrl-C;
 /// `report` is called after each round of builds (the first one, then one per batch of
 /// events) with its builds, in project order, and how long the round took. Projects build
-/// in parallel, each in its own long-lived database.
+/// in parallel on `pool`, each in its own long-lived database.
 pub fn watch(
     projects: Projects<'_>,
     debounce: Duration,
+    pool: &rayon::ThreadPool,
     mut report: impl FnMut(&[WatchBuild<'_>], Duration),
 ) -> io::Result<()> {
     install_interrupt_handler();
@@ -121,12 +122,14 @@ pub fn watch(
         if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
             let started = Instant::now();
             inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
-            let builds: io::Result<Vec<_>> = sessions
-                .par_iter_mut()
-                .zip(&changed)
-                .filter(|(session, paths)| !session.built || !paths.is_empty())
-                .map(|(session, paths)| session.build(paths, &inputs))
-                .collect();
+            let builds: io::Result<Vec<_>> = pool.install(|| {
+                sessions
+                    .par_iter_mut()
+                    .zip(&changed)
+                    .filter(|(session, paths)| !session.built || !paths.is_empty())
+                    .map(|(session, paths)| session.build(paths, &inputs))
+                    .collect()
+            });
             if let Some(error) = inputs.lock().expect("no panics while locked").failure.take() {
                 return Err(error);
             }

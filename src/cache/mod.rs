@@ -338,6 +338,11 @@ impl Cache {
         }
     }
 
+    /// Whether a remote is configured: its lookups and uploads wait on the network.
+    pub fn has_remote(&self) -> bool {
+        self.shared.remote.is_some()
+    }
+
     /// Neither a local store nor a remote (`--no-cache`): lookups are not even counted.
     fn is_disabled(&self) -> bool {
         self.shared.local.is_none() && self.shared.remote.is_none()

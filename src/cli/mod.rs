@@ -345,8 +345,9 @@ fn run_watch(
         }
         source.cache.keep_bounded(cache);
     };
-    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, report_round)
-        .map_err(|e| Failure::Run(e.to_string()))?;
+    let run = |error: std::io::Error| Failure::Run(error.to_string());
+    let pool = crate::workspace::thread_pool(cache).map_err(run)?;
+    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, &pool, report_round).map_err(run)?;
     report::print_cache_warnings(&source.cache.finish(cache));
     eprintln!("Stopped watching.");
     Ok(true)

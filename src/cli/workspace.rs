@@ -11,7 +11,7 @@ use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
 use crate::watch::{Found, Projects};
-use crate::workspace::{build_all, discover, filter, search};
+use crate::workspace::{build_all, discover, filter, search, thread_pool};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -84,7 +84,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar
     });
     let started = Instant::now();
-    let results = build_all(&selection.options, |done| {
+    let pool = thread_pool(&selection.cache).map_err(|e| Failure::Run(e.to_string()))?;
+    let results = build_all(&selection.options, &pool, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
             bar.set_message(

@@ -220,6 +220,7 @@ fn bad_command_line_arguments_exit_with_2() {
     let dir = project(&[]);
     assert_eq!(support::run(dir.path(), &["build", "--target", "gemini"]).status.code(), Some(2));
     assert_eq!(support::run(dir.path(), &["frobnicate"]).status.code(), Some(2));
+    assert_eq!(support::run(dir.path(), &["build", "--jobs", "0"]).status.code(), Some(2));
     assert_eq!(support::run(dir.path(), &["--help"]).status.code(), Some(0));
 }
 

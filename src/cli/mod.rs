@@ -87,6 +87,10 @@ struct BuildArgs {
     /// With --workspace: only projects whose path contains this text (repeatable).
     #[arg(long, requires = "workspace")]
     filter: Vec<String>,
+    /// Threads to build on (default: one per core; with a remote cache 16 per core, 16 to
+    /// 64, since its requests wait on the network).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
 }
 
 #[derive(Args, Debug)]
@@ -238,7 +242,8 @@ impl SourceArgs {
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(args.out.as_deref())?;
     let started = Instant::now();
-    let output = build::build(&options).map_err(|e| Failure::Run(e.to_string()))?;
+    let pool = args.thread_pool(&options.cache)?;
+    let output = pool.install(|| build::build(&options)).map_err(|e| Failure::Run(e.to_string()))?;
     let warnings = args.source.cache.finish(&options.cache);
     let compiled = &output.compiled;
     let elapsed = started.elapsed();
@@ -299,8 +304,14 @@ fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
     }
     let options = args.source.build_options(args.out.as_deref())?;
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
-    let cache = options.cache.clone();
-    run_watch(&args.source, crate::watch::Projects::One(options), &cache, |_| None)
+    let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
+    run_watch(&args.source, crate::watch::Projects::One(options), &cache, &pool, |_| None)
+}
+
+impl BuildArgs {
+    fn thread_pool(&self, cache: &crate::cache::Cache) -> Result<rayon::ThreadPool, Failure> {
+        crate::workspace::thread_pool(cache, self.jobs.map(usize::from)).map_err(|e| Failure::Run(e.to_string()))
+    }
 }
 
 /// Runs a watch session over `projects` until Ctrl-C, reporting every build (as a status
@@ -310,6 +321,7 @@ fn run_watch(
     source: &SourceArgs,
     projects: crate::watch::Projects<'_>,
     cache: &crate::cache::Cache,
+    pool: &rayon::ThreadPool,
     name: impl Fn(&Path) -> Option<String>,
 ) -> Result<bool, Failure> {
     let report_round = |builds: &[crate::watch::WatchBuild<'_>], elapsed: std::time::Duration| {
@@ -345,9 +357,8 @@ fn run_watch(
         }
         source.cache.keep_bounded(cache);
     };
-    let run = |error: std::io::Error| Failure::Run(error.to_string());
-    let pool = crate::workspace::thread_pool(cache).map_err(run)?;
-    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, &pool, report_round).map_err(run)?;
+    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, pool, report_round)
+        .map_err(|e| Failure::Run(e.to_string()))?;
     report::print_cache_warnings(&source.cache.finish(cache));
     eprintln!("Stopped watching.");
     Ok(true)

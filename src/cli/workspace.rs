@@ -11,7 +11,7 @@ use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
 use crate::watch::{Found, Projects};
-use crate::workspace::{build_all, discover, filter, search, thread_pool};
+use crate::workspace::{build_all, discover, filter, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -71,7 +71,8 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         Found { projects: selection.options_for(roots), dirs }
     };
     let name = |root: &Path| Some(selection.name(root));
-    super::run_watch(&args.source, Projects::Found(Box::new(find)), &selection.cache, name)
+    let pool = args.thread_pool(&selection.cache)?;
+    super::run_watch(&args.source, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
 }
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
@@ -84,7 +85,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar
     });
     let started = Instant::now();
-    let pool = thread_pool(&selection.cache).map_err(|e| Failure::Run(e.to_string()))?;
+    let pool = args.thread_pool(&selection.cache)?;
     let results = build_all(&selection.options, &pool, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);

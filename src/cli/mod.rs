@@ -242,8 +242,13 @@ impl SourceArgs {
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(args.out.as_deref())?;
     let started = Instant::now();
-    let pool = args.thread_pool(&options.cache)?;
-    let output = pool.install(|| build::build(&options)).map_err(|e| Failure::Run(e.to_string()))?;
+    // A pool of its own only when asked for or needed: a no-op would pay for its threads.
+    let output = if args.jobs.is_some() || options.cache.has_remote() {
+        args.thread_pool(&options.cache)?.install(|| build::build(&options))
+    } else {
+        build::build(&options)
+    };
+    let output = output.map_err(|e| Failure::Run(e.to_string()))?;
     let warnings = args.source.cache.finish(&options.cache);
     let compiled = &output.compiled;
     let elapsed = started.elapsed();

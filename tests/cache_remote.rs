@@ -120,6 +120,7 @@ fn two_caches_share_one_remote() {
     for (key, record) in &actions {
         writer.put_action(key, record);
     }
+    writer.finish_uploads();
     assert_eq!(writer.take_warnings(), Vec::<String>::new());
     assert_eq!(writer.stats().remote_errors, 0);
     // The server holds the same bytes as the local store (one format, two transports).
@@ -181,12 +182,14 @@ fn a_read_only_cache_never_writes() {
     let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
     let shared = writer.put_object(b"shared");
     writer.put_action(&key("shared"), &record(&[("o", shared)]));
+    writer.finish_uploads();
     let before = nginx.snapshot();
     assert_eq!(before.len(), 2);
 
     let read_only = cache(dir_b.path(), &nginx.url(), Some(TOKEN), true);
     let own = read_only.put_object(b"only local");
     read_only.put_action(&key("own"), &record(&[("o", own)]));
+    read_only.finish_uploads();
     assert_eq!(nginx.snapshot(), before, "the store is unchanged");
     // It still reads from the remote, and stores locally what it makes and fetches.
     assert_eq!(read_only.get_action(&key("shared")), Some(record(&[("o", shared)])));
@@ -209,6 +212,7 @@ fn an_upload_without_the_token_is_refused_once_and_reads_go_on() {
     no_token.put_object(b"one");
     no_token.put_object(b"two");
     no_token.put_action(&key("k"), &ActionRecord::default());
+    no_token.finish_uploads();
     let warnings = no_token.take_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("401"), "{warnings:?}");
@@ -229,6 +233,7 @@ fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
     assert_eq!(cache.get_action(&key("a")), None);
     let object = cache.put_object(b"made locally");
     cache.put_action(&key("a"), &record(&[("o", object)]));
+    cache.finish_uploads();
     assert_eq!(cache.get_object(&Hash::of(b"elsewhere")), None);
     for i in 0..20 {
         cache.put_object(format!("object {i}").as_bytes());
@@ -258,6 +263,7 @@ fn a_failing_remote_5xx_costs_one_warning() {
     let a = cache.put_object(b"a");
     cache.put_object(b"b");
     cache.put_action(&key("k"), &record(&[("a", a)]));
+    cache.finish_uploads();
     let warnings = cache.take_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("500"), "{warnings:?}");
@@ -274,6 +280,7 @@ fn a_corrupt_remote_entry_is_rejected_never_served() {
     let object = writer.put_object(bytes);
     let truncated = writer.put_object(b"a longer object that the server will cut short");
     writer.put_action(&key("k"), &record(&[("o", object)]));
+    writer.finish_uploads();
 
     // Flip a byte of the object and of the record on the server; truncate another object.
     for (kind, hash) in [("cas", &object), ("ac", &key("k"))] {

@@ -69,6 +69,7 @@ impl CacheArgs {
     /// (every project up to date by its stamp) leaves the last record alone: it has no hit
     /// rate, and a no-op should write nothing.
     pub(super) fn finish(&self, cache: &Cache) -> Vec<String> {
+        cache.finish_uploads();
         let stats = cache.stats();
         if let Some(dir) = self.dir()
             && stats != cache::CacheStats::default()

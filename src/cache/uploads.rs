@@ -1,0 +1,107 @@
+//! Remote uploads off the build's threads: a few threads that run queued jobs, started by
+//! the first job, drained by [`Uploads::finish`].
+//!
+//! Why: an upload's answer changes nothing the build does next (a refused or failed one is
+//! a warning), so a build thread need not wait for it; with the remote 10 ms away, a
+//! single-project cold build spent half its time waiting for its action records' PUTs.
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::lock;
+
+/// Jobs queued before a build thread waits for room: bounds the bytes held in memory.
+const QUEUE: usize = 256;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+pub(super) struct Uploads {
+    queue: Mutex<Queue>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+enum Queue {
+    /// Nothing queued yet: no thread runs.
+    #[default]
+    Idle,
+    Open(SyncSender<Job>),
+    /// Finished: later jobs run on the caller's thread.
+    Closed,
+}
+
+impl Uploads {
+    /// Runs `job` on an upload thread, or right here once the queue is finished.
+    pub(super) fn run(&self, job: impl FnOnce() + Send + 'static) {
+        let mut queue = lock(&self.queue);
+        if matches!(*queue, Queue::Idle) {
+            let (sender, receiver) = mpsc::sync_channel::<Job>(QUEUE);
+            let receiver = Arc::new(Mutex::new(receiver));
+            let mut threads = lock(&self.threads);
+            threads.extend((0..super::remote_concurrency()).map(|_| {
+                let receiver = Arc::clone(&receiver);
+                std::thread::spawn(move || work(&receiver))
+            }));
+            *queue = Queue::Open(sender);
+        }
+        match &*queue {
+            // Sent outside the lock: a full queue makes only this caller wait.
+            Queue::Open(sender) => {
+                let sender = sender.clone();
+                drop(queue);
+                if let Err(mpsc::SendError(job)) = sender.send(Box::new(job)) {
+                    job();
+                }
+            }
+            _ => {
+                drop(queue);
+                job();
+            }
+        }
+    }
+
+    /// Waits for every queued job; later jobs run on their caller's thread.
+    pub(super) fn finish(&self) {
+        drop(std::mem::replace(&mut *lock(&self.queue), Queue::Closed));
+        for thread in std::mem::take(&mut *lock(&self.threads)) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn work(receiver: &Mutex<Receiver<Job>>) {
+    loop {
+        // The lock is held only to take the next job, not while it runs.
+        let next = lock(receiver).recv();
+        let Ok(job) = next else { return };
+        job();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn every_job_runs_by_the_time_finish_returns_and_later_ones_run_inline() {
+        let uploads = Uploads::default();
+        let done = Arc::new(AtomicUsize::new(0));
+        for _ in 0..1000 {
+            let done = Arc::clone(&done);
+            uploads.run(move || {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        uploads.finish();
+        assert_eq!(done.load(Ordering::SeqCst), 1000);
+        let here = std::thread::current().id();
+        let ran_on = Arc::new(Mutex::new(None));
+        let seen = Arc::clone(&ran_on);
+        uploads.run(move || *lock(&seen) = Some(std::thread::current().id()));
+        assert_eq!(*lock(&ran_on), Some(here));
+    }
+}

@@ -182,7 +182,10 @@ fn a_read_only_cache_never_writes() {
     let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
     let shared = writer.put_object(b"shared");
     writer.put_action(&key("shared"), &record(&[("o", shared)]));
+    // Two projects sharing a module make the same record: it goes up once.
+    writer.scoped().put_action(&key("shared"), &record(&[("o", shared)]));
     writer.finish_uploads();
+    assert_eq!(nginx.requests(&format!("PUT /cache/ac/{} ", key("shared"))), 1);
     let before = nginx.snapshot();
     assert_eq!(before.len(), 2);
 

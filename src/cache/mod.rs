@@ -269,6 +269,9 @@ struct Shared {
     /// Objects this process knows the remote has (uploaded or downloaded), so each is
     /// PUT at most once per process.
     remote_objects: Mutex<HashSet<Hash>>,
+    /// Action records this process has sent to the remote: two projects that share a
+    /// module make the same record, and one upload of it is enough.
+    uploaded_actions: Mutex<HashSet<Hash>>,
     warned_local_write: AtomicBool,
     warned_remote_corrupt: AtomicBool,
     /// Action records on their way to the remote.
@@ -331,6 +334,7 @@ impl Cache {
             remote,
             warnings: Mutex::new(Vec::new()),
             remote_objects: Mutex::new(HashSet::new()),
+            uploaded_actions: Mutex::new(HashSet::new()),
             warned_local_write: AtomicBool::new(false),
             warned_remote_corrupt: AtomicBool::new(false),
             uploads: uploads::Uploads::default(),
@@ -396,7 +400,7 @@ impl Cache {
     pub fn put_action(&self, key: &Hash, record: &ActionRecord) {
         let bytes = record::encode(record);
         self.store_locally(Kind::Action, key, &bytes);
-        if self.writable_remote().is_some() {
+        if self.writable_remote().is_some() && lock(&self.shared.uploaded_actions).insert(*key) {
             let (cache, key) = (self.handle(), *key);
             self.shared.uploads.run(move || {
                 if let Some(remote) = cache.writable_remote() {

@@ -42,6 +42,10 @@ const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
 /// How much of an error answer is read for its S3 error code.
 const ERROR_BODY_BYTES: u64 = 16 << 10;
+/// Pauses before asking again after a 500, 502, 503 or 504: the server is there but busy
+/// (S3 answers 503 SlowDown and expects a retry) or briefly failing. A refused or timed-out
+/// connection is not retried: a remote that is down costs its one warning at once.
+const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
 
 pub(super) enum Fetch {
     Hit(Vec<u8>),
@@ -179,8 +183,26 @@ impl Remote {
         !self.writes_disabled.swap(true, Ordering::Relaxed)
     }
 
-    /// Sends `method` for the entry, authorized, with `body` (only a `PUT` has one).
+    /// Sends `method` for the entry, authorized, with `body` (only a `PUT` has one), again
+    /// after a pause while the server answers that it is busy or briefly failing.
     fn send(&self, method: Method, kind: Kind, hash: &Hash, body: Option<&[u8]>) -> Result<Response<Body>, String> {
+        let mut pauses = RETRY_PAUSES.iter();
+        loop {
+            let response = self.send_once(method.clone(), kind, hash, body)?;
+            match (response.status().as_u16(), pauses.next()) {
+                (500 | 502 | 503 | 504, Some(pause)) => std::thread::sleep(*pause),
+                _ => return Ok(response),
+            }
+        }
+    }
+
+    fn send_once(
+        &self,
+        method: Method,
+        kind: Kind,
+        hash: &Hash,
+        body: Option<&[u8]>,
+    ) -> Result<Response<Body>, String> {
         let entry = format!("/{}/{}", kind.dir(), hash.to_hex());
         let mut request = Request::builder().method(method.clone()).uri(format!("{}{entry}", self.base));
         if body.is_some() {
@@ -397,6 +419,40 @@ mod tests {
                 )
             }
             _ => panic!("a 403 is a failure"),
+        }
+    }
+
+    /// Answers each of `answers` on its own connection, in order; returns the URL.
+    fn serve_in_turn(answers: &'static [&'static str]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/cache", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for answer in answers {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap() > 2 {
+                    line.clear();
+                }
+                stream.write_all(answer.as_bytes()).unwrap();
+            }
+        });
+        url
+    }
+
+    const BUSY: &str = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    const HELLO: &str = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+
+    #[test]
+    fn a_busy_server_is_asked_again_twice_then_given_up_on() {
+        match remote(serve_in_turn(&[BUSY, BUSY, HELLO]), 1000).get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Hit(bytes) => assert_eq!(bytes, b"hello"),
+            Fetch::Miss => panic!("a miss"),
+            Fetch::Failed(error) => panic!("{error}"),
+        }
+        match remote(serve_in_turn(&[BUSY, BUSY, BUSY, HELLO]), 1000).get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Failed(error) => assert_eq!(error, "HTTP 503 for GET"),
+            _ => panic!("three busy answers are a failure"),
         }
     }
 

@@ -1,5 +1,5 @@
-//! Remote uploads off the build's threads: a few threads that run queued jobs, started by
-//! the first job, drained by [`Uploads::finish`].
+//! Remote uploads off the build's threads: threads (as many as the remote takes requests
+//! at once) that run queued jobs, started by the first job, drained by [`Uploads::finish`].
 //!
 //! Why: an upload's answer changes nothing the build does next (a refused or failed one is
 //! a warning), so a build thread need not wait for it; with the remote 10 ms away, a
@@ -40,11 +40,15 @@ impl Uploads {
             let (sender, receiver) = mpsc::sync_channel::<Job>(QUEUE);
             let receiver = Arc::new(Mutex::new(receiver));
             let mut threads = lock(&self.threads);
-            threads.extend((0..super::remote_concurrency()).map(|_| {
+            for _ in 0..super::remote_concurrency() {
                 let receiver = Arc::clone(&receiver);
-                std::thread::spawn(move || work(&receiver))
-            }));
-            *queue = Queue::Open(sender);
+                // Fewer threads than asked for still drain the queue; none leaves it closed.
+                match std::thread::Builder::new().name("cache-upload".into()).spawn(move || work(&receiver)) {
+                    Ok(thread) => threads.push(thread),
+                    Err(_) => break,
+                }
+            }
+            *queue = if threads.is_empty() { Queue::Closed } else { Queue::Open(sender) };
         }
         match &*queue {
             // Sent outside the lock: a full queue makes only this caller wait.

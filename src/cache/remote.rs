@@ -352,14 +352,18 @@ mod tests {
         let url = format!("http://{}/cache", listener.local_addr().unwrap());
         std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap() > 2 {
-                line.clear();
-            }
+            skip_request_head(&stream);
             answer(&mut stream);
         });
         url
+    }
+
+    fn skip_request_head(stream: &std::net::TcpStream) {
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap() > 2 {
+            line.clear();
+        }
     }
 
     fn remote(url: String, idle_ms: u64) -> Remote {
@@ -429,11 +433,7 @@ mod tests {
         std::thread::spawn(move || {
             for answer in answers {
                 let (mut stream, _) = listener.accept().unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                while reader.read_line(&mut line).unwrap() > 2 {
-                    line.clear();
-                }
+                skip_request_head(&stream);
                 stream.write_all(answer.as_bytes()).unwrap();
             }
         });

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 
 use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
+use crate::emit::publish::PublishStats;
 use crate::loader::{Workspace, is_ignored};
 
 /// Why: editors save in bursts (write, rename, chmod); 30 ms of quiet catches a burst
@@ -37,7 +38,9 @@ pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(30);
 pub struct WatchBuild<'a> {
     /// The project built (one of the session's).
     pub options: &'a BuildOptions,
-    pub output: BuildOutput,
+    /// What the build did, or why it could not read or publish the project (the session
+    /// reads the whole project again next time, and goes on).
+    pub output: io::Result<BuildOutput>,
     /// Whether this is the session's first build of the project (it reads everything).
     pub initial: bool,
     /// Project-relative inputs whose content changed (empty for the first build).
@@ -45,6 +48,13 @@ pub struct WatchBuild<'a> {
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
     pub elapsed: Duration,
+}
+
+impl WatchBuild<'_> {
+    /// What the build published, if it did.
+    pub fn published(&self) -> Option<&PublishStats> {
+        self.output.as_ref().ok()?.published.as_ref()
+    }
 }
 
 /// Set by the SIGINT handler; the loop exits at its next check.
@@ -122,7 +132,7 @@ pub fn watch(
         if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
             let started = Instant::now();
             inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
-            let builds: io::Result<Vec<_>> = pool.install(|| {
+            let builds: Vec<_> = pool.install(|| {
                 sessions
                     .par_iter_mut()
                     .zip(&changed)
@@ -133,7 +143,7 @@ pub fn watch(
             if let Some(error) = inputs.lock().expect("no panics while locked").failure.take() {
                 return Err(error);
             }
-            report(&builds?, started.elapsed());
+            report(&builds, started.elapsed());
         }
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Ok(());
@@ -233,27 +243,28 @@ impl Session {
 
     /// Reads the project (all of it on its first build, else only `changed`), then builds
     /// and publishes it. Every directory the reading lists is watched first.
-    fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> io::Result<WatchBuild<'_>> {
+    fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> WatchBuild<'_> {
         let started = Instant::now();
         self.log.lock().expect("query log lock").clear();
         let settings = self.options.settings();
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
         let project = if initial {
-            self.workspace.load(settings, &self.exclude, &mut watch)?
+            self.workspace.load(settings, &self.exclude, &mut watch)
         } else {
-            self.workspace.refresh(changed, settings, &self.exclude, &mut watch)?
+            self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
         };
-        self.built = true;
-        let output = build::compile_and_publish(&self.workspace.db, project, &self.options)?;
-        Ok(WatchBuild {
+        let output = project.and_then(|project| build::compile_and_publish(&self.workspace.db, project, &self.options));
+        // After an error the inputs may be half read: the next build reads them all again.
+        self.built = output.is_ok();
+        WatchBuild {
             options: &self.options,
+            changed: if initial || output.is_err() { Vec::new() } else { self.workspace.changed().to_vec() },
             output,
             initial,
-            changed: if initial { Vec::new() } else { self.workspace.changed().to_vec() },
             queries_executed: self.log.lock().expect("query log lock").len(),
             elapsed: started.elapsed(),
-        })
+        }
     }
 }
 

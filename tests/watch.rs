@@ -228,3 +228,31 @@ fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
     assert!(!before_summary.iter().any(|line| line.starts_with("[watch] good:")), "{before_summary:#?}");
     interrupt(child);
 }
+
+#[test]
+fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["good", "blocked"] {
+        support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join(name));
+    }
+    // Not an artifact: publishing there would replace what the user keeps in it.
+    std::fs::create_dir_all(dir.path().join("blocked/artifact")).unwrap();
+    std::fs::write(dir.path().join("blocked/artifact/notes.txt"), "mine").unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    let mut first: Vec<Value> = (0..2).map(|_| next_build(&builds)).collect();
+    first.sort_by_key(|build| build["project"].as_str().unwrap().to_owned());
+    assert_eq!((first[0]["project"].as_str(), first[0]["ok"].as_bool()), (Some("blocked"), Some(false)));
+    assert!(first[0]["error"].as_str().unwrap().contains("not an agent-bundle artifact"), "{:#}", first[0]);
+    assert_eq!((first[1]["project"].as_str(), first[1]["ok"].as_bool()), (Some("good"), Some(true)));
+
+    // Once the folder is moved away, the next change builds the whole project again.
+    std::fs::rename(dir.path().join("blocked/artifact"), dir.path().join("blocked-notes")).unwrap();
+    let stop = dir.path().join("blocked/src/hooks/stop.ts");
+    std::fs::write(&stop, std::fs::read_to_string(&stop).unwrap() + "// edited\n").unwrap();
+    let mut built = next_build(&builds);
+    while built["project"] != "blocked" || built["ok"] != true {
+        built = next_build(&builds);
+    }
+    assert!(dir.path().join("blocked/artifact/agent-bundle.manifest.json").is_file());
+    interrupt(child);
+}

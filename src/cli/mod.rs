@@ -332,12 +332,15 @@ fn run_watch(
     let report_round = |builds: &[crate::watch::WatchBuild<'_>], elapsed: std::time::Duration| {
         let first_builds = builds.iter().filter(|build| build.initial).count();
         let summarized = |build: &crate::watch::WatchBuild<'_>| {
-            !source.json && first_builds > 1 && build.initial && build.output.published.is_some()
+            !source.json && first_builds > 1 && build.initial && build.published().is_some()
         };
         for build in builds.iter().filter(|build| !summarized(build)) {
             let project = name(&build.options.root);
             if source.json {
-                let mut value = report::build_json(build.options, &build.output, build.elapsed);
+                let mut value = match &build.output {
+                    Ok(output) => report::build_json(build.options, output, build.elapsed),
+                    Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
+                };
                 value["changed"] = serde_json::json!(build.changed);
                 value["queriesExecuted"] = build.queries_executed.into();
                 if let Some(project) = project {
@@ -345,14 +348,15 @@ fn run_watch(
                 }
                 println!("{value}");
             } else {
-                report::print_diagnostics(&build.output.compiled);
+                if let Ok(output) = &build.output {
+                    report::print_diagnostics(&output.compiled);
+                }
                 eprintln!("{}", report::watch_status(build, project.as_deref()));
             }
         }
         let ok = builds.iter().filter(|build| summarized(build)).count();
         if ok > 0 {
-            let published =
-                builds.iter().filter(|b| summarized(b) && b.output.published.as_ref().is_some_and(|s| s.changed()));
+            let published = builds.iter().filter(|b| summarized(b) && b.published().is_some_and(|s| s.changed()));
             let failed = first_builds - ok;
             eprintln!(
                 "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {failed} failed ({} ms)",

@@ -89,7 +89,11 @@ pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>, project: Option
         [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
     };
     let ms = build.elapsed.as_millis();
-    match &build.output.published {
+    let output = match &build.output {
+        Ok(output) => output,
+        Err(error) => return format!("{tag} {trigger}: {error}; the last good artifact is kept ({ms} ms)"),
+    };
+    match &output.published {
         Some(stats) if !stats.changed() => {
             format!("{tag} {trigger}: artifact unchanged ({} queries re-run, {ms} ms)", build.queries_executed)
         }

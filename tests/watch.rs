@@ -1,5 +1,7 @@
 //! Watch mode: an edit rewrites only what depends on it; a broken edit keeps the last good
-//! artifact; a fix publishes again; Ctrl-C exits cleanly.
+//! artifact; a fix publishes again; Ctrl-C exits cleanly. Exactly the input directories are
+//! watched; a workspace session builds each project on its own, finds projects that come
+//! and go, and goes on past a project it cannot publish; the cache stays within its bound.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

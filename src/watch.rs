@@ -112,21 +112,11 @@ pub fn watch(
 
     let mut batch: Vec<PathBuf> = Vec::new();
     loop {
-        if let Some(search) = search.as_mut().filter(|_| {
+        if let Some(search) = search.as_mut() {
             let roots: Vec<&Path> = sessions.iter().map(|s| s.options.root.as_path()).collect();
-            batch.iter().any(|path| crate::workspace::changes_search(path, &roots))
-        }) {
-            let found = search.run()?;
-            let gone: Vec<PathBuf> = sessions
-                .iter()
-                .map(|s| s.options.root.clone())
-                .filter(|root| !found.iter().any(|options| options.root == *root))
-                .collect();
-            sessions.retain(|s| !gone.contains(&s.options.root));
-            inputs.lock().expect("no panics while locked").forget_below(&gone);
-            let new = found.into_iter().filter(|options| !sessions.iter().any(|s| s.options.root == options.root));
-            sessions.extend(new.map(Session::new).collect::<Vec<_>>());
-            sessions.sort_by(|a, b| a.options.root.cmp(&b.options.root));
+            if batch.iter().any(|path| crate::workspace::changes_search(path, &roots)) {
+                follow(search.run()?, &mut sessions, &inputs);
+            }
         }
         let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch)).collect();
         if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
@@ -145,24 +135,52 @@ pub fn watch(
             }
             report(&builds, started.elapsed());
         }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Ok(());
+        match next_batch(&events, debounce) {
+            Some(next) => batch = next,
+            None => return Ok(()),
         }
-        let first = loop {
-            match events.recv_timeout(Duration::from_millis(50)) {
-                Ok(path) => break path,
-                Err(RecvTimeoutError::Timeout) if INTERRUPTED.load(Ordering::SeqCst) => return Ok(()),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
-            }
-        };
-        batch = vec![first];
-        while let Ok(path) = events.recv_timeout(debounce) {
-            batch.push(path);
-        }
-        batch.sort();
-        batch.dedup();
     }
+}
+
+/// Makes the sessions the projects a search `found`: a new one gets a session (and its
+/// first build), a gone one loses its session and its watches.
+fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches>) {
+    let gone: Vec<PathBuf> = sessions
+        .iter()
+        .map(|s| s.options.root.clone())
+        .filter(|root| !found.iter().any(|options| options.root == *root))
+        .collect();
+    sessions.retain(|s| !gone.contains(&s.options.root));
+    inputs.lock().expect("no panics while locked").forget_below(&gone);
+    let new: Vec<Session> = found
+        .into_iter()
+        .filter(|options| !sessions.iter().any(|s| s.options.root == options.root))
+        .map(Session::new)
+        .collect();
+    sessions.extend(new);
+    sessions.sort_by(|a, b| a.options.root.cmp(&b.options.root));
+}
+
+/// The next batch of changed paths: the first event, and every one that follows within
+/// `debounce` of the last; `None` once Ctrl-C was pressed or the watchers are gone.
+fn next_batch(events: &mpsc::Receiver<PathBuf>, debounce: Duration) -> Option<Vec<PathBuf>> {
+    let first = loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return None;
+        }
+        match events.recv_timeout(Duration::from_millis(50)) {
+            Ok(path) => break path,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    };
+    let mut batch = vec![first];
+    while let Ok(path) = events.recv_timeout(debounce) {
+        batch.push(path);
+    }
+    batch.sort();
+    batch.dedup();
+    Some(batch)
 }
 
 /// A watcher sending the paths of every creation, modification and removal to `sender`.

@@ -272,7 +272,13 @@ impl Session {
         } else {
             self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
         };
+        let cache_before = self.options.cache.stats();
         let output = project.and_then(|project| build::compile_and_publish(&self.workspace.db, project, &self.options));
+        // The session's cache counts for as long as it runs; a report counts one build.
+        let output = output.map(|mut output| {
+            output.work.cache = output.work.cache.since(&cache_before);
+            output
+        });
         // After an error the inputs may be half read: the next build reads them all again.
         self.built = output.is_ok();
         WatchBuild {

@@ -42,7 +42,9 @@ fn interrupt(mut child: Child) {
 #[test]
 fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     let dir = support::example("policy");
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    // A cache of its own, so what each build transpiles and misses is known.
+    let cache = tempfile::tempdir().unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json", "--cache-dir", cache.path().to_str().unwrap()]);
     let next = || next_build(&builds);
 
     let initial = next();
@@ -61,11 +63,15 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
         written.iter().all(|p| p.starts_with("hooks/stop-stop-") || *p == "agent-bundle.manifest.json"),
         "{written:?}"
     );
-    // Only the edited module and what depends on it ran again.
+    // Only the edited module and what depends on it ran again, and the report counts that
+    // build's own work, not the session's.
     assert!(
         edited["queriesExecuted"].as_u64().unwrap() < initial["queriesExecuted"].as_u64().unwrap() / 2,
         "{edited:#}"
     );
+    assert_eq!((edited["work"]["transpiled"].as_u64(), edited["work"]["bundled"].as_u64()), (Some(1), Some(1)));
+    let misses = |build: &Value| build["work"]["cacheMisses"].as_u64().unwrap();
+    assert!(misses(&edited) < misses(&initial), "{:#} after {:#}", edited["work"], initial["work"]);
 
     let good = artifact_files(&dir.path().join("artifact"));
     std::fs::write(&stop, "export default (").unwrap();

@@ -223,6 +223,21 @@ pub struct CacheStats {
     pub bytes_written: u64,
 }
 
+impl CacheStats {
+    /// What was counted since `earlier` (a watch session reports each build's own use).
+    pub fn since(&self, earlier: &CacheStats) -> CacheStats {
+        CacheStats {
+            action_hits: self.action_hits.saturating_sub(earlier.action_hits),
+            action_misses: self.action_misses.saturating_sub(earlier.action_misses),
+            object_hits: self.object_hits.saturating_sub(earlier.object_hits),
+            object_misses: self.object_misses.saturating_sub(earlier.object_misses),
+            remote_hits: self.remote_hits.saturating_sub(earlier.remote_hits),
+            remote_errors: self.remote_errors.saturating_sub(earlier.remote_errors),
+            bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Counters {
     action_hits: AtomicU64,

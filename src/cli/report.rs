@@ -93,18 +93,19 @@ pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>, project: Option
         Ok(output) => output,
         Err(error) => return format!("{tag} {trigger}: {error}; the last good artifact is kept ({ms} ms)"),
     };
+    let rebuilt = format!(
+        "{} transpiled, {} bundled, {} queries re-run, {ms} ms",
+        output.work.transpiled, output.work.bundled, build.queries_executed
+    );
     match &output.published {
-        Some(stats) if !stats.changed() => {
-            format!("{tag} {trigger}: artifact unchanged ({} queries re-run, {ms} ms)", build.queries_executed)
-        }
+        Some(stats) if !stats.changed() => format!("{tag} {trigger}: artifact unchanged ({rebuilt})"),
         Some(stats) => {
             let written: Vec<_> =
                 stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
             let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
             format!(
-                "{tag} {trigger}: published ({shown}{}; {} queries re-run, {ms} ms)",
+                "{tag} {trigger}: published ({shown}{}; {rebuilt})",
                 if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
-                build.queries_executed
             )
         }
         None => {

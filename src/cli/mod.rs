@@ -6,6 +6,7 @@
 mod cache;
 mod inspect;
 mod report;
+mod watch;
 mod workspace;
 
 use std::io::IsTerminal;
@@ -171,10 +172,10 @@ pub fn run() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Build(args) if args.watch => watch_command(args),
+        Command::Build(args) if args.watch => watch::run(args),
         Command::Build(args) if args.workspace.is_some() => workspace::run(args),
         Command::Build(args) => build_command(args),
-        Command::Watch(args) => watch_command(args),
+        Command::Watch(args) => watch::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate_command(args),
         Command::Cache(command) => cache::run(command),
@@ -303,74 +304,10 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     Ok(output.published.is_some())
 }
 
-fn watch_command(args: BuildArgs) -> Result<bool, Failure> {
-    if args.workspace.is_some() {
-        return workspace::watch(args);
-    }
-    let options = args.source.build_options(args.out.as_deref())?;
-    eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
-    let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
-    run_watch(&args.source, crate::watch::Projects::One(options), &cache, &pool, |_| None)
-}
-
 impl BuildArgs {
     fn thread_pool(&self, cache: &crate::cache::Cache) -> Result<rayon::ThreadPool, Failure> {
         crate::workspace::thread_pool(cache, self.jobs.map(usize::from)).map_err(|e| Failure::Run(e.to_string()))
     }
-}
-
-/// Runs a watch session over `projects` until Ctrl-C, reporting every build (as a status
-/// line, or a JSON line with `--json`) under the name `name` gives its root, if any. The
-/// first builds of several projects at once are one summary line, but for failures.
-fn run_watch(
-    source: &SourceArgs,
-    projects: crate::watch::Projects<'_>,
-    cache: &crate::cache::Cache,
-    pool: &rayon::ThreadPool,
-    name: impl Fn(&Path) -> Option<String>,
-) -> Result<bool, Failure> {
-    let report_round = |builds: &[crate::watch::WatchBuild<'_>], elapsed: std::time::Duration| {
-        let first_builds = builds.iter().filter(|build| build.initial).count();
-        let summarized = |build: &crate::watch::WatchBuild<'_>| {
-            !source.json && first_builds > 1 && build.initial && build.published().is_some()
-        };
-        for build in builds.iter().filter(|build| !summarized(build)) {
-            let project = name(&build.options.root);
-            if source.json {
-                let mut value = match &build.output {
-                    Ok(output) => report::build_json(build.options, output, build.elapsed),
-                    Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
-                };
-                value["changed"] = serde_json::json!(build.changed);
-                value["queriesExecuted"] = build.queries_executed.into();
-                if let Some(project) = project {
-                    value["project"] = project.into();
-                }
-                println!("{value}");
-            } else {
-                if let Ok(output) = &build.output {
-                    report::print_diagnostics(&output.compiled);
-                }
-                eprintln!("{}", report::watch_status(build, project.as_deref()));
-            }
-        }
-        let ok = builds.iter().filter(|build| summarized(build)).count();
-        if ok > 0 {
-            let published = builds.iter().filter(|b| summarized(b) && b.published().is_some_and(|s| s.changed()));
-            let failed = first_builds - ok;
-            eprintln!(
-                "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {failed} failed ({} ms)",
-                published.count(),
-                elapsed.as_millis()
-            );
-        }
-        source.cache.keep_bounded(cache);
-    };
-    crate::watch::watch(projects, crate::watch::DEFAULT_DEBOUNCE, pool, report_round)
-        .map_err(|e| Failure::Run(e.to_string()))?;
-    report::print_cache_warnings(&source.cache.finish(cache));
-    eprintln!("Stopped watching.");
-    Ok(true)
 }
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {

@@ -78,42 +78,6 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     })
 }
 
-/// One status line per watch build: what changed, what was rebuilt and rewritten, how long;
-/// `project` names the project in a session of several.
-pub(super) fn watch_status(build: &crate::watch::WatchBuild<'_>, project: Option<&str>) -> String {
-    let tag = project.map_or_else(|| "[watch]".to_owned(), |project| format!("[watch] {project}:"));
-    let trigger = match build.changed.as_slice() {
-        _ if build.initial => "initial build".to_owned(),
-        [] => "no input changed".to_owned(),
-        [one] => format!("{one} changed"),
-        [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
-    };
-    let ms = build.elapsed.as_millis();
-    let output = match &build.output {
-        Ok(output) => output,
-        Err(error) => return format!("{tag} {trigger}: {error}; the last good artifact is kept ({ms} ms)"),
-    };
-    let rebuilt = format!(
-        "{} transpiled, {} bundled, {} queries re-run, {ms} ms",
-        output.work.transpiled, output.work.bundled, build.queries_executed
-    );
-    match &output.published {
-        Some(stats) if !stats.changed() => format!("{tag} {trigger}: artifact unchanged ({rebuilt})"),
-        Some(stats) => {
-            let written: Vec<_> =
-                stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
-            let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
-            format!(
-                "{tag} {trigger}: published ({shown}{}; {rebuilt})",
-                if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
-            )
-        }
-        None => {
-            format!("{tag} {trigger}: build failed, the last good artifact is kept ({ms} ms)")
-        }
-    }
-}
-
 /// Cache warnings (an unreachable remote, …) are warnings of the build, never failures.
 pub(super) fn print_cache_warnings(warnings: &[String]) {
     for warning in warnings {

@@ -72,7 +72,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     };
     let name = |root: &Path| Some(selection.name(root));
     let pool = args.thread_pool(&selection.cache)?;
-    super::run_watch(&args.source, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
+    super::watch::session(&args.source, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
 }
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {

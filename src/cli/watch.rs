@@ -1,0 +1,117 @@
+//! `agent-bundle watch` (and `build --watch`), for one project or a workspace: a status
+//! line per build (or a JSON line), a summary of a workspace's first builds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{BuildArgs, Failure, SourceArgs, report};
+use crate::cache::Cache;
+use crate::watch::{DEFAULT_DEBOUNCE, Projects, WatchBuild};
+
+pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
+    if args.workspace.is_some() {
+        return super::workspace::watch(args);
+    }
+    let options = args.source.build_options(args.out.as_deref())?;
+    eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
+    let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
+    session(&args.source, Projects::One(options), &cache, &pool, |_| None)
+}
+
+/// Runs a watch session over `projects` until Ctrl-C, reporting every build under the name
+/// `name` gives its root, if any.
+pub(super) fn session(
+    source: &SourceArgs,
+    projects: Projects<'_>,
+    cache: &Cache,
+    pool: &rayon::ThreadPool,
+    name: impl Fn(&Path) -> Option<String>,
+) -> Result<bool, Failure> {
+    let report_round = |builds: &[WatchBuild<'_>], elapsed: Duration| {
+        print_round(builds, elapsed, source.json, &name);
+        source.cache.keep_bounded(cache);
+    };
+    crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round).map_err(|e| Failure::Run(e.to_string()))?;
+    report::print_cache_warnings(&source.cache.finish(cache));
+    eprintln!("Stopped watching.");
+    Ok(true)
+}
+
+/// One round's builds, each as a JSON line or its diagnostics and status line; the first
+/// builds of several projects at once are one summary line, but for failures.
+fn print_round(builds: &[WatchBuild<'_>], elapsed: Duration, json: bool, name: &impl Fn(&Path) -> Option<String>) {
+    let first_builds = builds.iter().filter(|build| build.initial).count();
+    let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
+    for build in builds.iter().filter(|build| !summarized(build)) {
+        let project = name(&build.options.root);
+        if json {
+            println!("{}", build_json(build, project));
+        } else {
+            if let Ok(output) = &build.output {
+                report::print_diagnostics(&output.compiled);
+            }
+            eprintln!("{}", status_line(build, project.as_deref()));
+        }
+    }
+    let ok = builds.iter().filter(|build| summarized(build)).count();
+    if ok > 0 {
+        let published = builds.iter().filter(|b| summarized(b) && b.published().is_some_and(|s| s.changed()));
+        eprintln!(
+            "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {} failed ({} ms)",
+            published.count(),
+            first_builds - ok,
+            elapsed.as_millis()
+        );
+    }
+}
+
+/// One status line per watch build: what changed, what was rebuilt and rewritten, how long;
+/// `project` names the project in a session of several.
+fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
+    let tag = project.map_or_else(|| "[watch]".to_owned(), |project| format!("[watch] {project}:"));
+    let trigger = match build.changed.as_slice() {
+        _ if build.initial => "initial build".to_owned(),
+        [] => "no input changed".to_owned(),
+        [one] => format!("{one} changed"),
+        [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
+    };
+    let ms = build.elapsed.as_millis();
+    let output = match &build.output {
+        Ok(output) => output,
+        Err(error) => return format!("{tag} {trigger}: {error}; the last good artifact is kept ({ms} ms)"),
+    };
+    let rebuilt = format!(
+        "{} transpiled, {} bundled, {} queries re-run, {ms} ms",
+        output.work.transpiled, output.work.bundled, build.queries_executed
+    );
+    match &output.published {
+        Some(stats) if !stats.changed() => format!("{tag} {trigger}: artifact unchanged ({rebuilt})"),
+        Some(stats) => {
+            let written: Vec<_> =
+                stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
+            let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
+            format!(
+                "{tag} {trigger}: published ({shown}{}; {rebuilt})",
+                if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
+            )
+        }
+        None => {
+            format!("{tag} {trigger}: build failed, the last good artifact is kept ({ms} ms)")
+        }
+    }
+}
+
+/// `build --json`'s object for one watch build, plus `changed`, `queriesExecuted` and, in a
+/// workspace, `project`.
+fn build_json(build: &WatchBuild<'_>, project: Option<String>) -> serde_json::Value {
+    let mut value = match &build.output {
+        Ok(output) => report::build_json(build.options, output, build.elapsed),
+        Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
+    };
+    value["changed"] = serde_json::json!(build.changed);
+    value["queriesExecuted"] = build.queries_executed.into();
+    if let Some(project) = project {
+        value["project"] = project.into();
+    }
+    value
+}

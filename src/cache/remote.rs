@@ -42,9 +42,10 @@ const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
 /// How much of an error answer is read for its S3 error code.
 const ERROR_BODY_BYTES: u64 = 16 << 10;
-/// Pauses before asking again after a 500, 502, 503 or 504: the server is there but busy
-/// (S3 answers 503 SlowDown and expects a retry) or briefly failing. A refused or timed-out
-/// connection is not retried: a remote that is down costs its one warning at once.
+/// Pauses before asking again after a 429, 500, 502, 503 or 504: the server is there but
+/// busy (S3 answers 503 SlowDown, others 429, and expect a retry) or briefly failing. A
+/// refused or timed-out connection is not retried: a remote that is down costs its one
+/// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
 
 pub(super) enum Fetch {
@@ -190,7 +191,7 @@ impl Remote {
         loop {
             let response = self.send_once(method.clone(), kind, hash, body)?;
             match (response.status().as_u16(), pauses.next()) {
-                (500 | 502 | 503 | 504, Some(pause)) => std::thread::sleep(*pause),
+                (429 | 500 | 502 | 503 | 504, Some(pause)) => std::thread::sleep(*pause),
                 _ => return Ok(response),
             }
         }

@@ -115,6 +115,18 @@ fn an_unchanged_rebuild_rewrites_nothing() {
 }
 
 #[test]
+fn a_root_reached_through_a_symbolic_link_is_built_as_the_directory_itself() {
+    let dir = support::example("policy");
+    let parent = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(dir.path(), parent.path().join("link")).unwrap();
+    let (code, report) = build_json(parent.path(), &["--root", "link"]);
+    assert_eq!(code, 0);
+    let real = dir.path().canonicalize().unwrap();
+    assert_eq!(report["out"], real.join("artifact").display().to_string());
+    assert!(real.join(".agent-bundle/stamp.json").is_file());
+}
+
+#[test]
 fn editing_one_handler_rewrites_only_its_wrappers() {
     let dir = build_example("policy");
     let path = dir.path().join("src/hooks/stop.ts");

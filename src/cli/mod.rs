@@ -234,6 +234,9 @@ impl SourceArgs {
             }
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
+        // A root reached through a symbolic link is walked, stamped and watched as the
+        // directory itself: the link's own times say nothing about the entries.
+        let root = root.canonicalize().unwrap_or(root);
         let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
         let cache = self.cache.open()?;
         Ok(BuildOptions { root, config, targets, out_dir, cache })

@@ -31,6 +31,8 @@ impl Selection {
         if !base.is_dir() {
             return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
         }
+        // As for a project root: a linked directory is searched and remembered as itself.
+        let base = base.canonicalize().unwrap_or(base);
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
         let cache = args.source.cache.open()?;
         let mut selection = Selection { base, filters: args.filter.clone(), targets, cache, options: Vec::new() };

@@ -80,7 +80,9 @@ fn work(receiver: &Mutex<Receiver<Job>>) {
         // The lock is held only to take the next job, not while it runs.
         let next = lock(receiver).recv();
         let Ok(job) = next else { return };
-        job();
+        // A job that panicked (a bug) must not take the thread with it: the queue would
+        // stop draining and its next sender would wait for ever.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
     }
 }
 

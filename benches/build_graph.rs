@@ -416,8 +416,9 @@ impl Drop for RemoteServer {
     }
 }
 
-/// Forwards a new loopback port to `port`, holding each message (a read after 2 ms of
-/// quiet) for half of `rtt` in each direction: a remote `rtt` away, bandwidth aside.
+/// Forwards a new loopback port to `port`, holding each new connection for `rtt` (its TCP
+/// handshake) and each message (a read after 2 ms of quiet) for half of `rtt` in each
+/// direction: a remote `rtt` away, bandwidth aside.
 fn latency_proxy(port: u16, rtt: Duration) -> u16 {
     use std::net::{TcpListener, TcpStream};
     fn pipe(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
@@ -438,11 +439,14 @@ fn latency_proxy(port: u16, rtt: Duration) -> u16 {
     let proxy_port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
-            let server = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            let _ = (client.set_nodelay(true), server.set_nodelay(true));
-            let (client_out, server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            std::thread::spawn(move || pipe(client, server_out, rtt / 2));
-            std::thread::spawn(move || pipe(server, client_out, rtt / 2));
+            std::thread::spawn(move || {
+                std::thread::sleep(rtt);
+                let server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                let _ = (client.set_nodelay(true), server.set_nodelay(true));
+                let (client_out, server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || pipe(client, server_out, rtt / 2));
+                pipe(server, client_out, rtt / 2);
+            });
         }
     });
     proxy_port

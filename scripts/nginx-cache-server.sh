@@ -89,7 +89,9 @@ events {
 }
 
 http {
-    access_log $root/logs/access.log;
+    # The connection's serial number shows whether requests reuse their connection.
+    log_format cache '\$remote_addr "\$request" \$status connection=\$connection';
+    access_log $root/logs/access.log cache;
     client_body_temp_path $root/tmp/body;
     proxy_temp_path $root/tmp/proxy;
     fastcgi_temp_path $root/tmp/fastcgi;

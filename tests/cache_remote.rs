@@ -49,6 +49,13 @@ impl Nginx {
     }
 
     /// How many requests in nginx's access log contain `method_and_path`, e.g.
+    /// The connections (nginx's serial numbers) the requests of the log came on.
+    fn connections(&self) -> std::collections::BTreeSet<String> {
+        self.requests("HTTP/1.1\"");
+        let log = fs::read_to_string(self.daemon.path("logs/access.log")).unwrap_or_default();
+        log.lines().filter_map(|line| line.split("connection=").nth(1).map(str::to_owned)).collect()
+    }
+
     /// `"PUT /cache/cas/<hex> "`. nginx logs a request just after answering it, so this
     /// waits a little for the count to settle.
     fn requests(&self, method_and_path: &str) -> usize {
@@ -173,6 +180,23 @@ fn two_caches_share_one_remote() {
     assert_eq!(reader.get_object(&Hash::of(b"absent")), None);
     assert_eq!(reader.stats().remote_errors, 0);
     assert!(reader.take_warnings().is_empty());
+}
+
+/// Misses (404 pages) and stored uploads leave their connection reusable: a new one costs a
+/// round trip more (and TLS more still).
+#[test]
+fn requests_one_after_another_share_one_connection() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = cache(dir.path(), &nginx.url(), Some(TOKEN), false);
+    for name in ["a", "b", "c"] {
+        assert_eq!(cache.get_action(&key(name)), None);
+    }
+    cache.put_object(b"one");
+    cache.put_object(b"two");
+    assert_eq!(cache.get_action(&key("d")), None);
+    assert_eq!(nginx.requests("\" 404 "), 4);
+    assert_eq!(nginx.connections().len(), 1, "{:?}", nginx.connections());
 }
 
 #[test]

@@ -135,7 +135,12 @@ impl Remote {
             let roots = ureq::tls::RootCerts::new_with_certs(&read_certificates(file)?);
             config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
         }
+        // Every request in flight keeps its connection for the next one (ureq keeps 3 per
+        // host by default): a new connection costs a round trip more, and TLS more still.
+        let connections = 2 * super::remote_concurrency();
         let agent: ureq::Agent = config
+            .max_idle_connections(connections)
+            .max_idle_connections_per_host(connections)
             .http_status_as_error(false)
             .timeout_connect(Some(connect))
             .timeout_per_read(Some(idle))
@@ -266,7 +271,10 @@ impl Remote {
                     Err(error) => Fetch::Failed(format!("reading a response: {error}")),
                 }
             }
-            404 => Fetch::Miss,
+            404 => {
+                finish_reading(response);
+                Fetch::Miss
+            }
             _ => Fetch::Failed(self.unexpected(&Method::GET, response)),
         }
     }
@@ -292,13 +300,23 @@ impl Remote {
         match self.send(Method::PUT, kind, hash, Some(bytes)) {
             Err(error) => Put::Failed(error),
             Ok(response) => match response.status().as_u16() {
-                200..=299 => Put::Stored,
+                200..=299 => {
+                    finish_reading(response);
+                    Put::Stored
+                }
                 413 => Put::TooLarge,
                 400..=499 => Put::Refused(self.unexpected(&Method::PUT, response)),
                 _ => Put::Failed(self.unexpected(&Method::PUT, response)),
             },
         }
     }
+}
+
+/// Reads the rest of an answer whose body says nothing (a 404 page, a PUT's reply), so its
+/// connection goes back to the pool: a connection left unread is closed, and the next
+/// request pays for a new one (a round trip, and TLS's more).
+fn finish_reading(response: Response<Body>) {
+    let _ = response.into_body().with_config().limit(ERROR_BODY_BYTES).read_to_vec();
 }
 
 /// The certificates in the PEM file `path` (anything else in it is ignored).

@@ -32,6 +32,15 @@ fn next_build(builds: &Receiver<Value>) -> Value {
     builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
 
+/// A workspace holding a copy of `examples/policy` at each of `projects`.
+fn workspace_of_policies(projects: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for project in projects {
+        support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join(project));
+    }
+    dir
+}
+
 fn interrupt(mut child: Child) {
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -212,10 +221,7 @@ fn a_watch_session_keeps_the_cache_within_its_bound_after_every_round() {
 
 #[test]
 fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["good", "broken"] {
-        support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join(name));
-    }
+    let dir = workspace_of_policies(&["good", "broken"]);
     std::fs::write(dir.path().join("broken/src/hooks/stop.ts"), "export default (").unwrap();
     let mut child = support::bin()
         .args(["watch", "--workspace"])
@@ -239,10 +245,7 @@ fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
 
 #[test]
 fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["good", "blocked"] {
-        support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join(name));
-    }
+    let dir = workspace_of_policies(&["good", "blocked"]);
     // Not an artifact: publishing there would replace what the user keeps in it.
     std::fs::create_dir_all(dir.path().join("blocked/artifact")).unwrap();
     std::fs::write(dir.path().join("blocked/artifact/notes.txt"), "mine").unwrap();

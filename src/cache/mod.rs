@@ -324,9 +324,7 @@ impl Cache {
         };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
         let cache = Cache::with(local, remote);
-        if let Some(warning) =
-            options.remote.as_ref().filter(|r| r.url.starts_with("s3://")).and_then(|r| r.s3.warning.clone())
-        {
+        if let Some(warning) = options.remote.as_ref().and_then(|remote| remote.s3.warning.clone()) {
             cache.warn(warning);
         }
         if let Some(remote) = cache.shared.remote.as_ref().filter(|remote| remote.sends_token_in_clear()) {

@@ -58,7 +58,8 @@ impl CacheArgs {
             token: self.remote_cache_token.clone(),
             read_only: self.remote_cache_read_only,
             ca_file: self.remote_cache_ca.clone(),
-            s3: S3Settings::from_env(),
+            // Only an s3:// remote reads the AWS variables and files.
+            s3: if url.starts_with("s3://") { S3Settings::from_env() } else { S3Settings::default() },
         });
         let options = CacheOptions { dir: self.dir(), remote };
         Cache::open(&options).map(Arc::new).map_err(Failure::Usage)

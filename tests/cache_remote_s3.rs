@@ -153,6 +153,15 @@ fn the_shared_files_profile_signs_like_the_environment() {
     let (warm, _) = build_with(second.path(), &env, &["--cache-dir", second_cache.path().to_str().unwrap()]);
     assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
 
+    // The requests were signed with the file's keys, not sent unsigned (which s3rver also
+    // takes): a wrong secret in the file fails the server's signature check.
+    fs::write(&credentials, "[ci]\naws_access_key_id = S3RVER\naws_secret_access_key = wrong\n").unwrap();
+    let rejected_cache = tempfile::tempdir().unwrap();
+    let args = ["--cache-dir", rejected_cache.path().to_str().unwrap()];
+    let (rejected, _) = build_with(support::example("policy").path(), &env, &args);
+    let warnings = rejected["work"]["cacheWarnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("SignatureDoesNotMatch")), "{warnings:?}");
+
     // A profile that would run something for its keys is named in the one warning.
     fs::write(&config, s3.config_file() + "sso_session = corp\n").unwrap();
     fs::write(&credentials, "").unwrap();

@@ -92,19 +92,22 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn every_job_runs_by_the_time_finish_returns_and_later_ones_run_inline() {
+    fn every_job_runs_off_the_callers_thread_by_the_time_finish_returns_and_later_ones_inline() {
         let uploads = Uploads::default();
-        let done = Arc::new(AtomicUsize::new(0));
+        let here = std::thread::current().id();
+        let (done, inline) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         for _ in 0..1000 {
-            let done = Arc::clone(&done);
+            let (done, inline) = (Arc::clone(&done), Arc::clone(&inline));
             uploads.run(move || {
                 std::thread::sleep(std::time::Duration::from_micros(50));
                 done.fetch_add(1, Ordering::SeqCst);
+                if std::thread::current().id() == here {
+                    inline.fetch_add(1, Ordering::SeqCst);
+                }
             });
         }
         uploads.finish();
-        assert_eq!(done.load(Ordering::SeqCst), 1000);
-        let here = std::thread::current().id();
+        assert_eq!((done.load(Ordering::SeqCst), inline.load(Ordering::SeqCst)), (1000, 0));
         let ran_on = Arc::new(Mutex::new(None));
         let seen = Arc::clone(&ran_on);
         uploads.run(move || *lock(&seen) = Some(std::thread::current().id()));

@@ -156,12 +156,8 @@ impl Workspace {
     }
 }
 
-/// Every file below `root` by project-relative POSIX path, with its bytes and executable bit.
-pub fn read_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<DiskFiles> {
-    read_files(&input_tree(root, exclude)?.files)
-}
-
-/// The listed files (project-relative key, path), as [`read_tree`] returns them.
+/// The listed files (project-relative key, path) by key, with their bytes and executable
+/// bit; a file that vanished meanwhile is left out.
 pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
     let mut disk = BTreeMap::new();
     for (key, path) in files {

@@ -79,6 +79,11 @@ pub fn module_chunk(
         {
             return chunk;
         }
+        let unlisted: Vec<String> =
+            resolutions.iter().filter(|(_, resolution)| resolution == UNLISTED).map(|(s, _)| s.clone()).collect();
+        if !unlisted.is_empty() {
+            return ModuleChunk::pending(key, unlisted);
+        }
     }
     counters.transpiled.fetch_add(1, Ordering::Relaxed);
     let mut resolutions: Vec<(String, String)> = Vec::new();
@@ -89,17 +94,24 @@ pub fn module_chunk(
         }
         resolved
     });
-    if chunk.diagnostics.is_empty() {
+    // The specifiers are the source's whatever they resolve to: kept when only resolving
+    // failed (an import outside the root is resolved again once its directory is listed).
+    if chunk.diagnostics.iter().all(|d| d.kind == bundle::BundleErrorKind::UnresolvedImport) {
         let specifiers: Vec<&str> = resolutions.iter().map(|(s, _)| s.as_str()).collect();
         let record = ActionRecord {
             outputs: BTreeMap::new(),
             values: BTreeMap::from([("specifiers".to_owned(), json!(specifiers).to_string())]),
         };
         cache.put_action(&imports_key, &record);
+    }
+    if chunk.diagnostics.is_empty() {
         cache.put_action(&chunk_key(key, &source_hash, &resolutions), &encode_chunk(cache, &chunk));
     }
     chunk
 }
+
+/// How an import into an outside directory not listed yet resolves, in a chunk's key.
+const UNLISTED: &str = "unlisted";
 
 fn chunk_key(key: &str, source: &Hash, resolutions: &[(String, String)]) -> Hash {
     let mut builder = KeyBuilder::new("module-chunk")
@@ -118,7 +130,7 @@ fn describe(resolved: &Result<Resolved, ResolveFailure>) -> String {
         Ok(Resolved::Builtin(name)) => format!("builtin:{name}"),
         Err(ResolveFailure::Bare) => "bare".to_owned(),
         Err(ResolveFailure::NotFound) => "not-found".to_owned(),
-        Err(ResolveFailure::OutsideRoot) => "outside-root".to_owned(),
+        Err(ResolveFailure::Unlisted) => UNLISTED.to_owned(),
     }
 }
 
@@ -150,7 +162,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         .into_iter()
         .map(|(specifier, key, start, end)| ModuleImport { specifier, key, span: Span { start, end } })
         .collect();
-    Some(ModuleChunk { code, imports, builtins, has_default_export, diagnostics: Vec::new() })
+    Some(ModuleChunk { code, imports, builtins, has_default_export, unresolved: Vec::new(), diagnostics: Vec::new() })
 }
 
 /// Linking a handler with the runtime (the body every host's wrapper of it shares), through

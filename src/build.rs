@@ -5,7 +5,7 @@
 //! `host_plan`/`wrapper`, and composition then reads the memoized values in order, so the
 //! result does not depend on scheduling.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
-use crate::loader::Workspace;
+use crate::loader::{BeforeListing, OutsideDir, Workspace};
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
@@ -52,6 +52,9 @@ pub struct Compiled {
     pub diagnostics: Vec<Diagnostic>,
     /// Text of every file a diagnostic points into, for code frames.
     pub texts: BTreeMap<String, Arc<str>>,
+    /// Directories outside the root that imports which named no module point into
+    /// (`bundle::outside_dirs`): listing them may resolve those imports.
+    pub outside_dirs: BTreeSet<String>,
 }
 
 impl Compiled {
@@ -113,7 +116,7 @@ pub struct Work {
 /// the whole artifact is published from the record's pack. Nothing runs either way.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
-    let (snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
+    let (mut snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
     if let Some(stamp) = stamp {
         return Ok(answered(options, stamp.summary, Shortcut::Stamp, None));
     }
@@ -131,10 +134,17 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
         }
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
+    workspace.assume_outside(snapshot.outside_dirs());
     let project = workspace.sync(disk, options.settings());
-    let output = compile_and_publish(&workspace.db, project, options)?;
+    let (output, outside) = compile_and_publish(&mut workspace, project, options, &mut |_| {})?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
+            // The key covers every input, the outside files the build listed too.
+            let artifact_key = match outside.is_empty() {
+                true => artifact_key,
+                false => actions::artifact_key(&options.settings(), &workspace.inputs()),
+            };
+            snapshot.add_outside(outside);
             actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files);
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
@@ -168,14 +178,27 @@ fn answered(
 }
 
 fn finish_empty() -> Compiled {
-    Compiled { model: None, plans: Vec::new(), files: BTreeMap::new(), diagnostics: Vec::new(), texts: BTreeMap::new() }
+    Compiled {
+        model: None,
+        plans: Vec::new(),
+        files: BTreeMap::new(),
+        diagnostics: Vec::new(),
+        texts: BTreeMap::new(),
+        outside_dirs: BTreeSet::new(),
+    }
 }
 
-/// Compiles `project` and publishes its artifact unless there are errors.
-pub fn compile_and_publish(db: &Database, project: Project, options: &BuildOptions) -> std::io::Result<BuildOutput> {
-    let (transpiled_before, bundled_before) = db.work();
-    let compiled = compile(db, project);
-    let (transpiled, bundled) = db.work();
+/// Compiles the workspace's `project` (following its imports out of the root) and publishes
+/// its artifact unless there are errors; also returns the outside directories it listed.
+pub fn compile_and_publish(
+    workspace: &mut Workspace,
+    project: Project,
+    options: &BuildOptions,
+    before_listing: BeforeListing,
+) -> std::io::Result<(BuildOutput, Vec<OutsideDir>)> {
+    let (transpiled_before, bundled_before) = workspace.db.work();
+    let (_, compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
+    let (transpiled, bundled) = workspace.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,
         bundled: bundled - bundled_before,
@@ -183,7 +206,30 @@ pub fn compile_and_publish(db: &Database, project: Project, options: &BuildOptio
     };
     let published =
         if compiled.has_errors() { None } else { Some(emit::publish::publish(&options.out_dir, &compiled.files)?) };
-    Ok(BuildOutput { compiled, published, work, shortcut: None })
+    Ok((BuildOutput { compiled, published, work, shortcut: None }, outside))
+}
+
+/// Compiles `project`; while some import names no module and points into directories outside
+/// the root that are not listed yet (no walk of the project reaches them), lists them and
+/// compiles again. Returns the project as last loaded,
+/// its compile, and the directories listed.
+pub fn compile_reaching_out(
+    workspace: &mut Workspace,
+    mut project: Project,
+    before_listing: BeforeListing,
+) -> std::io::Result<(Project, Compiled, Vec<OutsideDir>)> {
+    let mut listed: Vec<OutsideDir> = Vec::new();
+    loop {
+        let compiled = compile(&workspace.db, project);
+        let wanted: Vec<String> =
+            compiled.outside_dirs.iter().filter(|key| !workspace.lists_outside(key)).cloned().collect();
+        if wanted.is_empty() {
+            return Ok((project, compiled, listed));
+        }
+        let (reloaded, dirs) = workspace.reach_out(&wanted, before_listing)?;
+        project = reloaded;
+        listed.extend(dirs);
+    }
 }
 
 /// Runs every stage for `project`.
@@ -228,13 +274,33 @@ pub fn compile(db: &Database, project: Project) -> Compiled {
         }
     }
     if has_errors(&diagnostics) {
-        return finish(db, project, Some(model), plans, BTreeMap::new(), diagnostics);
+        let mut compiled = finish(db, project, Some(model), plans, BTreeMap::new(), diagnostics);
+        let modules = wrappers.iter().map(|(_, w)| &w.modules).chain(runtime.map(|r| &r.modules));
+        compiled.outside_dirs = outside_dirs_wanted(db, project, modules.flatten());
+        return compiled;
     }
 
     let (files, compose_diagnostics) = compose(db, project, &model, &plans, &wrappers, runtime);
     diagnostics.extend(compose_diagnostics);
     let files = if has_errors(&diagnostics) { BTreeMap::new() } else { files };
     finish(db, project, Some(model), plans, files, diagnostics)
+}
+
+/// The outside directories that the unresolved imports of `modules` point into.
+fn outside_dirs_wanted<'a>(
+    db: &Database,
+    project: Project,
+    modules: impl Iterator<Item = &'a String>,
+) -> BTreeSet<String> {
+    let modules: BTreeSet<&String> = modules.collect();
+    let mut dirs = BTreeSet::new();
+    for module in modules {
+        let chunk = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone()));
+        for specifier in &chunk.unresolved {
+            dirs.extend(crate::bundle::outside_dirs(module, specifier));
+        }
+    }
+    dirs
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something
@@ -350,7 +416,7 @@ fn finish(
     }
     // Errors first, then warnings; within each, the order the stages reported them.
     diagnostics.sort_by_key(|d| d.severity);
-    Compiled { model, plans, files, diagnostics, texts }
+    Compiled { model, plans, files, diagnostics, texts, outside_dirs: BTreeSet::new() }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! into inputs; a query sees a file only through `Project::files`, so the graph knows every
 //! dependency (a missing file is a dependency on the file map).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -46,6 +46,10 @@ pub struct Project {
     /// Every file under the project root the loader saw, by project-relative path.
     #[returns(ref)]
     pub files: Arc<BTreeMap<String, SourceFile>>,
+    /// The directories outside the root that the loader listed for imports (found or not),
+    /// by key (`../shared`): an import that could lie in another one is `Unlisted`.
+    #[returns(ref)]
+    pub outside_dirs: Arc<BTreeSet<String>>,
     #[returns(ref)]
     pub settings: Settings,
 }
@@ -326,7 +330,13 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
     };
     let aliases = bundle::aliases();
     let exists = |path: &str| files.contains_key(path) || bundle::virtual_module(path).is_some();
-    let mut resolve = |specifier: &str| bundle::resolve(key, specifier, &aliases, &exists);
+    let listed = project.outside_dirs(db);
+    let mut resolve = |specifier: &str| {
+        if bundle::outside_dirs(key, specifier).iter().any(|dir| !listed.contains(dir)) {
+            return Err(bundle::ResolveFailure::Unlisted);
+        }
+        bundle::resolve(key, specifier, &aliases, &exists)
+    };
     crate::actions::module_chunk(db.cache(), db.counters(), key, &source, &mut resolve)
 }
 

@@ -30,6 +30,24 @@ pub struct Workspace {
     /// Project-relative keys of the directories the last walk listed (`""` is the root): a
     /// file is an input exactly when it lies directly in one of them.
     listed: BTreeSet<String>,
+    /// The directories outside the root that modules import from, listed on demand, by key
+    /// (`../shared`), with their paths (`None`: nothing was there): their module files are
+    /// inputs too.
+    outside: BTreeMap<String, Option<PathBuf>>,
+}
+
+/// A directory outside the project root that its modules import from (in a monorepo, the
+/// code its plugins share). No walk of the project reaches it: the build lists it when an
+/// import points into it (`build::compile_reaching_out`), on its own, never recursively,
+/// and only the module files directly in it become inputs.
+pub struct OutsideDir {
+    /// Relative to the project root: `../shared`.
+    pub key: String,
+    /// What was at its path before the listing; `None` when no directory a project may read
+    /// is there (nothing, a symbolic link, an artifact, a skipped folder, the root's inside).
+    pub metadata: Option<Metadata>,
+    /// Its module files (key, state when read).
+    pub files: Vec<(String, Metadata)>,
 }
 
 /// Called with every directory a walk is about to list (watch mode watches it first, so a
@@ -38,7 +56,7 @@ pub type BeforeListing<'a> = &'a mut dyn FnMut(&Path);
 
 impl Workspace {
     pub fn new(db: Database, root: PathBuf) -> Self {
-        Workspace { db, root, project: None, changed: Vec::new(), listed: BTreeSet::new() }
+        Workspace { db, root, project: None, changed: Vec::new(), listed: BTreeSet::new(), outside: BTreeMap::new() }
     }
 
     /// Reads the project tree (skipping `exclude`, e.g. the output directory) into the inputs.
@@ -50,8 +68,78 @@ impl Workspace {
     ) -> io::Result<Project> {
         let tree = walk_inputs(&self.root, exclude, before_listing)?;
         self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
+        // The build lists again the outside directories its modules still import from.
+        self.outside.clear();
         let disk = read_files(&tree.files)?;
         Ok(self.sync(disk, settings))
+    }
+
+    /// Takes the outside directories whose files the next `sync` is given as listed (a
+    /// stamp named them), so the build does not list them again.
+    pub fn assume_outside(&mut self, keys: impl IntoIterator<Item = String>) {
+        let paths = keys.into_iter().map(|key| (outside_path(&self.root, &key), key));
+        self.outside.extend(paths.map(|(path, key)| (key, path)));
+    }
+
+    /// Whether the outside directory `key` was listed already (found or not).
+    pub fn lists_outside(&self, key: &str) -> bool {
+        self.outside.contains_key(key)
+    }
+
+    /// Lists the outside directories `keys` and adds their module files to the inputs.
+    pub fn reach_out(
+        &mut self,
+        keys: &[String],
+        before_listing: BeforeListing,
+    ) -> io::Result<(Project, Vec<OutsideDir>)> {
+        let project = self.project.expect("a project is loaded before its imports are followed");
+        let mut disk = self.inputs();
+        let mut listed = Vec::new();
+        for key in keys {
+            listed.push(self.list_outside(key, &mut disk, before_listing)?);
+        }
+        let settings = project.settings(&self.db).clone();
+        Ok((self.sync(disk, settings), listed))
+    }
+
+    /// Lists the outside directory `key` into `disk` (replacing what it held there).
+    fn list_outside(
+        &mut self,
+        key: &str,
+        disk: &mut DiskFiles,
+        before_listing: BeforeListing,
+    ) -> io::Result<OutsideDir> {
+        disk.retain(|file, _| file.rsplit_once('/').is_none_or(|(dir, _)| dir != key));
+        let path = outside_path(&self.root, key);
+        let (dir, files) = match &path {
+            Some(path) => read_outside(path, key, before_listing)?,
+            None => (OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() }, DiskFiles::new()),
+        };
+        self.outside.insert(key.to_owned(), path.filter(|_| dir.metadata.is_some()));
+        disk.extend(files);
+        Ok(dir)
+    }
+
+    /// Whether `path` is or lies directly in a listed outside directory (a change there can
+    /// change the inputs).
+    pub fn in_outside_dir(&self, path: &Path) -> bool {
+        self.outside_dir_of(path).is_some()
+    }
+
+    /// The key of the listed outside directory that `path` is or lies directly in.
+    fn outside_dir_of(&self, path: &Path) -> Option<String> {
+        let found = self.outside.iter().filter_map(|(key, dir)| Some((key, dir.as_deref()?)));
+        found.into_iter().find(|(_, dir)| path == *dir || path.parent() == Some(dir)).map(|(key, _)| key.clone())
+    }
+
+    /// The inputs as files (none before the first load).
+    pub fn inputs(&self) -> DiskFiles {
+        let Some(project) = self.project else { return DiskFiles::new() };
+        project
+            .files(&self.db)
+            .iter()
+            .map(|(path, file)| (path.clone(), (file.bytes(&self.db).clone(), file.executable(&self.db))))
+            .collect()
     }
 
     /// Re-reads only `changed` paths (files or directories, created, modified or removed),
@@ -64,15 +152,19 @@ impl Workspace {
         exclude: &[PathBuf],
         before_listing: BeforeListing,
     ) -> io::Result<Project> {
-        let Some(project) = self.project.filter(|_| !self.listed.is_empty()) else {
+        if self.project.is_none() || self.listed.is_empty() {
             return self.load(settings, exclude, before_listing);
-        };
-        let mut disk: DiskFiles = project
-            .files(&self.db)
-            .iter()
-            .map(|(path, file)| (path.clone(), (file.bytes(&self.db).clone(), file.executable(&self.db))))
-            .collect();
+        }
+        // Where nothing was found, the build looks again (an outside directory that did
+        // not exist is not watched).
+        self.outside.retain(|_, dir| dir.is_some());
+        let mut disk = self.inputs();
+        let mut outside = BTreeSet::new();
         for path in changed {
+            if let Some(key) = self.outside_dir_of(path) {
+                outside.insert(key);
+                continue;
+            }
             let Some(key) = relative_key(&self.root, path).filter(|key| !key.is_empty()) else {
                 continue;
             };
@@ -98,6 +190,9 @@ impl Workspace {
                 disk.insert(key, file);
             }
         }
+        for key in outside {
+            self.list_outside(&key, &mut disk, before_listing)?;
+        }
         Ok(self.sync(disk, settings))
     }
 
@@ -115,7 +210,7 @@ impl Workspace {
                 .into_iter()
                 .map(|(path, (bytes, executable))| (path.clone(), SourceFile::new(&self.db, path, bytes, executable)))
                 .collect();
-            let project = Project::new(&self.db, Arc::new(files), settings);
+            let project = Project::new(&self.db, Arc::new(files), Arc::new(self.outside_keys()), settings);
             self.project = Some(project);
             return project;
         };
@@ -152,7 +247,15 @@ impl Workspace {
         if *project.settings(&self.db) != settings {
             project.set_settings(&mut self.db).to(settings);
         }
+        let outside = self.outside_keys();
+        if **project.outside_dirs(&self.db) != outside {
+            project.set_outside_dirs(&mut self.db).to(Arc::new(outside));
+        }
         project
+    }
+
+    fn outside_keys(&self) -> BTreeSet<String> {
+        self.outside.keys().cloned().collect()
     }
 }
 
@@ -265,9 +368,67 @@ fn relative_key(root: &Path, path: &Path) -> Option<String> {
     path.strip_prefix(root).ok()?.to_str().map(|key| key.replace('\\', "/"))
 }
 
+/// Whether a project-relative key lies above the project root.
+pub fn is_outside(key: &str) -> bool {
+    key == ".." || key.starts_with("../")
+}
+
+/// The path of the outside key `key` (the root is canonical, so `..` is its parent); `None`
+/// when it climbs above `/`, passes through a folder that never holds inputs, or comes back
+/// into the root (whose files have keys of their own: a file must not be two modules).
+fn outside_path(root: &Path, key: &str) -> Option<PathBuf> {
+    let mut path = root.to_path_buf();
+    for part in key.split('/') {
+        if part != ".." {
+            path.push(part);
+        } else if !path.pop() {
+            return None;
+        }
+    }
+    (!path.starts_with(root) && !is_ignored(Path::new(key), false)).then_some(path)
+}
+
+/// Lists the outside directory at `path` (key `key`) and reads its module files.
+fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
+    let mut dir = OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() };
+    let mut disk = DiskFiles::new();
+    let metadata = match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() && !holds_artifact(path) => metadata,
+        Ok(_) => return Ok((dir, disk)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((dir, disk)),
+        Err(error) => return Err(io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()))),
+    };
+    before_listing(path);
+    for entry in fs::read_dir(path)? {
+        let entry = entry?;
+        let Some(name) =
+            entry.file_name().to_str().filter(|name| crate::bundle::is_module_file(name)).map(str::to_owned)
+        else {
+            continue;
+        };
+        if entry.file_type()?.is_file()
+            && let Some((bytes, metadata)) = read_file_and_state(&entry.path())?
+        {
+            let file_key = format!("{key}/{name}");
+            disk.insert(file_key.clone(), (bytes, metadata.permissions().mode() & 0o111 != 0));
+            dir.files.push((file_key, metadata));
+        }
+    }
+    dir.files.sort_by(|a, b| a.0.cmp(&b.0));
+    dir.metadata = Some(metadata);
+    Ok((dir, disk))
+}
+
 /// A file's bytes and executable bit; `None` when it vanished meanwhile or is not a file
 /// (a symbolic link is not followed: the walk never takes one for an input either).
 pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
+    let read = read_file_and_state(path)?;
+    Ok(read.map(|(bytes, metadata)| (bytes, metadata.permissions().mode() & 0o111 != 0)))
+}
+
+/// A file's bytes and its state just before they were read (an edit after it leaves the
+/// state stale, never the reverse).
+fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>> {
     let absent = |error: io::Error| {
         let absent = error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ELOOP);
         if absent { Ok(None) } else { Err(error) }
@@ -291,7 +452,7 @@ pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
         },
         Err(error) => return Err(error),
     }
-    Ok(Some((bytes.into(), metadata.permissions().mode() & 0o111 != 0)))
+    Ok(Some((bytes.into(), metadata)))
 }
 
 /// Whether a project-relative path lies in a directory that is never an input.

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::emit::MANIFEST_FILE;
-use crate::loader::{DiskFiles, input_tree, read_files};
+use crate::loader::{DiskFiles, OutsideDir, input_tree, is_outside, read_files};
 
 const STAMP_FILE: &str = ".agent-bundle/stamp.json";
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
@@ -165,6 +165,21 @@ impl Snapshot {
     pub fn read(&self) -> io::Result<DiskFiles> {
         read_files(&self.files)
     }
+
+    /// The outside directories whose files it holds (a stamp listed them).
+    pub fn outside_dirs(&self) -> impl Iterator<Item = String> + '_ {
+        self.dirs.iter().map(|dir| dir.path.clone()).filter(|key| is_outside(key))
+    }
+
+    /// Adds the outside directories a build listed, and their files, as they were read.
+    pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
+        for dir in listed {
+            let Some(metadata) = dir.metadata else { continue };
+            self.dirs.push(FileState::of(dir.key, &metadata));
+            self.inputs.extend(dir.files.iter().map(|(key, metadata)| FileState::of(key.clone(), metadata)));
+        }
+        self.inputs.sort_by(|a, b| a.path.cmp(&b.path));
+    }
 }
 
 /// The project's inputs as they are now, and the previous stamp if the project and its
@@ -239,12 +254,19 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
 /// The directories are those of a second walk, after publishing: the build itself changes
 /// the project root (the artifact's swap, the stamp's folder), and a walk that lists the
 /// same files as `before` proves those changes added no input. If it lists others (an
-/// edit during the build), no directories are recorded and the next build walks.
+/// edit during the build), no directories are recorded and the next build walks. Outside
+/// directories keep the states they had when listed (the build changes none of them).
 pub fn save(root: &Path, out_dir: &Path, settings: &str, before: Snapshot, summary: Summary) -> io::Result<()> {
     let path = root.join(STAMP_FILE);
     create_state_dir(path.parent().expect("the stamp has a parent"))?;
+    let walked = |files: &[(String, PathBuf)]| -> Vec<(String, PathBuf)> {
+        files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
+    };
     let input_dirs = match Snapshot::take(root, out_dir) {
-        Ok(after) if after.files == before.files => after.dirs,
+        Ok(after) if after.files == walked(&before.files) => {
+            let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
+            after.dirs.into_iter().chain(outside).collect()
+        }
         _ => Vec::new(),
     };
     let saved_at_ns = now_ns();

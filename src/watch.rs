@@ -247,14 +247,17 @@ impl Session {
         Session { options, built: false, workspace, exclude, log }
     }
 
-    /// The paths of `batch` that can be this project's inputs. The root's own events (its
-    /// mode or times changed) say nothing about its entries.
+    /// The paths of `batch` that can be this project's inputs (below its root, or in an
+    /// outside directory its modules import from). The root's own events (its mode or
+    /// times changed) say nothing about its entries.
     fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
         let input = |path: &PathBuf| {
             let excluded = self.exclude.iter().any(|e| path.starts_with(e));
-            path.strip_prefix(root)
-                .is_ok_and(|relative| !relative.as_os_str().is_empty() && !is_ignored(relative, excluded))
+            match path.strip_prefix(root) {
+                Ok(relative) => !relative.as_os_str().is_empty() && !is_ignored(relative, excluded),
+                Err(_) => self.workspace.in_outside_dir(path),
+            }
         };
         batch.iter().filter(|path| input(path)).cloned().collect()
     }
@@ -273,7 +276,10 @@ impl Session {
             self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
         };
         let cache_before = self.options.cache.stats();
-        let output = project.and_then(|project| build::compile_and_publish(&self.workspace.db, project, &self.options));
+        let output = project.and_then(|project| {
+            build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch)
+                .map(|(output, _)| output)
+        });
         // The session's cache counts for as long as it runs; a report counts one build.
         let output = output.map(|mut output| {
             output.work.cache = output.work.cache.since(&cache_before);

@@ -31,6 +31,9 @@ pub struct ModuleChunk {
     /// Node builtins the chunk uses, normalized (`node:fs`), sorted and deduplicated.
     pub builtins: Vec<String>,
     pub has_default_export: bool,
+    /// Specifiers that named no module, in source order, each once (the build lists the
+    /// directories outside the root they point into, `resolve::outside_dirs`, and tries again).
+    pub unresolved: Vec<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
 }
 
@@ -124,6 +127,7 @@ pub fn compile_module(
         imports: Vec::new(),
         builtins: Vec::new(),
         has_default_export: false,
+        unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
     };
     // Checks on the original source may have failed while the transpiled code is still sound:
@@ -343,26 +347,23 @@ impl<'c> Linker<'c> {
                 );
                 None
             }
-            Err(ResolveFailure::NotFound) => {
-                self.chunk.diagnostics.push(BundleDiagnostic::error(
+            Err(ResolveFailure::NotFound | ResolveFailure::Unlisted) => {
+                if !self.chunk.unresolved.iter().any(|s| s == specifier) {
+                    self.chunk.unresolved.push(specifier.to_owned());
+                }
+                let error = BundleDiagnostic::error(
                     BundleErrorKind::UnresolvedImport,
                     span,
                     format!("cannot resolve \"{specifier}\" from {}", self.key),
-                ));
-                None
-            }
-            Err(ResolveFailure::OutsideRoot) => {
-                self.chunk.diagnostics.push(
-                    BundleDiagnostic::error(
-                        BundleErrorKind::UnresolvedImport,
-                        span,
-                        format!("\"{specifier}\" leaves the project root: a project reads no file outside it"),
-                    )
-                    .with_help(
-                        "move the shared code inside the project (in a monorepo, vendor a copy into each plugin: \
-                         symbolic links are not followed), or ship it as a prebuilt handler",
-                    ),
                 );
+                let outside = !super::resolve::outside_dirs(self.key, specifier).is_empty();
+                self.chunk.diagnostics.push(match outside {
+                    true => error.with_help(
+                        "above the project root, a module is read only from the folder the import names \
+                         (the files directly in it; symbolic links are not followed)",
+                    ),
+                    false => error,
+                });
                 None
             }
         }

@@ -23,7 +23,7 @@ mod wrapper;
 mod tests;
 
 pub use link::{ModuleChunk, ModuleImport, assemble, compile_module};
-pub use resolve::{ResolveFailure, Resolved, resolve};
+pub use resolve::{ResolveFailure, Resolved, is_module_file, outside_dirs, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span};
 pub use wrapper::{
     IPC_KEY, ModuleGraph, ROUTE_KEY, RUNTIME_KEY, RuntimeRoute, SERVER_KEY, aliases, handler_body, hook_epilogue,

@@ -18,9 +18,9 @@ pub enum ResolveFailure {
     Bare,
     /// A relative or absolute path that names no module.
     NotFound,
-    /// A relative path that climbs above the project root (or a virtual module's folder):
-    /// a project reads nothing outside its root.
-    OutsideRoot,
+    /// A relative path into a directory outside the project root that the loader has not
+    /// listed yet (`outside_dirs`): the build lists it and resolves again.
+    Unlisted,
 }
 
 /// Prefix of the keys of virtual modules, which the tool itself provides.
@@ -104,12 +104,19 @@ const NODE_PREFIXED_ONLY: &[&str] = &["sea", "test", "test/reporters"];
 /// Extensions probed after a specifier without one, in order.
 const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
 
+/// Whether a file name has an extension resolution probes: the files of a directory outside
+/// the project root that can be modules.
+pub fn is_module_file(name: &str) -> bool {
+    EXTENSIONS.iter().any(|extension| name.ends_with(extension))
+}
+
 /// Resolve `specifier` imported from module `from_key`.
 ///
 /// - `aliases` maps exact specifiers to module keys; they win over everything else.
 /// - `node:*` and bare Node builtin names resolve to `Builtin("node:<name>")`.
 /// - Relative specifiers (`./`, `../`, `.`, `..`) are joined with the directory of
-///   `from_key` and normalized (leaving the project root is `OutsideRoot`), then probed: the exact
+///   `from_key` and normalized (keys above the project root start with `../`; nothing is
+///   above a virtual module's folder), then probed: the exact
 ///   path; for `.js`/`.jsx` the `.ts`/`.tsx` siblings, for `.mjs` the `.mts` one; the path plus
 ///   each extension; the path plus `/index` and each extension.
 /// - Other bare specifiers are `Bare`; absolute paths and URLs are `NotFound`.
@@ -145,11 +152,16 @@ fn is_relative(specifier: &str) -> bool {
     specifier == "." || specifier == ".." || specifier.starts_with("./") || specifier.starts_with("../")
 }
 
-fn resolve_relative(
-    from_key: &str,
-    specifier: &str,
-    exists: &dyn Fn(&str) -> bool,
-) -> Result<Resolved, ResolveFailure> {
+/// A relative specifier joined with the directory of `from_key` and normalized: the
+/// virtual prefix, the path's segments (leading `..` ones climb above the project root) and
+/// whether the specifier names a directory (`.`, `..`, a trailing `/`).
+struct Joined<'a> {
+    prefix: &'static str,
+    segments: Vec<&'a str>,
+    directory_only: bool,
+}
+
+fn join_relative<'a>(from_key: &'a str, specifier: &'a str) -> Result<Joined<'a>, ResolveFailure> {
     let (prefix, from_path) = match from_key.strip_prefix(VIRTUAL_PREFIX) {
         Some(rest) => (VIRTUAL_PREFIX, rest),
         None => ("", from_key),
@@ -161,14 +173,40 @@ fn resolve_relative(
         directory_only = matches!(part, "" | "." | "..");
         match part {
             "" | "." => {}
-            ".." => {
-                if segments.pop().is_none() {
-                    return Err(ResolveFailure::OutsideRoot);
+            ".." => match segments.last() {
+                Some(&last) if last != ".." => {
+                    segments.pop();
                 }
-            }
+                // A virtual module's folder holds only the tool's own modules.
+                _ if !prefix.is_empty() => return Err(ResolveFailure::NotFound),
+                _ => segments.push(".."),
+            },
             name => segments.push(name),
         }
     }
+    Ok(Joined { prefix, segments, directory_only })
+}
+
+/// The directories outside the project root (keys starting with `../`) that can hold the
+/// module a relative `specifier` imported from `from_key` names: the loader lists them on
+/// demand, since no walk of the project reaches them. Empty for any other specifier.
+pub fn outside_dirs(from_key: &str, specifier: &str) -> Vec<String> {
+    let Some(Joined { prefix: "", segments, directory_only }) =
+        is_relative(specifier).then(|| join_relative(from_key, specifier).ok()).flatten()
+    else {
+        return Vec::new();
+    };
+    let parent = &segments[..segments.len().saturating_sub(1)];
+    let candidates = if directory_only { vec![&segments[..]] } else { vec![parent, &segments[..]] };
+    candidates.into_iter().filter(|dir| dir.first() == Some(&"..")).map(|dir| dir.join("/")).collect()
+}
+
+fn resolve_relative(
+    from_key: &str,
+    specifier: &str,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Resolved, ResolveFailure> {
+    let Joined { prefix, segments, directory_only } = join_relative(from_key, specifier)?;
     let base = format!("{prefix}{}", segments.join("/"));
     let found = |candidate: String| exists(&candidate).then_some(candidate);
 
@@ -282,10 +320,32 @@ mod tests {
         assert_eq!(resolve("src/lib/dir2/q.ts", ".", &a, &exists), module("src/lib/dir2/index.mjs"));
         assert_eq!(resolve("src/lib/dir/q.ts", "./././../x", &a, &exists), module("src/lib/x.ts"));
         assert_eq!(resolve("src/hooks/a.ts", "../..", &a, &exists), module("index.ts"));
-        // Above the root, or missing.
-        assert_eq!(resolve("src/a.ts", "../../x", &a, &exists), Err(ResolveFailure::OutsideRoot));
+        // Missing.
         assert_eq!(resolve("src/a.ts", "./missing", &a, &exists), Err(ResolveFailure::NotFound));
         assert_eq!(resolve("src/lib/x.ts", "./x.ts.ts", &a, &exists), Err(ResolveFailure::NotFound));
+    }
+
+    #[test]
+    fn keys_above_the_root_start_with_dot_dot() {
+        let a = no_aliases();
+        let exists = files(&["../shared/log.ts", "../shared/fmt/index.ts", "../../top.ts", "../x/index.ts"]);
+        assert_eq!(resolve("src/a.ts", "../../shared/log", &a, &exists), module("../shared/log.ts"));
+        assert_eq!(resolve("../shared/log.ts", "./fmt", &a, &exists), module("../shared/fmt/index.ts"));
+        assert_eq!(resolve("../shared/fmt/index.ts", "../../../top", &a, &exists), module("../../top.ts"));
+        assert_eq!(resolve("../shared/log.ts", "../x/", &a, &exists), module("../x/index.ts"));
+        assert_eq!(resolve("src/a.ts", "../../missing", &a, &exists), Err(ResolveFailure::NotFound));
+    }
+
+    #[test]
+    fn the_outside_dirs_of_a_specifier_are_where_its_candidates_lie() {
+        assert_eq!(outside_dirs("src/a.ts", "../../shared/log"), ["../shared", "../shared/log"]);
+        assert_eq!(outside_dirs("src/a.ts", "../../shared/"), ["../shared"]);
+        assert_eq!(outside_dirs("src/a.ts", "../../shared"), ["..", "../shared"]);
+        assert_eq!(outside_dirs("../shared/log.ts", "./fmt.js"), ["../shared", "../shared/fmt.js"]);
+        assert_eq!(outside_dirs("src/a.ts", "../.."), [".."]);
+        assert!(outside_dirs("src/a.ts", "../lib/x").is_empty(), "inside the root");
+        assert!(outside_dirs("src/a.ts", "node:fs").is_empty());
+        assert!(outside_dirs("agent-bundle:runtime/hook.mjs", "../../x").is_empty());
     }
 
     #[test]
@@ -298,7 +358,7 @@ mod tests {
         );
         assert_eq!(
             resolve("agent-bundle:runtime/hook.mjs", "../../src/a.ts", &a, &exists),
-            Err(ResolveFailure::OutsideRoot)
+            Err(ResolveFailure::NotFound)
         );
     }
 }

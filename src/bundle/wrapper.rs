@@ -43,6 +43,25 @@ pub fn aliases() -> BTreeMap<String, String> {
 }
 
 impl ModuleChunk {
+    /// The chunk of a module with imports into outside directories not listed yet
+    /// (`unresolved`): the build lists them and compiles it then, so it is not compiled now.
+    pub fn pending(key: &str, unresolved: Vec<String>) -> ModuleChunk {
+        ModuleChunk {
+            code: String::new(),
+            imports: Vec::new(),
+            builtins: Vec::new(),
+            has_default_export: false,
+            diagnostics: vec![BundleDiagnostic {
+                kind: BundleErrorKind::UnresolvedImport,
+                severity: Severity::Error,
+                span: Span { start: 0, end: 0 },
+                message: format!("{key} imports from outside the project root: {}", unresolved.join(", ")),
+                help: None,
+            }],
+            unresolved,
+        }
+    }
+
     /// The chunk of a module that cannot be read as UTF-8 text.
     pub fn unreadable(key: &str) -> ModuleChunk {
         ModuleChunk {
@@ -50,6 +69,7 @@ impl ModuleChunk {
             imports: Vec::new(),
             builtins: Vec::new(),
             has_default_export: false,
+            unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic {
                 kind: BundleErrorKind::Syntax,
                 severity: Severity::Error,

@@ -15,7 +15,8 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     let project = workspace
         .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
         .map_err(|e| Failure::Run(e.to_string()))?;
-    let compiled = build::compile(&workspace.db, project);
+    let (_, compiled, _) =
+        build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
     let Some(model) = &compiled.model else {
         report::print_diagnostics(&compiled);
         return Ok(false);

@@ -211,18 +211,24 @@ pub fn compile_and_publish(
 
 /// Compiles `project`; while some import names no module and points into directories outside
 /// the root that are not listed yet (no walk of the project reaches them), lists them and
-/// compiles again. Returns the project as last loaded,
-/// its compile, and the directories listed.
+/// compiles again. If the imports still fail, the directories where nothing was found are
+/// listed once more (nothing watches them; they may have appeared since). Returns the
+/// project as last loaded, its compile, and the directories listed.
 pub fn compile_reaching_out(
     workspace: &mut Workspace,
     mut project: Project,
     before_listing: BeforeListing,
 ) -> std::io::Result<(Project, Compiled, Vec<OutsideDir>)> {
     let mut listed: Vec<OutsideDir> = Vec::new();
+    let mut looked_again = false;
     loop {
         let compiled = compile(&workspace.db, project);
-        let wanted: Vec<String> =
-            compiled.outside_dirs.iter().filter(|key| !workspace.lists_outside(key)).cloned().collect();
+        let dirs = compiled.outside_dirs.iter();
+        let mut wanted: Vec<String> = dirs.clone().filter(|key| !workspace.lists_outside(key)).cloned().collect();
+        if wanted.is_empty() && !looked_again {
+            looked_again = true;
+            wanted = dirs.filter(|key| workspace.found_nothing_at(key)).cloned().collect();
+        }
         if wanted.is_empty() {
             return Ok((project, compiled, listed));
         }

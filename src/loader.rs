@@ -86,7 +86,14 @@ impl Workspace {
         self.outside.contains_key(key)
     }
 
-    /// Lists the outside directories `keys` and adds their module files to the inputs.
+    /// Whether the outside directory `key` was listed and nothing was there (it is not
+    /// watched, so nothing says when it appears).
+    pub fn found_nothing_at(&self, key: &str) -> bool {
+        self.outside.get(key).is_some_and(Option::is_none)
+    }
+
+    /// Lists the outside directories `keys` (again, for those listed already) and adds their
+    /// module files to the inputs.
     pub fn reach_out(
         &mut self,
         keys: &[String],
@@ -99,7 +106,13 @@ impl Workspace {
             listed.push(self.list_outside(key, &mut disk, before_listing)?);
         }
         let settings = project.settings(&self.db).clone();
-        Ok((self.sync(disk, settings), listed))
+        // What changed before, in the same build, still changed.
+        let before = std::mem::take(&mut self.changed);
+        let project = self.sync(disk, settings);
+        self.changed.extend(before);
+        self.changed.sort();
+        self.changed.dedup();
+        Ok((project, listed))
     }
 
     /// Lists the outside directory `key` into `disk` (replacing what it held there).
@@ -155,9 +168,6 @@ impl Workspace {
         if self.project.is_none() || self.listed.is_empty() {
             return self.load(settings, exclude, before_listing);
         }
-        // Where nothing was found, the build looks again (an outside directory that did
-        // not exist is not watched).
-        self.outside.retain(|_, dir| dir.is_some());
         let mut disk = self.inputs();
         let mut outside = BTreeSet::new();
         for path in changed {
@@ -514,6 +524,44 @@ mod tests {
         );
         let states: Vec<&str> = tree.dir_states().map(|(key, _)| key.as_str()).collect();
         assert_eq!(states, ["", "src", "src/empty", "src/lib", "old"], "a skipped artifact is a state too");
+    }
+
+    #[test]
+    fn an_outside_key_is_a_path_beside_the_root_never_in_it_or_in_a_skipped_folder() {
+        let root = Path::new("/work/repo/plugins/a");
+        assert_eq!(outside_path(root, "../../shared"), Some(PathBuf::from("/work/repo/shared")));
+        assert_eq!(outside_path(root, "../b/src"), Some(PathBuf::from("/work/repo/plugins/b/src")));
+        assert_eq!(outside_path(root, ".."), Some(PathBuf::from("/work/repo/plugins")));
+        assert_eq!(outside_path(root, "../a/src"), None, "back inside the root");
+        assert_eq!(outside_path(root, "../../node_modules/pkg"), None);
+        assert_eq!(outside_path(root, "../../../../../x"), None, "above /");
+    }
+
+    #[test]
+    fn an_outside_folder_is_listed_alone_and_only_its_modules_are_read() {
+        let dir =
+            tree(&["shared/a.ts", "shared/b.mjs", "shared/notes.md", "shared/sub/c.ts", "p/agent-bundle.config.ts"]);
+        std::os::unix::fs::symlink("a.ts", dir.path().join("shared/link.ts")).unwrap();
+        let root = dir.path().join("p");
+        let mut workspace = Workspace::new(Database::new(), root.clone());
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut watched = Vec::new();
+        let keys = ["../shared".to_owned(), "../missing".to_owned()];
+        let (project, listed) = workspace.reach_out(&keys, &mut |d| watched.push(d.to_owned())).unwrap();
+        let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
+        assert_eq!(inputs, ["../shared/a.ts", "../shared/b.mjs", "agent-bundle.config.ts"]);
+        assert_eq!(watched, [dir.path().join("shared")]);
+        assert!(listed[0].metadata.is_some() && listed[1].metadata.is_none());
+        assert!(workspace.found_nothing_at("../missing") && workspace.lists_outside("../shared"));
+        assert_eq!(**project.outside_dirs(&workspace.db), BTreeSet::from(keys.clone()));
+
+        // An event in it re-lists it (an event in a folder below it does not).
+        fs::write(dir.path().join("shared/a.ts"), "edited").unwrap();
+        fs::write(dir.path().join("shared/sub/c.ts"), "edited").unwrap();
+        let changed = [dir.path().join("shared/a.ts"), dir.path().join("shared/sub/c.ts")];
+        assert!(workspace.in_outside_dir(&changed[0]) && !workspace.in_outside_dir(&changed[1]));
+        workspace.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(workspace.changed(), ["../shared/a.ts"]);
     }
 
     #[test]

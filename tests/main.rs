@@ -13,6 +13,7 @@ mod host_smoke;
 mod host_validation;
 mod routes;
 mod runtime;
+mod shared_code;
 mod shared_runtime;
 mod validate;
 mod watch;

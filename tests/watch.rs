@@ -15,7 +15,7 @@ use crate::support::{self, artifact_files};
 
 /// `agent-bundle <args>` (a watch session with `--json`) in `dir`, and its build reports as
 /// they come.
-fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
+pub(crate) fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
     let mut child =
         support::bin().args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let (lines, builds) = mpsc::channel::<Value>();
@@ -28,7 +28,7 @@ fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
     (child, builds)
 }
 
-fn next_build(builds: &Receiver<Value>) -> Value {
+pub(crate) fn next_build(builds: &Receiver<Value>) -> Value {
     builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
 
@@ -41,7 +41,7 @@ fn workspace_of_policies(projects: &[&str]) -> tempfile::TempDir {
     dir
 }
 
-fn interrupt(mut child: Child) {
+pub(crate) fn interrupt(mut child: Child) {
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();

@@ -1,0 +1,192 @@
+//! Code shared across a monorepo's plugins (`examples/monorepo`): relative imports above a
+//! project's root are followed, the folders they name become inputs, the wrappers run, an
+//! edit there rebuilds every plugin that imports it, and a fresh checkout builds from the
+//! cache alone.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{self, artifact_files, copy_tree, repo};
+
+/// A copy of `examples/monorepo` (without anything built in it) in a new directory.
+fn monorepo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["shared", "plugins/audit/src", "plugins/guard/src"] {
+        copy_tree(&repo().join("examples/monorepo").join(part), &dir.path().join(part));
+    }
+    for plugin in ["audit", "guard"] {
+        let config = format!("plugins/{plugin}/agent-bundle.config.ts");
+        fs::copy(repo().join("examples/monorepo").join(&config), dir.path().join(&config)).unwrap();
+    }
+    dir
+}
+
+/// `build --workspace --json` of `root` over `cache`: each project's report, by project.
+fn build_workspace(root: &Path, cache: &Path) -> Vec<Value> {
+    let output = support::run(root, &["build", "--workspace", "--json", "--cache-dir", cache.to_str().unwrap()]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    report["projects"].as_array().unwrap().clone()
+}
+
+/// The Codex wrapper of the guard's hook run by Node on a recorded payload with `command`.
+fn guard_answers(root: &Path, command: &str) -> (i32, String) {
+    let hooks = root.join("plugins/guard/artifact/hooks");
+    let wrapper = fs::read_dir(&hooks)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with(".codex.mjs"))
+        .unwrap();
+    let mut payload = support::payload(support::CODEX, "PreToolUse");
+    payload["tool_input"]["command"] = command.into();
+    let (code, stdout, _) = support::node(&wrapper, payload.to_string().as_bytes(), &[]);
+    (code, stdout)
+}
+
+#[test]
+fn plugins_import_shared_code_and_an_edit_there_rebuilds_each_of_them() {
+    let dir = monorepo();
+    let (root, cache) = (dir.path(), dir.path().join("cache"));
+    let first = build_workspace(root, &cache);
+    let inputs = |plugin: &str| -> Vec<String> {
+        let manifest = fs::read(root.join(format!("plugins/{plugin}/artifact/agent-bundle.manifest.json"))).unwrap();
+        let manifest: Value = serde_json::from_slice(&manifest).unwrap();
+        manifest["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(first.iter().all(|p| p["ok"] == true), "{first:#?}");
+    assert_eq!(
+        inputs("guard"),
+        ["../../shared/log.ts", "../../shared/redact/index.ts", "agent-bundle.config.ts", "src/hooks/no-secrets.ts"]
+    );
+    let (code, stdout) = guard_answers(root, "curl -H 'Authorization: ghp_0123456789abcdef' x");
+    assert_eq!(code, 0);
+    assert!(stdout.contains("\"permissionDecision\":\"deny\""), "{stdout}");
+    assert_eq!(guard_answers(root, "echo hi"), (0, String::new()));
+
+    // Past the racy window, the inputs outside the roots are stamped like the others.
+    std::thread::sleep(Duration::from_millis(1100));
+    build_workspace(root, &cache);
+    let up_to_date = build_workspace(root, &cache);
+    assert!(up_to_date.iter().all(|p| p["upToDateBy"] == "stamp"), "{up_to_date:#?}");
+
+    // An edit of the shared code: both plugins import it, so both rebuild.
+    let redact = root.join("shared/redact/index.ts");
+    let source = fs::read_to_string(&redact).unwrap();
+    fs::write(&redact, source.replace("(?:sk|ghp|xox[bp])", "(?:sk|ghp|glpat|xox[bp])")).unwrap();
+    let edited = build_workspace(root, &cache);
+    let rewritten: Vec<usize> = edited.iter().map(|p| p["published"]["written"].as_array().unwrap().len()).collect();
+    // Each plugin's three wrappers and its manifest.
+    assert_eq!(rewritten, [4, 4], "{edited:#?}");
+    assert!(guard_answers(root, "git push https://glpat-0123456789abcdef@x").1.contains("deny"));
+
+    // A new module beside the shared ones is an input too (a folder's files all are).
+    std::thread::sleep(Duration::from_millis(1100));
+    build_workspace(root, &cache);
+    fs::write(root.join("shared/extra.ts"), "export const extra = 1;\n").unwrap();
+    let grown = build_workspace(root, &cache);
+    assert!(grown.iter().all(|p| p["upToDate"] == false), "{grown:#?}");
+}
+
+#[test]
+fn a_fresh_checkout_of_a_monorepo_builds_from_the_cache_alone_and_byte_identical() {
+    let (first, second) = (monorepo(), monorepo());
+    let cache = tempfile::tempdir().unwrap();
+    build_workspace(first.path(), cache.path());
+    let warm = build_workspace(second.path(), cache.path());
+    for project in &warm {
+        let work = &project["work"];
+        assert_eq!((work["transpiled"].as_u64(), work["bundled"].as_u64()), (Some(0), Some(0)), "{project:#}");
+    }
+    for plugin in ["audit", "guard"] {
+        let artifact = |root: &Path| artifact_files(&root.join("plugins").join(plugin).join("artifact"));
+        assert_eq!(artifact(first.path()), artifact(second.path()));
+    }
+}
+
+#[test]
+fn an_outside_folder_is_never_walked_and_nothing_in_it_but_modules_is_read() {
+    let dir = monorepo();
+    let root = dir.path();
+    fs::create_dir_all(root.join("shared/deeper")).unwrap();
+    fs::write(root.join("shared/deeper/unused.ts"), "export default (;\n").unwrap();
+    fs::write(root.join("shared/notes.md"), "not a module\n").unwrap();
+    fs::create_dir_all(root.join("shared/node_modules/pkg")).unwrap();
+    fs::write(root.join("shared/node_modules/pkg/index.ts"), "export default 1;\n").unwrap();
+    let cache = root.join("cache");
+    build_workspace(root, &cache);
+    let stamp: Value =
+        serde_json::from_slice(&fs::read(root.join("plugins/guard/.agent-bundle/stamp.json")).unwrap()).unwrap();
+    let inputs: Vec<&str> = stamp["inputs"].as_array().unwrap().iter().map(|i| i[0].as_str().unwrap()).collect();
+    assert_eq!(
+        inputs,
+        ["../../shared/log.ts", "../../shared/redact/index.ts", "agent-bundle.config.ts", "src/hooks/no-secrets.ts"]
+    );
+
+    // An import into a skipped folder is not followed there.
+    let hook = root.join("plugins/guard/src/hooks/no-secrets.ts");
+    let source = fs::read_to_string(&hook).unwrap();
+    fs::write(
+        &hook,
+        format!("import pkg from '../../../../shared/node_modules/pkg';\nexport const seen = pkg;\n{source}"),
+    )
+    .unwrap();
+    let output = support::run(root, &["build", "--workspace", "--json", "--cache-dir", cache.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let guard = report["projects"].as_array().unwrap().iter().find(|p| p["project"] == "plugins/guard").unwrap();
+    let message = guard["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.starts_with("cannot resolve \"../../../../shared/node_modules/pkg\""), "{guard:#}");
+}
+
+#[test]
+fn a_watch_session_rebuilds_every_plugin_that_imports_an_edited_shared_module() {
+    let dir = monorepo();
+    let (child, builds) = crate::watch::start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    // One round: a build of each plugin, in project order.
+    let round = || -> Vec<Value> { (0..2).map(|_| crate::watch::next_build(&builds)).collect() };
+    let projects = |round: &[Value]| -> Vec<(String, bool)> {
+        round.iter().map(|b| (b["project"].as_str().unwrap().to_owned(), b["ok"] == true)).collect()
+    };
+    let both_ok = [("plugins/audit".to_owned(), true), ("plugins/guard".to_owned(), true)];
+    assert_eq!(projects(&round()), both_ok);
+
+    let log = dir.path().join("shared/log.ts");
+    let source = fs::read_to_string(&log).unwrap();
+    fs::write(&log, source.replace("JSON.stringify(", "JSON.stringify( ")).unwrap();
+    let edited = round();
+    assert_eq!(projects(&edited), both_ok);
+    assert!(edited.iter().all(|b| b["changed"] == serde_json::json!(["../../shared/log.ts"])), "{edited:#?}");
+
+    fs::write(&log, "export function record(").unwrap();
+    let broken = round();
+    assert!(
+        broken.iter().all(|b| b["ok"] == false && b["diagnostics"][0]["file"] == "../../shared/log.ts"),
+        "{broken:#?}"
+    );
+    fs::write(&log, source).unwrap();
+    assert_eq!(projects(&round()), both_ok);
+
+    // An import of a folder that is not there yet: it fails, and builds once the folder
+    // appears (nothing watches a missing folder: its parent's event brings it).
+    let hook = dir.path().join("plugins/guard/src/hooks/no-secrets.ts");
+    let handler = fs::read_to_string(&hook).unwrap();
+    fs::write(
+        &hook,
+        format!("import {{ more }} from '../../../../shared/later/more';\nexport const seen = more;\n{handler}"),
+    )
+    .unwrap();
+    let missing = crate::watch::next_build(&builds);
+    assert_eq!((missing["project"].as_str(), missing["ok"].as_bool()), (Some("plugins/guard"), Some(false)));
+    fs::create_dir(dir.path().join("shared/later")).unwrap();
+    fs::write(dir.path().join("shared/later/more.ts"), "export const more = 1;\n").unwrap();
+    loop {
+        let build = crate::watch::next_build(&builds);
+        if build["project"] == "plugins/guard" && build["ok"] == true {
+            break;
+        }
+    }
+    crate::watch::interrupt(child);
+}

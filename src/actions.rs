@@ -219,7 +219,20 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
 /// The key of a whole project build: the settings and every file the loader read. Queries
 /// see nothing else (no query touches the file system), so equal keys mean equal artifacts.
 pub fn artifact_key(settings: &Settings, files: &DiskFiles) -> Hash {
-    let mut builder = KeyBuilder::new("artifact")
+    inputs_key("artifact", settings, files)
+}
+
+/// The key of the `outside-dirs` action: which folders above the project root a build with
+/// exactly `files` loaded lists next (`build::compile_reaching_out`). Those follow from the
+/// imports of the loaded modules alone, so a fresh checkout can load what the clean build
+/// loaded, round by round, and reach the `artifact` key of all of it without compiling.
+pub fn outside_dirs_key(settings: &Settings, files: &DiskFiles) -> Hash {
+    inputs_key("outside-dirs", settings, files)
+}
+
+/// A key over the settings and every loaded file (path, mode and content).
+fn inputs_key(kind: &str, settings: &Settings, files: &DiskFiles) -> Hash {
+    let mut builder = KeyBuilder::new(kind)
         .field("compiler", COMPILER.as_bytes())
         .field("settings", format!("{settings:?}").as_bytes());
     for (path, (bytes, executable)) in files {
@@ -229,6 +242,19 @@ pub fn artifact_key(settings: &Settings, files: &DiskFiles) -> Hash {
             .field("source", Hash::of(bytes).to_hex().as_bytes());
     }
     builder.finish()
+}
+
+/// Records the folders a build with [`outside_dirs_key`] `key`'s files loaded listed next.
+pub fn record_outside_dirs(cache: &Cache, key: &Hash, dirs: &[&str]) {
+    let values = BTreeMap::from([("dirs".to_owned(), json!(dirs).to_string())]);
+    cache.put_action(key, &ActionRecord { outputs: BTreeMap::new(), values });
+}
+
+/// The folders a build with [`outside_dirs_key`] `key`'s files loaded listed next, if known.
+pub fn outside_dirs(cache: &Cache, key: &Hash) -> Option<Vec<String>> {
+    let dirs: Vec<String> = serde_json::from_str(cache.get_action(key)?.values.get("dirs")?).ok()?;
+    // Only keys above the root: a record is data, never a path to read anywhere else.
+    dirs.iter().all(|dir| crate::loader::is_outside(dir)).then_some(dirs)
 }
 
 /// What the clean build of an [`artifact_key`]'s inputs published.

@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::cache::{Cache, CacheStats};
+use crate::cache::{Cache, CacheStats, Hash};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
-use crate::loader::{BeforeListing, OutsideDir, Workspace};
+use crate::loader::{BeforeListing, DiskFiles, OutsideDir, Workspace};
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
@@ -120,31 +120,43 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     if let Some(stamp) = stamp {
         return Ok(answered(options, stamp.summary, Shortcut::Stamp, None));
     }
-    let disk = snapshot.read()?;
-    let artifact_key = actions::artifact_key(&options.settings(), &disk);
-    if let Some(published) = actions::published_artifact(&options.cache, &artifact_key) {
+    let mut disk = snapshot.read()?;
+    // The folders above the root that a clean build of these inputs listed (a fresh checkout
+    // of a monorepo's plugin that imports shared code), found from the cache.
+    let mut found: Vec<OutsideDir> = Vec::new();
+    let (artifact_key, published) = published_for(options, &mut disk, &mut found)?;
+    if let Some(published) = published {
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
+            snapshot.add_outside(found);
             let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
             return Ok(answered(options, summary, Shortcut::Cache, None));
         }
         if let Some((files, summary)) = actions::restore_artifact(&options.cache, &published) {
             let stats = emit::publish::publish(&options.out_dir, &files)?;
+            snapshot.add_outside(found);
             let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
             return Ok(answered(options, summary, Shortcut::Restored, Some(stats)));
         }
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
-    workspace.assume_outside(snapshot.outside_dirs());
-    let project = workspace.sync(disk, options.settings());
-    let (output, outside) = compile_and_publish(&mut workspace, project, options, &mut |_| {})?;
+    let assumed = found.iter().map(|dir| (dir.key.clone(), dir.metadata.is_some()));
+    workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
+    let project = workspace.sync(disk.clone(), options.settings());
+    let (output, rounds) = compile_and_publish(&mut workspace, project, options, &mut |_| {})?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
             // The key covers every input, the outside files the build listed too.
-            let artifact_key = match outside.is_empty() {
+            let inputs = workspace.inputs();
+            let artifact_key = match rounds.is_empty() {
                 true => artifact_key,
-                false => actions::artifact_key(&options.settings(), &workspace.inputs()),
+                false => actions::artifact_key(&options.settings(), &inputs),
             };
-            snapshot.add_outside(outside);
+            // Rounds that started from a stamp's folders (which leave out those where
+            // nothing was found) are not the rounds a fresh checkout goes through.
+            if snapshot.outside_dirs().next().is_none() {
+                record_outside_rounds(options, disk, &inputs, &rounds);
+            }
+            snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
             actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files);
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
@@ -158,6 +170,55 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
         _ => stamp::clear(&options.root),
     }
     Ok(output)
+}
+
+/// What the cache knows a clean build of the inputs `disk` published, and its key. While
+/// the `artifact` action misses and the `outside-dirs` one names folders above the root that
+/// a build with these inputs listed next, they are listed (into `disk` and `found`) and the
+/// lookup is made again: a fresh checkout reaches its shared code without compiling.
+fn published_for(
+    options: &BuildOptions,
+    disk: &mut DiskFiles,
+    found: &mut Vec<OutsideDir>,
+) -> std::io::Result<(Hash, Option<actions::PublishedArtifact>)> {
+    let settings = options.settings();
+    loop {
+        let key = actions::artifact_key(&settings, disk);
+        if let Some(published) = actions::published_artifact(&options.cache, &key) {
+            return Ok((key, Some(published)));
+        }
+        let next = actions::outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, disk));
+        let new: Vec<String> =
+            next.unwrap_or_default().into_iter().filter(|dir| !found.iter().any(|f| &f.key == dir)).collect();
+        if new.is_empty() {
+            return Ok((key, None));
+        }
+        for dir in new {
+            let (listed, files) = crate::loader::list_outside_dir(&options.root, &dir, &mut |_| {})?;
+            disk.extend(files);
+            found.push(listed);
+        }
+    }
+}
+
+/// Records, for each round of a clean build's outside listings, which folders it listed with
+/// the files loaded before it (starting from `loaded`; `inputs` has every file's bytes).
+fn record_outside_rounds(
+    options: &BuildOptions,
+    mut loaded: DiskFiles,
+    inputs: &DiskFiles,
+    rounds: &[Vec<OutsideDir>],
+) {
+    let settings = options.settings();
+    for round in rounds {
+        let dirs: Vec<&str> = round.iter().map(|dir| dir.key.as_str()).collect();
+        actions::record_outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, &loaded), &dirs);
+        for (key, _) in round.iter().flat_map(|dir| &dir.files) {
+            if let Some(file) = inputs.get(key) {
+                loaded.insert(key.clone(), file.clone());
+            }
+        }
+    }
 }
 
 /// The output of a build answered by `by`; `published` is what a restore wrote (an
@@ -189,13 +250,14 @@ fn finish_empty() -> Compiled {
 }
 
 /// Compiles the workspace's `project` (following its imports out of the root) and publishes
-/// its artifact unless there are errors; also returns the outside directories it listed.
+/// its artifact unless there are errors; also returns the outside directories it listed, by
+/// round.
 pub fn compile_and_publish(
     workspace: &mut Workspace,
     project: Project,
     options: &BuildOptions,
     before_listing: BeforeListing,
-) -> std::io::Result<(BuildOutput, Vec<OutsideDir>)> {
+) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
     let (_, compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
     let (transpiled, bundled) = workspace.db.work();
@@ -213,13 +275,13 @@ pub fn compile_and_publish(
 /// the root that are not listed yet (no walk of the project reaches them), lists them and
 /// compiles again. If the imports still fail, the directories where nothing was found are
 /// listed once more (nothing watches them; they may have appeared since). Returns the
-/// project as last loaded, its compile, and the directories listed.
+/// project as last loaded, its compile, and the directories listed in each round.
 pub fn compile_reaching_out(
     workspace: &mut Workspace,
     mut project: Project,
     before_listing: BeforeListing,
-) -> std::io::Result<(Project, Compiled, Vec<OutsideDir>)> {
-    let mut listed: Vec<OutsideDir> = Vec::new();
+) -> std::io::Result<(Project, Compiled, Vec<Vec<OutsideDir>>)> {
+    let mut listed: Vec<Vec<OutsideDir>> = Vec::new();
     let mut looked_again = false;
     loop {
         let compiled = compile(&workspace.db, project);
@@ -234,7 +296,7 @@ pub fn compile_reaching_out(
         }
         let (reloaded, dirs) = workspace.reach_out(&wanted, before_listing)?;
         project = reloaded;
-        listed.extend(dirs);
+        listed.push(dirs);
     }
 }
 

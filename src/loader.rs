@@ -74,11 +74,14 @@ impl Workspace {
         Ok(self.sync(disk, settings))
     }
 
-    /// Takes the outside directories whose files the next `sync` is given as listed (a
-    /// stamp named them), so the build does not list them again.
-    pub fn assume_outside(&mut self, keys: impl IntoIterator<Item = String>) {
-        let paths = keys.into_iter().map(|key| (outside_path(&self.root, &key), key));
-        self.outside.extend(paths.map(|(path, key)| (key, path)));
+    /// Takes outside directories as listed, each found or not (a stamp named them, or they
+    /// were listed before the workspace was made), so the build does not list them again;
+    /// the next `sync` is given their files.
+    pub fn assume_outside(&mut self, dirs: impl IntoIterator<Item = (String, bool)>) {
+        for (key, found) in dirs {
+            let path = outside_path(&self.root, &key).filter(|_| found);
+            self.outside.insert(key, path);
+        }
     }
 
     /// Whether the outside directory `key` was listed already (found or not).
@@ -123,12 +126,8 @@ impl Workspace {
         before_listing: BeforeListing,
     ) -> io::Result<OutsideDir> {
         disk.retain(|file, _| file.rsplit_once('/').is_none_or(|(dir, _)| dir != key));
-        let path = outside_path(&self.root, key);
-        let (dir, files) = match &path {
-            Some(path) => read_outside(path, key, before_listing)?,
-            None => (OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() }, DiskFiles::new()),
-        };
-        self.outside.insert(key.to_owned(), path.filter(|_| dir.metadata.is_some()));
+        let (dir, files) = list_outside_dir(&self.root, key, before_listing)?;
+        self.assume_outside([(key.to_owned(), dir.metadata.is_some())]);
         disk.extend(files);
         Ok(dir)
     }
@@ -396,6 +395,14 @@ fn outside_path(root: &Path, key: &str) -> Option<PathBuf> {
         }
     }
     (!path.starts_with(root) && !is_ignored(Path::new(key), false)).then_some(path)
+}
+
+/// Lists the outside directory `key` of the project at `root` and reads its module files.
+pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
+    match outside_path(root, key) {
+        Some(path) => read_outside(&path, key, before_listing),
+        None => Ok((OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() }, DiskFiles::new())),
+    }
 }
 
 /// Lists the outside directory at `path` (key `key`) and reads its module files.

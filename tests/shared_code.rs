@@ -91,19 +91,43 @@ fn plugins_import_shared_code_and_an_edit_there_rebuilds_each_of_them() {
 }
 
 #[test]
-fn a_fresh_checkout_of_a_monorepo_builds_from_the_cache_alone_and_byte_identical() {
-    let (first, second) = (monorepo(), monorepo());
+fn a_fresh_checkout_of_a_monorepo_is_restored_from_the_cache_byte_identical() {
+    let (first, second, third) = (monorepo(), monorepo(), monorepo());
     let cache = tempfile::tempdir().unwrap();
+    let same_artifacts = |a: &Path, b: &Path| {
+        for plugin in ["audit", "guard"] {
+            let artifact = |root: &Path| artifact_files(&root.join("plugins").join(plugin).join("artifact"));
+            assert_eq!(artifact(a), artifact(b), "{plugin}");
+        }
+    };
     build_workspace(first.path(), cache.path());
+    let restored = |projects: &[Value]| projects.iter().all(|p| p["restoredFromCache"] == true);
     let warm = build_workspace(second.path(), cache.path());
-    for project in &warm {
-        let work = &project["work"];
-        assert_eq!((work["transpiled"].as_u64(), work["bundled"].as_u64()), (Some(0), Some(0)), "{project:#}");
+    assert!(restored(&warm), "the cache knows which shared folders to read: {warm:#?}");
+    same_artifacts(first.path(), second.path());
+
+    // The shared code now reaches one folder further: the cache learns it from a clean build,
+    // and a checkout at that commit is restored again.
+    for root in [first.path(), third.path()] {
+        fs::create_dir(root.join("shared/time")).unwrap();
+        fs::write(root.join("shared/time/index.ts"), "export const now = () => new Date().toISOString();\n").unwrap();
+        let log = root.join("shared/log.ts");
+        let source = fs::read_to_string(&log).unwrap();
+        let source = source.replace("{ plugin, event,", "{ at: now(), plugin, event,");
+        fs::write(&log, format!("import {{ now }} from './time';\n{source}")).unwrap();
     }
-    for plugin in ["audit", "guard"] {
-        let artifact = |root: &Path| artifact_files(&root.join("plugins").join(plugin).join("artifact"));
-        assert_eq!(artifact(first.path()), artifact(second.path()));
-    }
+    // A checkout of it before any build of it: the cache's folders lead to no artifact, so
+    // it compiles (reusing what it can) and is right.
+    let compiled = build_workspace(third.path(), cache.path());
+    assert!(compiled.iter().all(|p| p["restoredFromCache"] == false && p["ok"] == true), "{compiled:#?}");
+    build_workspace(first.path(), cache.path());
+    same_artifacts(first.path(), third.path());
+    fs::remove_dir_all(third.path().join("plugins/guard/artifact")).unwrap();
+    fs::remove_dir_all(third.path().join("plugins/guard/.agent-bundle")).unwrap();
+    let again = build_workspace(third.path(), cache.path());
+    let guard = again.iter().find(|p| p["project"] == "plugins/guard").unwrap();
+    assert_eq!(guard["restoredFromCache"], true, "{guard:#}");
+    same_artifacts(first.path(), third.path());
 }
 
 #[test]

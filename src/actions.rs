@@ -253,8 +253,10 @@ pub fn record_outside_dirs(cache: &Cache, key: &Hash, dirs: &[&str]) {
 /// The folders a build with [`outside_dirs_key`] `key`'s files loaded listed next, if known.
 pub fn outside_dirs(cache: &Cache, key: &Hash) -> Option<Vec<String>> {
     let dirs: Vec<String> = serde_json::from_str(cache.get_action(key)?.values.get("dirs")?).ok()?;
-    // Only keys above the root: a record is data, never a path to read anywhere else.
-    dirs.iter().all(|dir| crate::loader::is_outside(dir)).then_some(dirs)
+    // Only normalized keys above the root: a record is data, never a path to read anywhere else.
+    let normal =
+        |dir: &str| dir.split('/').skip_while(|part| *part == "..").all(|part| !matches!(part, "" | "." | ".."));
+    dirs.iter().all(|dir| crate::loader::is_outside(dir) && normal(dir)).then_some(dirs)
 }
 
 /// What the clean build of an [`artifact_key`]'s inputs published.
@@ -318,6 +320,22 @@ mod tests {
             .iter()
             .map(|(path, text, executable)| ((*path).to_owned(), (Arc::from(text.as_bytes()), *executable)))
             .collect()
+    }
+
+    #[test]
+    fn an_outside_dirs_record_names_normalized_folders_above_the_root_or_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = crate::cache::CacheOptions { dir: Some(dir.path().to_owned()), remote: None };
+        let cache = Cache::open(&options).unwrap();
+        let answer = |dirs: &[&str]| {
+            let key = Hash::of(format!("{dirs:?}").as_bytes());
+            record_outside_dirs(&cache, &key, dirs);
+            outside_dirs(&cache, &key)
+        };
+        assert_eq!(answer(&["../../shared", ".."]), Some(vec!["../../shared".to_owned(), "..".to_owned()]));
+        for bad in ["src", "../a/../b", "../a//b", "../.", "/etc"] {
+            assert_eq!(answer(&["../ok", bad]), None, "{bad}");
+        }
     }
 
     #[test]

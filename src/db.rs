@@ -43,7 +43,8 @@ pub struct SourceFile {
 /// The project being built.
 #[salsa::input(debug)]
 pub struct Project {
-    /// Every file under the project root the loader saw, by project-relative path.
+    /// Every file under the project root the loader saw, and the module files of the
+    /// folders above it that imports read from (`../shared/log.ts`), by project-relative path.
     #[returns(ref)]
     pub files: Arc<BTreeMap<String, SourceFile>>,
     /// The directories outside the root that the loader listed for imports (found or not),

@@ -171,11 +171,15 @@ impl Snapshot {
         self.dirs.iter().map(|dir| dir.path.clone()).filter(|key| is_outside(key))
     }
 
-    /// Adds the outside directories a build listed, and their files, as they were read.
+    /// Adds the outside directories a build listed, and their files, as they were read (in
+    /// place of what it held for them: the folders of a stamp can be listed again).
     pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
         for dir in listed {
             let Some(metadata) = dir.metadata else { continue };
-            self.dirs.push(FileState::of(dir.key, &metadata));
+            let in_dir = |path: &str| path.rsplit_once('/').is_some_and(|(parent, _)| parent == dir.key);
+            self.dirs.retain(|state| state.path != dir.key);
+            self.inputs.retain(|state| !in_dir(&state.path));
+            self.dirs.push(FileState::of(dir.key.clone(), &metadata));
             self.inputs.extend(dir.files.iter().map(|(key, metadata)| FileState::of(key.clone(), metadata)));
         }
         self.inputs.sort_by(|a, b| a.path.cmp(&b.path));

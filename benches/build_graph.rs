@@ -28,7 +28,8 @@ fn main() {
     let hooks = env_number("BENCH_HOOKS", 10);
     if let Some(index) = args.iter().position(|a| a == "--generate") {
         let dir = PathBuf::from(args.get(index + 1).expect("--generate DIR"));
-        generate(&dir, plugins, hooks);
+        let shared = std::env::var_os("BENCH_SHARED").is_some();
+        generate(&dir, plugins, hooks, shared);
         println!("generated {plugins} plugins × {hooks} hooks in {}", dir.display());
         return;
     }
@@ -45,33 +46,18 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     SCRATCH.set(work.path().to_owned()).unwrap();
     let repo = work.path().join("monorepo");
-    generate(&repo, plugins, hooks);
+    generate(&repo, plugins, hooks, false);
     let total_hooks = plugins * hooks;
     println!(
         "build graph benchmark: {plugins} plugins × {hooks} hooks = {total_hooks} hooks × 3 hosts ({runs} runs each, best taken)"
     );
 
-    // Cold: an empty cache every time.
-    let cold = best(runs, || {
-        clean_artifacts(&repo);
-        let cache = fresh_dir();
-        let elapsed = time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()]));
-        discard(&cache);
-        elapsed
-    });
+    let cold = cold_build(&repo, runs);
     let esbuild = esbuild_floor(&repo, runs);
     report("cold build (empty cache) / esbuild --bundle", cold, esbuild, "goal ≤ 1.0");
 
-    // Warm: a full local cache, a new process, no artifact yet (so everything is published).
     let cache = work.path().join("cache");
-    clean_artifacts(&repo);
-    build(&repo, &["--cache-dir", cache.to_str().unwrap()]);
-    let warm = best(runs, || {
-        clean_artifacts(&repo);
-        let elapsed = time(|| build(&repo, &["--cache-dir", cache.to_str().unwrap()]));
-        assert_eq!(action_misses(&cache), 0, "a warm cache transpiles nothing");
-        elapsed
-    });
+    let warm = warm_build(&repo, &cache, runs);
     report("warm build (new process, full cache, no artifact) / cold", warm, cold, "goal ≤ 0.1");
     let writing = write_floor(&repo, runs);
     report("warm build (no artifact) / writing its files alone", warm, writing, "the floor of that case");
@@ -90,6 +76,16 @@ fn main() {
     let floor = best(runs.max(5), || time(|| walk_and_stat(&repo)));
     report("no-op rebuild / walk+stat of the inputs", noop, floor, "goal ≤ 2, and < 50 ms");
 
+    // The same fixture with every handler's logger in one folder above the plugins, which the
+    // build lists on demand (and a fresh checkout finds through the cache's outside-dirs).
+    let shared = work.path().join("monorepo-shared");
+    generate(&shared, plugins, hooks, true);
+    let shared_cold = cold_build(&shared, runs);
+    report("cold build, handlers importing shared code / cold", shared_cold, cold, "shared code costs");
+    let shared_warm = warm_build(&shared, &work.path().join("shared-cache"), runs);
+    report("warm build (no artifact), shared code / its cold", shared_warm, shared_cold, "goal ≤ 0.1");
+    discard(&shared);
+
     let edits = runs.max(20);
     watch_latency("watch: one handler edited → published", &repo.join("plugins/p000"), &[], 1, &cache, edits);
     let workspace = ["--workspace", "."];
@@ -98,13 +94,44 @@ fn main() {
     remote_caches(&repo, cold, runs);
 }
 
+/// The best of `runs` cold builds of `repo`: an empty cache and no artifact every time.
+fn cold_build(repo: &Path, runs: usize) -> Duration {
+    best(runs, || {
+        clean_artifacts(repo);
+        let cache = fresh_dir();
+        let elapsed = time(|| build(repo, &["--cache-dir", cache.to_str().unwrap()]));
+        discard(&cache);
+        elapsed
+    })
+}
+
+/// The best of `runs` warm builds of `repo` over `cache` (filled first): a new process, no
+/// artifact yet (so everything is published), and not one cache miss.
+fn warm_build(repo: &Path, cache: &Path, runs: usize) -> Duration {
+    clean_artifacts(repo);
+    build(repo, &["--cache-dir", cache.to_str().unwrap()]);
+    best(runs, || {
+        clean_artifacts(repo);
+        let elapsed = time(|| build(repo, &["--cache-dir", cache.to_str().unwrap()]));
+        assert_eq!(action_misses(cache), 0, "a warm cache transpiles nothing");
+        elapsed
+    })
+}
+
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// Writes the fixture: `plugins/pNNN/` projects, each with `hooks` handlers importing two
-/// shared relative modules of its own.
-fn generate(dir: &Path, plugins: usize, hooks: usize) {
+/// shared relative modules of its own; with `shared`, the logger is one module above the
+/// plugins (`shared/log.ts`) that every handler imports.
+fn generate(dir: &Path, plugins: usize, hooks: usize, shared: bool) {
+    let log = "import { appendFileSync } from 'node:fs';\nexport function log(line: string): void {\n  if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, line + '\\n');\n}\n";
+    let log_import = if shared { "../../../../shared/log.js" } else { "./lib/log.js" };
+    if shared {
+        std::fs::create_dir_all(dir.join("shared")).unwrap();
+        std::fs::write(dir.join("shared/log.ts"), log).unwrap();
+    }
     for p in 0..plugins {
         let root = dir.join(format!("plugins/p{p:03}"));
         std::fs::create_dir_all(root.join("src/hooks/lib")).unwrap();
@@ -122,16 +149,14 @@ fn generate(dir: &Path, plugins: usize, hooks: usize) {
             format!("export const PLUGIN = 'p{p:03}';\nexport interface Rule {{ pattern: RegExp; reason: string }}\nexport const RULES: Rule[] = [\n  {{ pattern: /rm -rf \\//, reason: `${{PLUGIN}}: no root removal` }},\n  {{ pattern: /--force/, reason: `${{PLUGIN}}: no force` }},\n];\n"),
         )
         .unwrap();
-        std::fs::write(
-            root.join("src/hooks/lib/log.ts"),
-            "import { appendFileSync } from 'node:fs';\nexport function log(line: string): void {\n  if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, line + '\\n');\n}\n",
-        )
-        .unwrap();
+        if !shared {
+            std::fs::write(root.join("src/hooks/lib/log.ts"), log).unwrap();
+        }
         for h in 0..hooks {
             std::fs::write(
                 root.join(format!("src/hooks/h{h:02}.ts")),
                 format!(
-                    "import {{ RULES }} from './lib/rules.js';\nimport {{ log }} from './lib/log.js';\n\ninterface Event {{ toolName?: string; toolInput?: {{ command?: string }} }}\n\nexport default (event: Event) => {{\n  const command = event.toolInput?.command ?? '';\n  log(`h{h:02} ${{event.toolName}}`);\n  const rule = RULES.find((r) => r.pattern.test(command));\n  return rule && {} ? {{ outcome: 'deny' as const, reason: rule.reason }} : undefined;\n}};\n",
+                    "import {{ RULES }} from './lib/rules.js';\nimport {{ log }} from '{log_import}';\n\ninterface Event {{ toolName?: string; toolInput?: {{ command?: string }} }}\n\nexport default (event: Event) => {{\n  const command = event.toolInput?.command ?? '';\n  log(`h{h:02} ${{event.toolName}}`);\n  const rule = RULES.find((r) => r.pattern.test(command));\n  return rule && {} ? {{ outcome: 'deny' as const, reason: rule.reason }} : undefined;\n}};\n",
                     if h < hooks / 2 { "true" } else { "false" }
                 ),
             )

@@ -252,7 +252,7 @@ pub fn record_outside_dirs(cache: &Cache, key: &Hash, dirs: &[&str]) {
 
 /// The folders a build with [`outside_dirs_key`] `key`'s files loaded listed next, if known.
 pub fn outside_dirs(cache: &Cache, key: &Hash) -> Option<Vec<String>> {
-    let dirs: Vec<String> = serde_json::from_str(cache.get_action(key)?.values.get("dirs")?).ok()?;
+    let dirs: Vec<String> = serde_json::from_str(cache.probe_action(key)?.values.get("dirs")?).ok()?;
     // Only normalized keys above the root: a record is data, never a path to read anywhere else.
     let normal =
         |dir: &str| dir.split('/').skip_while(|part| *part == "..").all(|part| !matches!(part, "" | "." | ".."));
@@ -267,9 +267,10 @@ pub struct PublishedArtifact {
     pack: Option<(Hash, usize)>,
 }
 
-/// What the cache knows the clean build of `key`'s inputs published.
+/// What the cache knows the clean build of `key`'s inputs published (a lookup that counts
+/// no miss: `build` counts one when neither this nor [`outside_dirs`] answers).
 pub fn published_artifact(cache: &Cache, key: &Hash) -> Option<PublishedArtifact> {
-    let record = cache.get_action(key)?;
+    let record = cache.probe_action(key)?;
     let manifest = record.values.get("manifest")?.parse().ok()?;
     let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok());
     Some(PublishedArtifact { manifest, pack: record.outputs.get("pack").copied().zip(manifest_len) })

@@ -191,6 +191,7 @@ fn published_for(
         let new: Vec<String> =
             next.unwrap_or_default().into_iter().filter(|dir| !found.iter().any(|f| &f.key == dir)).collect();
         if new.is_empty() {
+            options.cache.count_action_miss();
             return Ok((key, None));
         }
         for dir in new {

@@ -104,6 +104,7 @@ fn a_fresh_checkout_of_a_monorepo_is_restored_from_the_cache_byte_identical() {
     let restored = |projects: &[Value]| projects.iter().all(|p| p["restoredFromCache"] == true);
     let warm = build_workspace(second.path(), cache.path());
     assert!(restored(&warm), "the cache knows which shared folders to read: {warm:#?}");
+    assert!(warm.iter().all(|p| p["work"]["cacheMisses"] == 0), "all hits: {warm:#?}");
     same_artifacts(first.path(), second.path());
 
     // The shared code now reaches one folder further: the cache learns it from a clean build,

@@ -389,6 +389,28 @@ impl Cache {
         found
     }
 
+    /// [`Cache::get_action`] for one of several lookups that answer one question (the
+    /// artifact of a fresh checkout, found through the folders it reads): a hit counts, a
+    /// miss is left to the caller, which counts one ([`Cache::count_action_miss`]) if no
+    /// lookup answered.
+    pub fn probe_action(&self, key: &Hash) -> Option<ActionRecord> {
+        if self.is_disabled() {
+            return None;
+        }
+        let found = self.find_action(key);
+        if found.is_some() {
+            self.count(|c| &c.action_hits, 1);
+        }
+        found
+    }
+
+    /// Counts the miss of a question [`Cache::probe_action`] lookups could not answer.
+    pub fn count_action_miss(&self) {
+        if !self.is_disabled() {
+            self.count(|c| &c.action_misses, 1);
+        }
+    }
+
     fn find_action(&self, key: &Hash) -> Option<ActionRecord> {
         if let Some(record) = self.shared.local.as_ref().and_then(|local| local.get_record(key)) {
             return Some(record);

@@ -94,10 +94,15 @@ pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 /// Whether a change at `path` can change what a search finds, given the projects at
-/// `roots`: a config or ignore file anywhere, or anything outside every project.
+/// `roots`: a config or ignore file anywhere, or a folder outside every project (created,
+/// removed or renamed; a path that is gone may have been one). A file outside the projects
+/// (code they share) holds no project.
 pub fn changes_search(path: &Path, roots: &[&Path]) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    CONFIG_FILE_NAMES.contains(&&*name) || IGNORE_FILES.contains(&&*name) || !roots.iter().any(|r| path.starts_with(r))
+    let outside = !roots.iter().any(|r| path.starts_with(r));
+    CONFIG_FILE_NAMES.contains(&&*name)
+        || IGNORE_FILES.contains(&&*name)
+        || (outside && !std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file()))
 }
 
 fn walk(dir: &Path) -> Walk {
@@ -261,6 +266,22 @@ mod tests {
 
     fn names(dir: &Path) -> Vec<String> {
         discover(dir).iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
+    }
+
+    #[test]
+    fn only_folders_outside_the_projects_and_configs_or_ignore_files_change_a_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, plugin) = (dir.path(), dir.path().join("plugins/a"));
+        fs::create_dir_all(plugin.join("src")).unwrap();
+        fs::create_dir_all(root.join("shared")).unwrap();
+        fs::write(root.join("shared/log.ts"), "").unwrap();
+        let roots = [plugin.as_path()];
+        let changes = |path: &str| changes_search(&root.join(path), &roots);
+        assert!(!changes("shared/log.ts"), "shared code");
+        assert!(changes("shared"), "a folder, where a project can appear");
+        assert!(changes("gone"), "a path that is gone may have been a folder");
+        assert!(!changes("plugins/a/src"), "inside a project");
+        assert!(changes("plugins/a/src/agent-bundle.config.ts") && changes("shared/.gitignore"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Code shared across a monorepo's plugins (`examples/monorepo`): relative imports above a
 //! project's root are followed, the folders they name become inputs, the wrappers run, an
-//! edit there rebuilds every plugin that imports it, and a fresh checkout builds from the
-//! cache alone.
+//! edit there rebuilds every plugin that imports it (in watch mode too), and a fresh checkout
+//! or a second machine on the same remote cache is restored from the cache alone.
 
 use std::fs;
 use std::path::Path;
@@ -214,4 +214,30 @@ fn a_watch_session_rebuilds_every_plugin_that_imports_an_edited_shared_module() 
         }
     }
     crate::watch::interrupt(child);
+}
+
+#[test]
+fn a_second_machine_restores_a_monorepo_with_shared_code_from_the_remote_cache() {
+    let nginx = crate::cache_remote::Nginx::start();
+    let url = nginx.url();
+    let build_over_remote = |root: &Path| -> Vec<Value> {
+        let local = tempfile::tempdir().unwrap();
+        let args = ["build", "--workspace", "--json", "--cache-dir", local.path().to_str().unwrap()];
+        let remote = ["--remote-cache", url.as_str(), "--remote-cache-token", "secret"];
+        let output = support::run(root, &[&args[..], &remote[..]].concat());
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(output.status.code(), Some(0), "{report:#}");
+        report["projects"].as_array().unwrap().clone()
+    };
+    let (first, second) = (monorepo(), monorepo());
+    build_over_remote(first.path());
+    let warm = build_over_remote(second.path());
+    for project in &warm {
+        assert_eq!(project["restoredFromCache"], true, "{project:#}");
+        assert_eq!(project["work"]["cacheMisses"], 0, "{project:#}");
+    }
+    for plugin in ["audit", "guard"] {
+        let artifact = |root: &Path| artifact_files(&root.join("plugins").join(plugin).join("artifact"));
+        assert_eq!(artifact(first.path()), artifact(second.path()));
+    }
 }

@@ -65,6 +65,10 @@ fn plugins_import_shared_code_and_an_edit_there_rebuilds_each_of_them() {
     assert_eq!(code, 0);
     assert!(stdout.contains("\"permissionDecision\":\"deny\""), "{stdout}");
     assert_eq!(guard_answers(root, "echo hi"), (0, String::new()));
+    // `inspect` follows the imports out of the root as the build does.
+    let inspect = support::run(&root.join("plugins/guard"), &["inspect", "--hooks"]);
+    assert!(inspect.status.success(), "{}", String::from_utf8_lossy(&inspect.stderr));
+    assert!(String::from_utf8_lossy(&inspect.stdout).contains("handler src/hooks/no-secrets.ts"));
 
     // Past the racy window, the inputs outside the roots are stamped like the others.
     std::thread::sleep(Duration::from_millis(1100));

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span};
+use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span, Transpiled};
 use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
 use crate::db::{Settings, WorkCounters};
 use crate::emit::MANIFEST_FILE;
@@ -55,9 +55,9 @@ fn load_output(cache: &Cache, record: &ActionRecord, name: &str) -> Option<std::
 /// keys embedded in the chunk, so it must be part of the key).
 pub fn module_chunk(
     cache: &Cache,
-    counters: &WorkCounters,
     key: &str,
     source: &str,
+    transpile: &mut dyn FnMut() -> Transpiled,
     resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
 ) -> ModuleChunk {
     let source_hash = Hash::of(source.as_bytes());
@@ -85,9 +85,8 @@ pub fn module_chunk(
             return ModuleChunk::pending(key, unlisted);
         }
     }
-    counters.transpiled.fetch_add(1, Ordering::Relaxed);
     let mut resolutions: Vec<(String, String)> = Vec::new();
-    let chunk = bundle::compile_module(key, source, &mut |specifier| {
+    let chunk = bundle::link_module(key, transpile(), &mut |specifier| {
         let resolved = resolve(specifier);
         if !resolutions.iter().any(|(s, _)| s == specifier) {
             resolutions.push((specifier.to_owned(), describe(&resolved)));

@@ -529,7 +529,7 @@ mod tests {
         let edited =
             workspace.sync(project(CONFIG, "export default () => { return undefined; };\n"), Settings::default());
         assert!(!compile(&workspace.db, edited).has_errors());
-        assert_eq!(executed(&log), ["linked_handler", "module_chunk", "wrapper", "wrapper"]);
+        assert_eq!(executed(&log), ["linked_handler", "module_chunk", "transpiled", "wrapper", "wrapper"]);
 
         // Reformatting the config: it is re-read, and everything after it is reused.
         let reformatted = workspace.sync(

@@ -322,12 +322,20 @@ pub fn host_plan<'db>(db: &'db dyn Db, project: Project, target: TargetKey<'db>)
 pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>) -> ModuleChunk {
     let key = key.key(db);
     let files = project.files(db);
-    let source: std::borrow::Cow<'_, str> = match bundle::virtual_module(key) {
-        Some(text) => text.into(),
-        None => match files.get(key).map(|file| std::str::from_utf8(file.bytes(db))) {
-            Some(Ok(text)) => text.into(),
-            _ => return ModuleChunk::unreadable(key),
+    let virtual_text = bundle::virtual_module(key);
+    let file = files.get(key).copied().filter(|_| virtual_text.is_none());
+    let source: std::borrow::Cow<'_, str> = match (virtual_text, file) {
+        (Some(text), _) => text.into(),
+        (None, Some(file)) => match std::str::from_utf8(file.bytes(db)) {
+            Ok(text) => text.into(),
+            Err(_) => return ModuleChunk::unreadable(key),
         },
+        (None, None) => return ModuleChunk::unreadable(key),
+    };
+    // A project file is transpiled once per content, however often it is linked again.
+    let mut transpile = || match file {
+        Some(file) => transpiled(db, file).clone(),
+        None => count_transpile(db, || bundle::transpile(key, &source)),
     };
     let aliases = bundle::aliases();
     let exists = |path: &str| files.contains_key(path) || bundle::virtual_module(path).is_some();
@@ -338,7 +346,21 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
         }
         bundle::resolve(key, specifier, &aliases, &exists)
     };
-    crate::actions::module_chunk(db.cache(), db.counters(), key, &source, &mut resolve)
+    crate::actions::module_chunk(db.cache(), key, &source, &mut transpile, &mut resolve)
+}
+
+/// A project module transpiled (what linking starts from), memoized per file: linking it
+/// again, its imports resolved otherwise (a folder above the root was listed meanwhile),
+/// does not transpile it again.
+#[salsa::tracked(returns(ref))]
+pub fn transpiled(db: &dyn Db, file: SourceFile) -> bundle::Transpiled {
+    count_transpile(db, || bundle::transpile(file.path(db), &String::from_utf8_lossy(file.bytes(db))))
+}
+
+/// Real work, counted for the build's report.
+fn count_transpile(db: &dyn Db, transpile: impl FnOnce() -> bundle::Transpiled) -> bundle::Transpiled {
+    db.counters().transpiled.fetch_add(1, Ordering::Relaxed);
+    transpile()
 }
 
 /// A handler linked with the runtime: the part of a wrapper every host shares.

@@ -245,3 +245,22 @@ fn a_second_machine_restores_a_monorepo_with_shared_code_from_the_remote_cache()
         assert_eq!(artifact(first.path()), artifact(second.path()));
     }
 }
+
+#[test]
+fn a_cold_build_transpiles_each_module_once_however_many_rounds_it_takes() {
+    let dir = monorepo();
+    // The same plugin with its shared code vendored inside it: no rounds at all.
+    let vendored = tempfile::tempdir().unwrap();
+    let guard = vendored.path().join("guard");
+    copy_tree(&dir.path().join("plugins/guard"), &guard);
+    copy_tree(&dir.path().join("shared"), &guard.join("src/shared"));
+    let hook = guard.join("src/hooks/no-secrets.ts");
+    fs::write(&hook, fs::read_to_string(&hook).unwrap().replace("../../../../shared/", "../shared/")).unwrap();
+    let transpiled = |root: &Path| {
+        let cache = tempfile::tempdir().unwrap();
+        let (code, report) = support::build_json(root, &["--cache-dir", cache.path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{report:#}");
+        report["work"]["transpiled"].as_u64().unwrap()
+    };
+    assert_eq!(transpiled(&dir.path().join("plugins/guard")), transpiled(&guard));
+}

@@ -121,7 +121,16 @@ pub fn compile_module(
     source: &str,
     resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
 ) -> ModuleChunk {
-    let mut transpiled = transpile(key, source);
+    link_module(key, transpile(key, source), resolve)
+}
+
+/// The rewriting half of [`compile_module`], on a module [`transpile`] made (which does not
+/// depend on how its imports resolve, so a module linked again need not be transpiled again).
+pub fn link_module(
+    key: &str,
+    mut transpiled: Transpiled,
+    resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
+) -> ModuleChunk {
     let mut chunk = ModuleChunk {
         code: String::new(),
         imports: Vec::new(),

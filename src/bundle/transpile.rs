@@ -84,7 +84,8 @@ impl BundleDiagnostic {
 pub(crate) const RESERVED_PREFIX: &str = "__ab_";
 
 /// The transpiled module and what the original source said about its imports.
-pub(crate) struct Transpiled {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transpiled {
     /// Plain JavaScript (ESM); `None` when parsing or transforming failed.
     pub code: Option<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
@@ -146,7 +147,7 @@ macro_rules! push_oxc_diagnostics {
 }
 
 /// Parse, check and transpile one module. `key` picks the language by its extension.
-pub(crate) fn transpile(key: &str, source: &str) -> Transpiled {
+pub fn transpile(key: &str, source: &str) -> Transpiled {
     let mut out = Transpiled {
         code: None,
         diagnostics: Vec::new(),

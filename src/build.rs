@@ -275,7 +275,8 @@ pub fn compile_and_publish(
 /// Compiles `project`; while some import names no module and points into directories outside
 /// the root that are not listed yet (no walk of the project reaches them), lists them and
 /// compiles again. If the imports still fail, the directories where nothing was found are
-/// listed once more (nothing watches them; they may have appeared since). Returns the
+/// listed once more (they may have appeared unseen: only their parent's events tell, where
+/// it is watched). Returns the
 /// project as last loaded, its compile, and the directories listed in each round.
 pub fn compile_reaching_out(
     workspace: &mut Workspace,

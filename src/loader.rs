@@ -31,9 +31,16 @@ pub struct Workspace {
     /// file is an input exactly when it lies directly in one of them.
     listed: BTreeSet<String>,
     /// The directories outside the root that modules import from, listed on demand, by key
-    /// (`../shared`), with their paths (`None`: nothing was there): their module files are
-    /// inputs too.
-    outside: BTreeMap<String, Option<PathBuf>>,
+    /// (`../shared`): their module files are inputs too.
+    outside: BTreeMap<String, OutsideEntry>,
+}
+
+/// A listed outside directory.
+struct OutsideEntry {
+    /// Where it is; `None` for a key no project may read (see `outside_path`).
+    path: Option<PathBuf>,
+    /// Whether a directory was there.
+    found: bool,
 }
 
 /// A directory outside the project root that its modules import from (in a monorepo, the
@@ -79,8 +86,8 @@ impl Workspace {
     /// the next `sync` is given their files.
     pub fn assume_outside(&mut self, dirs: impl IntoIterator<Item = (String, bool)>) {
         for (key, found) in dirs {
-            let path = outside_path(&self.root, &key).filter(|_| found);
-            self.outside.insert(key, path);
+            let path = outside_path(&self.root, &key);
+            self.outside.insert(key, OutsideEntry { path, found });
         }
     }
 
@@ -89,10 +96,9 @@ impl Workspace {
         self.outside.contains_key(key)
     }
 
-    /// Whether the outside directory `key` was listed and nothing was there (it is not
-    /// watched, so nothing says when it appears).
+    /// Whether the outside directory `key` was listed and nothing was there.
     pub fn found_nothing_at(&self, key: &str) -> bool {
-        self.outside.get(key).is_some_and(Option::is_none)
+        self.outside.get(key).is_some_and(|entry| !entry.found)
     }
 
     /// Lists the outside directories `keys` (again, for those listed already) and adds their
@@ -132,16 +138,19 @@ impl Workspace {
         Ok(dir)
     }
 
-    /// Whether `path` is or lies directly in a listed outside directory (a change there can
-    /// change the inputs).
+    /// Whether `path` is or lies directly in a listed outside directory, or is one where
+    /// nothing was found (a change there can change the inputs).
     pub fn in_outside_dir(&self, path: &Path) -> bool {
         self.outside_dir_of(path).is_some()
     }
 
-    /// The key of the listed outside directory that `path` is or lies directly in.
+    /// The key of the listed outside directory that `path` is (found or not) or lies
+    /// directly in (found).
     fn outside_dir_of(&self, path: &Path) -> Option<String> {
-        let found = self.outside.iter().filter_map(|(key, dir)| Some((key, dir.as_deref()?)));
-        found.into_iter().find(|(_, dir)| path == *dir || path.parent() == Some(dir)).map(|(key, _)| key.clone())
+        let holds = |entry: &OutsideEntry| {
+            entry.path.as_deref().is_some_and(|dir| path == dir || (entry.found && path.parent() == Some(dir)))
+        };
+        self.outside.iter().find(|(_, entry)| holds(entry)).map(|(key, _)| key.clone())
     }
 
     /// The inputs as files (none before the first load).
@@ -411,9 +420,16 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
     let mut disk = DiskFiles::new();
     let metadata = match fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_dir() && !holds_artifact(path) => metadata,
-        Ok(_) => return Ok((dir, disk)),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((dir, disk)),
-        Err(error) => return Err(io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()))),
+        Err(error) if error.kind() != io::ErrorKind::NotFound => {
+            return Err(io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display())));
+        }
+        _ => {
+            // Nothing a project may read is there: the parent's events say when that changes.
+            if let Some(parent) = path.parent().filter(|parent| parent.is_dir()) {
+                before_listing(parent);
+            }
+            return Ok((dir, disk));
+        }
     };
     before_listing(path);
     for entry in fs::read_dir(path)? {
@@ -557,7 +573,7 @@ mod tests {
         let (project, listed) = workspace.reach_out(&keys, &mut |d| watched.push(d.to_owned())).unwrap();
         let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
         assert_eq!(inputs, ["../shared/a.ts", "../shared/b.mjs", "agent-bundle.config.ts"]);
-        assert_eq!(watched, [dir.path().join("shared")]);
+        assert_eq!(watched, [dir.path().join("shared"), dir.path().to_owned()], "a missing folder's parent too");
         assert!(listed[0].metadata.is_some() && listed[1].metadata.is_none());
         assert!(workspace.found_nothing_at("../missing") && workspace.lists_outside("../shared"));
         assert_eq!(**project.outside_dirs(&workspace.db), BTreeSet::from(keys.clone()));

@@ -199,7 +199,7 @@ fn a_watch_session_rebuilds_every_plugin_that_imports_an_edited_shared_module() 
     assert_eq!(projects(&round()), both_ok);
 
     // An import of a folder that is not there yet: it fails, and builds once the folder
-    // appears (nothing watches a missing folder: its parent's event brings it).
+    // appears (its parent's event brings it).
     let hook = dir.path().join("plugins/guard/src/hooks/no-secrets.ts");
     let handler = fs::read_to_string(&hook).unwrap();
     fs::write(
@@ -263,4 +263,22 @@ fn a_cold_build_transpiles_each_module_once_however_many_rounds_it_takes() {
         report["work"]["transpiled"].as_u64().unwrap()
     };
     assert_eq!(transpiled(&dir.path().join("plugins/guard")), transpiled(&guard));
+}
+
+#[test]
+fn a_watch_session_sees_a_missing_shared_folder_appear() {
+    let dir = monorepo();
+    let plugin = dir.path().join("plugins/guard");
+    let hook = plugin.join("src/hooks/no-secrets.ts");
+    let handler = fs::read_to_string(&hook).unwrap();
+    let import = "import { more } from '../../../../later/more';\nexport const seen = more;\n";
+    fs::write(&hook, format!("{import}{handler}")).unwrap();
+    // One project: nothing else watches the monorepo's root, where the folder appears.
+    let (child, builds) = crate::watch::start_watch(&plugin, &["watch", "--json"]);
+    let first = crate::watch::next_build(&builds);
+    assert_eq!(first["ok"], false, "{first:#}");
+    fs::create_dir(dir.path().join("later")).unwrap();
+    fs::write(dir.path().join("later/more.ts"), "export const more = 1;\n").unwrap();
+    while crate::watch::next_build(&builds)["ok"] != true {}
+    crate::watch::interrupt(child);
 }

@@ -540,6 +540,21 @@ mod tests {
         assert!(!compile(&workspace.db, reformatted).has_errors());
         assert_eq!(executed(&log), ["config", "parse_config"]);
 
+        // A file added where no import looks re-runs no module.
+        let mut grown = project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n");
+        grown.insert("notes/todo.md".to_owned(), (Arc::from(&b"later"[..]), false));
+        let grown = workspace.sync(grown, Settings::default());
+        assert!(!compile(&workspace.db, grown).has_errors());
+        let executed_now = executed(&log);
+        assert!(executed_now.contains(&"folder".to_owned()), "{executed_now:?}");
+        assert!(!executed_now.contains(&"module_chunk".to_owned()), "{executed_now:?}");
+        let shrunk = workspace.sync(
+            project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
+            Settings::default(),
+        );
+        compile(&workspace.db, shrunk);
+        executed(&log);
+
         // Touching nothing runs nothing.
         let same = workspace.sync(
             project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),

@@ -76,6 +76,14 @@ pub struct ModuleKey<'db> {
     pub key: String,
 }
 
+/// A folder of the project, by project-relative key (`""` is the root, `../shared` one
+/// above it).
+#[salsa::interned(debug)]
+pub struct FolderKey<'db> {
+    #[returns(ref)]
+    pub key: String,
+}
+
 /// A module to link into a wrapper, and in which form.
 #[salsa::interned(debug)]
 pub struct LinkKey<'db> {
@@ -318,12 +326,43 @@ pub fn host_plan<'db>(db: &'db dyn Db, project: Project, target: TargetKey<'db>)
     hosts::plan::plan(hosts::table(target), model)
 }
 
+/// What resolving an import in one folder reads: the files directly in it, by name, and
+/// whether it is an outside folder the loader listed. Modules depend on the folders their
+/// imports probe, not on every file: a file added elsewhere (or a round listing a folder
+/// above the root) re-runs only the modules that look there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Folder {
+    pub files: BTreeMap<String, SourceFile>,
+    pub listed_outside: bool,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn folder<'db>(db: &'db dyn Db, project: Project, key: FolderKey<'db>) -> Folder {
+    let key = key.key(db);
+    let prefix = if key.is_empty() { String::new() } else { format!("{key}/") };
+    let files = project.files(db).range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix));
+    let direct = files.filter_map(|(path, file)| Some((path[prefix.len()..].to_owned(), *file)));
+    Folder {
+        files: direct.filter(|(name, _)| !name.contains('/')).collect(),
+        listed_outside: project.outside_dirs(db).contains(key),
+    }
+}
+
+/// The folder of a project-relative path, and the name in it.
+fn split_path(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>) -> ModuleChunk {
     let key = key.key(db);
-    let files = project.files(db);
+    let in_folder = |dir: &str| folder(db, project, FolderKey::new(db, dir.to_owned()));
+    let file_at = |path: &str| {
+        let (dir, name) = split_path(path);
+        in_folder(dir).files.get(name).copied()
+    };
     let virtual_text = bundle::virtual_module(key);
-    let file = files.get(key).copied().filter(|_| virtual_text.is_none());
+    let file = if virtual_text.is_some() { None } else { file_at(key) };
     let source: std::borrow::Cow<'_, str> = match (virtual_text, file) {
         (Some(text), _) => text.into(),
         (None, Some(file)) => match std::str::from_utf8(file.bytes(db)) {
@@ -338,10 +377,9 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
         None => count_transpile(db, || bundle::transpile(key, &source)),
     };
     let aliases = bundle::aliases();
-    let exists = |path: &str| files.contains_key(path) || bundle::virtual_module(path).is_some();
-    let listed = project.outside_dirs(db);
+    let exists = |path: &str| bundle::virtual_module(path).is_some() || file_at(path).is_some();
     let mut resolve = |specifier: &str| {
-        if bundle::outside_dirs(key, specifier).iter().any(|dir| !listed.contains(dir)) {
+        if bundle::outside_dirs(key, specifier).iter().any(|dir| !in_folder(dir).listed_outside) {
             return Err(bundle::ResolveFailure::Unlisted);
         }
         bundle::resolve(key, specifier, &aliases, &exists)

@@ -341,9 +341,9 @@ pub fn folder<'db>(db: &'db dyn Db, project: Project, key: FolderKey<'db>) -> Fo
     let key = key.key(db);
     let prefix = if key.is_empty() { String::new() } else { format!("{key}/") };
     let files = project.files(db).range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix));
-    let direct = files.filter_map(|(path, file)| Some((path[prefix.len()..].to_owned(), *file)));
+    let direct = files.map(|(path, file)| (&path[prefix.len()..], *file)).filter(|(name, _)| !name.contains('/'));
     Folder {
-        files: direct.filter(|(name, _)| !name.contains('/')).collect(),
+        files: direct.map(|(name, file)| (name.to_owned(), file)).collect(),
         listed_outside: project.outside_dirs(db).contains(key),
     }
 }

@@ -6,6 +6,8 @@
 //! - warm build in a new process with a full local cache against cold (without an artifact
 //!   also against the floor of writing its files);
 //! - no-op rebuild against the floor of walking and stat-ing the inputs;
+//! - the cold and warm builds of the same fixture with every handler importing one module
+//!   above the plugins (`shared/log.ts`);
 //! - watch mode: one handler edited → artifact published (p50/p95, debounce included);
 //! - empty local cache + warm remote cache (nginx, and an S3 bucket in s3rver, on
 //!   loopback) against cold.
@@ -13,7 +15,7 @@
 //! `cargo bench --bench build_graph` (env: BENCH_PLUGINS, BENCH_HOOKS, BENCH_RUNS, and
 //! BENCH_DIR for where the fixture and caches live, e.g. `/dev/shm` to leave the disk out).
 //! `cargo bench --bench build_graph -- --generate DIR` only writes the fixture (see
-//! `benches/hyperfine.sh`). esbuild comes from npm, installed into ~/.cache/agent-bundle.
+//! `benches/hyperfine.sh`; with BENCH_SHARED set, the shared-code one). esbuild comes from npm, installed into ~/.cache/agent-bundle.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

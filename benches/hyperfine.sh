@@ -4,6 +4,7 @@
 # without its stamp) and no-op rebuild.
 #
 #   benches/hyperfine.sh [plugins] [hooks]      # default 100 × 10
+#   BENCH_SHARED=1 benches/hyperfine.sh         # handlers importing shared/log.ts above the plugins
 # The no-op waits out the stamps' one-second racy window first (as a developer's next build
 # would): files a build just wrote are never trusted by their times alone. Trees removed
 # between runs are moved aside, not deleted (see `discard` in benches/build_graph.rs: on

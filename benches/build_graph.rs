@@ -30,7 +30,7 @@ fn main() {
     let hooks = env_number("BENCH_HOOKS", 10);
     if let Some(index) = args.iter().position(|a| a == "--generate") {
         let dir = PathBuf::from(args.get(index + 1).expect("--generate DIR"));
-        let shared = std::env::var_os("BENCH_SHARED").is_some();
+        let shared = std::env::var("BENCH_SHARED").is_ok_and(|value| !value.is_empty());
         generate(&dir, plugins, hooks, shared);
         println!("generated {plugins} plugins × {hooks} hooks in {}", dir.display());
         return;

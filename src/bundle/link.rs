@@ -369,7 +369,8 @@ impl<'c> Linker<'c> {
                 self.chunk.diagnostics.push(match outside {
                     true => error.with_help(
                         "above the project root, a module is read only from the folder the import names \
-                         (the files directly in it; symbolic links are not followed)",
+                         (the files directly in it; symbolic links are not followed, and a folder back inside \
+                         the project is imported by its path inside it)",
                     ),
                     false => error,
                 });

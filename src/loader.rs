@@ -418,11 +418,10 @@ pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -
 fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
     let mut dir = OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() };
     let mut disk = DiskFiles::new();
+    let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
     let metadata = match fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_dir() && !holds_artifact(path) => metadata,
-        Err(error) if error.kind() != io::ErrorKind::NotFound => {
-            return Err(io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display())));
-        }
+        Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
         _ => {
             // Nothing a project may read is there: the parent's events say when that changes.
             if let Some(parent) = path.parent().filter(|parent| parent.is_dir()) {
@@ -432,8 +431,8 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         }
     };
     before_listing(path);
-    for entry in fs::read_dir(path)? {
-        let entry = entry?;
+    for entry in fs::read_dir(path).map_err(context)? {
+        let entry = entry.map_err(context)?;
         let Some(name) =
             entry.file_name().to_str().filter(|name| crate::bundle::is_module_file(name)).map(str::to_owned)
         else {

@@ -141,16 +141,16 @@ impl Workspace {
     /// Whether `path` is or lies directly in a listed outside directory, or is one where
     /// nothing was found (a change there can change the inputs).
     pub fn in_outside_dir(&self, path: &Path) -> bool {
-        self.outside_dir_of(path).is_some()
+        self.outside_dirs_at(path).next().is_some()
     }
 
-    /// The key of the listed outside directory that `path` is (found or not) or lies
-    /// directly in (found).
-    fn outside_dir_of(&self, path: &Path) -> Option<String> {
-        let holds = |entry: &OutsideEntry| {
+    /// The keys of the listed outside directories that `path` is (found or not) or lies
+    /// directly in (found): `shared/log.js` is in `../shared` and may be `../shared/log.js`.
+    fn outside_dirs_at<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a String> + 'a {
+        let holds = move |entry: &OutsideEntry| {
             entry.path.as_deref().is_some_and(|dir| path == dir || (entry.found && path.parent() == Some(dir)))
         };
-        self.outside.iter().find(|(_, entry)| holds(entry)).map(|(key, _)| key.clone())
+        self.outside.iter().filter(move |(_, entry)| holds(entry)).map(|(key, _)| key)
     }
 
     /// The inputs as files (none before the first load).
@@ -179,8 +179,9 @@ impl Workspace {
         let mut disk = self.inputs();
         let mut outside = BTreeSet::new();
         for path in changed {
-            if let Some(key) = self.outside_dir_of(path) {
-                outside.insert(key);
+            let at: Vec<String> = self.outside_dirs_at(path).cloned().collect();
+            if !at.is_empty() {
+                outside.extend(at);
                 continue;
             }
             let Some(key) = relative_key(&self.root, path).filter(|key| !key.is_empty()) else {

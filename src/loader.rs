@@ -585,6 +585,13 @@ mod tests {
         assert!(workspace.in_outside_dir(&changed[0]) && !workspace.in_outside_dir(&changed[1]));
         workspace.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["../shared/a.ts"]);
+
+        // A missing folder that appears inside a listed one: its event is both folders'.
+        workspace.reach_out(&["../shared/new".to_owned()], &mut |_| {}).unwrap();
+        fs::create_dir(dir.path().join("shared/new")).unwrap();
+        fs::write(dir.path().join("shared/new/d.ts"), "new").unwrap();
+        workspace.refresh(&[dir.path().join("shared/new")], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(workspace.changed(), ["../shared/new/d.ts"]);
     }
 
     #[test]

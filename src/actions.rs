@@ -215,30 +215,39 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
     files
 }
 
+/// Every loaded file's mode and content hash, by path: what [`artifact_key`] and
+/// [`outside_dirs_key`] cover, each file hashed once for both (and for every round).
+pub type InputHashes = BTreeMap<String, (bool, Hash)>;
+
+/// The [`InputHashes`] of `files`.
+pub fn input_hashes(files: &DiskFiles) -> InputHashes {
+    files.iter().map(|(path, (bytes, executable))| (path.clone(), (*executable, Hash::of(bytes)))).collect()
+}
+
 /// The key of a whole project build: the settings and every file the loader read. Queries
 /// see nothing else (no query touches the file system), so equal keys mean equal artifacts.
-pub fn artifact_key(settings: &Settings, files: &DiskFiles) -> Hash {
-    inputs_key("artifact", settings, files)
+pub fn artifact_key(settings: &Settings, inputs: &InputHashes) -> Hash {
+    inputs_key("artifact", settings, inputs)
 }
 
 /// The key of the `outside-dirs` action: which folders above the project root a build with
-/// exactly `files` loaded lists next (`build::compile_reaching_out`). Those follow from the
-/// imports of the loaded modules alone, so a fresh checkout can load what the clean build
-/// loaded, round by round, and reach the `artifact` key of all of it without compiling.
-pub fn outside_dirs_key(settings: &Settings, files: &DiskFiles) -> Hash {
-    inputs_key("outside-dirs", settings, files)
+/// exactly these inputs loaded lists next (`build::compile_reaching_out`). Those follow from
+/// the imports of the loaded modules alone, so a fresh checkout can load what the clean
+/// build loaded, round by round, and reach the `artifact` key of all of it without compiling.
+pub fn outside_dirs_key(settings: &Settings, inputs: &InputHashes) -> Hash {
+    inputs_key("outside-dirs", settings, inputs)
 }
 
 /// A key over the settings and every loaded file (path, mode and content).
-fn inputs_key(kind: &str, settings: &Settings, files: &DiskFiles) -> Hash {
+fn inputs_key(kind: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
     let mut builder = KeyBuilder::new(kind)
         .field("compiler", COMPILER.as_bytes())
         .field("settings", format!("{settings:?}").as_bytes());
-    for (path, (bytes, executable)) in files {
+    for (path, (executable, hash)) in inputs {
         builder = builder
             .field("path", path.as_bytes())
             .field("executable", if *executable { b"1" } else { b"0" })
-            .field("source", Hash::of(bytes).to_hex().as_bytes());
+            .field("source", hash.to_hex().as_bytes());
     }
     builder.finish()
 }
@@ -341,8 +350,8 @@ mod tests {
     #[test]
     fn the_artifact_key_covers_every_input_byte_mode_path_and_setting() {
         let base = files(&[("agent-bundle.config.ts", "export default {};\n", false), ("bin/run", "x", true)]);
-        let key = artifact_key(&Settings::default(), &base);
-        assert_eq!(key, artifact_key(&Settings::default(), &base.clone()));
+        let key = artifact_key(&Settings::default(), &input_hashes(&base));
+        assert_eq!(key, artifact_key(&Settings::default(), &input_hashes(&base.clone())));
         let variants = [
             files(&[("agent-bundle.config.ts", "export default { };\n", false), ("bin/run", "x", true)]),
             files(&[("agent-bundle.config.ts", "export default {};\n", false), ("bin/run", "x", false)]),
@@ -350,10 +359,10 @@ mod tests {
             files(&[("agent-bundle.config.ts", "export default {};\n", false)]),
         ];
         for variant in &variants {
-            assert_ne!(artifact_key(&Settings::default(), variant), key);
+            assert_ne!(artifact_key(&Settings::default(), &input_hashes(variant)), key);
         }
         let other = Settings { config_file: Some("other.config.ts".into()), target_override: None };
-        assert_ne!(artifact_key(&other, &base), key);
+        assert_ne!(artifact_key(&other, &input_hashes(&base)), key);
     }
 
     /// An artifact within the bound is recorded with its pack, and restores; a larger one

@@ -121,10 +121,11 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
         return Ok(answered(options, stamp.summary, Shortcut::Stamp, None));
     }
     let mut disk = snapshot.read()?;
+    let mut hashes = actions::input_hashes(&disk);
     // The folders above the root that a clean build of these inputs listed (a fresh checkout
     // of a monorepo's plugin that imports shared code), found from the cache.
     let mut found: Vec<OutsideDir> = Vec::new();
-    let (artifact_key, published) = published_for(options, &mut disk, &mut found)?;
+    let (artifact_key, published) = published_for(options, &mut disk, &mut hashes, &mut found)?;
     if let Some(published) = published {
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
             snapshot.add_outside(found);
@@ -141,21 +142,20 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
     let assumed = found.iter().map(|dir| (dir.key.clone(), dir.metadata.is_some()));
     workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
-    let project = workspace.sync(disk.clone(), options.settings());
+    let project = workspace.sync(disk, options.settings());
     let (output, rounds) = compile_and_publish(&mut workspace, project, options, &mut |_| {})?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
             // The key covers every input, the outside files the build listed too.
-            let inputs = workspace.inputs();
             let artifact_key = match rounds.is_empty() {
                 true => artifact_key,
-                false => actions::artifact_key(&options.settings(), &inputs),
+                // Rounds that started from a stamp's folders (which leave out those where
+                // nothing was found) are not the rounds a fresh checkout goes through.
+                false => {
+                    let record = snapshot.outside_dirs().next().is_none();
+                    key_after_rounds(options, hashes, &workspace.inputs(), &rounds, record)
+                }
             };
-            // Rounds that started from a stamp's folders (which leave out those where
-            // nothing was found) are not the rounds a fresh checkout goes through.
-            if snapshot.outside_dirs().next().is_none() {
-                record_outside_rounds(options, disk, &inputs, &rounds);
-            }
             snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
             actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files);
             let summary = stamp::Summary {
@@ -172,22 +172,24 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     Ok(output)
 }
 
-/// What the cache knows a clean build of the inputs `disk` published, and its key. While
-/// the `artifact` action misses and the `outside-dirs` one names folders above the root that
-/// a build with these inputs listed next, they are listed (into `disk` and `found`) and the
-/// lookup is made again: a fresh checkout reaches its shared code without compiling.
+/// What the cache knows a clean build of the inputs `disk` (hashed in `hashes`) published,
+/// and its key. While the `artifact` action misses and the `outside-dirs` one names folders
+/// above the root that a build with these inputs listed next, they are listed (into `disk`,
+/// `hashes` and `found`) and the lookup is made again: a fresh checkout reaches its shared
+/// code without compiling.
 fn published_for(
     options: &BuildOptions,
     disk: &mut DiskFiles,
+    hashes: &mut actions::InputHashes,
     found: &mut Vec<OutsideDir>,
 ) -> std::io::Result<(Hash, Option<actions::PublishedArtifact>)> {
     let settings = options.settings();
     loop {
-        let key = actions::artifact_key(&settings, disk);
+        let key = actions::artifact_key(&settings, hashes);
         if let Some(published) = actions::published_artifact(&options.cache, &key) {
             return Ok((key, Some(published)));
         }
-        let next = actions::outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, disk));
+        let next = actions::outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, hashes));
         let new: Vec<String> =
             next.unwrap_or_default().into_iter().filter(|dir| !found.iter().any(|f| &f.key == dir)).collect();
         if new.is_empty() {
@@ -196,30 +198,34 @@ fn published_for(
         }
         for dir in new {
             let (listed, files) = crate::loader::list_outside_dir(&options.root, &dir, &mut |_| {})?;
+            hashes.extend(actions::input_hashes(&files));
             disk.extend(files);
             found.push(listed);
         }
     }
 }
 
-/// Records, for each round of a clean build's outside listings, which folders it listed with
-/// the files loaded before it (starting from `loaded`; `inputs` has every file's bytes).
-fn record_outside_rounds(
+/// The artifact key of everything a clean build read: `hashes` (the inputs it started from)
+/// plus each round's outside files (from `inputs`), each hashed once. With `record`, each
+/// round's folders are stored under the `outside-dirs` key of the inputs loaded before it.
+fn key_after_rounds(
     options: &BuildOptions,
-    mut loaded: DiskFiles,
+    mut hashes: actions::InputHashes,
     inputs: &DiskFiles,
     rounds: &[Vec<OutsideDir>],
-) {
+    record: bool,
+) -> Hash {
     let settings = options.settings();
     for round in rounds {
-        let dirs: Vec<&str> = round.iter().map(|dir| dir.key.as_str()).collect();
-        actions::record_outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, &loaded), &dirs);
-        for (key, _) in round.iter().flat_map(|dir| &dir.files) {
-            if let Some(file) = inputs.get(key) {
-                loaded.insert(key.clone(), file.clone());
-            }
+        if record {
+            let dirs: Vec<&str> = round.iter().map(|dir| dir.key.as_str()).collect();
+            actions::record_outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, &hashes), &dirs);
         }
+        let listed = round.iter().flat_map(|dir| &dir.files).filter_map(|(key, _)| inputs.get_key_value(key));
+        let listed: DiskFiles = listed.map(|(key, file)| (key.clone(), file.clone())).collect();
+        hashes.extend(actions::input_hashes(&listed));
     }
+    actions::artifact_key(&settings, &hashes)
 }
 
 /// The output of a build answered by `by`; `published` is what a restore wrote (an

@@ -238,7 +238,9 @@ impl Workspace {
         for (path, (bytes, executable)) in disk {
             let file = match current.get(&path) {
                 Some(&file) => {
-                    let new_bytes = **file.bytes(&self.db) != *bytes;
+                    // Files a refresh did not re-read are the input's own bytes: no compare.
+                    let old = file.bytes(&self.db);
+                    let new_bytes = !Arc::ptr_eq(old, &bytes) && **old != *bytes;
                     let new_mode = file.executable(&self.db) != executable;
                     if new_bytes {
                         file.set_bytes(&mut self.db).to(bytes);

@@ -187,7 +187,7 @@ fn bare_npm_imports_are_a_build_error_in_the_handler() {
 
 #[test]
 fn an_import_above_the_root_that_names_no_module_is_located() {
-    let handler = "import { log } from '../../../shared/log';\nexport default () => log;\n";
+    let handler = "import { log } from '../../../no-such-shared-folder/log';\nexport default () => log;\n";
     let dir = project(&[
         ("agent-bundle.config.ts", &config("{ stop: './src/hooks/up.ts' }", "['claude']")),
         ("src/hooks/up.ts", handler),
@@ -197,7 +197,7 @@ fn an_import_above_the_root_that_names_no_module_is_located() {
     let diagnostic = &report["diagnostics"][0];
     assert_eq!((diagnostic["code"].as_str(), diagnostic["line"].as_u64()), (Some("AB4837"), Some(1)));
     let message = diagnostic["message"].as_str().unwrap();
-    assert_eq!(message, "cannot resolve \"../../../shared/log\" from src/hooks/up.ts", "{diagnostic:#}");
+    assert_eq!(message, "cannot resolve \"../../../no-such-shared-folder/log\" from src/hooks/up.ts", "{diagnostic:#}");
     assert!(diagnostic["help"].as_str().unwrap().contains("the files directly in it"), "{diagnostic:#}");
     assert_eq!(report["diagnostics"].as_array().unwrap().len(), 1, "reported once: {report:#}");
 }

@@ -115,6 +115,13 @@ pub struct Work {
 /// nothing runs (a touched checkout, a lost stamp); when it does not (a fresh checkout),
 /// the whole artifact is published from the record's pack. Nothing runs either way.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
+    build_on(options, &|stages| stages())
+}
+
+/// [`build`], running the stages (if the checks before them do not answer) through
+/// `on_pool`, e.g. inside a thread pool of their own: a build answered by its stamp or the
+/// cache does not pay for starting its threads.
+pub fn build_on(options: &BuildOptions, on_pool: &dyn Fn(&mut (dyn FnMut() + Send))) -> std::io::Result<BuildOutput> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
     let (mut snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
     if let Some(stamp) = stamp {
@@ -143,7 +150,9 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     let assumed = found.iter().map(|dir| (dir.key.clone(), dir.metadata.is_some()));
     workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
     let project = workspace.sync(disk, options.settings());
-    let (output, rounds) = compile_and_publish(&mut workspace, project, options, &mut |_| {})?;
+    let mut compiled = None;
+    on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {})));
+    let (output, rounds) = compiled.expect("on_pool runs the stages")?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
             // The key covers every input, the outside files the build listed too.

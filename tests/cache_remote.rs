@@ -48,7 +48,6 @@ impl Nginx {
         self.daemon.path("store/cache").join(kind).join(hash.to_hex())
     }
 
-    /// How many requests in nginx's access log contain `method_and_path`, e.g.
     /// The connections (nginx's serial numbers) the requests of the log came on.
     fn connections(&self) -> std::collections::BTreeSet<String> {
         self.requests("HTTP/1.1\"");
@@ -56,6 +55,7 @@ impl Nginx {
         log.lines().filter_map(|line| line.split("connection=").nth(1).map(str::to_owned)).collect()
     }
 
+    /// How many requests in nginx's access log contain `method_and_path`, e.g.
     /// `"PUT /cache/cas/<hex> "`. nginx logs a request just after answering it, so this
     /// waits a little for the count to settle.
     fn requests(&self, method_and_path: &str) -> usize {

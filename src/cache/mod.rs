@@ -285,7 +285,9 @@ struct Shared {
     /// PUT at most once per process.
     remote_objects: Mutex<HashSet<Hash>>,
     /// Action records this process has sent to the remote: two projects that share a
-    /// module make the same record, and one upload of it is enough.
+    /// module make the same record, and one upload of it is enough. Apart from
+    /// `remote_objects`, which is filled only once an object is known to be there (a record
+    /// is marked before its upload, which runs later on another thread).
     uploaded_actions: Mutex<HashSet<Hash>>,
     warned_local_write: AtomicBool,
     warned_remote_corrupt: AtomicBool,
@@ -380,12 +382,10 @@ impl Cache {
 
     /// The record of action `key`: local, else remote (then stored locally). Verified.
     pub fn get_action(&self, key: &Hash) -> Option<ActionRecord> {
-        if self.is_disabled() {
-            return None;
+        let found = self.probe_action(key);
+        if found.is_none() {
+            self.count_action_miss();
         }
-        let found = self.find_action(key);
-        let counter: Counter = if found.is_some() { |c| &c.action_hits } else { |c| &c.action_misses };
-        self.count(counter, 1);
         found
     }
 

@@ -196,7 +196,11 @@ impl Remote {
         loop {
             let response = self.send_once(method.clone(), kind, hash, body)?;
             match (response.status().as_u16(), pauses.next()) {
-                (429 | 500 | 502 | 503 | 504, Some(pause)) => std::thread::sleep(*pause),
+                (429 | 500 | 502 | 503 | 504, Some(pause)) => {
+                    // Read to the end, so the next attempt reuses the connection.
+                    finish_reading(response);
+                    std::thread::sleep(*pause);
+                }
                 _ => return Ok(response),
             }
         }

@@ -1,10 +1,13 @@
-//! Remote uploads off the build's threads: threads (as many as the remote takes requests
-//! at once) that run queued jobs, started by the first job, drained by [`Uploads::finish`].
+//! Remote uploads off the build's threads: threads that run queued jobs, started as the
+//! queue needs them (one more whenever a job arrives and none is idle, up to as many as the
+//! remote takes requests at once), drained by [`Uploads::finish`].
 //!
 //! Why: an upload's answer changes nothing the build does next (a refused or failed one is
 //! a warning), so a build thread need not wait for it; with the remote 10 ms away, a
 //! single-project cold build spent half its time waiting for its action records' PUTs.
+//! Why on demand: a build that uploads one record must not pay for starting 64 threads.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,6 +23,8 @@ type Job = Box<dyn FnOnce() + Send>;
 pub(super) struct Uploads {
     queue: Mutex<Queue>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Threads waiting for a job.
+    idle: Arc<AtomicUsize>,
 }
 
 #[derive(Default)]
@@ -27,7 +32,7 @@ enum Queue {
     /// Nothing queued yet: no thread runs.
     #[default]
     Idle,
-    Open(SyncSender<Job>),
+    Open(SyncSender<Job>, Arc<Mutex<Receiver<Job>>>),
     /// Finished: later jobs run on the caller's thread.
     Closed,
 }
@@ -38,31 +43,31 @@ impl Uploads {
         let mut queue = lock(&self.queue);
         if matches!(*queue, Queue::Idle) {
             let (sender, receiver) = mpsc::sync_channel::<Job>(QUEUE);
-            let receiver = Arc::new(Mutex::new(receiver));
-            let mut threads = lock(&self.threads);
-            for _ in 0..super::remote_concurrency() {
-                let receiver = Arc::clone(&receiver);
-                // Fewer threads than asked for still drain the queue; none leaves it closed.
-                match std::thread::Builder::new().name("cache-upload".into()).spawn(move || work(&receiver)) {
-                    Ok(thread) => threads.push(thread),
-                    Err(_) => break,
-                }
-            }
-            *queue = if threads.is_empty() { Queue::Closed } else { Queue::Open(sender) };
+            *queue = Queue::Open(sender, Arc::new(Mutex::new(receiver)));
         }
-        match &*queue {
-            // Sent outside the lock: a full queue makes only this caller wait.
-            Queue::Open(sender) => {
-                let sender = sender.clone();
-                drop(queue);
-                if let Err(mpsc::SendError(job)) = sender.send(Box::new(job)) {
-                    job();
+        let Queue::Open(sender, receiver) = &*queue else {
+            drop(queue);
+            return job();
+        };
+        let mut threads = lock(&self.threads);
+        if self.idle.load(Ordering::SeqCst) == 0 && threads.len() < super::remote_concurrency() {
+            let (receiver, idle) = (Arc::clone(receiver), Arc::clone(&self.idle));
+            // Fewer threads than wanted still drain the queue; none leaves the job here.
+            match std::thread::Builder::new().name("cache-upload".into()).spawn(move || work(&receiver, &idle)) {
+                Ok(thread) => threads.push(thread),
+                Err(_) if threads.is_empty() => {
+                    drop((threads, queue));
+                    return job();
                 }
+                Err(_) => {}
             }
-            _ => {
-                drop(queue);
-                job();
-            }
+        }
+        drop(threads);
+        // Sent outside the lock: a full queue makes only this caller wait.
+        let sender = sender.clone();
+        drop(queue);
+        if let Err(mpsc::SendError(job)) = sender.send(Box::new(job)) {
+            job();
         }
     }
 
@@ -75,10 +80,12 @@ impl Uploads {
     }
 }
 
-fn work(receiver: &Mutex<Receiver<Job>>) {
+fn work(receiver: &Mutex<Receiver<Job>>, idle: &AtomicUsize) {
     loop {
+        idle.fetch_add(1, Ordering::SeqCst);
         // The lock is held only to take the next job, not while it runs.
         let next = lock(receiver).recv();
+        idle.fetch_sub(1, Ordering::SeqCst);
         let Ok(job) = next else { return };
         // A job that panicked (a bug) must not take the thread with it: the queue would
         // stop draining and its next sender would wait for ever.
@@ -89,7 +96,6 @@ fn work(receiver: &Mutex<Receiver<Job>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn every_job_runs_off_the_callers_thread_by_the_time_finish_returns_and_later_ones_inline() {
@@ -112,5 +118,15 @@ mod tests {
         let seen = Arc::clone(&ran_on);
         uploads.run(move || *lock(&seen) = Some(std::thread::current().id()));
         assert_eq!(*lock(&ran_on), Some(here));
+    }
+
+    #[test]
+    fn one_job_starts_one_thread() {
+        let uploads = Uploads::default();
+        let (sender, receiver) = mpsc::channel();
+        uploads.run(move || sender.send(()).unwrap());
+        receiver.recv().unwrap();
+        assert_eq!(lock(&uploads.threads).len(), 1);
+        uploads.finish();
     }
 }

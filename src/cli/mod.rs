@@ -246,14 +246,24 @@ impl SourceArgs {
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(args.out.as_deref())?;
     let started = Instant::now();
-    // A pool of its own only when asked for or needed: a no-op would pay for its threads.
+    // A pool of its own only when asked for or needed, and only once the stages run: a
+    // build answered by its stamp or the cache would pay for its threads.
+    let on_pool = |stages: &mut (dyn FnMut() + Send)| match args.thread_pool(&options.cache) {
+        Ok(pool) => pool.install(stages),
+        // The global pool builds it just as well, only with fewer requests at once.
+        Err(_) => stages(),
+    };
     let output = if args.jobs.is_some() || options.cache.has_remote() {
-        args.thread_pool(&options.cache)?.install(|| build::build(&options))
+        build::build_on(&options, &on_pool)
     } else {
         build::build(&options)
     };
-    let output = output.map_err(|e| Failure::Run(e.to_string()))?;
+    // Queued uploads go out (and the statistics are kept) even when the build failed.
     let warnings = args.source.cache.finish(&options.cache);
+    if output.is_err() {
+        report::print_cache_warnings(&warnings);
+    }
+    let output = output.map_err(|e| Failure::Run(e.to_string()))?;
     let compiled = &output.compiled;
     let elapsed = started.elapsed();
     if args.source.json {

@@ -31,8 +31,10 @@ pub(super) fn session(
         print_round(builds, elapsed, source.json, &name);
         source.cache.keep_bounded(cache);
     };
-    crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round).map_err(|e| Failure::Run(e.to_string()))?;
+    let ended = crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round);
+    // Queued uploads go out (and the statistics are kept) however the session ended.
     report::print_cache_warnings(&source.cache.finish(cache));
+    ended.map_err(|e| Failure::Run(e.to_string()))?;
     eprintln!("Stopped watching.");
     Ok(true)
 }

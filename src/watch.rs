@@ -39,7 +39,7 @@ pub struct WatchBuild<'a> {
     /// The project built (one of the session's).
     pub options: &'a BuildOptions,
     /// What the build did, or why it could not read or publish the project (the session
-    /// reads the whole project again next time, and goes on).
+    /// reads the whole project again at its next change, and goes on).
     pub output: io::Result<BuildOutput>,
     /// Whether this is the session's first build of the project (it reads everything).
     pub initial: bool,
@@ -232,8 +232,12 @@ impl Search<'_> {
 /// One project of a watch session: its database and inputs, kept between builds.
 struct Session {
     options: BuildOptions,
-    /// Whether the project had its first build.
+    /// Whether the project had its first build (a failed one too: after that it builds
+    /// again at its next change).
     built: bool,
+    /// Whether the next build reads the whole project: the first, and any after an error
+    /// (the inputs may be half read).
+    read_whole: bool,
     workspace: Workspace,
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
@@ -244,7 +248,7 @@ impl Session {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
         let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
-        Session { options, built: false, workspace, exclude, log }
+        Session { options, built: false, read_whole: true, workspace, exclude, log }
     }
 
     /// The paths of `batch` that can be this project's inputs (below its root, or in an
@@ -270,7 +274,7 @@ impl Session {
         let settings = self.options.settings();
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
-        let project = if initial {
+        let project = if self.read_whole {
             self.workspace.load(settings, &self.exclude, &mut watch)
         } else {
             self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
@@ -285,8 +289,7 @@ impl Session {
             output.work.cache = output.work.cache.since(&cache_before);
             output
         });
-        // After an error the inputs may be half read: the next build reads them all again.
-        self.built = output.is_ok();
+        (self.built, self.read_whole) = (true, output.is_err());
         WatchBuild {
             options: &self.options,
             changed: if initial || output.is_err() { Vec::new() } else { self.workspace.changed().to_vec() },

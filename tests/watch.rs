@@ -256,6 +256,12 @@ fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
     assert!(first[0]["error"].as_str().unwrap().contains("not an agent-bundle artifact"), "{:#}", first[0]);
     assert_eq!((first[1]["project"].as_str(), first[1]["ok"].as_bool()), (Some("good"), Some(true)));
 
+    // An edit elsewhere does not build it again.
+    let good = dir.path().join("good/src/hooks/stop.ts");
+    std::fs::write(&good, std::fs::read_to_string(&good).unwrap() + "// edited\n").unwrap();
+    assert_eq!(next_build(&builds)["project"], "good");
+    assert!(builds.recv_timeout(Duration::from_millis(300)).is_err(), "the failed project waits for its own change");
+
     // Once the folder is moved away, the next change builds the whole project again.
     std::fs::rename(dir.path().join("blocked/artifact"), dir.path().join("blocked-notes")).unwrap();
     let stop = dir.path().join("blocked/src/hooks/stop.ts");

@@ -83,8 +83,10 @@ pub enum Projects<'a> {
 
 /// What a project search found.
 pub struct Found {
-    /// Sorted by root.
+    /// The selected projects, sorted by root.
     pub projects: Vec<BuildOptions>,
+    /// Every project root found, selected or not: what lies below one is that project's.
+    pub roots: Vec<PathBuf>,
     /// Every directory the search listed: where a project can appear.
     pub dirs: Vec<PathBuf>,
 }
@@ -105,18 +107,17 @@ pub fn watch(
     let (mut sessions, mut search) = match projects {
         Projects::One(options) => (vec![Session::new(options)], None),
         Projects::Found(find) => {
-            let mut search = Search { find, watches: Watches::new(watcher(sender)?) };
+            let mut search = Search { find, watches: Watches::new(watcher(sender)?), roots: Vec::new() };
             (search.run()?.into_iter().map(Session::new).collect(), Some(search))
         }
     };
 
     let mut batch: Vec<PathBuf> = Vec::new();
     loop {
-        if let Some(search) = search.as_mut() {
-            let roots: Vec<&Path> = sessions.iter().map(|s| s.options.root.as_path()).collect();
-            if batch.iter().any(|path| crate::workspace::changes_search(path, &roots)) {
-                follow(search.run()?, &mut sessions, &inputs);
-            }
+        if let Some(search) = search.as_mut()
+            && batch.iter().any(|path| crate::workspace::changes_search(path, &search.roots, &search.watches.dirs))
+        {
+            follow(search.run()?, &mut sessions, &inputs);
         }
         let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch)).collect();
         if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
@@ -202,16 +203,25 @@ fn watcher(sender: mpsc::Sender<PathBuf>) -> io::Result<RecommendedWatcher> {
 struct Search<'a> {
     find: Box<dyn Fn() -> Found + 'a>,
     watches: Watches,
+    /// Every project root the last search found.
+    roots: Vec<PathBuf>,
 }
+
+/// Why a bound: while something keeps creating folders outside the projects, each search
+/// adds watches; the events of what a last one missed bring the next search.
+const SEARCH_PASSES: usize = 3;
 
 impl Search<'_> {
     /// Searches, and watches where the search looked. A directory it had not watched yet
     /// could have gained an entry between its listing and its watch: then it searches again.
     fn run(&mut self) -> io::Result<Vec<BuildOptions>> {
+        let mut pass = 0;
         loop {
-            let Found { projects, dirs } = (self.find)();
+            pass += 1;
+            let Found { projects, roots, dirs } = (self.find)();
             let outside: BTreeSet<PathBuf> =
-                dirs.into_iter().filter(|dir| !projects.iter().any(|p| dir.starts_with(&p.root))).collect();
+                dirs.into_iter().filter(|dir| !roots.iter().any(|root| dir.starts_with(root))).collect();
+            self.roots = roots;
             // Stale watches go first: a renamed directory keeps its watch (see `forget_below`).
             let stale: Vec<PathBuf> = self.watches.dirs.difference(&outside).cloned().collect();
             self.watches.forget_below(&stale);
@@ -222,7 +232,7 @@ impl Search<'_> {
             if let Some(error) = self.watches.failure.take() {
                 return Err(error);
             }
-            if self.watches.dirs.len() == watched {
+            if self.watches.dirs.len() == watched || pass == SEARCH_PASSES {
                 return Ok(projects);
             }
         }

@@ -1,6 +1,7 @@
 //! Monorepos: find every plugin project below a directory and build them all in parallel,
 //! on one thread pool (and one cache), each publishing on its own.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -93,16 +94,20 @@ pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (roots, dirs)
 }
 
-/// Whether a change at `path` can change what a search finds, given the projects at
-/// `roots`: a config or ignore file anywhere, or a folder outside every project (created,
-/// removed or renamed; a path that is gone may have been one). A file outside the projects
-/// (code they share) holds no project.
-pub fn changes_search(path: &Path, roots: &[&Path]) -> bool {
+/// Whether a change at `path` can change what a search finds, given every project root it
+/// found (`roots`) and the directories it watches outside them (`dirs`): a config file that
+/// appears where no project is or goes where one was, an ignore file anywhere, or a folder
+/// outside every project (created, or one of `dirs` removed or renamed). A file outside the
+/// projects (code they share) holds no project, and an edited config changes none.
+pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let outside = !roots.iter().any(|r| path.starts_with(r));
-    CONFIG_FILE_NAMES.contains(&&*name)
-        || IGNORE_FILES.contains(&&*name)
-        || (outside && !std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file()))
+    if CONFIG_FILE_NAMES.contains(&&*name) {
+        let is_root = path.parent().is_some_and(|parent| roots.iter().any(|root| root == parent));
+        return is_root != path.is_file();
+    }
+    let outside = !roots.iter().any(|root| path.starts_with(root));
+    IGNORE_FILES.contains(&&*name)
+        || (outside && std::fs::symlink_metadata(path).map_or_else(|_| dirs.contains(path), |m| m.is_dir()))
 }
 
 fn walk(dir: &Path) -> Walk {
@@ -275,13 +280,20 @@ mod tests {
         fs::create_dir_all(plugin.join("src")).unwrap();
         fs::create_dir_all(root.join("shared")).unwrap();
         fs::write(root.join("shared/log.ts"), "").unwrap();
-        let roots = [plugin.as_path()];
-        let changes = |path: &str| changes_search(&root.join(path), &roots);
-        assert!(!changes("shared/log.ts"), "shared code");
+        fs::write(plugin.join("agent-bundle.config.ts"), "").unwrap();
+        fs::write(plugin.join("src/agent-bundle.config.ts"), "").unwrap();
+        // plugins/b was a project until its config went.
+        let roots = [plugin.clone(), root.join("plugins/b")];
+        let watched = BTreeSet::from([root.join("shared"), root.join("old")]);
+        let changes = |path: &str| changes_search(&root.join(path), &roots, &watched);
+        assert!(!changes("shared/log.ts") && !changes("shared/gone.ts"), "shared code, there or not");
         assert!(changes("shared"), "a folder, where a project can appear");
-        assert!(changes("gone"), "a path that is gone may have been a folder");
+        assert!(changes("old") && !changes("never-watched"), "a watched folder gone, not any path gone");
         assert!(!changes("plugins/a/src"), "inside a project");
-        assert!(changes("plugins/a/src/agent-bundle.config.ts") && changes("shared/.gitignore"));
+        assert!(!changes("plugins/a/agent-bundle.config.ts"), "a project's config edited");
+        assert!(changes("plugins/a/src/agent-bundle.config.ts"), "a config where no project is");
+        assert!(changes("plugins/b/agent-bundle.config.ts"), "a project's config gone");
+        assert!(changes("shared/.gitignore"));
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&selection.base));
     let find = || {
         let (roots, dirs) = search(&selection.base);
-        Found { projects: selection.options_for(roots), dirs }
+        Found { projects: selection.options_for(roots.clone()), roots, dirs }
     };
     let name = |root: &Path| Some(selection.name(root));
     let pool = args.thread_pool(&selection.cache)?;

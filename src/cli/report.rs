@@ -33,6 +33,19 @@ pub(super) fn diagnostics_json(compiled: &Compiled) -> serde_json::Value {
     serde_json::Value::Array(located(compiled).map(|d| d.to_json()).collect())
 }
 
+/// [`build_json`] of a build that may have failed to read or publish its project
+/// (`{ ok: false, error }`).
+pub(super) fn outcome_json(
+    options: &BuildOptions,
+    output: &std::io::Result<BuildOutput>,
+    elapsed: Duration,
+) -> serde_json::Value {
+    match output {
+        Ok(output) => build_json(options, output, elapsed),
+        Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
+    }
+}
+
 pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: Duration) -> serde_json::Value {
     let compiled = &output.compiled;
     let mut hooks: Vec<serde_json::Value> = compiled

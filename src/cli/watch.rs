@@ -106,10 +106,7 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
 /// `build --json`'s object for one watch build, plus `changed`, `queriesExecuted` and, in a
 /// workspace, `project`.
 fn build_json(build: &WatchBuild<'_>, project: Option<String>) -> serde_json::Value {
-    let mut value = match &build.output {
-        Ok(output) => report::build_json(build.options, output, build.elapsed),
-        Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
-    };
+    let mut value = report::outcome_json(build.options, &build.output, build.elapsed);
     value["changed"] = serde_json::json!(build.changed);
     value["queriesExecuted"] = build.queries_executed.into();
     if let Some(project) = project {

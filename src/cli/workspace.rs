@@ -106,15 +106,10 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     if args.source.json {
         let projects: Vec<_> = results
             .iter()
-            .map(|result| match &result.output {
-                Ok(output) => {
-                    let mut value = report::build_json(result.options, output, result.elapsed);
-                    value["project"] = selection.name(&result.options.root).into();
-                    value
-                }
-                Err(error) => {
-                    serde_json::json!({ "project": selection.name(&result.options.root), "ok": false, "error": error.to_string() })
-                }
+            .map(|result| {
+                let mut value = report::outcome_json(result.options, &result.output, result.elapsed);
+                value["project"] = selection.name(&result.options.root).into();
+                value
             })
             .collect();
         report::print_json(&serde_json::json!({

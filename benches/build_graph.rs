@@ -353,7 +353,7 @@ fn watch_latency(label: &str, dir: &Path, extra: &[&str], initial: usize, cache:
         assert_eq!(next()["ok"], true);
     }
     let first_builds = started.elapsed();
-    let project = if initial > 1 { dir.join("plugins/p000") } else { dir.to_owned() };
+    let project = if extra.contains(&"--workspace") { dir.join("plugins/p000") } else { dir.to_owned() };
     let handler = project.join("src/hooks/h00.ts");
     let original = std::fs::read_to_string(&handler).unwrap();
     let mut samples = Vec::new();

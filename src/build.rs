@@ -122,11 +122,44 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
 /// `on_pool`, e.g. inside a thread pool of their own: a build answered by its stamp or the
 /// cache does not pay for starting its threads.
 pub fn build_on(options: &BuildOptions, on_pool: &dyn Fn(&mut (dyn FnMut() + Send))) -> std::io::Result<BuildOutput> {
-    let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
-    let (mut snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
-    if let Some(stamp) = stamp {
-        return Ok(answered(options, stamp.summary, Shortcut::Stamp, None));
+    match check(options)? {
+        Checked::UpToDate(output) => Ok(*output),
+        Checked::Stale(stale) => build_stale(options, stale, on_pool),
     }
+}
+
+/// What a build's first check, the stamp, found.
+pub enum Checked {
+    /// Answered by the stamp: nothing else to do.
+    UpToDate(Box<BuildOutput>),
+    /// The build goes on ([`build_stale`]) from these inputs.
+    Stale(Stale),
+}
+
+/// The inputs of a project its stamp did not answer for, as the check found them.
+pub struct Stale {
+    settings: String,
+    snapshot: stamp::Snapshot,
+}
+
+/// The stamp check alone: file states, no reads. Cheap enough to run for every project of
+/// a workspace before starting the threads that the stale ones build on.
+pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
+    let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
+    let (snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
+    Ok(match stamp {
+        Some(stamp) => Checked::UpToDate(Box::new(answered(options, stamp.summary, Shortcut::Stamp, None))),
+        None => Checked::Stale(Stale { settings, snapshot }),
+    })
+}
+
+/// [`build_on`] after its [`check`] found the project stale.
+pub fn build_stale(
+    options: &BuildOptions,
+    stale: Stale,
+    on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
+) -> std::io::Result<BuildOutput> {
+    let Stale { settings, mut snapshot } = stale;
     let mut disk = snapshot.read()?;
     let mut hashes = actions::input_hashes(&disk);
     // The folders above the root that a clean build of these inputs listed (a fresh checkout

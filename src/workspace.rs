@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
-use crate::build::{self, BuildOptions, BuildOutput};
+use crate::build::{self, BuildOptions, BuildOutput, Checked};
 use crate::cache::Cache;
 use crate::config::CONFIG_FILE_NAMES;
 use crate::stamp::{FileState, now_ns, unchanged, write_json};
@@ -218,33 +218,78 @@ impl ProjectBuild<'_> {
     }
 }
 
-/// Builds every project on `pool`; `on_done` is called as each one finishes (from worker
-/// threads). Results come back in `projects` order.
+/// Builds every project: first each one's stamp check, then the stale ones. The checks
+/// touch only the local disk, so they run on `threads.checks` threads; the builds' pool
+/// (larger with a remote cache) is started only when a project is stale. `on_done` is
+/// called as each one finishes (from worker threads). Results come back in `projects` order.
 pub fn build_all<'a>(
     projects: &'a [BuildOptions],
-    pool: &rayon::ThreadPool,
+    threads: Threads,
     on_done: impl Fn(&ProjectBuild) + Sync,
-) -> Vec<ProjectBuild<'a>> {
-    pool.install(|| {
+) -> std::io::Result<Vec<ProjectBuild<'a>>> {
+    enum Step<'a> {
+        Done(Box<ProjectBuild<'a>>),
+        Stale(&'a BuildOptions, build::Stale, Duration),
+    }
+    let checks = pool_of(threads.checks)?;
+    let checked: Vec<Step> = checks.install(|| {
         projects
             .par_iter()
             .map(|options| {
                 let started = Instant::now();
-                let output = build::build(options);
+                let output = match build::check(options) {
+                    Ok(Checked::Stale(stale)) => return Step::Stale(options, stale, started.elapsed()),
+                    Ok(Checked::UpToDate(output)) => Ok(*output),
+                    Err(error) => Err(error),
+                };
                 let result = ProjectBuild { options, output, elapsed: started.elapsed() };
                 on_done(&result);
-                result
+                Step::Done(Box::new(result))
             })
             .collect()
-    })
+    });
+    let any_stale = checked.iter().any(|step| matches!(step, Step::Stale(..)));
+    let builds = if any_stale && threads.builds != threads.checks { pool_of(threads.builds)? } else { checks };
+    Ok(builds.install(|| {
+        checked
+            .into_par_iter()
+            .map(|step| match step {
+                Step::Done(done) => *done,
+                Step::Stale(options, stale, checking) => {
+                    let started = Instant::now();
+                    let output = build::build_stale(options, stale, &|stages| stages());
+                    let result = ProjectBuild { options, output, elapsed: checking + started.elapsed() };
+                    on_done(&result);
+                    result
+                }
+            })
+            .collect()
+    }))
 }
 
-/// The threads projects build on: `jobs`, else one per core, or with a remote cache as
+/// How many threads builds run on: `jobs`, else one per core, or with a remote cache as
 /// many as it takes requests at once, since its lookups wait on the network, not on the CPU
-/// ([`crate::cache::remote_concurrency`]).
+/// ([`crate::cache::remote_concurrency`]). Stamp checks never wait on the network.
+#[derive(Clone, Copy, Debug)]
+pub struct Threads {
+    pub checks: usize,
+    pub builds: usize,
+}
+
+impl Threads {
+    pub fn new(cache: &Cache, jobs: Option<usize>) -> Threads {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let builds = jobs.unwrap_or(if cache.has_remote() { crate::cache::remote_concurrency() } else { cores });
+        Threads { checks: jobs.unwrap_or(cores), builds }
+    }
+}
+
+/// The pool builds run on (see [`Threads`]).
 pub fn thread_pool(cache: &Cache, jobs: Option<usize>) -> std::io::Result<rayon::ThreadPool> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = jobs.unwrap_or(if cache.has_remote() { crate::cache::remote_concurrency() } else { cores });
+    pool_of(Threads::new(cache, jobs).builds)
+}
+
+fn pool_of(threads: usize) -> std::io::Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(std::io::Error::other)
 }
 

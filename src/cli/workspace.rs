@@ -11,7 +11,7 @@ use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
 use crate::watch::{Found, Projects};
-use crate::workspace::{build_all, discover, filter, search};
+use crate::workspace::{Threads, build_all, discover, filter, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -87,15 +87,16 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar
     });
     let started = Instant::now();
-    let pool = args.thread_pool(&selection.cache)?;
-    let results = build_all(&selection.options, &pool, |done| {
+    let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
+    let results = build_all(&selection.options, threads, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
             bar.set_message(
                 done.options.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             );
         }
-    });
+    })
+    .map_err(|e| Failure::Run(e.to_string()))?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }

@@ -12,7 +12,9 @@
 //!
 //! A workspace session also watches the directories its project search lists outside the
 //! projects, and searches again when one changes (or a config or ignore file anywhere):
-//! a project that appears gets its first build, one that disappears is dropped.
+//! a project that appears gets its first build, one that disappears is dropped. The search
+//! lists first and watches after, so it walks again only when a directory it just watched
+//! changed since its listing (or is too new for its time to prove it did not).
 
 use std::collections::BTreeSet;
 use std::io;
@@ -29,6 +31,7 @@ use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
 use crate::loader::{Workspace, is_ignored};
+use crate::workspace::Listed;
 
 /// Why: editors save in bursts (write, rename, chmod); 30 ms of quiet catches a burst
 /// without making a single save feel slow.
@@ -88,7 +91,7 @@ pub struct Found {
     /// Every project root found, selected or not: what lies below one is that project's.
     pub roots: Vec<PathBuf>,
     /// Every directory the search listed: where a project can appear.
-    pub dirs: Vec<PathBuf>,
+    pub dirs: Vec<crate::workspace::Listed>,
 }
 
 /// Builds every project, then rebuilds each on every change to its inputs until Ctrl-C;
@@ -213,26 +216,27 @@ const SEARCH_PASSES: usize = 3;
 
 impl Search<'_> {
     /// Searches, and watches where the search looked. A directory it had not watched yet
-    /// could have gained an entry between its listing and its watch: then it searches again.
+    /// may have changed between its listing and its watch: then it searches again.
     fn run(&mut self) -> io::Result<Vec<BuildOptions>> {
         let mut pass = 0;
         loop {
             pass += 1;
             let Found { projects, roots, dirs } = (self.find)();
-            let outside: BTreeSet<PathBuf> =
-                dirs.into_iter().filter(|dir| !roots.iter().any(|root| dir.starts_with(root))).collect();
+            let outside: Vec<Listed> =
+                dirs.into_iter().filter(|listed| !roots.iter().any(|root| listed.dir.starts_with(root))).collect();
             self.roots = roots;
             // Stale watches go first: a renamed directory keeps its watch (see `forget_below`).
-            let stale: Vec<PathBuf> = self.watches.dirs.difference(&outside).cloned().collect();
+            let keep: BTreeSet<&PathBuf> = outside.iter().map(|listed| &listed.dir).collect();
+            let stale: Vec<PathBuf> = self.watches.dirs.iter().filter(|dir| !keep.contains(dir)).cloned().collect();
             self.watches.forget_below(&stale);
-            let watched = self.watches.dirs.len();
-            for dir in &outside {
-                self.watches.add(dir);
+            let new: Vec<&Listed> = outside.iter().filter(|listed| !self.watches.dirs.contains(&listed.dir)).collect();
+            for listed in &new {
+                self.watches.add(&listed.dir);
             }
             if let Some(error) = self.watches.failure.take() {
                 return Err(error);
             }
-            if self.watches.dirs.len() == watched || pass == SEARCH_PASSES {
+            if new.iter().all(|listed| listed.unchanged()) || pass == SEARCH_PASSES {
                 return Ok(projects);
             }
         }
@@ -383,5 +387,47 @@ mod tests {
         watches.forget_below(&[dir.path().join("a"), dir.path().join("b/file")]);
         let left: Vec<_> = watches.dirs.iter().map(|d| d.strip_prefix(dir.path()).unwrap().to_str().unwrap()).collect();
         assert_eq!(left, ["a-b", "a.b", "ab", "b"]);
+    }
+
+    /// Searches `dir` as a workspace session does, counting the walks, with `between` run
+    /// after each walk (before its directories are watched).
+    fn searches(dir: &Path, between: impl Fn(usize)) -> usize {
+        let walks = std::cell::Cell::new(0);
+        let find = || {
+            let (roots, dirs) = crate::workspace::search(dir);
+            walks.set(walks.get() + 1);
+            between(walks.get());
+            Found { projects: Vec::new(), roots, dirs }
+        };
+        let watcher = notify::recommended_watcher(|_: notify::Result<notify::Event>| {}).unwrap();
+        let mut search = Search { find: Box::new(find), watches: Watches::new(watcher), roots: Vec::new() };
+        search.run().unwrap();
+        walks.get()
+    }
+
+    #[test]
+    fn a_search_walks_again_only_when_a_directory_changed_before_its_watch() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("shared/util")).unwrap();
+        let age = |subs: &[&str]| {
+            let past = std::time::SystemTime::now() - Duration::from_secs(10);
+            for sub in subs {
+                std::fs::File::open(dir.path().join(sub)).unwrap().set_modified(past).unwrap();
+            }
+        };
+        age(&["", "shared", "shared/util"]);
+        assert_eq!(searches(dir.path(), |_| {}), 1, "an old, unchanged tree is walked once");
+        // Just listed, not yet watched: the folder it gains would have no event.
+        let added = searches(dir.path(), |walk| {
+            if walk == 1 {
+                std::fs::create_dir(dir.path().join("shared/new")).unwrap();
+                age(&["shared/new"]);
+            }
+        });
+        assert_eq!(added, 2, "walked again, and the new folder's watch is trusted");
+        age(&["", "shared", "shared/util", "shared/new"]);
+        let times =
+            searches(dir.path(), |walk| std::fs::create_dir(dir.path().join(format!("shared/{walk}"))).unwrap());
+        assert_eq!(times, SEARCH_PASSES, "a tree that keeps changing is walked a bounded number of times");
     }
 }

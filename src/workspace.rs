@@ -84,12 +84,29 @@ struct Walk {
     /// What they were found from (`None` when a path is not UTF-8 or not stat-able).
     seen: Option<Vec<FileState>>,
     /// Every directory the walk listed.
-    dirs: Vec<PathBuf>,
+    dirs: Vec<Listed>,
+}
+
+/// A directory a search listed, with its state just after the listing.
+pub struct Listed {
+    pub dir: PathBuf,
+    /// By absolute path; `None` when it is not UTF-8 or could not be stat-ed.
+    state: Option<FileState>,
+}
+
+impl Listed {
+    /// Whether nothing can have entered or left the directory since it was listed: its
+    /// state still holds, and is old enough for its time to prove it.
+    pub fn unchanged(&self) -> bool {
+        self.state
+            .as_ref()
+            .is_some_and(|state| !state.is_racy(now_ns()) && unchanged(std::slice::from_ref(state), Path::new("/")))
+    }
 }
 
 /// The project roots below `dir` (as [`discover`] finds them, without its memo) and every
 /// directory the search listed: where a project can appear (watch mode watches them).
-pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
     let Walk { roots, dirs, .. } = walk(dir);
     (roots, dirs)
 }
@@ -143,14 +160,15 @@ fn walk(dir: &Path) -> Walk {
         if file_type.is_dir() {
             // Stat-ed just after its listing (the walker lists a directory before yielding
             // it): a change in between is inside the memo's racy window, never trusted.
-            match entry.metadata() {
-                Ok(metadata) => seen.add(entry.path(), |key| FileState::of(key, &metadata)),
-                Err(_) => seen.complete = false,
-            }
+            let state = entry.metadata().ok().and_then(|metadata| {
+                seen.add(entry.path(), |key| FileState::of(key, &metadata));
+                Some(FileState::of(entry.path().to_str()?.to_owned(), &metadata))
+            });
+            seen.complete &= state.is_some();
             for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| file.exists()) {
                 seen.add(file, |key| FileState::probe(key, file));
             }
-            dirs.push(entry.into_path());
+            dirs.push(Listed { dir: entry.into_path(), state });
         } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
             roots.extend(entry.path().parent().map(Path::to_path_buf));
         }

@@ -1,6 +1,7 @@
 //! `agent-bundle build --workspace`: per-project results, a progress bar, a summary; and
 //! `agent-bundle watch --workspace`.
 
+use std::cell::Cell;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,8 +21,6 @@ struct Selection {
     filters: Vec<String>,
     targets: Option<Vec<Target>>,
     cache: Arc<Cache>,
-    /// One per project root, sorted.
-    options: Vec<BuildOptions>,
 }
 
 impl Selection {
@@ -35,12 +34,16 @@ impl Selection {
         let base = base.canonicalize().unwrap_or(base);
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
         let cache = args.source.cache.open()?;
-        let mut selection = Selection { base, filters: args.filter.clone(), targets, cache, options: Vec::new() };
-        selection.options = selection.options_for(discover(&selection.base));
-        if selection.options.is_empty() {
-            return Err(Failure::Run(format!("no agent-bundle projects found below {}", selection.base.display())));
+        Ok(Selection { base, filters: args.filter.clone(), targets, cache })
+    }
+
+    /// The options of the selected `roots`, one per project, sorted; an error when none is.
+    fn projects(&self, roots: Vec<PathBuf>) -> Result<Vec<BuildOptions>, Failure> {
+        let options = self.options_for(roots);
+        if options.is_empty() {
+            return Err(Failure::Run(format!("no agent-bundle projects found below {}", self.base.display())));
         }
-        Ok(selection)
+        Ok(options)
     }
 
     /// The options of the `roots` that `--filter` keeps. Each project counts its own cache
@@ -67,10 +70,16 @@ impl Selection {
 /// while it runs.
 pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
+    let (roots, dirs) = search(&selection.base);
+    // The session's first search is this one (the watches it adds then tell whether the
+    // tree changed meanwhile).
+    let first = Cell::new(Some(Found { projects: selection.projects(roots.clone())?, roots, dirs }));
     eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&selection.base));
     let find = || {
-        let (roots, dirs) = search(&selection.base);
-        Found { projects: selection.options_for(roots.clone()), roots, dirs }
+        first.take().unwrap_or_else(|| {
+            let (roots, dirs) = search(&selection.base);
+            Found { projects: selection.options_for(roots.clone()), roots, dirs }
+        })
     };
     let name = |root: &Path| Some(selection.name(root));
     let pool = args.thread_pool(&selection.cache)?;
@@ -79,8 +88,9 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
+    let projects = selection.projects(discover(&selection.base))?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
-        let bar = indicatif::ProgressBar::new(selection.options.len() as u64);
+        let bar = indicatif::ProgressBar::new(projects.len() as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}").expect("a valid template"),
         );
@@ -88,7 +98,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     });
     let started = Instant::now();
     let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
-    let results = build_all(&selection.options, threads, |done| {
+    let results = build_all(&projects, threads, |done| {
         if let Some(bar) = &progress {
             bar.inc(1);
             bar.set_message(

@@ -144,11 +144,16 @@ impl Workspace {
         self.outside_dirs_at(path).next().is_some()
     }
 
-    /// The keys of the listed outside directories that `path` is (found or not) or lies
-    /// directly in (found): `shared/log.js` is in `../shared` and may be `../shared/log.js`.
+    /// The keys of the listed outside directories that `path` is or holds (found or not),
+    /// or lies directly in (found): `shared/log.js` is in `../shared` and may be
+    /// `../shared/log.js`. Why the ones below it: a change of `shared` itself (renamed away
+    /// and back, its mode) drops the watches below it, and its subfolders may be others now.
     fn outside_dirs_at<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a String> + 'a {
         let holds = move |entry: &OutsideEntry| {
-            entry.path.as_deref().is_some_and(|dir| path == dir || (entry.found && path.parent() == Some(dir)))
+            entry
+                .path
+                .as_deref()
+                .is_some_and(|dir| dir.starts_with(path) || (entry.found && path.parent() == Some(dir)))
         };
         self.outside.iter().filter(move |(_, entry)| holds(entry)).map(|(key, _)| key)
     }
@@ -196,7 +201,7 @@ impl Workspace {
             if !self.listed.contains(parent) {
                 continue;
             }
-            if path.is_dir() {
+            if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
                 if holds_artifact(path) {
                     continue;
                 }
@@ -347,9 +352,10 @@ fn walk_dir(
             tree.unnamed_dirs |= file_type.is_dir();
             continue;
         };
-        if file_type.is_file() {
+        let excluded = exclude.contains(&path);
+        if file_type.is_file() && !excluded {
             tree.files.push((name, path));
-        } else if !file_type.is_dir() || is_ignored(Path::new(&entry.file_name()), exclude.contains(&path)) {
+        } else if !file_type.is_dir() || is_ignored(Path::new(&entry.file_name()), excluded) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
         } else if holds_artifact(&path) {
             if let Ok(metadata) = entry.metadata() {
@@ -464,15 +470,23 @@ pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
 /// A file's bytes and its state just before they were read (an edit after it leaves the
 /// state stale, never the reverse).
 fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>> {
-    let absent = |error: io::Error| {
-        let absent = error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ELOOP);
-        if absent { Ok(None) } else { Err(error) }
+    // Gone, a symbolic link (`O_NOFOLLOW`), or a socket: no file to read.
+    let absent = |error: io::Error| match error.raw_os_error() {
+        _ if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Some(libc::ELOOP | libc::ENXIO) => Ok(None),
+        _ => Err(io::Error::new(error.kind(), format!("cannot read {}: {error}", path.display()))),
     };
-    let mut file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+    // Non-blocking: opening a FIFO would wait for a writer (a watch session meets whatever
+    // appears in a project); reads of a regular file ignore the flag.
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let mut file = match fs::OpenOptions::new().read(true).custom_flags(flags).open(path) {
         Ok(file) => file,
         Err(error) => return absent(error),
     };
-    let metadata = file.metadata()?;
+    let metadata = match file.metadata() {
+        Ok(metadata) => metadata,
+        Err(error) => return absent(error),
+    };
     if !metadata.is_file() {
         return Ok(None);
     }
@@ -485,7 +499,7 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
             Ok(whole) => bytes = whole,
             Err(error) => return absent(error),
         },
-        Err(error) => return Err(error),
+        Err(error) => return absent(error),
     }
     Ok(Some((bytes.into(), metadata)))
 }

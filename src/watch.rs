@@ -10,6 +10,13 @@
 //! successful build is published atomically; a failed one leaves the last good artifact in
 //! place.
 //!
+//! A batch collects events for at most [`MAX_BATCH`], so a file written without pause never
+//! holds an edit back. When the kernel drops events (its queue overflowed) or a watcher
+//! fails, every project reads itself whole again (and a workspace searches again). A
+//! project's root removed or replaced is read whole once it is back, its parent watched
+//! while it is gone. Symbolic links and special files (a FIFO, a socket) are never inputs:
+//! the loader opens without following links and without blocking.
+//!
 //! A workspace session also watches the directories its project search lists outside the
 //! projects, and searches again when one changes (or a config or ignore file anywhere):
 //! a project that appears gets its first build, one that disappears is dropped. The search
@@ -36,6 +43,10 @@ use crate::workspace::Listed;
 /// Why: editors save in bursts (write, rename, chmod); 30 ms of quiet catches a burst
 /// without making a single save feel slow.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(30);
+
+/// The longest a batch collects events after its first: a file written more often than the
+/// debounce (a log in the project) must not hold an edit back for ever.
+const MAX_BATCH: Duration = Duration::from_millis(250);
 
 /// What one build of the watch loop did.
 pub struct WatchBuild<'a> {
@@ -105,7 +116,7 @@ pub fn watch(
     mut report: impl FnMut(&[WatchBuild<'_>], Duration),
 ) -> io::Result<()> {
     install_interrupt_handler();
-    let (sender, events) = mpsc::channel::<PathBuf>();
+    let (sender, events) = mpsc::channel::<Change>();
     let inputs = Mutex::new(Watches::new(watcher(sender.clone())?));
     let (mut sessions, mut search) = match projects {
         Projects::One(options) => (vec![Session::new(options)], None),
@@ -115,22 +126,30 @@ pub fn watch(
         }
     };
 
-    let mut batch: Vec<PathBuf> = Vec::new();
+    let mut batch = Batch::default();
     loop {
         if let Some(search) = search.as_mut()
-            && batch.iter().any(|path| crate::workspace::changes_search(path, &search.roots, &search.watches.dirs))
+            && (batch.rescan
+                || batch
+                    .paths
+                    .iter()
+                    .any(|path| crate::workspace::changes_search(path, &search.roots, &search.watches.dirs)))
         {
             follow(search.run()?, &mut sessions, &inputs);
         }
-        let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch)).collect();
-        if sessions.iter().zip(&changed).any(|(session, paths)| !session.built || !paths.is_empty()) {
+        if batch.rescan {
+            sessions.iter_mut().for_each(Session::read_all_again);
+        }
+        let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch.paths)).collect();
+        let due = |session: &Session, paths: &Vec<PathBuf>| !session.built || session.rescan || !paths.is_empty();
+        if sessions.iter().zip(&changed).any(|(session, paths)| due(session, paths)) {
             let started = Instant::now();
             inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
             let builds: Vec<_> = pool.install(|| {
                 sessions
                     .par_iter_mut()
                     .zip(&changed)
-                    .filter(|(session, paths)| !session.built || !paths.is_empty())
+                    .filter(|(session, paths)| due(session, paths))
                     .map(|(session, paths)| session.build(paths, &inputs))
                     .collect()
             });
@@ -165,37 +184,68 @@ fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<
     sessions.sort_by(|a, b| a.options.root.cmp(&b.options.root));
 }
 
-/// The next batch of changed paths: the first event, and every one that follows within
-/// `debounce` of the last; `None` once Ctrl-C was pressed or the watchers are gone.
-fn next_batch(events: &mpsc::Receiver<PathBuf>, debounce: Duration) -> Option<Vec<PathBuf>> {
+/// What a watcher reports.
+enum Change {
+    Path(PathBuf),
+    /// Events were lost (the kernel's queue overflowed) or the watcher failed: anything may
+    /// have changed.
+    Rescan,
+}
+
+/// The changes of one round of builds.
+#[derive(Default)]
+struct Batch {
+    /// Sorted, without repeats.
+    paths: Vec<PathBuf>,
+    rescan: bool,
+}
+
+/// The next batch of changes: the first event, and every one that follows within
+/// `debounce` of the last, for at most [`MAX_BATCH`]; `None` once Ctrl-C was pressed or the
+/// watchers are gone.
+fn next_batch(events: &mpsc::Receiver<Change>, debounce: Duration) -> Option<Batch> {
     let first = loop {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return None;
         }
         match events.recv_timeout(Duration::from_millis(50)) {
-            Ok(path) => break path,
+            Ok(change) => break change,
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return None,
         }
     };
-    let mut batch = vec![first];
-    while let Ok(path) = events.recv_timeout(debounce) {
-        batch.push(path);
+    let deadline = Instant::now() + MAX_BATCH;
+    let mut batch = Batch::default();
+    let mut next = Some(first);
+    while let Some(change) = next {
+        match change {
+            Change::Path(path) => batch.paths.push(path),
+            Change::Rescan => batch.rescan = true,
+        }
+        // What comes after the deadline waits in the channel for the next batch.
+        let left = deadline.saturating_duration_since(Instant::now());
+        next = if left.is_zero() { None } else { events.recv_timeout(debounce.min(left)).ok() };
     }
-    batch.sort();
-    batch.dedup();
+    batch.paths.sort();
+    batch.paths.dedup();
     Some(batch)
 }
 
-/// A watcher sending the paths of every creation, modification and removal to `sender`.
-fn watcher(sender: mpsc::Sender<PathBuf>) -> io::Result<RecommendedWatcher> {
-    notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
-        if let Ok(event) = result
-            && matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_))
-        {
+/// A watcher sending the paths of every creation, modification and removal to `sender`,
+/// and a rescan when it lost events.
+fn watcher(sender: mpsc::Sender<Change>) -> io::Result<RecommendedWatcher> {
+    notify::recommended_watcher(move |result: notify::Result<notify::Event>| match result {
+        Ok(event) if event.need_rescan() => {
+            let _ = sender.send(Change::Rescan);
+        }
+        Ok(event) if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)) => {
             for path in event.paths {
-                let _ = sender.send(path);
+                let _ = sender.send(Change::Path(path));
             }
+        }
+        Ok(_) => {}
+        Err(_) => {
+            let _ = sender.send(Change::Rescan);
         }
     })
     .map_err(io::Error::other)
@@ -252,6 +302,8 @@ struct Session {
     /// Whether the next build reads the whole project: the first, and any after an error
     /// (the inputs may be half read).
     read_whole: bool,
+    /// Whether the watchers lost events: the project builds, read whole, in this round.
+    rescan: bool,
     workspace: Workspace,
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
@@ -262,18 +314,22 @@ impl Session {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
         let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
-        Session { options, built: false, read_whole: true, workspace, exclude, log }
+        Session { options, built: false, read_whole: true, rescan: false, workspace, exclude, log }
+    }
+
+    fn read_all_again(&mut self) {
+        (self.read_whole, self.rescan) = (true, true);
     }
 
     /// The paths of `batch` that can be this project's inputs (below its root, or in an
-    /// outside directory its modules import from). The root's own events (its mode or
-    /// times changed) say nothing about its entries.
+    /// outside directory its modules import from), and the root itself (removed, replaced,
+    /// renamed: it is read whole again).
     fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
         let input = |path: &PathBuf| {
             let excluded = self.exclude.iter().any(|e| path.starts_with(e));
             match path.strip_prefix(root) {
-                Ok(relative) => !relative.as_os_str().is_empty() && !is_ignored(relative, excluded),
+                Ok(relative) => !is_ignored(relative, excluded),
                 Err(_) => self.workspace.in_outside_dir(path),
             }
         };
@@ -288,6 +344,11 @@ impl Session {
         let settings = self.options.settings();
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
+        let root = &self.options.root;
+        if changed.contains(root) {
+            // Its watches were forgotten with it; what is there now may be another folder.
+            self.read_whole = true;
+        }
         let project = if self.read_whole {
             self.workspace.load(settings, &self.exclude, &mut watch)
         } else {
@@ -303,7 +364,13 @@ impl Session {
             output.work.cache = output.work.cache.since(&cache_before);
             output
         });
-        (self.built, self.read_whole) = (true, output.is_err());
+        (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
+        if !root.is_dir()
+            && let Some(parent) = root.parent()
+        {
+            // Gone with its watch: its parent says when it comes back.
+            watch(parent);
+        }
         WatchBuild {
             options: &self.options,
             changed: if initial || output.is_err() { Vec::new() } else { self.workspace.changed().to_vec() },
@@ -373,6 +440,28 @@ fn watch_error(dir: &Path, error: &notify::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_ends_at_its_cap_though_events_keep_coming() {
+        let (sender, events) = mpsc::channel();
+        let writing = Arc::new(AtomicBool::new(true));
+        let writer = {
+            let writing = writing.clone();
+            std::thread::spawn(move || {
+                while writing.load(Ordering::SeqCst) {
+                    sender.send(Change::Path(PathBuf::from("log"))).unwrap();
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                sender.send(Change::Rescan).unwrap();
+            })
+        };
+        let batch = next_batch(&events, Duration::from_millis(30)).unwrap();
+        assert_eq!((batch.paths, batch.rescan), (vec![PathBuf::from("log")], false));
+        writing.store(false, Ordering::SeqCst);
+        writer.join().unwrap();
+        let rest = next_batch(&events, Duration::from_millis(30)).unwrap();
+        assert!(rest.rescan, "what came after the cap waits for the next batch");
+    }
 
     #[test]
     fn forgetting_a_directory_forgets_exactly_what_lies_below_it() {

@@ -112,11 +112,16 @@ pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
-/// found (`roots`) and the directories it watches outside them (`dirs`): a config file that
-/// appears where no project is or goes where one was, an ignore file anywhere, or a folder
-/// outside every project (created, or one of `dirs` removed or renamed). A file outside the
-/// projects (code they share) holds no project, and an edited config changes none.
+/// found (`roots`) and the directories it watches outside them (`dirs`): a project's root
+/// itself, a config file that appears where no project is or goes where one was, an ignore
+/// file anywhere, or a folder outside every project (created, or one of `dirs` removed or
+/// renamed). A file outside the projects (code they share) holds no project, and an edited
+/// config changes none.
 pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
+    if roots.iter().any(|root| root == path) {
+        // A project's folder itself: renamed, removed, or replaced by another.
+        return true;
+    }
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     if CONFIG_FILE_NAMES.contains(&&*name) {
         let is_root = path.parent().is_some_and(|parent| roots.iter().any(|root| root == parent));

@@ -291,3 +291,117 @@ fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
     assert!(dir.path().join("blocked/artifact/agent-bundle.manifest.json").is_file());
     interrupt(child);
 }
+
+/// Waits for builds until one whose published Claude stop wrapper holds `marker`.
+fn until_published(builds: &Receiver<Value>, artifact: &Path, marker: &str) {
+    let stop_wrapper_holds = || {
+        let files = artifact_files(artifact);
+        files.iter().any(|(path, bytes)| {
+            path.starts_with("hooks/stop-")
+                && path.ends_with(".claude.mjs")
+                && String::from_utf8_lossy(bytes).contains(marker)
+        })
+    };
+    while !artifact.is_dir() || !stop_wrapper_holds() {
+        next_build(builds);
+    }
+}
+
+/// Puts `marker` into the reason the policy's stop handler gives.
+fn edit_stop(root: &Path, marker: &str) {
+    let stop = root.join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&stop).unwrap();
+    std::fs::write(&stop, text.replacen("summarize what you changed", marker, 1)).unwrap();
+}
+
+#[test]
+fn a_fifo_or_a_linked_folder_appearing_in_a_project_is_never_read() {
+    let dir = support::example("policy");
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("ext.ts"), "export const EXT = 'via-link';\n").unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    // Opening a FIFO waits for a writer: the session would hang, deaf to Ctrl-C.
+    let fifo = std::ffi::CString::new(dir.path().join("src/hooks/pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    edit_stop(dir.path(), "after the fifo");
+    until_published(&builds, &dir.path().join("artifact"), "after the fifo");
+
+    // A link made while watching is no more an input than one there from the start.
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("src/hooks/ext")).unwrap();
+    let stop = dir.path().join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&stop).unwrap();
+    std::fs::write(&stop, format!("import {{ EXT }} from './ext/ext.js';\nexport const ext = EXT;\n{text}")).unwrap();
+    let mut build = next_build(&builds);
+    while build["ok"] == true {
+        build = next_build(&builds);
+    }
+    assert_eq!(build["diagnostics"][0]["code"], "AB4837", "{build:#}");
+    interrupt(child);
+}
+
+#[test]
+fn a_project_root_removed_and_made_again_is_watched_again() {
+    let dir = support::example("policy");
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::fs::remove_dir_all(dir.path()).unwrap();
+    assert_eq!(next_build(&builds)["ok"], false);
+    support::copy_tree(&support::repo().join("examples/policy"), dir.path());
+    edit_stop(dir.path(), "made again");
+    until_published(&builds, &dir.path().join("artifact"), "made again");
+    interrupt(child);
+}
+
+#[test]
+fn a_project_folder_replaced_by_another_in_a_workspace_session_is_built_as_the_other() {
+    let dir = workspace_of_policies(&["pol"]);
+    let other = tempfile::tempdir().unwrap();
+    let replacement = other.path().join("pol");
+    support::copy_tree(&support::repo().join("examples/policy"), &replacement);
+    let config = replacement.join("agent-bundle.config.ts");
+    std::fs::write(&config, std::fs::read_to_string(&config).unwrap().replace("name: 'policy'", "name: 'other'"))
+        .unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+
+    std::fs::rename(dir.path().join("pol"), dir.path().join("pol-old")).unwrap();
+    std::fs::rename(&replacement, dir.path().join("pol")).unwrap();
+    let manifest = dir.path().join("pol/artifact/agent-bundle.manifest.json");
+    let names_other = || std::fs::read_to_string(&manifest).is_ok_and(|text| text.contains("\"other\""));
+    while !names_other() {
+        next_build(&builds);
+    }
+    // Its edits are its own now, and the old folder is a project of its own.
+    edit_stop(&dir.path().join("pol"), "an edit of the replacement");
+    until_published(&builds, &dir.path().join("pol/artifact"), "an edit of the replacement");
+    edit_stop(&dir.path().join("pol-old"), "an edit of the old one");
+    until_published(&builds, &dir.path().join("pol-old/artifact"), "an edit of the old one");
+    // Moved out of the workspace, a project is no longer the session's.
+    std::fs::rename(dir.path().join("pol-old"), other.path().join("gone")).unwrap();
+    edit_stop(&other.path().join("gone"), "an edit out of the workspace");
+    assert!(builds.recv_timeout(Duration::from_millis(500)).is_err(), "a project moved away is dropped");
+    interrupt(child);
+}
+
+#[test]
+fn events_the_kernel_dropped_make_the_session_read_everything_again() {
+    let dir = support::example("policy");
+    let data = dir.path().join("src/data");
+    std::fs::create_dir(&data).unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    // Stopped (as by Ctrl-Z), the session reads no events: more than the kernel queues for it
+    // (fs.inotify.max_queued_events, 16,384 by default) pile up and the rest are dropped.
+    // SAFETY: signals to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) };
+    for file in 0..12_000 {
+        std::fs::write(data.join(format!("{file}.txt")), "").unwrap();
+    }
+    edit_stop(dir.path(), "after the overflow");
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
+    until_published(&builds, &dir.path().join("artifact"), "after the overflow");
+    interrupt(child);
+}

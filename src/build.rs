@@ -169,13 +169,15 @@ pub fn build_stale(
     if let Some(published) = published {
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
             snapshot.add_outside(found);
-            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
+            let _ =
+                stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone(), &published.manifest);
             return Ok(answered(options, summary, Shortcut::Cache, None));
         }
         if let Some((files, summary)) = actions::restore_artifact(&options.cache, &published) {
             let stats = emit::publish::publish(&options.out_dir, &files)?;
             snapshot.add_outside(found);
-            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone());
+            let _ =
+                stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone(), &published.manifest);
             return Ok(answered(options, summary, Shortcut::Restored, Some(stats)));
         }
     }
@@ -206,8 +208,9 @@ pub fn build_stale(
                 targets: model.targets.iter().map(|t| t.as_str().to_owned()).collect(),
                 files: output.compiled.files.len(),
             };
+            let manifest = Hash::of(&output.compiled.files[emit::MANIFEST_FILE].bytes);
             // The stamp is an optimization: failing to write it must not fail the build.
-            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary);
+            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary, &manifest);
         }
         _ => stamp::clear(&options.root),
     }

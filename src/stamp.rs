@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
 use crate::loader::{DiskFiles, OutsideDir, input_tree, is_outside, read_files};
 
@@ -260,8 +261,24 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
 /// same files as `before` proves those changes added no input. If it lists others (an
 /// edit during the build), no directories are recorded and the next build walks. Outside
 /// directories keep the states they had when listed (the build changes none of them).
-pub fn save(root: &Path, out_dir: &Path, settings: &str, before: Snapshot, summary: Summary) -> io::Result<()> {
+///
+/// The artifact recorded is the one whose manifest hashes to `manifest`, what this build
+/// published: stamping is a publisher's turn (see [`crate::emit::publish::take_turn`]),
+/// and when another build of the project published in between, nothing is stamped.
+pub fn save(
+    root: &Path,
+    out_dir: &Path,
+    settings: &str,
+    before: Snapshot,
+    summary: Summary,
+    manifest: &Hash,
+) -> io::Result<()> {
+    let _turn = crate::emit::publish::take_turn(out_dir);
     let path = root.join(STAMP_FILE);
+    if std::fs::read(out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).ok().as_ref() != Some(manifest) {
+        clear(root);
+        return Ok(());
+    }
     create_state_dir(path.parent().expect("the stamp has a parent"))?;
     let walked = |files: &[(String, PathBuf)]| -> Vec<(String, PathBuf)> {
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
@@ -328,7 +345,8 @@ mod tests {
     }
 
     fn stamp(root: &Path, out: &Path) {
-        save(root, out, "settings", Snapshot::take(root, out).unwrap(), summary()).unwrap();
+        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
+        save(root, out, "settings", Snapshot::take(root, out).unwrap(), summary(), &manifest).unwrap();
     }
 
     fn fresh(root: &Path, out: &Path) -> bool {
@@ -393,6 +411,16 @@ mod tests {
             change(dir.path(), &out);
             assert!(!fresh(dir.path(), &out), "change {i} went unseen");
         }
+    }
+
+    #[test]
+    fn an_artifact_another_build_published_in_between_is_never_stamped() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        let before = Snapshot::take(dir.path(), &out).unwrap();
+        fs::write(out.join(MANIFEST_FILE), "{\"another\":1}").unwrap();
+        save(dir.path(), &out, "settings", before, summary(), &Hash::of(b"{}")).unwrap();
+        assert!(!dir.path().join(STAMP_FILE).exists(), "the earlier stamp is gone and no other was saved");
     }
 
     #[test]

@@ -216,7 +216,13 @@ fn a_build_that_takes_the_cache_past_its_size_bound_collects_it() {
 }
 
 fn build_with(dir: &Path, args: &[&str]) -> (Value, String) {
-    let output = support::bin().arg("build").arg("--json").args(args).current_dir(dir).output().unwrap();
+    build_with_env(dir, args, &[])
+}
+
+fn build_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Value, String) {
+    let mut command = support::bin();
+    command.arg("build").arg("--json").args(args).current_dir(dir).envs(env.iter().copied());
+    let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
 }
@@ -243,14 +249,20 @@ fn two_machines_share_one_remote_cache_over_nginx() {
     assert!(work(&warm, "remoteHits") > 0);
     assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 
-    // A read-only job (a pull request) with changed sources uploads nothing.
+    // A read-only job (a pull request) with changed sources uploads nothing. It is set up
+    // as the README says, by the environment.
     let before = nginx.snapshot();
     let third = support::example("policy");
     fs::write(third.path().join("src/hooks/stop.ts"), "export default () => undefined;\n").unwrap();
     let third_cache = tempfile::tempdir().unwrap();
-    let (edited, _) = build_with(
+    let (edited, _) = build_with_env(
         third.path(),
-        &["--cache-dir", third_cache.path().to_str().unwrap(), "--remote-cache", &url, "--remote-cache-read-only"],
+        &["--cache-dir", third_cache.path().to_str().unwrap()],
+        &[
+            ("AGENT_BUNDLE_REMOTE_CACHE", url.as_str()),
+            ("AGENT_BUNDLE_REMOTE_CACHE_TOKEN", "secret"),
+            ("AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY", "1"),
+        ],
     );
     assert_eq!(nginx.snapshot(), before, "read-only never writes");
     // No whole artifact matches these inputs; every stage but the edited module's is shared.
@@ -303,6 +315,20 @@ fn a_dead_remote_costs_one_warning_and_the_build_goes_on() {
     assert_eq!(report["ok"], true);
     assert_eq!(report["work"]["cacheWarnings"].as_array().unwrap().len(), 1, "{:#}", report["work"]);
     assert!(stderr.is_empty(), "--json puts the warning in the report: {stderr}");
+}
+
+#[test]
+fn an_unusable_cache_dir_costs_one_warning_and_the_build_goes_on() {
+    let parent = tempfile::tempdir().unwrap();
+    let file = parent.path().join("a-file");
+    fs::write(&file, "").unwrap();
+    let dir = support::example("policy");
+    let (report, _) = build_with(dir.path(), &["--cache-dir", file.join("cache").to_str().unwrap()]);
+    assert_eq!(report["ok"], true);
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().contains("a-file/cache"), "{warnings:?}");
+    assert!(dir.path().join("artifact/agent-bundle.manifest.json").is_file());
 }
 
 /// `--no-cache` wins over a cache configured in the environment (a shell profile, a CI

@@ -339,3 +339,25 @@ fn a_corrupt_remote_entry_is_rejected_never_served() {
     assert_eq!(&*reader.get_object(&object).unwrap(), &bytes[..]);
     assert_eq!(reader.stats().remote_hits, 1);
 }
+
+#[test]
+fn a_large_object_served_corrupt_is_uploaded_again_without_asking_first() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false);
+    // Past the size from which an upload asks with HEAD first.
+    let bytes: Vec<u8> = (0..100 * 1024).map(|i| (i % 251) as u8).collect();
+    let object = writer.put_object(&bytes);
+    let stored = nginx.stored("cas", &object);
+    let mut corrupt = fs::read(&stored).unwrap();
+    corrupt[1000] ^= 0x20;
+    fs::write(&stored, corrupt).unwrap();
+
+    let reader = cache(dir_b.path(), &nginx.url(), Some(TOKEN), false);
+    assert_eq!(reader.get_object(&object), None);
+    assert_eq!(reader.put_object(&bytes), object);
+    assert_eq!(fs::read(&stored).unwrap(), bytes, "the remote's copy is repaired");
+    let path = format!("/cache/cas/{object} ");
+    assert_eq!(nginx.requests(&format!("HEAD {path}")), 1, "only the first writer asked");
+    assert_eq!(nginx.requests(&format!("PUT {path}")), 2);
+}

@@ -289,6 +289,9 @@ struct Shared {
     /// `remote_objects`, which is filled only once an object is known to be there (a record
     /// is marked before its upload, which runs later on another thread).
     uploaded_actions: Mutex<HashSet<Hash>>,
+    /// Objects the remote served corrupt: a `HEAD` would say it has them, so they are
+    /// uploaded again without asking.
+    corrupt_on_remote: Mutex<HashSet<Hash>>,
     warned_local_write: AtomicBool,
     warned_remote_corrupt: AtomicBool,
     /// Action records on their way to the remote.
@@ -311,21 +314,32 @@ impl Cache {
     /// URL or an unusable local directory is an `Err`; an unreachable remote is not (it is
     /// found out, and warned about, on first use).
     pub fn open(options: &CacheOptions) -> Result<Cache, String> {
-        let local = match &options.dir {
-            Some(dir) => {
-                let fresh = !dir.join(local::VERSION_DIR).exists();
-                let store =
-                    LocalStore::open(dir).map_err(|e| format!("cannot open cache directory {}: {e}", dir.display()))?;
-                if fresh {
-                    // Known to be empty: its size bound need not count entries later.
-                    let _ = maintenance::start_usage(dir);
-                }
-                Some(store)
-            }
-            None => None,
-        };
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
+        let mut unusable = None;
+        let local = options.dir.as_ref().and_then(|dir| {
+            let fresh = !dir.join(local::VERSION_DIR).exists();
+            match LocalStore::open(dir) {
+                Ok(store) => {
+                    if fresh {
+                        // Known to be empty: its size bound need not count entries later.
+                        let _ = maintenance::start_usage(dir);
+                    }
+                    Some(store)
+                }
+                Err(error) => {
+                    unusable = Some(format!(
+                        "cannot use the build cache at {}: {error}; building without a local cache",
+                        dir.display()
+                    ));
+                    None
+                }
+            }
+        });
         let cache = Cache::with(local, remote);
+        // Like every cache failure, an unusable directory costs a warning, never the build.
+        if let Some(warning) = unusable {
+            cache.warn(warning);
+        }
         if let Some(warning) = options.remote.as_ref().and_then(|remote| remote.s3.warning.clone()) {
             cache.warn(warning);
         }
@@ -350,6 +364,7 @@ impl Cache {
             warnings: Mutex::new(Vec::new()),
             remote_objects: Mutex::new(HashSet::new()),
             uploaded_actions: Mutex::new(HashSet::new()),
+            corrupt_on_remote: Mutex::new(HashSet::new()),
             warned_local_write: AtomicBool::new(false),
             warned_remote_corrupt: AtomicBool::new(false),
             uploads: uploads::Uploads::default(),
@@ -477,6 +492,7 @@ impl Cache {
         let bytes = self.fetch(remote, Kind::Object, hash)?;
         if Hash::of(&bytes) != *hash {
             self.remote_corrupt(Kind::Object, hash);
+            lock(&self.shared.corrupt_on_remote).insert(*hash);
             return None;
         }
         self.count(|c| &c.remote_hits, 1);
@@ -487,7 +503,8 @@ impl Cache {
 
     /// Stores `bytes` as an object and returns its name. Idempotent: the local write is
     /// skipped when the object is present, and each object is uploaded at most once per
-    /// process (a large one only if a `HEAD` says the remote lacks it).
+    /// process (a large one only if a `HEAD` says the remote lacks it, or it served it
+    /// corrupt).
     pub fn put_object(&self, bytes: &[u8]) -> Hash {
         let hash = Hash::of(bytes);
         self.store_locally(Kind::Object, &hash, bytes);
@@ -560,7 +577,7 @@ impl Cache {
     }
 
     fn ensure_uploaded(&self, remote: &Remote, hash: &Hash, bytes: &[u8]) -> bool {
-        if bytes.len() >= PROBE_BEFORE_UPLOAD {
+        if bytes.len() >= PROBE_BEFORE_UPLOAD && !lock(&self.shared.corrupt_on_remote).contains(hash) {
             match remote.head(Kind::Object, hash) {
                 Probe::Present => return true,
                 Probe::Absent => {}

@@ -517,11 +517,15 @@ fn a_disabled_cache_misses_uncounted_and_drops_puts() {
 }
 
 #[test]
-fn open_rejects_bad_options() {
+fn open_rejects_bad_remote_options_and_warns_of_an_unusable_dir() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("file");
     fs::write(&file, b"").unwrap();
-    assert!(Cache::open(&CacheOptions { dir: Some(file.clone()), remote: None }).is_err());
+    let unusable = Cache::open(&CacheOptions { dir: Some(file.join("cache")), remote: None }).unwrap();
+    let warnings = unusable.take_warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("building without a local cache"), "{warnings:?}");
+    unusable.put_object(b"dropped");
+    assert_eq!(unusable.get_object(&Hash::of(b"dropped")), None);
     let remote = |url: &str, ca_file: Option<PathBuf>| CacheOptions {
         dir: None,
         remote: Some(RemoteOptions { url: url.into(), ca_file, ..RemoteOptions::default() }),

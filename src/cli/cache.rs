@@ -32,8 +32,9 @@ pub(super) struct CacheArgs {
     /// ~/.aws/config).
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
     remote_cache: Option<String>,
-    /// Only read from the remote cache, never upload (for untrusted CI jobs).
-    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY")]
+    /// Only read from the remote cache, never upload (for untrusted CI jobs). The variable
+    /// takes 1/0, true/false, yes/no or on/off.
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY", value_parser = clap::builder::BoolishValueParser::new())]
     remote_cache_read_only: bool,
     /// Bearer token sent to the remote cache.
     #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE_TOKEN", hide_env_values = true, value_name = "TOKEN")]

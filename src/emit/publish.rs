@@ -39,9 +39,8 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
         let message = format!("refusing to publish {path:?}: not a path inside the artifact");
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
     }
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent)?;
-    let _turn = take_turn(parent);
+    fs::create_dir_all(parent_of(out))?;
+    let _turn = take_turn(out);
     recover_interrupted_swap(out)?;
     let existing = existing_files(out)?;
     let mut stats = PublishStats::default();
@@ -70,12 +69,16 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
 
 /// Builds of one project publishing at once (a watch session and a build by hand) take
 /// turns: each compares, stages and swaps against an artifact and a staging directory no
-/// one else touches meanwhile. The lock is on the artifact's parent directory (no lock
-/// file to leave behind), and the kernel drops it with its holder, so a killed build
-/// blocks no one. Where the directory cannot be opened or the file system has no such
-/// locks, publishing goes on unlocked.
-fn take_turn(parent: &Path) -> Option<fs::File> {
-    fs::File::open(parent).ok().filter(|directory| directory.lock().is_ok())
+/// one else touches meanwhile (and stamps what it published). The lock is on the
+/// artifact's parent directory (no lock file to leave behind), and the kernel drops it
+/// with its holder, so a killed build blocks no one. Where the directory cannot be opened
+/// or the file system has no such locks, publishing goes on unlocked.
+pub(crate) fn take_turn(out: &Path) -> Option<fs::File> {
+    fs::File::open(parent_of(out)).ok().filter(|directory| directory.lock().is_ok())
+}
+
+fn parent_of(out: &Path) -> &Path {
+    out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats: &PublishStats) -> io::Result<()> {

@@ -190,6 +190,11 @@ pub fn build_stale(
     let (output, rounds) = compiled.expect("on_pool runs the stages")?;
     match (&output.compiled.model, &output.published) {
         (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
+            let from_stamp: BTreeSet<String> = snapshot.outside_dirs().collect();
+            if !from_stamp.is_empty() {
+                let listed = found.iter().chain(rounds.iter().flatten()).map(|dir| dir.key.clone());
+                record_outside_dirs_at_once(options, &hashes, from_stamp.into_iter().chain(listed).collect());
+            }
             // The key covers every input, the outside files the build listed too.
             let artifact_key = match rounds.is_empty() {
                 true => artifact_key,
@@ -248,6 +253,17 @@ fn published_for(
             found.push(listed);
         }
     }
+}
+
+/// Records every outside folder a clean build read (`dirs`) under the `outside-dirs` key
+/// of the project's own files in `hashes`. For a build that started from its stamp's
+/// folders: it went through no rounds a fresh checkout could follow, so the checkout lists
+/// them all at once, reaching the same inputs and so the same artifact key.
+fn record_outside_dirs_at_once(options: &BuildOptions, hashes: &actions::InputHashes, dirs: BTreeSet<String>) {
+    let own: actions::InputHashes =
+        hashes.iter().filter(|(key, _)| !crate::loader::is_outside(key)).map(|(k, v)| (k.clone(), *v)).collect();
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    actions::record_outside_dirs(&options.cache, &actions::outside_dirs_key(&options.settings(), &own), &dirs);
 }
 
 /// The artifact key of everything a clean build read: `hashes` (the inputs it started from)

@@ -135,6 +135,40 @@ fn a_fresh_checkout_of_a_monorepo_is_restored_from_the_cache_byte_identical() {
     same_artifacts(first.path(), third.path());
 }
 
+/// A build that started from its stamp's shared folders (an edit of the plugin's own code)
+/// teaches the cache the way to them too: a fresh checkout of that state is restored.
+#[test]
+fn a_fresh_checkout_of_an_incrementally_built_state_is_restored_from_the_cache() {
+    let (first, second) = (monorepo(), monorepo());
+    let cache = tempfile::tempdir().unwrap();
+    build_workspace(first.path(), cache.path());
+    // Once its folders are older than the racy window, an up-to-date build records them
+    // in the stamp, shared ones too: the next build lists the inputs from it.
+    let past = std::time::SystemTime::now() - Duration::from_secs(10);
+    for entry in walkdir::WalkDir::new(first.path()).into_iter().map(Result::unwrap) {
+        if entry.file_type().is_dir() && !entry.path().ends_with("artifact") {
+            fs::File::open(entry.path()).unwrap().set_modified(past).unwrap();
+        }
+    }
+    build_workspace(first.path(), cache.path());
+    let stamp = fs::read_to_string(first.path().join("plugins/guard/.agent-bundle/stamp.json")).unwrap();
+    assert!(stamp.contains("[\"../../shared\","), "the stamp lists the shared folder: {stamp}");
+    for root in [first.path(), second.path()] {
+        let handler = root.join("plugins/guard/src/hooks/no-secrets.ts");
+        let source = fs::read_to_string(&handler).unwrap();
+        fs::write(&handler, format!("{source}\n// edited\n")).unwrap();
+    }
+    let edited = build_workspace(first.path(), cache.path());
+    let guard = |projects: &[Value]| projects.iter().find(|p| p["project"] == "plugins/guard").unwrap().clone();
+    assert_eq!(guard(&edited)["work"]["transpiled"], 1, "{:#}", guard(&edited));
+    let fresh = build_workspace(second.path(), cache.path());
+    assert_eq!(guard(&fresh)["restoredFromCache"], true, "{:#}", guard(&fresh));
+    assert_eq!(
+        artifact_files(&first.path().join("plugins/guard/artifact")),
+        artifact_files(&second.path().join("plugins/guard/artifact"))
+    );
+}
+
 #[test]
 fn an_outside_folder_is_never_walked_and_nothing_in_it_but_modules_is_read() {
     let dir = monorepo();

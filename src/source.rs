@@ -138,9 +138,42 @@ impl LineIndex {
     }
 }
 
+/// The deepest nesting of brackets a source may have: far beyond written code, and well
+/// within what the parser and the passes after it recurse through on a build thread's stack
+/// ([`crate::workspace::STACK_SIZE`]). Deeper input would abort the process.
+pub const MAX_NESTING: usize = 10_000;
+
+/// Where the brackets of `text` first nest deeper than [`MAX_NESTING`], if they do. Counted
+/// in the raw text, strings and comments too: an overestimate, which no real source
+/// reaches, and a single pass over bytes.
+pub fn too_deep(text: &str) -> Option<Span> {
+    let mut depth = 0usize;
+    for (at, byte) in text.bytes().enumerate() {
+        match byte {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => continue,
+        }
+        if depth > MAX_NESTING {
+            let at = u32::try_from(at).ok()?;
+            return Some(Span::new(at, at + 1));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_measured_up_to_its_bound() {
+        let nested = |n: usize| format!("x = {}{};", "([{".repeat(n / 3 + 1), "}])".repeat(n / 3 + 1));
+        assert_eq!(too_deep(&nested(MAX_NESTING - 3)), None);
+        assert_eq!(too_deep(&"(1)".repeat(MAX_NESTING * 2)), None, "only open brackets count");
+        let deep = format!("x = {};", "[".repeat(MAX_NESTING + 5));
+        assert_eq!(too_deep(&deep), Some(Span::new(4 + MAX_NESTING as u32, 5 + MAX_NESTING as u32)));
+    }
 
     #[test]
     fn ascii_lines_and_columns() {

@@ -313,8 +313,15 @@ pub fn thread_pool(cache: &Cache, jobs: Option<usize>) -> std::io::Result<rayon:
 }
 
 fn pool_of(threads: usize) -> std::io::Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(std::io::Error::other)
+    let builder = rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(STACK_SIZE);
+    builder.build().map_err(std::io::Error::other)
 }
+
+/// The stack of every thread that parses, checks or prints a syntax tree: oxc recurses once
+/// per level of nesting, and the usual 2 to 8 MiB overflow (an abort, no diagnostic) at a
+/// few thousand levels of `[[[…]]]`. Reserved, not committed: a thread touches only as
+/// many pages as its input is deep.
+pub const STACK_SIZE: usize = 256 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -174,6 +174,15 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         ));
         return out;
     }
+    if let Some(span) = crate::source::too_deep(source) {
+        let message = format!("brackets nest more than {} levels deep here", crate::source::MAX_NESTING);
+        out.diagnostics.push(BundleDiagnostic::error(
+            BundleErrorKind::Syntax,
+            Span::new(span.start, span.end),
+            message,
+        ));
+        return out;
+    }
 
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, source_type).parse();

@@ -251,3 +251,16 @@ fn concurrent_builds_of_one_project_each_publish_a_whole_artifact() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A stdout that cannot be written (a full disk) is an error with exit code 1, not a panic;
+/// the build's work is done all the same.
+#[test]
+fn a_stdout_that_fails_is_an_error_not_a_panic() {
+    let dir = support::example("policy");
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = support::bin().args(["build", "--json"]).current_dir(dir.path()).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write to standard output") && !stderr.contains("panicked"), "{stderr}");
+    assert!(dir.path().join("artifact/agent-bundle.manifest.json").is_file());
+}

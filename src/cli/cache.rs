@@ -154,18 +154,18 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                     })),
                 }));
             } else {
-                println!("{}", dir.display());
-                println!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
-                println!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
+                outln!("{}", dir.display());
+                outln!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
+                outln!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
                 match last {
-                    Some((b, rate)) => println!(
+                    Some((b, rate)) => outln!(
                         "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote",
                         b.action_hits,
                         b.action_misses,
                         rate * 100.0,
                         b.remote_hits
                     ),
-                    None => println!("  last build: none recorded"),
+                    None => outln!("  last build: none recorded"),
                 }
             }
             Ok(true)
@@ -183,9 +183,12 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                     "keptEntries": gc.kept_entries, "keptBytes": gc.kept_bytes,
                 }));
             } else {
-                println!(
+                outln!(
                     "Removed {} entries ({} bytes); kept {} ({} bytes)",
-                    gc.removed_entries, gc.removed_bytes, gc.kept_entries, gc.kept_bytes
+                    gc.removed_entries,
+                    gc.removed_bytes,
+                    gc.kept_entries,
+                    gc.kept_bytes
                 );
             }
             Ok(true)
@@ -202,7 +205,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 for path in &verified.corrupt {
                     eprintln!("removed corrupt entry {}", path.display());
                 }
-                println!("Verified {} entries: {} corrupt (removed)", verified.checked, verified.corrupt.len());
+                outln!("Verified {} entries: {} corrupt (removed)", verified.checked, verified.corrupt.len());
             }
             Ok(verified.corrupt.is_empty())
         }

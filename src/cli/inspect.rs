@@ -67,7 +67,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     } else {
         report::print_diagnostics(&compiled);
         for row in &rows {
-            println!(
+            outln!(
                 "{} ({}, {}) handler {}",
                 row["name"].as_str().unwrap_or(""),
                 row["event"].as_str().unwrap_or(""),
@@ -77,7 +77,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             for host in row["hosts"].as_array().into_iter().flatten() {
                 let matcher = host["matcher"].as_str().map(|m| format!(" matcher {m}")).unwrap_or_default();
                 let wrapper = host["wrapper"].as_str().unwrap_or("(prebuilt)");
-                println!(
+                outln!(
                     "  {:<8} {}{}  {}{}",
                     host["host"].as_str().unwrap_or(""),
                     host["nativeEvent"].as_str().unwrap_or(""),
@@ -87,11 +87,11 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 );
             }
             if row["hosts"].as_array().is_none_or(Vec::is_empty) {
-                println!("  (no selected host receives this hook)");
+                outln!("  (no selected host receives this hook)");
             }
         }
         let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-        println!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
+        outln!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
     }
     Ok(!compiled.has_errors())
 }

@@ -3,6 +3,15 @@
 //! Architecture invariant: this is the only module that prints or decides exit codes.
 //! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage.
 
+/// `print!` and `println!` without their panic when stdout fails (see
+/// [`report::write_stdout`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::report::write_stdout(format_args!($($arg)*)) };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::report::write_stdout(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod cache;
 mod inspect;
 mod report;
@@ -185,14 +194,18 @@ pub fn run() -> ExitCode {
             simulate_command(&artifact, target, &hook, input, input_file, mode, json)
         }
         Command::Matrix => {
-            print!("{}", crate::hosts::matrix::render_markdown());
+            out!("{}", crate::hosts::matrix::render_markdown());
             Ok(true)
         }
         Command::Diagnostics => {
-            print!("{}", crate::diagnostics::reference_markdown());
+            out!("{}", crate::diagnostics::reference_markdown());
             Ok(true)
         }
     };
+    if let Some(error) = report::stdout_error() {
+        eprintln!("error: cannot write to standard output: {error}");
+        return ExitCode::from(1);
+    }
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
@@ -277,7 +290,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
             let targets = summary.targets.join(", ");
             let ms = elapsed.as_millis();
             match (by, &output.published) {
-                (build::Shortcut::Restored, Some(stats)) => println!(
+                (build::Shortcut::Restored, Some(stats)) => outln!(
                     "Restored {} {} for {targets} from the cache → {} ({} files: {} written, {} unchanged, {} removed; nothing transpiled or bundled) in {ms} ms",
                     summary.plugin,
                     summary.version,
@@ -289,16 +302,18 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
                 ),
                 _ => {
                     let proof = if *by == build::Shortcut::Cache { ", checked against the cache" } else { "" };
-                    println!(
+                    outln!(
                         "{} {} for {targets} is up to date ({} files{proof}) in {ms} ms",
-                        summary.plugin, summary.version, summary.files
+                        summary.plugin,
+                        summary.version,
+                        summary.files
                     );
                 }
             }
         }
         if let (Some(model), Some(stats)) = (&compiled.model, &output.published) {
             let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-            println!(
+            outln!(
                 "Built {} {} for {} → {} ({} files: {} written, {} unchanged, {} removed; {} transpiled, {} bundled) in {} ms",
                 model.name,
                 model.version,
@@ -338,7 +353,7 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     let rows: Vec<_> = hooks.iter().filter(|h| wanted(&h.kind, &h.host)).collect();
     for hook in &rows {
         let matcher = hook.matcher.as_deref().map(|m| format!(" matcher {m}")).unwrap_or_default();
-        println!(
+        outln!(
             "{}  {}  {} → {}{}  {}{}",
             hook.name,
             hook.host,
@@ -356,7 +371,7 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     } else {
         String::new()
     };
-    println!("Listed {} hook(s){from}{note}", rows.len());
+    outln!("Listed {} hook(s){from}{note}", rows.len());
     Ok(true)
 }
 
@@ -397,20 +412,20 @@ fn simulate_command(
             eprint!("{}", simulation.stderr);
         }
         let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
-        println!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
+        outln!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
         let output = if simulation.native_output.is_null() {
             "(nothing: the host continues)".to_owned()
         } else {
             pretty(&simulation.native_output)
         };
-        println!("native output:\n{output}");
-        println!("outcome:\n{}", pretty(&simulation.result));
+        outln!("native output:\n{output}");
+        outln!("outcome:\n{}", pretty(&simulation.result));
         let by = match simulation.rendered_by {
             Some("shared") => " (rendered by the shared runtime)",
             Some(_) => " (rendered standalone)",
             None => "",
         };
-        println!("Simulated {} on {} in {} ms{by}", hook.name, hook.host, simulation.elapsed.as_millis());
+        outln!("Simulated {} on {} in {} ms{by}", hook.name, hook.host, simulation.elapsed.as_millis());
     }
     Ok(true)
 }
@@ -449,9 +464,9 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
             } else {
                 ""
             };
-            println!("Validation succeeded{with}: {}", report::display_path(&args.artifact));
+            outln!("Validation succeeded{with}: {}", report::display_path(&args.artifact));
         } else {
-            println!("Validation reported {errors} error(s)");
+            outln!("Validation reported {errors} error(s)");
         }
     }
     Ok(errors == 0)

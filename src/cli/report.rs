@@ -1,13 +1,34 @@
 //! Printing build results: diagnostics with code frames, and the `--json` documents.
 
+use std::io::{self, Write};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::build::{BuildOptions, BuildOutput, Compiled};
 use crate::diagnostics::{Located, Severity};
 
+/// The first failure to write to stdout (a full disk, a closed descriptor).
+static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
+
+/// Writes to stdout. A failure is remembered, not a panic: the command finishes its work
+/// (an artifact is published whole or not at all either way) and then exits 1 with it.
+pub(super) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    if let Err(error) = io::stdout().lock().write_fmt(args) {
+        let _ = STDOUT_ERROR.set(error.to_string());
+    }
+}
+
+/// The first failure to write to stdout, once what is buffered is flushed.
+pub(super) fn stdout_error() -> Option<String> {
+    if let Err(error) = io::stdout().lock().flush() {
+        let _ = STDOUT_ERROR.set(error.to_string());
+    }
+    STDOUT_ERROR.get().cloned()
+}
+
 pub(super) fn print_json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
+    outln!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
 fn located(compiled: &Compiled) -> impl Iterator<Item = Located<'_>> {

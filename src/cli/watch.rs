@@ -47,7 +47,7 @@ fn print_round(builds: &[WatchBuild<'_>], elapsed: Duration, json: bool, name: &
     for build in builds.iter().filter(|build| !summarized(build)) {
         let project = name(&build.options.root);
         if json {
-            println!("{}", build_json(build, project));
+            outln!("{}", build_json(build, project));
         } else {
             if let Ok(output) = &build.output {
                 report::print_diagnostics(&output.compiled);

@@ -264,3 +264,22 @@ fn a_stdout_that_fails_is_an_error_not_a_panic() {
     assert!(stderr.contains("cannot write to standard output") && !stderr.contains("panicked"), "{stderr}");
     assert!(dir.path().join("artifact/agent-bundle.manifest.json").is_file());
 }
+
+/// With `--json`, a command that stops before its work still prints a document: a wrong
+/// invocation (exit 2) and work that cannot be done (exit 1).
+#[test]
+fn json_failures_are_json_documents_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let cases: [(Vec<&str>, i32, &str); 2] = [
+        (vec!["build", "--json", "--root", missing.to_str().unwrap()], 2, "is not a directory"),
+        (vec!["hooks", "list", "--json", "--artifact", missing.to_str().unwrap()], 1, "cannot read"),
+    ];
+    for (args, code, message) in cases {
+        let output = support::run(dir.path(), &args);
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["ok"], false);
+        assert!(report["error"].as_str().unwrap().contains(message), "{report:#}");
+    }
+}

@@ -128,6 +128,16 @@ pub(super) enum CacheCommand {
     },
 }
 
+impl CacheCommand {
+    pub(super) fn wants_json(&self) -> bool {
+        match self {
+            CacheCommand::Stats { json, .. } | CacheCommand::Gc { json, .. } | CacheCommand::Verify { json, .. } => {
+                *json
+            }
+        }
+    }
+}
+
 fn directory(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
     explicit.or_else(cache::default_dir).ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
 }

@@ -10,7 +10,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     if !args.hooks {
         return Err(Failure::Usage("choose what to inspect: --hooks".into()));
     }
-    let options = args.source.build_options(None)?;
+    let options = args.source.build_options(None, None)?;
     let mut workspace = Workspace::new(Database::new(), options.root.clone());
     let project = workspace
         .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
@@ -18,7 +18,14 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     let (_, compiled, _) =
         build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
     let Some(model) = &compiled.model else {
-        report::print_diagnostics(&compiled);
+        if args.source.json {
+            let diagnostics = report::diagnostics_json(&compiled);
+            report::print_json(
+                &serde_json::json!({ "ok": false, "plugin": null, "hooks": [], "diagnostics": diagnostics }),
+            );
+        } else {
+            report::print_diagnostics(&compiled);
+        }
         return Ok(false);
     };
     // Selected hosts that take hooks at all (Agent Plugins does not).
@@ -59,6 +66,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         .collect();
     if args.source.json {
         report::print_json(&serde_json::json!({
+            "ok": !compiled.has_errors(),
             "plugin": model.name,
             "targets": model.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
             "hooks": rows,

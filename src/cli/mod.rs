@@ -76,14 +76,14 @@ struct SourceArgs {
     /// Print machine-readable JSON on stdout.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    cache: cache::CacheArgs,
 }
 
 #[derive(Args, Debug)]
 struct BuildArgs {
     #[command(flatten)]
     source: SourceArgs,
+    #[command(flatten)]
+    cache: cache::CacheArgs,
     /// Artifact directory (default: <root>/artifact).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -180,6 +180,7 @@ pub fn run() -> ExitCode {
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
+    let json = cli.command.wants_json();
     let result = match cli.command {
         Command::Build(args) if args.watch => watch::run(args),
         Command::Build(args) if args.workspace.is_some() => workspace::run(args),
@@ -206,16 +207,30 @@ pub fn run() -> ExitCode {
         eprintln!("error: cannot write to standard output: {error}");
         return ExitCode::from(1);
     }
-    match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Run(message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(1)
+    let (message, code) = match result {
+        Ok(true) => return ExitCode::SUCCESS,
+        Ok(false) => return ExitCode::from(1),
+        Err(Failure::Usage(message)) => (message, 2),
+        Err(Failure::Run(message)) => (message, 1),
+    };
+    eprintln!("error: {message}");
+    if json {
+        // A reader of `--json` gets a document however the command ended.
+        report::print_json(&serde_json::json!({ "ok": false, "error": message }));
+    }
+    ExitCode::from(code)
+}
+
+impl Command {
+    /// Whether the command was asked for `--json`.
+    fn wants_json(&self) -> bool {
+        match self {
+            Command::Build(args) | Command::Watch(args) => args.source.json,
+            Command::Inspect(args) => args.source.json,
+            Command::Validate(args) => args.json,
+            Command::Cache(command) => command.wants_json(),
+            Command::Hooks(HooksCommand::List { json, .. } | HooksCommand::Simulate { json, .. }) => *json,
+            Command::Matrix | Command::Diagnostics => false,
         }
     }
 }
@@ -229,7 +244,9 @@ enum Failure {
 }
 
 impl SourceArgs {
-    fn build_options(&self, out: Option<&Path>) -> Result<BuildOptions, Failure> {
+    /// The options of a build of this source; without `cache` (a command that only reads
+    /// the project), none is opened.
+    fn build_options(&self, out: Option<&Path>, cache: Option<&cache::CacheArgs>) -> Result<BuildOptions, Failure> {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
         let root = cwd.join(&self.root);
@@ -251,13 +268,16 @@ impl SourceArgs {
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
         let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
-        let cache = self.cache.open()?;
+        let cache = match cache {
+            Some(cache) => cache.open()?,
+            None => std::sync::Arc::new(crate::cache::Cache::disabled()),
+        };
         Ok(BuildOptions { root, config, targets, out_dir, cache })
     }
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
-    let options = args.source.build_options(args.out.as_deref())?;
+    let options = args.source.build_options(args.out.as_deref(), Some(&args.cache))?;
     let started = Instant::now();
     // A pool of its own only when asked for or needed, and only once the stages run: a
     // build answered by its stamp or the cache would pay for its threads.
@@ -272,7 +292,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         build::build(&options)
     };
     // Queued uploads go out (and the statistics are kept) even when the build failed.
-    let warnings = args.source.cache.finish(&options.cache);
+    let warnings = args.cache.finish(&options.cache);
     if output.is_err() {
         report::print_cache_warnings(&warnings);
     }

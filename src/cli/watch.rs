@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{BuildArgs, Failure, SourceArgs, report};
+use super::{BuildArgs, Failure, report};
 use crate::cache::Cache;
 use crate::watch::{DEFAULT_DEBOUNCE, Projects, WatchBuild};
 
@@ -12,28 +12,28 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     if args.workspace.is_some() {
         return super::workspace::watch(args);
     }
-    let options = args.source.build_options(args.out.as_deref())?;
+    let options = args.source.build_options(args.out.as_deref(), Some(&args.cache))?;
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
-    session(&args.source, Projects::One(options), &cache, &pool, |_| None)
+    session(&args, Projects::One(options), &cache, &pool, |_| None)
 }
 
 /// Runs a watch session over `projects` until Ctrl-C, reporting every build under the name
 /// `name` gives its root, if any.
 pub(super) fn session(
-    source: &SourceArgs,
+    args: &BuildArgs,
     projects: Projects<'_>,
     cache: &Cache,
     pool: &rayon::ThreadPool,
     name: impl Fn(&Path) -> Option<String>,
 ) -> Result<bool, Failure> {
     let report_round = |builds: &[WatchBuild<'_>], elapsed: Duration| {
-        print_round(builds, elapsed, source.json, &name);
-        source.cache.keep_bounded(cache);
+        print_round(builds, elapsed, args.source.json, &name);
+        args.cache.keep_bounded(cache);
     };
     let ended = crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round);
     // Queued uploads go out (and the statistics are kept) however the session ended.
-    report::print_cache_warnings(&source.cache.finish(cache));
+    report::print_cache_warnings(&args.cache.finish(cache));
     ended.map_err(|e| Failure::Run(e.to_string()))?;
     eprintln!("Stopped watching.");
     Ok(true)

@@ -33,7 +33,7 @@ impl Selection {
         // As for a project root: a linked directory is searched and remembered as itself.
         let base = base.canonicalize().unwrap_or(base);
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
-        let cache = args.source.cache.open()?;
+        let cache = args.cache.open()?;
         Ok(Selection { base, filters: args.filter.clone(), targets, cache })
     }
 
@@ -83,7 +83,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     };
     let name = |root: &Path| Some(selection.name(root));
     let pool = args.thread_pool(&selection.cache)?;
-    super::watch::session(&args.source, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
+    super::watch::session(&args, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
 }
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
@@ -111,7 +111,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         bar.finish_and_clear();
     }
     let elapsed = started.elapsed();
-    let warnings = args.source.cache.finish(&selection.cache);
+    let warnings = args.cache.finish(&selection.cache);
     report::print_cache_warnings(&warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
     if args.source.json {

@@ -18,9 +18,10 @@ use crate::stamp::{FileState, now_ns, unchanged, write_json};
 const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 
 /// Project roots below `dir` (directories holding an `agent-bundle.config.*`), sorted.
-/// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
-/// excludes or `.git/info/exclude`, which no other checkout shares, so every machine finds
-/// the same projects), `node_modules` and built artifacts are skipped.
+/// `.gitignore`d paths, in a git repository or not (and `.ignore`d ones, as ripgrep does;
+/// not the user's global excludes or `.git/info/exclude`, which no other checkout shares,
+/// so every machine finds the same projects), `node_modules` and built artifacts are
+/// skipped.
 ///
 /// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every
 /// directory the walk listed and every ignore file that could apply; while they all hold,
@@ -139,6 +140,9 @@ fn walk(dir: &Path) -> Walk {
         .hidden(false)
         .git_global(false)
         .git_exclude(false)
+        // A checkout without its `.git` (a CI job's copy, an unpacked archive) finds the
+        // same projects as one with it.
+        .require_git(false)
         .filter_entry(move |entry| {
             let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -418,7 +422,6 @@ mod tests {
     fn the_memo_answers_while_its_states_hold_and_any_change_walks_again() {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
-        fs::create_dir(dir.join(".git")).unwrap();
         project(dir, "plugins/a");
         project(dir, "plugins/b");
         fs::create_dir_all(dir.join(".agent-bundle")).unwrap();

@@ -283,3 +283,21 @@ fn json_failures_are_json_documents_too() {
         assert!(report["error"].as_str().unwrap().contains(message), "{report:#}");
     }
 }
+
+/// An artifact folder that is a symbolic link (to where a host loads plugins from, say) is
+/// published where it points; the link stays, and an unchanged rebuild is up to date.
+#[test]
+fn an_artifact_that_is_a_link_stays_a_link_and_is_up_to_date_when_unchanged() {
+    let dir = support::example("policy");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("plugins/policy");
+    std::os::unix::fs::symlink(&target, dir.path().join("artifact")).unwrap();
+    let (code, first) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{first:#}");
+    assert!(fs::symlink_metadata(dir.path().join("artifact")).unwrap().file_type().is_symlink());
+    assert!(target.join("agent-bundle.manifest.json").is_file());
+    let (_, second) = build_json(dir.path(), &[]);
+    assert_eq!(second["upToDate"], true, "{second:#}");
+    let (_, third) = build_json(dir.path(), &[]);
+    assert_eq!(third["upToDate"], true, "{third:#}");
+}

@@ -39,6 +39,7 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
         let message = format!("refusing to publish {path:?}: not a path inside the artifact");
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
     }
+    let out = &followed(out);
     fs::create_dir_all(parent_of(out))?;
     let _turn = take_turn(out);
     recover_interrupted_swap(out)?;
@@ -74,7 +75,21 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
 /// with its holder, so a killed build blocks no one. Where the directory cannot be opened
 /// or the file system has no such locks, publishing goes on unlocked.
 pub(crate) fn take_turn(out: &Path) -> Option<fs::File> {
-    fs::File::open(parent_of(out)).ok().filter(|directory| directory.lock().is_ok())
+    fs::File::open(parent_of(&followed(out))).ok().filter(|directory| directory.lock().is_ok())
+}
+
+/// Where an artifact that is a symbolic link (to a host's plugin folder, say) really is:
+/// that directory is replaced (and walked), and the link stays as it was made.
+pub(crate) fn followed(out: &Path) -> PathBuf {
+    let mut out = out.to_path_buf();
+    // As many links as the kernel follows in a path.
+    for _ in 0..40 {
+        match fs::read_link(&out) {
+            Ok(target) => out = parent_of(&out).join(target),
+            Err(_) => break,
+        }
+    }
+    out
 }
 
 fn parent_of(out: &Path) -> &Path {
@@ -273,6 +288,22 @@ mod tests {
         let error = publish(dir.path(), &artifact(&[])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
+    }
+
+    #[test]
+    fn an_artifact_that_is_a_link_is_published_where_it_points_and_stays_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, elsewhere) = (dir.path().join("project/artifact"), dir.path().join("host/plugins/demo"));
+        fs::create_dir_all(out.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink("../host/plugins/demo", &out).unwrap();
+        for bytes in ["1", "2"] {
+            publish(&out, &artifact(&[("a.json", bytes)])).unwrap();
+            assert!(fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
+            assert_eq!(fs::read_to_string(elsewhere.join("a.json")).unwrap(), bytes);
+        }
+        let leftovers: Vec<_> =
+            fs::read_dir(dir.path().join("project")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers, ["artifact"]);
     }
 
     #[test]

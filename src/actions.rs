@@ -21,8 +21,9 @@ use crate::output::OutputFile;
 use crate::stamp::Summary;
 
 /// Names this compiler in every action key. Bump the revision when an action's encoding or
-/// meaning changes without a version bump.
-pub const COMPILER: &str = concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/2");
+/// meaning changes without a version bump (3: modules are checked for `require()` and for
+/// nesting too deep to parse).
+pub const COMPILER: &str = concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/3");
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on

@@ -265,3 +265,17 @@ fn brackets_nested_too_deep_are_a_located_error() {
         assert!(diagnostic["line"].as_u64().is_some() && diagnostic["column"].as_u64().unwrap() > 10_000);
     }
 }
+
+#[test]
+fn a_commonjs_require_in_a_handler_is_a_located_error() {
+    let handler = "const fs = require('node:fs');\nexport default () => { fs.existsSync('/'); };\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+        ("src/hooks/h.ts", handler),
+    ]);
+    let (exit, report) = build_json(dir.path(), &[]);
+    assert_eq!(exit, 1, "{report:#}");
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "AB4837", "{diagnostic:#}");
+    assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(1), Some(12)));
+}

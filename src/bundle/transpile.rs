@@ -7,15 +7,15 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AwaitExpression, BindingIdentifier, Decorator, ExportAllDeclaration, ExportFromDeclaration, ExportNamedDeclaration,
-    Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration, ImportDeclarationSpecifier,
-    ImportExpression, ImportMeta, JSXElement, JSXFragment, TSExportAssignment, TSImportEqualsDeclaration,
-    TSModuleReference, VariableDeclaration, VariableDeclarationKind,
+    AwaitExpression, BindingIdentifier, CallExpression, Decorator, ExportAllDeclaration, ExportFromDeclaration,
+    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, TSExportAssignment,
+    TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration, VariableDeclarationKind,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc_parser::Parser;
-use oxc_semantic::SemanticBuilder;
+use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
@@ -51,6 +51,8 @@ pub enum BundleErrorKind {
     BareImport,
     UnresolvedImport,
     DynamicImport,
+    /// `require()` of CommonJS, which the ES modules hooks run as do not have.
+    Require,
     TopLevelAwait,
     ImportMeta,
     ReservedName,
@@ -200,7 +202,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     push_oxc_diagnostics!(out.diagnostics, semantic.diagnostics);
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
 
-    let mut checker = Checker::new(source);
+    let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
@@ -260,6 +262,8 @@ struct Request {
 /// Checks on the original AST, so that every diagnostic points into the original source.
 struct Checker<'s> {
     source: &'s str,
+    /// Which identifiers are bound (a local `require` is no CommonJS call).
+    scoping: &'s Scoping,
     /// Nesting depth of functions; 0 is module top level.
     function_depth: u32,
     diagnostics: Vec<BundleDiagnostic>,
@@ -270,9 +274,10 @@ struct Checker<'s> {
 }
 
 impl<'s> Checker<'s> {
-    fn new(source: &'s str) -> Self {
+    fn new(source: &'s str, scoping: &'s Scoping) -> Self {
         Self {
             source,
+            scoping,
             function_depth: 0,
             diagnostics: Vec::new(),
             requests: Vec::new(),
@@ -390,6 +395,21 @@ impl<'a> Visit<'a> for Checker<'_> {
             "`import.meta` is not supported in bundled modules",
             "it would describe the bundle, not this source file; pass paths in explicitly",
         );
+    }
+
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        if let Expression::Identifier(callee) = &it.callee
+            && callee.name == "require"
+            && self.scoping.get_reference(callee.reference_id()).symbol_id().is_none()
+        {
+            self.error(
+                BundleErrorKind::Require,
+                callee.span.into(),
+                "`require()` does not exist in the ES modules hooks run as",
+                "import it instead: `import fs from \"node:fs\"`, or `await import(\"./module\")` in an async function",
+            );
+        }
+        walk::walk_call_expression(self, it);
     }
 
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
@@ -568,6 +588,16 @@ mod tests {
             errors("src/a.ts", "export const here = import.meta.url;\n"),
             one(BundleErrorKind::ImportMeta, "import.meta")
         );
+    }
+
+    #[test]
+    fn a_commonjs_require_is_an_error_and_a_local_one_is_not() {
+        assert_eq!(
+            errors("src/a.ts", "const fs = require(\"node:fs\");\nexport default () => fs;\n"),
+            one(BundleErrorKind::Require, "require")
+        );
+        let local = "const require = (name: string) => name;\nexport default () => require(\"x\");\n";
+        assert!(transpile("src/a.ts", local).diagnostics.is_empty());
     }
 
     #[test]

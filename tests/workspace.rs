@@ -29,6 +29,11 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     assert!(root.join("plugins/policy/artifact/agent-bundle.manifest.json").is_file());
     assert!(!root.join("plugins/broken/artifact").exists());
 
+    // On a terminal's stream, each diagnostic names its file below the workspace.
+    let output = support::run(root, &["build", "--workspace"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--> plugins/broken/src/hooks/audit.ts:1:"), "{stderr}");
+
     let output = support::run(root, &["build", "--workspace", ".", "--filter", "policy", "--json"]);
     assert_eq!(output.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();

@@ -24,7 +24,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 &serde_json::json!({ "ok": false, "plugin": null, "hooks": [], "diagnostics": diagnostics }),
             );
         } else {
-            report::print_diagnostics(&compiled);
+            report::print_diagnostics(&compiled, None);
         }
         return Ok(false);
     };
@@ -73,7 +73,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             "diagnostics": report::diagnostics_json(&compiled),
         }));
     } else {
-        report::print_diagnostics(&compiled);
+        report::print_diagnostics(&compiled, None);
         for row in &rows {
             outln!(
                 "{} ({}, {}) handler {}",

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::build::{BuildOptions, BuildOutput, Compiled};
-use crate::diagnostics::{Located, Severity};
+use crate::diagnostics::{Diagnostic, Located, Severity};
 
 /// The first failure to write to stdout (a full disk, a closed descriptor).
 static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
@@ -38,10 +38,17 @@ fn located(compiled: &Compiled) -> impl Iterator<Item = Located<'_>> {
     })
 }
 
-pub(super) fn print_diagnostics(compiled: &Compiled) {
+/// Prints `compiled`'s diagnostics with code frames; their files are shown below `project`
+/// (the project's path in a workspace) when given.
+pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>) {
     let color = super::color();
-    for diagnostic in located(compiled) {
-        eprintln!("{}\n", diagnostic.render_human(color));
+    for located in located(compiled) {
+        let shown = project.zip(located.diagnostic.file.as_ref()).map(|(project, file)| Diagnostic {
+            file: Some(format!("{project}/{file}")),
+            ..located.diagnostic.clone()
+        });
+        let located = Located { diagnostic: shown.as_ref().unwrap_or(located.diagnostic), ..located };
+        eprintln!("{}\n", located.render_human(color));
     }
     let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = compiled.diagnostics.len() - errors;

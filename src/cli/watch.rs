@@ -50,7 +50,7 @@ fn print_round(builds: &[WatchBuild<'_>], elapsed: Duration, json: bool, name: &
             outln!("{}", build_json(build, project));
         } else {
             if let Ok(output) = &build.output {
-                report::print_diagnostics(&output.compiled);
+                report::print_diagnostics(&output.compiled, project.as_deref());
             }
             eprintln!("{}", status_line(build, project.as_deref()));
         }

@@ -155,7 +155,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                     ),
                     None => {
                         let _ = writeln!(out, "FAILED  {name}").and_then(|()| out.flush());
-                        report::print_diagnostics(&output.compiled);
+                        report::print_diagnostics(&output.compiled, Some(&name));
                         Ok(())
                     }
                 },

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -275,30 +276,39 @@ pub fn simulate(
         (Some(_), None) => Some("standalone"),
     };
     let started = Instant::now();
+    // In a process group of its own: whatever the handler started is stopped with it.
     let mut child = spawn_node(
         &artifact,
-        Command::new("node").arg(&wrapper).env("AGENT_BUNDLE_HOOK_SIMULATION", "1").env(RUNTIME_DIR_VAR, &sockets),
+        Command::new("node")
+            .arg(&wrapper)
+            .env("AGENT_BUNDLE_HOOK_SIMULATION", "1")
+            .env(RUNTIME_DIR_VAR, &sockets)
+            .process_group(0),
     )?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out_reader = read_to_end(child.stdout.take().expect("stdout is piped"));
-    let err_reader = read_to_end(child.stderr.take().expect("stderr is piped"));
-    let timeout = Duration::from_secs(hook.timeout.unwrap_or(5).max(1));
+    let out_reader = Drain::start(child.stdout.take().expect("stdout is piped"));
+    let err_reader = Drain::start(child.stderr.take().expect("stderr is piped"));
+    let (timeout, by_config) = match hook.timeout {
+        Some(seconds) => (Duration::from_secs(seconds.max(1)), "its config's `timeout`"),
+        None => (DEFAULT_SIMULATION_TIMEOUT, "no `timeout` in its config"),
+    };
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break status;
         }
         if started.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("the wrapper did not answer within {} s", timeout.as_secs()));
+            stop_group(&mut child);
+            return Err(format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let elapsed = started.elapsed();
+    stop_group(&mut child);
     let _ = writer.join();
-    let stdout = out_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
-    let mut stderr = err_reader.join().expect("reader thread").map_err(|e| e.to_string())?;
+    // A process that left the group (a detached one) may still hold the pipes open.
+    let stdout = out_reader.text(PIPE_GRACE);
+    let mut stderr = err_reader.text(PIPE_GRACE);
     if let Some(runtime) = runtime {
         stderr.push_str(&runtime.shut_down());
     }
@@ -338,7 +348,7 @@ const RUNTIME_START: Duration = Duration::from_secs(10);
 pub(crate) struct SharedRuntime {
     child: Child,
     stdin: Option<ChildStdin>,
-    stderr: std::thread::JoinHandle<std::io::Result<String>>,
+    stderr: Drain,
 }
 
 impl SharedRuntime {
@@ -353,7 +363,7 @@ impl SharedRuntime {
         )?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = read_to_end(child.stderr.take().expect("stderr is piped"));
+        let stderr = Drain::start(child.stderr.take().expect("stderr is piped"));
         let (answered, answer) = mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -390,7 +400,7 @@ impl SharedRuntime {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.join().ok().and_then(Result::ok).unwrap_or_default()
+        self.stderr.text(PIPE_GRACE)
     }
 }
 
@@ -405,12 +415,49 @@ fn spawn_node(artifact: &Path, command: &mut Command) -> Result<Child, String> {
         .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))
 }
 
-/// Reads `stream` to its end on a thread of its own (so a full pipe never blocks the child).
-fn read_to_end(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<std::io::Result<String>> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        stream.read_to_string(&mut text).map(|_| text)
-    })
+/// How long a simulated hook may take when its config sets no `timeout` (hosts default to
+/// minutes; a simulation is run by hand and should not hang that long).
+const DEFAULT_SIMULATION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long the output of an exited process is waited for: a process it started and that
+/// left its group can hold the pipes open for ever.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// Kills `child`'s process group (the child and whatever it started that stayed in it).
+fn stop_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: a plain syscall on the group this process made for the child.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let _ = child.wait();
+}
+
+/// A stream read to its end on a thread of its own (so a full pipe never blocks the child).
+struct Drain {
+    read: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    ended: mpsc::Receiver<()>,
+}
+
+impl Drain {
+    fn start(mut stream: impl Read + Send + 'static) -> Drain {
+        let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (end, ended) = mpsc::channel();
+        let into = read.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n @ 1..) = stream.read(&mut chunk) {
+                into.lock().expect("no panics while locked").extend_from_slice(&chunk[..n]);
+            }
+            let _ = end.send(());
+        });
+        Drain { read, ended }
+    }
+
+    /// What was read once the stream ended, or once `wait` passed.
+    fn text(self, wait: Duration) -> String {
+        let _ = self.ended.recv_timeout(wait);
+        String::from_utf8_lossy(&self.read.lock().expect("no panics while locked")).into_owned()
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Emitted wrappers, run by Node on the payloads real hosts sent, answer in each host's
 //! own output shape; bad input fails loudly with nothing on stdout.
 
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -234,7 +235,7 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
             input,
         ],
     );
-    assert_eq!(wrong.status.code(), Some(1));
+    assert_eq!(wrong.status.code(), Some(2), "no such hook: a wrong invocation");
     let partial = support::run(
         dir.path(),
         &[
@@ -252,4 +253,43 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     );
     assert_eq!(partial.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&partial.stderr).contains("transcript_path is required"));
+}
+
+/// A simulated hook whose handler leaves processes behind: one in its process group is
+/// stopped with it, and one that left the group (detached) does not hold the answer back
+/// though it keeps the output pipes open.
+#[test]
+fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detached_process() {
+    let handler = "import { spawn } from 'node:child_process';\n\
+        import { writeFileSync } from 'node:fs';\n\
+        export default (event: { cwd: string }) => {\n\
+          const kept = spawn('sleep', ['600'], { stdio: 'inherit' });\n\
+          const detached = spawn('sleep', ['600'], { stdio: 'inherit', detached: true });\n\
+          writeFileSync(event.cwd + '/pids', `${kept.pid} ${detached.pid}`);\n\
+          kept.unref();\n\
+          detached.unref();\n\
+        };\n";
+    let config = "import { defineConfig } from 'agent-bundle/config';\n\
+        export default defineConfig({ plugin: { name: 'leaky' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } });\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let name = hooks[0]["name"].as_str().unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
+    let output =
+        support::run(dir.path(), &["hooks", "simulate", "--target", "claude", "--hook", name, "--input", &input]);
+    let pids = fs::read_to_string(dir.path().join("pids")).unwrap();
+    // Running, not a zombie waiting for a reaper that no container may have.
+    let alive = |pid: &str| {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    };
+    let (kept, detached) = pids.split_once(' ').unwrap();
+    let detached_was_alive = alive(detached);
+    unsafe { libc::kill(detached.parse().unwrap(), libc::SIGKILL) };
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!alive(kept), "the process in the hook's group was stopped");
+    assert!(detached_was_alive, "the answer came while the detached process still held the pipes");
 }

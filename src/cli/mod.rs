@@ -418,7 +418,8 @@ fn simulate_command(
         return Err(Failure::Usage("input must be a JSON object".into()));
     }
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
-    let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Run)?;
+    // A name the artifact does not have is a wrong invocation, like a wrong option.
+    let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Usage)?;
     let simulation = artifact::simulate(dir, hook, &input, mode).map_err(Failure::Run)?;
     if json {
         report::print_json(&serde_json::json!({

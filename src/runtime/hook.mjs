@@ -36,6 +36,14 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
  * Resolves (never rejects) once the answer is written.
  */
 export async function runHook(spec, handler) {
+  // A handler promise that never settles, with nothing left to keep Node running, would
+  // end the process with exit code 13 and no word of why.
+  let answered = false;
+  process.once("exit", () => {
+    if (answered) return;
+    process.exitCode = 1;
+    report(spec, "handler never settled: its promise is still pending and nothing keeps Node running");
+  });
   try {
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
@@ -51,11 +59,18 @@ export async function runHook(spec, handler) {
     process.exitCode = 0;
   } catch (error) {
     process.exitCode = 1;
-    try {
-      writeAll(2, `agent-bundle hook ${spec?.hook}: ${messageOf(error)}\n`);
-    } catch {
-      // stderr is gone too; the exit code is all that is left to report.
-    }
+    report(spec, messageOf(error));
+  } finally {
+    answered = true;
+  }
+}
+
+/** Writes the one failure line to stderr. */
+function report(spec, message) {
+  try {
+    writeAll(2, `agent-bundle hook ${spec?.hook}: ${message}\n`);
+  } catch {
+    // stderr is gone too; the exit code is all that is left to report.
   }
 }
 

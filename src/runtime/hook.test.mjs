@@ -523,6 +523,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],
+    ["a promise that never settles", { handler: `() => new Promise(() => {})` }, "handler never settled: its promise is still pending and nothing keeps Node running"],
     ["mutating the frozen event throws", { handler: `(e) => { try { e.toolInput.command = "x"; } catch { throw new Error("frozen"); } }` }, "handler failed: frozen"],
     // result shape
     ["string result", { handler: `() => "deny"` }, "handler must return void or a result object"],

@@ -8,7 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -26,17 +27,25 @@ pub enum HostValidation {
     Claude(std::path::PathBuf),
 }
 
-/// Validates the artifact at `dir`; an empty result means it is sound.
-pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic> {
+/// What [`validate`] found.
+pub struct Validation {
+    /// Empty when the artifact is sound.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Whether the host's own validator ran and answered (it is asked only about an
+    /// artifact for its host).
+    pub host_validated: bool,
+}
+
+/// Validates the artifact at `dir`.
+pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     let mut diagnostics = Vec::new();
-    let manifest = match read_json(dir, MANIFEST_FILE) {
+    let manifest = match read_json(dir, MANIFEST_FILE).and_then(manifest_shape) {
         Ok(manifest) => manifest,
         Err(message) => {
-            return vec![
-                Diagnostic::error(Code::ArtifactManifest, message)
-                    .in_file(MANIFEST_FILE)
-                    .with_help("validate an artifact written by `agent-bundle build`"),
-            ];
+            let diagnostic = Diagnostic::error(Code::ArtifactManifest, message)
+                .in_file(MANIFEST_FILE)
+                .with_help("validate an artifact written by `agent-bundle build`");
+            return Validation { diagnostics: vec![diagnostic], host_validated: false };
         }
     };
     let on_disk = files_on_disk(dir);
@@ -53,17 +62,69 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Vec<Diagnostic>
     }
     check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
     check_runtime(dir, &manifest, &mut diagnostics);
+    let mut host_validated = false;
     if let HostValidation::Claude(binary) = host_validation
         && targets.contains(&Target::Claude)
     {
-        diagnostics.extend(claude_plugin_validate(binary, dir));
+        let findings = claude_plugin_validate(binary, dir);
+        host_validated = findings.is_ok();
+        diagnostics.extend(findings.unwrap_or_else(|warning| vec![warning]));
     }
-    diagnostics
+    Validation { diagnostics, host_validated }
+}
+
+/// How long one wrapper may take to load and refuse an empty stdin.
+const WRAPPER_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `claude plugin validate` may take.
+const HOST_VALIDATOR_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs `command` with stdin closed and its output captured; `None` once `timeout` passed
+/// (it is killed then, with its process group: a validator must not hang the check).
+fn output_within(command: &mut Command, timeout: Duration) -> std::io::Result<Option<Output>> {
+    use std::os::unix::process::CommandExt;
+    let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
+    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    let (sender, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(child.wait_with_output()));
+    match answer.recv_timeout(timeout) {
+        Ok(output) => output.map(Some),
+        Err(_) => {
+            // SAFETY: a plain syscall on the group made for this child.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // Its pipes close once the group is gone (unless a process left the group).
+            let _ = answer.recv_timeout(Duration::from_secs(1));
+            Ok(None)
+        }
+    }
 }
 
 fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
     let bytes = std::fs::read(dir.join(path)).map_err(|e| format!("cannot read {path}: {e}"))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not valid JSON: {e}"))
+}
+
+/// `manifest` if it has the fields every check reads, with their types: a document without
+/// them (`{}`) would otherwise pass every check vacuously.
+fn manifest_shape(manifest: Value) -> Result<Value, String> {
+    let wrong = |field: &str, what: &str| Err(format!("{MANIFEST_FILE} has no {what} `{field}`"));
+    if !manifest["plugin"]["name"].is_string() {
+        return wrong("plugin.name", "string");
+    }
+    let known = |target: &Value| target.as_str().and_then(Target::parse).is_some();
+    if !manifest["targets"].as_array().is_some_and(|targets| !targets.is_empty() && targets.iter().all(known)) {
+        return Err(format!("{MANIFEST_FILE} has no `targets` naming claude, codex, cursor or portable"));
+    }
+    for array in ["files", "hooks"] {
+        if !manifest[array].is_array() {
+            return wrong(array, "array");
+        }
+    }
+    let rows = manifest["files"].as_array().into_iter().flatten();
+    if let Some(path) = rows.filter_map(|row| row["path"].as_str()).find(|path| !crate::output::is_artifact_path(path))
+    {
+        return Err(format!("{MANIFEST_FILE} lists {path:?}, a path outside the artifact"));
+    }
+    Ok(manifest)
 }
 
 fn files_on_disk(dir: &Path) -> BTreeSet<String> {
@@ -319,19 +380,11 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
         .par_iter()
         .filter_map(|(path, name)| {
             let expected = format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
-            let outcome = Command::new("node")
-                .arg(dir.join(path))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .and_then(|mut child| {
-                    drop(child.stdin.take());
-                    child.wait_with_output()
-                });
+            let outcome = output_within(Command::new("node").arg(dir.join(path)), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),
-                Ok(output) => {
+                Ok(None) => format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs()),
+                Ok(Some(output)) => {
                     let stderr = String::from_utf8_lossy(&output.stderr);
                     if output.status.code() == Some(1) && output.stdout.is_empty() && stderr.trim() == expected {
                         return None;
@@ -345,27 +398,26 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
     diagnostics.extend(failures);
 }
 
-/// Findings of `claude plugin validate --json`, as diagnostics.
-fn claude_plugin_validate(binary: &Path, dir: &Path) -> Vec<Diagnostic> {
-    let output = Command::new(binary)
-        .args(["plugin", "validate", "--json"])
-        .arg(dir)
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .stdin(Stdio::null())
-        .output();
-    let report: Value = match output.map(|o| serde_json::from_slice(&o.stdout)) {
-        Ok(Ok(report)) => report,
-        Ok(Err(_)) | Err(_) => {
-            return vec![
-                Diagnostic::warning(
-                    Code::HostValidation,
-                    format!("could not run {} plugin validate", binary.display()),
-                )
-                .for_host(Target::Claude),
-            ];
-        }
+/// Findings of `claude plugin validate --json`, as diagnostics; a warning saying why when
+/// it did not run or answer.
+fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, Diagnostic> {
+    let mut command = Command::new(binary);
+    command.args(["plugin", "validate", "--json"]).arg(dir);
+    command.env("DISABLE_AUTOUPDATER", "1").env("DISABLE_TELEMETRY", "1");
+    let why = match output_within(&mut command, HOST_VALIDATOR_TIMEOUT) {
+        Ok(Some(output)) => match serde_json::from_slice::<Value>(&output.stdout) {
+            Ok(report) => return Ok(findings(&report, dir)),
+            Err(_) => "it printed no JSON report".to_owned(),
+        },
+        Ok(None) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
+        Err(error) => error.to_string(),
     };
+    let message = format!("could not run {} plugin validate: {why}", binary.display());
+    Err(Diagnostic::warning(Code::HostValidation, message).for_host(Target::Claude))
+}
+
+/// The errors and warnings of a `claude plugin validate --json` report.
+fn findings(report: &Value, dir: &Path) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let sections = std::iter::once(&report["manifest"]).chain(report["contents"].as_array().into_iter().flatten());
     for section in sections {
@@ -416,6 +468,20 @@ pub fn claude_on_path() -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_past_its_time_is_stopped_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
+        let outcome = output_within(Command::new("sh").args(["-c", &script]), Duration::from_millis(300)).unwrap();
+        assert!(outcome.is_none(), "no answer within the time");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        assert!(stat.is_empty() || stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')), "{stat}");
+        let answered = output_within(Command::new("sh").args(["-c", "echo hi"]), Duration::from_secs(30)).unwrap();
+        assert_eq!(answered.unwrap().stdout, b"hi\n");
+    }
 
     #[test]
     fn command_targets_are_read_relative_to_the_root_token() {

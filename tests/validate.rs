@@ -118,3 +118,47 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     let runtime = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
     assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
 }
+
+/// A manifest without the fields the checks read, or one naming a file outside the
+/// artifact, is AB6000: nothing passes vacuously, nothing outside is read.
+#[test]
+fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
+    let dir = built_policy();
+    let manifest_path = dir.path().join("artifact/agent-bundle.manifest.json");
+    let manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
+    let mut escaping = manifest.clone();
+    escaping["files"][0]["path"] = "../../outside.txt".into();
+    let mut no_targets = manifest.clone();
+    no_targets["targets"] = serde_json::json!([]);
+    for (broken, says) in
+        [(serde_json::json!({}), "plugin.name"), (no_targets, "targets"), (escaping, "outside the artifact")]
+    {
+        fs::write(&manifest_path, broken.to_string()).unwrap();
+        let (code, errors, report) = validate(dir.path());
+        assert_eq!((code, errors), (1, vec!["AB6000".to_owned()]), "{report:#}");
+        assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains(says), "{report:#}");
+        assert_eq!(report["hostValidation"], false);
+    }
+}
+
+/// A host validator that does not answer with a report is a warning, and the check does
+/// not claim it ran.
+#[test]
+fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
+    let dir = built_policy();
+    let fake = dir.path().join("fake-claude");
+    fs::write(&fake, "#!/bin/sh\necho 'not json'\n").unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = |json: bool| {
+        let mut command = support::bin();
+        command.args(["validate", "--artifact", "artifact", "--host-validation"]).env("AGENT_BUNDLE_CLAUDE", &fake);
+        command.args(json.then_some("--json")).current_dir(dir.path()).output().unwrap()
+    };
+    let report: Value = serde_json::from_slice(&run(true).stdout).unwrap();
+    assert_eq!((&report["ok"], &report["hostValidation"]), (&Value::Bool(true), &Value::Bool(false)), "{report:#}");
+    let warning = &report["diagnostics"][0];
+    assert_eq!((warning["code"].as_str(), warning["severity"].as_str()), (Some("AB6019"), Some("warning")));
+    assert!(warning["message"].as_str().unwrap().contains("printed no JSON report"), "{warning:#}");
+    let human = String::from_utf8(run(false).stdout).unwrap();
+    assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");
+}

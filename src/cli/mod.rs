@@ -465,26 +465,23 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     if !args.artifact.is_dir() {
         return Err(Failure::Usage(format!("--artifact {} is not a directory", args.artifact.display())));
     }
-    let diagnostics = validate(&args.artifact, &host_validation);
+    let validation = validate(&args.artifact, &host_validation);
+    let diagnostics = &validation.diagnostics;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if args.json {
         let rows: Vec<_> = diagnostics.iter().map(|d| crate::diagnostics::Located::new(d, None).to_json()).collect();
         report::print_json(&serde_json::json!({
             "ok": errors == 0,
-            "hostValidation": matches!(host_validation, HostValidation::Claude(_)),
+            "hostValidation": validation.host_validated,
             "diagnostics": rows,
         }));
     } else {
         let color = color();
-        for diagnostic in &diagnostics {
+        for diagnostic in diagnostics {
             eprintln!("{}\n", crate::diagnostics::Located::new(diagnostic, None).render_human(color));
         }
         if errors == 0 {
-            let with = if matches!(host_validation, HostValidation::Claude(_)) {
-                " (with claude plugin validate)"
-            } else {
-                ""
-            };
+            let with = if validation.host_validated { " (with claude plugin validate)" } else { "" };
             outln!("Validation succeeded{with}: {}", report::display_path(&args.artifact));
         } else {
             outln!("Validation reported {errors} error(s)");

@@ -8,6 +8,7 @@
 //! recompute and must always be reported).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
@@ -20,10 +21,18 @@ use crate::loader::DiskFiles;
 use crate::output::OutputFile;
 use crate::stamp::Summary;
 
-/// Names this compiler in every action key. Bump the revision when an action's encoding or
-/// meaning changes without a version bump (3: modules are checked for `require()` and for
-/// nesting too deep to parse).
-pub const COMPILER: &str = concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/3");
+/// Names this compiler in every action key: its version, the revision of what its actions
+/// record, and a hash of the runtime it links into wrappers (an edited runtime never meets
+/// an artifact cached with another). Bump the revision when an action's encoding or meaning
+/// changes without a version bump (3: modules are checked for `require()` and for nesting
+/// too deep to parse).
+pub static COMPILER: LazyLock<String> = LazyLock::new(|| {
+    let runtime = crate::bundle::VIRTUAL_MODULES
+        .iter()
+        .fold(KeyBuilder::new("runtime"), |key, (name, source)| key.field(name, source.as_bytes()))
+        .finish();
+    format!("agent-bundle {} actions/3 runtime/{}", env!("CARGO_PKG_VERSION"), &runtime.to_hex()[..16])
+});
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on

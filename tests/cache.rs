@@ -157,6 +157,7 @@ fn cache_stats_verify_and_gc() {
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(stats["actions"].as_u64().unwrap() > 0);
     assert_eq!(stats["lastBuild"]["hitRate"], 1.0, "{stats:#}");
+    assert_eq!(stats["lastBuild"]["objectMisses"], 0, "{stats:#}");
 
     let object = &cache_files(cache.path(), "ac")[0];
     let mut bytes = fs::read(object).unwrap();

@@ -20,17 +20,19 @@ pub const SERVER_KEY: &str = "agent-bundle:runtime/server.mjs";
 const JSX_KEY: &str = "agent-bundle:runtime/jsx.mjs";
 const AGENT_KEY: &str = "agent-bundle:runtime/agent.mjs";
 
+/// Every virtual module and its embedded source.
+pub const VIRTUAL_MODULES: [(&str, &str); 6] = [
+    (RUNTIME_KEY, include_str!("../runtime/hook.mjs")),
+    (ROUTE_KEY, include_str!("../runtime/route.mjs")),
+    (JSX_KEY, include_str!("../runtime/jsx.mjs")),
+    (AGENT_KEY, include_str!("../runtime/agent.mjs")),
+    (IPC_KEY, include_str!("../runtime/ipc.mjs")),
+    (SERVER_KEY, include_str!("../runtime/server.mjs")),
+];
+
 /// The embedded source of a virtual module.
 pub fn virtual_module(key: &str) -> Option<&'static str> {
-    match key {
-        RUNTIME_KEY => Some(include_str!("../runtime/hook.mjs")),
-        ROUTE_KEY => Some(include_str!("../runtime/route.mjs")),
-        JSX_KEY => Some(include_str!("../runtime/jsx.mjs")),
-        AGENT_KEY => Some(include_str!("../runtime/agent.mjs")),
-        IPC_KEY => Some(include_str!("../runtime/ipc.mjs")),
-        SERVER_KEY => Some(include_str!("../runtime/server.mjs")),
-        _ => None,
-    }
+    VIRTUAL_MODULES.iter().find(|(name, _)| *name == key).map(|(_, source)| *source)
 }
 
 /// Bare specifiers that resolve to virtual modules: the JSX runtime oxc's automatic transform

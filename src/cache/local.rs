@@ -22,7 +22,7 @@ pub(super) const TMP_DIR: &str = "tmp";
 /// no metadata write on every read. Why a day: a warm build reads thousands of entries, and
 /// a metadata write per entry cost more than the rest of the warm build (measured); least
 /// recently used to the day is precise enough for `gc`, whose age bounds are days.
-const TOUCH_GRANULARITY: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const TOUCH_GRANULARITY: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -92,8 +92,7 @@ impl LocalStore {
     /// the number of bytes written.
     pub(super) fn put(&self, kind: Kind, hash: &Hash, bytes: &[u8]) -> io::Result<u64> {
         let path = self.path(kind, hash);
-        if let Ok(file) = File::open(&path)
-            && let Ok(meta) = file.metadata()
+        if let Some((file, meta)) = open_entry(&path)
             && meta.len() == bytes.len() as u64
         {
             // An object's name is the hash of its bytes, so a present file of the right
@@ -122,11 +121,19 @@ pub(super) fn entry_path(root: &Path, kind: Kind, hash: &Hash) -> PathBuf {
 /// `fstat` gave: entries are immutable, so a shorter file is a broken one (a miss), and a
 /// longer one fails verification.
 fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
-    let mut file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
+    let (mut file, meta) = open_entry(path)?;
     let mut bytes = vec![0; meta.len() as usize];
     file.read_exact(&mut bytes).ok()?;
     Some((file, bytes, meta.modified().ok()))
+}
+
+/// An entry file, opened for reading, if it is one: never a link (followed elsewhere) or a
+/// FIFO (an open would wait for a writer), whatever a hand or a tool left in the store.
+fn open_entry(path: &Path) -> Option<(File, fs::Metadata)> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let file = OpenOptions::new().read(true).custom_flags(flags).open(path).ok()?;
+    let meta = file.metadata().ok().filter(fs::Metadata::is_file)?;
+    Some((file, meta))
 }
 
 /// Marks an entry as used now (for LRU gc). Best effort: a read-only cache stays usable.

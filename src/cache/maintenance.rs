@@ -187,9 +187,12 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
 
     let mut remove = vec![false; all.len()];
     if let Some(max_age) = options.max_age {
+        // A read moves an entry's time at most once a day, so its time may be up to a day
+        // before its last use: only past the age and that day is it surely unused so long.
+        let unused_for = max_age + local::TOUCH_GRANULARITY;
         for (i, entry) in all.iter().enumerate() {
             let age = now.duration_since(entry.modified).unwrap_or(Duration::ZERO);
-            remove[i] = age > max_age;
+            remove[i] = age > unused_for;
         }
     }
     if let Some(max_bytes) = options.max_bytes {
@@ -270,6 +273,8 @@ pub struct VerifyReport {
     pub checked: u64,
     /// Entries that failed verification; they have been removed.
     pub corrupt: Vec<PathBuf>,
+    /// Entries that could not be read (their permissions, say): neither checked nor removed.
+    pub unreadable: Vec<PathBuf>,
 }
 
 /// Checks every entry (objects against their names, records against their trailers and
@@ -280,7 +285,14 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
     let root = dir.join(VERSION_DIR);
     for kind in [Kind::Object, Kind::Action] {
         for (path, hash) in files(&root, kind)? {
-            let Ok(bytes) = fs::read(&path) else { continue }; // removed meanwhile
+            let bytes = match fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile
+                Err(_) => {
+                    report.unreadable.push(path);
+                    continue;
+                }
+            };
             report.checked += 1;
             let valid = hash.is_some_and(|hash| match kind {
                 Kind::Object => Hash::of(&bytes) == hash,

@@ -37,6 +37,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Idle rather than total: a pack of several megabytes on a slow link must still arrive,
 /// while a server that stops answering is given up on.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one request may take in all, however steadily its bytes come: a 1 GiB object
+/// at 2 MB/s, far beyond what a build moves, and a bound on a server that trickles.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 /// The largest body accepted from the remote (an action record is far smaller).
 const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
@@ -100,12 +103,24 @@ enum Auth {
     },
 }
 
+/// The limits of one request.
+struct Timeouts {
+    connect: Duration,
+    /// Without an answer or a byte read or written.
+    idle: Duration,
+    total: Duration,
+}
+
 impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
-        Remote::with_timeouts(options, CONNECT_TIMEOUT, IDLE_TIMEOUT)
+        Remote::with_timeouts(
+            options,
+            Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, total: REQUEST_TIMEOUT },
+        )
     }
 
-    fn with_timeouts(options: &RemoteOptions, connect: Duration, idle: Duration) -> Result<Remote, String> {
+    fn with_timeouts(options: &RemoteOptions, timeouts: Timeouts) -> Result<Remote, String> {
+        let Timeouts { connect, idle, total } = timeouts;
         let is_s3 = options.url.starts_with("s3://");
         let (base, loopback, auth) = if is_s3 {
             if options.token.is_some() {
@@ -145,6 +160,7 @@ impl Remote {
             .timeout_connect(Some(connect))
             .timeout_per_read(Some(idle))
             .timeout_per_write(Some(idle))
+            .timeout_global(Some(total))
             .user_agent(concat!("agent-bundle/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
@@ -342,7 +358,7 @@ fn read_certificates(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>
 /// Checks a remote URL; returns it without a trailing slash, and whether it names this
 /// machine (`localhost`, 127.0.0.0/8, `[::1]`).
 fn parse_base_url(url: &str) -> Result<(String, bool), String> {
-    let bad = |why: &str| format!("bad remote cache URL {url:?}: {why}");
+    let bad = |why: &str| format!("bad remote cache URL {:?}: {why}", without_credentials(url));
     let uri: ureq::http::Uri = url.parse().map_err(|e| bad(&format!("{e}")))?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(bad("expected http[s]://host[:port][/prefix]"));
@@ -361,6 +377,16 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     let loopback =
         host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     Ok((url.trim_end_matches('/').to_owned(), loopback))
+}
+
+/// `url` with any `user:password@` replaced by `***@`, for messages.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -390,8 +416,29 @@ mod tests {
     }
 
     fn remote(url: String, idle_ms: u64) -> Remote {
+        remote_within(url, idle_ms, REQUEST_TIMEOUT)
+    }
+
+    fn remote_within(url: String, idle_ms: u64, total: Duration) -> Remote {
         let options = RemoteOptions { url, ..RemoteOptions::default() };
-        Remote::with_timeouts(&options, CONNECT_TIMEOUT, Duration::from_millis(idle_ms)).unwrap()
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), total };
+        Remote::with_timeouts(&options, timeouts).unwrap()
+    }
+
+    #[test]
+    fn a_body_that_trickles_past_the_request_timeout_is_given_up_on() {
+        let url = serve_once(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+            for _ in 0..100 {
+                std::thread::sleep(Duration::from_millis(50));
+                if stream.write_all(b"x").is_err() {
+                    return;
+                }
+            }
+        });
+        // A byte every 50 ms never trips the idle timeout; the total does.
+        let trickled = remote_within(url, 1000, Duration::from_millis(500)).get(Kind::Object, &Hash::of(b"x"));
+        assert!(matches!(trickled, Fetch::Failed(_)));
     }
 
     #[test]
@@ -492,5 +539,7 @@ mod tests {
         for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""] {
             assert!(parse_base_url(bad).is_err(), "{bad} should be rejected");
         }
+        let error = parse_base_url("https://ci:hunter2@cache.example/x").unwrap_err();
+        assert!(!error.contains("hunter2") && error.contains("https://***@cache.example/x"), "{error}");
     }
 }

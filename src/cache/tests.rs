@@ -224,6 +224,30 @@ fn a_corrupt_object_is_a_miss_and_is_removed() {
 }
 
 #[test]
+fn a_fifo_or_a_link_in_the_store_is_a_miss_and_a_put_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    let bytes = b"export const answer = 42;\n";
+    let hash = cache.put_object(bytes);
+    let path = object_path(dir.path(), &hash);
+    let elsewhere = dir.path().join("elsewhere");
+    fs::write(&elsewhere, bytes).unwrap();
+    let fifo = |path: &Path| {
+        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    };
+    let plant: [&dyn Fn(&Path); 2] = [&fifo, &|path| std::os::unix::fs::symlink(&elsewhere, path).unwrap()];
+    for plant in plant {
+        fs::remove_file(&path).unwrap();
+        plant(&path);
+        assert_eq!(cache.get_object(&hash), None, "never opened as an entry (a FIFO would block)");
+        cache.put_object(bytes);
+        assert!(fs::symlink_metadata(&path).unwrap().is_file());
+        assert_eq!(&*cache.get_object(&hash).unwrap(), bytes);
+    }
+}
+
+#[test]
 fn a_corrupt_or_truncated_record_is_a_miss() {
     let dir = tempfile::tempdir().unwrap();
     let cache = open(dir.path());
@@ -280,7 +304,7 @@ fn verify_finds_and_removes_corrupt_entries() {
     expected.sort();
     assert_eq!(report.corrupt, expected);
     assert!(expected.iter().all(|p| !p.exists()));
-    assert_eq!(verify(dir.path()).unwrap(), VerifyReport { checked: 2, corrupt: vec![] });
+    assert_eq!(verify(dir.path()).unwrap(), VerifyReport { checked: 2, corrupt: vec![], unreadable: vec![] });
     assert!(cache.get_action(&key_good).is_some());
     assert!(cache.get_object(&good).is_some());
 }
@@ -434,6 +458,8 @@ fn gc_by_age_removes_old_entries_and_never_leaves_a_dangling_record() {
     let day = Duration::from_secs(86_400);
     let (old_key, old_obj) = put_entry(&cache, dir.path(), "old", 100, day * 40);
     let (new_key, new_obj) = put_entry(&cache, dir.path(), "new", 100, day);
+    // Its time 30.5 days back, its last use maybe half a day later: kept.
+    let (edge_key, _) = put_entry(&cache, dir.path(), "edge", 100, day * 61 / 2);
     // A recent record naming an old object: the object goes, so the record must go too.
     let mixed_key = Hash::of(b"mixed");
     cache.put_action(&mixed_key, &record(&[("a", old_obj), ("b", new_obj)], &[]));
@@ -445,7 +471,8 @@ fn gc_by_age_removes_old_entries_and_never_leaves_a_dangling_record() {
     fs::write(&fresh_litter, b"being written").unwrap();
 
     let report = gc(dir.path(), &GcOptions { max_bytes: None, max_age: Some(day * 30) }).unwrap();
-    assert_eq!((report.removed_entries, report.kept_entries), (3, 2));
+    assert_eq!((report.removed_entries, report.kept_entries), (3, 4));
+    assert!(action_path(dir.path(), &edge_key).exists(), "maybe used within the age");
     assert!(!action_path(dir.path(), &old_key).exists());
     assert!(!object_path(dir.path(), &old_obj).exists());
     assert!(!action_path(dir.path(), &mixed_key).exists(), "no record outlives its objects");

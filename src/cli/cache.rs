@@ -113,7 +113,8 @@ pub(super) enum CacheCommand {
         /// Keep at most this much, e.g. 500M, 2G, 100000 (bytes).
         #[arg(long, value_parser = parse_size)]
         max_size: Option<u64>,
-        /// Drop entries not used for this long, e.g. 30d, 12h, 45m.
+        /// Drop entries not used for this long, e.g. 30d, 12h, 45m (an entry's last use is
+        /// known to the day, so one may stay up to a day longer).
         #[arg(long, value_parser = parse_age)]
         max_age: Option<Duration>,
         #[arg(long)]
@@ -160,6 +161,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                     "actions": stats.actions, "actionBytes": stats.action_bytes,
                     "lastBuild": last.map(|(b, rate)| serde_json::json!({
                         "actionHits": b.action_hits, "actionMisses": b.action_misses, "hitRate": rate,
+                        "objectHits": b.object_hits, "objectMisses": b.object_misses,
                         "remoteHits": b.remote_hits, "remoteErrors": b.remote_errors, "bytesWritten": b.bytes_written,
                     })),
                 }));
@@ -169,11 +171,16 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 outln!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
                 match last {
                     Some((b, rate)) => outln!(
-                        "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote",
+                        "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote{}",
                         b.action_hits,
                         b.action_misses,
                         rate * 100.0,
-                        b.remote_hits
+                        b.remote_hits,
+                        match b.object_misses {
+                            0 => String::new(),
+                            // A record whose object is gone answers nothing: its stage ran.
+                            n => format!("; {n} object(s) missing"),
+                        }
                     ),
                     None => outln!("  last build: none recorded"),
                 }
@@ -206,18 +213,30 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
         CacheCommand::Verify { cache_dir, json } => {
             let dir = directory(cache_dir)?;
             let verified = cache::verify(&dir).map_err(io)?;
+            let shown = |paths: &[PathBuf]| paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>();
             if json {
-                let corrupt: Vec<String> = verified.corrupt.iter().map(|path| path.display().to_string()).collect();
                 report::print_json(&serde_json::json!({
-                    "dir": dir.display().to_string(), "checked": verified.checked, "corrupt": corrupt,
+                    "dir": dir.display().to_string(), "checked": verified.checked,
+                    "corrupt": shown(&verified.corrupt), "unreadable": shown(&verified.unreadable),
                 }));
             } else {
                 for path in &verified.corrupt {
                     eprintln!("removed corrupt entry {}", path.display());
                 }
-                outln!("Verified {} entries: {} corrupt (removed)", verified.checked, verified.corrupt.len());
+                for path in &verified.unreadable {
+                    eprintln!("cannot read entry {} (left as it is)", path.display());
+                }
+                let unreadable = match verified.unreadable.len() {
+                    0 => String::new(),
+                    n => format!("; {n} unreadable"),
+                };
+                outln!(
+                    "Verified {} entries: {} corrupt (removed){unreadable}",
+                    verified.checked,
+                    verified.corrupt.len()
+                );
             }
-            Ok(verified.corrupt.is_empty())
+            Ok(verified.corrupt.is_empty() && verified.unreadable.is_empty())
         }
     }
 }

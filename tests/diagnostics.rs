@@ -279,3 +279,9 @@ fn a_commonjs_require_in_a_handler_is_a_located_error() {
     assert_eq!(diagnostic["code"], "AB4837", "{diagnostic:#}");
     assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(1), Some(12)));
 }
+
+#[test]
+fn an_empty_tools_list_selects_nothing_rather_than_everything() {
+    let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: [] } }";
+    expect_one(&config(hooks, "['claude']"), &[], "AB4215", "hooks.beforeTool.tools", "");
+}

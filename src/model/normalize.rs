@@ -280,6 +280,15 @@ impl Normalizer<'_> {
             );
             return Vec::new();
         }
+        if tools.value.is_empty() {
+            // Read as "no filter" it would run on every tool: the opposite of what it says.
+            self.push(
+                Diagnostic::error(Code::NoApplicableSelector, "`tools: []` selects no tool")
+                    .at_path(&tools.path)
+                    .with_help("name the tools, or remove `tools` to run on every tool"),
+            );
+            return Vec::new();
+        }
         let mut selectors: Vec<ToolSelector> = Vec::new();
         for item in &tools.value {
             let Some(selector) = ToolSelector::parse(&item.value) else {

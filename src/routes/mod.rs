@@ -188,6 +188,12 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                 targets.dedup();
                 route.targets = Some(targets);
             }
+            ("tools", ValueKind::Array(items)) if family.takes_tools() && items.is_empty() => error(
+                item,
+                &key_path,
+                "`tools: []` selects no tool".into(),
+                "name the tools, or remove `tools` to run on every tool",
+            ),
             ("tools", ValueKind::Array(items)) if family.takes_tools() => {
                 for (index, tool) in items.iter().enumerate() {
                     match &tool.kind {
@@ -261,6 +267,9 @@ mod tests {
         let tools = discover_one("src/events/stop.tsx", "export const config = { tools: ['shell'], retries: 2 };\n");
         let codes: Vec<_> = tools.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
         assert_eq!(codes, [(Code::RouteConfig, Some("tools".into())), (Code::RouteConfig, Some("retries".into()))]);
+        let empty = discover_one("src/events/tool/before.tsx", "export const config = { tools: [] };\n");
+        let codes: Vec<_> = empty.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
+        assert_eq!(codes, [(Code::RouteConfig, Some("tools".into()))], "no tool, not every tool");
         let twice =
             discover(["src/events/stop.ts", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
         assert_eq!(twice.diagnostics[0].code, Code::DuplicateRoute);

@@ -9,7 +9,6 @@
 //! located error with the JSON path of the offending value. The result matches what Node's
 //! `JSON.stringify` would print for the evaluated value, including JavaScript's key order.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use oxc_allocator::Allocator;
@@ -682,9 +681,10 @@ impl<'x, 'a> Reader<'x, 'a> {
     }
 
     fn object(&mut self, object: &ObjectExpression<'a>) -> Option<Value> {
-        let mut props = Props::default();
+        let mut props = Vec::new();
         let mut ok = true;
         let len = self.path.len();
+        let mut seen = std::collections::HashSet::new();
         for property in &object.properties {
             let property = match property {
                 ObjectPropertyKind::SpreadProperty(spread) => {
@@ -707,6 +707,11 @@ impl<'x, 'a> Reader<'x, 'a> {
             };
             if let Some(key) = &key {
                 push_key(&mut self.path, key);
+                if !seen.insert(key.clone()) {
+                    // As tsc says (TS1117): JavaScript would drop the earlier value silently.
+                    let message = format!("`{key}` appears twice in this object");
+                    self.error(key_span, message, "remove one of them: only the later would count");
+                }
             }
             let name = key.as_deref().unwrap_or("");
             let rejected = match (property.kind, property.method, property.shorthand) {
@@ -737,12 +742,12 @@ impl<'x, 'a> Reader<'x, 'a> {
             };
             self.path.truncate(len);
             match (key, value) {
-                (Some(key), Some(value)) if ok => props.insert(Property { key, key_span, value }),
+                (Some(key), Some(value)) if ok => props.push(Property { key, key_span, value }),
                 (Some(_), Some(_)) => {}
                 _ => ok = false,
             }
         }
-        ok.then(|| Value { kind: ValueKind::Object(props.finish()), span: object.span.into() })
+        ok.then(|| Value { kind: ValueKind::Object(in_js_order(props)), span: object.span.into() })
     }
 
     /// The string a non-computed key stands for.
@@ -892,45 +897,14 @@ fn push_key(path: &mut String, key: &str) {
     }
 }
 
-/// Object properties in JavaScript order: a repeated key keeps its first position and takes
-/// the last value; array-index keys come first in ascending order.
-#[derive(Default)]
-struct Props {
-    list: Vec<Property>,
-    /// Key → position, only once the object is big enough for a linear scan to hurt.
-    index: Option<HashMap<String, usize>>,
-}
-
-impl Props {
-    const LINEAR: usize = 16;
-
-    fn insert(&mut self, property: Property) {
-        let existing = match &self.index {
-            Some(index) => index.get(&property.key).copied(),
-            None => self.list.iter().position(|p| p.key == property.key),
-        };
-        if let Some(at) = existing {
-            self.list[at] = property;
-            return;
-        }
-        if let Some(index) = &mut self.index {
-            index.insert(property.key.clone(), self.list.len());
-        } else if self.list.len() == Self::LINEAR {
-            let mut index: HashMap<String, usize> =
-                self.list.iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
-            index.insert(property.key.clone(), self.list.len());
-            self.index = Some(index);
-        }
-        self.list.push(property);
+/// Object properties in JavaScript order: array-index keys first, ascending, then the others
+/// as written (keys are unique: a repeated one is an error).
+fn in_js_order(mut props: Vec<Property>) -> Vec<Property> {
+    if props.iter().any(|p| array_index(&p.key).is_some()) {
+        // Stable: non-index keys keep insertion order.
+        props.sort_by_key(|p| array_index(&p.key).map_or((1, 0), |i| (0, i)));
     }
-
-    fn finish(mut self) -> Vec<Property> {
-        if self.list.iter().any(|p| array_index(&p.key).is_some()) {
-            // Stable: non-index keys keep insertion order.
-            self.list.sort_by_key(|p| array_index(&p.key).map_or((1, 0), |i| (0, i)));
-        }
-        self.list
-    }
+    props
 }
 
 /// `Some(n)` when `key` is a canonical array index ("0" ..= "4294967294").
@@ -1231,19 +1205,14 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
     }
 
     #[test]
-    fn duplicate_keys_keep_first_position_and_last_value() {
+    fn a_key_given_twice_is_an_error_at_each_repeat() {
         let source = "export default { a: 1, b: 2, a: 3, 1: 'x', c: 4, 1: 'y', 'b': 5 };";
-        assert_eq!(json(source), r#"{"1":"y","a":3,"b":5,"c":4}"#);
-        let v = value(source);
-        let ValueKind::Object(props) = &v.kind else { panic!() };
-        assert_eq!(text(source, props[2].key_span), "'b'");
-        // Large objects take the hashed path.
-        let body: Vec<String> = (0..40).map(|i| format!("k{}: {i}", i % 20)).collect();
-        let v = value(&format!("export default {{ {} }};", body.join(", ")));
-        let ValueKind::Object(props) = &v.kind else { panic!() };
-        assert_eq!(props.len(), 20);
-        assert_eq!(props[3].key, "k3");
-        assert_eq!(props[3].value.kind, ValueKind::Number(23u64.into()));
+        let found: Vec<_> = errors(source).into_iter().map(|e| (e.path, text(source, e.span).to_owned())).collect();
+        assert_eq!(found, [("a".into(), "a".into()), ("[\"1\"]".into(), "1".into()), ("b".into(), "'b'".into())]);
+        let nested = "export default { hooks: { stop: './a.ts', stop: './b.ts' } };";
+        assert_eq!(errors(nested)[0].path, "hooks.stop");
+        // Index keys come first, in order; the others as written.
+        assert_eq!(json("export default { b: 1, 2: 'x', a: 2, 0: 'y' };"), r#"{"0":"y","2":"x","b":1,"a":2}"#);
     }
 
     #[test]

@@ -285,3 +285,17 @@ fn an_empty_tools_list_selects_nothing_rather_than_everything() {
     let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: [] } }";
     expect_one(&config(hooks, "['claude']"), &[], "AB4215", "hooks.beforeTool.tools", "");
 }
+
+/// A hook target the config does not select is a warning (nothing is emitted for it); with
+/// `--target` narrowing the build on purpose, it is not.
+#[test]
+fn a_hook_target_the_build_does_not_select_is_a_warning_unless_narrowed_by_the_cli() {
+    let hooks = "{ stop: { handler: './src/hooks/h.ts', targets: ['claude', 'cursor'] } }";
+    let (exit, diagnostics) = diagnose(&config(hooks, "['claude', 'codex']"), &[]);
+    assert_eq!(exit, 0);
+    assert_eq!(diagnostics, [("AB4203".into(), "hooks.stop.targets[1]".into(), "".into(), "warning".into())]);
+    let dir =
+        project(&[("agent-bundle.config.ts", &config(hooks, "['claude', 'codex']")), ("src/hooks/h.ts", HANDLER)]);
+    let (exit, report) = build_json(dir.path(), &["--target", "claude"]);
+    assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
+}

@@ -102,6 +102,21 @@ pub fn normalize(
         }
         hooks.push(hook);
     }
+    if target_override.is_none() {
+        // (`--target` narrows a build on purpose: then a hook's other targets are expected.)
+        for item in config.hooks.iter().flat_map(|decl| decl.targets.iter().flatten()) {
+            if let Some(target) = Target::parse(&item.value)
+                && !targets.contains(&target)
+            {
+                let message = format!("this hook targets {}, which the config's `targets` does not select", item.value);
+                cx.push(
+                    Diagnostic::warning(Code::HookTargetNotSelected, message)
+                        .at_path(&item.path)
+                        .with_help("add it to `targets`, or remove it here: nothing is emitted for it"),
+                );
+            }
+        }
+    }
     for route in routes {
         hooks.push(route_hook(route));
     }

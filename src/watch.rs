@@ -24,6 +24,7 @@
 //! changed since its listing (or is too new for its time to prove it did not).
 
 use std::collections::BTreeSet;
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -322,8 +323,9 @@ impl Session {
     }
 
     /// The paths of `batch` that can be this project's inputs (below its root, or in an
-    /// outside directory its modules import from), and the root itself (removed, replaced,
-    /// renamed: it is read whole again).
+    /// outside directory its modules import from), the root itself (removed, replaced,
+    /// renamed: it is read whole again), and the artifact if it is gone (it is published
+    /// again; its own swaps, which leave it in place, are not a change).
     fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
         let input = |path: &PathBuf| {
@@ -333,7 +335,8 @@ impl Session {
                 Err(_) => self.workspace.in_outside_dir(path),
             }
         };
-        batch.iter().filter(|path| input(path)).cloned().collect()
+        let artifact_gone = |path: &PathBuf| *path == self.options.out_dir && fs::symlink_metadata(path).is_err();
+        batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
     }
 
     /// Reads the project (all of it on its first build, else only `changed`), then builds

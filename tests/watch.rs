@@ -405,3 +405,17 @@ fn events_the_kernel_dropped_make_the_session_read_everything_again() {
     until_published(&builds, &dir.path().join("artifact"), "after the overflow");
     interrupt(child);
 }
+
+#[test]
+fn an_artifact_deleted_during_a_session_is_published_again() {
+    let dir = support::example("policy");
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    let initial = next_build(&builds);
+    assert_eq!(initial["ok"], true, "{initial:#}");
+    let before = artifact_files(&dir.path().join("artifact"));
+    std::fs::remove_dir_all(dir.path().join("artifact")).unwrap();
+    let again = next_build(&builds);
+    assert_eq!((&again["ok"], &again["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{again:#}");
+    assert_eq!(artifact_files(&dir.path().join("artifact")), before);
+    interrupt(child);
+}

@@ -80,7 +80,8 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
     let ms = build.elapsed.as_millis();
     let output = match &build.output {
         Ok(output) => output,
-        Err(error) => return format!("{tag} {trigger}: {error}; the last good artifact is kept ({ms} ms)"),
+        // What changed is unknown: the project could not be read.
+        Err(error) => return format!("{tag} {error}; the last good artifact is kept ({ms} ms)"),
     };
     let rebuilt = format!(
         "{} transpiled, {} bundled, {} queries re-run, {ms} ms",

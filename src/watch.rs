@@ -108,13 +108,14 @@ pub struct Found {
 
 /// Builds every project, then rebuilds each on every change to its inputs until Ctrl-C;
 /// `report` is called after each round of builds (the first one, then one per batch of
-/// events) with its builds, in project order, and how long the round took. Projects build
-/// in parallel on `pool`, each in its own long-lived database.
+/// events) with its builds, in project order, the roots of the projects a workspace search
+/// no longer finds (dropped this round), and how long the round took. Projects build in
+/// parallel on `pool`, each in its own long-lived database.
 pub fn watch(
     projects: Projects<'_>,
     debounce: Duration,
     pool: &rayon::ThreadPool,
-    mut report: impl FnMut(&[WatchBuild<'_>], Duration),
+    mut report: impl FnMut(&[WatchBuild<'_>], &[PathBuf], Duration),
 ) -> io::Result<()> {
     install_interrupt_handler();
     let (sender, events) = mpsc::channel::<Change>();
@@ -129,6 +130,7 @@ pub fn watch(
 
     let mut batch = Batch::default();
     loop {
+        let mut dropped = Vec::new();
         if let Some(search) = search.as_mut()
             && (batch.rescan
                 || batch
@@ -136,7 +138,7 @@ pub fn watch(
                     .iter()
                     .any(|path| crate::workspace::changes_search(path, &search.roots, &search.watches.dirs)))
         {
-            follow(search.run()?, &mut sessions, &inputs);
+            dropped = follow(search.run()?, &mut sessions, &inputs);
         }
         if batch.rescan {
             sessions.iter_mut().for_each(Session::read_all_again);
@@ -157,7 +159,9 @@ pub fn watch(
             if let Some(error) = inputs.lock().expect("no panics while locked").failure.take() {
                 return Err(error);
             }
-            report(&builds, started.elapsed());
+            report(&builds, &dropped, started.elapsed());
+        } else if !dropped.is_empty() {
+            report(&[], &dropped, Duration::ZERO);
         }
         match next_batch(&events, debounce) {
             Some(next) => batch = next,
@@ -167,8 +171,8 @@ pub fn watch(
 }
 
 /// Makes the sessions the projects a search `found`: a new one gets a session (and its
-/// first build), a gone one loses its session and its watches.
-fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches>) {
+/// first build), a gone one loses its session and its watches. Returns the gone ones' roots.
+fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches>) -> Vec<PathBuf> {
     let gone: Vec<PathBuf> = sessions
         .iter()
         .map(|s| s.options.root.clone())
@@ -183,6 +187,7 @@ fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<
         .collect();
     sessions.extend(new);
     sessions.sort_by(|a, b| a.options.root.cmp(&b.options.root));
+    gone
 }
 
 /// What a watcher reports.

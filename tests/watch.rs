@@ -202,7 +202,14 @@ fn a_workspace_watch_rebuilds_only_the_edited_project() {
     std::fs::remove_dir_all(root.join("plugins/policy")).unwrap();
     std::fs::write(&audit, std::fs::read_to_string(&audit).unwrap() + "// again\n").unwrap();
     // (A removal that straddles two batches can cost the removed project one failed build.)
-    while next()["project"] != "plugins/guarded" {}
+    let mut dropped = false;
+    loop {
+        let report = next();
+        dropped |= report == serde_json::json!({ "project": "plugins/policy", "dropped": true });
+        if report["project"] == "plugins/guarded" && dropped {
+            break;
+        }
+    }
     assert!(builds.recv_timeout(Duration::from_millis(300)).is_err(), "no build of the removed project");
     interrupt(child);
 }
@@ -380,6 +387,7 @@ fn a_project_folder_replaced_by_another_in_a_workspace_session_is_built_as_the_o
     until_published(&builds, &dir.path().join("pol-old/artifact"), "an edit of the old one");
     // Moved out of the workspace, a project is no longer the session's.
     std::fs::rename(dir.path().join("pol-old"), other.path().join("gone")).unwrap();
+    assert_eq!(next_build(&builds), serde_json::json!({ "project": "pol-old", "dropped": true }));
     edit_stop(&other.path().join("gone"), "an edit out of the workspace");
     assert!(builds.recv_timeout(Duration::from_millis(500)).is_err(), "a project moved away is dropped");
     interrupt(child);

@@ -27,7 +27,8 @@ pub(super) fn session(
     pool: &rayon::ThreadPool,
     name: impl Fn(&Path) -> Option<String>,
 ) -> Result<bool, Failure> {
-    let report_round = |builds: &[WatchBuild<'_>], elapsed: Duration| {
+    let report_round = |builds: &[WatchBuild<'_>], dropped: &[std::path::PathBuf], elapsed: Duration| {
+        print_dropped(dropped, args.source.json, &name);
         print_round(builds, elapsed, args.source.json, &name);
         args.cache.keep_bounded(cache);
     };
@@ -37,6 +38,18 @@ pub(super) fn session(
     ended.map_err(|e| Failure::Run(e.to_string()))?;
     eprintln!("Stopped watching.");
     Ok(true)
+}
+
+/// A line (or JSON line) for each project a workspace session no longer has.
+fn print_dropped(dropped: &[std::path::PathBuf], json: bool, name: &impl Fn(&Path) -> Option<String>) {
+    for root in dropped {
+        let project = name(root).unwrap_or_else(|| root.display().to_string());
+        if json {
+            outln!("{}", serde_json::json!({ "project": project, "dropped": true }));
+        } else {
+            eprintln!("[watch] {project}: no longer a project (its config is gone or ignored); stopped watching it");
+        }
+    }
 }
 
 /// One round's builds, each as a JSON line or its diagnostics and status line; the first

@@ -427,3 +427,20 @@ fn an_artifact_deleted_during_a_session_is_published_again() {
     assert_eq!(artifact_files(&dir.path().join("artifact")), before);
     interrupt(child);
 }
+
+#[test]
+fn a_workspace_session_without_projects_waits_for_the_first_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("plugins")).unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    // Let the session start and watch before the project appears.
+    std::thread::sleep(Duration::from_millis(300));
+    support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join("plugins/policy"));
+    loop {
+        let build = next_build(&builds);
+        if build["project"] == "plugins/policy" && build["ok"] == true {
+            break;
+        }
+    }
+    interrupt(child);
+}

@@ -73,8 +73,15 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let (roots, dirs) = search(&selection.base);
     // The session's first search is this one (the watches it adds then tell whether the
     // tree changed meanwhile).
-    let first = Cell::new(Some(Found { projects: selection.projects(roots.clone())?, roots, dirs }));
-    eprintln!("Watching the projects below {} (Ctrl-C to stop)", report::display_path(&selection.base));
+    let projects = selection.options_for(roots.clone());
+    let shown = report::display_path(&selection.base);
+    if projects.is_empty() {
+        // Unlike a build, a session waits: the first project may be on its way.
+        eprintln!("No agent-bundle project below {shown} yet; watching for one to appear (Ctrl-C to stop)");
+    } else {
+        eprintln!("Watching the projects below {shown} (Ctrl-C to stop)");
+    }
+    let first = Cell::new(Some(Found { projects, roots, dirs }));
     let find = || {
         first.take().unwrap_or_else(|| {
             let (roots, dirs) = search(&selection.base);

@@ -301,3 +301,21 @@ fn an_artifact_that_is_a_link_stays_a_link_and_is_up_to_date_when_unchanged() {
     let (_, third) = build_json(dir.path(), &[]);
     assert_eq!(third["upToDate"], true, "{third:#}");
 }
+
+/// `--config` is read relative to the root (as `--help` says), or relative to the current
+/// directory when that lands in the root (a path the shell completed); never outside it.
+#[test]
+fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
+    let parent = tempfile::tempdir().unwrap();
+    let project = parent.path().join("plugin");
+    support::copy_tree(&support::repo().join("examples/policy"), &project);
+    fs::rename(project.join("agent-bundle.config.ts"), project.join("other.config.ts")).unwrap();
+    fs::write(parent.path().join("outside.config.ts"), "export default {};\n").unwrap();
+    for config in ["other.config.ts", "plugin/other.config.ts"] {
+        let (code, report) = build_json(parent.path(), &["--root", "plugin", "--config", config]);
+        assert_eq!((code, &report["plugin"]["name"]), (0, &serde_json::json!("policy")), "{config}: {report:#}");
+    }
+    let output = support::run(parent.path(), &["build", "--root", "plugin", "--config", "../outside.config.ts"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("must be inside the project root"));
+}

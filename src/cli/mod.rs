@@ -255,13 +255,7 @@ impl SourceArgs {
         }
         let config = match &self.config {
             None => None,
-            Some(path) => {
-                let absolute = cwd.join(path);
-                let relative = absolute.strip_prefix(&root).map_err(|_| {
-                    Failure::Usage(format!("--config {} must be inside the project root", path.display()))
-                })?;
-                Some(relative.to_string_lossy().replace('\\', "/"))
-            }
+            Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
         // A root reached through a symbolic link is walked, stamped and watched as the
@@ -273,6 +267,23 @@ impl SourceArgs {
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
         };
         Ok(BuildOptions { root, config, targets, out_dir, cache })
+    }
+}
+
+/// `--config`'s path relative to the root, as a POSIX path: relative to the root as `--help`
+/// says, or (a path the shell completed) relative to the current directory, if it lands in
+/// the root.
+fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failure> {
+    let from_root = root.join(path);
+    let chosen = if from_root.is_file() { from_root } else { cwd.join(path) };
+    let inside = |relative: &Path| relative.components().all(|part| matches!(part, std::path::Component::Normal(_)));
+    match chosen.strip_prefix(root) {
+        Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().replace('\\', "/")),
+        _ => Err(Failure::Usage(format!(
+            "--config {} must be inside the project root {}",
+            path.display(),
+            root.display()
+        ))),
     }
 }
 

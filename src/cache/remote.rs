@@ -437,7 +437,7 @@ mod tests {
                 }
             }
         });
-        // A byte every 50 ms never trips the idle timeout; the total does.
+        // A byte every 50 ms never trips the idle timeout; the body's bound does.
         let trickled = remote_within(url, 1000, Duration::from_millis(500)).get(Kind::Object, &Hash::of(b"x"));
         assert!(matches!(trickled, Fetch::Failed(_)));
     }

@@ -425,11 +425,16 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// Kills `child`'s process group (the child and whatever it started that stayed in it).
 fn stop_group(child: &mut Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: a plain syscall on the group this process made for the child.
+    kill_group(child.id());
+    let _ = child.wait();
+}
+
+/// Kills the process group a child started with `process_group(0)` leads.
+pub(crate) fn kill_group(leader: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(leader) {
+        // SAFETY: a plain syscall on the group this process made for its child.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
-    let _ = child.wait();
 }
 
 /// A stream read to its end on a thread of its own (so a full pipe never blocks the child).

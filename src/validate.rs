@@ -83,14 +83,13 @@ const HOST_VALIDATOR_TIMEOUT: Duration = Duration::from_secs(60);
 fn output_within(command: &mut Command, timeout: Duration) -> std::io::Result<Option<Output>> {
     use std::os::unix::process::CommandExt;
     let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
-    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    let leader = child.id();
     let (sender, answer) = std::sync::mpsc::channel();
     std::thread::spawn(move || sender.send(child.wait_with_output()));
     match answer.recv_timeout(timeout) {
         Ok(output) => output.map(Some),
         Err(_) => {
-            // SAFETY: a plain syscall on the group made for this child.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            crate::artifact::kill_group(leader);
             // Its pipes close once the group is gone (unless a process left the group).
             let _ = answer.recv_timeout(Duration::from_secs(1));
             Ok(None)

@@ -227,22 +227,15 @@ fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
 fn inspect_json_reports_a_failure_as_json_and_touches_no_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let output = support::bin()
-        .args(["inspect", "--hooks", "--json"])
-        .env("AGENT_BUNDLE_CACHE_DIR", &cache)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let inspect = |project: &std::path::Path| {
+        let mut command = support::bin();
+        command.args(["inspect", "--hooks", "--json"]).env("AGENT_BUNDLE_CACHE_DIR", &cache).current_dir(project);
+        command.output().unwrap()
+    };
+    let output = inspect(dir.path());
     assert_eq!(output.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!((&report["ok"], &report["diagnostics"][0]["code"]), (&json!(false), &json!("AB4001")), "{report:#}");
-    let example = support::example("routes");
-    let output = support::bin()
-        .args(["inspect", "--hooks", "--json"])
-        .env("AGENT_BUNDLE_CACHE_DIR", &cache)
-        .current_dir(example.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(inspect(support::example("routes").path()).status.code(), Some(0));
     assert!(!cache.exists(), "no cache directory made");
 }

@@ -27,8 +27,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,20 +72,39 @@ impl WatchBuild<'_> {
     }
 }
 
-/// Set by the SIGINT handler; the loop exits at its next check.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The write end of the pipe the SIGINT handler reports on (-1 until a session starts).
+static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_interrupt(_signal: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    let fd = INTERRUPT_PIPE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write(2) is async-signal-safe; one byte into a pipe never blocks here.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    }
 }
 
-/// Makes Ctrl-C stop the loop between builds instead of killing the process mid-publish.
-fn install_interrupt_handler() {
+/// Makes Ctrl-C stop the loop between builds instead of killing the process mid-publish:
+/// the handler writes to a pipe, and a thread waiting on it sends [`Change::Interrupt`]. So
+/// an idle session sleeps until an event or Ctrl-C, instead of waking to poll a flag.
+fn install_interrupt_handler(sender: mpsc::Sender<Change>) -> io::Result<()> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the read end is this process's own new descriptor, owned by the file now.
+    let mut read_end = unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]) };
+    std::thread::Builder::new().name("interrupt".into()).spawn(move || {
+        let _ = std::io::Read::read(&mut read_end, &mut [0u8]);
+        let _ = sender.send(Change::Interrupt);
+    })?;
+    INTERRUPT_PIPE.store(fds[1], Ordering::SeqCst);
     let handler: extern "C" fn(libc::c_int) = on_interrupt;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only loads an atomic and writes to a pipe, both async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
     }
+    Ok(())
 }
 
 /// The projects of a watch session.
@@ -117,8 +136,8 @@ pub fn watch(
     pool: &rayon::ThreadPool,
     mut report: impl FnMut(&[WatchBuild<'_>], &[PathBuf], Duration),
 ) -> io::Result<()> {
-    install_interrupt_handler();
     let (sender, events) = mpsc::channel::<Change>();
+    install_interrupt_handler(sender.clone())?;
     let inputs = Mutex::new(Watches::new(watcher(sender.clone())?));
     let (mut sessions, mut search) = match projects {
         Projects::One(options) => (vec![Session::new(options)], None),
@@ -190,12 +209,14 @@ fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<
     gone
 }
 
-/// What a watcher reports.
+/// What a watcher (or Ctrl-C) reports.
 enum Change {
     Path(PathBuf),
     /// Events were lost (the kernel's queue overflowed) or the watcher failed: anything may
     /// have changed.
     Rescan,
+    /// Ctrl-C: the session ends.
+    Interrupt,
 }
 
 /// The changes of one round of builds.
@@ -210,16 +231,7 @@ struct Batch {
 /// `debounce` of the last, for at most [`MAX_BATCH`]; `None` once Ctrl-C was pressed or the
 /// watchers are gone.
 fn next_batch(events: &mpsc::Receiver<Change>, debounce: Duration) -> Option<Batch> {
-    let first = loop {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return None;
-        }
-        match events.recv_timeout(Duration::from_millis(50)) {
-            Ok(change) => break change,
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return None,
-        }
-    };
+    let first = events.recv().ok()?;
     let deadline = Instant::now() + MAX_BATCH;
     let mut batch = Batch::default();
     let mut next = Some(first);
@@ -227,6 +239,7 @@ fn next_batch(events: &mpsc::Receiver<Change>, debounce: Duration) -> Option<Bat
         match change {
             Change::Path(path) => batch.paths.push(path),
             Change::Rescan => batch.rescan = true,
+            Change::Interrupt => return None,
         }
         // What comes after the deadline waits in the channel for the next batch.
         let left = deadline.saturating_duration_since(Instant::now());
@@ -448,6 +461,15 @@ fn watch_error(dir: &Path, error: &notify::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn ctrl_c_ends_the_session_even_inside_a_batch() {
+        let (sender, events) = mpsc::channel();
+        sender.send(Change::Path(PathBuf::from("a"))).unwrap();
+        sender.send(Change::Interrupt).unwrap();
+        assert!(next_batch(&events, Duration::from_millis(30)).is_none());
+    }
 
     #[test]
     fn a_batch_ends_at_its_cap_though_events_keep_coming() {

@@ -444,3 +444,27 @@ fn a_workspace_session_without_projects_waits_for_the_first_one() {
     }
     interrupt(child);
 }
+
+/// An idle session sleeps until an event or Ctrl-C: no thread of it wakes to poll (a poll
+/// every 50 ms would be some 20 wakeups in the second counted here).
+#[test]
+fn an_idle_session_does_not_wake_up() {
+    let dir = support::example("policy");
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    let wakeups = || -> u64 {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
+        let status = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let count = |status: String| {
+            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:"))?.to_owned();
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        };
+        tasks.map(|task| count(status(task.unwrap())).unwrap_or(0)).sum()
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let before = wakeups();
+    std::thread::sleep(Duration::from_secs(1));
+    let woke = wakeups() - before;
+    assert!(woke < 10, "{woke} wakeups in an idle second");
+    interrupt(child);
+}

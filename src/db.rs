@@ -486,7 +486,18 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
     };
     let code =
         linked.body.as_ref().zip(epilogue).map(|(body, epilogue)| Arc::from([&**body, epilogue.as_str()].concat()));
-    WrapperReturn { code, modules: linked.modules.clone(), diagnostics: linked.diagnostics.clone() }
+    // A config hook's handler without a default export is shown where the config names it.
+    let located = |diagnostic: &Diagnostic| match hook.trigger {
+        crate::model::Trigger::Config(_) if diagnostic.code == Code::HandlerWithoutDefault => {
+            Diagnostic { file: None, span: None, ..diagnostic.clone() }.at_path(&hook.config_path)
+        }
+        _ => diagnostic.clone(),
+    };
+    WrapperReturn {
+        code,
+        modules: linked.modules.clone(),
+        diagnostics: linked.diagnostics.iter().map(located).collect(),
+    }
 }
 
 /// The shared event runtime: one MCP server bundle for every host that forwards a route to it.

@@ -299,3 +299,17 @@ fn a_hook_target_the_build_does_not_select_is_a_warning_unless_narrowed_by_the_c
     let (exit, report) = build_json(dir.path(), &["--target", "claude"]);
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
 }
+
+#[test]
+fn a_handler_without_a_default_export_is_shown_where_the_config_names_it() {
+    let (exit, diagnostics) = diagnose(
+        &config("{ stop: './src/hooks/none.ts' }", "['claude', 'codex']"),
+        &[("src/hooks/none.ts", "export const handler = () => undefined;\n")],
+    );
+    assert_eq!(exit, 1);
+    assert_eq!(
+        diagnostics,
+        [("AB4218".into(), "hooks.stop".into(), "".into(), "error".into())],
+        "once, for every host"
+    );
+}

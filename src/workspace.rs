@@ -18,10 +18,10 @@ use crate::stamp::{FileState, now_ns, unchanged, write_json};
 const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 
 /// Project roots below `dir` (directories holding an `agent-bundle.config.*`), sorted.
-/// `.gitignore`d paths, in a git repository or not (and `.ignore`d ones, as ripgrep does;
-/// not the user's global excludes or `.git/info/exclude`, which no other checkout shares,
-/// so every machine finds the same projects), `node_modules` and built artifacts are
-/// skipped.
+/// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
+/// excludes or `.git/info/exclude`, which no other checkout shares, so every machine finds
+/// the same projects; outside a git repository, those of `dir` and below), `node_modules`
+/// and built artifacts are skipped.
 ///
 /// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every
 /// directory the walk listed and every ignore file that could apply; while they all hold,
@@ -136,13 +136,17 @@ pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) 
 fn walk(dir: &Path) -> Walk {
     let artifacts = Arc::new(Mutex::new(Vec::new()));
     let found_artifacts = artifacts.clone();
+    // In a git repository, git's rules: its ignore files apply, from its root down. Outside
+    // one (a CI job's copy of the sources, an unpacked archive), the workspace's own ignore
+    // files apply all the same, and none above it: a home folder's `.gitignore` of `*` (a
+    // dotfiles setup) must not hide every project.
+    let in_repository = dir.ancestors().any(|dir| dir.join(".git").exists());
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(false)
         .git_global(false)
         .git_exclude(false)
-        // A checkout without its `.git` (a CI job's copy, an unpacked archive) finds the
-        // same projects as one with it.
-        .require_git(false)
+        .require_git(in_repository)
+        .parents(in_repository)
         .filter_entry(move |entry| {
             let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -403,6 +407,18 @@ mod tests {
         assert_eq!(names(&dir), ["a", "planted"], "answered from the memo");
         fs::write(outer.path().join(".gitignore"), "a/\n").unwrap();
         assert!(names(&dir).is_empty(), "an enclosing repository's .gitignore applies");
+    }
+
+    #[test]
+    fn outside_a_repository_the_workspace_s_ignore_files_apply_and_none_above_it() {
+        let outer = tempfile::tempdir().unwrap();
+        // A dotfiles-style home folder: everything ignored, then taken back file by file.
+        fs::write(outer.path().join(".gitignore"), "*\n").unwrap();
+        let dir = outer.path().join("workspace");
+        project(&dir, "a");
+        project(&dir, "scratch/b");
+        fs::write(dir.join(".gitignore"), "scratch/\n").unwrap();
+        assert_eq!(names(&dir), ["a"]);
     }
 
     #[test]

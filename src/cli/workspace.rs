@@ -2,7 +2,8 @@
 //! `agent-bundle watch --workspace`.
 
 use std::cell::Cell;
-use std::io::{IsTerminal, Write};
+use std::fmt::Write;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -137,9 +138,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             "elapsedMs": elapsed.as_millis() as u64,
         }));
     } else {
-        // One write for the whole report (a hundred projects are a hundred lines), flushed
+        // One write for the whole report (a hundred projects are a hundred lines), made
         // before each failure's diagnostics so they stay under their line on a terminal.
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = String::new();
         for result in &results {
             let name = selection.name(&result.options.root);
             let ms = result.elapsed.as_millis();
@@ -161,7 +162,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                         stats.written.len()
                     ),
                     None => {
-                        let _ = writeln!(out, "FAILED  {name}").and_then(|()| out.flush());
+                        out!("{}FAILED  {name}\n", std::mem::take(&mut out));
                         report::print_diagnostics(&output.compiled, Some(&name));
                         Ok(())
                     }
@@ -177,6 +178,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             elapsed.as_millis(),
             if failed > 0 { format!("; {failed} failed (the others published)") } else { String::new() }
         );
+        out!("{out}");
     }
     Ok(failed == 0)
 }

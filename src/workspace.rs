@@ -108,8 +108,22 @@ impl Listed {
 /// The project roots below `dir` (as [`discover`] finds them, without its memo) and every
 /// directory the search listed: where a project can appear (watch mode watches them).
 pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
-    let Walk { roots, dirs, .. } = walk(dir);
+    let Walk { roots, mut dirs, .. } = walk(dir);
+    // The folders above, up to the repository's root: their ignore files apply too.
+    if let Some(top) = repository_root(dir) {
+        for ancestor in dir.ancestors().skip(1).take_while(|ancestor| ancestor.starts_with(top)) {
+            let state = std::fs::symlink_metadata(ancestor)
+                .ok()
+                .and_then(|metadata| Some(FileState::of(ancestor.to_str()?.to_owned(), &metadata)));
+            dirs.push(Listed { dir: ancestor.to_path_buf(), state });
+        }
+    }
     (roots, dirs)
+}
+
+/// The root of the git repository `dir` is in, if any.
+fn repository_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|ancestor| ancestor.join(".git").exists())
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
@@ -140,7 +154,7 @@ fn walk(dir: &Path) -> Walk {
     // one (a CI job's copy of the sources, an unpacked archive), the workspace's own ignore
     // files apply all the same, and none above it: a home folder's `.gitignore` of `*` (a
     // dotfiles setup) must not hide every project.
-    let in_repository = dir.ancestors().any(|dir| dir.join(".git").exists());
+    let in_repository = repository_root(dir).is_some();
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(false)
         .git_global(false)

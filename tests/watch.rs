@@ -468,3 +468,18 @@ fn an_idle_session_does_not_wake_up() {
     assert!(woke < 10, "{woke} wakeups in an idle second");
     interrupt(child);
 }
+
+/// The ignore files above a workspace, up to its repository's root, apply to the search:
+/// one written there while a session runs drops the project it ignores.
+#[test]
+fn an_ignore_file_of_the_enclosing_repository_is_watched_too() {
+    let repository = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repository.path().join(".git")).unwrap();
+    let workspace = repository.path().join("plugins");
+    support::copy_tree(&support::repo().join("examples/policy"), &workspace.join("policy"));
+    let (child, builds) = start_watch(&workspace, &["watch", "--workspace", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::fs::write(repository.path().join(".gitignore"), "plugins/policy/\n").unwrap();
+    assert_eq!(next_build(&builds), serde_json::json!({ "project": "policy", "dropped": true }));
+    interrupt(child);
+}

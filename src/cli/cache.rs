@@ -110,7 +110,8 @@ pub(super) enum CacheCommand {
     Gc {
         #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
         cache_dir: Option<PathBuf>,
-        /// Keep at most this much, e.g. 500M, 2G, 100000 (bytes).
+        /// Keep at most this much, e.g. 500M, 2G, 100000 (bytes); 0 empties the cache (unlike
+        /// a build's --cache-max-size, where 0 means no bound).
         #[arg(long, value_parser = parse_size)]
         max_size: Option<u64>,
         /// Drop entries not used for this long, e.g. 30d, 12h, 45m (an entry's last use is

@@ -255,7 +255,8 @@ fn remove_unless_used(entry: &Entry) -> bool {
     }
 }
 
-fn remove_stale_temps(tmp: &Path, now: SystemTime) {
+/// Removes the temporary files of killed processes (older than an hour) from `tmp`.
+pub(super) fn remove_stale_temps(tmp: &Path, now: SystemTime) {
     let Ok(read) = fs::read_dir(tmp) else { return };
     for item in read.flatten() {
         let old = item

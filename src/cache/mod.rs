@@ -56,6 +56,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
 
 pub use maintenance::{
     DirStats, GcOptions, GcReport, VerifyReport, bound, default_dir, dir_stats, gc, record_build, verify,
@@ -324,6 +325,8 @@ impl Cache {
                         // Known to be empty: its size bound need not count entries later.
                         let _ = maintenance::start_usage(dir);
                     }
+                    // What killed builds left; one listing of a folder that is mostly empty.
+                    maintenance::remove_stale_temps(&store.root().join(local::TMP_DIR), SystemTime::now());
                     Some(store)
                 }
                 Err(error) => {

@@ -481,6 +481,18 @@ fn gc_by_age_removes_old_entries_and_never_leaves_a_dangling_record() {
 }
 
 #[test]
+fn opening_the_cache_removes_what_killed_processes_left_in_tmp() {
+    let dir = tempfile::tempdir().unwrap();
+    open(dir.path());
+    let (old, fresh) = (dir.path().join("v1/tmp/1-0-0.tmp"), dir.path().join("v1/tmp/2-0-0.tmp"));
+    fs::write(&old, b"half").unwrap();
+    set_mtime(&old, Duration::from_secs(2 * 3600));
+    fs::write(&fresh, b"being written").unwrap();
+    open(dir.path());
+    assert!(!old.exists() && fresh.exists());
+}
+
+#[test]
 fn gc_keeps_an_entry_used_after_the_scan_started() {
     // The race itself cannot be staged deterministically; its guard can: an entry whose
     // mtime moved past what the scan saw is kept.

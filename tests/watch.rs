@@ -28,6 +28,14 @@ pub(crate) fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>)
     (child, builds)
 }
 
+/// A `watch --json` session on the project at `dir`, past its first (good) build.
+fn watching(dir: &Path) -> (Child, Receiver<Value>) {
+    let (child, builds) = start_watch(dir, &["watch", "--json"]);
+    let first = next_build(&builds);
+    assert_eq!(first["ok"], true, "{first:#}");
+    (child, builds)
+}
+
 pub(crate) fn next_build(builds: &Receiver<Value>) -> Value {
     builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
@@ -326,8 +334,7 @@ fn a_fifo_or_a_linked_folder_appearing_in_a_project_is_never_read() {
     let dir = support::example("policy");
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(elsewhere.path().join("ext.ts"), "export const EXT = 'via-link';\n").unwrap();
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
-    assert_eq!(next_build(&builds)["ok"], true);
+    let (child, builds) = watching(dir.path());
     // Opening a FIFO waits for a writer: the session would hang, deaf to Ctrl-C.
     let fifo = std::ffi::CString::new(dir.path().join("src/hooks/pipe").to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
@@ -351,8 +358,7 @@ fn a_fifo_or_a_linked_folder_appearing_in_a_project_is_never_read() {
 #[test]
 fn a_project_root_removed_and_made_again_is_watched_again() {
     let dir = support::example("policy");
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
-    assert_eq!(next_build(&builds)["ok"], true);
+    let (child, builds) = watching(dir.path());
     std::fs::remove_dir_all(dir.path()).unwrap();
     assert_eq!(next_build(&builds)["ok"], false);
     support::copy_tree(&support::repo().join("examples/policy"), dir.path());
@@ -398,8 +404,7 @@ fn events_the_kernel_dropped_make_the_session_read_everything_again() {
     let dir = support::example("policy");
     let data = dir.path().join("src/data");
     std::fs::create_dir(&data).unwrap();
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
-    assert_eq!(next_build(&builds)["ok"], true);
+    let (child, builds) = watching(dir.path());
     // Stopped (as by Ctrl-Z), the session reads no events: more than the kernel queues for it
     // (fs.inotify.max_queued_events, 16,384 by default) pile up and the rest are dropped.
     // SAFETY: signals to our own child process.
@@ -450,8 +455,7 @@ fn a_workspace_session_without_projects_waits_for_the_first_one() {
 #[test]
 fn an_idle_session_does_not_wake_up() {
     let dir = support::example("policy");
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
-    assert_eq!(next_build(&builds)["ok"], true);
+    let (child, _builds) = watching(dir.path());
     let wakeups = || -> u64 {
         let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
         let status = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("status")).unwrap_or_default();

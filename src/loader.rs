@@ -75,9 +75,17 @@ impl Workspace {
     ) -> io::Result<Project> {
         let tree = walk_inputs(&self.root, exclude, before_listing)?;
         self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
-        // The build lists again the outside directories its modules still import from.
+        let mut disk = read_files(&tree.files)?;
+        // The outside directories found before are listed again with it: a read-whole
+        // follows an error or lost events, so their files may have changed unseen, and
+        // those that did not stay unchanged inputs (reported and re-run as nothing). The
+        // others the build lists again if its imports still name them.
+        let found: Vec<String> =
+            self.outside.iter().filter(|(_, entry)| entry.found).map(|(key, _)| key.clone()).collect();
         self.outside.clear();
-        let disk = read_files(&tree.files)?;
+        for key in &found {
+            self.list_outside(key, &mut disk, before_listing)?;
+        }
         Ok(self.sync(disk, settings))
     }
 
@@ -608,6 +616,12 @@ mod tests {
         fs::write(dir.path().join("shared/new/d.ts"), "new").unwrap();
         workspace.refresh(&[dir.path().join("shared/new")], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["../shared/new/d.ts"]);
+
+        // Reading the project whole again lists the folders found again, as they are now.
+        fs::write(dir.path().join("shared/b.mjs"), "edited meanwhile").unwrap();
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(workspace.changed(), ["../shared/b.mjs"], "the others are unchanged inputs");
+        assert!(workspace.lists_outside("../shared") && !workspace.lists_outside("../missing"));
     }
 
     #[test]

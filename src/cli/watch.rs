@@ -128,3 +128,32 @@ fn build_json(build: &WatchBuild<'_>, project: Option<String>) -> serde_json::Va
     }
     value
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::BuildOptions;
+
+    #[test]
+    fn a_build_that_could_not_read_its_project_says_why_not_what_changed() {
+        let options = BuildOptions {
+            root: "/p".into(),
+            config: None,
+            targets: None,
+            out_dir: "/p/artifact".into(),
+            cache: std::sync::Arc::new(Cache::disabled()),
+        };
+        let build = WatchBuild {
+            options: &options,
+            output: Err(std::io::Error::other("cannot read /p/src/a.ts: Permission denied")),
+            initial: false,
+            changed: Vec::new(),
+            queries_executed: 0,
+            elapsed: Duration::from_millis(3),
+        };
+        assert_eq!(
+            status_line(&build, Some("plugins/p")),
+            "[watch] plugins/p: cannot read /p/src/a.ts: Permission denied; the last good artifact is kept (3 ms)"
+        );
+    }
+}

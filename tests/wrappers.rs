@@ -293,3 +293,22 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
     assert!(!alive(kept), "the process in the hook's group was stopped");
     assert!(detached_was_alive, "the answer came while the detached process still held the pipes");
 }
+
+/// A simulated hook that never answers is stopped at its config's `timeout`, and the
+/// message says where the limit came from.
+#[test]
+fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
+    let handler = "export default () => new Promise(() => { setInterval(() => {}, 1000); });\n";
+    let config = "export default { plugin: { name: 'slow' }, targets: ['claude'], hooks: { stop: { handler: './src/stop.ts', timeout: 1 } } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
+    let name = hooks[0]["name"].as_str().unwrap();
+    let output =
+        support::run(dir.path(), &["hooks", "simulate", "--target", "claude", "--hook", name, "--input", input]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
+}

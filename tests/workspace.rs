@@ -85,3 +85,14 @@ fn each_project_reports_its_own_cache_use() {
     let run: serde_json::Value = serde_json::from_slice(&fs::read(cache.join("v1/last-build.json")).unwrap()).unwrap();
     assert_eq!(misses.iter().sum::<u64>(), run["action_misses"].as_u64().unwrap(), "{run:#}");
 }
+
+/// A workspace report that cannot be written (a full disk) is an error, not silence.
+#[test]
+fn a_workspace_report_that_cannot_be_written_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/policy"), &dir.path().join("plugins/policy"));
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = support::bin().args(["build", "--workspace"]).current_dir(dir.path()).stdout(full).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write to standard output"));
+}

@@ -30,7 +30,8 @@ pub struct BuildOptions {
     pub config: Option<String>,
     /// `--target`, replacing the config's targets.
     pub targets: Option<Vec<Target>>,
-    /// Artifact directory (absolute).
+    /// Artifact directory (absolute; a symbolic link already followed, see
+    /// [`crate::emit::publish::followed`]).
     pub out_dir: PathBuf,
     /// The content-addressed cache the stages read and fill (`Cache::disabled()` for none).
     pub cache: Arc<Cache>,

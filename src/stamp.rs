@@ -230,7 +230,7 @@ impl Stamp {
         self.inputs == now.inputs
             && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
             && !self.outputs.is_empty()
-            && unchanged(&self.outputs, &crate::emit::publish::followed(out_dir))
+            && unchanged(&self.outputs, out_dir)
     }
 }
 
@@ -239,7 +239,6 @@ impl Stamp {
 /// unchanged. Why not every file: stat-ing thousands of wrappers would double the cost of
 /// a no-op; a file edited in place is what `agent-bundle validate` is for.
 fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
-    let out_dir = &crate::emit::publish::followed(out_dir);
     if !out_dir.join(MANIFEST_FILE).is_file() {
         return Ok(Vec::new());
     }

@@ -261,7 +261,7 @@ impl SourceArgs {
         // A root reached through a symbolic link is walked, stamped and watched as the
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
-        let out_dir = out.map_or_else(|| root.join("artifact"), |out| cwd.join(out));
+        let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),

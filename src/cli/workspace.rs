@@ -52,7 +52,7 @@ impl Selection {
     fn options_for(&self, roots: Vec<PathBuf>) -> Vec<BuildOptions> {
         let roots = filter(roots, &self.base, &self.filters);
         let options = |root: PathBuf| BuildOptions {
-            out_dir: root.join("artifact"),
+            out_dir: crate::emit::publish::followed(&root.join("artifact")),
             root,
             config: None,
             targets: self.targets.clone(),

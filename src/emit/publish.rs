@@ -75,12 +75,14 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
 /// with its holder, so a killed build blocks no one. Where the directory cannot be opened
 /// or the file system has no such locks, publishing goes on unlocked.
 pub(crate) fn take_turn(out: &Path) -> Option<fs::File> {
-    fs::File::open(parent_of(&followed(out))).ok().filter(|directory| directory.lock().is_ok())
+    fs::File::open(parent_of(out)).ok().filter(|directory| directory.lock().is_ok())
 }
 
 /// Where an artifact that is a symbolic link (to a host's plugin folder, say) really is:
-/// that directory is replaced (and walked), and the link stays as it was made.
-pub(crate) fn followed(out: &Path) -> PathBuf {
+/// that directory is replaced, and the link stays as it was made. Build options hold this
+/// path (so the stamp and the manifest check see the real directory); `publish` follows
+/// the link too, so no caller can make it replace one.
+pub fn followed(out: &Path) -> PathBuf {
     let mut out = out.to_path_buf();
     // As many links as the kernel follows in a path.
     for _ in 0..40 {

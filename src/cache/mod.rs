@@ -312,8 +312,8 @@ impl fmt::Debug for Cache {
 
 impl Cache {
     /// Opens the local store (creating its layout) and configures the remote. A bad remote
-    /// URL or an unusable local directory is an `Err`; an unreachable remote is not (it is
-    /// found out, and warned about, on first use).
+    /// URL is an `Err`; an unusable local directory is a warning (the cache goes on without
+    /// it), and an unreachable remote is found out, and warned about, on first use.
     pub fn open(options: &CacheOptions) -> Result<Cache, String> {
         let remote = options.remote.as_ref().map(Remote::new).transpose()?;
         let mut unusable = None;

@@ -3,8 +3,7 @@
 //! running a hook's real wrapper the way a host would (`hooks list`, `hooks simulate`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -274,40 +273,19 @@ pub fn simulate(
         (Some(_), Some(_)) => Some("shared"),
         (Some(_), None) => Some("standalone"),
     };
-    let started = Instant::now();
-    // In a process group of its own: whatever the handler started is stopped with it.
-    let mut child = spawn_node(
-        &artifact,
-        Command::new("node")
-            .arg(&wrapper)
-            .env("AGENT_BUNDLE_HOOK_SIMULATION", "1")
-            .env(RUNTIME_DIR_VAR, &sockets)
-            .process_group(0),
-    )?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out_reader = Drain::start(child.stdout.take().expect("stdout is piped"));
-    let err_reader = Drain::start(child.stderr.take().expect("stderr is piped"));
     let (timeout, by_config) = match hook.timeout {
         Some(seconds) => (Duration::from_secs(seconds.max(1)), "its config's `timeout`"),
         None => (DEFAULT_SIMULATION_TIMEOUT, "no `timeout` in its config"),
     };
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            stop_group(&mut child);
-            return Err(format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let started = Instant::now();
+    let mut command = Command::new("node");
+    command.arg(&wrapper).current_dir(&artifact);
+    command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1").env(RUNTIME_DIR_VAR, &sockets);
+    let ran = crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
-    stop_group(&mut child);
-    let _ = writer.join();
-    // A process that left the group (a detached one) may still hold the pipes open.
-    let stdout = out_reader.text(PIPE_GRACE);
-    let mut stderr = err_reader.text(PIPE_GRACE);
+    let Some(crate::child::Ran { status, stdout, mut stderr }) = ran else {
+        return Err(format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs()));
+    };
     if let Some(runtime) = runtime {
         stderr.push_str(&runtime.shut_down());
     }
@@ -347,7 +325,7 @@ const RUNTIME_START: Duration = Duration::from_secs(10);
 pub(crate) struct SharedRuntime {
     child: Child,
     stdin: Option<ChildStdin>,
-    stderr: Drain,
+    stderr: crate::child::Drain,
 }
 
 impl SharedRuntime {
@@ -362,7 +340,7 @@ impl SharedRuntime {
         )?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = Drain::start(child.stderr.take().expect("stderr is piped"));
+        let stderr = crate::child::Drain::start(child.stderr.take().expect("stderr is piped"));
         let (answered, answer) = mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -399,7 +377,7 @@ impl SharedRuntime {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.text(PIPE_GRACE)
+        self.stderr.text()
     }
 }
 
@@ -411,58 +389,16 @@ fn spawn_node(artifact: &Path, command: &mut Command) -> Result<Child, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run node: {e} (agent-bundle needs Node.js 20 or newer on PATH)"))
+        .map_err(node_missing)
+}
+
+fn node_missing(error: std::io::Error) -> String {
+    format!("cannot run node: {error} (agent-bundle needs Node.js 20 or newer on PATH)")
 }
 
 /// How long a simulated hook may take when its config sets no `timeout` (hosts default to
 /// minutes; a simulation is run by hand and should not hang that long).
 const DEFAULT_SIMULATION_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long the output of an exited process is waited for: a process it started and that
-/// left its group can hold the pipes open for ever.
-const PIPE_GRACE: Duration = Duration::from_millis(500);
-
-/// Kills `child`'s process group (the child and whatever it started that stayed in it).
-fn stop_group(child: &mut Child) {
-    kill_group(child.id());
-    let _ = child.wait();
-}
-
-/// Kills the process group a child started with `process_group(0)` leads.
-pub(crate) fn kill_group(leader: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(leader) {
-        // SAFETY: a plain syscall on the group this process made for its child.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-}
-
-/// A stream read to its end on a thread of its own (so a full pipe never blocks the child).
-struct Drain {
-    read: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
-    ended: mpsc::Receiver<()>,
-}
-
-impl Drain {
-    fn start(mut stream: impl Read + Send + 'static) -> Drain {
-        let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (end, ended) = mpsc::channel();
-        let into = read.clone();
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n @ 1..) = stream.read(&mut chunk) {
-                into.lock().expect("no panics while locked").extend_from_slice(&chunk[..n]);
-            }
-            let _ = end.send(());
-        });
-        Drain { read, ended }
-    }
-
-    /// What was read once the stream ended, or once `wait` passed.
-    fn text(self, wait: Duration) -> String {
-        let _ = self.ended.recv_timeout(wait);
-        String::from_utf8_lossy(&self.read.lock().expect("no panics while locked")).into_owned()
-    }
-}
 
 #[cfg(test)]
 mod tests {

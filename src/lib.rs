@@ -11,6 +11,7 @@ pub mod artifact;
 pub mod build;
 pub mod bundle;
 pub mod cache;
+pub mod child;
 pub mod cli;
 pub mod config;
 pub mod db;

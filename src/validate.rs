@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -77,25 +77,6 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
 const WRAPPER_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long `claude plugin validate` may take.
 const HOST_VALIDATOR_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Runs `command` with stdin closed and its output captured; `None` once `timeout` passed
-/// (it is killed then, with its process group: a validator must not hang the check).
-fn output_within(command: &mut Command, timeout: Duration) -> std::io::Result<Option<Output>> {
-    use std::os::unix::process::CommandExt;
-    let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
-    let leader = child.id();
-    let (sender, answer) = std::sync::mpsc::channel();
-    std::thread::spawn(move || sender.send(child.wait_with_output()));
-    match answer.recv_timeout(timeout) {
-        Ok(output) => output.map(Some),
-        Err(_) => {
-            crate::artifact::kill_group(leader);
-            // Its pipes close once the group is gone (unless a process left the group).
-            let _ = answer.recv_timeout(Duration::from_secs(1));
-            Ok(None)
-        }
-    }
-}
 
 fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
     let bytes = std::fs::read(dir.join(path)).map_err(|e| format!("cannot read {path}: {e}"))?;
@@ -379,13 +360,13 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
         .par_iter()
         .filter_map(|(path, name)| {
             let expected = format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
-            let outcome = output_within(Command::new("node").arg(dir.join(path)), WRAPPER_LOAD_TIMEOUT);
+            let outcome = crate::child::run(Command::new("node").arg(dir.join(path)), Vec::new(), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),
                 Ok(None) => format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs()),
-                Ok(Some(output)) => {
-                    let stderr = String::from_utf8_lossy(&output.stderr);
-                    if output.status.code() == Some(1) && output.stdout.is_empty() && stderr.trim() == expected {
+                Ok(Some(ran)) => {
+                    let stderr = &ran.stderr;
+                    if ran.status.code() == Some(1) && ran.stdout.is_empty() && stderr.trim() == expected {
                         return None;
                     }
                     format!("{path} does not load in node: {}", stderr.lines().next().unwrap_or("(no output)"))
@@ -403,8 +384,8 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, 
     let mut command = Command::new(binary);
     command.args(["plugin", "validate", "--json"]).arg(dir);
     command.env("DISABLE_AUTOUPDATER", "1").env("DISABLE_TELEMETRY", "1");
-    let why = match output_within(&mut command, HOST_VALIDATOR_TIMEOUT) {
-        Ok(Some(output)) => match serde_json::from_slice::<Value>(&output.stdout) {
+    let why = match crate::child::run(&mut command, Vec::new(), HOST_VALIDATOR_TIMEOUT) {
+        Ok(Some(ran)) => match serde_json::from_str::<Value>(&ran.stdout) {
             Ok(report) => return Ok(findings(&report, dir)),
             Err(_) => "it printed no JSON report".to_owned(),
         },
@@ -467,20 +448,6 @@ pub fn claude_on_path() -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_command_past_its_time_is_stopped_with_what_it_started() {
-        let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("pid");
-        let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
-        let outcome = output_within(Command::new("sh").args(["-c", &script]), Duration::from_millis(300)).unwrap();
-        assert!(outcome.is_none(), "no answer within the time");
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-        assert!(stat.is_empty() || stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')), "{stat}");
-        let answered = output_within(Command::new("sh").args(["-c", "echo hi"]), Duration::from_secs(30)).unwrap();
-        assert_eq!(answered.unwrap().stdout, b"hi\n");
-    }
 
     #[test]
     fn command_targets_are_read_relative_to_the_root_token() {

@@ -281,11 +281,7 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
     let output =
         support::run(dir.path(), &["hooks", "simulate", "--target", "claude", "--hook", name, "--input", &input]);
     let pids = fs::read_to_string(dir.path().join("pids")).unwrap();
-    // Running, not a zombie waiting for a reaper that no container may have.
-    let alive = |pid: &str| {
-        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
-    };
+    let alive = support::running;
     let (kept, detached) = pids.split_once(' ').unwrap();
     let detached_was_alive = alive(detached);
     unsafe { libc::kill(detached.parse().unwrap(), libc::SIGKILL) };
@@ -311,4 +307,49 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
+}
+
+/// A simulation stopped from outside (Ctrl-C, a kill) takes its hook with it, though the
+/// hook runs in a process group of its own.
+#[test]
+fn a_simulation_killed_from_outside_takes_its_hook_with_it() {
+    let handler = "import { writeFileSync } from 'node:fs';\n\
+        export default (event: { cwd: string }) => new Promise(() => {\n\
+          writeFileSync(event.cwd + '/pid', String(process.pid));\n\
+          setInterval(() => {}, 1000);\n\
+        });\n";
+    let config = "export default { plugin: { name: 'stuck' }, targets: ['claude'], hooks: { stop: { handler: './src/stop.ts', timeout: 600 } } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
+    let mut simulation = support::bin()
+        .args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap(), "--input"])
+        .arg(&input)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = dir.path().join("pid");
+    let pid = loop {
+        if let Ok(pid) = fs::read_to_string(&pid_file)
+            && !pid.is_empty()
+        {
+            break pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    simulation.kill().unwrap();
+    simulation.wait().unwrap();
+    // The kernel's SIGKILL to the hook lands asynchronously: give it a moment.
+    for _ in 0..200 {
+        if !support::running(&pid) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!support::running(&pid), "the hook outlived its simulation");
 }

@@ -83,6 +83,13 @@ pub fn artifact_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// Runs `node <script>` with `stdin` and extra environment; returns (exit code, stdout, stderr).
+/// Whether process `pid` runs (is not gone, nor a zombie waiting for a reaper that no
+/// container may have).
+pub fn running(pid: &str) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
 pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
     use std::io::Write;
     let mut child = Command::new("node")

@@ -1,0 +1,122 @@
+//! Running a child process to its end within a time limit: `hooks simulate` runs a wrapper
+//! this way, `validate` every wrapper and `claude plugin validate`.
+//!
+//! The child leads a process group of its own, killed once the child exits or its time is
+//! up, so whatever it started and left running goes with it. It also gets SIGKILL when
+//! this process dies (Ctrl-C no longer reaches it through the terminal's group). Its
+//! output is read on threads of their own, and waited for only briefly after the group is
+//! gone: a process that left the group can hold the pipes open for ever.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long the output of an exited child is waited for.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// How a child run by [`run`] ended.
+pub struct Ran {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `command` with `input` on its stdin; `Ok(None)` once `timeout` passed without it
+/// exiting. An `Err` is a child that could not be started.
+pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Option<Ran>> {
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    // SAFETY: prctl(2) is async-signal-safe, as a pre-exec hook must be.
+    unsafe {
+        command.pre_exec(|| match libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        })
+    };
+    let mut child = command.spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let stdout = Drain::start(child.stdout.take().expect("stdout is piped"));
+    let stderr = Drain::start(child.stderr.take().expect("stderr is piped"));
+    let leader = child.id();
+    let (exited, exit) = mpsc::channel();
+    std::thread::spawn(move || exited.send(child.wait()));
+    let status = exit.recv_timeout(timeout).ok().transpose()?;
+    kill_group(leader);
+    let _ = writer.join();
+    Ok(status.map(|status| Ran { status, stdout: stdout.text(), stderr: stderr.text() }))
+}
+
+/// Kills the process group whose leader is `leader` (started with `process_group(0)`).
+fn kill_group(leader: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(leader) {
+        // SAFETY: a plain syscall on the group this process made for its child.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+}
+
+/// A stream read to its end on a thread of its own (so a full pipe never blocks the child).
+pub struct Drain {
+    read: Arc<Mutex<Vec<u8>>>,
+    ended: Receiver<()>,
+}
+
+impl Drain {
+    pub fn start(mut stream: impl Read + Send + 'static) -> Drain {
+        let read = Arc::new(Mutex::new(Vec::new()));
+        let (end, ended) = mpsc::channel();
+        let into = read.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n @ 1..) = stream.read(&mut chunk) {
+                into.lock().expect("no panics while locked").extend_from_slice(&chunk[..n]);
+            }
+            let _ = end.send(());
+        });
+        Drain { read, ended }
+    }
+
+    /// What was read once the stream ended, or once [`PIPE_GRACE`] passed.
+    pub fn text(self) -> String {
+        let _ = self.ended.recv_timeout(PIPE_GRACE);
+        String::from_utf8_lossy(&self.read.lock().expect("no panics while locked")).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Running, not a zombie waiting for a reaper that no container may have.
+    fn alive(pid: &str) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    }
+
+    #[test]
+    fn a_child_past_its_time_is_stopped_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
+        let ran = run(Command::new("sh").args(["-c", &script]), Vec::new(), Duration::from_millis(300)).unwrap();
+        assert!(ran.is_none(), "no answer within the time");
+        // SIGKILL lands asynchronously: the process may take a moment to go.
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        for _ in 0..100 {
+            if !alive(&pid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!alive(&pid));
+    }
+
+    #[test]
+    fn a_child_gets_its_input_and_its_output_is_read_whole() {
+        let ran = run(&mut Command::new("cat"), b"hello".to_vec(), Duration::from_secs(30)).unwrap().unwrap();
+        assert!(ran.status.success());
+        assert_eq!((ran.stdout.as_str(), ran.stderr.as_str()), ("hello", ""));
+    }
+}

@@ -47,36 +47,20 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
         return;
     };
     let artifact = s.built.artifact();
-    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
-    let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
-    let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock(
-        "anthropic-mock.mjs",
-        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
-    );
+    let script = Script::new(&s, "POLICY_DENY_ME");
+    let mock = s.mock("anthropic-mock.mjs", &script.steps());
 
-    let run = s.claude(&mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[("POLICY_BLOCK_STOP", "1")]);
-    let stream = json_lines(&run.stdout);
-    let requests = mock.requests();
+    let (run, stream, requests) = s.claude_plugin_dir(&mock, "policy", "1.2.0", "POLICY_BLOCK_STOP");
 
-    // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file.
-    let plugin = claude_plugin(&stream, "policy");
-    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("policy@inline"), &json!("1.2.0")), "{plugin:#}");
-    assert_eq!(plugin["path"], artifact);
-    let debug = fs::read_to_string(s.path("debug.log")).unwrap();
-    let hooks_file = format!(
-        "Read hooks.json for plugin policy (enabled=true): {}",
-        Path::new(artifact).join("hooks/hooks.json").display()
-    );
-    assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
-
+    // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file
+    //    (checked by `claude_plugin_dir`).
     // 2. Every hook ran its compiled handler, through Claude's own wrappers, in order.
     assert_eq!(
         s.policy_log(),
         vec![
             json!({"hook": "sessionStart", "session": session_id(&stream), "source": "startup"}),
-            json!({"hook": "beforeTool", "tool": "Bash", "command": deny_command, "denied": true}),
-            json!({"hook": "beforeTool", "tool": "Bash", "command": ok_command, "denied": false}),
+            json!({"hook": "beforeTool", "tool": "Bash", "command": script.deny_command, "denied": true}),
+            json!({"hook": "beforeTool", "tool": "Bash", "command": script.ok_command, "denied": false}),
             json!({"hook": "afterTool", "tool": "Bash"}),
             json!({"hook": "stop", "reentry": false, "blocked": true}),
             json!({"hook": "stop", "reentry": true, "blocked": false}),
@@ -97,31 +81,11 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     s.assert_wrappers_ran("claude", Path::new(artifact), &["sessionStart", "beforeTool", "afterTool", "stop"]);
 
     // 3. The deny blocked the command (it never ran) and the model was told why.
-    expect_requests(&requests, 4);
-    assert!(!ran.exists(), "the denied command ran");
-    let denied = claude_tool_result(&requests[1], "toolu_mock0001");
-    assert_eq!(denied["is_error"], true, "{denied:#}");
-    assert!(text_of(&denied["content"]).contains(DENY_REASON), "the deny reason did not reach the model: {denied:#}");
-    assert_eq!(
-        claude_permission(&stream, "toolu_mock0001"),
-        json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
-    );
-
     // 4. The continuing hook did not block: the command ran and its result reached the model,
     //    approved by the `--allowedTools Bash` rule, not by the hook. (A hook that answered
-    //    `permissionDecision: "allow"` shows up here as `source: "hook"`; see also the
+    //    `permissionDecision: "allow"` shows up there as `source: "hook"`; see also the
     //    marketplace test, which runs without the rule.)
-    assert!(ran_ok.exists(), "the allowed command did not run");
-    let result = claude_tool_result(&requests[2], "toolu_mock0002");
-    assert_eq!(
-        (&result["is_error"], &result["content"]),
-        (&json!(false), &json!("(Bash completed with no output)")),
-        "{result:#}"
-    );
-    assert_eq!(
-        claude_permission(&stream, "toolu_mock0002"),
-        json!({"decision": "accept", "source": "config", "reason_type": "rule"})
-    );
+    script.assert_claude_denied_then_ran(&stream, &requests, DENY_REASON);
 
     // 5. The sessionStart context reached the model in its first request.
     assert!(requests[0]["body"].to_string().contains(CONTEXT), "no sessionStart context in the first request");
@@ -224,29 +188,13 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
         return;
     };
     let artifact = s.built.artifact();
-    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
-    let deny_command = format!("touch {} && echo ROUTES_DENY_ME", ran.display());
-    let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock(
-        "anthropic-mock.mjs",
-        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
-    );
+    let script = Script::new(&s, "ROUTES_DENY_ME");
+    let mock = s.mock("anthropic-mock.mjs", &script.steps());
 
-    let run = s.claude(&mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[("ROUTES_BLOCK_STOP", "1")]);
-    let stream = json_lines(&run.stdout);
-    let requests = mock.requests();
+    let (run, stream, requests) = s.claude_plugin_dir(&mock, "routes", "0.3.0", "ROUTES_BLOCK_STOP");
 
-    // 1. Claude Code loaded the routes plugin from the directory it was given, with its hooks.
-    let plugin = claude_plugin(&stream, "routes");
-    assert_eq!((&plugin["source"], &plugin["version"]), (&json!("routes@inline"), &json!("0.3.0")), "{plugin:#}");
-    assert_eq!(plugin["path"], artifact);
-    let debug = fs::read_to_string(s.path("debug.log")).unwrap();
-    let hooks_file = format!(
-        "Read hooks.json for plugin routes (enabled=true): {}",
-        Path::new(artifact).join("hooks/hooks.json").display()
-    );
-    assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
-
+    // 1. Claude Code loaded the routes plugin from the directory it was given, with its hooks
+    //    (checked by `claude_plugin_dir`).
     // Every route ran its wrapper, and each answered (or continued silently) as it should.
     assert_eq!(
         claude_hook_events(&stream),
@@ -280,27 +228,7 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
 
     // 2. The tool/before route denied the marked command (it never ran), the model was told
     //    why, and the harmless command ran.
-    expect_requests(&requests, 4);
-    assert!(!ran.exists(), "the denied command ran");
-    let denied = claude_tool_result(&requests[1], "toolu_mock0001");
-    assert_eq!(denied["is_error"], true, "{denied:#}");
-    let reason = format!("routes: refusing {deny_command}");
-    assert!(text_of(&denied["content"]).contains(&reason), "the deny reason did not reach the model: {denied:#}");
-    assert_eq!(
-        claude_permission(&stream, "toolu_mock0001"),
-        json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
-    );
-    assert!(ran_ok.exists(), "the harmless command did not run");
-    let result = claude_tool_result(&requests[2], "toolu_mock0002");
-    assert_eq!(
-        (&result["is_error"], &result["content"]),
-        (&json!(false), &json!("(Bash completed with no output)")),
-        "{result:#}"
-    );
-    assert_eq!(
-        claude_permission(&stream, "toolu_mock0002"),
-        json!({"decision": "accept", "source": "config", "reason_type": "rule"})
-    );
+    script.assert_claude_denied_then_ran(&stream, &requests, &format!("routes: refusing {}", script.deny_command));
 
     // 3. The session/start and prompt/submit contexts reached the model in its first request.
     let first = requests[0]["body"].to_string();
@@ -393,73 +321,31 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     else {
         return;
     };
-    let artifact = s.built.artifact();
-    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
-    let deny_command = format!("touch {} && echo POLICY_DENY_ME", ran.display());
-    let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock(
-        "openai-mock.mjs",
-        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
-    );
-    s.write_codex_config(&mock);
+    let script = Script::new(&s, "POLICY_DENY_ME");
+    let mock = s.mock("openai-mock.mjs", &script.steps());
 
     // 1. Installed from the artifact's own marketplace file, into Codex's plugin cache.
     //    Installing proves little: Codex 0.171.0 installs a plugin whose hooks it will never
     //    load (e.g. when a root Agent Plugins `plugin.json` with `$schema` sits next to
     //    `.codex-plugin/plugin.json`, it takes the former, which has no hooks) and says
     //    nothing. What it ran is checked below.
-    let added = s.run("codex-marketplace-add", s.codex_command(&[]).args(["plugin", "marketplace", "add", artifact]));
-    assert!(added.stdout.contains("Added marketplace `policy-marketplace`"), "{added:#?}");
-    let installed =
-        s.run("codex-plugin-add", s.codex_command(&[]).args(["plugin", "add", "policy@policy-marketplace", "--json"]));
-    let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
-    assert_eq!(
-        (&report["pluginId"], &report["version"]),
-        (&json!("policy@policy-marketplace"), &json!("1.2.0")),
-        "{report:#}"
-    );
-    let root = PathBuf::from(report["installedPath"].as_str().unwrap());
-    assert!(root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
-
-    let run = s.run(
-        "codex-exec",
-        s.codex_command(&[("POLICY_BLOCK_STOP", "1")]).args([
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-            "hi",
-        ]),
-    );
-    let stream = json_lines(&run.stdout);
-    let requests = mock.requests();
-    let thread = stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}"));
-    assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
-    for event in &stream {
-        let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
-        let expected = event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
-        assert!(!error || expected, "Codex reported an error: {event:#}");
-    }
+    let codex = s.codex_install_and_exec(&mock, "policy", "1.2.0", "POLICY_BLOCK_STOP");
 
     // 2. Every hook ran its compiled handler, through Codex's own wrappers, in order.
-    let calls = s.assert_wrappers_ran("codex", &root, &["sessionStart", "beforeTool", "afterTool", "stop"]);
+    let calls = s.assert_wrappers_ran("codex", &codex.root, &["sessionStart", "beforeTool", "afterTool", "stop"]);
     assert_eq!(
         s.policy_log(),
         vec![
-            json!({"hook": "sessionStart", "session": thread["thread_id"], "source": "startup"}),
-            json!({"hook": "beforeTool", "tool": "Bash", "command": deny_command, "denied": true}),
-            json!({"hook": "beforeTool", "tool": "Bash", "command": ok_command, "denied": false}),
+            json!({"hook": "sessionStart", "session": codex.thread["thread_id"], "source": "startup"}),
+            json!({"hook": "beforeTool", "tool": "Bash", "command": script.deny_command, "denied": true}),
+            json!({"hook": "beforeTool", "tool": "Bash", "command": script.ok_command, "denied": false}),
             json!({"hook": "afterTool", "tool": "Bash"}),
             json!({"hook": "stop", "reentry": false, "blocked": true}),
             json!({"hook": "stop", "reentry": true, "blocked": false}),
         ]
     );
-    let answers: Vec<_> = calls
-        .iter()
-        .map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some }))
-        .collect();
     assert_eq!(
-        answers,
+        codex_answers(&calls),
         vec![
             ("sessionStart", Answer::Some),
             ("beforeTool", Answer::Some),
@@ -472,27 +358,14 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
 
     // 3. The deny blocked the command (it never ran) and the model was told why.
-    expect_requests(&requests, 4);
-    assert!(!ran.exists(), "the denied command ran");
-    let blocked = codex_function_output(&requests[1], "call_mock0001");
-    assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {DENY_REASON}")), "{blocked}");
-    let executed: Vec<_> = stream
-        .iter()
-        .filter(|e| e["item"]["type"] == "command_execution")
-        .map(|e| e["item"]["command"].to_string())
-        .collect();
-    assert!(executed.iter().all(|c| !c.contains("POLICY_DENY_ME")), "{executed:#?}");
-
     // 4. The continuing hook did not block: the command ran, its output reached the model.
     //    (`codex exec` with `approval_policy = "never"` asks no one, and a bare `allow` from
     //    a hook changes nothing observable there; that the wrapper answered nothing at all is
     //    checked above, on what it printed.)
-    assert!(ran_ok.exists(), "the allowed command did not run");
-    let output = codex_function_output(&requests[2], "call_mock0002");
-    assert!(output.contains("Process exited with code 0"), "{output}");
+    script.assert_codex_denied_then_ran(&codex, DENY_REASON);
 
     // 5. The sessionStart context reached the model, as its own developer message.
-    let input = requests[0]["body"]["input"].as_array().expect("a Responses API request");
+    let input = codex.requests[0]["body"]["input"].as_array().expect("a Responses API request");
     let context = json!([{"type": "input_text", "text": CONTEXT}]);
     let seen: Vec<String> = input.iter().map(|i| i.to_string().chars().take(200).collect()).collect();
     assert!(
@@ -501,11 +374,8 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     );
 
     // 6. The stop deny made Codex continue once, with the reason, from the plugin's own
-    //    hooks document (`hook_run_id` names it), then stop.
-    assert_stop_continued_once(&requests, STOP_REASON);
-    let prompt = requests[3]["body"]["input"].to_string();
-    assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    //    hooks document, then stop.
+    assert_codex_stop_continued_once(&codex, STOP_REASON);
 }
 
 #[test]
@@ -515,62 +385,20 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
     else {
         return;
     };
-    let artifact = s.built.artifact();
-    let (ran, ran_ok) = (s.path("ran"), s.path("ran-ok"));
-    let deny_command = format!("touch {} && echo ROUTES_DENY_ME", ran.display());
-    let ok_command = format!("touch {}", ran_ok.display());
-    let mock = s.mock(
-        "openai-mock.mjs",
-        &[shell(&deny_command), shell(&ok_command), text("first answer"), text("second answer")],
-    );
-    s.write_codex_config(&mock);
+    let script = Script::new(&s, "ROUTES_DENY_ME");
+    let mock = s.mock("openai-mock.mjs", &script.steps());
 
     // 1. Installed from the artifact's own marketplace file (what it ran is checked below).
-    let added = s.run("codex-marketplace-add", s.codex_command(&[]).args(["plugin", "marketplace", "add", artifact]));
-    assert!(added.stdout.contains("Added marketplace `routes-marketplace`"), "{added:#?}");
-    let installed =
-        s.run("codex-plugin-add", s.codex_command(&[]).args(["plugin", "add", "routes@routes-marketplace", "--json"]));
-    let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
-    assert_eq!(
-        (&report["pluginId"], &report["version"]),
-        (&json!("routes@routes-marketplace"), &json!("0.3.0")),
-        "{report:#}"
-    );
-    let root = PathBuf::from(report["installedPath"].as_str().unwrap());
-    assert!(root.starts_with(s.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
-
-    let run = s.run(
-        "codex-exec",
-        s.codex_command(&[("ROUTES_BLOCK_STOP", "1")]).args([
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-            "hi",
-        ]),
-    );
-    let stream = json_lines(&run.stdout);
-    let requests = mock.requests();
-    let thread = stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}"));
-    assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
-    for event in &stream {
-        let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
-        let expected = event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
-        assert!(!error || expected, "Codex reported an error: {event:#}");
-    }
+    let codex = s.codex_install_and_exec(&mock, "routes", "0.3.0", "ROUTES_BLOCK_STOP");
 
     // Codex started the plugin's MCP server (the shared runtime), relative to the plugin
     // root as its MCP document says.
     assert_eq!(s.runtime_starts(), [PathBuf::from(format!("./{RUNTIME_SCRIPT}"))]);
     // Codex loaded the plugin's hooks: every route ran its wrapper from the installed plugin,
     // and each answered (or continued silently) as it should.
-    let calls = s.assert_wrappers_ran("codex", &root, &["session/start", "prompt/submit", "tool/before", "stop"]);
-    let answers: Vec<_> = calls
-        .iter()
-        .map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some }))
-        .collect();
+    let calls = s.assert_wrappers_ran("codex", &codex.root, &["session/start", "prompt/submit", "tool/before", "stop"]);
     assert_eq!(
-        answers,
+        codex_answers(&calls),
         vec![
             ("session/start", Answer::Some),
             ("prompt/submit", Answer::Some),
@@ -584,24 +412,11 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
 
     // 2. The tool/before route denied the marked command (it never ran), the model was told
     //    why, and the harmless command ran.
-    expect_requests(&requests, 4);
-    assert!(!ran.exists(), "the denied command ran");
-    let blocked = codex_function_output(&requests[1], "call_mock0001");
-    let reason = format!("routes: refusing {deny_command}");
-    assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {reason}")), "{blocked}");
-    let executed: Vec<_> = stream
-        .iter()
-        .filter(|e| e["item"]["type"] == "command_execution")
-        .map(|e| e["item"]["command"].to_string())
-        .collect();
-    assert!(executed.iter().all(|c| !c.contains("ROUTES_DENY_ME")), "{executed:#?}");
-    assert!(ran_ok.exists(), "the harmless command did not run");
-    let output = codex_function_output(&requests[2], "call_mock0002");
-    assert!(output.contains("Process exited with code 0"), "{output}");
+    script.assert_codex_denied_then_ran(&codex, &format!("routes: refusing {}", script.deny_command));
 
     // 3. The session/start and prompt/submit contexts reached the model in its first request.
-    let first = requests[0]["body"].to_string();
-    let context = routes_session_context(&thread["thread_id"], "codex");
+    let first = codex.requests[0]["body"].to_string();
+    let context = routes_session_context(&codex.thread["thread_id"], "codex");
     assert!(first.contains(&context), "no session/start context {context:?} in the first request");
     assert!(
         first.contains(ROUTES_PROMPT_CONTEXT),
@@ -610,10 +425,32 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
 
     // 4. The stop route made Codex continue once, with the reason, from the plugin's own
     //    hooks document, then stop.
-    assert_stop_continued_once(&requests, ROUTES_STOP_REASON);
-    let prompt = requests[3]["body"]["input"].to_string();
-    assert!(prompt.contains(&root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_codex_stop_continued_once(&codex, ROUTES_STOP_REASON);
+}
+
+/// A finished `codex exec` of an installed plugin.
+struct CodexRun {
+    /// Where Codex installed the plugin.
+    root: PathBuf,
+    run: Output,
+    stream: Vec<Value>,
+    requests: Vec<Value>,
+    /// The stream's `thread.started` event.
+    thread: Value,
+}
+
+/// What each wrapper Codex ran printed: an answer, or nothing.
+fn codex_answers(calls: &[NodeCall]) -> Vec<(&str, Answer)> {
+    calls.iter().map(|c| (c.event.as_str(), if c.stdout.is_empty() { Answer::Nothing } else { Answer::Some })).collect()
+}
+
+/// [`assert_stop_continued_once`], from the plugin's own hooks document (`hook_run_id`
+/// names it), and Codex exited 0.
+fn assert_codex_stop_continued_once(run: &CodexRun, reason: &str) {
+    assert_stop_continued_once(&run.requests, reason);
+    let prompt = run.requests[3]["body"]["input"].to_string();
+    assert!(prompt.contains(&run.root.join(".codex-plugin/hooks.json").display().to_string()), "{prompt}");
+    assert_eq!(run.run.code, Some(0), "{}", run.run.stderr);
 }
 
 /// The output Codex sent back for function call `id`, from a recorded Responses API request.
@@ -664,6 +501,75 @@ fn json_lines(text: &str) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
         .collect()
+}
+
+/// The model's script in the deny sessions: a command carrying the plugin's deny marker,
+/// then a harmless one (each touches a file, so whether it ran shows), then two answers (the
+/// plugin's stop hook makes the client continue once).
+struct Script {
+    ran: PathBuf,
+    ran_ok: PathBuf,
+    deny_marker: String,
+    deny_command: String,
+    ok_command: String,
+}
+
+impl Script {
+    fn new(session: &Session, deny_marker: &str) -> Script {
+        let (ran, ran_ok) = (session.path("ran"), session.path("ran-ok"));
+        let deny_command = format!("touch {} && echo {deny_marker}", ran.display());
+        let ok_command = format!("touch {}", ran_ok.display());
+        Script { ran, ran_ok, deny_marker: deny_marker.to_owned(), deny_command, ok_command }
+    }
+
+    fn steps(&self) -> [Value; 4] {
+        [shell(&self.deny_command), shell(&self.ok_command), text("first answer"), text("second answer")]
+    }
+
+    /// The deny blocked the first command (it never ran) and Claude told the model `reason`;
+    /// the second ran, approved by the `--allowedTools Bash` rule, and its result reached
+    /// the model.
+    fn assert_claude_denied_then_ran(&self, stream: &[Value], requests: &[Value], reason: &str) {
+        expect_requests(requests, 4);
+        assert!(!self.ran.exists(), "the denied command ran");
+        let denied = claude_tool_result(&requests[1], "toolu_mock0001");
+        assert_eq!(denied["is_error"], true, "{denied:#}");
+        assert!(text_of(&denied["content"]).contains(reason), "the deny reason did not reach the model: {denied:#}");
+        assert_eq!(
+            claude_permission(stream, "toolu_mock0001"),
+            json!({"decision": "reject", "source": "hook", "reason_type": "hook"})
+        );
+        assert!(self.ran_ok.exists(), "the allowed command did not run");
+        let result = claude_tool_result(&requests[2], "toolu_mock0002");
+        assert_eq!(
+            (&result["is_error"], &result["content"]),
+            (&json!(false), &json!("(Bash completed with no output)")),
+            "{result:#}"
+        );
+        assert_eq!(
+            claude_permission(stream, "toolu_mock0002"),
+            json!({"decision": "accept", "source": "config", "reason_type": "rule"})
+        );
+    }
+
+    /// The deny blocked the first command (Codex never executed it) and told the model
+    /// `reason`; the second ran and its output reached the model.
+    fn assert_codex_denied_then_ran(&self, run: &CodexRun, reason: &str) {
+        expect_requests(&run.requests, 4);
+        assert!(!self.ran.exists(), "the denied command ran");
+        let blocked = codex_function_output(&run.requests[1], "call_mock0001");
+        assert!(blocked.contains(&format!("Command blocked by PreToolUse hook: {reason}")), "{blocked}");
+        let executed: Vec<_> = run
+            .stream
+            .iter()
+            .filter(|e| e["item"]["type"] == "command_execution")
+            .map(|e| e["item"]["command"].to_string())
+            .collect();
+        assert!(executed.iter().all(|c| !c.contains(&self.deny_marker)), "{executed:#?}");
+        assert!(self.ran_ok.exists(), "the allowed command did not run");
+        let output = codex_function_output(&run.requests[2], "call_mock0002");
+        assert!(output.contains("Process exited with code 0"), "{output}");
+    }
 }
 
 fn shell(command: &str) -> Value {
@@ -854,6 +760,61 @@ impl Session {
         ]);
         command.arg("--debug-file").arg(self.path("debug.log")).arg("--no-session-persistence").args(args);
         self.run("claude", &mut command)
+    }
+
+    /// `claude -p "hi"` with the built plugin `name` loaded by `--plugin-dir` (checked in its
+    /// stream and debug log) and `block_stop` set, so its stop hook blocks once.
+    fn claude_plugin_dir(
+        &self,
+        mock: &Mock,
+        name: &str,
+        version: &str,
+        block_stop: &str,
+    ) -> (Output, Vec<Value>, Vec<Value>) {
+        let artifact = self.built.artifact();
+        let run = self.claude(mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[(block_stop, "1")]);
+        let stream = json_lines(&run.stdout);
+        let plugin = claude_plugin(&stream, name);
+        let source = format!("{name}@inline");
+        assert_eq!((&plugin["source"], &plugin["version"]), (&json!(source), &json!(version)), "{plugin:#}");
+        assert_eq!(plugin["path"], artifact);
+        let debug = fs::read_to_string(self.path("debug.log")).unwrap();
+        let hooks_file = format!(
+            "Read hooks.json for plugin {name} (enabled=true): {}",
+            Path::new(artifact).join("hooks/hooks.json").display()
+        );
+        assert!(debug.contains(&hooks_file), "the debug log never read the plugin's hooks file:\n{debug}");
+        (run, stream, mock.requests())
+    }
+
+    /// Installs the built plugin `name` from the artifact's own marketplace file into
+    /// Codex's plugin cache, then runs `codex exec` with `block_stop` set (so its stop hook
+    /// blocks once), checking that the turn completed without errors.
+    fn codex_install_and_exec(&self, mock: &Mock, name: &str, version: &str, block_stop: &str) -> CodexRun {
+        self.write_codex_config(mock);
+        let add = ["plugin", "marketplace", "add", self.built.artifact()];
+        let added = self.run("codex-marketplace-add", self.codex_command(&[]).args(add));
+        assert!(added.stdout.contains(&format!("Added marketplace `{name}-marketplace`")), "{added:#?}");
+        let id = format!("{name}@{name}-marketplace");
+        let installed = self.run("codex-plugin-add", self.codex_command(&[]).args(["plugin", "add", &id, "--json"]));
+        let report: Value = serde_json::from_str(&installed.stdout).unwrap_or_else(|_| panic!("{installed:#?}"));
+        assert_eq!((&report["pluginId"], &report["version"]), (&json!(id), &json!(version)), "{report:#}");
+        let root = PathBuf::from(report["installedPath"].as_str().unwrap());
+        assert!(root.starts_with(self.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
+
+        let exec = ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "hi"];
+        let run = self.run("codex-exec", self.codex_command(&[(block_stop, "1")]).args(exec));
+        let stream = json_lines(&run.stdout);
+        let thread =
+            stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}")).clone();
+        assert!(stream.iter().any(|e| e["type"] == "turn.completed"), "{run:#?}");
+        for event in &stream {
+            let error = event["type"] == "item.completed" && event["item"]["type"] == "error";
+            let expected =
+                event["item"]["message"].as_str().is_some_and(|m| m.contains("--dangerously-bypass-hook-trust"));
+            assert!(!error || expected, "Codex reported an error: {event:#}");
+        }
+        CodexRun { root, run, stream, requests: mock.requests(), thread }
     }
 
     fn codex_command(&self, env: &[(&str, &str)]) -> Command {

@@ -20,24 +20,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
-/// Byte offsets into the original source of a module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Span {
-    pub start: u32,
-    pub end: u32,
-}
-
-impl Span {
-    pub const fn new(start: u32, end: u32) -> Self {
-        Self { start, end }
-    }
-}
-
-impl From<oxc_span::Span> for Span {
-    fn from(span: oxc_span::Span) -> Self {
-        Self::new(span.start, span.end)
-    }
-}
+pub use crate::source::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {

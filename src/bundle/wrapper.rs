@@ -135,9 +135,7 @@ impl<'a> ModuleGraph<'a> {
                     Severity::Error => Diagnostic::error(code, problem.message.clone()),
                     Severity::Warning => Diagnostic::warning(code, problem.message.clone()),
                 };
-                diagnostic = diagnostic
-                    .in_file(key.clone())
-                    .at(crate::source::Span { start: problem.span.start, end: problem.span.end });
+                diagnostic = diagnostic.in_file(key.clone()).at(problem.span);
                 if let Some(help) = &problem.help {
                     diagnostic = diagnostic.with_help(help.clone());
                 }

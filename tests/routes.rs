@@ -128,20 +128,8 @@ fn route_errors_are_located() {
 fn hooks_simulate_runs_a_route() {
     let (dir, _) = built_routes();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","toolName":"Bash","toolInput":{"command":"echo ROUTES_DENY_ME"},"toolUseId":"t1"}"#;
-    let args = [
-        "hooks",
-        "simulate",
-        "--artifact",
-        "artifact",
-        "--target",
-        "codex",
-        "--hook",
-        "event-route-tool-before",
-        "--input",
-        input,
-        "--json",
-    ];
-    let output = support::run(dir.path(), &args);
+    let output =
+        support::simulate(dir.path(), "codex", "event-route-tool-before", input, &["--artifact", "artifact", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["result"]["outcome"], "deny");
@@ -153,10 +141,8 @@ fn hooks_simulate_renders_a_shared_route_in_a_runtime_it_starts_or_standalone() 
     let (dir, _) = built_routes();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","prompt":"hi","permissionMode":"default"}"#;
     let simulate = |extra: &[&str]| {
-        let mut args = vec!["hooks", "simulate", "--target", "claude", "--hook", "event-route-prompt-submit"];
-        args.extend(["--input", input, "--json"]);
-        args.extend(extra);
-        let output = support::run(dir.path(), &args);
+        let output =
+            support::simulate(dir.path(), "claude", "event-route-prompt-submit", input, &[&["--json"], extra].concat());
         assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
         (report["renderedBy"].clone(), report["result"]["additionalContext"].as_str().unwrap().to_owned())
@@ -184,11 +170,10 @@ fn hooks_simulate_refuses_standalone_for_a_shared_route_without_fallback() {
     let (code, report) = support::build_json(dir.path(), &[]);
     assert_eq!(code, 0, "{report:#}");
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","stopHookActive":false}"#;
-    let args = ["hooks", "simulate", "--target", "claude", "--hook", "event-route-stop", "--input", input];
-    let shared = support::run(dir.path(), &args);
+    let shared = support::simulate(dir.path(), "claude", "event-route-stop", input, &[]);
     assert_eq!(shared.status.code(), Some(0), "{}", String::from_utf8_lossy(&shared.stderr));
     assert!(String::from_utf8_lossy(&shared.stdout).contains("(rendered by the shared runtime)"));
-    let standalone = support::run(dir.path(), &[&args[..], &["--standalone"]].concat());
+    let standalone = support::simulate(dir.path(), "claude", "event-route-stop", input, &["--standalone"]);
     assert_eq!(standalone.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&standalone.stderr);
     assert!(stderr.contains("route event-route-stop has no standalone form"), "{stderr}");

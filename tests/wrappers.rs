@@ -195,20 +195,7 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     assert!(name.starts_with("session-start-session-start-"), "{name}");
     let input =
         r#"{"sessionId":"local","transcriptPath":"/tmp/transcript.jsonl","cwd":"/tmp/project","source":"startup"}"#;
-    let args = [
-        "hooks",
-        "simulate",
-        "--artifact",
-        "artifact",
-        "--target",
-        "claude",
-        "--hook",
-        name,
-        "--input",
-        input,
-        "--json",
-    ];
-    let output = support::run(dir.path(), &args);
+    let output = support::simulate(dir.path(), "claude", name, input, &["--artifact", "artifact", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["nativeInput"]["hook_event_name"], "SessionStart");
@@ -220,37 +207,9 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     assert_eq!(report["result"]["outcome"], "continue");
 
     // A bare event name matches nothing; a missing required field fails like the host would.
-    let wrong = support::run(
-        dir.path(),
-        &[
-            "hooks",
-            "simulate",
-            "--artifact",
-            "artifact",
-            "--target",
-            "claude",
-            "--hook",
-            "session-start",
-            "--input",
-            input,
-        ],
-    );
+    let wrong = support::simulate(dir.path(), "claude", "session-start", input, &["--artifact", "artifact"]);
     assert_eq!(wrong.status.code(), Some(2), "no such hook: a wrong invocation");
-    let partial = support::run(
-        dir.path(),
-        &[
-            "hooks",
-            "simulate",
-            "--artifact",
-            "artifact",
-            "--target",
-            "claude",
-            "--hook",
-            name,
-            "--input",
-            r#"{"sessionId":"s"}"#,
-        ],
-    );
+    let partial = support::simulate(dir.path(), "claude", name, r#"{"sessionId":"s"}"#, &["--artifact", "artifact"]);
     assert_eq!(partial.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&partial.stderr).contains("transcript_path is required"));
 }
@@ -278,8 +237,7 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
     let name = hooks[0]["name"].as_str().unwrap();
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
-    let output =
-        support::run(dir.path(), &["hooks", "simulate", "--target", "claude", "--hook", name, "--input", &input]);
+    let output = support::simulate(dir.path(), "claude", name, &input, &[]);
     let pids = fs::read_to_string(dir.path().join("pids")).unwrap();
     let alive = support::running;
     let (kept, detached) = pids.split_once(' ').unwrap();
@@ -302,8 +260,7 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
     let name = hooks[0]["name"].as_str().unwrap();
-    let output =
-        support::run(dir.path(), &["hooks", "simulate", "--target", "claude", "--hook", name, "--input", input]);
+    let output = support::simulate(dir.path(), "claude", name, input, &[]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");

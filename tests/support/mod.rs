@@ -59,6 +59,14 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
     bin().args(args).current_dir(dir).output().unwrap()
 }
 
+/// `agent-bundle hooks simulate` in `dir` of `hook` for `target` on `input`, plus `extra`
+/// arguments.
+pub fn simulate(dir: &Path, target: &str, hook: &str, input: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["hooks", "simulate", "--target", target, "--hook", hook, "--input", input];
+    args.extend_from_slice(extra);
+    run(dir, &args)
+}
+
 /// `agent-bundle build --json` in `dir`: the exit code and the parsed report.
 pub fn build_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let mut args = vec!["build", "--json"];

@@ -13,6 +13,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+import { childEnv, failsWith, succeeds, writes, writesNothing } from "./child-outcome.mjs";
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const HOOK_URL = pathToFileURL(join(HERE, "hook.mjs")).href;
 const FIXTURES = join(HERE, "..", "..", "tests", "fixtures", "host-payloads");
@@ -21,11 +23,6 @@ const PARALLEL = { concurrency: 8 };
 
 const workDir = mkdtempSync(join(tmpdir(), "agent-bundle-hook-test-"));
 after(() => rmSync(workDir, { recursive: true, force: true }));
-
-const childEnv = { ...process.env };
-delete childEnv.AGENT_BUNDLE_HOOK_SIMULATION;
-delete childEnv.NODE_TEST_CONTEXT;
-delete childEnv.NODE_OPTIONS;
 
 let wrapperCount = 0;
 
@@ -81,28 +78,6 @@ function run({ spec, handler = "() => undefined", input, holdBack, env = {}, pre
       child.stdin.end(typeof input === "string" || Buffer.isBuffer(input) ? input : JSON.stringify(input));
     }
   });
-}
-
-function succeeds(r) {
-  assert.equal(r.stderr, "", "stderr");
-  assert.equal(r.code, 0, "exit code");
-}
-
-function writes(r, expected) {
-  succeeds(r);
-  assert.ok(!r.stdout.endsWith("\n"), "no trailing newline");
-  assert.deepEqual(JSON.parse(r.stdout), expected);
-}
-
-function writesNothing(r) {
-  succeeds(r);
-  assert.equal(r.stdout, "");
-}
-
-function failsWith(r, spec, message) {
-  assert.equal(r.stdout, "", "stdout must stay empty on failure");
-  assert.equal(r.code, 1, "exit code");
-  assert.equal(r.stderr, `agent-bundle hook ${spec.hook}: ${message}\n`);
 }
 
 function fixture(dir, name) {

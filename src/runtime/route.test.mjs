@@ -17,8 +17,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { Fragment, jsx, jsxs } from "./jsx.mjs";
 import { Agent } from "./agent.mjs";
+import { childEnv, failsWith, succeeds, writes, writesNothing } from "./child-outcome.mjs";
+import { Fragment, jsx, jsxs } from "./jsx.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const url = (name) => JSON.stringify(pathToFileURL(join(HERE, name)).href);
@@ -27,11 +28,6 @@ const PARALLEL = { concurrency: 8 };
 
 const workDir = mkdtempSync(join(tmpdir(), "agent-bundle-route-test-"));
 after(() => rmSync(workDir, { recursive: true, force: true }));
-
-const childEnv = { ...process.env };
-delete childEnv.AGENT_BUNDLE_HOOK_SIMULATION;
-delete childEnv.NODE_TEST_CONTEXT;
-delete childEnv.NODE_OPTIONS;
 
 let wrapperCount = 0;
 
@@ -64,27 +60,6 @@ function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs 
     child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
     child.stdin.end(JSON.stringify(input));
   });
-}
-
-function succeeds(r) {
-  assert.equal(r.stderr, "", "stderr");
-  assert.equal(r.code, 0, "exit code");
-}
-
-function writes(r, expected) {
-  succeeds(r);
-  assert.deepEqual(JSON.parse(r.stdout), expected);
-}
-
-function writesNothing(r) {
-  succeeds(r);
-  assert.equal(r.stdout, "");
-}
-
-function failsWith(r, spec, message) {
-  assert.equal(r.stdout, "", "stdout must stay empty on failure");
-  assert.equal(r.code, 1, "exit code");
-  assert.equal(r.stderr, `agent-bundle hook ${spec.hook}: ${message}\n`);
 }
 
 // A failure inside the render reaches stderr through runHook's handler wrapper.

@@ -450,16 +450,26 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
     model
         .hooks
         .iter()
-        .filter(|hook| !model.targets.iter().any(|&t| receives(t, hook) || hook.names_target(t)))
+        // Where a host refuses the hook, its error says so.
+        .filter(|hook| {
+            !model.targets.iter().any(|&t| {
+                receives(t, hook) || (hook.reaches(t) && hosts::plan::refuses_missing_event(hosts::table(t), hook))
+            })
+        })
         .map(|hook| {
             let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
             Diagnostic::warning(
                 Code::HookReachesNoHost,
-                format!("hook `{}` ({}) reaches none of the selected targets ({})", hook.name, hook.trigger.key(), selected.join(", ")),
+                format!(
+                    "hook `{}` ({}) reaches none of the selected targets ({})",
+                    hook.name,
+                    hook.trigger.key(),
+                    selected.join(", ")
+                ),
             )
             .in_file(hook.source_file.clone())
             .at_path(&hook.config_path)
-            .with_help("no selected host has this event; see `agent-bundle matrix` (workspace/open is an event route, not a config hook)")
+            .with_help("no selected host has this event; see `agent-bundle matrix`")
         })
         .collect()
 }

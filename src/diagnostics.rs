@@ -70,7 +70,7 @@ codes! {
     ToolsOnNonToolEvent = "AB4201", "tools-on-non-tool-event", "`tools` on an event other than `beforeTool` or `afterTool`.";
     UnknownSelector = "AB4202", "unknown-selector", "A tool selector that is neither canonical nor `<target>:<native-name>`.";
     HookTargetNotSelected = "AB4203", "hook-target-not-selected", "A hook names a target the build does not select.";
-    EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A hook names a host that has no native event for it.";
+    EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A config hook for an event a host lacks (`workspaceOpen` on every host), or a hook naming a host without its event.";
     InvalidTimeout = "AB4205", "invalid-timeout", "A timeout that is not a positive whole number of seconds.";
     NativeSelectorOutsideTargets = "AB4212", "native-selector-outside-targets", "A `<target>:<name>` selector for a host the hook does not reach.";
     UnknownEvent = "AB4213", "unknown-event", "A hook key that is not one of the seven canonical events.";

@@ -117,16 +117,26 @@ fn a_plugin_name_the_host_rejects() {
 
 #[test]
 fn a_hook_no_selected_host_can_receive_is_a_warning() {
-    let (exit, diagnostics) =
-        diagnose(&config("{ workspaceOpen: './src/hooks/h.ts' }", "['claude', 'codex', 'cursor']"), &[]);
+    // Portable takes no hooks at all: a build for it alone has nowhere to put them.
+    let (exit, diagnostics) = diagnose(&config("{ stop: './src/hooks/h.ts' }", "['portable']"), &[]);
     assert_eq!(exit, 0);
-    assert_eq!(diagnostics, [("AB4216".into(), "hooks.workspaceOpen".into(), "".into(), "warning".into())]);
+    assert_eq!(diagnostics, [("AB4216".into(), "hooks.stop".into(), "".into(), "warning".into())]);
+}
+
+#[test]
+fn a_config_workspace_open_hook_is_an_error_on_every_hook_host() {
+    // As in the original: workspaceOpen is an event route, never a config hook.
+    let (exit, diagnostics) =
+        diagnose(&config("{ workspaceOpen: './src/hooks/h.ts' }", "['claude', 'codex', 'cursor', 'portable']"), &[]);
+    assert_eq!(exit, 1);
+    let error = |host: &str| ("AB4204".into(), "hooks.workspaceOpen".into(), host.into(), "error".into());
+    assert_eq!(diagnostics, [error("claude"), error("codex"), error("cursor")]);
+    let hooks = "{ workspaceOpen: { handler: './src/hooks/h.ts', targets: ['claude'] } }";
+    expect_one(&config(hooks, "['claude']"), &[], "AB4204", "hooks.workspaceOpen", "claude");
 }
 
 #[test]
 fn a_hook_that_names_a_host_without_its_event_is_an_error() {
-    let hooks = "{ workspaceOpen: { handler: './src/hooks/h.ts', targets: ['claude'] } }";
-    expect_one(&config(hooks, "['claude']"), &[], "AB4204", "hooks.workspaceOpen.targets", "claude");
     let hooks = "{ stop: { handler: './src/hooks/h.ts', targets: ['portable'] } }";
     expect_one(&config(hooks, "['claude', 'portable']"), &[], "AB4204", "hooks.stop.targets", "portable");
 }

@@ -3,7 +3,7 @@
 
 use super::{DocumentStyle, HostTable};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::model::{Handler, Hook, Model, Target, ToolSelector, Trigger};
+use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector, Trigger};
 use crate::output::OutputFile;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,12 +80,32 @@ pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
     plan
 }
 
+/// Whether a host without `hook`'s event refuses it (AB4204) rather than just not receiving
+/// it. A route family a host lacks does not go there unless the route names the host. A
+/// config event is a promise to every host that takes hooks, as in the original, where each
+/// host refuses an event it cannot map; `workspaceOpen` is the one none has as a config hook.
+pub fn refuses_missing_event(table: &HostTable, hook: &Hook) -> bool {
+    hook.names_target(table.target) || (matches!(hook.trigger, Trigger::Config(_)) && table.hooks.is_some())
+}
+
 fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<PlannedHook> {
     let target = table.target;
     let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger));
     let (Some(hooks), Some(row)) = (&table.hooks, row) else {
-        // A host without the event simply does not receive the hook, unless the hook asked for it.
-        if hook.names_target(target) {
+        if refuses_missing_event(table, hook) {
+            let (path, help) = match hook.trigger {
+                Trigger::Config(HookEvent::WorkspaceOpen) => (
+                    hook.config_path.clone(),
+                    "workspaceOpen is an event route: move the handler to src/events/workspace/open.tsx".to_owned(),
+                ),
+                _ if hook.names_target(target) => {
+                    (hook.json_path("targets"), format!("remove `{}` from the hook's targets", target.as_str()))
+                }
+                _ => (
+                    hook.config_path.clone(),
+                    format!("limit the hook's `targets` to hosts with {}", hook.trigger.key()),
+                ),
+            };
             diagnostics.push(
                 Diagnostic::error(
                     Code::EventNotSupportedByHost,
@@ -97,9 +117,9 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
                     ),
                 )
                 .in_file(hook.source_file.clone())
-                .at_path(hook.json_path("targets"))
+                .at_path(path)
                 .for_host(target)
-                .with_help(format!("remove `{}` from the hook's targets", target.as_str())),
+                .with_help(help),
             );
         }
         return None;

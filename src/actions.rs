@@ -2,13 +2,12 @@
 //! in the content-addressed cache (`cache/`), so another process or machine that has done
 //! the work already never repeats it.
 //!
-//! Every key starts with [`COMPILER`] (this binary's version and the action format
+//! Every key starts with [`COMPILER`] (this binary's version, sources and action format
 //! revision), then every input that can change the output, and nothing else: no absolute
 //! paths, no timestamps. Results with diagnostics are never cached (they are cheap to
 //! recompute and must always be reported).
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
@@ -22,17 +21,12 @@ use crate::output::OutputFile;
 use crate::stamp::Summary;
 
 /// Names this compiler in every action key: its version, the revision of what its actions
-/// record, and a hash of the runtime it links into wrappers (an edited runtime never meets
-/// an artifact cached with another). Bump the revision when an action's encoding or meaning
-/// changes without a version bump (3: modules are checked for `require()` and for nesting
-/// too deep to parse).
-pub static COMPILER: LazyLock<String> = LazyLock::new(|| {
-    let runtime = crate::bundle::VIRTUAL_MODULES
-        .iter()
-        .fold(KeyBuilder::new("runtime"), |key, (name, source)| key.field(name, source.as_bytes()))
-        .finish();
-    format!("agent-bundle {} actions/3 runtime/{}", env!("CARGO_PKG_VERSION"), &runtime.to_hex()[..16])
-});
+/// record, and a fingerprint of the sources it was built from (`build.rs`: host tables,
+/// linker, runtime, Cargo.lock), so a compiler edited without a version bump never meets
+/// outputs another build of it cached. Bump the revision when an action's encoding or
+/// meaning changes (3: modules are checked for `require()` and for nesting too deep to parse).
+pub const COMPILER: &str =
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/3 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on

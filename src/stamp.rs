@@ -194,7 +194,7 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapsho
     let stamp = std::fs::read(root.join(STAMP_FILE))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
-        .filter(|stamp| stamp.compiler == *crate::actions::COMPILER && stamp.settings == settings);
+        .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
     let (snapshot, walked) = match stamp.as_ref().and_then(|stamp| stamp.listed_inputs(root)) {
         Some(snapshot) => (snapshot, false),
         None => (Snapshot::take(root, out_dir)?, true),

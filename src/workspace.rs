@@ -68,7 +68,7 @@ struct Memo {
 
 impl Memo {
     fn holds(&self, dir: &Path) -> bool {
-        self.compiler == *crate::actions::COMPILER
+        self.compiler == crate::actions::COMPILER
             && !self.seen.iter().any(|state| state.is_racy(self.saved_at_ns))
             && unchanged(&self.seen, dir)
     }

@@ -21,7 +21,7 @@ const JSX_KEY: &str = "agent-bundle:runtime/jsx.mjs";
 const AGENT_KEY: &str = "agent-bundle:runtime/agent.mjs";
 
 /// Every virtual module and its embedded source.
-pub const VIRTUAL_MODULES: [(&str, &str); 6] = [
+const VIRTUAL_MODULES: [(&str, &str); 6] = [
     (RUNTIME_KEY, include_str!("../runtime/hook.mjs")),
     (ROUTE_KEY, include_str!("../runtime/route.mjs")),
     (JSX_KEY, include_str!("../runtime/jsx.mjs")),

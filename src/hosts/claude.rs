@@ -251,7 +251,9 @@ pub static TABLE: HostTable = HostTable {
             },
         ],
         selectors: &[
-            (CanonicalTool::Shell, Some("^Bash$")),
+            // On Windows without Git Bash, Claude Code's shell tool is `PowerShell`, and no
+            // `Bash` is registered: a shell policy must hold there too.
+            (CanonicalTool::Shell, Some("^(?:Bash|PowerShell)$")),
             (CanonicalTool::FileRead, Some("^Read$")),
             (CanonicalTool::FileWrite, Some("^(?:Edit|MultiEdit|NotebookEdit|Write)$")),
             (CanonicalTool::Mcp, Some("^mcp__")),

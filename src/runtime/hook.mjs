@@ -35,6 +35,14 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
  * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
  * Resolves (never rejects) once the answer is written.
  */
+// stdout belongs to the host protocol: a stray console.log would corrupt the
+// answer (or, for some Claude Code events, be injected as context), so console
+// output goes to stderr. Set when this module is evaluated, which a wrapper does
+// before its handler's modules: their top-level logging is covered too. Never
+// restored: the process ends right after the answer is written (and the shared
+// runtime's stdout is MCP for as long as it runs).
+console.log = console.info = console.debug = console.error;
+
 export async function runHook(spec, handler) {
   // A handler promise that never settles, with nothing left to keep Node running, would
   // end the process with exit code 13 and no word of why.
@@ -259,11 +267,6 @@ function encodeCanonical(spec, input) {
 }
 
 async function callHandler(handler, event, context) {
-  // stdout belongs to the host protocol: a stray console.log would corrupt the
-  // answer (or, for some Claude Code events, be injected as context). Send the
-  // handler's console output to stderr instead. Not restored: the process ends
-  // right after the answer is written.
-  console.log = console.info = console.debug = console.error;
   try {
     return await handler(event, context);
   } catch (error) {

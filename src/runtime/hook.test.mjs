@@ -416,6 +416,16 @@ describe("projection", PARALLEL, () => {
     assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
     assert.equal(r.stderr, "noise\n");
   });
+
+  test("console output of the handler's modules, while they load, goes to stderr too", async () => {
+    // The prelude runs after hook.mjs is evaluated and before the handler is
+    // defined, as a wrapper evaluates the runtime before the handler's modules.
+    const prelude = `console.log("loading"); console.info("still loading");`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, prelude });
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr, "loading\nstill loading\n");
+  });
 });
 
 describe("stdin", PARALLEL, () => {

@@ -52,8 +52,7 @@ const REQUEST_KEYS = ["artifactEpoch", "event", "hostContractRevision", "native"
  * is the install root.
  */
 export async function serve(runtime, entry) {
-  // stdout carries MCP: route output on the console goes to stderr.
-  console.log = console.info = console.debug = console.error;
+  // stdout carries MCP: hook.mjs, imported above, sends console output to stderr.
   const target = targetArgument(process.argv.slice(2));
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
   const routes = new Map();

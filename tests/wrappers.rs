@@ -266,6 +266,47 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
 }
 
+/// An outcome a host reads only under a condition fails the hook when the condition does not
+/// hold: Cursor reads a subagentStop follow-up only from a completed subagent, and Codex a
+/// rewritten Bash input only with a string `command`.
+#[test]
+fn an_outcome_the_host_would_not_read_fails_the_hook() {
+    let config = "export default { plugin: { name: 'req' }, targets: ['cursor', 'codex'], hooks: {\n\
+        agentStop: { handler: './src/stop.ts', targets: ['cursor'] },\n\
+        beforeTool: { handler: './src/rewrite.ts', targets: ['codex'], tools: ['shell'] },\n} };\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/stop.ts", "export default () => ({ outcome: 'deny', reason: 'keep going' });\n"),
+        ("src/rewrite.ts", "export default () => ({ updatedInput: { cmd: 'ls' } });\n"),
+    ]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let name = |host: &str| hooks.as_array().unwrap().iter().find(|h| h["host"] == host).unwrap()["name"].clone();
+    let (stop, rewrite) = (name("cursor"), name("codex"));
+    let stopped = |status: &str| {
+        let input = format!(r#"{{"sessionId":"s","agentType":"explore","status":"{status}"}}"#);
+        support::simulate(dir.path(), "cursor", stop.as_str().unwrap(), &input, &["--json"])
+    };
+    let completed = stopped("completed");
+    assert_eq!(completed.status.code(), Some(0), "{}", String::from_utf8_lossy(&completed.stderr));
+    let report: Value = serde_json::from_slice(&completed.stdout).unwrap();
+    assert_eq!(report["nativeOutput"], serde_json::json!({ "followup_message": "keep going" }));
+    let errored = stopped("error");
+    assert_eq!(errored.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&errored.stderr);
+    assert!(
+        stderr.contains(r#"Cursor subagentStop reads this outcome only when status is "completed"; it is "error""#),
+        "{stderr}"
+    );
+
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","toolName":"Bash","toolInput":{"command":"rm"},"toolUseId":"t1"}"#;
+    let rewritten = support::simulate(dir.path(), "codex", rewrite.as_str().unwrap(), input, &[]);
+    assert_eq!(rewritten.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&rewritten.stderr);
+    assert!(stderr.contains("Codex PreToolUse reads a rewritten Bash input only with a string command"), "{stderr}");
+}
+
 /// A simulation stopped from outside (Ctrl-C, a kill) takes its hook with it, though the
 /// hook runs in a process group of its own.
 #[test]

@@ -96,7 +96,7 @@ pub static TABLE: HostTable = HostTable {
                     Field::optional(&["status"], "status", STRING),
                     Field::optional(&["loop_count"], "stopHookActive", NUMBER).decoded(Decode::PositiveCount),
                 ],
-                deny: Some(Shape::FollowupMessage),
+                deny: Some(Shape::FollowupMessageWhenCompleted),
                 context: None,
                 rewrite: None,
             },

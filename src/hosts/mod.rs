@@ -257,6 +257,8 @@ pub enum Shape {
     PermissionFieldUpdatedInput,
     /// Cursor `followup_message`.
     FollowupMessage,
+    /// Cursor `followup_message`, which `subagentStop` reads only when the subagent completed.
+    FollowupMessageWhenCompleted,
     /// Cursor `additional_context`.
     AdditionalContext,
     /// `continue: false` + `stopReason` (stops the agent).
@@ -289,12 +291,28 @@ impl Shape {
             Shape::PermissionFieldUpdatedInput => {
                 json!({"permission": "allow", "updated_input": "$updatedInput"})
             }
-            Shape::FollowupMessage => json!({"followup_message": "$reason"}),
+            Shape::FollowupMessage | Shape::FollowupMessageWhenCompleted => json!({"followup_message": "$reason"}),
             Shape::AdditionalContext => json!({"additional_context": "$context"}),
             Shape::ContinueFalse => json!({"continue": false, "stopReason": "$reason"}),
             Shape::PermissionBehaviorDeny => json!({"hookSpecificOutput": {
                 "hookEventName": native_event, "decision": {"behavior": "deny", "message": "$reason"}}}),
             Shape::ContinueFalseUserMessage => json!({"continue": false, "user_message": "$reason"}),
+        }
+    }
+
+    /// What the host needs besides the shape to read the outcome at all. The wrapper checks
+    /// it and fails the hook otherwise: an answer the host would drop is worse than an error.
+    pub fn requirement(self) -> Option<Requirement> {
+        match self {
+            Shape::FollowupMessageWhenCompleted => {
+                Some(Requirement::FieldEquals { field: "status", value: "completed" })
+            }
+            // Codex rejects a rewrite of these tools without a string `command`, marks the hook
+            // failed and runs the original call (host-formats §2.5).
+            Shape::PermissionAllowUpdatedInput => {
+                Some(Requirement::StringInput { key: "command", tools: &["Bash", "apply_patch"] })
+            }
+            _ => None,
         }
     }
 
@@ -305,14 +323,36 @@ impl Shape {
             Shape::DecisionBlock => "`decision: block`",
             Shape::HookSpecificContext => "`additionalContext`",
             Shape::HookSpecificUpdatedInput => "`updatedInput`",
-            Shape::PermissionAllowUpdatedInput => "`permissionDecision: allow` + `updatedInput`",
+            Shape::PermissionAllowUpdatedInput => {
+                "`permissionDecision: allow` + `updatedInput` (with a string `command` for `Bash` and `apply_patch`)"
+            }
             Shape::PermissionFieldDeny => "`permission: deny`",
             Shape::PermissionFieldUpdatedInput => "`permission: allow` + `updated_input`",
             Shape::FollowupMessage => "`followup_message`",
+            Shape::FollowupMessageWhenCompleted => "`followup_message` (read only when `status` is `completed`)",
             Shape::AdditionalContext => "`additional_context`",
             Shape::ContinueFalse => "`continue: false` + `stopReason`",
             Shape::PermissionBehaviorDeny => "`decision.behavior: deny`",
             Shape::ContinueFalseUserMessage => "`continue: false` + `user_message`",
+        }
+    }
+}
+
+/// A condition on the event or the result under which a host reads an outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// The event's canonical `field` equals `value`.
+    FieldEquals { field: &'static str, value: &'static str },
+    /// For these native tools, the rewritten input's `key` is a string.
+    StringInput { key: &'static str, tools: &'static [&'static str] },
+}
+
+impl Requirement {
+    /// The spec form the runtime checks (`src/runtime/README.md`).
+    pub fn spec(self) -> serde_json::Value {
+        match self {
+            Requirement::FieldEquals { field, value } => serde_json::json!({ "field": field, "equals": value }),
+            Requirement::StringInput { key, tools } => serde_json::json!({ "stringInput": key, "tools": tools }),
         }
     }
 }

@@ -82,11 +82,20 @@ fn fields(row: &EventRow) -> Vec<Value> {
 
 fn output(row: &EventRow) -> Value {
     let template = |shape: Option<super::Shape>| shape.map_or(Value::Null, |s| s.template(row.native));
-    json!({
+    let mut output = json!({
         "deny": template(row.deny),
         "context": template(row.context),
         "rewrite": template(row.rewrite),
-    })
+    });
+    let requires: serde_json::Map<String, Value> =
+        [("deny", row.deny), ("context", row.context), ("rewrite", row.rewrite)]
+            .into_iter()
+            .filter_map(|(outcome, shape)| Some((outcome.to_owned(), shape?.requirement()?.spec())))
+            .collect();
+    if !requires.is_empty() {
+        output["requires"] = Value::Object(requires);
+    }
+    output
 }
 
 #[cfg(test)]

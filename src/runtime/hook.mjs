@@ -59,6 +59,7 @@ export async function runHook(spec, handler) {
     if (typeof handler !== "function") fail("handler module must default-export a function");
     const envelope = context.nativeInput;
     const result = checkResult(spec, await callHandler(handler, event, context));
+    checkRequirements(spec, event, result);
     const output = project(spec.output, result);
     const text = simulate
       ? JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n"
@@ -317,6 +318,33 @@ function checkResult(spec, value) {
   if (updatedInput !== undefined) result.updatedInput = updatedInput;
   if (additionalContext !== undefined) result.additionalContext = additionalContext;
   return result;
+}
+
+// The conditions under which the host reads an outcome at all (`output.requires`):
+// failing the hook beats an answer the host would silently drop.
+function checkRequirements(spec, event, result) {
+  const given = {
+    deny: result.outcome === "deny",
+    context: Boolean(result.additionalContext),
+    rewrite: result.updatedInput !== undefined,
+  };
+  for (const [outcome, requirement] of Object.entries(spec.output.requires ?? {})) {
+    if (given[outcome]) checkRequirement(spec, event, result, requirement);
+  }
+}
+
+function checkRequirement(spec, event, result, { field, equals, stringInput, tools }) {
+  const where = `${spec.hostName} ${spec.nativeEvent}`;
+  if (field !== undefined && event[field] !== equals) {
+    const name = spec.fields.find((f) => f.canonical === field)?.native[0] ?? field;
+    const actual = event[field] === undefined ? "absent" : JSON.stringify(event[field]);
+    fail(`${where} reads this outcome only when ${name} is ${JSON.stringify(equals)}; it is ${actual}`);
+  }
+  if (stringInput !== undefined && tools.includes(event.toolName)) {
+    if (typeof result.updatedInput?.[stringInput] !== "string") {
+      fail(`${where} reads a rewritten ${event.toolName} input only with a string ${stringInput}`);
+    }
+  }
 }
 
 // Result -> native output, built only from the host's templates. Returns null

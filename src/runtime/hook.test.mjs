@@ -168,6 +168,7 @@ function outputs(host, nativeEvent) {
             deny: hookSpecific(nativeEvent, { permissionDecision: "deny", permissionDecisionReason: "$reason" }),
             context: null,
             rewrite: hookSpecific(nativeEvent, { permissionDecision: "allow", updatedInput: "$updatedInput" }),
+            requires: { rewrite: { stringInput: "command", tools: ["Bash", "apply_patch"] } },
           };
     case "Stop":
       return { ...none, deny: block };
@@ -211,6 +212,10 @@ const CURSOR = {
   }),
   postToolUse: cursorBase("afterTool", "postToolUse", [field("tool_name", "toolName", ["string"]), field("tool_output", "toolResponse", ["string"], true, { decode: "json" })], {
     context: { additional_context: "$context" },
+  }),
+  subagentStop: cursorBase("agentStop", "subagentStop", [field("subagent_type", "agentType", ["string"]), field("status", "status", ["string"], false)], {
+    deny: { followup_message: "$reason" },
+    requires: { deny: { field: "status", equals: "completed" } },
   }),
   stop: cursorBase("stop", "stop", [field("loop_count", "stopHookActive", ["number"], true, { decode: "positive-count" }), field("status", "status", ["string"], false, { enum: ["completed", "aborted", "error"] })], {
     deny: { followup_message: "$reason" },
@@ -347,6 +352,28 @@ describe("projection", PARALLEL, () => {
   test("codex rewrite carries the template's allow", async () => {
     const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ updatedInput: { command: "echo safe" } })` });
     writes(r, hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { command: "echo safe" } }));
+  });
+
+  test("codex reads a rewritten Bash input only with a string command", async () => {
+    const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ updatedInput: { cmd: "echo safe" } })` });
+    failsWith(r, CODEX_PRE, "Codex PreToolUse reads a rewritten Bash input only with a string command");
+    // Other tools carry no such requirement.
+    const mcp = { ...codexPre, tool_name: "mcp__docs__search", tool_input: { query: "x" } };
+    const other = await run({ spec: CODEX_PRE, input: mcp, handler: `() => ({ updatedInput: { query: "y" } })` });
+    writes(other, hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { query: "y" } }));
+  });
+
+  test("cursor reads a subagentStop follow-up only when the subagent completed", async () => {
+    const spec = CURSOR.subagentStop;
+    const input = (status) => ({ hook_event_name: "subagentStop", conversation_id: "c1", subagent_type: "explore", status });
+    const handler = `() => ({ outcome: "deny", reason: "keep going" })`;
+    writes(await run({ spec, input: input("completed"), handler }), { followup_message: "keep going" });
+    const error = await run({ spec, input: input("error"), handler });
+    failsWith(error, spec, 'Cursor subagentStop reads this outcome only when status is "completed"; it is "error"');
+    const absent = await run({ spec, input: input(undefined), handler });
+    failsWith(absent, spec, 'Cursor subagentStop reads this outcome only when status is "completed"; it is absent');
+    // Continuing is always fine.
+    writesNothing(await run({ spec, input: input("aborted") }));
   });
 
   test("codex deny", async () => {

@@ -24,9 +24,9 @@ use crate::stamp::Summary;
 /// record, and a fingerprint of the sources it was built from (`build.rs`: host tables,
 /// linker, runtime, Cargo.lock), so a compiler edited without a version bump never meets
 /// outputs another build of it cached. Bump the revision when an action's encoding or
-/// meaning changes (3: modules are checked for `require()` and for nesting too deep to parse).
+/// meaning changes (4: module chunks record their links, which the graph checks).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/3 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/4 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -149,7 +149,7 @@ fn encode_chunk(cache: &Cache, chunk: &ModuleChunk) -> ActionRecord {
         values: BTreeMap::from([
             ("imports".to_owned(), json!(imports).to_string()),
             ("builtins".to_owned(), json!(chunk.builtins).to_string()),
-            ("defaultExport".to_owned(), chunk.has_default_export.to_string()),
+            ("links".to_owned(), json!(chunk.links).to_string()),
         ]),
     };
     store_output(cache, &mut record, "code", chunk.code.as_bytes());
@@ -160,12 +160,12 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let code = String::from_utf8(load_output(cache, record, "code")?.to_vec()).ok()?;
     let imports: Vec<(String, String, u32, u32)> = serde_json::from_str(record.values.get("imports")?).ok()?;
     let builtins: Vec<String> = serde_json::from_str(record.values.get("builtins")?).ok()?;
-    let has_default_export = record.values.get("defaultExport")?.parse().ok()?;
+    let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let imports = imports
         .into_iter()
         .map(|(specifier, key, start, end)| ModuleImport { specifier, key, span: Span { start, end } })
         .collect();
-    Some(ModuleChunk { code, imports, builtins, has_default_export, unresolved: Vec::new(), diagnostics: Vec::new() })
+    Some(ModuleChunk { code, imports, builtins, links, unresolved: Vec::new(), diagnostics: Vec::new() })
 }
 
 /// Linking a handler with the runtime (the body every host's wrapper of it shares), through

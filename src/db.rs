@@ -427,7 +427,7 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
     let mut diagnostics = graph.diagnostics();
     if diagnostics.iter().all(|d| !d.is_error()) {
         for &root in roots.iter().filter(|root| bundle::virtual_module(root).is_none()) {
-            if !graph.chunk(root).is_some_and(|c| c.has_default_export) {
+            if !graph.chunk(root).is_some_and(|c| c.has_default_export()) {
                 diagnostics.push(
                     Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
                         .in_file(root.to_owned())

@@ -92,6 +92,7 @@ codes! {
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
     ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, or nests brackets over 10,000 deep.";
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
+    MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *`.";
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";
     ArtifactFiles = "AB6004", "artifact-files-mismatch", "A file is missing, edited after the build, or not in the manifest.";
     WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";

@@ -30,11 +30,48 @@ pub struct ModuleChunk {
     pub imports: Vec<ModuleImport>,
     /// Node builtins the chunk uses, normalized (`node:fs`), sorted and deduplicated.
     pub builtins: Vec<String>,
-    pub has_default_export: bool,
+    /// What the module's imports ask of other modules and what its exports offer them.
+    pub links: ModuleLinks,
     /// Specifiers that named no module, in source order, each once (the build lists the
     /// directories outside the root they point into, `resolve::outside_dirs`, and tries again).
     pub unresolved: Vec<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
+}
+
+impl ModuleChunk {
+    pub fn has_default_export(&self) -> bool {
+        self.links.exports.contains_key("default")
+    }
+}
+
+/// A module's side of linking, which only the whole graph can check (`ModuleGraph`): ESM
+/// refuses an import of a name its module does not export, or exports ambiguously through
+/// two `export *` of different bindings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ModuleLinks {
+    /// Every export name, with where its binding lives when another module holds it
+    /// (`export { x } from`, an imported binding exported again, `export * as ns`: `*`).
+    pub exports: BTreeMap<String, Option<Binding>>,
+    /// The sources of `export *`, in source order.
+    pub stars: Vec<LinkSource>,
+    /// The names imported from other modules (`import { x }`, `import x`, `export { x } from`),
+    /// each with the span of its specifier.
+    pub imported: Vec<(Binding, Span)>,
+}
+
+/// A name in a module's exports (`*` for its namespace).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Binding {
+    pub source: LinkSource,
+    pub name: String,
+}
+
+/// Where a request resolved to: a bundled module, or a Node builtin (whose exports the
+/// bundler does not know).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub enum LinkSource {
+    Module(String),
+    Builtin(String),
 }
 
 /// A module import: the specifier as written, the key it resolved to, and where it was written.
@@ -135,7 +172,7 @@ pub fn link_module(
         code: String::new(),
         imports: Vec::new(),
         builtins: Vec::new(),
-        has_default_export: false,
+        links: ModuleLinks::default(),
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
     };
@@ -174,11 +211,18 @@ struct Namespace {
     local: String,
     /// How the runtime finds the names of an `export *` of it: `"src/x.ts"` or `__ab_node_fs`.
     star_source: String,
+    /// What it is, for the graph's checks, and where it was requested.
+    source: LinkSource,
+    span: Span,
 }
 
 impl Namespace {
     fn member(&self, name: &str) -> Replacement {
         Replacement { expr: member(&self.local, name), is_member: true }
+    }
+
+    fn binding(&self, name: &str) -> Binding {
+        Binding { source: self.source.clone(), name: name.to_owned() }
     }
 
     fn whole(&self) -> Replacement {
@@ -219,6 +263,9 @@ struct Linker<'c> {
     prologue: String,
     /// Export name -> getter expression.
     getters: BTreeMap<String, String>,
+    links: ModuleLinks,
+    /// The binding each imported local stands for, by its symbol.
+    imported_bindings: HashMap<SymbolId, Binding>,
     /// Sources of `export *`, in source order (see [`Namespace::star_source`]).
     stars: Vec<String>,
     /// Set when an anonymous `export default function` was named `__ab_default`.
@@ -247,6 +294,8 @@ impl<'c> Linker<'c> {
             namespaces: String::new(),
             prologue: String::new(),
             getters: BTreeMap::new(),
+            links: ModuleLinks::default(),
+            imported_bindings: HashMap::new(),
             stars: Vec::new(),
             rename_default_function: false,
             replacements: HashMap::new(),
@@ -381,12 +430,21 @@ impl<'c> Linker<'c> {
 
     /// A static request: the namespace expression, requiring a module once, in source order.
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
-        match self.request(specifier, position, Request::Static)? {
-            Target::Builtin(local) => Some(Namespace { local: local.clone(), star_source: local }),
+        let span = self.site_spans.get(&position).copied();
+        let target = self.request(specifier, position, Request::Static)?;
+        let span = span.unwrap_or_default();
+        match target {
+            Target::Builtin(local) => Some(Namespace {
+                local: local.clone(),
+                star_source: local,
+                source: LinkSource::Builtin(specifier.to_owned()),
+                span,
+            }),
             Target::Module(key) => {
                 let star_source = js_string(&key);
+                let source = LinkSource::Module(key.clone());
                 if let Some(local) = self.locals.get(&key) {
-                    return Some(Namespace { local: local.clone(), star_source });
+                    return Some(Namespace { local: local.clone(), star_source, source, span });
                 }
                 // Bind every namespace before evaluating any import, so that hoisted functions
                 // called during a cycle can already reach every import of this module. Reading
@@ -395,7 +453,7 @@ impl<'c> Linker<'c> {
                 let _ = writeln!(self.namespaces, "const {local} = __ab_module({star_source});");
                 let _ = writeln!(self.prologue, "__ab_require({star_source});");
                 self.locals.insert(key, local.clone());
-                Some(Namespace { local, star_source })
+                Some(Namespace { local, star_source, source, span })
             }
         }
     }
@@ -417,17 +475,19 @@ impl<'c> Linker<'c> {
                     return;
                 };
                 for specifier in import.specifiers.iter().flatten() {
-                    let (local, replacement) = match specifier {
-                        ImportDeclarationSpecifier::ImportSpecifier(s) => {
-                            (&s.local, namespace.member(&s.imported.name()))
-                        }
-                        ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => {
-                            (&s.local, namespace.member("default"))
-                        }
-                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => (&s.local, namespace.whole()),
+                    let (local, name) = match specifier {
+                        ImportDeclarationSpecifier::ImportSpecifier(s) => (&s.local, s.imported.name().to_string()),
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => (&s.local, "default".to_owned()),
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => (&s.local, "*".to_owned()),
                     };
+                    let replacement = if name == "*" { namespace.whole() } else { namespace.member(&name) };
+                    let binding = namespace.binding(&name);
+                    if name != "*" {
+                        self.links.imported.push((binding.clone(), namespace.span));
+                    }
                     if let Some(symbol) = local.symbol_id.get() {
                         self.replacements.insert(symbol, replacement);
+                        self.imported_bindings.insert(symbol, binding);
                     }
                 }
             }
@@ -437,8 +497,11 @@ impl<'c> Linker<'c> {
                     return;
                 };
                 for specifier in &export.specifiers {
-                    let getter = namespace.member(&specifier.local.name()).expr;
-                    self.getters.insert(specifier.exported.name().to_string(), getter);
+                    let (name, exported) = (specifier.local.name(), specifier.exported.name().to_string());
+                    self.getters.insert(exported.clone(), namespace.member(&name).expr);
+                    let binding = namespace.binding(&name);
+                    self.links.imported.push((binding.clone(), namespace.span));
+                    self.links.exports.insert(exported, Some(binding));
                 }
             }
             ModuleDeclaration::ExportAllDeclaration(export) => {
@@ -448,11 +511,13 @@ impl<'c> Linker<'c> {
                 };
                 match &export.exported {
                     Some(name) => {
+                        self.links.exports.insert(name.name().to_string(), Some(namespace.binding("*")));
                         self.getters.insert(name.name().to_string(), namespace.local);
                     }
                     None => {
                         if !self.stars.contains(&namespace.star_source) {
                             self.stars.push(namespace.star_source);
+                            self.links.stars.push(namespace.source);
                         }
                     }
                 }
@@ -480,6 +545,8 @@ impl<'c> Linker<'c> {
                                 ));
                                 continue;
                             };
+                            let exported = specifier.exported.name().to_string();
+                            self.links.exports.insert(exported, self.imported_bindings.get(&symbol).cloned());
                             match self.replacements.get(&symbol) {
                                 Some(replacement) => replacement.expr.clone(),
                                 None => ident.name.to_string(),
@@ -572,11 +639,17 @@ impl<'c> Linker<'c> {
             namespaces,
             prologue,
             getters,
+            links,
             stars,
             rename_default_function,
             ..
         } = self;
-        chunk.has_default_export = getters.contains_key("default");
+        // Every getter is an export; those not recorded with their origin are this module's own.
+        let mut links = links;
+        for name in getters.keys() {
+            links.exports.entry(name.clone()).or_insert(None);
+        }
+        chunk.links = links;
         chunk.builtins = builtins.into_iter().collect();
         imports.sort_by_key(|(position, _)| *position);
         let mut seen = BTreeSet::new();
@@ -774,7 +847,8 @@ impl<'a> Visit<'a> for Rewriter<'_> {
 /// export helpers. Exports objects look like ESM namespaces: null prototype, getters.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
 function __ab_define(key, init, names = [], stars = []) {
-  __ab_modules.set(key, { key, init, names, stars, state: 0, exports: undefined, error: undefined });
+  // `ambiguous`: names two `export *` give different bindings (set by the bundle, left out).
+  __ab_modules.set(key, { key, init, names, stars, ambiguous: [], state: 0, exports: undefined, error: undefined });
 }
 function __ab_record(key) {
   const record = __ab_modules.get(key);
@@ -792,7 +866,7 @@ function __ab_record(key) {
     }
     // `export *` names are static, as in ESM: resolve them from the export lists.
     for (const [name, get] of __ab_star_exports(record, new Set())) {
-      if (!getters.has(name)) getters.set(name, { get, enumerable: true });
+      if (!getters.has(name) && !record.ambiguous.includes(name)) getters.set(name, { get, enumerable: true });
     }
     for (const name of [...getters.keys()].sort()) {
       Object.defineProperty(exports, name, getters.get(name));
@@ -951,7 +1025,7 @@ mod tests {
             chunk.imports,
             [ModuleImport { specifier: "./a".into(), key: "src/a.ts".into(), span: Span::new(51, 56) }]
         );
-        assert!(!chunk.has_default_export);
+        assert!(!chunk.has_default_export());
     }
 
     #[test]
@@ -976,7 +1050,7 @@ mod tests {
         assert!(!code.contains("\nexport"));
         assert_eq!(metadata(&chunk), ", [\"G\", \"a\", \"b\", \"d\", \"default\", \"e\", \"f\", \"h-h\", \"y\"]");
         assert_eq!(metadata(&compile_ok("console.log(1);")), "");
-        assert!(chunk.has_default_export);
+        assert!(chunk.has_default_export());
     }
 
     #[test]
@@ -1007,7 +1081,7 @@ mod tests {
             let code = body(&chunk);
             let code = code.split_once("\n").map_or("", |(_, rest)| rest);
             assert_eq!(code, expected, "for {source}");
-            assert!(chunk.has_default_export, "for {source}");
+            assert!(chunk.has_default_export(), "for {source}");
         }
     }
 
@@ -1027,7 +1101,7 @@ mod tests {
              __ab_require(\"src/c.ts\");"
         );
         assert_eq!(metadata(&chunk), ", [\"default\", \"ns\", \"x\", \"y\"], [\"src/a.ts\", __ab_node_fs]");
-        assert!(chunk.has_default_export);
+        assert!(chunk.has_default_export());
         assert_eq!(chunk.builtins, ["node:fs"]);
         let keys: Vec<&str> = chunk.imports.iter().map(|i| i.key.as_str()).collect();
         assert_eq!(keys, ["src/a.ts", "src/b.ts", "src/c.ts"]);

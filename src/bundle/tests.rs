@@ -1,10 +1,12 @@
 //! End-to-end tests: bundle small projects written to a temp dir and run them with `node`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::bundle::{BundleDiagnostic, BundleErrorKind, ModuleChunk, Span, assemble, compile_module, resolve};
+use crate::bundle::{
+    BundleDiagnostic, BundleErrorKind, ModuleChunk, ModuleGraph, Span, assemble, compile_module, handler_body, resolve,
+};
 
 const HOOK_RUNTIME_KEY: &str = "agent-bundle:runtime/hook.mjs";
 const JSX_RUNTIME_KEY: &str = "agent-bundle:runtime/jsx.mjs";
@@ -53,37 +55,66 @@ fn read_project(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
-/// Compile the graph reachable from the hook runtime and `entry` (depth first, in import
-/// order), then assemble it with an epilogue that runs the entry's default export.
-fn bundle(files: &BTreeMap<String, String>, entry: &str) -> Result<String, Vec<(String, BundleDiagnostic)>> {
+/// Compiles every module reachable from the hook runtime and `entry`, with each module's
+/// own diagnostics.
+fn compile_graph(
+    files: &BTreeMap<String, String>,
+    entry: &str,
+) -> (BTreeMap<String, ModuleChunk>, Vec<(String, BundleDiagnostic)>) {
     let mut sources = files.clone();
     sources.insert(HOOK_RUNTIME_KEY.into(), HOOK_RUNTIME.into());
     sources.insert(JSX_RUNTIME_KEY.into(), JSX_RUNTIME.into());
     let aliases = BTreeMap::from([("agent-bundle/jsx-runtime".to_owned(), JSX_RUNTIME_KEY.to_owned())]);
     let exists = |key: &str| sources.contains_key(key);
 
-    let mut chunks: Vec<ModuleChunk> = Vec::new();
+    let mut chunks = BTreeMap::new();
     let mut errors = Vec::new();
-    let mut seen = BTreeSet::new();
     let mut stack = vec![entry.to_owned(), HOOK_RUNTIME_KEY.to_owned()];
     while let Some(key) = stack.pop() {
-        if !seen.insert(key.clone()) {
+        if chunks.contains_key(&key) {
             continue;
         }
         let source = &sources[&key];
         let chunk = compile_module(&key, source, &mut |specifier| resolve(&key, specifier, &aliases, &exists));
         errors.extend(chunk.diagnostics.iter().map(|d| (key.clone(), d.clone())));
         stack.extend(chunk.imports.iter().rev().map(|import| import.key.clone()));
-        chunks.push(chunk);
+        chunks.insert(key, chunk);
     }
+    (chunks, errors)
+}
+
+/// Bundles the graph of `entry` as a wrapper body does, with an epilogue that runs the
+/// entry's default export. Panics on errors only the whole graph shows ([`link_errors`]).
+fn bundle(files: &BTreeMap<String, String>, entry: &str) -> Result<String, Vec<(String, BundleDiagnostic)>> {
+    let (chunks, errors) = compile_graph(files, entry);
     if !errors.is_empty() {
         return Err(errors);
     }
-    let chunks: Vec<&ModuleChunk> = chunks.iter().collect();
+    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, entry], |key| &chunks[key]);
+    let links = graph.diagnostics();
+    assert!(links.is_empty(), "{links:#?}");
     let epilogue = format!(
         "await __ab_require({HOOK_RUNTIME_KEY:?}).runHook({{ event: \"test\" }}, __ab_require({entry:?}).default);\n"
     );
-    Ok(assemble("// agent-bundle test bundle", &chunks, &epilogue))
+    Ok(handler_body("// agent-bundle test bundle", &graph) + &epilogue)
+}
+
+/// The graph's link errors for `entry`: (file, code, the text at the span, message).
+fn link_errors(files: &[(&str, &str)], entry: &str) -> Vec<(String, &'static str, String, String)> {
+    let files: BTreeMap<String, String> = files.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let (chunks, errors) = compile_graph(&files, entry);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, entry], |key| &chunks[key]);
+    graph
+        .diagnostics()
+        .into_iter()
+        .map(|d| {
+            let file = d.file.clone().unwrap_or_default();
+            let span = d.span.unwrap_or_default();
+            let text = files[&file][span.range()].to_owned();
+            (file, d.code.as_str(), text, d.message)
+        })
+        .collect()
 }
 
 struct NodeRun {
@@ -213,7 +244,7 @@ export { a as b };
 export * from "./star";
 export * as ns from "./star";
 export { kind } from "./star";
-export { default as nothing } from "./no-default";
+export { something as nothing } from "./no-default";
 "#,
     ),
     (
@@ -237,7 +268,7 @@ const GRAPH_EXPECTED: &str = concat!(
     r#"{"name":"default","result":{"event":"test","helper":42,"color":"green","colorName":"Red","#,
     r#""counter":2,"libCounter":"lib","libDefault":"lib-default","libDefaultName":"default","libName":"lib","#,
     r#""even":true,"bReport":{"hoistedWorks":true,"tdz":"ReferenceError"},"renamed":"A","star1":1,"#,
-    r#""nsKeys":["default","kind","star1","star2"],"kind":"star","nothing":"undefined","fs":"function","join":"a/b","#,
+    r#""nsKeys":["default","kind","star1","star2"],"kind":"star","nothing":"number","fs":"function","join":"a/b","#,
     r#""os":"string","view":{"type":"ul","props":{"children":[{"type":"li","props":{"children":"x"}}]}},"#,
     r#""lazy":"lazy","lazyAgain":true,"shape":2,"config":3,"modes":["fast","slow"],"same":true}}"#,
     "\n"
@@ -553,4 +584,67 @@ fn the_runtime_is_emitted_without_its_comments_and_a_handler_keeps_its_own() {
     assert!(!runtime.code.contains("This file is parsed on every tool call"), "the runtime's comments stay out");
     let handler = compile_module("src/h.ts", "// why this hook exists\nexport default () => undefined;\n", no_imports);
     assert!(handler.code.contains("// why this hook exists"), "{}", handler.code);
+}
+
+#[test]
+fn an_import_of_a_name_its_module_does_not_export_is_an_error() {
+    let files = [
+        (
+            "src/main.ts",
+            "import { nope, real } from './a.js';\nimport def from './a.js';\nexport { gone } from './a.js';\n\
+             import { readFileSynk } from 'node:fs';\nexport default () => [nope, real, def, readFileSynk];\n",
+        ),
+        ("src/a.ts", "export const real = 1;\n"),
+    ];
+    let missing = |name: &str| format!("src/a.ts has no export named `{name}`");
+    assert_eq!(
+        link_errors(&files, "src/main.ts"),
+        [
+            ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("nope")),
+            ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("default")),
+            ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("gone")),
+        ],
+        "builtins are not checked: their exports are Node's"
+    );
+}
+
+#[test]
+fn names_through_export_star_resolve_as_esm_links_them() {
+    let barrel = "export * from './a.js';\nexport * from './b.js';\nexport * from './c.js';\n";
+    let files = [
+        ("src/main.ts", "import { same, x } from './barrel.js';\nexport default () => [same, x];\n"),
+        ("src/barrel.ts", barrel),
+        ("src/a.ts", "export const x = 'a';\nexport { same } from './same.js';\n"),
+        ("src/b.ts", "export const x = 'b';\nimport { same } from './same.js';\nexport { same };\n"),
+        ("src/c.ts", "export default 'c';\n"),
+        ("src/same.ts", "export const same = 1;\n"),
+    ];
+    // `same` reaches the barrel twice, as one binding; `x` as two.
+    let errors = link_errors(&files, "src/main.ts");
+    let expected = "src/barrel.ts exports `x` ambiguously: two `export *` give it different bindings";
+    assert_eq!(errors, [("src/main.ts".into(), "AB4838", "'./barrel.js'".into(), expected.into())]);
+    // `export *` never re-exports a default.
+    let files = [("src/main.ts", "import c from './barrel.js';\nexport default () => c;\n"), ("src/barrel.ts", barrel)]
+        .into_iter()
+        .chain(files[2..].iter().copied())
+        .collect::<Vec<_>>();
+    assert_eq!(link_errors(&files, "src/main.ts")[0].3, "src/barrel.ts has no export named `default`");
+}
+
+#[test]
+fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace() {
+    let files = [
+        (
+            "src/main.ts",
+            "import * as ns from './barrel.js';\n\
+             export default () => [Object.keys(ns).join(','), 'x' in ns, ns.same];\n",
+        ),
+        ("src/barrel.ts", "export * from './a.js';\nexport * from './b.js';\n"),
+        ("src/a.ts", "export const x = 'a';\nexport const onlyA = 1;\nexport { same } from './same.js';\n"),
+        ("src/b.ts", "export const x = 'b';\nexport { same } from './same.js';\n"),
+        ("src/same.ts", "export const same = 1;\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }

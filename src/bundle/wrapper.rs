@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::{BundleDiagnostic, BundleErrorKind, ModuleChunk, Severity, Span, assemble};
+use super::{
+    Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Severity, Span, assemble,
+};
 use crate::diagnostics::{Code, Diagnostic};
 
 /// The virtual key of the hook runtime.
@@ -52,7 +54,7 @@ impl ModuleChunk {
             code: String::new(),
             imports: Vec::new(),
             builtins: Vec::new(),
-            has_default_export: false,
+            links: ModuleLinks::default(),
             diagnostics: vec![BundleDiagnostic {
                 kind: BundleErrorKind::UnresolvedImport,
                 severity: Severity::Error,
@@ -70,7 +72,7 @@ impl ModuleChunk {
             code: String::new(),
             imports: Vec::new(),
             builtins: Vec::new(),
-            has_default_export: false,
+            links: ModuleLinks::default(),
             unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic {
                 kind: BundleErrorKind::Syntax,
@@ -123,7 +125,50 @@ impl<'a> ModuleGraph<'a> {
         keys
     }
 
+    /// Every module's own problems, then, when there are none, the imports that name no
+    /// export (which need the whole graph).
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut diagnostics = self.module_diagnostics();
+        if diagnostics.iter().all(|d| !d.is_error()) {
+            diagnostics.extend(self.link_diagnostics());
+        }
+        diagnostics
+    }
+
+    /// Imports of a name their module does not export, or exports ambiguously (AB4838): Node
+    /// refuses to link such a module graph, where a bundle would read `undefined`.
+    fn link_diagnostics(&self) -> Vec<Diagnostic> {
+        let chunks: BTreeMap<&str, &ModuleChunk> = self.chunks().collect();
+        let mut diagnostics = Vec::new();
+        for (key, chunk) in &self.modules {
+            for (binding, span) in &chunk.links.imported {
+                let LinkSource::Module(source) = &binding.source else { continue };
+                let (message, help) = match resolve_export(&chunks, binding, &mut BTreeSet::new()) {
+                    Export::Missing => (
+                        format!("{source} has no export named `{}`", binding.name),
+                        format!("export `{}` from {source}, or import a name it exports", binding.name),
+                    ),
+                    Export::Ambiguous => (
+                        format!(
+                            "{source} exports `{}` ambiguously: two `export *` give it different bindings",
+                            binding.name
+                        ),
+                        format!(
+                            "re-export the one you mean by name in {source}: `export {{ {} }} from …`",
+                            binding.name
+                        ),
+                    ),
+                    Export::Found(_) | Export::Unknown => continue,
+                };
+                diagnostics.push(
+                    Diagnostic::error(Code::MissingExport, message).in_file(key.clone()).at(*span).with_help(help),
+                );
+            }
+        }
+        diagnostics
+    }
+
+    fn module_diagnostics(&self) -> Vec<Diagnostic> {
         let mut diagnostics = Vec::new();
         for (key, chunk) in &self.modules {
             for problem in &chunk.diagnostics {
@@ -146,10 +191,100 @@ impl<'a> ModuleGraph<'a> {
     }
 }
 
+/// What an export name resolves to (ES `ResolveExport`).
+enum Export {
+    /// The binding it names, in the module that declares it (or a namespace, `*`).
+    Found(Binding),
+    Missing,
+    /// Two `export *` give it different bindings.
+    Ambiguous,
+    /// It may come from a Node builtin, whose exports the bundler does not know.
+    Unknown,
+}
+
+/// Resolves `binding` through re-exports and `export *`, as ESM links it; `visiting` holds
+/// the names on the way (a cycle resolves to nothing).
+fn resolve_export(
+    chunks: &BTreeMap<&str, &ModuleChunk>,
+    binding: &Binding,
+    visiting: &mut BTreeSet<Binding>,
+) -> Export {
+    let LinkSource::Module(key) = &binding.source else {
+        return Export::Unknown;
+    };
+    let Some(chunk) = chunks.get(key.as_str()) else {
+        return Export::Unknown;
+    };
+    if binding.name == "*" {
+        return Export::Found(binding.clone());
+    }
+    if !visiting.insert(binding.clone()) {
+        return Export::Missing;
+    }
+    match chunk.links.exports.get(&binding.name) {
+        Some(None) => return Export::Found(binding.clone()),
+        Some(Some(origin)) => return resolve_export(chunks, origin, visiting),
+        None if binding.name == "default" => return Export::Missing, // `export *` never gives a default
+        None => {}
+    }
+    let (mut found, mut unknown) = (None, false);
+    for star in &chunk.links.stars {
+        let through = Binding { source: star.clone(), name: binding.name.clone() };
+        match resolve_export(chunks, &through, visiting) {
+            Export::Found(resolved) if found.as_ref().is_some_and(|f| *f != resolved) => return Export::Ambiguous,
+            Export::Found(resolved) => found = Some(resolved),
+            Export::Ambiguous => return Export::Ambiguous,
+            Export::Unknown => unknown = true,
+            Export::Missing => {}
+        }
+    }
+    match (found, unknown) {
+        (Some(resolved), _) => Export::Found(resolved),
+        (None, true) => Export::Unknown,
+        (None, false) => Export::Missing,
+    }
+}
+
+/// The names `export *` reaches in the module `key` (its stars' exports and theirs, but
+/// never `default`).
+fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTreeSet<String>) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for star in chunks.get(key).map(|chunk| chunk.links.stars.as_slice()).unwrap_or_default() {
+        let LinkSource::Module(source) = star else { continue };
+        if !seen.insert(source.clone()) {
+            continue;
+        }
+        if let Some(chunk) = chunks.get(source.as_str()) {
+            names.extend(chunk.links.exports.keys().filter(|name| *name != "default").cloned());
+        }
+        names.extend(star_names(chunks, source, seen));
+    }
+    names
+}
+
 /// The host-independent part of a wrapper: the runtime and the handler's modules, linked.
+/// A name two `export *` of a module give different bindings is left out of its namespace,
+/// as ESM does: the runtime reads that from the record's `ambiguous` list.
 pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
+    let chunks: BTreeMap<&str, &ModuleChunk> = graph.chunks().collect();
+    let mut epilogue = String::new();
+    for (key, chunk) in graph.chunks().filter(|(_, chunk)| !chunk.links.stars.is_empty()) {
+        let ambiguous: Vec<String> = star_names(&chunks, key, &mut BTreeSet::new())
+            .into_iter()
+            .filter(|name| !chunk.links.exports.contains_key(name))
+            .filter(|name| {
+                let binding = Binding { source: LinkSource::Module(key.to_owned()), name: name.clone() };
+                matches!(resolve_export(&chunks, &binding, &mut BTreeSet::new()), Export::Ambiguous)
+            })
+            .map(|name| serde_json::Value::from(name).to_string())
+            .collect();
+        if !ambiguous.is_empty() {
+            let key = serde_json::Value::from(key);
+            epilogue.push_str(&format!("__ab_modules.get({key}).ambiguous = [{}];\n", ambiguous.join(", ")));
+        }
+    }
     let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
-    assemble(header, &chunks, "")
+    assemble(header, &chunks, &epilogue)
 }
 
 /// The host-specific end of a route's wrapper: the runtime renders the route's component.

@@ -266,6 +266,22 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
 }
 
+/// A handler whose file name holds a line terminator still gives a wrapper that loads (the
+/// name is in the wrapper's header comment).
+#[test]
+fn a_line_separator_in_a_handler_name_does_not_break_the_wrapper() {
+    let config =
+        "export default { plugin: { name: 'odd' }, targets: ['claude'], hooks: { stop: './src/a\\u2028b.ts' } };\n";
+    let dir =
+        support::project(&[("agent-bundle.config.ts", config), ("src/a\u{2028}b.ts", "export default () => {};\n")]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
+    let output = support::simulate(dir.path(), "claude", hooks[0]["name"].as_str().unwrap(), input, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
 /// An outcome a host reads only under a condition fails the hook when the condition does not
 /// hold: Cursor reads a subagentStop follow-up only from a completed subagent, and Codex a
 /// rewritten Bash input only with a string `command`.

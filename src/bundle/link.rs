@@ -816,7 +816,8 @@ impl<'a> Visit<'a> for Rewriter<'_> {
             && let Expression::Identifier(ident) = &it.value
             && let Some(replacement) = self.replacement(ident)
         {
-            let text = format!("{}: {}", ident.name, replacement.expr);
+            // `{ __proto__ }` is an own property; `__proto__: v` would set the prototype.
+            let text = format!("{}: {}", property_key(&ident.name), replacement.expr);
             self.edit(it.span, text);
             return;
         }
@@ -999,6 +1000,12 @@ mod tests {
     fn metadata(chunk: &ModuleChunk) -> &str {
         let last = chunk.code.lines().last().unwrap();
         &last[1..last.len() - 2]
+    }
+
+    #[test]
+    fn a_shorthand_proto_property_stays_an_own_property() {
+        let chunk = compile_ok("import { __proto__ } from \"./a\";\nconsole.log({ __proto__ });\n");
+        assert!(body(&chunk).contains("[\"__proto__\"]: __ab_i0.__proto__"), "{}", body(&chunk));
     }
 
     #[test]

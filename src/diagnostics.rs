@@ -90,7 +90,7 @@ codes! {
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
-    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, or nests brackets over 10,000 deep.";
+    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run, or nests brackets over 10,000 deep.";
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
     MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *`.";
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";

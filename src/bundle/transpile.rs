@@ -7,14 +7,15 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AwaitExpression, BindingIdentifier, CallExpression, Decorator, ExportAllDeclaration, ExportFromDeclaration,
-    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, TSExportAssignment,
-    TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration, VariableDeclarationKind,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Decorator, ExportAllDeclaration,
+    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
+    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment,
+    RegExpLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration,
+    VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
-use oxc_parser::Parser;
+use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
@@ -170,7 +171,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     }
 
     let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, source, source_type).parse();
+    // Regular expressions are checked too: Node refuses a module with an invalid one.
+    let options = ParseOptions { parse_regular_expression: true, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
     push_oxc_diagnostics!(out.diagnostics, parsed.diagnostics);
     if parsed.panicked || out.diagnostics.iter().any(BundleDiagnostic::is_error) {
         return out;
@@ -249,6 +252,8 @@ struct Checker<'s> {
     scoping: &'s Scoping,
     /// Nesting depth of functions; 0 is module top level.
     function_depth: u32,
+    /// Nesting depth of non-arrow functions (which have their own `arguments`).
+    ordinary_function_depth: u32,
     diagnostics: Vec<BundleDiagnostic>,
     requests: Vec<Request>,
     first_jsx: Option<Span>,
@@ -262,6 +267,7 @@ impl<'s> Checker<'s> {
             source,
             scoping,
             function_depth: 0,
+            ordinary_function_depth: 0,
             diagnostics: Vec::new(),
             requests: Vec::new(),
             first_jsx: None,
@@ -313,7 +319,9 @@ impl<'s> Checker<'s> {
 impl<'a> Visit<'a> for Checker<'_> {
     fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
         self.function_depth += 1;
+        self.ordinary_function_depth += 1;
         walk::walk_function(self, it, flags);
+        self.ordinary_function_depth -= 1;
         self.function_depth -= 1;
     }
 
@@ -361,6 +369,46 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_variable_declaration(self, it);
     }
 
+    fn visit_accessor_property(&mut self, it: &AccessorProperty<'a>) {
+        let span = self.keyword_span(it.span.start, it.span.end, "accessor");
+        self.error(
+            BundleErrorKind::Syntax,
+            span,
+            "`accessor` class fields are not supported",
+            "Node 20 has no auto-accessors; write a private field with a getter and a setter",
+        );
+        walk::walk_accessor_property(self, it);
+    }
+
+    fn visit_with_clause(&mut self, it: &WithClause<'a>) {
+        self.error(
+            BundleErrorKind::Syntax,
+            it.span.into(),
+            "import attributes (`with { … }`) are not supported",
+            "the bundler links JavaScript and TypeScript modules; read JSON with `fs.readFileSync` and `JSON.parse`",
+        );
+    }
+
+    fn visit_reg_exp_literal(&mut self, it: &RegExpLiteral<'a>) {
+        let node20_lacks = oxc_regular_expression::RegexUnsupportedPatterns {
+            named_capture_groups: false,
+            duplicate_named_capture_groups: true,
+            unicode_property_escapes: false,
+            look_behind_assertions: false,
+            pattern_modifiers: true,
+        };
+        if let Some(pattern) = &it.regex.pattern.pattern
+            && oxc_regular_expression::has_unsupported_regular_expression_pattern(pattern, &node20_lacks)
+        {
+            self.error(
+                BundleErrorKind::Syntax,
+                it.span.into(),
+                "this regular expression uses syntax Node 20 does not have (pattern modifiers or a group name used twice)",
+                "write it without `(?i:…)` modifiers, and give every named group its own name",
+            );
+        }
+    }
+
     fn visit_decorator(&mut self, it: &Decorator<'a>) {
         self.error(
             BundleErrorKind::Syntax,
@@ -398,6 +446,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
         if it.phase.is_some() {
             self.unsupported_phase(it.span);
+        }
+        if let Some(options) = &it.options {
+            self.error(
+                BundleErrorKind::DynamicImport,
+                options.span().into(),
+                "`import()` options (import attributes) are not supported",
+                "the bundler links JavaScript and TypeScript modules; pass only the specifier",
+            );
         }
         match literal_specifier(&it.source) {
             Some(specifier) => self.request(specifier, it.source.span(), false),
@@ -475,6 +531,18 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
         self.reserved(&it.name, it.span);
+        // Bundled, a module is a function, whose `arguments` a reference would read.
+        if it.name == "arguments"
+            && self.ordinary_function_depth == 0
+            && self.scoping.get_reference(it.reference_id()).symbol_id().is_none()
+        {
+            self.error(
+                BundleErrorKind::Syntax,
+                it.span.into(),
+                "`arguments` does not exist at a module's top level",
+                "use rest parameters in a function: `(...args) => …`",
+            );
+        }
     }
 
     fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
@@ -581,6 +649,41 @@ mod tests {
         );
         let local = "const require = (name: string) => name;\nexport default () => require(\"x\");\n";
         assert!(transpile("src/a.ts", local).diagnostics.is_empty());
+    }
+
+    #[test]
+    fn syntax_node_20_cannot_load_is_an_error_where_it_is_written() {
+        let syntax = |text: &str| one(BundleErrorKind::Syntax, text);
+        assert_eq!(errors("src/a.ts", "class A { accessor x = 1; }\nexport default A;\n"), syntax("accessor"));
+        assert_eq!(errors("src/a.ts", "export const r = /(?i:a)b/;\n"), syntax("/(?i:a)b/"));
+        assert_eq!(errors("src/a.ts", "export const r = /(?<n>a)|(?<n>b)/;\n"), syntax("/(?<n>a)|(?<n>b)/"));
+        // Node refuses a module with an invalid regular expression as a whole.
+        assert_eq!(errors("src/a.ts", "export const r = /(/;\n").len(), 1);
+        // What Node 20 has: lookbehind, named groups, property escapes, the `v` flag.
+        let fine = "export const r = [/(?<=a)(?<n>b)\\p{L}/u, /[\\p{L}--[a-z]]/v];\n";
+        assert!(transpile("src/a.ts", fine).diagnostics.is_empty(), "{:?}", transpile("src/a.ts", fine).diagnostics);
+    }
+
+    #[test]
+    fn import_attributes_are_an_error() {
+        assert_eq!(
+            errors("src/a.ts", "import data from './d.js' with { type: 'json' };\nexport default data;\n"),
+            one(BundleErrorKind::Syntax, "{ type: 'json' }")
+        );
+        assert_eq!(
+            errors("src/a.ts", "export const m = () => import('./d.js', { with: { type: 'json' } });\n"),
+            one(BundleErrorKind::DynamicImport, "{ with: { type: 'json' } }")
+        );
+    }
+
+    #[test]
+    fn top_level_arguments_is_an_error_and_a_function_s_is_not() {
+        assert_eq!(
+            errors("src/a.ts", "export const n = arguments.length;\nexport default () => arguments;\n"),
+            [(BundleErrorKind::Syntax, "arguments".into()), (BundleErrorKind::Syntax, "arguments".into())]
+        );
+        let fine = "export default function () { return [arguments, () => arguments]; }\nconst arguments_ = 1;\n";
+        assert!(transpile("src/a.ts", fine).diagnostics.is_empty());
     }
 
     #[test]

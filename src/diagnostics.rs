@@ -58,7 +58,7 @@ macro_rules! codes {
 
 codes! {
     ConfigNotFound = "AB4001", "config-not-found", "No `agent-bundle.config.{ts,mts,js,mjs}` at the project root (or at `--config`).";
-    ConfigSyntax = "AB4002", "config-syntax-error", "The config file does not parse as TypeScript/JavaScript, or nests brackets over 10,000 deep.";
+    ConfigSyntax = "AB4002", "config-syntax-error", "The config file does not parse as TypeScript/JavaScript, or nests too deep (brackets over 1,000 levels, or 50,000 with operators).";
     UnknownConfigKey = "AB4003", "unknown-config-key", "A key the config schema does not define.";
     InvalidConfigValue = "AB4004", "invalid-config-value", "A config value of the wrong type or shape.";
     MissingPluginName = "AB4005", "missing-plugin-name", "`plugin.name` is required.";
@@ -90,7 +90,7 @@ codes! {
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
-    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run, or nests brackets over 10,000 deep.";
+    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run, or nests too deep (brackets over 1,000 levels, or 50,000 with operators).";
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
     MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *`.";
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";

@@ -138,28 +138,116 @@ impl LineIndex {
     }
 }
 
-/// The deepest nesting of brackets a source may have: far beyond written code, and well
-/// within what the parser and the passes after it recurse through on a build thread's stack
-/// ([`crate::workspace::STACK_SIZE`]). Deeper input would abort the process.
-pub const MAX_NESTING: usize = 10_000;
+/// The deepest nesting of brackets a source may have. Node's own parser gives up near 2,000
+/// nested objects, and no written code comes near either.
+pub const MAX_BRACKETS: usize = 1_000;
 
-/// Where the brackets of `text` first nest deeper than [`MAX_NESTING`], if they do. Counted
-/// in the raw text, strings and comments too: an overestimate, which no real source
-/// reaches, and a single pass over bytes.
-pub fn too_deep(text: &str) -> Option<Span> {
-    let mut depth = 0usize;
-    for (at, byte) in text.bytes().enumerate() {
+/// The deepest nesting a source may reach with brackets and operators that nest without
+/// them (`a ? b : c ? …`, `=>`, `=`, prefix `!`, `else if`, `typeof`, …): well within what the
+/// parser and the passes after it recurse through on a build thread's stack
+/// ([`crate::workspace::STACK_SIZE`] holds about 300,000 levels). Deeper input would abort
+/// the process.
+pub const MAX_NESTING: usize = 50_000;
+
+/// Where `text` first nests deeper than [`MAX_BRACKETS`] or [`MAX_NESTING`], with what to
+/// say about it. One pass over the bytes; strings and comments count too, an overestimate no
+/// real source reaches. The operators are counted per bracket level from its last `;` or `,`,
+/// where a chain of them ends.
+pub fn too_deep(text: &str) -> Option<(Span, String)> {
+    let bytes = text.as_bytes();
+    // Per open bracket (and the top level): the operators chained in it so far.
+    let mut chains: Vec<usize> = vec![0];
+    let mut nesting = 0usize;
+    // The last byte that is not white space: tells a prefix `+`/`-`/`<` from an infix one.
+    let mut last = b';';
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+        let mut width = 1;
         match byte {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => continue,
+            b'(' | b'[' | b'{' => {
+                chains.push(0);
+                nesting += 1;
+                if chains.len() - 1 > MAX_BRACKETS {
+                    let message = format!("brackets nest more than {MAX_BRACKETS} levels deep here");
+                    return Some((span_at(at, 1)?, message));
+                }
+            }
+            b')' | b']' | b'}' if chains.len() > 1 => {
+                nesting -= chains.pop().unwrap_or_default() + 1;
+            }
+            b';' | b',' => nesting -= std::mem::take(chains.last_mut().expect("the top level stays")),
+            // `++` and `--`: after an operand they end it (`i++ + 1`), before one they nest nothing.
+            b'+' | b'-' if next == byte => {
+                at += 2;
+                if !is_operand_end(last) {
+                    last = byte;
+                }
+                continue;
+            }
+            _ => {
+                width = nests(bytes, at, last).unwrap_or(0);
+                if width > 0 {
+                    *chains.last_mut().expect("the top level stays") += 1;
+                    nesting += 1;
+                    if nesting > MAX_NESTING {
+                        let message = format!(
+                            "expressions nest more than {MAX_NESTING} levels deep here (brackets and operators \
+                             such as `?`, `=>`, `=`, `!` or `else`, chained without a `;` or `,`)"
+                        );
+                        return Some((span_at(at, width)?, message));
+                    }
+                } else {
+                    width = 1;
+                }
+            }
         }
-        if depth > MAX_NESTING {
-            let at = u32::try_from(at).ok()?;
-            return Some(Span::new(at, at + 1));
+        if !byte.is_ascii_whitespace() {
+            last = bytes[at + width - 1];
         }
+        at += width;
     }
     None
+}
+
+/// The length of the operator at `at` when it nests what follows it, given the last byte
+/// before it that is not white space.
+fn nests(bytes: &[u8], at: usize, last: u8) -> Option<usize> {
+    let byte = bytes[at];
+    let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+    let prev = at.checked_sub(1).map(|i| bytes[i]).unwrap_or(b' ');
+    let operand_before = is_operand_end(last);
+    match byte {
+        // `?` of a conditional, not `?.` or `??`.
+        b'?' if !matches!(next, b'.' | b'?') && prev != b'?' => Some(1),
+        b'=' if next == b'>' => Some(2),
+        // An assignment, not `==`, `!=`, `<=` or `>=`.
+        b'=' if next != b'=' && !matches!(prev, b'=' | b'!' | b'<' | b'>') => Some(1),
+        b'!' | b'~' if next != b'=' => Some(1),
+        // Prefix signs (`- - x`), a type argument or a JSX tag (`A<B<…`, `><…`).
+        b'+' | b'-' if !operand_before => Some(1),
+        b'<' if (operand_before || last == b'>') && !matches!(next, b'=' | b'<') => Some(1),
+        b'a'..=b'z' if !(prev.is_ascii_alphanumeric() || matches!(prev, b'_' | b'$')) => {
+            let word = bytes[at..].iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')).count();
+            let nesting_word = matches!(
+                &bytes[at..at + word],
+                b"else" | b"typeof" | b"void" | b"delete" | b"await" | b"new" | b"yield"
+            );
+            nesting_word.then_some(word)
+        }
+        _ => None,
+    }
+}
+
+/// Whether an operand can end with `byte` (so a `+` after it is infix).
+fn is_operand_end(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$' | b')' | b']' | b'}' | b'"' | b'\'' | b'`')
+}
+
+fn span_at(at: usize, width: usize) -> Option<Span> {
+    let at = u32::try_from(at).ok()?;
+    Some(Span::new(at, at + width as u32))
 }
 
 #[cfg(test)]
@@ -167,12 +255,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nesting_is_measured_up_to_its_bound() {
-        let nested = |n: usize| format!("x = {}{};", "([{".repeat(n / 3 + 1), "}])".repeat(n / 3 + 1));
-        assert_eq!(too_deep(&nested(MAX_NESTING - 3)), None);
-        assert_eq!(too_deep(&"(1)".repeat(MAX_NESTING * 2)), None, "only open brackets count");
-        let deep = format!("x = {};", "[".repeat(MAX_NESTING + 5));
-        assert_eq!(too_deep(&deep), Some(Span::new(4 + MAX_NESTING as u32, 5 + MAX_NESTING as u32)));
+    fn brackets_are_measured_up_to_their_bound() {
+        let nested = |n: usize| format!("x = {}{};", "([{".repeat(n / 3), "}])".repeat(n / 3));
+        assert_eq!(too_deep(&nested(MAX_BRACKETS - 1)), None);
+        assert_eq!(too_deep(&"(1)".repeat(MAX_BRACKETS * 2)), None, "only open brackets count");
+        let deep = format!("x = {};", "[".repeat(MAX_BRACKETS + 5));
+        let (span, message) = too_deep(&deep).unwrap();
+        assert_eq!(span, Span::new(4 + MAX_BRACKETS as u32, 5 + MAX_BRACKETS as u32));
+        assert_eq!(message, "brackets nest more than 1000 levels deep here");
+    }
+
+    #[test]
+    fn operators_that_nest_without_brackets_are_measured_too() {
+        let n = MAX_NESTING + 1;
+        let chains = [
+            format!("x = {}1{};", "1 ? ".repeat(n), " : 1".repeat(n)),
+            format!("f = {}1;", "() => ".repeat(n)),
+            format!("x = {}1;", "a = ".repeat(n)),
+            format!("x = {}1;", "!".repeat(n)),
+            format!("x = {}1;", "- ".repeat(n)),
+            format!("if (1) {{}} {}", "else if (1) {} ".repeat(n)),
+            format!("x = {}1;", "typeof ".repeat(n)),
+            format!("type T = {}1{};", "A<".repeat(n), ">".repeat(n)),
+        ];
+        for chain in &chains {
+            let (_, message) = too_deep(chain).unwrap_or_else(|| panic!("not measured: {}", &chain[..40]));
+            assert!(message.starts_with("expressions nest more than 50000 levels"), "{message}");
+        }
+    }
+
+    #[test]
+    fn chains_end_where_statements_and_lists_do() {
+        let n = MAX_NESTING + 1;
+        // Nothing here nests: each `;` or `,` ends its chain, and infix operators never start one.
+        let flat = [
+            "a = 1;\n".repeat(n),
+            format!("x = [{}];", "!0, ".repeat(n)),
+            format!("x = {}1;", "a - ".repeat(n)),
+            format!("x = {}1;", "a == b && a <= b || a != ".repeat(n)),
+            format!("x = {}1;", "a?.b ?? ".repeat(n)),
+            format!("x = {}1;", "i++ + i-- + ".repeat(n)),
+            format!("x = {}1;", "renew + elsewhere + ".repeat(n)),
+        ];
+        for text in &flat {
+            assert_eq!(too_deep(text).map(|(_, m)| m), None, "{}", &text[..40]);
+        }
     }
 
     #[test]

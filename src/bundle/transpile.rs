@@ -160,8 +160,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         ));
         return out;
     }
-    if let Some(span) = crate::source::too_deep(source) {
-        let message = format!("brackets nest more than {} levels deep here", crate::source::MAX_NESTING);
+    if let Some((span, message)) = crate::source::too_deep(source) {
         out.diagnostics.push(BundleDiagnostic::error(
             BundleErrorKind::Syntax,
             Span::new(span.start, span.end),

@@ -96,8 +96,7 @@ const FACTORY_MESSAGE: &str =
 /// `file_name` picks the dialect (`.ts`, `.mts`, `.tsx`, `.js`, `.mjs`, ...; anything else is
 /// read as TypeScript) and names the file in messages.
 pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
-    if let Some(span) = crate::source::too_deep(source) {
-        let message = format!("brackets nest more than {} levels deep here", crate::source::MAX_NESTING);
+    if let Some((span, message)) = crate::source::too_deep(source) {
         let error =
             ExtractError { kind: ExtractErrorKind::Syntax, span, path: String::new(), message, help: String::new() };
         return Extracted { value: None, errors: vec![error] };

@@ -297,6 +297,13 @@ fn a_commonjs_require_in_a_handler_is_a_located_error() {
 }
 
 #[test]
+fn an_empty_targets_list_is_an_error() {
+    expect_one(&config("{}", "[]"), &[], "AB4004", "targets", "");
+    let hooks = "{ stop: { handler: './src/hooks/h.ts', targets: [] } }";
+    expect_one(&config(hooks, "['claude']"), &[], "AB4004", "hooks.stop.targets", "");
+}
+
+#[test]
 fn an_empty_tools_list_selects_nothing_rather_than_everything() {
     let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: [] } }";
     expect_one(&config(hooks, "['claude']"), &[], "AB4215", "hooks.beforeTool.tools", "");

@@ -208,7 +208,7 @@ impl Reader<'_> {
             }
         }
         let plugin = self.plugin(root.get("plugin"), root);
-        let targets = root.get("targets").and_then(|v| self.string_list(v, "targets"));
+        let targets = root.get("targets").and_then(|v| self.targets(v, "targets"));
         let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
         let payloads = root.get("payload").map(|v| self.payloads(v)).unwrap_or_default();
         Some(Config { plugin: plugin?, targets, hooks, payloads })
@@ -253,6 +253,18 @@ impl Reader<'_> {
                 None
             }
         }
+    }
+
+    /// A `targets` list; an empty one, which would build for nothing, is an error (and then
+    /// read as absent, so no later check reports it again).
+    fn targets(&mut self, value: &Value, path: &str) -> Option<Vec<Item<String>>> {
+        let targets = self.string_list(value, path)?;
+        if targets.is_empty() {
+            let message = format!("`{path}` is empty: it selects no target");
+            self.error(Code::InvalidConfigValue, value, path, message, "name a target, or leave `targets` out");
+            return None;
+        }
+        Some(targets)
     }
 
     fn string_list(&mut self, value: &Value, path: &str) -> Option<Vec<Item<String>>> {
@@ -332,7 +344,7 @@ impl Reader<'_> {
                     }
                     Some(handler) => self.handler(handler, &handler_path),
                 };
-                let targets = value.get("targets").and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                let targets = value.get("targets").and_then(|v| self.targets(v, &join_key(&path, "targets")));
                 let timeout = value.get("timeout").and_then(|v| {
                     let timeout_path = join_key(&path, "timeout");
                     match &v.kind {
@@ -410,7 +422,7 @@ impl Reader<'_> {
                         }
                     };
                     let targets =
-                        property.value.get("targets").and_then(|v| self.string_list(v, &join_key(&path, "targets")));
+                        property.value.get("targets").and_then(|v| self.targets(v, &join_key(&path, "targets")));
                     if let Some(source) = source {
                         payloads.push(PayloadDecl { name, source: Item { value: source, path: source_path }, targets });
                     }

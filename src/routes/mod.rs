@@ -163,14 +163,24 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             ("runtime", _) => error(item, &key_path, "`runtime` must be 'standalone' or 'shared'".into(), ""),
             ("fallback", ValueKind::String(fallback)) if fallback == "standalone" => route.fallback_standalone = true,
             ("fallback", _) => error(item, &key_path, "`fallback` can only be 'standalone'".into(), ""),
+            // Node's timers hold at most 2^31 - 1 ms; a longer delay fires at once.
             ("timeoutMs", ValueKind::Number(number))
-                if number.as_u64().is_some_and(|ms| ms > 0 && ms <= u64::from(u32::MAX)) =>
+                if number.as_u64().is_some_and(|ms| ms > 0 && ms <= i32::MAX as u64) =>
             {
                 route.timeout_ms = number.as_u64().unwrap_or_default() as u32;
             }
-            ("timeoutMs", _) => {
-                error(item, &key_path, "`timeoutMs` must be a positive whole number of milliseconds".into(), "")
-            }
+            ("timeoutMs", _) => error(
+                item,
+                &key_path,
+                "`timeoutMs` must be a positive whole number of milliseconds, at most 2147483647".into(),
+                "",
+            ),
+            ("targets", ValueKind::Array(items)) if items.is_empty() => error(
+                item,
+                &key_path,
+                "`targets: []` selects no target".into(),
+                "name a target, or remove `targets` to build the route for every selected host",
+            ),
             ("targets", ValueKind::Array(items)) => {
                 let mut targets = Vec::new();
                 for (index, target) in items.iter().enumerate() {
@@ -270,6 +280,13 @@ mod tests {
         let empty = discover_one("src/events/tool/before.tsx", "export const config = { tools: [] };\n");
         let codes: Vec<_> = empty.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
         assert_eq!(codes, [(Code::RouteConfig, Some("tools".into()))], "no tool, not every tool");
+        let nowhere = discover_one("src/events/stop.tsx", "export const config = { targets: [] };\n");
+        assert_eq!(nowhere.diagnostics[0].json_path.as_deref(), Some("targets"), "no host, not every host");
+        // Node's timers hold at most 2^31 - 1 ms.
+        let longest = discover_one("src/events/stop.tsx", "export const config = { timeoutMs: 2147483647 };\n");
+        assert_eq!(longest.routes[0].timeout_ms, 2_147_483_647);
+        let longer = discover_one("src/events/stop.tsx", "export const config = { timeoutMs: 2147483648 };\n");
+        assert_eq!(longer.diagnostics[0].json_path.as_deref(), Some("timeoutMs"));
         let twice =
             discover(["src/events/stop.ts", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
         assert_eq!(twice.diagnostics[0].code, Code::DuplicateRoute);

@@ -7,7 +7,9 @@
 //! model below the config stage stays free of source positions (and salsa can backdate
 //! it when only whitespace moves).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Element, Group, Level, Renderer, Snippet};
 
@@ -177,18 +179,62 @@ pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
 #[derive(Clone, Debug)]
 pub struct Located<'a> {
     pub diagnostic: &'a Diagnostic,
-    pub text: Option<&'a str>,
     /// 1-based line and UTF-16 column of the span start.
     pub line_col: Option<(u32, u32)>,
+    /// The lines the span covers, for the code frame.
+    frame: Option<Frame<'a>>,
+}
+
+/// The lines of a file a span covers: the frame shows these, not the whole file (which the
+/// renderer would scan again for every diagnostic).
+#[derive(Clone, Debug)]
+struct Frame<'a> {
+    /// 1-based number of the first line.
+    first_line: usize,
+    lines: &'a str,
+    /// The span, relative to `lines`.
+    span: Range<usize>,
 }
 
 impl<'a> Located<'a> {
+    /// Resolves one diagnostic; [`Located::all`] shares each file's line index.
     pub fn new(diagnostic: &'a Diagnostic, text: Option<&'a str>) -> Self {
-        let line_col = match (diagnostic.span, text) {
-            (Some(span), Some(text)) => Some(LineIndex::new(text).line_col(span.start)),
-            _ => None,
+        let index = text.map(LineIndex::new);
+        Self::with_index(diagnostic, text.zip(index.as_ref()))
+    }
+
+    /// Resolves `diagnostics` against the texts of their files, indexing each file once.
+    pub fn all(diagnostics: &'a [Diagnostic], text_of: impl Fn(&str) -> Option<&'a str>) -> Vec<Located<'a>> {
+        let mut indexes: HashMap<&str, Option<(&'a str, LineIndex)>> = HashMap::new();
+        diagnostics
+            .iter()
+            .map(|diagnostic| {
+                let source = diagnostic.file.as_deref().and_then(|file| {
+                    let entry = indexes.entry(file).or_insert_with(|| text_of(file).map(|t| (t, LineIndex::new(t))));
+                    entry.as_ref().map(|(text, index)| (*text, index))
+                });
+                Self::with_index(diagnostic, source)
+            })
+            .collect()
+    }
+
+    fn with_index(diagnostic: &'a Diagnostic, source: Option<(&'a str, &LineIndex)>) -> Self {
+        let Some((span, (text, index))) = diagnostic.span.zip(source) else {
+            return Self { diagnostic, line_col: None, frame: None };
         };
-        Self { diagnostic, text, line_col }
+        let end = (span.end.max(span.start + 1) as usize).min(text.len());
+        let start = (span.start as usize).min(end);
+        let line_col = index.line_col(start as u32);
+        let last_line = index.line_col(end.saturating_sub(1).max(start) as u32).0;
+        let from = index.line_range(line_col.0).start;
+        let to = index.line_range(last_line).end.max(end);
+        let frame = Frame { first_line: line_col.0 as usize, lines: &text[from..to], span: start - from..end - from };
+        Self { diagnostic, line_col: Some(line_col), frame: Some(frame) }
+    }
+
+    /// The same diagnostic shown as `diagnostic` (another file name, say), same position.
+    pub fn showing(self, diagnostic: &'a Diagnostic) -> Self {
+        Self { diagnostic, ..self }
     }
 
     /// `file:line:col`, or as much of it as is known.
@@ -212,19 +258,18 @@ impl<'a> Located<'a> {
             let _ = write!(title, " [{}]", host.as_str());
         }
         let mut elements: Vec<Element<'_>> = Vec::new();
-        match (d.file.as_deref(), d.span, self.text) {
-            (Some(file), Some(span), Some(text)) => {
+        match (d.file.as_deref(), &self.frame) {
+            (Some(file), Some(frame)) => {
                 let label = d.json_path.as_deref().map(|p| format!("at `{p}`")).unwrap_or_default();
-                let end = (span.end.max(span.start + 1) as usize).min(text.len());
-                let start = (span.start as usize).min(end);
                 elements.push(
-                    Snippet::source(text)
+                    Snippet::source(frame.lines)
+                        .line_start(frame.first_line)
                         .path(file)
-                        .annotation(AnnotationKind::Primary.span(start..end).label(label))
+                        .annotation(AnnotationKind::Primary.span(frame.span.clone()).label(label))
                         .into(),
                 );
             }
-            (Some(file), _, _) => {
+            (Some(file), None) => {
                 let mut note = format!("in {file}");
                 if let Some(path) = &d.json_path {
                     let _ = write!(note, " at `{path}`");
@@ -240,6 +285,19 @@ impl<'a> Located<'a> {
         let renderer = if color { Renderer::styled() } else { Renderer::plain() };
         let report: [Group<'_>; 1] = [group];
         renderer.render(&report).to_string()
+    }
+
+    /// One line, without a code frame: `error[AB4202]: message [host] (file:line:col)`.
+    pub fn render_short(&self) -> String {
+        let d = self.diagnostic;
+        let mut line = format!("{}[{}]: {}", d.severity.as_str(), d.code.as_str(), d.message);
+        if let Some(host) = d.host {
+            let _ = write!(line, " [{}]", host.as_str());
+        }
+        if let Some(location) = self.location() {
+            let _ = write!(line, " ({location})");
+        }
+        line
     }
 
     /// The machine-readable form printed by `--json`.
@@ -318,5 +376,21 @@ mod tests {
         let json = located.to_json();
         assert_eq!(json["line"], 2);
         assert_eq!(json["jsonPath"], "plugin.name");
+    }
+
+    #[test]
+    fn the_frame_holds_the_lines_of_the_span_numbered_as_in_the_file() {
+        let text = "const a = 1;\nconst b = [\n  2,\n];\nconst c = 3;\n";
+        let start = text.find('[').unwrap() as u32;
+        let end = text.find(']').unwrap() as u32 + 1;
+        let diagnostic = Diagnostic::error(Code::InvalidConfigValue, "bad").in_file("x.ts").at(Span { start, end });
+        let located = Located::new(&diagnostic, Some(text));
+        assert_eq!(located.location().as_deref(), Some("x.ts:2:11"));
+        let rendered = located.render_human(false);
+        assert!(rendered.contains("2 |   const b = [") && rendered.contains("4 | | ];"), "{rendered}");
+        assert!(!rendered.contains("const a") && !rendered.contains("const c"), "{rendered}");
+        // Files indexed once for all their diagnostics resolve the same.
+        let all = Located::all(std::slice::from_ref(&diagnostic), |_| Some(text));
+        assert_eq!(all[0].render_human(false), rendered);
     }
 }

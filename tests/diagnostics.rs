@@ -296,6 +296,22 @@ fn a_commonjs_require_in_a_handler_is_a_located_error() {
     assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(1), Some(12)));
 }
 
+/// The first 100 diagnostics get a code frame, the rest one line each: each frame renders a
+/// whole source line, so thousands of them on one long line took seconds.
+#[test]
+fn past_a_hundred_diagnostics_each_is_one_line() {
+    let tools = vec!["'nope'"; 150].join(", ");
+    let hooks = format!("{{ beforeTool: {{ handler: './src/hooks/h.ts', tools: [{tools}] }} }}");
+    let dir = project(&[("agent-bundle.config.ts", &config(&hooks, "['claude']")), ("src/hooks/h.ts", HANDLER)]);
+    let output = support::run(dir.path(), &["build"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches(" --> agent-bundle.config.ts:").count(), 100, "{stderr}");
+    let short: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error[AB4202]") && l.ends_with(')')).collect();
+    assert_eq!(short.len(), 50, "{stderr}");
+    assert!(short[49].contains("unknown tool selector `nope` (agent-bundle.config.ts:5:"), "{}", short[49]);
+}
+
 #[test]
 fn an_empty_targets_list_is_an_error() {
     expect_one(&config("{}", "[]"), &[], "AB4004", "targets", "");

@@ -31,24 +31,28 @@ pub(super) fn print_json(value: &serde_json::Value) {
     outln!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
-fn located(compiled: &Compiled) -> impl Iterator<Item = Located<'_>> {
-    compiled.diagnostics.iter().map(|d| {
-        let text = d.file.as_ref().and_then(|f| compiled.texts.get(f)).map(|t| &**t);
-        Located::new(d, text)
-    })
+fn located(compiled: &Compiled) -> Vec<Located<'_>> {
+    Located::all(&compiled.diagnostics, |file| compiled.texts.get(file).map(|text| &**text))
 }
 
 /// Prints `compiled`'s diagnostics with code frames; their files are shown below `project`
 /// (the project's path in a workspace) when given.
 pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>) {
+    /// Code frames shown; the rest are one line each (`--json` has every field of all).
+    /// Each frame renders a whole source line, and thousands of them are read by no one.
+    const FRAMES: usize = 100;
     let color = super::color();
-    for located in located(compiled) {
+    for (index, located) in located(compiled).into_iter().enumerate() {
         let shown = project.zip(located.diagnostic.file.as_ref()).map(|(project, file)| Diagnostic {
             file: Some(format!("{project}/{file}")),
             ..located.diagnostic.clone()
         });
-        let located = Located { diagnostic: shown.as_ref().unwrap_or(located.diagnostic), ..located };
-        eprintln!("{}\n", located.render_human(color));
+        let diagnostic = shown.as_ref().unwrap_or(located.diagnostic);
+        let located = located.showing(diagnostic);
+        match index < FRAMES {
+            true => eprintln!("{}\n", located.render_human(color)),
+            false => eprintln!("{}", located.render_short()),
+        }
     }
     let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = compiled.diagnostics.len() - errors;
@@ -58,7 +62,7 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>) {
 }
 
 pub(super) fn diagnostics_json(compiled: &Compiled) -> serde_json::Value {
-    serde_json::Value::Array(located(compiled).map(|d| d.to_json()).collect())
+    serde_json::Value::Array(located(compiled).iter().map(Located::to_json).collect())
 }
 
 /// [`build_json`] of a build that may have failed to read or publish its project

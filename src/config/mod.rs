@@ -123,27 +123,33 @@ pub fn span_of(root: &Value, json_path: &str) -> Option<crate::source::Span> {
     Some(value.span)
 }
 
-enum PathSegment<'a> {
-    Key(&'a str),
+enum PathSegment {
+    Key(String),
     Index(usize),
 }
 
-fn split_path(path: &str) -> Vec<PathSegment<'_>> {
+/// The segments of a path [`join_key`] and [`join_index`] wrote: `a.b`, `[0]`, `["a.b]"]`.
+fn split_path(path: &str) -> Vec<PathSegment> {
     let mut segments = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('[') {
+        if rest.starts_with("[\"") {
+            // A quoted key: a JSON string, whose escapes may hide `"` and `]`.
+            let mut quoted = serde_json::Deserializer::from_str(&rest[1..]).into_iter::<String>();
+            let Some(Ok(key)) = quoted.next() else { break };
+            rest = rest[1 + quoted.byte_offset()..].strip_prefix(']').unwrap_or("");
+            segments.push(PathSegment::Key(key));
+        } else if let Some(after) = rest.strip_prefix('[') {
             let end = after.find(']').unwrap_or(after.len());
-            let inner = &after[..end];
             rest = after.get(end + 1..).unwrap_or("");
-            match inner.parse::<usize>() {
+            match after[..end].parse::<usize>() {
                 Ok(index) => segments.push(PathSegment::Index(index)),
-                Err(_) => segments.push(PathSegment::Key(inner.trim_matches('"'))),
+                Err(_) => break,
             }
         } else {
             let rest_trimmed = rest.strip_prefix('.').unwrap_or(rest);
             let end = rest_trimmed.find(['.', '[']).unwrap_or(rest_trimmed.len());
-            segments.push(PathSegment::Key(&rest_trimmed[..end]));
+            segments.push(PathSegment::Key(rest_trimmed[..end].to_owned()));
             rest = &rest_trimmed[end..];
         }
     }
@@ -490,5 +496,18 @@ export default defineConfig({
         assert_eq!(join_key("payload", "my dir"), "payload[\"my dir\"]");
         assert_eq!(join_key("", "hooks"), "hooks");
         assert_eq!(join_index("hooks.stop", 2), "hooks.stop[2]");
+    }
+
+    #[test]
+    fn a_quoted_key_is_found_whatever_it_holds() {
+        let text = r#"export default { payload: { 'a]b': './x', 'q"\\': './y', 'x.y': { source: './z' } } };"#;
+        let value = parse("agent-bundle.config.ts", text).value.unwrap();
+        for (key, expected) in [("a]b", "'./x'"), ("q\"\\", "'./y'")] {
+            let path = join_key("payload", key);
+            let span = span_of(&value, &path).unwrap_or_else(|| panic!("{path} not found"));
+            assert_eq!(&text[span.range()], expected, "{path}");
+        }
+        let path = join_key(&join_key("payload", "x.y"), "source");
+        assert_eq!(&text[span_of(&value, &path).unwrap().range()], "'./z'", "{path}");
     }
 }

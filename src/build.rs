@@ -557,9 +557,10 @@ fn finish(
         }
         if let Some(file) = &diagnostic.file
             && !texts.contains_key(file)
-            && let Some(text) = sources.get(file).and_then(|f| std::str::from_utf8(f.bytes(db)).ok())
+            && let Some(source) = sources.get(file)
         {
-            texts.insert(file.clone(), Arc::from(text));
+            // Invalid UTF-8 shows as U+FFFD; offsets up to the first invalid byte are the file's.
+            texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(source.bytes(db))));
         }
     }
     // Errors first, then warnings; within each, the order the stages reported them.

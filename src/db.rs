@@ -244,13 +244,13 @@ pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
     let name = file.path(db);
     match std::str::from_utf8(file.bytes(db)) {
         Ok(text) => crate::config::parse(name, text),
-        Err(_) => ConfigReturn {
-            config: None,
-            value: None,
-            diagnostics: vec![
-                Diagnostic::error(Code::ConfigSyntax, "the config file is not valid UTF-8").in_file(name.clone()),
-            ],
-        },
+        Err(error) => {
+            let at = u32::try_from(error.valid_up_to()).unwrap_or(u32::MAX);
+            let diagnostic = Diagnostic::error(Code::ConfigSyntax, "the config file is not valid UTF-8 from here")
+                .in_file(name.clone())
+                .at(crate::source::Span::new(at, at.saturating_add(1)));
+            ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] }
+        }
     }
 }
 
@@ -367,9 +367,9 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
         (Some(text), _) => text.into(),
         (None, Some(file)) => match std::str::from_utf8(file.bytes(db)) {
             Ok(text) => text.into(),
-            Err(_) => return ModuleChunk::unreadable(key),
+            Err(error) => return ModuleChunk::unreadable(key, u32::try_from(error.valid_up_to()).ok()),
         },
-        (None, None) => return ModuleChunk::unreadable(key),
+        (None, None) => return ModuleChunk::unreadable(key, None),
     };
     // A project file is transpiled once per content, however often it is linked again.
     let mut transpile = || match file {

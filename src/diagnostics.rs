@@ -222,8 +222,8 @@ impl<'a> Located<'a> {
         let Some((span, (text, index))) = diagnostic.span.zip(source) else {
             return Self { diagnostic, line_col: None, frame: None };
         };
-        let end = (span.end.max(span.start + 1) as usize).min(text.len());
-        let start = (span.start as usize).min(end);
+        let end = text.ceil_char_boundary((span.end.max(span.start + 1) as usize).min(text.len()));
+        let start = text.floor_char_boundary((span.start as usize).min(end));
         let line_col = index.line_col(start as u32);
         let last_line = index.line_col(end.saturating_sub(1).max(start) as u32).0;
         let from = index.line_range(line_col.0).start;

@@ -312,6 +312,26 @@ fn past_a_hundred_diagnostics_each_is_one_line() {
     assert!(short[49].contains("unknown tool selector `nope` (agent-bundle.config.ts:5:"), "{}", short[49]);
 }
 
+/// Invalid UTF-8 is located at its first bad byte, in a handler and in the config.
+#[test]
+fn invalid_utf8_is_located_at_its_first_bad_byte() {
+    let base = config("{ stop: './src/hooks/h.ts' }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &base), ("src/hooks/h.ts", HANDLER)]);
+    std::fs::write(dir.path().join("src/hooks/h.ts"), b"const a = 1;\nconst b = '\xff';\nexport default () => b;\n")
+        .unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!((diagnostic["code"].as_str(), diagnostic["line"].as_u64()), (Some("AB4836"), Some(2)), "{report:#}");
+    assert_eq!(diagnostic["column"], 12);
+    let mut config = base.into_bytes();
+    config.extend_from_slice(b"// \xc3\n");
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), config).unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!((diagnostic["code"].as_str(), diagnostic["line"].as_u64()), (Some("AB4002"), Some(7)), "{report:#}");
+    assert_eq!(diagnostic["column"], 4);
+}
+
 #[test]
 fn an_empty_targets_list_is_an_error() {
     expect_one(&config("{}", "[]"), &[], "AB4004", "targets", "");

@@ -66,8 +66,8 @@ impl ModuleChunk {
         }
     }
 
-    /// The chunk of a module that cannot be read as UTF-8 text.
-    pub fn unreadable(key: &str) -> ModuleChunk {
+    /// The chunk of a module that cannot be read as UTF-8 text; `at` is its first invalid byte.
+    pub fn unreadable(key: &str, at: Option<u32>) -> ModuleChunk {
         ModuleChunk {
             code: String::new(),
             imports: Vec::new(),
@@ -77,8 +77,11 @@ impl ModuleChunk {
             diagnostics: vec![BundleDiagnostic {
                 kind: BundleErrorKind::Syntax,
                 severity: Severity::Error,
-                span: Span { start: 0, end: 0 },
-                message: format!("{key} is not a UTF-8 text file"),
+                span: at.map_or(Span::default(), |at| Span::new(at, at + 1)),
+                message: match at {
+                    Some(_) => format!("{key} is not valid UTF-8 from here"),
+                    None => format!("{key} is not a UTF-8 text file"),
+                },
                 help: None,
             }],
         }

@@ -119,6 +119,26 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
 }
 
+/// A wrapper Node cannot load is AB6005, with Node's own error, not just where it stopped.
+#[test]
+fn a_wrapper_that_does_not_load_says_what_node_said() {
+    let dir = support::example("guarded");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let hooks = dir.path().join("artifact/hooks");
+    let wrapper = fs::read_dir(&hooks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mjs"))
+        .unwrap();
+    let text = fs::read_to_string(&wrapper).unwrap();
+    fs::write(&wrapper, text.replacen("const ", "const const ", 1)).unwrap();
+    let (code, _, report) = validate(dir.path());
+    assert_eq!(code, 1);
+    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
+    let message = load["message"].as_str().unwrap();
+    assert!(message.contains("does not load in node: SyntaxError: ") && message.contains("(at file://"), "{load:#}");
+}
+
 /// A manifest without the fields the checks read, or one naming a file outside the
 /// artifact, is AB6000: nothing passes vacuously, nothing outside is read.
 #[test]

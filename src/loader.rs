@@ -18,7 +18,7 @@ use crate::emit::MANIFEST_FILE;
 pub type DiskFiles = BTreeMap<String, (Arc<[u8]>, bool)>;
 
 /// Directory names never read as project inputs.
-const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "target", ".agent-bundle", ".jj"];
+const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "target", crate::stamp::STATE_DIR, ".jj"];
 
 /// A long-lived database plus the project input, reusable across builds (watch mode).
 pub struct Workspace {

@@ -19,7 +19,12 @@ use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
 use crate::loader::{DiskFiles, OutsideDir, input_tree, is_outside, read_files};
 
-const STAMP_FILE: &str = ".agent-bundle/stamp.json";
+/// The project's folder of local build state (never an input, never in the artifact).
+pub const STATE_DIR: &str = ".agent-bundle";
+
+fn stamp_path(root: &Path) -> PathBuf {
+    root.join(STATE_DIR).join("stamp.json")
+}
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
 /// same time as the stamp itself; such files are always re-read.
 const RACY_WINDOW_NS: i128 = 1_000_000_000;
@@ -191,7 +196,7 @@ impl Snapshot {
 /// artifact still match it exactly. When none of the walk's directories changed, the
 /// inputs are the files the stamp lists (stat-ed, not walked for).
 pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapshot, Option<Stamp>)> {
-    let stamp = std::fs::read(root.join(STAMP_FILE))
+    let stamp = std::fs::read(stamp_path(root))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
@@ -206,7 +211,7 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapsho
         let now = now_ns();
         if !snapshot.dirs.is_empty() && !snapshot.dirs.iter().any(|dir| dir.is_racy(now)) {
             let refreshed = Stamp { input_dirs: snapshot.dirs.clone(), saved_at_ns: now, ..stamp.clone() };
-            let _ = write_json(&root.join(STAMP_FILE), &refreshed);
+            let _ = write_json(&stamp_path(root), &refreshed);
         }
     }
     Ok((snapshot, fresh))
@@ -274,7 +279,7 @@ pub fn save(
     manifest: &Hash,
 ) -> io::Result<()> {
     let _turn = crate::emit::publish::take_turn(out_dir);
-    let path = root.join(STAMP_FILE);
+    let path = stamp_path(root);
     if std::fs::read(out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).ok().as_ref() != Some(manifest) {
         clear(root);
         return Ok(());
@@ -305,7 +310,7 @@ pub fn save(
 
 /// Forgets the stamp (after a build that did not end clean).
 pub fn clear(root: &Path) {
-    let _ = std::fs::remove_file(root.join(STAMP_FILE));
+    let _ = std::fs::remove_file(stamp_path(root));
 }
 
 fn state(path: String, full: &Path) -> io::Result<FileState> {
@@ -341,7 +346,7 @@ mod tests {
     }
 
     fn saved(root: &Path) -> Stamp {
-        serde_json::from_slice(&fs::read(root.join(STAMP_FILE)).unwrap()).unwrap()
+        serde_json::from_slice(&fs::read(stamp_path(root)).unwrap()).unwrap()
     }
 
     fn stamp(root: &Path, out: &Path) {
@@ -420,7 +425,7 @@ mod tests {
         let before = Snapshot::take(dir.path(), &out).unwrap();
         fs::write(out.join(MANIFEST_FILE), "{\"another\":1}").unwrap();
         save(dir.path(), &out, "settings", before, summary(), &Hash::of(b"{}")).unwrap();
-        assert!(!dir.path().join(STAMP_FILE).exists(), "the earlier stamp is gone and no other was saved");
+        assert!(!stamp_path(dir.path()).exists(), "the earlier stamp is gone and no other was saved");
     }
 
     #[test]

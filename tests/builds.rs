@@ -175,10 +175,17 @@ fn a_non_artifact_output_directory_is_never_replaced() {
     let dir = support::example("hooks-and-scripts");
     fs::create_dir(dir.path().join("out")).unwrap();
     fs::write(dir.path().join("out/notes.txt"), "mine").unwrap();
+    // Named by --out: a wrong invocation (exit 2), refused before the build.
     let output = support::run(dir.path(), &["build", "--out", "out"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not an agent-bundle artifact"));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no agent-bundle artifact"));
     assert_eq!(fs::read_to_string(dir.path().join("out/notes.txt")).unwrap(), "mine");
+    // The default `artifact/` holding other files: the build cannot publish (exit 1).
+    fs::rename(dir.path().join("out"), dir.path().join("artifact")).unwrap();
+    let output = support::run(dir.path(), &["build"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no agent-bundle artifact"));
+    assert_eq!(fs::read_to_string(dir.path().join("artifact/notes.txt")).unwrap(), "mine");
 }
 
 /// Codex 0.171.0 loads a valid Agent Plugins `plugin.json` at the plugin root instead of
@@ -318,4 +325,29 @@ fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
     let output = support::run(parent.path(), &["build", "--root", "plugin", "--config", "../outside.config.ts"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("must be inside the project root"));
+}
+
+/// An artifact folder that publishing would lose the project to, or that the build could not
+/// see its inputs through, is refused before anything is read or written.
+#[test]
+fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
+    let dir = support::example("guarded");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let cases = [
+        ("src", "holds files but no agent-bundle artifact"),
+        (".", "is the project or a folder holding it"),
+        ("..", "is the project or a folder holding it"),
+        (".agent-bundle", "inside the project's state folder"),
+        ("agent-bundle.config.ts", "is a file"),
+    ];
+    for (out, reason) in cases {
+        let output = support::run(dir.path(), &["build", "--out", out]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "--out {out}: {stderr}");
+        assert!(stderr.contains(reason), "--out {out}: {stderr}");
+    }
+    assert!(dir.path().join("src/hooks").is_dir() && dir.path().join(".agent-bundle/stamp.json").is_file());
+    // A new folder, or an artifact already there, is fine.
+    assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
+    assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
 }

@@ -84,7 +84,8 @@ struct BuildArgs {
     source: SourceArgs,
     #[command(flatten)]
     cache: cache::CacheArgs,
-    /// Artifact directory (default: <root>/artifact).
+    /// Artifact directory (default: <root>/artifact). Publishing replaces it whole, so it may
+    /// not be the project, a folder holding it, its .agent-bundle or a folder of other files.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Keep running: rebuild and republish on every change (same as `agent-bundle watch`).
@@ -235,6 +236,35 @@ impl Command {
     }
 }
 
+/// Why `out` cannot hold the artifact of the project at `root`, if it cannot. Publishing
+/// replaces the folder whole, and a build never reads it as input: the project itself, its
+/// state folder or a folder of other files there would be lost or would vanish from the
+/// build's view.
+fn out_dir_problem(root: &Path, out: &Path) -> Option<&'static str> {
+    // The folder as it will be reached: its longest existing part resolved, the rest as given.
+    let mut existing = out;
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut resolved = existing.canonicalize().ok()?;
+    resolved.extend(rest.iter().rev());
+    if root.starts_with(&resolved) {
+        return Some("it is the project or a folder holding it");
+    }
+    if resolved.starts_with(root.join(crate::stamp::STATE_DIR)) {
+        return Some("it is inside the project's state folder");
+    }
+    if resolved.exists() && !resolved.is_dir() {
+        return Some("it is a file");
+    }
+    let mut entries = std::fs::read_dir(&resolved).ok()?;
+    let holds_files = entries.next().is_some();
+    (holds_files && !resolved.join(crate::emit::MANIFEST_FILE).is_file())
+        .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
+}
+
 /// Why a command stopped before doing its work.
 enum Failure {
     /// The invocation is wrong (exit 2).
@@ -262,6 +292,10 @@ impl SourceArgs {
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
         let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
+        if let Some(problem) = out_dir_problem(&root, &out_dir) {
+            let message = format!("the artifact folder {}: {problem}", out_dir.display());
+            return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
+        }
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),

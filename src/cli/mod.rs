@@ -276,6 +276,17 @@ enum Failure {
 impl SourceArgs {
     /// The options of a build of this source; without `cache` (a command that only reads
     /// the project), none is opened.
+    /// [`Self::build_options`] of a command that publishes to `out` (or `<root>/artifact`):
+    /// a folder it cannot publish to is refused before anything runs.
+    fn publishing_options(&self, out: Option<&Path>, cache: &cache::CacheArgs) -> Result<BuildOptions, Failure> {
+        let options = self.build_options(out, Some(cache))?;
+        if let Some(problem) = out_dir_problem(&options.root, &options.out_dir) {
+            let message = format!("the artifact folder {}: {problem}", options.out_dir.display());
+            return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
+        }
+        Ok(options)
+    }
+
     fn build_options(&self, out: Option<&Path>, cache: Option<&cache::CacheArgs>) -> Result<BuildOptions, Failure> {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
@@ -292,10 +303,6 @@ impl SourceArgs {
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
         let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
-        if let Some(problem) = out_dir_problem(&root, &out_dir) {
-            let message = format!("the artifact folder {}: {problem}", out_dir.display());
-            return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
-        }
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
@@ -322,7 +329,7 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
-    let options = args.source.build_options(args.out.as_deref(), Some(&args.cache))?;
+    let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
     let started = Instant::now();
     // A pool of its own only when asked for or needed, and only once the stages run: a
     // build answered by its stamp or the cache would pay for its threads.

@@ -12,7 +12,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     if args.workspace.is_some() {
         return super::workspace::watch(args);
     }
-    let options = args.source.build_options(args.out.as_deref(), Some(&args.cache))?;
+    let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
     session(&args, Projects::One(options), &cache, &pool, |_| None)

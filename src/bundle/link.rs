@@ -872,6 +872,7 @@ function __ab_record(key) {
     for (const name of [...getters.keys()].sort()) {
       Object.defineProperty(exports, name, getters.get(name));
     }
+    Object.preventExtensions(exports);
   }
   return record;
 }
@@ -919,7 +920,8 @@ function __ab_require(key) {
 }
 function __ab_export(exports, getters) {
   for (const name of Object.keys(getters)) {
-    Object.defineProperty(exports, name, { get: getters[name], enumerable: true });
+    // Final, as an ES namespace's bindings are: no one can delete or redefine them.
+    Object.defineProperty(exports, name, { get: getters[name], enumerable: true, configurable: false });
   }
 }
 function __ab_import(load) {

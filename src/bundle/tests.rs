@@ -648,3 +648,26 @@ fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace(
     assert!(run.success, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }
+
+#[test]
+fn a_namespace_can_be_neither_extended_nor_have_its_bindings_deleted_or_redefined() {
+    let files = [
+        (
+            "src/main.ts",
+            "import * as ns from './a.js';\nimport { a } from './a.js';\n\
+             const attempts = [\n\
+               () => { (ns as any).added = 1; },\n\
+               () => { delete (ns as any).a; },\n\
+               () => { Object.defineProperty(ns, 'a', { value: 'hijacked' }); },\n\
+               () => { (ns as any).a = 2; },\n\
+             ];\n\
+             export default () => [attempts.map((f) => { try { f(); return 'allowed'; } catch (e) { return (e as Error).name; } }), \
+             Object.isExtensible(ns), a];\n",
+        ),
+        ("src/a.ts", "export const a = 'a';\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    let typed = r#"["TypeError","TypeError","TypeError","TypeError"]"#;
+    assert_eq!(run.stdout.trim(), format!(r#"{{"name":"default","result":[{typed},false,"a"]}}"#));
+}

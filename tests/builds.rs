@@ -351,3 +351,24 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
 }
+
+/// Cursor's MCP entries carry no `type` (it infers stdio from `command`), as in the original;
+/// Claude Code's and Codex's name it.
+#[test]
+fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
+    let route = "import { Agent } from '@agent-bundle/runtime';\n\
+        export const config = { runtime: 'shared', fallback: 'standalone' };\n\
+        export default async function Route() { return <Agent.Context>hello</Agent.Context>; }\n";
+    let config = "export default { plugin: { name: 'shared' }, targets: ['claude', 'codex', 'cursor'] };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let files = artifact_files(&dir.path().join("artifact"));
+    let server = |path: &str| -> serde_json::Value {
+        let document: serde_json::Value = serde_json::from_slice(&files[path]).unwrap();
+        document["mcpServers"]["event-runtime"].clone()
+    };
+    assert_eq!(server(".cursor-plugin/mcp.json")["command"], "node");
+    assert_eq!(server(".cursor-plugin/mcp.json").get("type"), None);
+    assert_eq!(server(".mcp.json")["type"], "stdio");
+    assert_eq!(server(".codex-plugin/mcp.json")["type"], "stdio");
+}

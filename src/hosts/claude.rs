@@ -267,6 +267,7 @@ pub static TABLE: HostTable = HostTable {
         document_path: ".mcp.json",
         manifest_pointer: false,
         root_token: Some("${CLAUDE_PLUGIN_ROOT}"),
+        names_transport: true,
     }),
 };
 

@@ -140,7 +140,12 @@ pub static TABLE: HostTable = HostTable {
     check_name: check_kebab_name,
     documents,
     // Codex starts plugin MCP servers with paths relative to the plugin root.
-    mcp: Some(McpSupport { document_path: ".codex-plugin/mcp.json", manifest_pointer: true, root_token: None }),
+    mcp: Some(McpSupport {
+        document_path: ".codex-plugin/mcp.json",
+        manifest_pointer: true,
+        root_token: None,
+        names_transport: true,
+    }),
 };
 
 const HOOKS_DOCUMENT: &str = ".codex-plugin/hooks.json";

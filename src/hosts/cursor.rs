@@ -177,6 +177,7 @@ pub static TABLE: HostTable = HostTable {
         document_path: ".cursor-plugin/mcp.json",
         manifest_pointer: true,
         root_token: Some("${CURSOR_PLUGIN_ROOT}"),
+        names_transport: false,
     }),
 };
 

@@ -58,6 +58,9 @@ pub struct McpSupport {
     /// How a server's script argument reaches the artifact: an absolute root token, or `None`
     /// for paths relative to a `cwd` of the plugin root.
     pub root_token: Option<&'static str>,
+    /// Whether a server entry names its transport (`"type": "stdio"`); Cursor's have no
+    /// `type` and infer it from `command` or `url`.
+    pub names_transport: bool,
 }
 
 /// Artifact path of the shared event runtime (the generated MCP server).
@@ -71,7 +74,10 @@ impl McpSupport {
         let mut servers = serde_json::Map::new();
         if plan.hosts_runtime() {
             let args = [self.script_arg(RUNTIME_PATH), "--target".into(), plan.target.as_str().into()];
-            let mut entry = serde_json::json!({ "type": "stdio", "command": "node", "args": args });
+            let mut entry = serde_json::json!({ "command": "node", "args": args });
+            if self.names_transport {
+                entry["type"] = "stdio".into();
+            }
             if self.root_token.is_none() {
                 entry["cwd"] = "./".into();
             }

@@ -308,6 +308,8 @@ fn an_outcome_the_host_would_not_read_fails_the_hook() {
     assert_eq!(completed.status.code(), Some(0), "{}", String::from_utf8_lossy(&completed.stderr));
     let report: Value = serde_json::from_slice(&completed.stdout).unwrap();
     assert_eq!(report["nativeOutput"], serde_json::json!({ "followup_message": "keep going" }));
+    // Simulated as Cursor sends it: every event carries `conversation_id`.
+    assert_eq!(report["nativeInput"]["conversation_id"], "s", "{report:#}");
     let errored = stopped("error");
     assert_eq!(errored.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&errored.stderr);

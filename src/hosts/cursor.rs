@@ -184,7 +184,10 @@ pub static TABLE: HostTable = HostTable {
 const HOOKS_DOCUMENT: &str = ".cursor-plugin/hooks.json";
 
 const COMMON: [Field; 7] = [
-    Field::required(&["session_id", "conversation_id"], "sessionId", STRING),
+    // Every event but workspaceOpen carries `conversation_id`; `sessionStart` adds a
+    // `session_id`. The conversation wins, so a handler sees one id across a session's events
+    // (and a simulation sends what Cursor sends).
+    Field::required(&["conversation_id", "session_id"], "sessionId", STRING),
     Field::optional(&["transcript_path"], "transcriptPath", STRING_OR_NULL),
     Field::optional(&["model"], "model", STRING),
     Field::optional(&["generation_id"], "generationId", STRING),

@@ -7,11 +7,12 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Decorator, ExportAllDeclaration,
-    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
-    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment,
-    RegExpLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration,
-    VariableDeclarationKind, WithClause,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
+    ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
+    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral,
+    TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration, VariableDeclarationKind,
+    WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -258,6 +259,8 @@ struct Checker<'s> {
     first_jsx: Option<Span>,
     reserved_reported: Vec<Span>,
     export_spans: BTreeMap<String, Span>,
+    /// Every value export name, where it is first exported.
+    exported: BTreeMap<String, Span>,
 }
 
 impl<'s> Checker<'s> {
@@ -272,6 +275,7 @@ impl<'s> Checker<'s> {
             first_jsx: None,
             reserved_reported: Vec::new(),
             export_spans: BTreeMap::new(),
+            exported: BTreeMap::new(),
         }
     }
 
@@ -304,6 +308,21 @@ impl<'s> Checker<'s> {
             "`import source` and `import defer` are not supported",
             "use a plain import",
         );
+    }
+
+    /// Records a value export; a name exported twice is an error (the TypeScript parser lets
+    /// it through, as overloads and merged declarations repeat names legitimately).
+    fn exports(&mut self, name: &str, span: oxc_span::Span) {
+        if self.exported.contains_key(name) {
+            self.error(
+                BundleErrorKind::Syntax,
+                span.into(),
+                format!("`{name}` is exported twice"),
+                "a module has one binding per export name: rename or remove one of them",
+            );
+        } else {
+            self.exported.insert(name.to_owned(), span.into());
+        }
     }
 
     /// The span of `word` between `start` and `end` in the source, or `start..start + len`.
@@ -482,6 +501,9 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_from_declaration(&mut self, it: &ExportFromDeclaration<'a>) {
+        for specifier in it.specifiers.iter().filter(|s| !it.export_kind.is_type() && !s.export_kind.is_type()) {
+            self.exports(&specifier.exported.name(), specifier.exported.span());
+        }
         let type_only = it.export_kind.is_type()
             || (!it.specifiers.is_empty() && it.specifiers.iter().all(|s| s.export_kind.is_type()));
         self.request(&it.source.value, it.source.span, type_only);
@@ -491,11 +513,53 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
         for specifier in &it.specifiers {
             self.export_spans.entry(specifier.local.name().to_string()).or_insert(specifier.local.span().into());
+            if !it.export_kind.is_type() && !specifier.export_kind.is_type() {
+                self.exports(&specifier.exported.name(), specifier.exported.span());
+            }
         }
         walk::walk_export_named_declaration(self, it);
     }
 
+    fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
+        // Only what exists at run time; overload signatures, `declare`, types, enums and
+        // namespaces (which merge) do not bind a name twice.
+        match &it.declaration {
+            Declaration::VariableDeclaration(variables) if !variables.declare => {
+                for declarator in &variables.declarations {
+                    for id in declarator.id.get_binding_identifiers() {
+                        self.exports(&id.name, id.span);
+                    }
+                }
+            }
+            Declaration::FunctionDeclaration(function) if function.body.is_some() && !function.declare => {
+                if let Some(id) = &function.id {
+                    self.exports(&id.name, id.span);
+                }
+            }
+            Declaration::ClassDeclaration(class) if !class.declare => {
+                if let Some(id) = &class.id {
+                    self.exports(&id.name, id.span);
+                }
+            }
+            _ => {}
+        }
+        walk::walk_export_declaration(self, it);
+    }
+
+    fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
+        let overload =
+            matches!(&it.declaration, ExportDefaultDeclarationKind::FunctionDeclaration(f) if f.body.is_none());
+        if !overload && !matches!(it.declaration, ExportDefaultDeclarationKind::TSInterfaceDeclaration(_)) {
+            let span = self.keyword_span(it.span.start, it.span.end, "default");
+            self.exports("default", oxc_span::Span::new(span.start, span.end));
+        }
+        walk::walk_export_default_declaration(self, it);
+    }
+
     fn visit_export_all_declaration(&mut self, it: &ExportAllDeclaration<'a>) {
+        if let Some(name) = it.exported.as_ref().filter(|_| !it.export_kind.is_type()) {
+            self.exports(&name.name(), name.span());
+        }
         self.request(&it.source.value, it.source.span, it.export_kind.is_type());
         walk::walk_export_all_declaration(self, it);
     }
@@ -661,6 +725,22 @@ mod tests {
         // What Node 20 has: lookbehind, named groups, property escapes, the `v` flag.
         let fine = "export const r = [/(?<=a)(?<n>b)\\p{L}/u, /[\\p{L}--[a-z]]/v];\n";
         assert!(transpile("src/a.ts", fine).diagnostics.is_empty(), "{:?}", transpile("src/a.ts", fine).diagnostics);
+    }
+
+    #[test]
+    fn a_name_exported_twice_is_located_where_it_is_exported_again() {
+        let twice = |source: &str| errors("src/a.ts", source);
+        let syntax = |text: &str| one(BundleErrorKind::Syntax, text);
+        assert_eq!(twice("export default () => 1;\nexport default () => 2;\n"), syntax("default"));
+        assert_eq!(twice("export const x = 1;\nconst y = 2;\nexport { y as x };\n"), syntax("x"));
+        assert_eq!(twice("export { a as b } from './a';\nexport * as b from './b';\n"), syntax("b"));
+        // What TypeScript repeats legitimately: overloads, merged namespaces and enums, types.
+        let fine = "export function f(a: string): void;\nexport function f(a: unknown) {}\n\
+                    export namespace N { export const a = 1; }\nexport namespace N { export const b = 2; }\n\
+                    export enum E { A }\nexport enum E { B = 1 }\n\
+                    export interface I { a: 1 }\nexport interface I { b: 2 }\nexport type T = 1;\nexport { type T as U };\n\
+                    export declare const d: number;\nexport default function g(): void;\nexport default function g() {}\n";
+        assert_eq!(twice(fine), [], "{fine}");
     }
 
     #[test]

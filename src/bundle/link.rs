@@ -421,7 +421,10 @@ impl<'c> Linker<'c> {
                          (the files directly in it; symbolic links are not followed, and a folder back inside \
                          the project is imported by its path inside it)",
                     ),
-                    false => error,
+                    false => error.with_help(
+                        "the project's files are read as they are on disk: check the path and its extension \
+                         (symbolic links are not followed)",
+                    ),
                 });
                 None
             }

@@ -5,6 +5,15 @@ fn main() -> std::process::ExitCode {
     // (`agent-bundle build --json | head`) instead of panicking in `println!`. Publishing
     // is atomic, so a build stopped this way leaves the previous artifact whole.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A build allocates and frees thousands of buffers of tens to hundreds of KiB (sources,
+    // wrappers, cache objects). glibc's defaults hand such memory back to the kernel and fault
+    // it in again, zeroed, a page at a time: a warm build of 100 plugins spent a fifth of its
+    // time there. Keep it in the heap instead (at most 64 MiB of it left unused).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
     let stack = agent_bundle::workspace::STACK_SIZE;
     // Work that runs on rayon's global pool gets the same deep stacks as the build pools.
     let _ = rayon::ThreadPoolBuilder::new().stack_size(stack).build_global();

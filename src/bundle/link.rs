@@ -848,10 +848,13 @@ impl<'a> Visit<'a> for Rewriter<'_> {
 }
 
 /// The module runtime: registration, lazy evaluation with a cache and cycle support, and the
-/// export helpers. Exports objects look like ESM namespaces: null prototype, getters.
+/// export helpers. Exports objects look like ESM namespaces: null prototype, getters, not
+/// extensible, and bindings that cannot be deleted or redefined once the module has defined
+/// them (`__ab_export`). A record's `ambiguous` lists the names two `export *` give different
+/// bindings, which its namespace leaves out (set by the bundle, `handler_body`). Written into
+/// every wrapper as it is, so comments here cost bytes in each.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
 function __ab_define(key, init, names = [], stars = []) {
-  // `ambiguous`: names two `export *` give different bindings (set by the bundle, left out).
   __ab_modules.set(key, { key, init, names, stars, ambiguous: [], state: 0, exports: undefined, error: undefined });
 }
 function __ab_record(key) {
@@ -923,7 +926,6 @@ function __ab_require(key) {
 }
 function __ab_export(exports, getters) {
   for (const name of Object.keys(getters)) {
-    // Final, as an ES namespace's bindings are: no one can delete or redefine them.
     Object.defineProperty(exports, name, { get: getters[name], enumerable: true, configurable: false });
   }
 }

@@ -370,6 +370,21 @@ impl<'c> Linker<'c> {
             None => self.transpiled.take_request_span(specifier),
         };
         match (self.resolve)(specifier) {
+            // JSON, text, …: Node would need import attributes or a loader; the bundle links
+            // modules only. Refused where it is imported, not in the file it names.
+            Ok(Resolved::Module(key)) if !super::resolve::is_module_file(&key) && !key.starts_with("agent-bundle:") => {
+                self.chunk.diagnostics.push(
+                    BundleDiagnostic::error(
+                        BundleErrorKind::UnresolvedImport,
+                        span,
+                        format!("\"{specifier}\" names {key}, which is not a JavaScript or TypeScript module"),
+                    )
+                    .with_help(
+                        "modules are .ts, .tsx, .mts, .js, .mjs or .jsx files; read data with `fs.readFileSync`",
+                    ),
+                );
+                None
+            }
             Ok(Resolved::Module(key)) => {
                 self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
                 Some(Target::Module(key))

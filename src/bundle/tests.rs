@@ -671,3 +671,18 @@ fn a_namespace_can_be_neither_extended_nor_have_its_bindings_deleted_or_redefine
     let typed = r#"["TypeError","TypeError","TypeError","TypeError"]"#;
     assert_eq!(run.stdout.trim(), format!(r#"{{"name":"default","result":[{typed},false,"a"]}}"#));
 }
+
+#[test]
+fn an_import_of_a_file_that_is_no_module_is_refused_where_it_is_imported() {
+    let files = BTreeMap::from([
+        ("src/main.ts".to_owned(), "import data from './d.json';\nexport default () => data;\n".to_owned()),
+        ("src/d.json".to_owned(), "{\"a\": 1}\n".to_owned()),
+    ]);
+    let (chunks, errors) = compile_graph(&files, "src/main.ts");
+    let found: Vec<_> = errors
+        .iter()
+        .map(|(key, d)| (key.as_str(), d.kind, &files[key][d.span.start as usize..d.span.end as usize]))
+        .collect();
+    assert_eq!(found, [("src/main.ts", BundleErrorKind::UnresolvedImport, "'./d.json'")]);
+    assert!(!chunks.contains_key("src/d.json"), "the data file is not compiled as a module");
+}

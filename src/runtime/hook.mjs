@@ -43,6 +43,10 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
 // runtime's stdout is MCP for as long as it runs).
 console.log = console.info = console.debug = console.error;
 
+// Once the answer is written, how long what the handler left running (a timer, a socket,
+// a child process) may keep the process alive.
+const EXIT_GRACE_MS = 50;
+
 export async function runHook(spec, handler) {
   // A handler promise that never settles, with nothing left to keep Node running, would
   // end the process with exit code 13 and no word of why.
@@ -71,7 +75,20 @@ export async function runHook(spec, handler) {
     report(spec, messageOf(error));
   } finally {
     answered = true;
+    endSoon();
   }
+}
+
+// The host waits for the process to end, and a hook it times out fails open: a handle the
+// handler left open must not turn its deny into nothing. The timer is unref'd, so a process
+// with nothing left ends at once, as it would anyway; stdout and stderr drain first.
+function endSoon() {
+  setTimeout(() => {
+    const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0);
+    let left = pending.length;
+    if (left === 0) process.exit();
+    for (const stream of pending) stream.once("drain", () => --left === 0 && process.exit());
+  }, EXIT_GRACE_MS).unref();
 }
 
 /** Writes the one failure line to stderr. */
@@ -389,7 +406,7 @@ function writeAll(fd, text) {
     while (offset < buf.length) offset += writeSync(fd, buf, offset);
   } catch (error) {
     // A non-blocking pipe that is full: hand the rest to the stream, which
-    // node flushes before the process exits (we never call process.exit).
+    // drains before the process ends (`endSoon` waits for it).
     if (error.code !== "EAGAIN") throw error;
     (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(offset));
   }

@@ -437,6 +437,20 @@ describe("projection", PARALLEL, () => {
     });
   }
 
+  test("what a handler leaves running does not hold its answer back", { timeout: 5000 }, async () => {
+    // The host waits for the process to end; a hook it times out fails open.
+    const handler = `() => { setInterval(() => {}, 1000); return { outcome: "deny", reason: "x" }; }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+  });
+
+  test("a handler's logging after it returned still gets out", async () => {
+    const handler = `() => { setTimeout(() => console.error("later"), 10); }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 0);
+    assert.equal(r.stderr, "later\n");
+  });
+
   test("handler console.log goes to stderr, not into the answer", async () => {
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { console.log("noise"); return { outcome: "deny", reason: "x" }; }` });
     assert.equal(r.code, 0);

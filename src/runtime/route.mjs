@@ -33,9 +33,6 @@ import { Agent } from "./agent.mjs";
 
 const ELEMENT = Symbol.for("agent-bundle.element");
 const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
-// After a timeout, how long an abandoned render may keep the process alive
-// once runHook has written its error (the timer itself does not).
-const EXIT_GRACE_MS = 50;
 
 /**
  * Renders `Component` for one event and returns the hook result
@@ -54,8 +51,8 @@ export async function renderRoute(Component, event, context, route) {
   const timeout = new Promise((_, reject) => {
     timer = setTimeout(() => {
       const message = `route ${route.family} timed out after ${route.timeoutMs} ms`;
+      // An abandoned render does not keep a hook's process alive: runHook ends it.
       controller.abort(new DOMException(message, "TimeoutError"));
-      if (!route.shared) setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
       reject(new Error(message));
     }, route.timeoutMs);
   });

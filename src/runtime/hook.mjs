@@ -121,7 +121,8 @@ function fail(message) {
   throw new Error(message);
 }
 
-function messageOf(error) {
+/** The message of a thrown value, whatever was thrown. */
+export function messageOf(error) {
   try {
     return error instanceof Error ? error.message || error.name : String(error);
   } catch {

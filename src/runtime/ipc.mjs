@@ -32,10 +32,27 @@ export const PROTOCOL_VERSION = 1;
 export const MESSAGE_CAP = 1024 * 1024;
 export const TOO_BIG = "Event runtime message exceeds the 1 MiB limit.";
 
-/** The per-user directory holding runtime sockets. */
+// A socket path must fit `sun_path`: 108 bytes on Linux, 104 on macOS and the BSDs, the
+// terminator included. A socket's name is `event-<32 hex>.sock`.
+const MAX_SOCKET_PATH = process.platform === "linux" ? 107 : 103;
+const SOCKET_NAME_LENGTH = "event-.sock".length + 32;
+
+/**
+ * The per-user directory holding runtime sockets. macOS's per-user TMPDIR
+ * (`/var/folders/…/T/`) leaves too little room for a socket's name: then the
+ * directory is under /tmp instead, as wrappers and runtime both compute.
+ */
 export function runtimeDir() {
+  if (process.env.AGENT_BUNDLE_RUNTIME_DIR) return process.env.AGENT_BUNDLE_RUNTIME_DIR;
   const uid = typeof process.getuid === "function" ? process.getuid() : "user";
-  return process.env.AGENT_BUNDLE_RUNTIME_DIR || join(tmpdir(), `agent-bundle-${uid}`);
+  const dir = join(tmpdir(), `agent-bundle-${uid}`);
+  const fits = Buffer.byteLength(dir) + 1 + SOCKET_NAME_LENGTH <= MAX_SOCKET_PATH;
+  return fits ? dir : join("/tmp", `agent-bundle-${uid}`);
+}
+
+/** Whether `path` fits a Unix socket address. */
+export function fitsSocketAddress(path) {
+  return Buffer.byteLength(path) <= MAX_SOCKET_PATH;
 }
 
 /** The socket path of the runtime for `epoch` and `target` installed at `root`. */

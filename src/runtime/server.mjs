@@ -23,13 +23,14 @@ import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { decodeNative } from "./hook.mjs";
+import { decodeNative, messageOf } from "./hook.mjs";
 import { renderRoute } from "./route.mjs";
 import {
   MESSAGE_CAP,
   PROTOCOL_VERSION,
   TOO_BIG,
   endpoint,
+  fitsSocketAddress,
   installRoot,
   readLine,
   runtimeDir,
@@ -60,10 +61,14 @@ export async function serve(runtime, entry) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: loadRoute(route, log) });
   }
   const state = { sequence: 0, startedAt: new Date().toISOString() };
-  const server = createServer({ allowHalfOpen: true }, (socket) => answer(socket, runtime, target, routes, state));
+  const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, runtime, target, routes, state));
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
-  const owner = new Owner(server, path, log);
+  const owner = new Owner(listener, path, log);
   await owner.start();
+  // Every hook of the session relies on this process: a route's stray error (a throw in
+  // a timer, a rejection nobody awaits) is reported, and the runtime serves on.
+  process.on("uncaughtException", (error) => log(`a route failed outside its render: ${messageOf(error)}`));
+  process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
   serveMcp(runtime, () => owner.stop());
 }
 
@@ -173,12 +178,18 @@ function matchesWireSchema(request) {
 // ---------------------------------------------------------------------------
 // Socket ownership
 
+// A listening Unix socket's handle removes its path when it closes, whoever's socket the
+// path names by then (libuv unlinks by name). So a server whose path was taken over is
+// abandoned, never closed: it is unreachable, and the process exit closes its descriptor.
 class Owner {
-  constructor(server, path, log) {
-    Object.assign(this, { server, path, log, inode: null, timer: null, stopped: false });
+  constructor(listener, path, log) {
+    Object.assign(this, { listener, path, log, server: null, inode: null, timer: null, stopped: false });
   }
 
   async start() {
+    if (!fitsSocketAddress(this.path)) {
+      throw new Error(`the socket path ${this.path} is too long for a Unix socket; set a shorter AGENT_BUNDLE_RUNTIME_DIR`);
+    }
     const dir = runtimeDir();
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const unsafe = unsafeDir(lstatSync(dir));
@@ -208,6 +219,7 @@ class Owner {
   }
 
   listen() {
+    this.server = this.listener();
     return new Promise((resolve, reject) => {
       // The directory is 0700 already; the umask makes the socket 0600 from birth.
       const umask = process.umask(0o177);
@@ -230,7 +242,7 @@ class Owner {
     if (this.ownsPath()) return this.schedule(() => this.watch());
     this.log(`${this.path} was taken over; standing by`);
     this.inode = null;
-    this.server.close();
+    this.abandon();
     this.schedule(() => this.probe());
   }
 
@@ -264,8 +276,18 @@ class Owner {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (this.ownsPath()) removeStale(this.path);
-    this.server.close();
+    // Closing removes the path: only when it is still ours.
+    if (this.ownsPath()) this.server.close();
+    else this.abandon();
+  }
+
+  // Stops serving without closing (see the class comment).
+  abandon() {
+    if (this.server === null) return;
+    this.server.removeAllListeners("connection");
+    this.server.on("connection", (socket) => socket.destroy());
+    this.server.unref();
+    this.server = null;
   }
 }
 

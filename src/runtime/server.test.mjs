@@ -10,7 +10,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -65,6 +65,10 @@ const Route = async ({ canonical }) => {
   calls += 1;
   if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
   if (canonical.payload.toolInput.command === "slow") await new Promise((r) => setTimeout(r, 2000));
+  if (canonical.payload.toolInput.command === "stray") {
+    setTimeout(() => { throw new Error("stray timer"); }, 0);
+    Promise.reject(new Error("stray rejection"));
+  }
   return jsx(Agent.Context, { children: \`call \${calls} seq \${canonical.sequence} pid \${process.pid}\` });
 };`;
 
@@ -300,6 +304,38 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.deepEqual(sockets(dir), []);
   });
 
+  test("a route's stray error outside its render is reported and the runtime serves on", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    assert.equal((await runWrapper(root, dir, { command: "stray" })).code, 0);
+    await new Promise((r) => setTimeout(r, 100));
+    const after = await runWrapper(root, dir);
+    assert.equal(after.code, 0, after.stderr);
+    assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
+    assert.match(server.stderr, /a route failed outside its render: stray timer/);
+    assert.match(server.stderr, /a route left a promise rejected: stray rejection/);
+    assert.equal(await stopServer(server), 0);
+  });
+
+  test("a runtime whose socket was taken over leaves the new owner's socket in place", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const first = await startServer(root, dir).ready;
+    const [name] = sockets(dir);
+    unlinkSync(join(dir, name)); // e.g. a cleanup that took it for stale
+    const second = await startServer(root, dir).ready;
+    const deadline = Date.now() + 5000;
+    while (!/was taken over/.test(first.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.match(first.stderr, /was taken over; standing by/);
+    assert.deepEqual(sockets(dir), [name], "the new owner's socket is still there");
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${second.child.pid}$`));
+    assert.equal(await stopServer(first), 0);
+    assert.deepEqual(sockets(dir), [name], "stopping the old runtime leaves it too");
+    assert.equal(await stopServer(second), 0);
+    assert.deepEqual(sockets(dir), []);
+  });
+
   test("speaks MCP on stdio: initialize, tools/list, ping, unknown methods", async () => {
     const server = await startServer(artifact(), freshRuntimeDir()).ready;
     const messages = [
@@ -355,5 +391,24 @@ describe("endpoint", () => {
     assert.equal(cyrb128("demo@1.0.0+0001:claude:/plugins/demo"), cyrb128("demo@1.0.0+0001:claude:/plugins/demo"));
     assert.notEqual(cyrb128("demo@1.0.0+0001:claude:/a"), cyrb128("demo@1.0.0+0001:claude:/b"));
     assert.match(endpoint("e", "claude", "/r"), new RegExp(`event-${cyrb128("e:claude:/r")}\\.sock$`));
+  });
+
+  test("a temporary folder too deep for a socket address moves the sockets under /tmp", async () => {
+    const dirOf = (tmp) =>
+      new Promise((resolve) => {
+        const code = `import(${JSON.stringify(url("ipc.mjs").slice(1, -1))}).then((m) => process.stdout.write(m.runtimeDir()))`;
+        const env = { ...childEnv, TMPDIR: tmp };
+        delete env.AGENT_BUNDLE_RUNTIME_DIR;
+        const child = spawn(process.execPath, ["-e", code], { env });
+        let out = "";
+        child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+        child.on("close", () => resolve(out));
+      });
+    const uid = process.getuid();
+    assert.equal(await dirOf("/tmp/short"), `/tmp/short/agent-bundle-${uid}`);
+    // Deeper than macOS's per-user TMPDIR (49 characters, already past its 104 bytes with
+    // the socket's name), so that it is past Linux's 108 too.
+    const deep = "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/and/then/some/more/";
+    assert.equal(await dirOf(deep), `/tmp/agent-bundle-${uid}`);
   });
 });

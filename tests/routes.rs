@@ -224,3 +224,20 @@ fn inspect_json_reports_a_failure_as_json_and_touches_no_cache() {
     assert_eq!(inspect(support::example("routes").path()).status.code(), Some(0));
     assert!(!cache.exists(), "no cache directory made");
 }
+
+/// `<X {...props} key="k" />` compiles to the classic `createElement`, imported from
+/// `agent-bundle` itself: it links to the JSX runtime and renders like any element.
+#[test]
+fn a_key_after_a_spread_renders() {
+    let route = "import { Agent } from '@agent-bundle/runtime';\n\
+        const Line = ({ text }: { text: string }) => <Agent.Context>{text}</Agent.Context>;\n\
+        export default async function Route() { const p = { text: 'hello' }; return <Line {...p} key=\"k\" />; }\n";
+    let config = "export default { plugin: { name: 'keys' }, targets: ['claude'] };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","prompt":"hi","permissionMode":"default"}"#;
+    let output = support::simulate(dir.path(), "claude", "event-route-prompt-submit", input, &["--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["result"]["additionalContext"], "hello");
+}

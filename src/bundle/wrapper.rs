@@ -38,10 +38,12 @@ pub fn virtual_module(key: &str) -> Option<&'static str> {
 }
 
 /// Bare specifiers that resolve to virtual modules: the JSX runtime oxc's automatic transform
-/// imports, and the components routes import.
+/// imports (`createElement` from the import source itself, for a `key` after a spread), and
+/// the components routes import.
 pub fn aliases() -> BTreeMap<String, String> {
     BTreeMap::from([
         ("agent-bundle/jsx-runtime".to_owned(), JSX_KEY.to_owned()),
+        ("agent-bundle".to_owned(), JSX_KEY.to_owned()),
         ("@agent-bundle/runtime".to_owned(), AGENT_KEY.to_owned()),
     ])
 }

@@ -26,3 +26,13 @@ export function jsx(type, props, key) {
 
 /** Same as `jsx`; oxc calls it when the children are a static array. */
 export const jsxs = jsx;
+
+/**
+ * The classic form, which the automatic transform still emits for `<X {...p} key="k" />`
+ * (imported from `agent-bundle` itself): children as arguments.
+ */
+export function createElement(type, props, ...children) {
+  const all = children.length === 0 ? {} : { children: children.length === 1 ? children[0] : children };
+  const { key: _key, ...rest } = props ?? {};
+  return jsx(type, { ...rest, ...all });
+}

@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { Agent } from "./agent.mjs";
 import { childEnv, failsWith, succeeds, writes, writesNothing } from "./child-outcome.mjs";
-import { Fragment, jsx, jsxs } from "./jsx.mjs";
+import { Fragment, createElement, jsx, jsxs } from "./jsx.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const url = (name) => JSON.stringify(pathToFileURL(join(HERE, name)).href);
@@ -157,6 +157,13 @@ describe("element modules", () => {
     assert.equal(jsxs, jsx);
     assert.deepEqual(jsx(Fragment, null).props, {});
     assert.equal(typeof Fragment, "symbol");
+  });
+
+  test("createElement (a key after a spread) makes the element jsx makes, without the key", () => {
+    const props = { a: 1, key: "k" };
+    assert.deepEqual(createElement("div", props), jsx("div", { a: 1 }));
+    assert.deepEqual(createElement("div", props, "x"), jsx("div", { a: 1, children: "x" }));
+    assert.deepEqual(createElement("div", null, "x", 2), jsx("div", { children: ["x", 2] }));
   });
 
   test("Agent is frozen; its markers are functions that refuse to be called", () => {

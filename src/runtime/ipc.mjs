@@ -207,8 +207,11 @@ function socketFor(epoch, target) {
 function exchange(connection, request, timeoutMs, epoch) {
   const text = JSON.stringify(request);
   if (Buffer.byteLength(text) >= MESSAGE_CAP) {
-    connection.then((socket) => socket.destroy(), () => {});
-    return Promise.reject(runtimeError("invalid-message", TOO_BIG));
+    // Too big for a runtime; without one, the standalone form answers as it would anyway.
+    return connection.then((socket) => {
+      socket.destroy();
+      throw runtimeError("invalid-message", TOO_BIG);
+    });
   }
   return new Promise((resolve, reject) => {
     let socket = null;

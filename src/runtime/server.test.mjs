@@ -232,6 +232,21 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.match(closed.stderr, /handler failed: shared runtime unavailable: no live socket at /);
   });
 
+  test("without a runtime, an envelope too big to forward still renders standalone", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const base = Buffer.byteLength(JSON.stringify({ ...FIXTURE, tool_input: { command: "" } }));
+    const input = { ...FIXTURE, tool_input: { command: "x".repeat(1024 * 1024 - 100 - base) } };
+    const fallback = await runWrapper(root, dir, { fallback: true, input });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(contextOf(fallback), /^call 1 seq 1 pid \d+$/);
+    const server = await startServer(root, dir).ready;
+    const refused = await runWrapper(root, dir, { fallback: true, input });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /exceeds the 1 MiB limit/);
+    await stopServer(server);
+  });
+
   test("a wrapper of an older build is refused, even with a fallback", async () => {
     const old = artifact({ epoch: "demo@1.0.0+0001" });
     const current = artifact({ epoch: "demo@1.0.0+0002" });

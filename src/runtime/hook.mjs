@@ -31,10 +31,6 @@ const STDIN_CAP = 1024 * 1024;
 const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
 const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
 
-/**
- * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
- * Resolves (never rejects) once the answer is written.
- */
 // stdout belongs to the host protocol: a stray console.log would corrupt the
 // answer (or, for some Claude Code events, be injected as context), so console
 // output goes to stderr. Set when this module is evaluated, which a wrapper does
@@ -47,6 +43,10 @@ console.log = console.info = console.debug = console.error;
 // a child process) may keep the process alive.
 const EXIT_GRACE_MS = 50;
 
+/**
+ * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
+ * Resolves (never rejects) once the answer is written.
+ */
 export async function runHook(spec, handler) {
   // A handler promise that never settles, with nothing left to keep Node running, would
   // end the process with exit code 13 and no word of why.
@@ -86,7 +86,7 @@ function endSoon() {
   setTimeout(() => {
     const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0);
     let left = pending.length;
-    if (left === 0) process.exit();
+    if (left === 0) return process.exit();
     for (const stream of pending) stream.once("drain", () => --left === 0 && process.exit());
   }, EXIT_GRACE_MS).unref();
 }

@@ -253,6 +253,9 @@ function exchange(connection, request, timeoutMs, epoch) {
 
 // The runtime's reply -> the route's result, or the error it reports.
 function decodeReply(line, epoch) {
+  if (line === "") {
+    throw runtimeError("runtime-failed", "shared runtime closed the connection without answering (it may have stopped)");
+  }
   let reply;
   try {
     reply = JSON.parse(line);

@@ -247,6 +247,18 @@ describe("shared runtime", { concurrency: 4 }, () => {
     await stopServer(server);
   });
 
+  test("a runtime that stops mid-request fails the hook, saying so", async () => {
+    const root = artifact({ timeoutMs: 5000 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const pending = runWrapper(root, dir, { fallback: true, command: "slow" });
+    await new Promise((r) => setTimeout(r, 500));
+    server.child.kill("SIGKILL");
+    const r = await pending;
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /shared runtime closed the connection without answering/);
+  });
+
   test("a wrapper of an older build is refused, even with a fallback", async () => {
     const old = artifact({ epoch: "demo@1.0.0+0001" });
     const current = artifact({ epoch: "demo@1.0.0+0002" });

@@ -349,11 +349,11 @@ impl<'c> Linker<'c> {
         self.edits.extend(edits);
         for (span, specifier) in dynamic {
             let replacement = match self.request(&specifier, span.start, Request::Dynamic) {
-                Some(Target::Module(key)) => {
+                Some((Target::Module(key), _)) => {
                     format!("__ab_import(() => __ab_require({}))", js_string(&key))
                 }
                 // Node loads a builtin itself: it stays lazy, as written.
-                Some(Target::Builtin(name)) => format!("import({})", js_string(&name)),
+                Some((Target::Builtin(name), _)) => format!("import({})", js_string(&name)),
                 None => continue,
             };
             self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
@@ -361,18 +361,23 @@ impl<'c> Linker<'c> {
         self.finish(code);
     }
 
-    /// Resolve `specifier`, record the import, and report failures at its original span.
-    /// A builtin is the bundle-level namespace for a static request, its `node:` name for a
-    /// dynamic one.
-    fn request(&mut self, specifier: &str, position: u32, kind: Request) -> Option<Target> {
+    /// Resolve `specifier`, record the import, and report failures at its original span,
+    /// which is returned with the target. A builtin is the bundle-level namespace for a static
+    /// request, its `node:` name for a dynamic one.
+    fn request(&mut self, specifier: &str, position: u32, kind: Request) -> Option<(Target, Span)> {
         let span = match self.site_spans.get(&position) {
             Some(span) => *span,
             None => self.transpiled.take_request_span(specifier),
         };
+        let target = self.resolve_request(specifier, position, span, kind)?;
+        Some((target, span))
+    }
+
+    fn resolve_request(&mut self, specifier: &str, position: u32, span: Span, kind: Request) -> Option<Target> {
         match (self.resolve)(specifier) {
             // JSON, text, …: Node would need import attributes or a loader; the bundle links
             // modules only. Refused where it is imported, not in the file it names.
-            Ok(Resolved::Module(key)) if !super::resolve::is_module_file(&key) && !key.starts_with("agent-bundle:") => {
+            Ok(Resolved::Module(key)) if !super::resolve::is_module_file(&key) => {
                 self.chunk.diagnostics.push(
                     BundleDiagnostic::error(
                         BundleErrorKind::UnresolvedImport,
@@ -448,9 +453,7 @@ impl<'c> Linker<'c> {
 
     /// A static request: the namespace expression, requiring a module once, in source order.
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
-        let span = self.site_spans.get(&position).copied();
-        let target = self.request(specifier, position, Request::Static)?;
-        let span = span.unwrap_or_default();
+        let (target, span) = self.request(specifier, position, Request::Static)?;
         match target {
             Target::Builtin(local) => Some(Namespace {
                 local: local.clone(),

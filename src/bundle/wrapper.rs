@@ -143,7 +143,7 @@ impl<'a> ModuleGraph<'a> {
     /// Imports of a name their module does not export, or exports ambiguously (AB4838): Node
     /// refuses to link such a module graph, where a bundle would read `undefined`.
     fn link_diagnostics(&self) -> Vec<Diagnostic> {
-        let chunks: BTreeMap<&str, &ModuleChunk> = self.chunks().collect();
+        let chunks = self.by_key();
         let mut diagnostics = Vec::new();
         for (key, chunk) in &self.modules {
             for (binding, span) in &chunk.links.imported {
@@ -171,6 +171,29 @@ impl<'a> ModuleGraph<'a> {
             }
         }
         diagnostics
+    }
+
+    fn by_key(&self) -> BTreeMap<&str, &'a ModuleChunk> {
+        self.chunks().collect()
+    }
+
+    /// For each module with `export *`, the names two of them give different bindings: ESM
+    /// leaves them out of its namespace (and a named import of one is AB4838).
+    fn ambiguous_star_names(&self) -> Vec<(&str, Vec<String>)> {
+        let chunks = self.by_key();
+        let ambiguous_in = |key: &str, chunk: &ModuleChunk| -> Vec<String> {
+            let ambiguous = |name: &String| {
+                let binding = Binding { source: LinkSource::Module(key.to_owned()), name: name.clone() };
+                matches!(resolve_export(&chunks, &binding, &mut BTreeSet::new()), Export::Ambiguous)
+            };
+            let names = star_names(&chunks, key, &mut BTreeSet::new());
+            names.into_iter().filter(|name| !chunk.links.exports.contains_key(name) && ambiguous(name)).collect()
+        };
+        self.chunks()
+            .filter(|(_, chunk)| !chunk.links.stars.is_empty())
+            .map(|(key, chunk)| (key, ambiguous_in(key, chunk)))
+            .filter(|(_, names)| !names.is_empty())
+            .collect()
     }
 
     fn module_diagnostics(&self) -> Vec<Diagnostic> {
@@ -271,22 +294,10 @@ fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTree
 /// A name two `export *` of a module give different bindings is left out of its namespace,
 /// as ESM does: the runtime reads that from the record's `ambiguous` list.
 pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
-    let chunks: BTreeMap<&str, &ModuleChunk> = graph.chunks().collect();
     let mut epilogue = String::new();
-    for (key, chunk) in graph.chunks().filter(|(_, chunk)| !chunk.links.stars.is_empty()) {
-        let ambiguous: Vec<String> = star_names(&chunks, key, &mut BTreeSet::new())
-            .into_iter()
-            .filter(|name| !chunk.links.exports.contains_key(name))
-            .filter(|name| {
-                let binding = Binding { source: LinkSource::Module(key.to_owned()), name: name.clone() };
-                matches!(resolve_export(&chunks, &binding, &mut BTreeSet::new()), Export::Ambiguous)
-            })
-            .map(|name| serde_json::Value::from(name).to_string())
-            .collect();
-        if !ambiguous.is_empty() {
-            let key = serde_json::Value::from(key);
-            epilogue.push_str(&format!("__ab_modules.get({key}).ambiguous = [{}];\n", ambiguous.join(", ")));
-        }
+    for (key, names) in graph.ambiguous_star_names() {
+        let (key, names) = (serde_json::Value::from(key), serde_json::Value::from(names));
+        epilogue.push_str(&format!("__ab_modules.get({key}).ambiguous = {names};\n"));
     }
     let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
     assemble(header, &chunks, &epilogue)

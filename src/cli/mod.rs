@@ -259,9 +259,10 @@ fn out_dir_problem(root: &Path, out: &Path) -> Option<&'static str> {
     if resolved.exists() && !resolved.is_dir() {
         return Some("it is a file");
     }
-    let mut entries = std::fs::read_dir(&resolved).ok()?;
-    let holds_files = entries.next().is_some();
-    (holds_files && !resolved.join(crate::emit::MANIFEST_FILE).is_file())
+    // An artifact (every build after the first) is settled by one stat.
+    let is_artifact = resolved.join(crate::emit::MANIFEST_FILE).is_file();
+    let holds_files = || std::fs::read_dir(&resolved).is_ok_and(|mut entries| entries.next().is_some());
+    (!is_artifact && holds_files())
         .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
 }
 
@@ -274,8 +275,6 @@ enum Failure {
 }
 
 impl SourceArgs {
-    /// The options of a build of this source; without `cache` (a command that only reads
-    /// the project), none is opened.
     /// [`Self::build_options`] of a command that publishes to `out` (or `<root>/artifact`):
     /// a folder it cannot publish to is refused before anything runs.
     fn publishing_options(&self, out: Option<&Path>, cache: &cache::CacheArgs) -> Result<BuildOptions, Failure> {
@@ -287,6 +286,8 @@ impl SourceArgs {
         Ok(options)
     }
 
+    /// The options of a build of this source; without `cache` (a command that only reads
+    /// the project), none is opened.
     fn build_options(&self, out: Option<&Path>, cache: Option<&cache::CacheArgs>) -> Result<BuildOptions, Failure> {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;

@@ -26,7 +26,7 @@ use crate::stamp::Summary;
 /// outputs another build of it cached. Bump the revision when an action's encoding or
 /// meaning changes (4: module chunks record their links, which the graph checks).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/4 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/5 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -284,7 +284,9 @@ pub struct PublishedArtifact {
 pub fn published_artifact(cache: &Cache, key: &Hash) -> Option<PublishedArtifact> {
     let record = cache.probe_action(key)?;
     let manifest = record.values.get("manifest")?.parse().ok()?;
-    let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok());
+    // A pack in an encoding this build does not read is no pack: the stages answer instead.
+    let readable = record.values.get("packEncoding").is_some_and(|e| e == crate::artifact::PACK_ENCODING);
+    let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok()).filter(|_| readable);
     Some(PublishedArtifact { manifest, pack: record.outputs.get("pack").copied().zip(manifest_len) })
 }
 
@@ -297,14 +299,9 @@ pub fn restore_artifact(
     crate::artifact::unpack(&cache.get_object(&pack)?, manifest_len, &published.manifest)
 }
 
-/// Artifacts up to this size are also stored whole, as a pack. Why a bound: a pack holds
-/// every byte once more (in memory while it is stored, and in the cache); past this, which
-/// takes large prebuilt payloads that the stages only copy anyway, the stages' own actions
-/// answer a fresh checkout instead.
-const PACK_LIMIT: usize = 64 << 20;
-
 /// Records that a clean build of `key`'s inputs published `files`: their manifest's hash,
-/// and every file in one pack object unless they are larger than [`PACK_LIMIT`].
+/// and every file in one pack object unless they are larger than
+/// [`crate::artifact::PACK_LIMIT`].
 pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<String, OutputFile>) {
     let Some(manifest) = files.get(MANIFEST_FILE) else {
         return;
@@ -313,12 +310,10 @@ pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<Str
         outputs: BTreeMap::new(),
         values: BTreeMap::from([("manifest".to_owned(), Hash::of(&manifest.bytes).to_hex())]),
     };
-    let size: usize = files.values().map(|file| file.bytes.len()).sum();
-    if size <= PACK_LIMIT
-        && let Some(pack) = crate::artifact::pack(files)
-    {
+    if let Some(pack) = crate::artifact::pack(files) {
         record.outputs.insert("pack".to_owned(), cache.put_object(&pack));
         record.values.insert("manifestBytes".to_owned(), manifest.bytes.len().to_string());
+        record.values.insert("packEncoding".to_owned(), crate::artifact::PACK_ENCODING.to_owned());
     }
     cache.put_action(key, &record);
 }
@@ -370,7 +365,7 @@ mod tests {
     }
 
     /// An artifact within the bound is recorded with its pack, and restores; a larger one
-    /// only with its manifest's hash.
+    /// only with its manifest's hash; a record whose pack is not an LZ4 frame, without one.
     #[test]
     fn artifacts_past_the_pack_limit_are_recorded_without_a_pack() {
         let dir = tempfile::tempdir().unwrap();
@@ -391,7 +386,12 @@ mod tests {
         record_published_artifact(&cache, &small, &files);
         let restored = restore_artifact(&cache, &published_artifact(&cache, &small).unwrap()).unwrap();
         assert_eq!(restored.0, files);
-        record_published_artifact(&cache, &large, &artifact(vec![7; PACK_LIMIT + 1]));
+        let mut unmarked = cache.probe_action(&small).unwrap();
+        unmarked.values.remove("packEncoding");
+        cache.put_action(&Hash::of(b"unmarked"), &unmarked);
+        let published = published_artifact(&cache, &Hash::of(b"unmarked")).unwrap();
+        assert!(published.pack.is_none(), "a pack without its encoding (a raw one of an older build) is not read");
+        record_published_artifact(&cache, &large, &artifact(vec![7; crate::artifact::PACK_LIMIT + 1]));
         let published = published_artifact(&cache, &large).unwrap();
         assert!(published.pack.is_none() && restore_artifact(&cache, &published).is_none());
     }

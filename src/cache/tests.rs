@@ -122,6 +122,42 @@ fn the_format_vectors_hold() {
     }
 }
 
+/// Packs framed by another LZ4 implementation (§5.1) restore exactly their files, through
+/// the artifact record as a build reads it.
+#[test]
+fn the_pack_vectors_restore_their_files() {
+    let vectors: Value = serde_json::from_str(VECTORS).unwrap();
+    let packs = vectors["packs"].as_array().unwrap();
+    assert!(packs.len() >= 2);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    for (i, vector) in packs.iter().enumerate() {
+        let pack = cache.put_object(&hex_bytes(vector["pack_hex"].as_str().unwrap()));
+        let key = KeyBuilder::new("pack-vector").field("i", &[i as u8]).finish();
+        let values = str_map(&vector["values"]);
+        cache.put_action(&key, &ActionRecord { outputs: BTreeMap::from([("pack".to_owned(), pack)]), values });
+        let published = crate::actions::published_artifact(&cache, &key).unwrap();
+        let (files, _) = crate::actions::restore_artifact(&cache, &published).expect("the pack restores");
+        let manifest = vector["manifest_utf8"].as_str().unwrap();
+        assert_eq!(&*files[crate::emit::MANIFEST_FILE].bytes, manifest.as_bytes());
+        let listed: Vec<(String, Vec<u8>, bool, String)> = vector["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let text = |name: &str| f[name].as_str().unwrap().to_owned();
+                (text("path"), hex_bytes(&text("bytes_hex")), f["executable"].as_bool().unwrap(), text("kind"))
+            })
+            .collect();
+        let restored: Vec<(String, Vec<u8>, bool, String)> = files
+            .values()
+            .filter(|file| file.path != crate::emit::MANIFEST_FILE)
+            .map(|file| (file.path.clone(), file.bytes.to_vec(), file.executable, file.kind.as_str().to_owned()))
+            .collect();
+        assert_eq!(restored, listed, "pack vector {i}: {}", vector["why"]);
+    }
+}
+
 #[test]
 fn hashes_print_and_parse_as_hex() {
     let hash = Hash::of(b"abc");

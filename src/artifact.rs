@@ -3,9 +3,10 @@
 //! running a hook's real wrapper the way a host would (`hooks list`, `hooks simulate`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -151,42 +152,62 @@ pub fn pack(files: &BTreeMap<String, OutputFile>) -> Option<Vec<u8>> {
 }
 
 /// The files of a [`pack`] whose manifest is its first `manifest_len` bytes and hashes to
-/// `manifest`, or `None` unless the frame decodes (to at most [`PACK_LIMIT`] bytes) to
-/// exactly that manifest and the files it lists. The pack's own bytes were verified against
-/// its name when the cache read it, so the frame carries no checksum of its own.
+/// `manifest`, or `None` unless the frame decodes to exactly that manifest and the files it
+/// lists (at most [`PACK_LIMIT`] bytes in all, so a frame that would inflate further is
+/// never read past it). The pack's own bytes were verified against its name when the cache
+/// read it, so the frame carries no checksum of its own.
 pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTreeMap<String, OutputFile>, Summary)> {
-    let bytes = decode(pack, PACK_LIMIT)?;
-    let text = bytes.get(..manifest_len)?;
-    if Hash::of(text) != *manifest {
+    if manifest_len > PACK_LIMIT {
         return None;
     }
-    let listed: ManifestFiles = serde_json::from_slice(text).ok()?;
+    let mut frame = FrameDecoder::new(pack);
+    let text = take_exact(&mut frame, manifest_len)?;
+    if Hash::of(&text) != *manifest {
+        return None;
+    }
+    let listed: ManifestFiles = serde_json::from_slice(&text).ok()?;
+    let size = listed.files.iter().try_fold(manifest_len as u64, |size, row| size.checked_add(row.bytes))?;
+    if size > PACK_LIMIT as u64 {
+        return None;
+    }
     let mut files = BTreeMap::new();
-    files.insert(MANIFEST_FILE.to_owned(), OutputFile::generated(MANIFEST_FILE, text.into()));
-    let mut rest = &bytes[manifest_len..];
+    files.insert(MANIFEST_FILE.to_owned(), OutputFile::generated(MANIFEST_FILE, text));
     for row in &listed.files {
         if !crate::output::is_artifact_path(&row.path) {
             return None;
         }
-        let (bytes, after) = rest.split_at_checked(usize::try_from(row.bytes).ok()?)?;
         let file = OutputFile {
             path: row.path.clone(),
-            bytes: bytes.into(),
+            bytes: take_exact(&mut frame, row.bytes as usize)?,
             executable: row.executable,
             kind: FileKind::parse(&row.kind)?,
         };
         files.insert(row.path.clone(), file);
-        rest = after;
     }
-    (rest.is_empty() && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
+    let ended = frame.fill_buf().is_ok_and(|rest| rest.is_empty());
+    (ended && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
 }
 
-/// The bytes of the LZ4 frame `pack`, or `None` if it does not decode to at most `limit`
-/// bytes: a frame that would inflate past what any pack holds is refused while it is read.
-fn decode(pack: &[u8], limit: usize) -> Option<Vec<u8>> {
-    let mut bytes = Vec::new();
-    FrameDecoder::new(pack).take(limit as u64 + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() <= limit).then_some(bytes)
+/// The next `len` bytes `frame` decodes. A file within one decoded block (most of them) is
+/// copied once, straight from the decoder's buffer; no buffer is zeroed first.
+fn take_exact(frame: &mut impl BufRead, len: usize) -> Option<Arc<[u8]>> {
+    let block = frame.fill_buf().ok()?;
+    if let Some(bytes) = block.get(..len) {
+        let bytes = Arc::from(bytes);
+        frame.consume(len);
+        return Some(bytes);
+    }
+    let mut bytes = Vec::with_capacity(len);
+    while bytes.len() < len {
+        let block = frame.fill_buf().ok()?;
+        if block.is_empty() {
+            return None;
+        }
+        let n = block.len().min(len - bytes.len());
+        bytes.extend_from_slice(&block[..n]);
+        frame.consume(n);
+    }
+    Some(bytes.into())
 }
 
 /// What the artifact at `dir` holds, if it is exactly the one whose manifest hashes to
@@ -473,7 +494,8 @@ mod tests {
         assert_eq!(unpacked, files);
         assert_eq!((summary.plugin.as_str(), summary.files), ("p", 3));
 
-        let contents = decode(&pack, PACK_LIMIT).unwrap();
+        let mut contents = Vec::new();
+        std::io::Read::read_to_end(&mut FrameDecoder::new(pack.as_slice()), &mut contents).unwrap();
         let framed = |bytes: &[u8]| {
             let mut encoder = FrameEncoder::new(Vec::new());
             encoder.write_all(bytes).unwrap();
@@ -487,8 +509,15 @@ mod tests {
         assert!(unpack(&contents, len, &hash).is_none(), "the contents unframed");
         assert!(unpack(&pack, len - 1, &hash).is_none(), "another manifest length");
         assert!(unpack(&pack, len, &Hash::of(b"other")).is_none(), "another manifest");
-        assert_eq!(decode(&pack, contents.len()), Some(contents.clone()));
-        assert_eq!(decode(&pack, contents.len() - 1), None, "a frame inflating past the bound");
+        assert!(unpack(&pack, PACK_LIMIT + 1, &hash).is_none(), "a manifest past the bound");
+        let text = String::from_utf8(manifest.to_vec()).unwrap();
+        for huge in [u64::MAX, u64::MAX - 1024, PACK_LIMIT as u64] {
+            let claimed = text.replace("\"bytes\":1,", &format!("\"bytes\":{huge},"));
+            assert_ne!(claimed, text);
+            let frame = framed(&[claimed.as_bytes(), &contents[len..]].concat());
+            let hash = Hash::of(claimed.as_bytes());
+            assert!(unpack(&frame, claimed.len(), &hash).is_none(), "a manifest listing {huge} bytes is not allocated");
+        }
 
         let mut escaping = files.clone();
         let manifest = String::from_utf8(escaping[MANIFEST_FILE].bytes.to_vec()).unwrap().replace("bin/run", "../run");

@@ -232,9 +232,16 @@ function exchange(connection, request, timeoutMs, epoch) {
       if (settled) return connected.destroy();
       socket = connected;
       socket.ref();
-      socket.once("error", (error) =>
-        settle(runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`)),
-      );
+      // EPIPE: the runtime closed the connection before the request reached it. It stopped,
+      // or it dropped a connection whose request came too late (see server.mjs).
+      socket.once("error", (error) => {
+        const message =
+          error.code === "EPIPE"
+            ? "shared runtime closed the connection before the request reached it " +
+              "(it may have stopped, or the request came too late)"
+            : `shared runtime connection failed: ${error.message}`;
+        settle(runtimeError("runtime-failed", message));
+      });
       readLine(
         socket,
         (line) => {

@@ -9,9 +9,10 @@
 // - MCP over stdio (newline-delimited JSON-RPC 2.0): `initialize`, `ping`,
 //   `tools/list` (no tools); stdin closing shuts the runtime down cleanly.
 // - The event runtime on a Unix socket (ipc.mjs has the protocol): one request
-//   per connection, validated (wire schema, epoch, target, host contract, the
-//   native envelope against the route's spec for this host), rendered with
-//   renderRoute, answered `{ status: "ok", output }` or
+//   per connection, due within REQUEST_DEADLINE_MS of connecting, validated
+//   (wire schema, epoch, target, host contract, the native envelope against the
+//   route's spec for this host), rendered with renderRoute, answered
+//   `{ status: "ok", output }` or
 //   `{ status: "error", code: "epoch-mismatch" | "invalid-message" | "runtime-failed" }`.
 //
 // Ownership: one server owns a socket path at a time. A server that finds a
@@ -41,6 +42,12 @@ import {
 const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
+// How long a connection may take to deliver its request line. A wrapper connects before
+// it reads its stdin, so this covers a host writing up to 1 MiB and the wrapper decoding
+// it: ~20 ms alone, under 1 s for 32 such wrappers at once on 2 cores. A connection that
+// misses it is dropped, so a stalled client cannot hold a descriptor; one dropped wrongly
+// fails a real hook (no fallback), hence the wide margin.
+const REQUEST_DEADLINE_MS = 10_000;
 // The codes a request is refused with before rendering; anything else is runtime-failed.
 const REFUSALS = ["epoch-mismatch", "invalid-message"];
 const REQUEST_KEYS = ["artifactEpoch", "event", "hostContractRevision", "native", "protocolVersion", "target"];
@@ -50,9 +57,9 @@ const REQUEST_KEYS = ["artifactEpoch", "event", "hostContractRevision", "native"
  * `{ plugin, version, epoch, routes: [{ family, timeoutMs, load, specs: { <host>: SPEC } }] }`,
  * where `load()` returns the route module; `entry` is the URL of the bundle
  * (`import.meta.url`, which bundled modules cannot read), whose folder's parent
- * is the install root.
+ * is the install root. `requestDeadlineMs` is for tests.
  */
-export async function serve(runtime, entry) {
+export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLINE_MS } = {}) {
   // stdout carries MCP: hook.mjs, imported above, sends console output to stderr.
   const target = targetArgument(process.argv.slice(2));
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
@@ -61,7 +68,8 @@ export async function serve(runtime, entry) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: loadRoute(route, log) });
   }
   const state = { sequence: 0, startedAt: new Date().toISOString() };
-  const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, runtime, target, routes, state));
+  const served = { runtime, target, routes, state, deadlineMs: requestDeadlineMs, log };
+  const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
   const owner = new Owner(listener, path, log);
   await owner.start();
@@ -96,8 +104,17 @@ function loadRoute(route, log) {
 // ---------------------------------------------------------------------------
 // The event protocol
 
-function answer(socket, runtime, target, routes, state) {
+function answer(socket, { runtime, target, routes, state, deadlineMs, log }) {
   socket.on("error", () => {}); // a client that went away: nothing to answer
+  // Dropped unanswered when the request line is late (the wrapper reports the closed
+  // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
+  // Past the size cap the deadline stands, since the client has had its refusal.
+  const deadline = setTimeout(() => {
+    log(`dropped a connection that sent no request within ${deadlineMs} ms`);
+    socket.destroy();
+  }, deadlineMs);
+  deadline.unref();
+  socket.once("close", () => clearTimeout(deadline));
   const reply = (body) => {
     socket.end(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, artifactEpoch: runtime.epoch, ...body })}\n`);
   };
@@ -105,6 +122,7 @@ function answer(socket, runtime, target, routes, state) {
   readLine(
     socket,
     (line) => {
+      clearTimeout(deadline);
       handle(line, runtime, target, routes, state).then(reply, (error) =>
         refuse(REFUSALS.includes(error.code) ? error.code : "runtime-failed", error.message),
       );

@@ -64,7 +64,11 @@ let calls = 0;
 const Route = async ({ canonical }) => {
   calls += 1;
   if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
-  if (canonical.payload.toolInput.command === "slow") await new Promise((r) => setTimeout(r, 2000));
+  if (canonical.payload.toolInput.command === "slow") {
+    console.error("rendering slow");
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
   if (canonical.payload.toolInput.command === "stray") {
     setTimeout(() => { throw new Error("stray timer"); }, 0);
     Promise.reject(new Error("stray rejection"));
@@ -75,7 +79,7 @@ const Route = async ({ canonical }) => {
 let artifacts = 0;
 
 /** Writes an artifact with the runtime and two wrappers (with and without fallback). */
-function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000 } = {}) {
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs } = {}) {
   const root = join(workDir, `artifact-${++artifacts}`);
   mkdirSync(join(root, "mcp"), { recursive: true });
   mkdirSync(join(root, "hooks"), { recursive: true });
@@ -85,7 +89,8 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000 } = {}) {
     join(root, "mcp", "event-runtime.mjs"),
     `import { serve } from ${url("server.mjs")};\n${imports}` +
       `await serve({ plugin: "demo", version: "1.0.0", epoch: ${JSON.stringify(epoch)}, routes: [{ family: "tool/before", ` +
-      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(SPEC)} } }] }, import.meta.url);\n`,
+      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(SPEC)} } }] }, import.meta.url` +
+      `${requestDeadlineMs === undefined ? "" : `, { requestDeadlineMs: ${requestDeadlineMs} }`});\n`,
   );
   for (const fallback of [true, false]) {
     writeFileSync(
@@ -133,7 +138,7 @@ async function stopServer(server) {
   return server.exited;
 }
 
-function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input, nodeArgs = [] } = {}) {
+function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input, nodeArgs = [], stdinAfter } = {}) {
   const envelope = input ?? { ...FIXTURE, tool_input: { command } };
   return new Promise((resolve, reject) => {
     const script = join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`);
@@ -146,11 +151,24 @@ function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", i
     child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(JSON.stringify(envelope));
+    // `stdinAfter` (a promise) makes a late host: the wrapper connects long before its
+    // envelope arrives. A rejection writes too, so no wrapper is left waiting.
+    const write = () => child.stdin.end(JSON.stringify(envelope));
+    if (stdinAfter) stdinAfter.then(write, write);
+    else write();
   });
 }
 
 const contextOf = (r) => JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
+
+/** Resolves once the runtime's stderr matches `pattern`; rejects after `ms`. */
+async function logged(server, pattern, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!pattern.test(server.stderr)) {
+    if (Date.now() > deadline) throw new Error(`the runtime never logged ${pattern}: ${server.stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 function sockets(runtimeDir) {
   return readdirSync(runtimeDir).filter((name) => name.endsWith(".sock"));
@@ -166,6 +184,28 @@ function rawRequest(socketPath, text) {
     socket.on("end", () => resolve(JSON.parse(data)));
     socket.on("error", reject);
     socket.on("connect", () => socket.end(text));
+  });
+}
+
+/**
+ * Connects, writes `text` if any, then waits (at most `giveUpMs`) for the runtime to close
+ * the connection; resolves with what it answered and whether it closed first.
+ */
+function stalledClient(socketPath, text = "", giveUpMs = 3000) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    const started = Date.now();
+    let data = "";
+    const timer = setTimeout(() => socket.destroy(), giveUpMs);
+    socket.setEncoding("utf8");
+    socket.on("data", (d) => (data += d));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      const ms = Date.now() - started;
+      resolve({ closedByRuntime: ms < giveUpMs, data, ms });
+    });
+    socket.on("connect", () => text && socket.write(text));
   });
 }
 
@@ -252,7 +292,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const dir = freshRuntimeDir();
     const server = await startServer(root, dir).ready;
     const pending = runWrapper(root, dir, { fallback: true, command: "slow" });
-    await new Promise((r) => setTimeout(r, 500));
+    await logged(server, /rendering slow/); // the request is in: a fixed wait loses that race under load
     server.child.kill("SIGKILL");
     const r = await pending;
     assert.equal(r.code, 1);
@@ -382,6 +422,57 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.deepEqual(replies[1], { jsonrpc: "2.0", id: 2, result: { tools: [] } });
     assert.deepEqual(replies[2], { jsonrpc: "2.0", id: 3, result: {} });
     assert.equal(replies[3].error.code, -32601);
+  });
+
+  test("a connection that sends nothing is dropped unanswered after the deadline; others are served", async () => {
+    const root = artifact({ requestDeadlineMs: 150 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const path = join(dir, sockets(dir)[0]);
+    const idle = stalledClient(path);
+    assert.equal((await rawRequest(path, `${JSON.stringify(request())}\n`)).status, "ok");
+    const dropped = await idle;
+    assert.deepEqual([dropped.closedByRuntime, dropped.data], [true, ""]);
+    assert.ok(dropped.ms >= 140, `dropped after ${dropped.ms} ms, before the deadline`);
+    assert.match(server.stderr, /dropped a connection that sent no request within 150 ms/);
+    await stopServer(server);
+  });
+
+  test("a connection that sends half a line and stalls is dropped; the runtime serves on", async () => {
+    const root = artifact({ requestDeadlineMs: 150 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const half = JSON.stringify(request()).slice(0, 40);
+    const dropped = await stalledClient(join(dir, sockets(dir)[0]), half);
+    assert.deepEqual([dropped.closedByRuntime, dropped.data], [true, ""]);
+    const r = await runWrapper(root, dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(contextOf(r), `call 1 seq 1 pid ${server.child.pid}`);
+    await stopServer(server);
+  });
+
+  test("a route rendering longer than the request deadline still answers", async () => {
+    const root = artifact({ requestDeadlineMs: 150, timeoutMs: 5000 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const r = await runWrapper(root, dir, { command: "linger" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(contextOf(r), `call 1 seq 1 pid ${server.child.pid}`);
+    await stopServer(server);
+  });
+
+  test("a wrapper whose envelope comes after the deadline fails at once, saying so", async () => {
+    const root = artifact({ requestDeadlineMs: 150 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    let written;
+    const stdinAfter = logged(server, /dropped a connection/).finally(() => (written = Date.now()));
+    const late = await runWrapper(root, dir, { fallback: true, stdinAfter });
+    assert.equal(late.code, 1, "a dropped connection never falls back");
+    assert.equal(late.stdout, "");
+    assert.match(late.stderr, /shared runtime closed the connection (before the request reached it|without answering)/);
+    assert.ok(Date.now() - written < 2000, "the wrapper does not hang");
+    await stopServer(server);
   });
 
   // Without the guard, the wrapper's open connection would keep it alive forever.

@@ -24,7 +24,8 @@ use crate::stamp::Summary;
 /// record, and a fingerprint of the sources it was built from (`build.rs`: host tables,
 /// linker, runtime, Cargo.lock), so a compiler edited without a version bump never meets
 /// outputs another build of it cached. Bump the revision when an action's encoding or
-/// meaning changes (4: module chunks record their links, which the graph checks).
+/// meaning changes (4: module chunks record their links, which the graph checks; 5: an
+/// artifact's pack is an LZ4 frame, `packEncoding`).
 pub const COMPILER: &str =
     concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/5 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 

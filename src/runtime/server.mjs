@@ -68,7 +68,7 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
     if (route.specs[target]) routes.set(route.family, { ...route, module: loadRoute(route, log) });
   }
   const state = { sequence: 0, startedAt: new Date().toISOString() };
-  const served = { runtime, target, routes, state, deadlineMs: requestDeadlineMs, log };
+  const served = { runtime, target, routes, state, requestDeadlineMs, log };
   const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
   const owner = new Owner(listener, path, log);
@@ -104,15 +104,15 @@ function loadRoute(route, log) {
 // ---------------------------------------------------------------------------
 // The event protocol
 
-function answer(socket, { runtime, target, routes, state, deadlineMs, log }) {
+function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log }) {
   socket.on("error", () => {}); // a client that went away: nothing to answer
   // Dropped unanswered when the request line is late (the wrapper reports the closed
   // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
   // Past the size cap the deadline stands, since the client has had its refusal.
   const deadline = setTimeout(() => {
-    log(`dropped a connection that sent no request within ${deadlineMs} ms`);
+    log(`dropped a connection that sent no request within ${requestDeadlineMs} ms`);
     socket.destroy();
-  }, deadlineMs);
+  }, requestDeadlineMs);
   deadline.unref();
   socket.once("close", () => clearTimeout(deadline));
   const reply = (body) => {

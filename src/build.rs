@@ -112,9 +112,10 @@ pub struct Work {
 /// Two checks come before any stage runs. The stamp (file states, no reads) answers a
 /// project untouched since its last clean build. Otherwise the inputs are read and hashed
 /// into the `artifact` action key, whose record holds what a clean build of exactly these
-/// inputs published: when the artifact on disk still matches its manifest byte for byte,
-/// nothing runs (a touched checkout, a lost stamp); when it does not (a fresh checkout),
-/// the whole artifact is published from the record's pack. Nothing runs either way.
+/// inputs published: when the artifact on disk is still that one, nothing runs (a touched
+/// checkout: the stamp vouches for the artifact as a no-op trusts it; a lost stamp: every
+/// byte is read and checked against the manifest); when it is not (a fresh checkout), the
+/// whole artifact is published from the record's pack. Nothing runs either way.
 pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
     build_on(options, &|stages| stages())
 }
@@ -141,16 +142,20 @@ pub enum Checked {
 pub struct Stale {
     settings: String,
     snapshot: stamp::Snapshot,
+    /// The last clean build's stamp, which may still vouch for the artifact.
+    previous: Option<Box<stamp::Stamp>>,
 }
 
 /// The stamp check alone: file states, no reads. Cheap enough to run for every project of
 /// a workspace before starting the threads that the stale ones build on.
 pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
-    let (snapshot, stamp) = stamp::check(&options.root, &options.out_dir, &settings)?;
-    Ok(match stamp {
-        Some(stamp) => Checked::UpToDate(Box::new(answered(options, stamp.summary, Shortcut::Stamp, None))),
-        None => Checked::Stale(Stale { settings, snapshot }),
+    let (snapshot, found) = stamp::check(&options.root, &options.out_dir, &settings)?;
+    Ok(match found {
+        stamp::Found::UpToDate(stamp) => {
+            Checked::UpToDate(Box::new(answered(options, stamp.summary, Shortcut::Stamp, None)))
+        }
+        stamp::Found::Stale(previous) => Checked::Stale(Stale { settings, snapshot, previous: previous.map(Box::new) }),
     })
 }
 
@@ -160,7 +165,7 @@ pub fn build_stale(
     stale: Stale,
     on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
 ) -> std::io::Result<BuildOutput> {
-    let Stale { settings, mut snapshot } = stale;
+    let Stale { settings, mut snapshot, previous } = stale;
     let mut disk = snapshot.read()?;
     let mut hashes = actions::input_hashes(&disk);
     // The folders above the root that a clean build of these inputs listed (a fresh checkout
@@ -168,6 +173,12 @@ pub fn build_stale(
     let mut found: Vec<OutsideDir> = Vec::new();
     let (artifact_key, published) = published_for(options, &mut disk, &mut hashes, &mut found)?;
     if let Some(published) = published {
+        if let Some(stamp) = previous.filter(|stamp| stamp.vouches_for(&options.out_dir, &published.manifest)) {
+            let summary = stamp.summary.clone();
+            snapshot.add_outside(found);
+            let _ = stamp::renew(&options.root, &options.out_dir, *stamp, snapshot);
+            return Ok(answered(options, summary, Shortcut::Cache, None));
+        }
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
             snapshot.add_outside(found);
             let _ =

@@ -39,6 +39,8 @@ pub struct Stamp {
     input_dirs: Vec<FileState>,
     inputs: Vec<FileState>,
     outputs: Vec<FileState>,
+    /// The BLAKE3 of the published manifest (hex): what ties `outputs` to a cache record.
+    manifest: String,
     saved_at_ns: i128,
     pub summary: Summary,
 }
@@ -192,10 +194,19 @@ impl Snapshot {
     }
 }
 
-/// The project's inputs as they are now, and the previous stamp if the project and its
-/// artifact still match it exactly. When none of the walk's directories changed, the
-/// inputs are the files the stamp lists (stat-ed, not walked for).
-pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapshot, Option<Stamp>)> {
+/// What [`check`] found of the last clean build's stamp.
+pub enum Found {
+    /// The project and its artifact still match it exactly.
+    UpToDate(Stamp),
+    /// Something changed since, or there is no stamp (for this compiler and settings). The
+    /// stamp, if any, may still vouch for the artifact ([`Stamp::artifact_summary`]).
+    Stale(Option<Stamp>),
+}
+
+/// The project's inputs as they are now, and what the previous stamp says of them and of
+/// the artifact. When none of the walk's directories changed, the inputs are the files the
+/// stamp lists (stat-ed, not walked for).
+pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapshot, Found)> {
     let stamp = std::fs::read(stamp_path(root))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
@@ -204,8 +215,11 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapsho
         Some(snapshot) => (snapshot, false),
         None => (Snapshot::take(root, out_dir)?, true),
     };
-    let fresh = stamp.filter(|stamp| stamp.describes(&snapshot, out_dir));
-    if let Some(stamp) = fresh.as_ref().filter(|_| walked) {
+    let Some(stamp) = stamp else { return Ok((snapshot, Found::Stale(None))) };
+    if !stamp.describes(&snapshot, out_dir) {
+        return Ok((snapshot, Found::Stale(Some(stamp))));
+    }
+    if walked {
         // The build's own writes leave the root's time inside the racy window; once the
         // walk finds the same files outside it, its directories are worth recording.
         let now = now_ns();
@@ -214,7 +228,7 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapsho
             let _ = write_json(&stamp_path(root), &refreshed);
         }
     }
-    Ok((snapshot, fresh))
+    Ok((snapshot, Found::UpToDate(stamp)))
 }
 
 impl Stamp {
@@ -234,8 +248,20 @@ impl Stamp {
     fn describes(&self, now: &Snapshot, out_dir: &Path) -> bool {
         self.inputs == now.inputs
             && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
-            && !self.outputs.is_empty()
-            && unchanged(&self.outputs, out_dir)
+            && self.artifact_unchanged(out_dir)
+    }
+
+    fn artifact_unchanged(&self, out_dir: &Path) -> bool {
+        !self.outputs.is_empty() && unchanged(&self.outputs, out_dir)
+    }
+
+    /// Whether the artifact at `out_dir` is still the one this stamp recorded, and that
+    /// one's manifest hashes to `manifest`, whatever happened to the inputs since. Inputs
+    /// touched but not changed (a branch switched and back) hash to the key of the same
+    /// published manifest, and the artifact is then trusted as a no-op trusts it, without
+    /// reading it again.
+    pub fn vouches_for(&self, out_dir: &Path, manifest: &Hash) -> bool {
+        self.manifest == manifest.to_hex() && self.artifact_unchanged(out_dir)
     }
 }
 
@@ -302,10 +328,26 @@ pub fn save(
         input_dirs,
         inputs: before.inputs,
         outputs: artifact_states(out_dir)?,
+        manifest: manifest.to_hex(),
         saved_at_ns,
         summary,
     };
     write_json(&path, &stamp)
+}
+
+/// Records a build that found its artifact already in place, as `previous` vouched for it
+/// ([`Stamp::vouches_for`]): only the inputs' states changed, to those `now` holds (taken
+/// before they were read). The build wrote nothing, so unlike [`save`] no second walk is
+/// needed to prove that it added no input.
+pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, now: Snapshot) -> io::Result<()> {
+    let _turn = crate::emit::publish::take_turn(out_dir);
+    if !previous.artifact_unchanged(out_dir) {
+        // Another build published in between.
+        clear(root);
+        return Ok(());
+    }
+    let stamp = Stamp { input_dirs: now.dirs, inputs: now.inputs, saved_at_ns: now_ns(), ..previous };
+    write_json(&stamp_path(root), &stamp)
 }
 
 /// Forgets the stamp (after a build that did not end clean).
@@ -355,7 +397,7 @@ mod tests {
     }
 
     fn fresh(root: &Path, out: &Path) -> bool {
-        check(root, out, "settings").unwrap().1.is_some()
+        matches!(check(root, out, "settings").unwrap().1, Found::UpToDate(_))
     }
 
     #[test]
@@ -363,7 +405,7 @@ mod tests {
         let (dir, out) = project();
         stamp(dir.path(), &out);
         assert!(fresh(dir.path(), &out));
-        assert!(check(dir.path(), &out, "other").unwrap().1.is_none());
+        assert!(matches!(check(dir.path(), &out, "other").unwrap().1, Found::Stale(None)));
     }
 
     #[test]
@@ -426,6 +468,44 @@ mod tests {
         fs::write(out.join(MANIFEST_FILE), "{\"another\":1}").unwrap();
         save(dir.path(), &out, "settings", before, summary(), &Hash::of(b"{}")).unwrap();
         assert!(!stamp_path(dir.path()).exists(), "the earlier stamp is gone and no other was saved");
+    }
+
+    fn stale_stamp(root: &Path, out: &Path) -> Stamp {
+        match check(root, out, "settings").unwrap().1 {
+            Found::Stale(Some(stamp)) => stamp,
+            _ => panic!("a stale project with a stamp"),
+        }
+    }
+
+    #[test]
+    fn a_stamp_vouches_only_for_its_own_untouched_artifact_whatever_the_inputs() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        let manifest = Hash::of(b"{}");
+        fs::write(dir.path().join("src/a.ts"), "export default 2;\n").unwrap();
+        let previous = stale_stamp(dir.path(), &out);
+        assert!(previous.vouches_for(&out, &manifest));
+        assert!(!previous.vouches_for(&out, &Hash::of(b"{\"other\":1}")), "another manifest");
+        fs::write(out.join("hooks/b.mjs"), "b").unwrap();
+        assert!(!previous.vouches_for(&out, &manifest), "an entry added to the artifact");
+    }
+
+    #[test]
+    fn renewing_records_the_inputs_now_unless_another_build_published_in_between() {
+        let (dir, out) = project();
+        stamp(dir.path(), &out);
+        let past = SystemTime::now() - Duration::from_secs(5);
+        fs::File::options().append(true).open(dir.path().join("src/a.ts")).unwrap().set_modified(past).unwrap();
+        let (previous, now) = (stale_stamp(dir.path(), &out), Snapshot::take(dir.path(), &out).unwrap());
+        renew(dir.path(), &out, previous, now).unwrap();
+        assert!(fresh(dir.path(), &out), "the renewed stamp answers");
+
+        let earlier = past - Duration::from_secs(1);
+        fs::File::options().append(true).open(dir.path().join("src/a.ts")).unwrap().set_modified(earlier).unwrap();
+        let (previous, now) = (stale_stamp(dir.path(), &out), Snapshot::take(dir.path(), &out).unwrap());
+        fs::remove_file(out.join("hooks/a.mjs")).unwrap();
+        renew(dir.path(), &out, previous, now).unwrap();
+        assert!(!stamp_path(dir.path()).exists(), "no stamp for an artifact it did not see");
     }
 
     #[test]

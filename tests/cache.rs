@@ -75,6 +75,38 @@ fn an_artifact_matching_the_cached_manifest_is_up_to_date_without_running_a_stag
     assert_eq!(fs::read(&wrapper).unwrap(), original);
 }
 
+/// Inputs touched but not changed (a branch switched and back): each is read and hashed
+/// again, finding the manifest of the last clean build, and the stamp, whose artifact
+/// states still hold, vouches for the artifact as a no-op trusts it (its wrappers are not
+/// read again). The stamp is renewed, so the build after that is a no-op.
+#[test]
+fn touched_inputs_are_hashed_again_and_the_stamp_vouches_for_the_artifact() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = support::example("policy");
+    build(dir.path(), cache.path());
+    // Every input's time moved back (past the racy window, so the renewed stamp holds).
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
+    let inputs = walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_entry(|entry| !["artifact", ".agent-bundle"].contains(&entry.file_name().to_str().unwrap()));
+    for entry in inputs.map(Result::unwrap).filter(|entry| entry.file_type().is_file()) {
+        fs::File::options().append(true).open(entry.path()).unwrap().set_modified(past).unwrap();
+    }
+    // Edited in place, sizes and folders unchanged: only reading every byte would tell,
+    // which is what a lost stamp costs (see above) and a touched checkout does not.
+    let wrapper = fs::read_dir(dir.path().join("artifact/hooks")).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = fs::read(&wrapper).unwrap();
+    bytes[0] ^= 0x01;
+    fs::write(&wrapper, &bytes).unwrap();
+
+    let touched = build(dir.path(), cache.path());
+    assert_eq!(touched["upToDateBy"], "cache", "{touched:#}");
+    assert_eq!((work(&touched, "transpiled"), work(&touched, "bundled")), (0, 0));
+    assert_eq!(fs::read(&wrapper).unwrap(), bytes, "the artifact was trusted by its states");
+    let next = build(dir.path(), cache.path());
+    assert_eq!(next["upToDateBy"], "stamp", "{next:#}");
+}
+
 /// A fresh checkout (no artifact, no stamp) of inputs a clean build has seen is published
 /// from the one pack that build stored: nothing runs, bytes and modes are the same, and the
 /// next build finds it up to date.

@@ -9,7 +9,8 @@
 // - MCP over stdio (newline-delimited JSON-RPC 2.0): `initialize`, `ping`,
 //   `tools/list` (no tools); stdin closing shuts the runtime down cleanly.
 // - The event runtime on a Unix socket (ipc.mjs has the protocol): one request
-//   per connection, due within REQUEST_DEADLINE_MS of connecting, validated
+//   per connection, due within REQUEST_DEADLINE_MS of connecting (and the
+//   client's side closed within as long after the reply), validated
 //   (wire schema, epoch, target, host contract, the native envelope against the
 //   route's spec for this host), rendered with renderRoute, answered
 //   `{ status: "ok", output }` or
@@ -109,14 +110,15 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   // Dropped unanswered when the request line is late (the wrapper reports the closed
   // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
   // Past the size cap the deadline stands, since the client has had its refusal.
-  const deadline = setTimeout(() => {
-    log(`dropped a connection that sent no request within ${requestDeadlineMs} ms`);
-    socket.destroy();
-  }, requestDeadlineMs);
-  deadline.unref();
-  socket.once("close", () => clearTimeout(deadline));
+  const deadline = dropAfter(socket, requestDeadlineMs, `sent no request within ${requestDeadlineMs} ms`, log);
+  // The reply ends only our side (the server is half-open, so a client may still be
+  // writing when it arrives). Once it is flushed, a client that keeps its own side open
+  // is given as long again to close it, then dropped: it would hold a descriptor for ever.
   const reply = (body) => {
-    socket.end(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, artifactEpoch: runtime.epoch, ...body })}\n`);
+    const line = `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, artifactEpoch: runtime.epoch, ...body })}\n`;
+    socket.end(line, () => {
+      dropAfter(socket, requestDeadlineMs, `kept its side open ${requestDeadlineMs} ms after its reply`, log);
+    });
   };
   const refuse = (code, message) => reply({ status: "error", code, message });
   readLine(
@@ -129,6 +131,17 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
     },
     () => refuse("invalid-message", TOO_BIG),
   );
+}
+
+/** Destroys `socket` after `ms` unless it closed or the returned timer is cleared first. */
+function dropAfter(socket, ms, why, log) {
+  const timer = setTimeout(() => {
+    log(`dropped a connection that ${why}`);
+    socket.destroy();
+  }, ms);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  return timer;
 }
 
 async function handle(line, runtime, target, routes, state) {

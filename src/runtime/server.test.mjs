@@ -438,6 +438,32 @@ describe("shared runtime", { concurrency: 4 }, () => {
     await stopServer(server);
   });
 
+  test("a client that keeps its side open after its reply is dropped after the deadline", async () => {
+    const root = artifact({ requestDeadlineMs: 150 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    // Answered, the client never closes its side (a Node socket does unless half-open).
+    const socket = connect({ path: join(dir, sockets(dir)[0]), allowHalfOpen: true });
+    const answered = new Promise((resolve) => {
+      let data = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (d) => (data += d));
+      socket.on("end", () => resolve({ data, at: Date.now() }));
+    });
+    socket.write(`${JSON.stringify(request())}\n`);
+    const { data, at } = await answered;
+    assert.equal(JSON.parse(data).status, "ok");
+    await logged(server, /dropped a connection that kept its side open 150 ms after its reply/);
+    assert.ok(Date.now() - at >= 140, "dropped after the deadline, not before");
+    // The runtime's end is gone: writing to it now fails.
+    const failed = await new Promise((resolve) => {
+      socket.on("error", (error) => resolve(error.code));
+      socket.write("more\n");
+    });
+    assert.equal(failed, "EPIPE");
+    await stopServer(server);
+  });
+
   test("a connection that sends half a line and stalls is dropped; the runtime serves on", async () => {
     const root = artifact({ requestDeadlineMs: 150 });
     const dir = freshRuntimeDir();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-command timings with hyperfine (Debian's package) on the generated monorepo:
-# cold build (empty cache), warm build (full cache; no artifact, or the artifact kept
-# without its stamp) and no-op rebuild.
+# cold build (empty cache), warm build (full cache; no artifact, or the artifact kept with
+# every input touched or without its stamp) and no-op rebuild.
 #
 #   benches/hyperfine.sh [plugins] [hooks]      # default 100 × 10
 #   BENCH_SHARED=1 benches/hyperfine.sh         # handlers importing shared/log.ts above the plugins
@@ -22,8 +22,11 @@ printf '#!/bin/sh\nfor tree in "$@"; do [ -e "$tree" ] && mv "$tree" "$(mktemp -
 chmod +x "$work/discard"
 clean="$work/discard plugins/*/artifact"
 unstamp="$work/discard plugins/*/.agent-bundle"
+# New times, same bytes (a branch switched and back), a second after the last publish.
+touch_inputs="sleep 1.1; find plugins \( -name artifact -o -name .agent-bundle \) -prune -o -type f -exec touch {} +"
 hyperfine --warmup 1 --runs 5 \
   --prepare "$clean; $work/discard $work/cold-cache" -n cold "$bin build --workspace . --cache-dir $work/cold-cache" \
   --prepare "$clean" -n warm "$bin build --workspace . --cache-dir $work/warm-cache" \
-  --prepare "$unstamp" -n warm-artifact-kept "$bin build --workspace . --cache-dir $work/warm-cache" \
+  --prepare "$touch_inputs" -n warm-inputs-touched "$bin build --workspace . --cache-dir $work/warm-cache" \
+  --prepare "$unstamp" -n warm-stamp-lost "$bin build --workspace . --cache-dir $work/warm-cache" \
   --prepare "sleep 1.1" -n no-op "$bin build --workspace . --cache-dir $work/warm-cache"

@@ -97,19 +97,28 @@ impl CacheArgs {
     }
 }
 
+/// The cache a maintenance command works on, and how it reports.
+#[derive(Args, Debug)]
+pub(super) struct Maintained {
+    /// Local cache directory (default: $XDG_CACHE_HOME/agent-bundle/cache or ~/.cache/agent-bundle/cache).
+    #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand, Debug)]
 pub(super) enum CacheCommand {
     /// Entries, bytes, and the hit rate of the last build.
     Stats {
-        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
-        cache_dir: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        cache: Maintained,
     },
     /// Remove least recently used entries beyond a size bound and/or older than an age.
     Gc {
-        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
-        cache_dir: Option<PathBuf>,
+        #[command(flatten)]
+        cache: Maintained,
         /// Keep at most this much, e.g. 500M, 2G, 100000 (bytes); 0 empties the cache (unlike
         /// a build's --cache-max-size, where 0 means no bound).
         #[arg(long, value_parser = parse_size)]
@@ -118,44 +127,43 @@ pub(super) enum CacheCommand {
         /// known to the day, so one may stay up to a day longer).
         #[arg(long, value_parser = parse_age)]
         max_age: Option<Duration>,
-        #[arg(long)]
-        json: bool,
     },
     /// Re-hash every entry; corrupt ones are removed.
     Verify {
-        #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR")]
-        cache_dir: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        cache: Maintained,
     },
 }
 
 impl CacheCommand {
     pub(super) fn wants_json(&self) -> bool {
         match self {
-            CacheCommand::Stats { json, .. } | CacheCommand::Gc { json, .. } | CacheCommand::Verify { json, .. } => {
-                *json
+            CacheCommand::Stats { cache } | CacheCommand::Gc { cache, .. } | CacheCommand::Verify { cache } => {
+                cache.json
             }
         }
     }
 }
 
-fn directory(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
-    explicit.or_else(cache::default_dir).ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
+impl Maintained {
+    fn directory(&self) -> Result<PathBuf, Failure> {
+        let dir = self.cache_dir.clone().or_else(cache::default_dir);
+        dir.ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
+    }
 }
 
 pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
     let io = |e: std::io::Error| Failure::Run(e.to_string());
     match command {
-        CacheCommand::Stats { cache_dir, json } => {
-            let dir = directory(cache_dir)?;
+        CacheCommand::Stats { cache } => {
+            let dir = cache.directory()?;
             let stats = cache::dir_stats(&dir).map_err(io)?;
             let last = stats.last_build.map(|b| {
                 let lookups = b.action_hits + b.action_misses;
                 let rate = if lookups == 0 { 0.0 } else { b.action_hits as f64 / lookups as f64 };
                 (b, rate)
             });
-            if json {
+            if cache.json {
                 report::print_json(&serde_json::json!({
                     "dir": dir.display().to_string(),
                     "objects": stats.objects, "objectBytes": stats.object_bytes,
@@ -188,13 +196,13 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             }
             Ok(true)
         }
-        CacheCommand::Gc { cache_dir, max_size, max_age, json } => {
+        CacheCommand::Gc { cache, max_size, max_age } => {
             if max_size.is_none() && max_age.is_none() {
                 return Err(Failure::Usage("give --max-size and/or --max-age".into()));
             }
-            let dir = directory(cache_dir)?;
+            let dir = cache.directory()?;
             let gc = cache::gc(&dir, &GcOptions { max_bytes: max_size, max_age }).map_err(io)?;
-            if json {
+            if cache.json {
                 report::print_json(&serde_json::json!({
                     "dir": dir.display().to_string(),
                     "removedEntries": gc.removed_entries, "removedBytes": gc.removed_bytes,
@@ -211,11 +219,11 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             }
             Ok(true)
         }
-        CacheCommand::Verify { cache_dir, json } => {
-            let dir = directory(cache_dir)?;
+        CacheCommand::Verify { cache } => {
+            let dir = cache.directory()?;
             let verified = cache::verify(&dir).map_err(io)?;
             let shown = |paths: &[PathBuf]| paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>();
-            if json {
+            if cache.json {
                 report::print_json(&serde_json::json!({
                     "dir": dir.display().to_string(), "checked": verified.checked,
                     "corrupt": shown(&verified.corrupt), "unreadable": shown(&verified.unreadable),

@@ -115,14 +115,17 @@ struct InspectArgs {
 
 #[derive(Args, Debug)]
 struct ValidateArgs {
+    /// The artifact folder `agent-bundle build` wrote.
     #[arg(long, default_value = "artifact")]
     artifact: PathBuf,
     /// Also run `claude plugin validate` (default: on when `claude` is on PATH or
     /// AGENT_BUNDLE_CLAUDE names the binary).
     #[arg(long, overrides_with = "no_host_validation")]
     host_validation: bool,
+    /// Never run `claude plugin validate`, even when it is on PATH.
     #[arg(long)]
     no_host_validation: bool,
+    /// Print the outcome and every diagnostic as JSON on stdout.
     #[arg(long)]
     json: bool,
 }
@@ -546,4 +549,30 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
 /// Whether stderr wants colors.
 fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every subcommand and option of every command says what it is for in `--help`.
+    #[test]
+    fn every_command_and_option_has_help() {
+        fn check(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            if command.get_about().is_none() {
+                missing.push(path.to_owned());
+            }
+            for arg in command.get_arguments().filter(|arg| !["help", "version"].contains(&arg.get_id().as_str())) {
+                if arg.get_help().is_none() {
+                    missing.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands().filter(|sub| sub.get_name() != "help") {
+                check(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        check(&super::Cli::command(), "agent-bundle", &mut missing);
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
 }

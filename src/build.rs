@@ -173,11 +173,12 @@ pub fn build_stale(
     let mut found: Vec<OutsideDir> = Vec::new();
     let (artifact_key, published) = published_for(options, &mut disk, &mut hashes, &mut found)?;
     if let Some(published) = published {
-        if let Some(stamp) = previous.filter(|stamp| stamp.vouches_for(&options.out_dir, &published.manifest)) {
-            let summary = stamp.summary.clone();
-            snapshot.add_outside(found);
-            let _ = stamp::renew(&options.root, &options.out_dir, *stamp, snapshot);
-            return Ok(answered(options, summary, Shortcut::Cache, None));
+        if let Some(previous) = previous {
+            let mut now = snapshot.clone();
+            now.add_outside(found.clone());
+            if let Some(summary) = stamp::renew(&options.root, &options.out_dir, *previous, &published.manifest, now) {
+                return Ok(answered(options, summary, Shortcut::Cache, None));
+            }
         }
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
             snapshot.add_outside(found);

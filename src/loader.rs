@@ -47,6 +47,7 @@ struct OutsideEntry {
 /// code its plugins share). No walk of the project reaches it: the build lists it when an
 /// import points into it (`build::compile_reaching_out`), on its own, never recursively,
 /// and only the module files directly in it become inputs.
+#[derive(Clone)]
 pub struct OutsideDir {
     /// Relative to the project root: `../shared`.
     pub key: String,

@@ -315,10 +315,12 @@ pub fn save(
     let walked = |files: &[(String, PathBuf)]| -> Vec<(String, PathBuf)> {
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
-    let input_dirs = match Snapshot::take(root, out_dir) {
+    // The listing alone: the files' states are those taken before they were read.
+    let input_dirs = match input_tree(root, &[out_dir.to_path_buf()]) {
         Ok(after) if after.files == walked(&before.files) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
-            after.dirs.into_iter().chain(outside).collect()
+            let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
+            listed.chain(outside).collect()
         }
         _ => Vec::new(),
     };

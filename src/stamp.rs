@@ -200,7 +200,7 @@ pub enum Found {
     /// The project and its artifact still match it exactly.
     UpToDate(Stamp),
     /// Something changed since, or there is no stamp (for this compiler and settings). The
-    /// stamp, if any, may still vouch for the artifact ([`Stamp::artifact_summary`]).
+    /// stamp, if any, may still vouch for the artifact ([`renew`]).
     Stale(Option<Stamp>),
 }
 

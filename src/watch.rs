@@ -513,7 +513,7 @@ mod tests {
     fn searches(dir: &Path, between: impl Fn(usize)) -> usize {
         let walks = std::cell::Cell::new(0);
         let find = || {
-            let (roots, dirs) = crate::workspace::search(dir);
+            let (crate::workspace::Discovery { roots, .. }, dirs) = crate::workspace::search(dir);
             walks.set(walks.get() + 1);
             between(walks.get());
             Found { projects: Vec::new(), roots, dirs }

@@ -20,22 +20,23 @@ const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 /// Project roots below `dir` (directories holding an `agent-bundle.config.*`), sorted.
 /// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
 /// excludes or `.git/info/exclude`, which no other checkout shares, so every machine finds
-/// the same projects; outside a git repository, those of `dir` and below), `node_modules`
+/// the same projects; outside a git repository, those of `dir` and below), the folders no
+/// project reads inputs from either (`node_modules`, `target`, `.git`, `.jj`: the loader's)
 /// and built artifacts are skipped.
 ///
 /// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every
 /// directory the walk listed and every ignore file that could apply; while they all hold,
 /// the walk would find the same roots, and a check stats them instead of walking.
-pub fn discover(dir: &Path) -> Vec<PathBuf> {
+pub fn discover(dir: &Path) -> Discovery {
     let memo_path = dir.join(MEMO_FILE);
     if let Some(memo) = std::fs::read(&memo_path).ok().and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
         && memo.holds(dir)
     {
-        return memo.roots.iter().map(|root| dir.join(root)).collect();
+        return Discovery { roots: memo.roots.iter().map(|root| dir.join(root)).collect(), unreadable: Vec::new() };
     }
     let memo_dir = memo_path.parent().expect("the memo has a parent");
     let had_memo_dir = memo_dir.is_dir();
-    let Walk { roots, seen, .. } = walk(dir);
+    let Walk { roots, seen, unreadable, .. } = walk(dir);
     if !had_memo_dir {
         // Creating the folder changes `dir` itself, after the walk saw it: the memo is saved
         // by the next discovery. Nothing is created where no project was found.
@@ -51,7 +52,15 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
             let _ = write_json(&memo_path, &memo);
         }
     }
-    roots
+    Discovery { roots, unreadable }
+}
+
+/// The projects a search found, and what it could not look into.
+pub struct Discovery {
+    pub roots: Vec<PathBuf>,
+    /// Each directory or ignore file the walk could not read, with why (`path: error`):
+    /// projects below it are not found. (A walk that met any is never remembered.)
+    pub unreadable: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -86,6 +95,7 @@ struct Walk {
     seen: Option<Vec<FileState>>,
     /// Every directory the walk listed.
     dirs: Vec<Listed>,
+    unreadable: Vec<String>,
 }
 
 /// A directory a search listed, with its state just after the listing.
@@ -107,8 +117,8 @@ impl Listed {
 
 /// The project roots below `dir` (as [`discover`] finds them, without its memo) and every
 /// directory the search listed: where a project can appear (watch mode watches them).
-pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
-    let Walk { roots, mut dirs, .. } = walk(dir);
+pub fn search(dir: &Path) -> (Discovery, Vec<Listed>) {
+    let Walk { roots, mut dirs, unreadable, .. } = walk(dir);
     // The folders above, up to the repository's root: their ignore files apply too.
     if let Some(top) = repository_root(dir) {
         for ancestor in dir.ancestors().skip(1).take_while(|ancestor| ancestor.starts_with(top)) {
@@ -118,7 +128,7 @@ pub fn search(dir: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
             dirs.push(Listed { dir: ancestor.to_path_buf(), state });
         }
     }
-    (roots, dirs)
+    (Discovery { roots, unreadable }, dirs)
 }
 
 /// The root of the git repository `dir` is in, if any.
@@ -177,11 +187,16 @@ fn walk(dir: &Path) -> Walk {
         .build();
     let (mut roots, mut dirs) = (Vec::new(), Vec::new());
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
+    let mut unreadable = Vec::new();
     for entry in walker {
-        // An unreadable directory may become readable: such a walk is not remembered.
-        let Some(entry) = entry.ok() else {
-            seen.complete = false;
-            continue;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                // It may become readable: such a walk is not remembered.
+                seen.complete = false;
+                unreadable.push(why_unreadable(&error));
+                continue;
+            }
         };
         let Some(file_type) = entry.file_type() else { continue };
         if file_type.is_dir() {
@@ -216,7 +231,20 @@ fn walk(dir: &Path) -> Walk {
     }
     roots.sort();
     roots.dedup();
-    Walk { roots, seen: seen.complete.then_some(seen.states), dirs }
+    Walk { roots, seen: seen.complete.then_some(seen.states), dirs, unreadable }
+}
+
+/// `path (what went wrong)`, from the walker's nested error.
+fn why_unreadable(error: &ignore::Error) -> String {
+    match error {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => why_unreadable(err),
+        // (The I/O error's own text repeats the path: its kind says the rest.)
+        ignore::Error::WithPath { path, err } => match err.io_error() {
+            Some(io) => format!("{} ({})", path.display(), io.kind()),
+            None => format!("{} ({err})", path.display()),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// States recorded by a walk of `dir`: below it by relative path, elsewhere by absolute path.
@@ -367,7 +395,7 @@ mod tests {
     }
 
     fn names(dir: &Path) -> Vec<String> {
-        discover(dir).iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
+        discover(dir).roots.iter().map(|root| root.strip_prefix(dir).unwrap().display().to_string()).collect()
     }
 
     #[test]
@@ -436,10 +464,21 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_directory_is_named_with_why() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let path = PathBuf::from("/w/plugins/secret");
+        let error = ignore::Error::WithDepth {
+            depth: 2,
+            err: Box::new(ignore::Error::WithPath { path, err: Box::new(ignore::Error::Io(denied)) }),
+        };
+        assert_eq!(why_unreadable(&error), "/w/plugins/secret (permission denied)");
+    }
+
+    #[test]
     fn nothing_is_written_where_no_project_is_found_and_the_memo_starts_with_the_second_walk() {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("empty")).unwrap();
-        assert!(discover(dir.path()).is_empty());
+        assert!(discover(dir.path()).roots.is_empty());
         assert!(!dir.path().join(".agent-bundle").exists());
         project(dir.path(), "a");
         assert_eq!(names(dir.path()), ["a"]);

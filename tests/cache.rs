@@ -246,6 +246,14 @@ fn a_build_that_takes_the_cache_past_its_size_bound_collects_it() {
     let third = support::example("policy");
     build_with(third.path(), &args);
     assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&third.path().join("artifact")));
+
+    // What builds without a bound wrote is counted all the same: the first build with one
+    // collects the cache they filled.
+    let stop = first.path().join("src/hooks/stop.ts");
+    fs::write(&stop, format!("{}\n// edited\n", fs::read_to_string(&stop).unwrap())).unwrap();
+    build_with(first.path(), &["--cache-dir", unbounded.path().to_str().unwrap(), "--cache-max-size", &half]);
+    let kept = cache_bytes(unbounded.path());
+    assert!(kept <= whole / 2 * 80 / 100, "{kept} of {whole} kept");
 }
 
 fn build_with(dir: &Path, args: &[&str]) -> (Value, String) {

@@ -1,5 +1,7 @@
 //! Bad input gets a located diagnostic with a stable code, all at once, and exit code 1.
 
+use serde_json::Value;
+
 use crate::support::{self, build_json, project};
 
 const HANDLER: &str = "export default () => undefined;\n";
@@ -234,6 +236,21 @@ fn bad_command_line_arguments_exit_with_2() {
     assert_eq!(support::run(dir.path(), &["frobnicate"]).status.code(), Some(2));
     assert_eq!(support::run(dir.path(), &["build", "--jobs", "0"]).status.code(), Some(2));
     assert_eq!(support::run(dir.path(), &["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn a_command_line_that_does_not_parse_still_answers_json_when_asked() {
+    let dir = project(&[]);
+    for args in [&["build", "--json", "--bogus"][..], &["cache", "gc", "--max-size", "5X", "--json"]] {
+        let output = support::run(dir.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["ok"], false, "{args:?}");
+        let error = report["error"].as_str().unwrap();
+        assert!(error.contains("--bogus") || error.contains("5X"), "{error}");
+    }
+    let after_separator = support::run(dir.path(), &["frobnicate", "--", "--json"]);
+    assert!(after_separator.stdout.is_empty(), "a --json after -- is not the option");
 }
 
 #[test]

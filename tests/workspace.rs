@@ -38,6 +38,25 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     assert_eq!(output.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["projects"].as_array().unwrap().len(), 1);
+
+    // A filter that keeps nothing is a usage mistake, not an empty workspace.
+    let output = support::run(root, &["build", "--workspace", ".", "--filter", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("none of the 3 project(s) below") && stderr.contains("matches --filter nope"), "{stderr}");
+}
+
+#[test]
+fn a_workspace_that_is_itself_a_project_names_it_dot() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/guarded"), dir.path());
+    fs::write(dir.path().join("src/hooks/audit.ts"), "export default (").unwrap();
+    let output = support::run(dir.path(), &["build", "--workspace", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["projects"][0]["project"], ".");
+    let output = support::run(dir.path(), &["build", "--workspace"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--> ./src/hooks/audit.ts:1:"), "{stderr}");
 }
 
 #[test]

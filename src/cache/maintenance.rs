@@ -135,7 +135,7 @@ pub fn bound(dir: &Path, max_bytes: u64, written: u64) -> io::Result<Option<GcRe
         write_usage(&root, estimate)?;
         return Ok(None);
     }
-    let target = max_bytes / 100 * BOUND_TARGET_PERCENT;
+    let target = (u128::from(max_bytes) * u128::from(BOUND_TARGET_PERCENT) / 100) as u64;
     gc(dir, &GcOptions { max_bytes: Some(target), max_age: None }).map(Some)
 }
 
@@ -189,7 +189,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
     if let Some(max_age) = options.max_age {
         // A read moves an entry's time at most once a day, so its time may be up to a day
         // before its last use: only past the age and that day is it surely unused so long.
-        let unused_for = max_age + local::TOUCH_GRANULARITY;
+        let unused_for = max_age.saturating_add(local::TOUCH_GRANULARITY);
         for (i, entry) in all.iter().enumerate() {
             let age = now.duration_since(entry.modified).unwrap_or(Duration::ZERO);
             remove[i] = age > unused_for;
@@ -341,7 +341,7 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
     let shards = match fs::read_dir(&base) {
         Ok(read) => read,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", base.display()))),
     };
     for shard in shards {
         let shard = shard?;
@@ -349,8 +349,11 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
             continue;
         }
         let shard_name = shard.file_name();
-        let Ok(read) = fs::read_dir(shard.path()) else {
-            continue;
+        let read = match fs::read_dir(shard.path()) {
+            Ok(read) => read,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile
+            // Counting, collecting or verifying without it would report what is not so.
+            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", shard.path().display()))),
         };
         for item in read.flatten() {
             if !item.file_type().is_ok_and(|t| t.is_file()) {

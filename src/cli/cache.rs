@@ -88,11 +88,13 @@ impl CacheArgs {
         let written = cache.stats().bytes_written;
         let new_bytes = written - self.bounded_bytes.replace(written);
         if let Some(dir) = self.dir()
-            && self.cache_max_size > 0
             && new_bytes > 0
         {
-            // Like every cache error, a failed collection never fails the build.
-            let _ = cache::bound(&dir, self.cache_max_size, new_bytes);
+            // Without a bound the estimate still grows, so that a later build with one
+            // starts from what the cache holds. Like every cache error, a failed collection
+            // never fails the build.
+            let bound = if self.cache_max_size == 0 { u64::MAX } else { self.cache_max_size };
+            let _ = cache::bound(&dir, bound, new_bytes);
         }
     }
 }
@@ -148,7 +150,12 @@ impl CacheCommand {
 impl Maintained {
     fn directory(&self) -> Result<PathBuf, Failure> {
         let dir = self.cache_dir.clone().or_else(cache::default_dir);
-        dir.ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))
+        let dir = dir.ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))?;
+        // (An absent one is an empty cache.)
+        if dir.exists() && !dir.is_dir() {
+            return Err(Failure::Usage(format!("the cache directory {} is not a directory", dir.display())));
+        }
+        Ok(dir)
     }
 }
 
@@ -251,28 +258,49 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
 }
 
 fn parse_size(text: &str) -> Result<u64, String> {
-    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let multiplier = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        _ => return Err(format!("unknown size unit `{unit}` (use K, M or G)")),
+    let unit = |unit: &str| match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => Some(1),
+        "K" | "KB" | "KIB" => Some(1 << 10),
+        "M" | "MB" | "MIB" => Some(1 << 20),
+        "G" | "GB" | "GIB" => Some(1 << 30),
+        _ => None,
     };
-    number.parse::<u64>().ok().and_then(|n| n.checked_mul(multiplier)).ok_or_else(|| format!("`{text}` is not a size"))
+    parse_scaled(text, &Scale { what: "a size", unit, units: "K, M or G", example: "500M", max: u64::MAX })
 }
 
 fn parse_age(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let seconds = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86400,
-        _ => return Err(format!("unknown age unit `{unit}` (use s, m, h or d)")),
+    let unit = |unit: &str| match unit {
+        "s" => Some(1),
+        "m" => Some(60),
+        "h" => Some(3600),
+        "d" => Some(86400),
+        _ => None,
     };
-    let seconds = number.parse::<u64>().ok().and_then(|n| n.checked_mul(seconds));
-    seconds.map(Duration::from_secs).ok_or_else(|| format!("`{text}` is not an age"))
+    // Bounded so that adding the cache's day of read-time granularity cannot overflow.
+    let max = u64::MAX / 2;
+    parse_scaled(text, &Scale { what: "an age", unit, units: "s, m, h or d", example: "30d", max })
+        .map(Duration::from_secs)
+}
+
+/// How [`parse_scaled`] reads one kind of quantity.
+struct Scale<'a, F> {
+    what: &'a str,
+    unit: F,
+    units: &'a str,
+    example: &'a str,
+    max: u64,
+}
+
+/// A whole number followed by a unit (`500M`, `30d`), in the unit's base (bytes, seconds).
+fn parse_scaled(text: &str, scale: &Scale<'_, impl Fn(&str) -> Option<u64>>) -> Result<u64, String> {
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let Scale { what, units, example, max, .. } = scale;
+    if number.is_empty() {
+        return Err(format!("`{text}` is not {what}: give a whole number and a unit ({units}), e.g. {example}"));
+    }
+    let multiplier = (scale.unit)(unit).ok_or_else(|| format!("unknown unit `{unit}` in `{text}` (use {units})"))?;
+    let value = number.parse::<u64>().ok().and_then(|n| n.checked_mul(multiplier)).filter(|value| value <= max);
+    value.ok_or_else(|| format!("`{text}` is too large for {what}"))
 }
 
 #[cfg(test)]
@@ -288,5 +316,9 @@ mod tests {
         assert!(parse_age("30").is_err());
         assert!(parse_size("18446744073709551615G").is_err(), "too large is an error, not a wrap");
         assert!(parse_age("18446744073709551615d").is_err());
+        assert!(parse_age("18446744073709551615s").is_err(), "past what gc can add its day to");
+        assert!(parse_size("-1").unwrap_err().contains("give a whole number and a unit"));
+        assert!(parse_age("-5d").unwrap_err().contains("give a whole number and a unit"));
+        assert!(parse_age("5y").unwrap_err().contains("unknown unit `y`"));
     }
 }

@@ -92,7 +92,8 @@ struct BuildArgs {
     #[arg(long)]
     watch: bool,
     /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
-    /// parallel; `.gitignore` is honoured. Each project publishes to its own `artifact/`.
+    /// parallel; `.gitignore` is honoured, and `node_modules`, `target`, `.git`, `.jj` and
+    /// built artifacts are skipped. Each project publishes to its own `artifact/`.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config"])]
     workspace: Option<PathBuf>,
     /// With --workspace: only projects whose path contains this text (repeatable).
@@ -181,7 +182,13 @@ pub fn run() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+            if !error.use_stderr() {
+                return ExitCode::SUCCESS; // --help, --version
+            }
+            if asked_for_json(std::env::args_os()) {
+                report::print_json(&serde_json::json!({ "ok": false, "error": usage_error_message(&error) }));
+            }
+            return ExitCode::from(2);
         }
     };
     let json = cli.command.wants_json();
@@ -223,6 +230,18 @@ pub fn run() -> ExitCode {
         report::print_json(&serde_json::json!({ "ok": false, "error": message }));
     }
     ExitCode::from(code)
+}
+
+/// Whether a command line that did not parse asked for `--json` (before any `--`).
+fn asked_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.skip(1).take_while(|arg| arg != "--").any(|arg| arg == "--json")
+}
+
+/// A parse error's message without clap's `error: ` and its usage lines.
+fn usage_error_message(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_owned()
 }
 
 impl Command {

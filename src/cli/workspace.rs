@@ -1,7 +1,8 @@
 //! `agent-bundle build --workspace`: per-project results, a progress bar, a summary; and
 //! `agent-bundle watch --workspace`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
 use crate::watch::{Found, Projects};
-use crate::workspace::{Threads, build_all, discover, filter, search};
+use crate::workspace::{Discovery, Threads, build_all, discover, filter, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -40,9 +41,16 @@ impl Selection {
 
     /// The options of the selected `roots`, one per project, sorted; an error when none is.
     fn projects(&self, roots: Vec<PathBuf>) -> Result<Vec<BuildOptions>, Failure> {
+        let found = roots.len();
         let options = self.options_for(roots);
-        if options.is_empty() {
+        if found == 0 {
             return Err(Failure::Run(format!("no agent-bundle projects found below {}", self.base.display())));
+        }
+        if options.is_empty() {
+            let filters: Vec<String> = self.filters.iter().map(|f| format!("--filter {f}")).collect();
+            let below = self.base.display();
+            let message = format!("none of the {found} project(s) below {below} matches {}", filters.join(" or "));
+            return Err(Failure::Usage(message));
         }
         Ok(options)
     }
@@ -63,7 +71,11 @@ impl Selection {
 
     /// A project's path relative to the workspace directory.
     fn name(&self, root: &Path) -> String {
-        root.strip_prefix(&self.base).unwrap_or(root).display().to_string()
+        match root.strip_prefix(&self.base) {
+            Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(), // the workspace is a project
+            Ok(relative) => relative.display().to_string(),
+            Err(_) => root.display().to_string(),
+        }
     }
 }
 
@@ -71,7 +83,18 @@ impl Selection {
 /// while it runs.
 pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
-    let (roots, dirs) = search(&selection.base);
+    // Each unreadable directory is reported once a session, not at every search.
+    let reported = RefCell::new(BTreeSet::new());
+    let roots_of = |found: Discovery| {
+        for why in found.unreadable {
+            if reported.borrow_mut().insert(why.clone()) {
+                warn_unreadable(&why);
+            }
+        }
+        found.roots
+    };
+    let (found, dirs) = search(&selection.base);
+    let roots = roots_of(found);
     // The session's first search is this one (the watches it adds then tell whether the
     // tree changed meanwhile).
     let projects = selection.options_for(roots.clone());
@@ -85,7 +108,8 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let first = Cell::new(Some(Found { projects, roots, dirs }));
     let find = || {
         first.take().unwrap_or_else(|| {
-            let (roots, dirs) = search(&selection.base);
+            let (found, dirs) = search(&selection.base);
+            let roots = roots_of(found);
             Found { projects: selection.options_for(roots.clone()), roots, dirs }
         })
     };
@@ -96,7 +120,9 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
-    let projects = selection.projects(discover(&selection.base))?;
+    let found = discover(&selection.base);
+    found.unreadable.iter().for_each(|why| warn_unreadable(why));
+    let projects = selection.projects(found.roots)?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(projects.len() as u64);
         bar.set_style(
@@ -181,4 +207,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         out!("{out}");
     }
     Ok(failed == 0)
+}
+
+/// A directory the project search could not look into: a project below it would be missed.
+fn warn_unreadable(why: &str) {
+    eprintln!("warning: cannot read {why}: projects below it are not found");
 }

@@ -219,16 +219,21 @@ pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
         return None;
     }
     let listed: ManifestFiles = serde_json::from_slice(&text).ok()?;
+    let mut expected: Vec<&str> = listed.files.iter().map(|row| row.path.as_str()).chain([MANIFEST_FILE]).collect();
+    expected.sort_unstable();
+    let folders = crate::output::folders_of(expected.iter().copied());
     let mut on_disk = Vec::with_capacity(listed.files.len() + 1);
-    for entry in walkdir::WalkDir::new(dir) {
+    for entry in walkdir::WalkDir::new(dir).min_depth(1) {
         let entry = entry.ok()?;
-        if !entry.file_type().is_dir() {
-            on_disk.push(entry.path().strip_prefix(dir).ok()?.to_str()?.to_owned());
+        let relative = entry.path().strip_prefix(dir).ok()?.to_str()?;
+        match entry.file_type().is_dir() {
+            // A folder no listed file lies in (an empty `skills/`) is not what was published.
+            true if !folders.contains(relative) => return None,
+            true => {}
+            false => on_disk.push(relative.to_owned()),
         }
     }
     on_disk.sort_unstable();
-    let mut expected: Vec<&str> = listed.files.iter().map(|row| row.path.as_str()).chain([MANIFEST_FILE]).collect();
-    expected.sort_unstable();
     if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&row.path), row)) {
         return None;
     }

@@ -150,6 +150,11 @@ pub struct Stale {
 /// a workspace before starting the threads that the stale ones build on.
 pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
     let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
+    if options.cache.is_off() {
+        // `--no-cache`: the stamp is state a previous build left too, trusted for nothing.
+        let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
+        return Ok(Checked::Stale(Stale { settings, snapshot, previous: None }));
+    }
     let (snapshot, found) = stamp::check(&options.root, &options.out_dir, &settings)?;
     Ok(match found {
         stamp::Found::UpToDate(stamp) => {

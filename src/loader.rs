@@ -335,6 +335,8 @@ pub fn input_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<InputTree> {
 fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) -> io::Result<InputTree> {
     let mut tree = InputTree { files: Vec::new(), listed: Vec::new(), artifacts: Vec::new(), unnamed_dirs: false };
     walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
+    // By key, as stamps record them (the walk yields `src/a.ts` before `src-x.ts`).
+    tree.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(tree)
 }
 
@@ -382,7 +384,8 @@ fn walk_dir(
 
 /// A folder holding a manifest is a built artifact: an output, never an input.
 fn holds_artifact(dir: &Path) -> bool {
-    dir.join(MANIFEST_FILE).is_file()
+    // Not through a link: the stamp records the states of entries, never of link targets.
+    std::fs::symlink_metadata(dir.join(MANIFEST_FILE)).is_ok_and(|metadata| metadata.is_file())
 }
 
 /// `sub` (a key relative to `key`) as a key relative to the root.
@@ -572,6 +575,16 @@ mod tests {
         );
         let states: Vec<&str> = tree.dir_states().map(|(key, _)| key.as_str()).collect();
         assert_eq!(states, ["", "src", "src/empty", "src/lib", "old"], "a skipped artifact is a state too");
+    }
+
+    #[test]
+    fn a_folder_whose_manifest_is_a_link_is_no_artifact() {
+        let dir = tree(&["agent-bundle.config.ts", "tools/vendor/v.txt", "manifest.json"]);
+        let manifest = dir.path().join("tools/vendor").join(MANIFEST_FILE);
+        std::os::unix::fs::symlink(dir.path().join("manifest.json"), manifest).unwrap();
+        let tree = input_tree(dir.path(), &[]).unwrap();
+        let keys: Vec<&str> = tree.files.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, ["agent-bundle.config.ts", "manifest.json", "tools/vendor/v.txt"]);
     }
 
     #[test]

@@ -59,6 +59,12 @@ pub fn is_artifact_path(path: &str) -> bool {
     path.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
+/// Every folder the artifact paths `paths` lie in (`a` and `a/b` for `a/b/c.mjs`), parents
+/// first.
+pub fn folders_of<'a>(paths: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<&'a str> {
+    paths.into_iter().flat_map(|path| path.match_indices('/').map(move |(end, _)| &path[..end])).collect()
+}
+
 /// Serializes `value` with sorted keys, two-space indent and a trailing newline.
 pub fn to_canonical_json(value: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(&Sorted(value)).expect("JSON values always serialize");

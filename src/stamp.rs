@@ -163,7 +163,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Walks the project and stats every input.
-    fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
+    pub fn take(root: &Path, out_dir: &Path) -> io::Result<Snapshot> {
         let tree = input_tree(root, &[out_dir.to_path_buf()])?;
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
@@ -511,6 +511,25 @@ mod tests {
         fs::remove_file(out.join("hooks/a.mjs")).unwrap();
         assert_eq!(renew(dir.path(), &out, previous, &manifest, now), None);
         assert!(!fresh(dir.path(), &out), "nothing was renewed");
+    }
+
+    #[test]
+    fn a_walk_finds_the_inputs_in_the_order_a_stamp_records_them() {
+        let (dir, out) = project();
+        // Walked, `src/a.ts` comes before `src-x.ts`; by key, after it.
+        fs::write(dir.path().join("src-x.ts"), "export default 3;\n").unwrap();
+        let past = SystemTime::now() - Duration::from_secs(10);
+        for path in ["src-x.ts", ""] {
+            fs::File::open(dir.path().join(path)).unwrap().set_modified(past).unwrap();
+        }
+        let mut before = Snapshot::take(dir.path(), &out).unwrap();
+        before.add_outside(Vec::new());
+        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
+        save(dir.path(), &out, "settings", before, summary(), &manifest).unwrap();
+        // The walk's directories no longer hold (an entry came and went): the check walks.
+        fs::write(dir.path().join("scratch"), "").unwrap();
+        fs::remove_file(dir.path().join("scratch")).unwrap();
+        assert!(fresh(dir.path(), &out));
     }
 
     #[test]

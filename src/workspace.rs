@@ -178,7 +178,8 @@ fn walk(dir: &Path) -> Walk {
                 return !is_dir;
             }
             // Built artifacts hold no projects.
-            let is_artifact = entry.path().join(crate::emit::MANIFEST_FILE).is_file();
+            let manifest = std::fs::symlink_metadata(entry.path().join(crate::emit::MANIFEST_FILE));
+            let is_artifact = manifest.is_ok_and(|metadata| metadata.is_file());
             if is_artifact && let Ok(metadata) = entry.metadata() {
                 found_artifacts.lock().expect("no panics while locked").push((entry.path().to_path_buf(), metadata));
             }

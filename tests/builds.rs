@@ -114,6 +114,50 @@ fn an_unchanged_rebuild_rewrites_nothing() {
     }
 }
 
+/// Entries no publish makes (a link, an empty folder hosts would scan) are not the artifact
+/// a build publishes: the next build removes them, whichever check answers it.
+#[test]
+fn entries_added_to_the_artifact_are_removed_by_the_next_build() {
+    let dir = build_example("policy");
+    let artifact = dir.path().join("artifact");
+    std::os::unix::fs::symlink("/etc/passwd", artifact.join("hooks/stray.mjs")).unwrap();
+    fs::create_dir(artifact.join("skills")).unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(report["published"]["removed"], serde_json::json!(["hooks/stray.mjs", "skills/"]), "{report:#}");
+    assert!(fs::symlink_metadata(artifact.join("hooks/stray.mjs")).is_err() && !artifact.join("skills").exists());
+
+    // Without the stamp, the cache's manifest check does not pass such an artifact either.
+    fs::create_dir(artifact.join("skills")).unwrap();
+    fs::remove_dir_all(dir.path().join(".agent-bundle")).unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(report["published"]["removed"], serde_json::json!(["skills/"]), "{report:#}");
+}
+
+/// `--no-cache` trusts nothing a previous build left: its stamp does not answer, and an
+/// artifact file edited in place is written again.
+#[test]
+fn a_build_without_cache_ignores_the_stamp() {
+    let dir = build_example("policy");
+    let wrapper = artifact_files(&dir.path().join("artifact")).into_keys().find(|p| p.ends_with(".mjs")).unwrap();
+    let path = dir.path().join("artifact").join(&wrapper);
+    let original = fs::read(&path).unwrap();
+    let mut edited = original.clone();
+    edited[0] ^= 1;
+    fs::write(&path, &edited).unwrap();
+    // Past the inputs' racy window, so that the next build's stamp answers the one after.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // A build trusts the artifact's recorded states (an edit in place is what `validate` is for).
+    assert!(build_json(dir.path(), &[]).1["upToDateBy"].is_string());
+    assert_eq!(fs::read(&path).unwrap(), edited);
+    let (code, report) = build_json(dir.path(), &["--no-cache"]);
+    assert_eq!(code, 0);
+    assert!(report["upToDateBy"].is_null(), "{report:#}");
+    assert_eq!(report["published"]["written"], serde_json::json!([wrapper]));
+    assert_eq!(fs::read(&path).unwrap(), original);
+}
+
 #[test]
 fn a_root_reached_through_a_symbolic_link_is_built_as_the_directory_itself() {
     let dir = support::example("policy");

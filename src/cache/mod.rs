@@ -279,6 +279,8 @@ pub struct Cache {
 
 /// What every scope of one cache shares: the stores, the warnings, what was uploaded.
 struct Shared {
+    /// Made by [`Cache::disabled`].
+    off: bool,
     local: Option<LocalStore>,
     remote: Option<Remote>,
     warnings: Mutex<Vec<String>>,
@@ -355,13 +357,23 @@ impl Cache {
         Ok(cache)
     }
 
-    /// A cache that misses every lookup and drops every put.
+    /// A cache that misses every lookup and drops every put (`--no-cache`).
     pub fn disabled() -> Cache {
-        Cache::with(None, None)
+        let mut cache = Cache::with(None, None);
+        Arc::get_mut(&mut cache.shared).expect("a new cache is not shared yet").off = true;
+        cache
+    }
+
+    /// Made by [`Cache::disabled`] (`--no-cache`): a build then trusts no state a previous
+    /// build left, its stamp included, and runs every stage. (Not so for a cache whose
+    /// directory turned out unusable: the project's stamp is still good.)
+    pub fn is_off(&self) -> bool {
+        self.shared.off
     }
 
     fn with(local: Option<LocalStore>, remote: Option<Remote>) -> Cache {
         let shared = Shared {
+            off: false,
             local,
             remote,
             warnings: Mutex::new(Vec::new()),

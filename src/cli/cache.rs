@@ -16,7 +16,7 @@ pub(super) struct CacheArgs {
     #[arg(long, env = "AGENT_BUNDLE_CACHE_DIR", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
     /// Build without reading or writing any cache (overrides the cache options and their
-    /// environment variables).
+    /// environment variables) and without trusting the last build's stamp: every stage runs.
     #[arg(long)]
     no_cache: bool,
     /// Bound the local cache: after a build that grew it past this, least recently used

@@ -23,7 +23,8 @@ pub struct PublishStats {
     /// Files written with new bytes (artifact-relative paths).
     pub written: Vec<String>,
     pub unchanged: usize,
-    /// Files of the previous artifact that are no longer produced.
+    /// Files of the previous artifact that are no longer produced, and whatever else it held
+    /// that a publish never makes (a link, an empty folder: `skills/`).
     pub removed: Vec<String>,
 }
 
@@ -43,17 +44,21 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     fs::create_dir_all(parent_of(out))?;
     let _turn = take_turn(out);
     recover_interrupted_swap(out)?;
-    let existing = existing_files(out)?;
+    let existing = existing_entries(out)?;
     let mut stats = PublishStats::default();
     for (path, file) in files {
         // Without a previous artifact every file is new: no probe per file.
-        if !existing.is_empty() && is_unchanged(&out.join(path), file) {
+        if !existing.files.is_empty() && is_unchanged(&out.join(path), file) {
             stats.unchanged += 1;
         } else {
             stats.written.push(path.clone());
         }
     }
-    stats.removed = existing.iter().filter(|path| !files.contains_key(*path)).cloned().collect();
+    let folders = crate::output::folders_of(files.keys().map(String::as_str));
+    let stale_files = existing.files.iter().filter(|path| !files.contains_key(*path));
+    let stale_folders = existing.folders.iter().filter(|path| !folders.contains(path.trim_end_matches('/')));
+    stats.removed = stale_files.chain(&existing.others).chain(stale_folders).cloned().collect();
+    stats.removed.sort();
     if !stats.changed() {
         return Ok(stats);
     }
@@ -99,10 +104,8 @@ fn parent_of(out: &Path) -> &Path {
 }
 
 fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats: &PublishStats) -> io::Result<()> {
-    let directories: std::collections::BTreeSet<&Path> =
-        files.keys().filter_map(|path| Path::new(path).parent()).filter(|d| !d.as_os_str().is_empty()).collect();
-    for directory in directories {
-        fs::create_dir_all(staging.join(directory))?;
+    for folder in crate::output::folders_of(files.keys().map(String::as_str)) {
+        fs::create_dir(staging.join(folder))?;
     }
     for (path, file) in files {
         let target = staging.join(path);
@@ -156,28 +159,42 @@ fn is_unchanged(path: &Path, file: &OutputFile) -> bool {
         && fs::read(path).is_ok_and(|bytes| *bytes == *file.bytes)
 }
 
-/// Files of the current artifact. A non-empty directory that is not an artifact is refused:
-/// publishing would replace whatever the user keeps there.
-fn existing_files(out: &Path) -> io::Result<Vec<String>> {
+/// What the current artifact holds, by artifact-relative path.
+#[derive(Default)]
+struct Existing {
+    files: Vec<String>,
+    /// With a trailing `/`.
+    folders: Vec<String>,
+    /// Anything else (links, pipes): never published, so always removed.
+    others: Vec<String>,
+}
+
+/// What the current artifact holds. A directory holding anything but folders that is not
+/// an artifact is refused: publishing would replace whatever the user keeps there.
+fn existing_entries(out: &Path) -> io::Result<Existing> {
+    let mut existing = Existing::default();
     if !out.exists() {
-        return Ok(Vec::new());
+        return Ok(existing);
     }
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(out).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name() {
         let entry = entry.map_err(io::Error::other)?;
-        if entry.file_type().is_file() {
-            let relative = entry.path().strip_prefix(out).expect("walkdir stays below its root");
-            files.push(relative.to_string_lossy().replace('\\', "/"));
+        let relative = entry.path().strip_prefix(out).expect("walkdir stays below its root");
+        let relative = relative.to_string_lossy().into_owned();
+        match entry.file_type() {
+            kind if kind.is_file() => existing.files.push(relative),
+            kind if kind.is_dir() => existing.folders.push(relative + "/"),
+            _ => existing.others.push(relative),
         }
     }
-    if !files.is_empty() && !out.join(MANIFEST_FILE).is_file() {
+    let holds_anything = !existing.files.is_empty() || !existing.others.is_empty();
+    if holds_anything && !out.join(MANIFEST_FILE).is_file() {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!("{} exists and is not an agent-bundle artifact; refusing to replace it", out.display()),
         ));
     }
-    files.sort();
-    Ok(files)
+    existing.files.sort();
+    Ok(existing)
 }
 
 fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {

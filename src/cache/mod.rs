@@ -292,9 +292,10 @@ struct Shared {
     /// `remote_objects`, which is filled only once an object is known to be there (a record
     /// is marked before its upload, which runs later on another thread).
     uploaded_actions: Mutex<HashSet<Hash>>,
-    /// Objects the remote served corrupt: a `HEAD` would say it has them, so they are
-    /// uploaded again without asking.
-    corrupt_on_remote: Mutex<HashSet<Hash>>,
+    /// Objects the remote served corrupt or answered missing: a `HEAD` may still say it has
+    /// them (a corrupt file, a stale cache in front of the store), so they are uploaded
+    /// again without asking.
+    unserved_by_remote: Mutex<HashSet<Hash>>,
     warned_local_write: AtomicBool,
     warned_remote_corrupt: AtomicBool,
     /// Action records on their way to the remote.
@@ -379,7 +380,7 @@ impl Cache {
             warnings: Mutex::new(Vec::new()),
             remote_objects: Mutex::new(HashSet::new()),
             uploaded_actions: Mutex::new(HashSet::new()),
-            corrupt_on_remote: Mutex::new(HashSet::new()),
+            unserved_by_remote: Mutex::new(HashSet::new()),
             warned_local_write: AtomicBool::new(false),
             warned_remote_corrupt: AtomicBool::new(false),
             uploads: uploads::Uploads::default(),
@@ -507,7 +508,7 @@ impl Cache {
         let bytes = self.fetch(remote, Kind::Object, hash)?;
         if Hash::of(&bytes) != *hash {
             self.remote_corrupt(Kind::Object, hash);
-            lock(&self.shared.corrupt_on_remote).insert(*hash);
+            lock(&self.shared.unserved_by_remote).insert(*hash);
             return None;
         }
         self.count(|c| &c.remote_hits, 1);
@@ -518,8 +519,8 @@ impl Cache {
 
     /// Stores `bytes` as an object and returns its name. Idempotent: the local write is
     /// skipped when the object is present, and each object is uploaded at most once per
-    /// process (a large one only if a `HEAD` says the remote lacks it, or it served it
-    /// corrupt).
+    /// process (a large one only if a `HEAD` says the remote lacks it, or it did not serve
+    /// it: missing or corrupt).
     pub fn put_object(&self, bytes: &[u8]) -> Hash {
         let hash = Hash::of(bytes);
         self.store_locally(Kind::Object, &hash, bytes);
@@ -583,7 +584,12 @@ impl Cache {
     fn fetch(&self, remote: &Remote, kind: Kind, hash: &Hash) -> Option<Vec<u8>> {
         match remote.get(kind, hash) {
             Fetch::Hit(bytes) => Some(bytes),
-            Fetch::Miss => None,
+            Fetch::Miss => {
+                if kind == Kind::Object {
+                    lock(&self.shared.unserved_by_remote).insert(*hash);
+                }
+                None
+            }
             Fetch::Failed(error) => {
                 self.remote_failed(remote, &error);
                 None
@@ -592,7 +598,7 @@ impl Cache {
     }
 
     fn ensure_uploaded(&self, remote: &Remote, hash: &Hash, bytes: &[u8]) -> bool {
-        if bytes.len() >= PROBE_BEFORE_UPLOAD && !lock(&self.shared.corrupt_on_remote).contains(hash) {
+        if bytes.len() >= PROBE_BEFORE_UPLOAD && !lock(&self.shared.unserved_by_remote).contains(hash) {
             match remote.head(Kind::Object, hash) {
                 Probe::Present => return true,
                 Probe::Absent => {}

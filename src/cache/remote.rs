@@ -21,9 +21,10 @@
 //! and tokio. A remote behind a private CA is trusted with `ca_file` (those certificates
 //! only).
 
+use std::io::Read;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use ureq::Body;
 use ureq::http::{Method, Request, Response};
@@ -38,13 +39,21 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// while a server that stops answering is given up on.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request's body may take to go up or come down, however steadily its bytes
-/// move: a 1 GiB object at 2 MB/s, far beyond what a build moves, and a bound on a server
-/// that trickles. (Per body, not ureq's global timeout: that one made a cold build filling
-/// a remote 1.6× slower, 0.45 → 0.71 s for 100 plugins.)
+/// move: a 1 GiB object at 2 MB/s, far beyond what a build moves. (Per body, not ureq's
+/// global timeout: that one made a cold build filling a remote 1.6× slower, 0.45 → 0.71 s
+/// for 100 plugins.)
 const BODY_TIMEOUT: Duration = Duration::from_secs(600);
+/// The slowest a downloaded body may come on average, past its first idle timeout's worth
+/// of time: a server that trickles a byte every few seconds never trips the idle timeout,
+/// and would otherwise hold a build for the whole body timeout, request after request.
+const MIN_BODY_BYTES_PER_SECOND: f64 = 64.0 * 1024.0;
 /// The largest body accepted from the remote (an action record is far smaller).
 const MAX_OBJECT_BYTES: u64 = 1 << 30;
 const MAX_RECORD_BYTES: u64 = 16 << 20;
+/// What all downloads in flight may hold at once: a server streaming endless bodies (with
+/// no `Content-Length` to refuse them by) to every thread must not take the machine's
+/// memory before the first of them reaches its own bound.
+const MAX_IN_FLIGHT_BYTES: u64 = 2 << 30;
 /// How much of an error answer is read for its S3 error code.
 const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// Pauses before asking again after a 429, 500, 502, 503 or 504: the server is there but
@@ -53,6 +62,7 @@ const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
 
+#[derive(Debug)]
 pub(super) enum Fetch {
     Hit(Vec<u8>),
     /// 404: a plain miss.
@@ -89,6 +99,30 @@ pub(super) struct Remote {
     read_only: bool,
     disabled: AtomicBool,
     writes_disabled: AtomicBool,
+    /// How long a body may come slower than [`MIN_BODY_BYTES_PER_SECOND`] (the idle timeout).
+    body_grace: Duration,
+    /// The bytes of the downloads being read, all threads together.
+    in_flight: AtomicU64,
+}
+
+/// A download's share of [`Remote::in_flight`], given back when it is dropped.
+struct InFlight<'a> {
+    counter: &'a AtomicU64,
+    bytes: u64,
+}
+
+impl InFlight<'_> {
+    /// Adds `bytes` to this download's share; returns what all downloads now hold.
+    fn add(&mut self, bytes: u64) -> u64 {
+        self.bytes += bytes;
+        self.counter.fetch_add(bytes, Ordering::Relaxed) + bytes
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 /// How requests prove who sends them.
@@ -133,8 +167,12 @@ impl Remote {
         } else {
             let (base, loopback) = parse_base_url(&options.url)?;
             let auth = match &options.token {
-                Some(token) if token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() => {
-                    return Err("the remote cache token is empty or contains control characters".into());
+                Some(token)
+                    if !token.is_ascii() || token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() =>
+                {
+                    return Err("the remote cache token is empty, or holds control or non-ASCII characters \
+                                (an HTTP header cannot carry them)"
+                        .into());
                 }
                 Some(token) => Auth::Bearer(format!("Bearer {}", token.trim())),
                 None => Auth::None,
@@ -174,6 +212,8 @@ impl Remote {
             read_only: options.read_only,
             disabled: AtomicBool::new(false),
             writes_disabled: AtomicBool::new(false),
+            body_grace: idle,
+            in_flight: AtomicU64::new(0),
         })
     }
 
@@ -287,9 +327,9 @@ impl Remote {
                     Kind::Object => MAX_OBJECT_BYTES,
                     Kind::Action => MAX_RECORD_BYTES,
                 };
-                match response.into_body().with_config().limit(limit).read_to_vec() {
+                match self.read_body(response, limit) {
                     Ok(bytes) => Fetch::Hit(bytes),
-                    Err(error) => Fetch::Failed(format!("reading a response: {error}")),
+                    Err(error) => Fetch::Failed(error),
                 }
             }
             404 => {
@@ -297,6 +337,44 @@ impl Remote {
                 Fetch::Miss
             }
             _ => Fetch::Failed(self.unexpected(&Method::GET, response)),
+        }
+    }
+
+    /// Reads a `200`'s body: refused at once when its `Content-Length` is past `limit`, and
+    /// given up on past `limit`, when it comes slower than [`MIN_BODY_BYTES_PER_SECOND`]
+    /// after its grace, when the downloads in flight together pass [`MAX_IN_FLIGHT_BYTES`],
+    /// or once the remote was switched off (another request failed meanwhile).
+    fn read_body(&self, response: Response<Body>, limit: u64) -> Result<Vec<u8>, String> {
+        let announced = response.headers().get("content-length").and_then(|value| value.to_str().ok()?.parse().ok());
+        if let Some(bytes) = announced.filter(|bytes: &u64| *bytes > limit) {
+            return Err(format!("the remote announced a body of {bytes} bytes, past the {limit} an entry may have"));
+        }
+        let started = Instant::now();
+        let mut reader = response.into_body().into_with_config().limit(limit).reader();
+        let mut body = Vec::with_capacity(announced.unwrap_or(0).min(1 << 20) as usize);
+        let mut held = InFlight { counter: &self.in_flight, bytes: 0 };
+        let mut chunk = vec![0; 64 << 10];
+        loop {
+            let read = reader.read(&mut chunk).map_err(|error| format!("reading a response: {error}"))?;
+            if read == 0 {
+                return Ok(body);
+            }
+            if self.disabled.load(Ordering::Relaxed) {
+                return Err("reading a response: the remote was switched off meanwhile".into());
+            }
+            if held.add(read as u64) > MAX_IN_FLIGHT_BYTES {
+                return Err(format!("reading a response: downloads in flight passed {MAX_IN_FLIGHT_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk[..read]);
+            let due = self.body_grace.as_secs_f64() + body.len() as f64 / MIN_BODY_BYTES_PER_SECOND;
+            if started.elapsed().as_secs_f64() > due {
+                return Err(format!(
+                    "reading a response: {} bytes in {:.1} s, slower than {} KiB/s",
+                    body.len(),
+                    started.elapsed().as_secs_f64(),
+                    MIN_BODY_BYTES_PER_SECOND / 1024.0
+                ));
+            }
         }
     }
 
@@ -443,6 +521,36 @@ mod tests {
     }
 
     #[test]
+    fn a_body_that_trickles_slower_than_the_least_rate_is_given_up_on_after_its_grace() {
+        let url = serve_once(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+            for _ in 0..1000 {
+                std::thread::sleep(Duration::from_millis(20));
+                if stream.write_all(b"x").is_err() {
+                    return;
+                }
+            }
+        });
+        let started = std::time::Instant::now();
+        // Under the idle timeout between bytes, far from the body timeout: the rate says.
+        let trickled = remote(url, 300).get(Kind::Object, &Hash::of(b"x"));
+        assert!(matches!(&trickled, Fetch::Failed(error) if error.contains("slower than")), "{trickled:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_body_announced_past_the_bound_is_refused_before_it_is_read() {
+        let url = serve_once(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10737418240\r\n\r\n");
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        let started = std::time::Instant::now();
+        let huge = remote(url, 2000).get(Kind::Object, &Hash::of(b"x"));
+        assert!(matches!(&huge, Fetch::Failed(error) if error.contains("announced a body of 10737418240")), "{huge:?}");
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    }
+
+    #[test]
     fn a_server_that_stops_answering_is_given_up_on_after_the_idle_timeout() {
         let url = serve_once(|_| std::thread::sleep(Duration::from_secs(3)));
         let started = std::time::Instant::now();
@@ -452,16 +560,17 @@ mod tests {
 
     #[test]
     fn a_slow_body_that_keeps_coming_arrives_whole() {
+        const CHUNK: usize = 64 << 10;
         let url = serve_once(|stream| {
-            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").unwrap();
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", 5 * CHUNK).unwrap();
             for byte in b"hello" {
                 std::thread::sleep(Duration::from_millis(150));
-                stream.write_all(&[*byte]).unwrap();
+                stream.write_all(&vec![*byte; CHUNK]).unwrap();
             }
         });
-        // 750 ms in all, never more than 150 ms without a byte.
+        // 750 ms in all, past the grace, at about 400 KiB/s, never 150 ms without a byte.
         match remote(url, 400).get(Kind::Object, &Hash::of(b"x")) {
-            Fetch::Hit(bytes) => assert_eq!(bytes, b"hello"),
+            Fetch::Hit(bytes) => assert!(bytes.len() == 5 * CHUNK && bytes.chunks(CHUNK).map(|c| c[0]).eq(*b"hello")),
             Fetch::Miss => panic!("a miss"),
             Fetch::Failed(error) => panic!("{error}"),
         }

@@ -1,5 +1,6 @@
 //! Unit tests of the local cache: the format vectors, round trips, corruption, concurrency,
-//! gc and stats. The remote is tested against a real nginx in `tests/cache_remote.rs`.
+//! gc and stats. The remote is tested against a real nginx in `tests/cache_remote.rs`; here
+//! only against a scripted server, for answers nginx never gives.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -655,4 +656,70 @@ fn the_default_dir_follows_the_environment() {
         Some(PathBuf::from("/h/.cache/agent-bundle/cache"))
     );
     assert_eq!(default_dir_from(env(&[])), None);
+}
+
+/// A loopback HTTP server answering `GET` 404, `HEAD` 200 (a stale cache in front of a
+/// store) and `PUT` 201, on kept-alive connections; returns its URL and the requests seen.
+fn server_with_a_stale_head() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/cache", listener.local_addr().unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let (mut stream, log) = (stream.unwrap(), log.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut length = 0;
+                    loop {
+                        let mut header = String::new();
+                        reader.read_line(&mut header).unwrap();
+                        if header.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((name, value)) = header.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().unwrap();
+                        }
+                    }
+                    reader.by_ref().take(length).read_to_end(&mut Vec::new()).unwrap();
+                    let line: Vec<&str> = request.split_whitespace().take(2).collect();
+                    let status = match line[0] {
+                        "GET" => "404 Not Found",
+                        "HEAD" => "200 OK",
+                        _ => "201 Created",
+                    };
+                    log.lock().unwrap().push(line.join(" "));
+                    write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").unwrap();
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn an_object_the_remote_answered_missing_is_uploaded_again_whatever_head_says() {
+    let (url, seen) = server_with_a_stale_head();
+    let options = CacheOptions { dir: None, remote: Some(RemoteOptions { url, ..RemoteOptions::default() }) };
+    let cache = Cache::open(&options).unwrap();
+    // Large enough to be asked about with HEAD before an upload.
+    let bytes = vec![7u8; PROBE_BEFORE_UPLOAD + 1];
+    let hash = Hash::of(&bytes);
+    assert!(cache.get_object(&hash).is_none());
+    assert_eq!(cache.put_object(&bytes), hash);
+    let path = format!("/cache/cas/{}", hash.to_hex());
+    assert_eq!(*seen.lock().unwrap(), [format!("GET {path}"), format!("PUT {path}")]);
+
+    // Never seen missing: HEAD is trusted, and nothing is sent.
+    let other = vec![8u8; PROBE_BEFORE_UPLOAD + 1];
+    cache.put_object(&other);
+    assert_eq!(seen.lock().unwrap().last().unwrap(), &format!("HEAD /cache/cas/{}", Hash::of(&other).to_hex()));
 }

@@ -147,8 +147,8 @@ impl Workspace {
         Ok(dir)
     }
 
-    /// Whether `path` is or lies directly in a listed outside directory, or is one where
-    /// nothing was found (a change there can change the inputs).
+    /// Whether `path` is or holds a listed outside directory (found or not), or lies directly
+    /// in one that was found: a change there can change the inputs.
     pub fn in_outside_dir(&self, path: &Path) -> bool {
         self.outside_dirs_at(path).next().is_some()
     }
@@ -444,9 +444,10 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         Ok(metadata) if metadata.is_dir() && !holds_artifact(path) => metadata,
         Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
         _ => {
-            // Nothing a project may read is there: the parent's events say when that changes.
-            if let Some(parent) = path.parent().filter(|parent| parent.is_dir()) {
-                before_listing(parent);
+            // Nothing a project may read is there: the nearest folder that exists says when
+            // that changes (`../shared/util` with no `../shared` yet: `..` does).
+            if let Some(ancestor) = path.ancestors().skip(1).find(|ancestor| ancestor.is_dir()) {
+                before_listing(ancestor);
             }
             return Ok((dir, disk));
         }

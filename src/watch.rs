@@ -58,8 +58,11 @@ pub struct WatchBuild<'a> {
     pub output: io::Result<BuildOutput>,
     /// Whether this is the session's first build of the project (it reads everything).
     pub initial: bool,
-    /// Project-relative inputs whose content changed (empty for the first build).
+    /// Project-relative inputs whose content changed since the last build that could read
+    /// and publish the project (empty for the first build, and for one that could not).
     pub changed: Vec<String>,
+    /// Whether an artifact is in place at the end of the build: what a failed build keeps.
+    pub artifact_in_place: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
     pub elapsed: Duration,
@@ -72,7 +75,7 @@ impl WatchBuild<'_> {
     }
 }
 
-/// The write end of the pipe the SIGINT handler reports on (-1 until a session starts).
+/// The write end of the pipe the signal handler reports on (-1 until a session starts).
 static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_interrupt(_signal: libc::c_int) {
@@ -83,9 +86,10 @@ extern "C" fn on_interrupt(_signal: libc::c_int) {
     }
 }
 
-/// Makes Ctrl-C stop the loop between builds instead of killing the process mid-publish:
-/// the handler writes to a pipe, and a thread waiting on it sends [`Change::Interrupt`]. So
-/// an idle session sleeps until an event or Ctrl-C, instead of waking to poll a flag.
+/// Makes Ctrl-C stop the loop between builds instead of killing the process mid-publish,
+/// and `kill` (SIGTERM) or a closed terminal (SIGHUP) too: the handler writes to a pipe,
+/// and a thread waiting on it sends [`Change::Interrupt`]. So an idle session sleeps until
+/// an event or a signal, instead of waking to poll a flag.
 fn install_interrupt_handler(sender: mpsc::Sender<Change>) -> io::Result<()> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills the two descriptors it is given.
@@ -100,9 +104,9 @@ fn install_interrupt_handler(sender: mpsc::Sender<Change>) -> io::Result<()> {
     })?;
     INTERRUPT_PIPE.store(fds[1], Ordering::SeqCst);
     let handler: extern "C" fn(libc::c_int) = on_interrupt;
-    // SAFETY: the handler only loads an atomic and writes to a pipe, both async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only loads an atomic and writes to a pipe, both async-signal-safe.
+        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
     }
     Ok(())
 }
@@ -152,6 +156,7 @@ pub fn watch(
         let mut dropped = Vec::new();
         if let Some(search) = search.as_mut()
             && (batch.rescan
+                || batch.search
                 || batch
                     .paths
                     .iter()
@@ -181,6 +186,12 @@ pub fn watch(
             report(&builds, &dropped, started.elapsed());
         } else if !dropped.is_empty() {
             report(&[], &dropped, Duration::ZERO);
+        }
+        // Checked after the builds, which watched the folders they found: a project that
+        // landed in one before its watch is found here, one after it brings its own event.
+        if search.as_ref().is_some_and(|search| changed.iter().flatten().any(|path| search.finds_new_project(path))) {
+            batch = Batch { search: true, ..Batch::default() };
+            continue;
         }
         match next_batch(&events, debounce) {
             Some(next) => batch = next,
@@ -225,6 +236,8 @@ struct Batch {
     /// Sorted, without repeats.
     paths: Vec<PathBuf>,
     rescan: bool,
+    /// Whether a workspace searches for its projects again (one appeared inside another).
+    search: bool,
 }
 
 /// The next batch of changes: the first event, and every one that follows within
@@ -284,6 +297,15 @@ struct Search<'a> {
 const SEARCH_PASSES: usize = 3;
 
 impl Search<'_> {
+    /// Whether the folder at `path`, inside a project, holds a project the last search did
+    /// not find: one moved or copied in whole, whose config file made no event of its own.
+    fn finds_new_project(&self, path: &Path) -> bool {
+        let is_new_folder = !self.roots.iter().any(|root| root == path)
+            && self.roots.iter().any(|root| path.starts_with(root))
+            && fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
+        is_new_folder && crate::workspace::search(path).0.roots.iter().any(|root| !self.roots.contains(root))
+    }
+
     /// Searches, and watches where the search looked. A directory it had not watched yet
     /// may have changed between its listing and its watch: then it searches again.
     fn run(&mut self) -> io::Result<Vec<BuildOptions>> {
@@ -326,6 +348,9 @@ struct Session {
     workspace: Workspace,
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
+    /// Inputs that changed in builds that could not read or publish the project: the next
+    /// build that can reports them.
+    unreported: BTreeSet<String>,
 }
 
 impl Session {
@@ -333,7 +358,8 @@ impl Session {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
         let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
-        Session { options, built: false, read_whole: true, rescan: false, workspace, exclude, log }
+        let unreported = BTreeSet::new();
+        Session { options, built: false, read_whole: true, rescan: false, workspace, exclude, log, unreported }
     }
 
     fn read_all_again(&mut self) {
@@ -353,7 +379,8 @@ impl Session {
                 Err(_) => self.workspace.in_outside_dir(path),
             }
         };
-        let artifact_gone = |path: &PathBuf| *path == self.options.out_dir && fs::symlink_metadata(path).is_err();
+        let out = &self.options.out_dir;
+        let artifact_gone = |path: &PathBuf| out.starts_with(path) && fs::symlink_metadata(out).is_err();
         batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
     }
 
@@ -375,11 +402,15 @@ impl Session {
         } else {
             self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
         };
+        let read = project.is_ok();
         let cache_before = self.options.cache.stats();
         let output = project.and_then(|project| {
             build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch)
                 .map(|(output, _)| output)
         });
+        if read && !initial {
+            self.unreported.extend(self.workspace.changed().iter().cloned());
+        }
         // The session's cache counts for as long as it runs; a report counts one build.
         let output = output.map(|mut output| {
             output.work.cache = output.work.cache.since(&cache_before);
@@ -392,9 +423,16 @@ impl Session {
             // Gone with its watch: its parent says when it comes back.
             watch(parent);
         }
+        if let Some(parent) = self.options.out_dir.parent().filter(|parent| !parent.starts_with(root)) {
+            // An artifact outside the project: its parent says when it is removed.
+            watch(parent);
+        }
+        let changed =
+            if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
         WatchBuild {
             options: &self.options,
-            changed: if initial || output.is_err() { Vec::new() } else { self.workspace.changed().to_vec() },
+            changed,
+            artifact_in_place: self.options.out_dir.join(crate::emit::MANIFEST_FILE).is_file(),
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),

@@ -305,14 +305,15 @@ fn a_watch_session_sees_a_missing_shared_folder_appear() {
     let plugin = dir.path().join("plugins/guard");
     let hook = plugin.join("src/hooks/no-secrets.ts");
     let handler = fs::read_to_string(&hook).unwrap();
-    let import = "import { more } from '../../../../later/more';\nexport const seen = more;\n";
+    let import = "import { more } from '../../../../later/deep/more';\nexport const seen = more;\n";
     fs::write(&hook, format!("{import}{handler}")).unwrap();
-    // One project: nothing else watches the monorepo's root, where the folder appears.
+    // One project: nothing else watches the monorepo's root, where the folder appears, and
+    // its parent is missing too.
     let (child, builds) = crate::watch::start_watch(&plugin, &["watch", "--json"]);
     let first = crate::watch::next_build(&builds);
     assert_eq!(first["ok"], false, "{first:#}");
-    fs::create_dir(dir.path().join("later")).unwrap();
-    fs::write(dir.path().join("later/more.ts"), "export const more = 1;\n").unwrap();
+    fs::create_dir_all(dir.path().join("later/deep")).unwrap();
+    fs::write(dir.path().join("later/deep/more.ts"), "export const more = 1;\n").unwrap();
     while crate::watch::next_build(&builds)["ok"] != true {}
     crate::watch::interrupt(child);
 }

@@ -49,11 +49,25 @@ fn workspace_of_policies(projects: &[&str]) -> tempfile::TempDir {
     dir
 }
 
-pub(crate) fn interrupt(mut child: Child) {
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+pub(crate) fn interrupt(child: Child) {
+    stop_with(child, libc::SIGINT);
+}
+
+/// Sends `signal` to a watch session and checks that it ends cleanly.
+fn stop_with(mut child: Child, signal: libc::c_int) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait().unwrap();
-    assert!(status.success(), "watch exits cleanly on Ctrl-C: {status}");
+    assert!(status.success(), "watch exits cleanly on signal {signal}: {status}");
+}
+
+#[test]
+fn a_session_ends_cleanly_when_killed_or_its_terminal_closes() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = support::example("policy");
+        let (child, _builds) = watching(dir.path());
+        stop_with(child, signal);
+    }
 }
 
 #[test]
@@ -421,15 +435,76 @@ fn events_the_kernel_dropped_make_the_session_read_everything_again() {
 
 #[test]
 fn an_artifact_deleted_during_a_session_is_published_again() {
+    let dir = workspace_of_policies(&["policy"]);
+    let root = dir.path().join("policy");
+    // In the project, and outside it (where no input watch sees it go).
+    for out in ["artifact", "../dist/plugin"] {
+        let (child, builds) = start_watch(&root, &["watch", "--json", "--out", out]);
+        let initial = next_build(&builds);
+        assert_eq!(initial["ok"], true, "{initial:#}");
+        let artifact = root.join(out);
+        let before = artifact_files(&artifact);
+        std::fs::remove_dir_all(&artifact).unwrap();
+        let again = next_build(&builds);
+        assert_eq!((&again["ok"], &again["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{again:#}");
+        assert_eq!(artifact_files(&artifact), before, "{out}");
+        interrupt(child);
+    }
+}
+
+#[test]
+fn a_file_where_the_artifact_goes_is_never_replaced_and_the_edits_meanwhile_are_reported() {
     let dir = support::example("policy");
-    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
-    let initial = next_build(&builds);
-    assert_eq!(initial["ok"], true, "{initial:#}");
-    let before = artifact_files(&dir.path().join("artifact"));
-    std::fs::remove_dir_all(dir.path().join("artifact")).unwrap();
-    let again = next_build(&builds);
-    assert_eq!((&again["ok"], &again["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{again:#}");
-    assert_eq!(artifact_files(&dir.path().join("artifact")), before);
+    let (child, builds) = watching(dir.path());
+    // The artifact becomes a file in one step: a build between two would publish again.
+    let (artifact, notes) = (dir.path().join("artifact"), dir.path().join("notes"));
+    std::fs::write(&notes, "my notes").unwrap();
+    let path = |path: &Path| std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let (from, to) = (path(&notes), path(&artifact));
+    // SAFETY: both are valid NUL-terminated paths.
+    let exchanged =
+        unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_EXCHANGE) };
+    assert_eq!(exchanged, 0, "{}", std::io::Error::last_os_error());
+    let refused = |build: Value| {
+        assert_eq!(build["ok"], false, "{build:#}");
+        assert!(build["error"].as_str().unwrap().contains("is not a directory"), "{build:#}");
+    };
+    refused(next_build(&builds));
+    edit_stop(dir.path(), "while refused");
+    refused(next_build(&builds));
+    assert_eq!(std::fs::read_to_string(&artifact).unwrap(), "my notes");
+    let names = || std::fs::read_dir(dir.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect::<Vec<_>>();
+    assert!(!names().iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{:?}", names());
+
+    // Once the file is gone, the artifact is published, and the build says what changed
+    // since the last one that published.
+    std::fs::remove_file(&artifact).unwrap();
+    let published = next_build(&builds);
+    assert_eq!(published["ok"], true, "{published:#}");
+    assert_eq!(published["changed"], serde_json::json!(["src/hooks/stop.ts"]));
+    until_published(&builds, &artifact, "while refused");
+    interrupt(child);
+}
+
+#[test]
+fn a_project_moved_or_copied_into_another_in_a_workspace_session_is_found() {
+    let dir = workspace_of_policies(&["outer"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let moved = elsewhere.path().join("moved");
+    support::copy_tree(&support::repo().join("examples/hooks-and-scripts"), &moved);
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    // Its config file makes no event of its own: it arrives with its folder.
+    std::fs::rename(&moved, dir.path().join("outer/moved")).unwrap();
+    support::copy_tree(&support::repo().join("examples/hooks-and-scripts"), &dir.path().join("outer/copied"));
+    let mut published = std::collections::BTreeSet::new();
+    while published.len() < 2 {
+        let build = next_build(&builds);
+        if build["ok"] == true && build["project"] != "outer" {
+            published.insert(build["project"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(published, ["outer/copied", "outer/moved"].map(str::to_owned).into());
     interrupt(child);
 }
 

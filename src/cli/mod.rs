@@ -262,17 +262,8 @@ impl Command {
 /// replaces the folder whole, and a build never reads it as input: the project itself, its
 /// state folder or a folder of other files there would be lost or would vanish from the
 /// build's view.
-fn out_dir_problem(root: &Path, out: &Path) -> Option<&'static str> {
-    // The folder as it will be reached: its longest existing part resolved, the rest as given.
-    let mut existing = out;
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
-    let mut resolved = existing.canonicalize().ok()?;
-    resolved.extend(rest.iter().rev());
-    if root.starts_with(&resolved) {
+fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
+    if root.starts_with(resolved) {
         return Some("it is the project or a folder holding it");
     }
     if resolved.starts_with(root.join(crate::stamp::STATE_DIR)) {
@@ -283,9 +274,24 @@ fn out_dir_problem(root: &Path, out: &Path) -> Option<&'static str> {
     }
     // An artifact (every build after the first) is settled by one stat.
     let is_artifact = resolved.join(crate::emit::MANIFEST_FILE).is_file();
-    let holds_files = || std::fs::read_dir(&resolved).is_ok_and(|mut entries| entries.next().is_some());
+    let holds_files = || std::fs::read_dir(resolved).is_ok_and(|mut entries| entries.next().is_some());
     (!is_artifact && holds_files())
         .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
+}
+
+/// `path` as it will be reached: its longest existing part resolved (no `..`, no link), the
+/// rest as given. Watch events and the project's own paths name it so.
+fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else { return path.to_owned() };
+        rest.push(name);
+        existing = parent;
+    }
+    let Ok(mut resolved) = existing.canonicalize() else { return path.to_owned() };
+    resolved.extend(rest.iter().rev());
+    resolved
 }
 
 /// Why a command stopped before doing its work.
@@ -326,6 +332,7 @@ impl SourceArgs {
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
         let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
+        let out_dir = resolved(&out_dir);
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
@@ -573,6 +580,16 @@ fn color() -> bool {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    #[test]
+    fn an_artifact_folder_is_named_as_watch_events_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("project")).unwrap();
+        std::os::unix::fs::symlink(real.join("project"), real.join("link")).unwrap();
+        let out = super::resolved(&dir.path().join("link/../link/missing/artifact"));
+        assert_eq!(out, real.join("project/missing/artifact"));
+    }
 
     /// Every subcommand and option of every command says what it is for in `--help`.
     #[test]

@@ -91,10 +91,11 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
         [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
     };
     let ms = build.elapsed.as_millis();
+    let kept = if build.artifact_in_place { "the last good artifact is kept" } else { "no artifact is published" };
     let output = match &build.output {
         Ok(output) => output,
         // What changed is unknown: the project could not be read.
-        Err(error) => return format!("{tag} {error}; the last good artifact is kept ({ms} ms)"),
+        Err(error) => return format!("{tag} {error}; {kept} ({ms} ms)"),
     };
     let rebuilt = format!(
         "{} transpiled, {} bundled, {} queries re-run, {ms} ms",
@@ -111,9 +112,7 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
                 if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
             )
         }
-        None => {
-            format!("{tag} {trigger}: build failed, the last good artifact is kept ({ms} ms)")
-        }
+        None => format!("{tag} {trigger}: build failed, {kept} ({ms} ms)"),
     }
 }
 
@@ -143,17 +142,23 @@ mod tests {
             out_dir: "/p/artifact".into(),
             cache: std::sync::Arc::new(Cache::disabled()),
         };
-        let build = WatchBuild {
+        let mut build = WatchBuild {
             options: &options,
             output: Err(std::io::Error::other("cannot read /p/src/a.ts: Permission denied")),
             initial: false,
             changed: Vec::new(),
+            artifact_in_place: true,
             queries_executed: 0,
             elapsed: Duration::from_millis(3),
         };
         assert_eq!(
             status_line(&build, Some("plugins/p")),
             "[watch] plugins/p: cannot read /p/src/a.ts: Permission denied; the last good artifact is kept (3 ms)"
+        );
+        build.artifact_in_place = false;
+        assert_eq!(
+            status_line(&build, None),
+            "[watch] cannot read /p/src/a.ts: Permission denied; no artifact is published (3 ms)"
         );
     }
 }

@@ -202,7 +202,11 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             results.len() - failed,
             results.len(),
             elapsed.as_millis(),
-            if failed > 0 { format!("; {failed} failed (the others published)") } else { String::new() }
+            match failed {
+                0 => String::new(),
+                _ if failed == results.len() => format!("; {failed} failed"),
+                _ => format!("; {failed} failed (the others published)"),
+            }
         );
         out!("{out}");
     }

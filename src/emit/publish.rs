@@ -64,7 +64,7 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     }
 
     let staging = sibling(out, "staging");
-    remove_dir_if_present(&staging)?;
+    remove_if_present(&staging)?;
     fs::create_dir(&staging)?;
     let result = stage(&staging, out, files, &stats).and_then(|()| swap_into_place(&staging, out));
     if result.is_err() {
@@ -169,12 +169,16 @@ struct Existing {
     others: Vec<String>,
 }
 
-/// What the current artifact holds. A directory holding anything but folders that is not
-/// an artifact is refused: publishing would replace whatever the user keeps there.
+/// What the current artifact holds. Anything else at `out` (a file, a directory holding
+/// anything but folders that is not an artifact) is refused: publishing would replace
+/// whatever the user keeps there.
 fn existing_entries(out: &Path) -> io::Result<Existing> {
     let mut existing = Existing::default();
-    if !out.exists() {
-        return Ok(existing);
+    match fs::metadata(out) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(existing),
+        Err(error) => return Err(error),
+        Ok(metadata) if !metadata.is_dir() => return Err(not_an_artifact(out, "is not a directory")),
+        Ok(_) => {}
     }
     for entry in walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name() {
         let entry = entry.map_err(io::Error::other)?;
@@ -188,13 +192,15 @@ fn existing_entries(out: &Path) -> io::Result<Existing> {
     }
     let holds_anything = !existing.files.is_empty() || !existing.others.is_empty();
     if holds_anything && !out.join(MANIFEST_FILE).is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} exists and is not an agent-bundle artifact; refusing to replace it", out.display()),
-        ));
+        return Err(not_an_artifact(out, "is not an agent-bundle artifact"));
     }
     existing.files.sort();
     Ok(existing)
+}
+
+fn not_an_artifact(out: &Path, what: &str) -> io::Error {
+    let message = format!("{} exists and {what}; refusing to replace it", out.display());
+    io::Error::new(io::ErrorKind::AlreadyExists, message)
 }
 
 fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {
@@ -208,7 +214,7 @@ fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {
     // No RENAME_EXCHANGE (old kernel or file system): two renames, recovered on the next
     // build if interrupted between them.
     let old = sibling(out, "old");
-    remove_dir_if_present(&old)?;
+    remove_if_present(&old)?;
     fs::rename(out, &old)?;
     fs::rename(staging, out)?;
     fs::remove_dir_all(&old)
@@ -241,8 +247,14 @@ fn sibling(out: &Path, suffix: &str) -> PathBuf {
     out.with_file_name(format!(".{name}.agent-bundle-{suffix}"))
 }
 
-fn remove_dir_if_present(path: &Path) -> io::Result<()> {
-    match fs::remove_dir_all(path) {
+/// Removes a leftover staging or set-aside sibling, whatever it is: these names are ours.
+fn remove_if_present(path: &Path) -> io::Result<()> {
+    let removed = match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(error) => Err(error),
+    };
+    match removed {
         Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
         _ => Ok(()),
     }
@@ -307,6 +319,23 @@ mod tests {
         let error = publish(dir.path(), &artifact(&[])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
+    }
+
+    #[test]
+    fn refuses_to_replace_a_file_and_clears_a_leftover_staging_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("artifact");
+        fs::write(&out, "my notes").unwrap();
+        fs::write(sibling(&out, "staging"), "left over").unwrap();
+        let error = publish(&out, &artifact(&[("a.json", "1")])).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        assert!(error.to_string().contains("is not a directory"), "{error}");
+        assert_eq!(fs::read_to_string(&out).unwrap(), "my notes");
+
+        fs::remove_file(&out).unwrap();
+        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers, ["artifact"]);
     }
 
     #[test]

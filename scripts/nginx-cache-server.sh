@@ -121,6 +121,12 @@ http {
             create_full_put_path on;
             dav_access user:rw group:r all:r;
         }
+
+        # A cache that moved: every request is redirected there (a read may follow, an
+        # upload must not).
+        location /moved/ {
+            rewrite ^/moved/(.*)\$ /cache/\$1 redirect;
+        }
     }
 }
 CONF

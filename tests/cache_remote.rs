@@ -252,6 +252,29 @@ fn an_upload_without_the_token_is_refused_once_and_reads_go_on() {
 }
 
 #[test]
+fn an_upload_redirected_elsewhere_is_refused_once_and_reads_follow_the_redirect() {
+    let nginx = Nginx::start();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let shared = cache(dir_a.path(), &nginx.url(), Some(TOKEN), false).put_object(b"shared");
+    let before = nginx.snapshot();
+
+    let moved = format!("http://127.0.0.1:{}/moved", nginx.daemon.port);
+    let redirected = cache(dir_b.path(), &moved, Some(TOKEN), false);
+    redirected.put_object(b"one");
+    redirected.put_object(b"two");
+    redirected.finish_uploads();
+    let warnings = redirected.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("HTTP 302 for PUT, to http://127.0.0.1:"), "{warnings:?}");
+    assert!(warnings[0].contains("/cache/cas/") && warnings[0].contains("no redirect"), "{warnings:?}");
+    assert_eq!(redirected.stats().remote_errors, 1, "no more uploads after the refusal");
+    assert_eq!(nginx.snapshot(), before);
+    assert_eq!(nginx.requests("\"GET /cache/cas/"), 0, "an upload never becomes a read");
+    assert_eq!(&*redirected.get_object(&shared).unwrap(), b"shared");
+    assert!(redirected.take_warnings().is_empty());
+}
+
+#[test]
 fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}/cache", free_port()); // nothing listens there

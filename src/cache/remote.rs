@@ -81,7 +81,8 @@ pub(super) enum Put {
     Stored,
     /// 413: the server does not take bodies this large; not a failure of the remote.
     TooLarge,
-    /// 401/403 and other 4xx: this client may not write (reads may still work).
+    /// 401/403 and other 4xx, or a redirect (an upload follows none): this client may not
+    /// write there (reads may still work).
     Refused(String),
     /// Connection error, timeout or 5xx.
     Failed(String),
@@ -291,7 +292,11 @@ impl Remote {
         let built = |error: ureq::http::Error| format!("building a request: {error}");
         // A body-less request is sent without one (not as an empty body, which a GET may not carry).
         let sent = match body {
-            Some(bytes) => self.agent.run(request.body(bytes).map_err(built)?),
+            // An upload follows no redirect: ureq would send a 302's next request as a GET.
+            Some(bytes) => {
+                let request = self.agent.configure_request(request.body(bytes).map_err(built)?).max_redirects(0);
+                self.agent.run(request.build())
+            }
             None => self.agent.run(request.body(()).map_err(built)?),
         };
         sent.map_err(|error| error.to_string())
@@ -301,6 +306,14 @@ impl Remote {
     /// error code when the body has one, and why S3 may answer 403 to a read.
     fn unexpected(&self, method: &Method, response: Response<Body>) -> String {
         let status = response.status().as_u16();
+        if response.status().is_redirection() {
+            // Without its query, which may hold credentials (a presigned URL).
+            let location = response.headers().get("location").and_then(|to| to.to_str().ok());
+            let location = location.and_then(|to| to.split('?').next()).unwrap_or("elsewhere");
+            return format!(
+                "HTTP {status} for {method}, to {location}: uploads follow no redirect (give the remote cache's URL as the server redirects it)"
+            );
+        }
         let Auth::S3 { .. } = self.auth else {
             return format!("HTTP {status} for {method}");
         };
@@ -404,7 +417,7 @@ impl Remote {
                     Put::Stored
                 }
                 413 => Put::TooLarge,
-                400..=499 => Put::Refused(self.unexpected(&Method::PUT, response)),
+                300..=499 => Put::Refused(self.unexpected(&Method::PUT, response)),
                 _ => Put::Failed(self.unexpected(&Method::PUT, response)),
             },
         }

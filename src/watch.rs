@@ -368,8 +368,8 @@ impl Session {
 
     /// The paths of `batch` that can be this project's inputs (below its root, or in an
     /// outside directory its modules import from), the root itself (removed, replaced,
-    /// renamed: it is read whole again), and the artifact if it is gone (it is published
-    /// again; its own swaps, which leave it in place, are not a change).
+    /// renamed: it is read whole again), and the artifact if it is gone or replaced (it is
+    /// published again, or refused; its own swaps, which leave it in place, are not a change).
     fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
         let input = |path: &PathBuf| {
@@ -380,7 +380,8 @@ impl Session {
             }
         };
         let out = &self.options.out_dir;
-        let artifact_gone = |path: &PathBuf| out.starts_with(path) && fs::symlink_metadata(out).is_err();
+        // Gone, or replaced by something else (an empty folder is published into).
+        let artifact_gone = |path: &PathBuf| out.starts_with(path) && !out.join(crate::emit::MANIFEST_FILE).is_file();
         batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
     }
 

@@ -437,12 +437,13 @@ fn events_the_kernel_dropped_make_the_session_read_everything_again() {
 fn an_artifact_deleted_during_a_session_is_published_again() {
     let dir = workspace_of_policies(&["policy"]);
     let root = dir.path().join("policy");
-    // In the project, and outside it (where no input watch sees it go).
-    for out in ["artifact", "../dist/plugin"] {
+    // In the project, outside it (where no input watch sees it go), and named through a
+    // folder that does not exist.
+    for out in ["artifact", "../dist/plugin", "../missing/../dist/other"] {
         let (child, builds) = start_watch(&root, &["watch", "--json", "--out", out]);
         let initial = next_build(&builds);
         assert_eq!(initial["ok"], true, "{initial:#}");
-        let artifact = root.join(out);
+        let artifact = root.join(out.replace("missing/../", ""));
         let before = artifact_files(&artifact);
         std::fs::remove_dir_all(&artifact).unwrap();
         let again = next_build(&builds);
@@ -452,19 +453,39 @@ fn an_artifact_deleted_during_a_session_is_published_again() {
     }
 }
 
+/// Swaps two paths in one step (a build between two renames would publish again).
+fn exchange(a: &Path, b: &Path) {
+    let path = |path: &Path| std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let (a, b) = (path(a), path(b));
+    // SAFETY: both are valid NUL-terminated paths.
+    let exchanged =
+        unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    assert_eq!(exchanged, 0, "{}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn an_artifact_swapped_for_an_empty_folder_is_published_into_it() {
+    let dir = support::example("policy");
+    let (child, builds) = watching(dir.path());
+    let (artifact, empty) = (dir.path().join("artifact"), dir.path().join("empty"));
+    let before = artifact_files(&artifact);
+    std::fs::create_dir(&empty).unwrap();
+    exchange(&empty, &artifact);
+    let mut build = next_build(&builds);
+    while artifact_files(&artifact) != before {
+        build = next_build(&builds);
+    }
+    assert_eq!(build["ok"], true, "{build:#}");
+    interrupt(child);
+}
+
 #[test]
 fn a_file_where_the_artifact_goes_is_never_replaced_and_the_edits_meanwhile_are_reported() {
     let dir = support::example("policy");
     let (child, builds) = watching(dir.path());
-    // The artifact becomes a file in one step: a build between two would publish again.
     let (artifact, notes) = (dir.path().join("artifact"), dir.path().join("notes"));
     std::fs::write(&notes, "my notes").unwrap();
-    let path = |path: &Path| std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    let (from, to) = (path(&notes), path(&artifact));
-    // SAFETY: both are valid NUL-terminated paths.
-    let exchanged =
-        unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_EXCHANGE) };
-    assert_eq!(exchanged, 0, "{}", std::io::Error::last_os_error());
+    exchange(&notes, &artifact);
     let refused = |build: Value| {
         assert_eq!(build["ok"], false, "{build:#}");
         assert!(build["error"].as_str().unwrap().contains("is not a directory"), "{build:#}");

@@ -279,18 +279,23 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
         .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
 }
 
-/// `path` as it will be reached: its longest existing part resolved (no `..`, no link), the
-/// rest as given. Watch events and the project's own paths name it so.
+/// `path` as it will be reached: each part that exists resolved (links followed), `.` and
+/// `..` taken lexically past the first part that does not (`missing/../x` is `x`, where the
+/// kernel would fail). Watch events and the project's own paths name it so.
 fn resolved(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else { return path.to_owned() };
-        rest.push(name);
-        existing = parent;
+    let mut resolved = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => continue,
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            part => resolved.push(part),
+        }
+        if let Ok(real) = resolved.canonicalize() {
+            resolved = real;
+        }
     }
-    let Ok(mut resolved) = existing.canonicalize() else { return path.to_owned() };
-    resolved.extend(rest.iter().rev());
     resolved
 }
 
@@ -589,6 +594,8 @@ mod tests {
         std::os::unix::fs::symlink(real.join("project"), real.join("link")).unwrap();
         let out = super::resolved(&dir.path().join("link/../link/missing/artifact"));
         assert_eq!(out, real.join("project/missing/artifact"));
+        let out = super::resolved(&dir.path().join("link/missing/../gone/./../artifact"));
+        assert_eq!(out, real.join("project/artifact"));
     }
 
     /// Every subcommand and option of every command says what it is for in `--help`.

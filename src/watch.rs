@@ -362,6 +362,10 @@ impl Session {
         Session { options, built: false, read_whole: true, rescan: false, workspace, exclude, log, unreported }
     }
 
+    fn artifact_in_place(&self) -> bool {
+        self.options.out_dir.join(crate::emit::MANIFEST_FILE).is_file()
+    }
+
     fn read_all_again(&mut self) {
         (self.read_whole, self.rescan) = (true, true);
     }
@@ -379,9 +383,8 @@ impl Session {
                 Err(_) => self.workspace.in_outside_dir(path),
             }
         };
-        let out = &self.options.out_dir;
         // Gone, or replaced by something else (an empty folder is published into).
-        let artifact_gone = |path: &PathBuf| out.starts_with(path) && !out.join(crate::emit::MANIFEST_FILE).is_file();
+        let artifact_gone = |path: &PathBuf| self.options.out_dir.starts_with(path) && !self.artifact_in_place();
         batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
     }
 
@@ -433,7 +436,7 @@ impl Session {
         WatchBuild {
             options: &self.options,
             changed,
-            artifact_in_place: self.options.out_dir.join(crate::emit::MANIFEST_FILE).is_file(),
+            artifact_in_place: self.artifact_in_place(),
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),

@@ -283,6 +283,10 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
 /// `..` taken lexically past the first part that does not (`missing/../x` is `x`, where the
 /// kernel would fail). Watch events and the project's own paths name it so.
 fn resolved(path: &Path) -> PathBuf {
+    // An artifact there already (every build after the first): one call.
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
     let mut resolved = PathBuf::new();
     for component in path.components() {
         match component {

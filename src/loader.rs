@@ -204,12 +204,11 @@ impl Workspace {
             if is_ignored(Path::new(&key), exclude.iter().any(|e| path.starts_with(e))) {
                 continue;
             }
-            disk.retain(|existing, _| !is_at_or_below(existing, &key));
-            self.listed.retain(|dir| !is_at_or_below(dir, &key));
-            let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
-            if !self.listed.contains(parent) {
+            if !self.reads_at(&key, path) {
                 continue;
             }
+            disk.retain(|existing, _| !is_at_or_below(existing, &key));
+            self.listed.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
                 if holds_artifact(path) {
                     continue;
@@ -227,6 +226,28 @@ impl Workspace {
             self.list_outside(&key, &mut disk, before_listing)?;
         }
         Ok(self.sync(disk, settings))
+    }
+
+    /// Whether a change at `path` (below the root) can change the inputs: `refresh` reads it.
+    /// Watch mode asks before it builds, so that a nested project publishing its artifact
+    /// (an event in a folder no walk lists) costs this project no build.
+    pub fn may_change_inputs(&self, path: &Path) -> bool {
+        match relative_key(&self.root, path) {
+            _ if self.listed.is_empty() => true,
+            Some(key) => key.is_empty() || self.reads_at(&key, path),
+            None => false,
+        }
+    }
+
+    /// Whether the path `key` counts where a walk would find it: directly in a listed
+    /// directory, and no artifact folder, unless inputs lay there before (they are gone now).
+    /// Nothing lies below a folder that was not listed: a walk lists a folder's parents first.
+    fn reads_at(&self, key: &str, path: &Path) -> bool {
+        let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let held_inputs = || {
+            self.listed.contains(key) || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
+        };
+        self.listed.contains(parent) && (held_inputs() || !holds_artifact(path))
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -679,5 +700,22 @@ mod tests {
         workspace.refresh(&[root.join("src/new")], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["src/new", "src/new/deep/c.ts"], "a folder replaced by a file");
         assert!(!workspace.listed.contains("src/new/deep"));
+    }
+
+    #[test]
+    fn only_a_change_a_refresh_would_read_may_change_the_inputs() {
+        let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "inner/out/agent-bundle.manifest.json"]);
+        let root = dir.path();
+        let mut workspace = Workspace::new(Database::new(), root.to_owned());
+        assert!(workspace.may_change_inputs(&root.join("inner/out")), "before a load everything may");
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let may = |path: &str| workspace.may_change_inputs(&root.join(path));
+        assert!(may("") && may("src/a.ts") && may("src/new.ts") && may("inner/new"));
+        assert!(!may("inner/out") && !may("inner/out/hooks/w.mjs") && !may("src/new/deep/c.ts"));
+        // An input replaced by an artifact folder: the input is gone.
+        fs::remove_file(root.join("src/a.ts")).unwrap();
+        fs::create_dir(root.join("src/a.ts")).unwrap();
+        fs::write(root.join("src/a.ts").join(MANIFEST_FILE), "{}").unwrap();
+        assert!(may("src/a.ts"));
     }
 }

@@ -379,7 +379,9 @@ impl Session {
         let input = |path: &PathBuf| {
             let excluded = self.exclude.iter().any(|e| path.starts_with(e));
             match path.strip_prefix(root) {
-                Ok(relative) => !is_ignored(relative, excluded),
+                Ok(relative) => {
+                    !is_ignored(relative, excluded) && (self.read_whole || self.workspace.may_change_inputs(path))
+                }
                 Err(_) => self.workspace.in_outside_dir(path),
             }
         };

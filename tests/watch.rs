@@ -583,3 +583,27 @@ fn an_ignore_file_of_the_enclosing_repository_is_watched_too() {
     assert_eq!(next_build(&builds), serde_json::json!({ "project": "policy", "dropped": true }));
     interrupt(child);
 }
+
+#[test]
+fn a_nested_project_publishing_its_artifact_costs_the_outer_one_no_build() {
+    let dir = workspace_of_policies(&["outer", "outer/inner"]);
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    for _ in 0..2 {
+        assert_eq!(next_build(&builds)["ok"], true);
+    }
+    // Let the first publishes' events pass (they may cost the outer project one round).
+    while builds.recv_timeout(Duration::from_millis(500)).is_ok() {}
+    let stop = dir.path().join("outer/inner/src/hooks/stop.ts");
+    std::fs::write(&stop, std::fs::read_to_string(&stop).unwrap() + "// edited\n").unwrap();
+    let mut changed: Vec<(String, Value)> = (0..2)
+        .map(|_| next_build(&builds))
+        .map(|build| (build["project"].as_str().unwrap().to_owned(), build["changed"].clone()))
+        .collect();
+    changed.sort_by(|a, b| a.0.cmp(&b.0));
+    let expected = [("outer", "inner/src/hooks/stop.ts"), ("outer/inner", "src/hooks/stop.ts")]
+        .map(|(project, file)| (project.to_owned(), serde_json::json!([file])));
+    assert_eq!(changed, expected);
+    let extra = builds.recv_timeout(Duration::from_millis(500));
+    assert!(extra.is_err(), "the inner artifact's publish is no change of the outer project: {extra:?}");
+    interrupt(child);
+}

@@ -25,9 +25,10 @@ use crate::stamp::Summary;
 /// linker, runtime, Cargo.lock), so a compiler edited without a version bump never meets
 /// outputs another build of it cached. Bump the revision when an action's encoding or
 /// meaning changes (4: module chunks record their links, which the graph checks; 5: an
-/// artifact's pack is an LZ4 frame, `packEncoding`).
+/// artifact's pack is an LZ4 frame, `packEncoding`; 6: a wrapper's key covers what each
+/// linked chunk imports, links and takes from Node, not only its code).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/5 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/6 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -142,17 +143,22 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
     serde_json::from_str(record.values.get("specifiers")?).ok()
 }
 
-fn encode_chunk(cache: &Cache, chunk: &ModuleChunk) -> ActionRecord {
+/// What a chunk holds besides its code, as its record's values: the wrapper key covers
+/// them too, since linking reads them (a side-effect `import 'node:os'` lives in
+/// `builtins` alone).
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 3] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
-    let mut record = ActionRecord {
-        outputs: BTreeMap::new(),
-        values: BTreeMap::from([
-            ("imports".to_owned(), json!(imports).to_string()),
-            ("builtins".to_owned(), json!(chunk.builtins).to_string()),
-            ("links".to_owned(), json!(chunk.links).to_string()),
-        ]),
-    };
+    [
+        ("imports", json!(imports).to_string()),
+        ("builtins", json!(chunk.builtins).to_string()),
+        ("links", json!(chunk.links).to_string()),
+    ]
+}
+
+fn encode_chunk(cache: &Cache, chunk: &ModuleChunk) -> ActionRecord {
+    let values = chunk_values(chunk).map(|(name, value)| (name.to_owned(), value));
+    let mut record = ActionRecord { outputs: BTreeMap::new(), values: BTreeMap::from(values) };
     store_output(cache, &mut record, "code", chunk.code.as_bytes());
     record
 }
@@ -170,11 +176,22 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
 }
 
 /// Linking a handler with the runtime (the body every host's wrapper of it shares), through
-/// the cache: keyed by the header and every linked chunk's key and code.
-pub fn wrapper(cache: &Cache, counters: &WorkCounters, inputs: &[&str], assemble: impl FnOnce() -> String) -> String {
-    let mut builder = KeyBuilder::new("wrapper").field("compiler", COMPILER.as_bytes());
-    for input in inputs {
-        builder = builder.field("input", Hash::of(input.as_bytes()).to_hex().as_bytes());
+/// the cache: keyed by the header and every linked chunk: its module key, code and values.
+pub fn wrapper<'a>(
+    cache: &Cache,
+    counters: &WorkCounters,
+    header: &str,
+    chunks: impl Iterator<Item = (&'a str, &'a ModuleChunk)>,
+    assemble: impl FnOnce() -> String,
+) -> String {
+    let hex = |text: &str| Hash::of(text.as_bytes()).to_hex();
+    let mut builder =
+        KeyBuilder::new("wrapper").field("compiler", COMPILER.as_bytes()).field("header", hex(header).as_bytes());
+    for (module, chunk) in chunks {
+        builder = builder.field("module", module.as_bytes()).field("code", hex(&chunk.code).as_bytes());
+        for (name, value) in chunk_values(chunk) {
+            builder = builder.field(name, hex(&value).as_bytes());
+        }
     }
     let key = builder.finish();
     let cached = cache.get_action(&key).and_then(|record| load_output(cache, &record, "wrapper"));

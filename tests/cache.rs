@@ -145,6 +145,30 @@ fn a_fresh_checkout_with_other_inputs_is_all_stage_hits_and_byte_identical() {
     assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 }
 
+#[test]
+fn an_edit_that_changes_only_what_a_module_links_misses_the_wrapper_action() {
+    // A side-effect import of a builtin leaves the module's code as it was: only what it
+    // links changes, and the wrapper must be bundled again, in both directions.
+    let plain = "export default () => undefined;\n";
+    let importing = "import 'node:os';\nexport default () => undefined;\n";
+    for (before, after) in [(plain, importing), (importing, plain)] {
+        let cache = tempfile::tempdir().unwrap();
+        let config =
+            "export default { plugin: { name: 'links' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };";
+        let project = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", before)]);
+        build(project.path(), cache.path());
+        fs::write(project.path().join("src/stop.ts"), after).unwrap();
+        let report = build(project.path(), cache.path());
+        assert_eq!(work(&report, "bundled"), 1, "{:#}", report["work"]);
+        let (code, _) = support::build_json(project.path(), &["--no-cache", "--out", "uncached"]);
+        assert_eq!(code, 0);
+        let cached = artifact_files(&project.path().join("artifact"));
+        assert_eq!(cached, artifact_files(&project.path().join("uncached")), "{after}");
+        let wrapper = cached.iter().find(|(path, _)| path.ends_with(".claude.mjs")).unwrap().1;
+        assert_eq!(String::from_utf8_lossy(wrapper).contains("\"node:os\""), after == importing);
+    }
+}
+
 fn modes(dir: &Path) -> std::collections::BTreeMap<String, u32> {
     use std::os::unix::fs::PermissionsExt;
     walkdir::WalkDir::new(dir)

@@ -133,24 +133,63 @@ pub(crate) fn now_ns() -> i128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
+const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkout only.\n*\n";
+
 /// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
 pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(ignore, "# agent-bundle's local build state, for this checkout only.\n*\n")?;
+    // Compared, not only found: an older build killed mid-write left it empty.
+    if std::fs::read(&ignore).ok().as_deref() != Some(STATE_IGNORE.as_bytes()) {
+        write_atomically(&ignore, STATE_IGNORE.as_bytes())?;
     }
     Ok(())
 }
 
-/// Writes `value` as JSON at `path` through a temporary file (one per process, so two
-/// builds of one project never write into the same one) and a rename.
+/// Writes `value` as JSON at `path`, atomically.
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    std::fs::create_dir_all(path.parent().expect("a stamp file has a parent"))?;
-    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&temporary, serde_json::to_vec(value).map_err(io::Error::other)?)?;
+    write_atomically(path, &serde_json::to_vec(value).map_err(io::Error::other)?)
+}
+
+/// Writes `bytes` at `path` through a temporary file beside it (`<name>.<pid>.tmp`: one per
+/// process, so two builds of one project never write into the same one) and a rename, so
+/// the file is whole or absent even after a kill. The temporary files killed writers left
+/// in the folder are removed first.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().expect("a state file has a parent");
+    std::fs::create_dir_all(dir)?;
+    remove_abandoned_temporaries(dir);
+    let mut name = path.file_name().expect("a state file has a name").to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(name);
+    std::fs::write(&temporary, bytes)?;
     std::fs::rename(temporary, path)
+}
+
+/// Removes the temporary files in `dir` whose writer is gone: its process has ended, or it
+/// is older than a minute (a write takes microseconds; the process id may have been reused).
+fn remove_abandoned_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(writer) = name.to_str().and_then(|n| n.strip_suffix(".tmp")?.rsplit_once('.')?.1.parse().ok()) else {
+            continue;
+        };
+        let modified = entry.metadata().and_then(|metadata| metadata.modified());
+        let old = modified.is_ok_and(|time| time.elapsed().is_ok_and(|age| age.as_secs() >= 60));
+        if old || !process_exists(writer) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn process_exists(pid: u32) -> bool {
+    // Zero and negative ids name process groups.
+    let Ok(pid) = libc::pid_t::try_from(pid).map(|pid| pid.max(1)) else { return false };
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let signalled = unsafe { libc::kill(pid, 0) } == 0;
+    signalled || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The files of the project, as they are now.
@@ -305,7 +344,7 @@ pub fn save(
     summary: Summary,
     manifest: &Hash,
 ) -> io::Result<()> {
-    let _turn = crate::emit::publish::take_turn(out_dir);
+    let _turn = crate::emit::publish::take_turn(out_dir)?;
     let path = stamp_path(root);
     if std::fs::read(out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).ok().as_ref() != Some(manifest) {
         clear(root);
@@ -344,7 +383,7 @@ pub fn save(
 /// Checked and recorded in one publisher's turn, so no publish comes in between; the build
 /// wrote nothing, so unlike [`save`] no second walk is needed to prove it added no input.
 pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now: Snapshot) -> Option<Summary> {
-    let _turn = crate::emit::publish::take_turn(out_dir);
+    let _turn = crate::emit::publish::take_turn(out_dir).ok()?;
     if !previous.vouches_for(out_dir, manifest) {
         return None;
     }
@@ -419,6 +458,34 @@ mod tests {
         let ignore = fs::read_to_string(dir.path().join(".agent-bundle/.gitignore")).unwrap();
         assert_eq!(ignore.lines().last(), Some("*"));
         assert!(fresh(dir.path(), &out), "the stamp still holds");
+        // Left empty by a build killed mid-write: written again by the next stamp.
+        fs::write(dir.path().join(".agent-bundle/.gitignore"), "").unwrap();
+        stamp(dir.path(), &out);
+        assert_eq!(fs::read_to_string(dir.path().join(".agent-bundle/.gitignore")).unwrap(), ignore);
+    }
+
+    #[test]
+    fn temporary_files_of_killed_writers_are_removed_and_a_running_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let ended = std::process::Command::new("true").spawn().unwrap();
+        let ended_pid = ended.id();
+        ended.wait_with_output().unwrap();
+        let temporary = |pid: u32| dir.path().join(format!("stamp.json.{pid}.tmp"));
+        let mut running = std::process::Command::new("sleep").arg("10").spawn().unwrap();
+        for pid in [ended_pid, running.id()] {
+            fs::write(temporary(pid), "").unwrap();
+        }
+        write_json(&dir.path().join("memo.json"), &1).unwrap();
+        assert!(!temporary(ended_pid).exists(), "its writer has ended");
+        assert!(temporary(running.id()).exists(), "its writer may still rename it");
+        let old = SystemTime::now() - Duration::from_secs(120);
+        fs::File::options().write(true).open(temporary(running.id())).unwrap().set_modified(old).unwrap();
+        write_json(&dir.path().join("memo.json"), &2).unwrap();
+        assert!(!temporary(running.id()).exists(), "older than any write takes");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["memo.json"]);
+        running.kill().unwrap();
+        running.wait().unwrap();
     }
 
     #[test]

@@ -199,11 +199,11 @@ fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
 
 /// Marks the directory as a cache for backup tools (https://bford.info/cachedir/).
 fn write_cachedir_tag(dir: &Path) {
+    const TAG: &str =
+        "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by agent-bundle.\n";
     let tag = dir.join("CACHEDIR.TAG");
-    if !tag.exists() {
-        let _ = fs::write(
-            tag,
-            "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by agent-bundle.\n",
-        );
+    // Compared, not only found: an older build killed mid-write left it empty.
+    if !fs::read(&tag).is_ok_and(|bytes| bytes.starts_with(TAG.as_bytes())) {
+        let _ = write_atomic(&dir.join(VERSION_DIR), &tag, TAG.as_bytes());
     }
 }

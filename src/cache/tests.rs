@@ -191,6 +191,15 @@ fn key_fields_have_boundaries() {
 }
 
 #[test]
+fn a_cachedir_tag_a_killed_build_left_empty_is_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = dir.path().join("CACHEDIR.TAG");
+    fs::write(&tag, "").unwrap();
+    open(dir.path());
+    assert!(fs::read_to_string(&tag).unwrap().starts_with("Signature: 8a477f597d28d172789f06886806bc55\n"));
+}
+
+#[test]
 fn objects_and_actions_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let cache = open(dir.path());

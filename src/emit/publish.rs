@@ -42,8 +42,7 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     }
     let out = &followed(out);
     fs::create_dir_all(parent_of(out))?;
-    let _turn = take_turn(out);
-    recover_interrupted_swap(out)?;
+    let _turn = take_turn(out)?;
     let existing = existing_entries(out)?;
     let mut stats = PublishStats::default();
     for (path, file) in files {
@@ -64,7 +63,6 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     }
 
     let staging = sibling(out, "staging");
-    remove_if_present(&staging)?;
     fs::create_dir(&staging)?;
     let result = stage(&staging, out, files, &stats).and_then(|()| swap_into_place(&staging, out));
     if result.is_err() {
@@ -79,8 +77,13 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
 /// artifact's parent directory (no lock file to leave behind), and the kernel drops it
 /// with its holder, so a killed build blocks no one. Where the directory cannot be opened
 /// or the file system has no such locks, publishing goes on unlocked.
-pub(crate) fn take_turn(out: &Path) -> Option<fs::File> {
-    fs::File::open(parent_of(out)).ok().filter(|directory| directory.lock().is_ok())
+///
+/// The turn starts by finishing what a killed publish left beside the artifact, so that
+/// every builder that takes it cleans up, a build that finds the artifact up to date too.
+pub(crate) fn take_turn(out: &Path) -> io::Result<Option<fs::File>> {
+    let turn = fs::File::open(parent_of(out)).ok().filter(|directory| directory.lock().is_ok());
+    recover_interrupted_publish(out)?;
+    Ok(turn)
 }
 
 /// Where an artifact that is a symbolic link (to a host's plugin folder, say) really is:
@@ -220,17 +223,16 @@ fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {
     fs::remove_dir_all(&old)
 }
 
-/// Puts back an artifact left aside by an interrupted two-rename swap, and drops leftovers.
-fn recover_interrupted_swap(out: &Path) -> io::Result<()> {
+/// Puts back an artifact left aside by an interrupted two-rename swap, and drops leftovers:
+/// a staging folder (a publish killed while staging, or while removing the previous
+/// artifact it was swapped with) and a set-aside one the artifact replaced.
+fn recover_interrupted_publish(out: &Path) -> io::Result<()> {
     let old = sibling(out, "old");
-    if old.exists() {
-        if out.exists() {
-            fs::remove_dir_all(&old)?;
-        } else {
-            fs::rename(&old, out)?;
-        }
+    if old.exists() && !out.exists() {
+        fs::rename(&old, out)?;
     }
-    Ok(())
+    remove_if_present(&old)?;
+    remove_if_present(&sibling(out, "staging"))
 }
 
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
@@ -352,6 +354,20 @@ mod tests {
         let leftovers: Vec<_> =
             fs::read_dir(dir.path().join("project")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
+    }
+
+    #[test]
+    fn taking_the_turn_removes_what_a_killed_publish_left_beside_the_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("artifact");
+        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        // Killed while removing the previous artifact it had swapped into staging.
+        fs::create_dir_all(sibling(&out, "staging").join("hooks")).unwrap();
+        fs::write(sibling(&out, "staging").join("hooks/b.mjs"), "previous").unwrap();
+        drop(take_turn(&out).unwrap());
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers, ["artifact"]);
+        assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");
     }
 
     #[test]

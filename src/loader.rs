@@ -158,11 +158,13 @@ impl Workspace {
     /// `../shared/log.js`. Why the ones below it: a change of `shared` itself (renamed away
     /// and back, its mode) drops the watches below it, and its subfolders may be others now.
     fn outside_dirs_at<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a String> + 'a {
+        // Only module files directly in a folder are read (an artifact published there is not).
+        let module = path.file_name().and_then(|name| name.to_str()).is_some_and(crate::bundle::is_module_file);
         let holds = move |entry: &OutsideEntry| {
             entry
                 .path
                 .as_deref()
-                .is_some_and(|dir| dir.starts_with(path) || (entry.found && path.parent() == Some(dir)))
+                .is_some_and(|dir| dir.starts_with(path) || (entry.found && module && path.parent() == Some(dir)))
         };
         self.outside.iter().filter(move |(_, entry)| holds(entry)).map(|(key, _)| key)
     }
@@ -198,10 +200,11 @@ impl Workspace {
                 outside.extend(at);
                 continue;
             }
+            let path = as_walked(path);
             let Some(key) = relative_key(&self.root, path).filter(|key| !key.is_empty()) else {
                 continue;
             };
-            if is_ignored(Path::new(&key), exclude.iter().any(|e| path.starts_with(e))) {
+            if lies_in_skipped_dir(Path::new(&key), exclude.iter().any(|e| path.starts_with(e))) {
                 continue;
             }
             if !self.reads_at(&key, path) {
@@ -210,7 +213,7 @@ impl Workspace {
             disk.retain(|existing, _| !is_at_or_below(existing, &key));
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
-                if holds_artifact(path) {
+                if !walk_reads(path) {
                     continue;
                 }
                 let tree = walk_inputs(path, exclude, before_listing)?;
@@ -232,6 +235,7 @@ impl Workspace {
     /// Watch mode asks before it builds, so that a nested project publishing its artifact
     /// (an event in a folder no walk lists) costs this project no build.
     pub fn may_change_inputs(&self, path: &Path) -> bool {
+        let path = as_walked(path);
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
             Some(key) => key.is_empty() || self.reads_at(&key, path),
@@ -240,14 +244,15 @@ impl Workspace {
     }
 
     /// Whether the path `key` counts where a walk would find it: directly in a listed
-    /// directory, and no artifact folder, unless inputs lay there before (they are gone now).
-    /// Nothing lies below a folder that was not listed: a walk lists a folder's parents first.
+    /// directory, where inputs lay before (they may be gone now) or a walk reads what is
+    /// there now. Nothing lies below a folder that was not listed: a walk lists a folder's
+    /// parents first.
     fn reads_at(&self, key: &str, path: &Path) -> bool {
         let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
         let held_inputs = || {
             self.listed.contains(key) || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
         };
-        self.listed.contains(parent) && (held_inputs() || !holds_artifact(path))
+        self.listed.contains(parent) && (held_inputs() || walk_reads(path))
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -387,7 +392,7 @@ fn walk_dir(
         let excluded = exclude.contains(&path);
         if file_type.is_file() && !excluded {
             tree.files.push((name, path));
-        } else if !file_type.is_dir() || is_ignored(Path::new(&entry.file_name()), excluded) {
+        } else if !file_type.is_dir() || excluded || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
         } else if holds_artifact(&path) {
             if let Ok(metadata) = entry.metadata() {
@@ -401,6 +406,26 @@ fn walk_dir(
         }
     }
     Ok(())
+}
+
+/// Whether a walk of the folder holding `path` reads what is there now: a file, or a folder
+/// other than one that never holds inputs or a built artifact (a file named `target` is an
+/// input). Nothing there, a link or a special file: nothing to read.
+fn walk_reads(path: &Path) -> bool {
+    match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() => !path.file_name().is_some_and(is_skipped_dir) && !holds_artifact(path),
+        Ok(metadata) => metadata.is_file(),
+        Err(_) => false,
+    }
+}
+
+/// The path whose change a change at `path` is, as a walk sees it: a manifest appearing or
+/// going makes its folder an artifact or a folder of inputs.
+fn as_walked(path: &Path) -> &Path {
+    match path.parent() {
+        Some(folder) if path.file_name().is_some_and(|name| name == MANIFEST_FILE) => folder,
+        _ => path,
+    }
 }
 
 /// A folder holding a manifest is a built artifact: an output, never an input.
@@ -424,8 +449,9 @@ fn is_at_or_below(path: &str, key: &str) -> bool {
 }
 
 /// The project-relative POSIX key of `path`; `None` when it is outside `root` or not UTF-8.
+/// (A backslash is part of a name here, as the walk keeps it.)
 fn relative_key(root: &Path, path: &Path) -> Option<String> {
-    path.strip_prefix(root).ok()?.to_str().map(|key| key.replace('\\', "/"))
+    path.strip_prefix(root).ok()?.to_str().map(str::to_owned)
 }
 
 /// Whether a project-relative key lies above the project root.
@@ -445,7 +471,8 @@ fn outside_path(root: &Path, key: &str) -> Option<PathBuf> {
             return None;
         }
     }
-    (!path.starts_with(root) && !is_ignored(Path::new(key), false)).then_some(path)
+    let skipped = Path::new(key).components().any(|part| is_skipped_dir(part.as_os_str()));
+    (!path.starts_with(root) && !skipped).then_some(path)
 }
 
 /// Lists the outside directory `key` of the project at `root` and reads its module files.
@@ -538,13 +565,17 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
     Ok(Some((bytes.into(), metadata)))
 }
 
-/// Whether a project-relative path lies in a directory that is never an input.
-pub fn is_ignored(relative: &Path, excluded: bool) -> bool {
-    excluded
-        || relative.components().any(|component| {
-            let name = component.as_os_str().to_string_lossy();
-            SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
-        })
+/// Whether a directory of this name never holds inputs (nor projects): version control,
+/// dependencies, build outputs, and this tool's state and staging folders.
+pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
+}
+
+/// Whether a project-relative path lies in a directory that is never an input (its own
+/// name is judged by what it is: see `walk_reads`).
+pub fn lies_in_skipped_dir(relative: &Path, excluded: bool) -> bool {
+    excluded || relative.parent().is_some_and(|parent| parent.components().any(|part| is_skipped_dir(part.as_os_str())))
 }
 
 #[cfg(test)]
@@ -643,6 +674,9 @@ mod tests {
         fs::write(dir.path().join("shared/sub/c.ts"), "edited").unwrap();
         let changed = [dir.path().join("shared/a.ts"), dir.path().join("shared/sub/c.ts")];
         assert!(workspace.in_outside_dir(&changed[0]) && !workspace.in_outside_dir(&changed[1]));
+        // Nor does anything in it but module files (an artifact published there, say).
+        let others = ["shared/notes.md", "shared/artifact", "shared/.artifact.agent-bundle-staging"];
+        assert!(others.iter().all(|other| !workspace.in_outside_dir(&dir.path().join(other))));
         workspace.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["../shared/a.ts"]);
 
@@ -703,6 +737,45 @@ mod tests {
     }
 
     #[test]
+    fn a_refresh_judges_names_and_manifests_as_a_walk_does() {
+        let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "vendored/x.js"]);
+        let root = dir.path();
+        let mut workspace = Workspace::new(Database::new(), root.to_owned());
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut refresh = |changed: &[&str]| {
+            let changed: Vec<PathBuf> = changed.iter().map(|path| root.join(path)).collect();
+            let project = workspace.refresh(&changed, Settings::default(), &[], &mut |_| {}).unwrap();
+            let inputs: Vec<String> = project.files(&workspace.db).keys().cloned().collect();
+            let walked: Vec<String> = input_tree(root, &[]).unwrap().files.into_iter().map(|(key, _)| key).collect();
+            assert_eq!(inputs, walked, "after {changed:?}");
+            inputs
+        };
+        // A backslash is part of a name; a file named as a skipped folder is an input; a
+        // manifest makes its folder an artifact.
+        for file in
+            ["src\\a.ts", "src/target", "src/.git", "src/node_modules/p.js", "vendored/agent-bundle.manifest.json"]
+        {
+            fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            fs::write(root.join(file), "x").unwrap();
+        }
+        let inputs = refresh(&[
+            "src\\a.ts",
+            "src/target",
+            "src/.git",
+            "src/node_modules",
+            "vendored/agent-bundle.manifest.json",
+        ]);
+        assert_eq!(inputs, ["agent-bundle.config.ts", "src/.git", "src/a.ts", "src/target", "src\\a.ts"]);
+        // The manifest gone: a folder of inputs again; a skipped name as a folder: skipped.
+        fs::remove_file(root.join("vendored/agent-bundle.manifest.json")).unwrap();
+        fs::remove_file(root.join("src/target")).unwrap();
+        fs::create_dir(root.join("src/target")).unwrap();
+        fs::write(root.join("src/target/out.js"), "x").unwrap();
+        let inputs = refresh(&["vendored/agent-bundle.manifest.json", "src/target"]);
+        assert_eq!(inputs, ["agent-bundle.config.ts", "src/.git", "src/a.ts", "src\\a.ts", "vendored/x.js"]);
+    }
+
+    #[test]
     fn only_a_change_a_refresh_would_read_may_change_the_inputs() {
         let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "inner/out/agent-bundle.manifest.json"]);
         let root = dir.path();
@@ -710,8 +783,12 @@ mod tests {
         assert!(workspace.may_change_inputs(&root.join("inner/out")), "before a load everything may");
         workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
         let may = |path: &str| workspace.may_change_inputs(&root.join(path));
+        assert!(!may("src/new.ts") && !may("target"), "nothing there now, no input before");
+        fs::write(root.join("src/new.ts"), "").unwrap();
+        fs::create_dir(root.join("inner/new")).unwrap();
+        fs::create_dir(root.join("target")).unwrap();
         assert!(may("") && may("src/a.ts") && may("src/new.ts") && may("inner/new"));
-        assert!(!may("inner/out") && !may("inner/out/hooks/w.mjs") && !may("src/new/deep/c.ts"));
+        assert!(!may("inner/out") && !may("inner/out/hooks/w.mjs") && !may("src/new/deep/c.ts") && !may("target"));
         // An input replaced by an artifact folder: the input is gone.
         fs::remove_file(root.join("src/a.ts")).unwrap();
         fs::create_dir(root.join("src/a.ts")).unwrap();

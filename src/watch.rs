@@ -38,7 +38,7 @@ use rayon::prelude::*;
 use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
-use crate::loader::{Workspace, is_ignored};
+use crate::loader::{Workspace, lies_in_skipped_dir};
 use crate::workspace::Listed;
 
 /// Why: editors save in bursts (write, rename, chmod); 30 ms of quiet catches a burst
@@ -380,7 +380,8 @@ impl Session {
             let excluded = self.exclude.iter().any(|e| path.starts_with(e));
             match path.strip_prefix(root) {
                 Ok(relative) => {
-                    !is_ignored(relative, excluded) && (self.read_whole || self.workspace.may_change_inputs(path))
+                    !lies_in_skipped_dir(relative, excluded)
+                        && (self.read_whole || self.workspace.may_change_inputs(path))
                 }
                 Err(_) => self.workspace.in_outside_dir(path),
             }

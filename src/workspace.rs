@@ -172,9 +172,8 @@ fn walk(dir: &Path) -> Walk {
         .require_git(in_repository)
         .parents(in_repository)
         .filter_entry(move |entry| {
-            let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if !is_dir || crate::loader::is_ignored(Path::new(&*name), false) {
+            if !is_dir || crate::loader::is_skipped_dir(entry.file_name()) {
                 return !is_dir;
             }
             // Built artifacts hold no projects.

@@ -358,7 +358,7 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
     let chosen = if from_root.is_file() { from_root } else { cwd.join(path) };
     let inside = |relative: &Path| relative.components().all(|part| matches!(part, std::path::Component::Normal(_)));
     match chosen.strip_prefix(root) {
-        Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().replace('\\', "/")),
+        Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().into_owned()),
         _ => Err(Failure::Usage(format!(
             "--config {} must be inside the project root {}",
             path.display(),

@@ -178,18 +178,21 @@ fn remove_abandoned_temporaries(dir: &Path) {
         };
         let modified = entry.metadata().and_then(|metadata| metadata.modified());
         let old = modified.is_ok_and(|time| time.elapsed().is_ok_and(|age| age.as_secs() >= 60));
-        if old || !process_exists(writer) {
+        if old || !process_runs(writer) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
 }
 
-fn process_exists(pid: u32) -> bool {
-    // Zero and negative ids name process groups.
-    let Ok(pid) = libc::pid_t::try_from(pid).map(|pid| pid.max(1)) else { return false };
-    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
-    let signalled = unsafe { libc::kill(pid, 0) } == 0;
-    signalled || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+/// Whether process `pid` runs: it exists and is no zombie (a build killed along with its
+/// parent waits for a reaper that a container may not have). Without `/proc`, only the
+/// age of its file tells.
+fn process_runs(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and may hold any.
+        Ok(stat) => stat.rsplit_once(')').is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => !Path::new("/proc/self/stat").exists(),
+    }
 }
 
 /// The files of the project, as they are now.
@@ -467,16 +470,21 @@ mod tests {
     #[test]
     fn temporary_files_of_killed_writers_are_removed_and_a_running_ones_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let ended = std::process::Command::new("true").spawn().unwrap();
-        let ended_pid = ended.id();
-        ended.wait_with_output().unwrap();
+        let spawn = |program: &str| std::process::Command::new(program).arg("10").spawn().unwrap();
+        let (mut ended, mut zombie, mut running) = (spawn("true"), spawn("true"), spawn("sleep"));
+        ended.wait().unwrap();
+        let state = |pid: u32| fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        while !state(zombie.id()).contains(") Z") {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let temporary = |pid: u32| dir.path().join(format!("stamp.json.{pid}.tmp"));
-        let mut running = std::process::Command::new("sleep").arg("10").spawn().unwrap();
-        for pid in [ended_pid, running.id()] {
+        for pid in [ended.id(), zombie.id(), running.id()] {
             fs::write(temporary(pid), "").unwrap();
         }
         write_json(&dir.path().join("memo.json"), &1).unwrap();
-        assert!(!temporary(ended_pid).exists(), "its writer has ended");
+        assert!(!temporary(ended.id()).exists(), "its writer has ended");
+        assert!(!temporary(zombie.id()).exists(), "its writer has ended, not yet reaped");
+        zombie.wait().unwrap();
         assert!(temporary(running.id()).exists(), "its writer may still rename it");
         let old = SystemTime::now() - Duration::from_secs(120);
         fs::File::options().write(true).open(temporary(running.id())).unwrap().set_modified(old).unwrap();

@@ -58,8 +58,10 @@ pub struct OutsideDir {
     pub files: Vec<(String, Metadata)>,
 }
 
-/// Called with every directory a walk is about to list (watch mode watches it first, so a
-/// file created after the listing is never missed).
+/// Called with every directory whose entries decide the inputs, before a walk reads them:
+/// each directory it lists, and each built artifact it skips (its manifest going makes it a
+/// folder of inputs). Watch mode watches it first, so a change after the reading is never
+/// missed.
 pub type BeforeListing<'a> = &'a mut dyn FnMut(&Path);
 
 impl Workspace {
@@ -213,7 +215,7 @@ impl Workspace {
             disk.retain(|existing, _| !is_at_or_below(existing, &key));
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
-                if !walk_reads(path) {
+                if path.file_name().is_some_and(is_skipped_dir) || is_watched_artifact(path, before_listing) {
                     continue;
                 }
                 let tree = walk_inputs(path, exclude, before_listing)?;
@@ -241,6 +243,15 @@ impl Workspace {
             Some(key) => key.is_empty() || self.reads_at(&key, path),
             None => false,
         }
+    }
+
+    /// Whether `path` is a built artifact directly in a listed folder, which a walk skips and
+    /// watch mode watches: one replaced by a new build (its watch went with the old folder)
+    /// is watched again.
+    pub fn skips_artifact_at(&self, path: &Path) -> bool {
+        let Some(key) = relative_key(&self.root, path) else { return false };
+        let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
+        !key.is_empty() && self.listed.contains(parent) && holds_artifact(path)
     }
 
     /// Whether the path `key` counts where a walk would find it: directly in a listed
@@ -394,7 +405,7 @@ fn walk_dir(
             tree.files.push((name, path));
         } else if !file_type.is_dir() || excluded || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
-        } else if holds_artifact(&path) {
+        } else if is_watched_artifact(&path, before_listing) {
             if let Ok(metadata) = entry.metadata() {
                 tree.artifacts.push((name, metadata));
             }
@@ -426,6 +437,16 @@ fn as_walked(path: &Path) -> &Path {
         Some(folder) if path.file_name().is_some_and(|name| name == MANIFEST_FILE) => folder,
         _ => path,
     }
+}
+
+/// Whether the folder at `path` is a built artifact, shown to `before_listing` then (and
+/// checked again after it: a manifest removed in between is never missed).
+fn is_watched_artifact(path: &Path, before_listing: BeforeListing) -> bool {
+    if !holds_artifact(path) {
+        return false;
+    }
+    before_listing(path);
+    holds_artifact(path)
 }
 
 /// A folder holding a manifest is a built artifact: an output, never an input.
@@ -617,9 +638,9 @@ mod tests {
             seen.push(key);
         })
         .unwrap();
-        assert_eq!(seen, ["", "src", "src/empty", "src/lib"]);
+        assert_eq!(seen, ["", "old", "src", "src/empty", "src/lib"], "the artifact too: its manifest may go");
         let listed: Vec<&str> = tree.listed.iter().map(|(key, _)| key.as_str()).collect();
-        assert_eq!(listed, seen);
+        assert_eq!(listed, ["", "src", "src/empty", "src/lib"]);
         let files: Vec<&str> = tree.files.iter().map(|(key, _)| key.as_str()).collect();
         assert_eq!(
             files,

@@ -167,6 +167,9 @@ pub fn watch(
         if batch.rescan {
             sessions.iter_mut().for_each(Session::read_all_again);
         }
+        let artifacts: Vec<PathBuf> =
+            batch.paths.iter().filter(|path| sessions.iter().any(|s| s.skips_artifact_at(path))).cloned().collect();
+        inputs.lock().expect("no panics while locked").watch_again(&artifacts);
         let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch.paths)).collect();
         let due = |session: &Session, paths: &Vec<PathBuf>| !session.built || session.rescan || !paths.is_empty();
         if sessions.iter().zip(&changed).any(|(session, paths)| due(session, paths)) {
@@ -391,6 +394,12 @@ impl Session {
         batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
     }
 
+    /// Whether `path` is a built artifact inside the project that its walk skips and watches
+    /// (not its own, whose swaps are no change).
+    fn skips_artifact_at(&self, path: &Path) -> bool {
+        !self.exclude.iter().any(|e| path.starts_with(e)) && self.workspace.skips_artifact_at(path)
+    }
+
     /// Reads the project (all of it on its first build, else only `changed`), then builds
     /// and publishes it. Every directory the reading lists is watched first.
     fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> WatchBuild<'_> {
@@ -479,6 +488,15 @@ impl Watches {
     /// Stops watching the `changed` paths and every directory below them; re-reading them
     /// watches again what still exists. Why before re-reading: a renamed directory keeps
     /// its inotify watch, so removing the old path's watch afterwards would drop the new one.
+    /// Watches `dirs` anew: each was replaced (an artifact a new build swapped in), and its
+    /// watch went with the folder it was on.
+    fn watch_again(&mut self, dirs: &[PathBuf]) {
+        self.forget_below(dirs);
+        for dir in dirs {
+            self.add(dir);
+        }
+    }
+
     fn forget_below(&mut self, changed: &[PathBuf]) {
         // Paths order by component, so a path's descendants follow it directly.
         let mut below = Vec::new();

@@ -607,3 +607,39 @@ fn a_nested_project_publishing_its_artifact_costs_the_outer_one_no_build() {
     assert!(extra.is_err(), "the inner artifact's publish is no change of the outer project: {extra:?}");
     interrupt(child);
 }
+
+#[test]
+fn a_built_artifact_inside_the_project_becomes_payload_once_its_manifest_goes() {
+    const MANIFEST: &str = "agent-bundle.manifest.json";
+    let dir = support::example("prebuilt-plugin");
+    let runtime = dir.path().join("dist/runtime");
+    let vendor = |folder: &Path| {
+        std::fs::create_dir_all(folder).unwrap();
+        std::fs::write(folder.join(MANIFEST), "{}").unwrap();
+        std::fs::write(folder.join("notes.txt"), folder.file_name().unwrap().as_encoded_bytes()).unwrap();
+    };
+    vendor(&runtime.join("vendored"));
+    let (child, builds) = watching(dir.path());
+    let notes = dir.path().join("artifact/runtime/vendored/notes.txt");
+    assert!(!notes.exists(), "an artifact is never payload");
+
+    std::fs::remove_file(runtime.join("vendored").join(MANIFEST)).unwrap();
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "vendored");
+    std::fs::write(runtime.join("vendored").join(MANIFEST), "{}").unwrap();
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
+    assert!(!notes.exists());
+
+    // Replaced by a new build of it, as a publish does (its watch went with the old folder):
+    // no change, and the new folder's manifest going is seen too.
+    let staging = dir.path().join("node_modules/staging");
+    vendor(&staging);
+    exchange(&staging, &runtime.join("vendored"));
+    std::fs::remove_dir_all(&staging).unwrap();
+    let extra = builds.recv_timeout(Duration::from_millis(500));
+    assert!(extra.is_err(), "a new build of an artifact is no change of the inputs: {extra:?}");
+    std::fs::remove_file(runtime.join("vendored").join(MANIFEST)).unwrap();
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "staging");
+    interrupt(child);
+}

@@ -156,17 +156,20 @@ impl Workspace {
     }
 
     /// The keys of the listed outside directories that `path` is or holds (found or not),
-    /// or lies directly in (found): `shared/log.js` is in `../shared` and may be
-    /// `../shared/log.js`. Why the ones below it: a change of `shared` itself (renamed away
-    /// and back, its mode) drops the watches below it, and its subfolders may be others now.
+    /// or lies directly in as what a listing reads there: a module file (`shared/log.js` is
+    /// in `../shared` and may be `../shared/log.js`; an artifact published there is none),
+    /// or a manifest, which makes the folder an artifact nothing is read from. Why the ones
+    /// below it: a change of `shared` itself (renamed away and back, its mode) drops the
+    /// watches below it, and its subfolders may be others now.
     fn outside_dirs_at<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a String> + 'a {
-        // Only module files directly in a folder are read (an artifact published there is not).
-        let module = path.file_name().and_then(|name| name.to_str()).is_some_and(crate::bundle::is_module_file);
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+        let module =
+            crate::bundle::is_module_file(name) && !fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
+        let manifest = name == MANIFEST_FILE;
         let holds = move |entry: &OutsideEntry| {
-            entry
-                .path
-                .as_deref()
-                .is_some_and(|dir| dir.starts_with(path) || (entry.found && module && path.parent() == Some(dir)))
+            entry.path.as_deref().is_some_and(|dir| {
+                dir.starts_with(path) || (path.parent() == Some(dir) && ((entry.found && module) || manifest))
+            })
         };
         self.outside.iter().filter(move |(_, entry)| holds(entry)).map(|(key, _)| key)
     }
@@ -510,11 +513,12 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
     let mut disk = DiskFiles::new();
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
     let metadata = match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() && !holds_artifact(path) => metadata,
+        Ok(metadata) if metadata.is_dir() && !is_watched_artifact(path, before_listing) => metadata,
         Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
         _ => {
             // Nothing a project may read is there: the nearest folder that exists says when
-            // that changes (`../shared/util` with no `../shared` yet: `..` does).
+            // that changes (`../shared/util` with no `../shared` yet: `..` does; an artifact's
+            // manifest going: the artifact, watched above).
             if let Some(ancestor) = path.ancestors().skip(1).find(|ancestor| ancestor.is_dir()) {
                 before_listing(ancestor);
             }
@@ -695,9 +699,13 @@ mod tests {
         fs::write(dir.path().join("shared/sub/c.ts"), "edited").unwrap();
         let changed = [dir.path().join("shared/a.ts"), dir.path().join("shared/sub/c.ts")];
         assert!(workspace.in_outside_dir(&changed[0]) && !workspace.in_outside_dir(&changed[1]));
-        // Nor does anything in it but module files (an artifact published there, say).
-        let others = ["shared/notes.md", "shared/artifact", "shared/.artifact.agent-bundle-staging"];
+        // Nor does anything in it but module files (an artifact published there, say, or a
+        // folder named as one), and its manifest: the folder is an artifact then.
+        fs::create_dir(dir.path().join("shared/folder.ts")).unwrap();
+        let others =
+            ["shared/notes.md", "shared/artifact", "shared/.artifact.agent-bundle-staging", "shared/folder.ts"];
         assert!(others.iter().all(|other| !workspace.in_outside_dir(&dir.path().join(other))));
+        assert!(workspace.in_outside_dir(&dir.path().join("shared").join(MANIFEST_FILE)));
         workspace.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["../shared/a.ts"]);
 
@@ -713,6 +721,23 @@ mod tests {
         workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(workspace.changed(), ["../shared/b.mjs"], "the others are unchanged inputs");
         assert!(workspace.lists_outside("../shared") && !workspace.lists_outside("../missing"));
+    }
+
+    #[test]
+    fn an_outside_folder_holding_an_artifact_is_watched_and_never_read() {
+        let dir = tree(&["vendor/agent-bundle.manifest.json", "vendor/a.ts", "p/agent-bundle.config.ts"]);
+        let mut workspace = Workspace::new(Database::new(), dir.path().join("p"));
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut watched = Vec::new();
+        let (project, _) = workspace.reach_out(&["../vendor".to_owned()], &mut |d| watched.push(d.to_owned())).unwrap();
+        assert!(!project.files(&workspace.db).contains_key("../vendor/a.ts"));
+        assert_eq!(watched, [dir.path().join("vendor"), dir.path().to_owned()], "its manifest may go");
+        // Its manifest going is a change of the folder: it is read then.
+        let manifest = dir.path().join("vendor").join(MANIFEST_FILE);
+        assert!(workspace.in_outside_dir(&manifest));
+        fs::remove_file(&manifest).unwrap();
+        workspace.refresh(&[manifest], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(workspace.changed(), ["../vendor/a.ts"]);
     }
 
     #[test]

@@ -409,8 +409,10 @@ impl Session {
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
         let root = &self.options.root;
-        if changed.contains(root) {
+        if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
+            // Gone with no event of its own (a folder above it renamed: the watches follow
+            // the folders and name them as they were): reading it whole says so.
             self.read_whole = true;
         }
         let project = if self.read_whole {
@@ -439,8 +441,9 @@ impl Session {
             // Gone with its watch: its parent says when it comes back.
             watch(parent);
         }
-        if let Some(parent) = self.options.out_dir.parent().filter(|parent| !parent.starts_with(root)) {
-            // An artifact outside the project: its parent says when it is removed.
+        if let Some(parent) = self.options.out_dir.parent() {
+            // The artifact's parent says when it is removed, where no input walk watches it:
+            // outside the project, or in a folder the walk skips (`target/plugin`).
             watch(parent);
         }
         let changed =

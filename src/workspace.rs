@@ -139,8 +139,8 @@ fn repository_root(dir: &Path) -> Option<&Path> {
 /// Whether a change at `path` can change what a search finds, given every project root it
 /// found (`roots`) and the directories it watches outside them (`dirs`): a project's root
 /// itself, a config file that appears where no project is or goes where one was, an ignore
-/// file anywhere, or a folder outside every project (created, or one of `dirs` removed or
-/// renamed). A file outside the projects (code they share) holds no project, and an edited
+/// file anywhere, a folder outside every project (created, or one of `dirs` removed or
+/// renamed), or a manifest there (its folder becomes an artifact, or stops being one). A file outside the projects (code they share) holds no project, and an edited
 /// config changes none.
 pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
     if roots.iter().any(|root| root == path) {
@@ -154,6 +154,7 @@ pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) 
     }
     let outside = !roots.iter().any(|root| path.starts_with(root));
     IGNORE_FILES.contains(&&*name)
+        || (outside && name == crate::emit::MANIFEST_FILE)
         || (outside && std::fs::symlink_metadata(path).map_or_else(|_| dirs.contains(path), |m| m.is_dir()))
 }
 
@@ -217,6 +218,9 @@ fn walk(dir: &Path) -> Walk {
     }
     for (path, metadata) in artifacts.lock().expect("no panics while locked").iter() {
         seen.add(path, |key| FileState::of(key, metadata));
+        // Where a project can appear too: once its manifest goes, it is a folder like any.
+        let state = path.to_str().map(|key| FileState::of(key.to_owned(), metadata));
+        dirs.push(Listed { dir: path.clone(), state });
     }
     let canonical = dir.canonicalize().ok();
     for ancestor in canonical.iter().flat_map(|dir| dir.ancestors().skip(1)) {
@@ -419,6 +423,8 @@ mod tests {
         assert!(changes("plugins/a/src/agent-bundle.config.ts"), "a config where no project is");
         assert!(changes("plugins/b/agent-bundle.config.ts"), "a project's config gone");
         assert!(changes("shared/.gitignore"));
+        assert!(changes("shared/agent-bundle.manifest.json"), "a folder becoming an artifact, or a folder again");
+        assert!(!changes("plugins/a/artifact/agent-bundle.manifest.json"), "a project's own publish");
     }
 
     #[test]

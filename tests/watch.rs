@@ -437,14 +437,17 @@ fn events_the_kernel_dropped_make_the_session_read_everything_again() {
 fn an_artifact_deleted_during_a_session_is_published_again() {
     let dir = workspace_of_policies(&["policy"]);
     let root = dir.path().join("policy");
-    // In the project, outside it (where no input watch sees it go), and named through a
-    // folder that does not exist.
-    for out in ["artifact", "../dist/plugin", "../missing/../dist/other"] {
+    // In the project, in a folder of it that no walk lists, outside it (where no input
+    // watch sees it go), and named through a folder that does not exist.
+    for out in ["artifact", "target/plugin", "../dist/plugin", "../missing/../dist/other"] {
         let (child, builds) = start_watch(&root, &["watch", "--json", "--out", out]);
         let initial = next_build(&builds);
         assert_eq!(initial["ok"], true, "{initial:#}");
         let artifact = root.join(out.replace("missing/../", ""));
         let before = artifact_files(&artifact);
+        // The first publish's own events pass first (creating `target/` says nothing of
+        // a removal made after it).
+        std::thread::sleep(Duration::from_millis(300));
         std::fs::remove_dir_all(&artifact).unwrap();
         let again = next_build(&builds);
         assert_eq!((&again["ok"], &again["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{again:#}");
@@ -641,5 +644,39 @@ fn a_built_artifact_inside_the_project_becomes_payload_once_its_manifest_goes() 
     std::fs::remove_file(runtime.join("vendored").join(MANIFEST)).unwrap();
     assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "staging");
+    interrupt(child);
+}
+
+#[test]
+fn a_folder_above_the_project_renamed_makes_its_next_build_fail_never_publish_where_it_was() {
+    let dir = workspace_of_policies(&["above/policy"]);
+    std::fs::write(dir.path().join("above/policy/notes.md"), "read by no stage\n").unwrap();
+    let (child, builds) = watching(&dir.path().join("above/policy"));
+    // No event of the project's own: its watches follow the folders under their old names,
+    // so an edit there looked like a removal, and the build published where nothing is.
+    std::fs::rename(dir.path().join("above"), dir.path().join("moved")).unwrap();
+    std::fs::write(dir.path().join("moved/policy/notes.md"), "edited\n").unwrap();
+    let failed = next_build(&builds);
+    assert_eq!(failed["ok"], false, "{failed:#}");
+    assert!(!dir.path().join("above").exists(), "nothing is published where the project was");
+    std::fs::rename(dir.path().join("moved"), dir.path().join("above")).unwrap();
+    edit_stop(&dir.path().join("above/policy"), "edited back home");
+    until_published(&builds, &dir.path().join("above/policy/artifact"), "edited back home");
+    interrupt(child);
+}
+
+#[test]
+fn a_folder_of_projects_becoming_an_artifact_drops_them_and_one_ceasing_to_be_finds_them() {
+    let dir = workspace_of_policies(&["a", "group/b"]);
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
+    for _ in 0..2 {
+        assert_eq!(next_build(&builds)["ok"], true);
+    }
+    let manifest = dir.path().join("group/agent-bundle.manifest.json");
+    std::fs::write(&manifest, "{}").unwrap();
+    assert_eq!(next_build(&builds), serde_json::json!({ "project": "group/b", "dropped": true }));
+    std::fs::remove_file(&manifest).unwrap();
+    let found = next_build(&builds);
+    assert_eq!((&found["project"], &found["ok"]), (&Value::from("group/b"), &Value::Bool(true)), "{found:#}");
     interrupt(child);
 }

@@ -55,29 +55,34 @@ pub struct Summary {
 }
 
 /// The state of one path: what `stat` says, enough to tell that it changed. Written as a
-/// JSON array `[path, size, mtime_ns, inode, mode]`: a workspace's memo holds thousands.
+/// JSON array `[path, size, mtime_ns, ctime_ns, inode, mode]`: a workspace's memo holds
+/// thousands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "StateRow", into = "StateRow")]
 pub(crate) struct FileState {
     path: String,
     size: u64,
     mtime_ns: i128,
+    /// Why the change time too: a copy or an unpacked archive that keeps the modification
+    /// time (`cp -p`, `rsync -t`, `tar x`) writes new bytes of the same size under the old
+    /// time, and only the change time, which nothing can set back, tells (as git's index).
+    ctime_ns: i128,
     inode: u64,
     /// 0 when nothing is at the path: a real entry's mode always carries its type bits.
     mode: u32,
 }
 
-type StateRow = (String, u64, i128, u64, u32);
+type StateRow = (String, u64, i128, i128, u64, u32);
 
 impl From<StateRow> for FileState {
-    fn from((path, size, mtime_ns, inode, mode): StateRow) -> FileState {
-        FileState { path, size, mtime_ns, inode, mode }
+    fn from((path, size, mtime_ns, ctime_ns, inode, mode): StateRow) -> FileState {
+        FileState { path, size, mtime_ns, ctime_ns, inode, mode }
     }
 }
 
 impl From<FileState> for StateRow {
     fn from(state: FileState) -> StateRow {
-        (state.path, state.size, state.mtime_ns, state.inode, state.mode)
+        (state.path, state.size, state.mtime_ns, state.ctime_ns, state.inode, state.mode)
     }
 }
 
@@ -87,6 +92,7 @@ impl FileState {
             path,
             size: metadata.size(),
             mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
+            ctime_ns: i128::from(metadata.ctime()) * 1_000_000_000 + i128::from(metadata.ctime_nsec()),
             inode: metadata.ino(),
             mode: metadata.mode(),
         }
@@ -101,7 +107,7 @@ impl FileState {
     pub(crate) fn probe(path: String, full: &Path) -> FileState {
         match std::fs::symlink_metadata(full) {
             Ok(metadata) => FileState::of(path, &metadata),
-            Err(_) => FileState { path, size: 0, mtime_ns: 0, inode: 0, mode: 0 },
+            Err(_) => FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode: 0 },
         }
     }
 
@@ -109,7 +115,7 @@ impl FileState {
     /// whose contents change all the time (a repository's `.git`).
     pub(crate) fn presence(path: String, full: &Path) -> FileState {
         let mode = std::fs::symlink_metadata(full).map_or(0, |metadata| metadata.mode() & libc::S_IFMT);
-        FileState { path, size: 0, mtime_ns: 0, inode: 0, mode }
+        FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode }
     }
 
     /// Modified so shortly before `saved_at_ns` that its time alone cannot prove it unchanged.
@@ -517,7 +523,7 @@ mod tests {
 
     #[test]
     fn any_entry_added_or_removed_in_the_artifact_or_an_edited_input_is_seen() {
-        let changes: [fn(&Path, &Path); 8] = [
+        let changes: [fn(&Path, &Path); 9] = [
             |_, out| fs::remove_file(out.join("hooks/a.mjs")).unwrap(),
             |_, out| fs::create_dir(out.join("hooks/new")).unwrap(),
             |_, out| fs::remove_dir_all(out).unwrap(),
@@ -530,6 +536,13 @@ mod tests {
                     .unwrap()
             },
             |root, _| fs::rename(root.join("src/a.ts"), root.join("a.ts")).unwrap(),
+            // Same size, its old modification time kept (`cp -p`, `rsync -t`).
+            |root, _| {
+                let path = root.join("src/a.ts");
+                let modified = fs::metadata(&path).unwrap().modified().unwrap();
+                fs::write(&path, "export default 2;\n").unwrap();
+                fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+            },
         ];
         for (i, change) in changes.iter().enumerate() {
             let (dir, out) = project();

@@ -418,6 +418,23 @@ fn no_cache_overrides_the_cache_settings_in_the_environment() {
     assert!(!unused.exists(), "no cache directory is created");
 }
 
+/// A variable set but empty counts as unset: a CI job whose secrets a pull request from a
+/// fork does not get has them set to "".
+#[test]
+fn empty_cache_variables_count_as_unset() {
+    let dir = support::example("policy");
+    let cache = tempfile::tempdir().unwrap();
+    let mut command = support::bin();
+    command.args(["build", "--json", "--cache-dir", cache.path().to_str().unwrap()]).current_dir(dir.path());
+    for name in ["CACHE_DIR", "CACHE_MAX_SIZE", "REMOTE_CACHE", "REMOTE_CACHE_READ_ONLY", "REMOTE_CACHE_TOKEN"] {
+        command.env(format!("AGENT_BUNDLE_{name}"), "");
+    }
+    let output = command.env("AGENT_BUNDLE_REMOTE_CACHE_CA", "").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["work"]["cacheWarnings"], serde_json::json!([]), "no remote: {:#}", report["work"]);
+}
+
 /// Several processes filling one cache at once (CI jobs on one machine): every build
 /// succeeds, every entry verifies, and a later checkout is served whole from it.
 #[test]

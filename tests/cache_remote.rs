@@ -38,6 +38,10 @@ impl Nginx {
         format!("{scheme}://127.0.0.1:{}/cache", self.daemon.port)
     }
 
+    pub(crate) fn port(&self) -> u16 {
+        self.daemon.port
+    }
+
     /// The CA that signed an https server's certificate.
     pub(crate) fn ca_file(&self) -> PathBuf {
         self.daemon.path("tls/ca.pem")
@@ -58,7 +62,7 @@ impl Nginx {
     /// How many requests in nginx's access log contain `method_and_path`, e.g.
     /// `"PUT /cache/cas/<hex> "`. nginx logs a request just after answering it, so this
     /// waits a little for the count to settle.
-    fn requests(&self, method_and_path: &str) -> usize {
+    pub(crate) fn requests(&self, method_and_path: &str) -> usize {
         let count = || {
             let log = fs::read_to_string(self.daemon.path("logs/access.log")).unwrap_or_default();
             log.lines().filter(|line| line.contains(method_and_path)).count()

@@ -55,6 +55,11 @@ impl S3rver {
 /// AWS settings of `env` (none of this machine's variables or shared files); the report and
 /// stderr.
 fn build_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Value, String) {
+    build_against(REMOTE, dir, env, args)
+}
+
+/// [`build_with`] against the remote `remote`.
+fn build_against(remote: &str, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Value, String) {
     let mut command = support::bin();
     for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_")) {
         command.env_remove(name);
@@ -62,7 +67,7 @@ fn build_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Value, String
     let nowhere = dir.join("no-aws-files");
     command.env("AWS_SHARED_CREDENTIALS_FILE", &nowhere).env("AWS_CONFIG_FILE", &nowhere).envs(env.iter().copied());
     let output =
-        command.args(["build", "--json", "--remote-cache", REMOTE]).args(args).current_dir(dir).output().unwrap();
+        command.args(["build", "--json", "--remote-cache", remote]).args(args).current_dir(dir).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
 }
@@ -186,4 +191,28 @@ fn a_bad_s3_remote_is_a_usage_error() {
     let (code, stderr) = run(&["--remote-cache", "s3://my bucket"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("bucket name"), "{stderr}");
+}
+
+/// A signed request is for its own host: followed, a redirect would hand the credentials
+/// ureq passes on (the session token, the signature) to wherever it points.
+#[test]
+fn an_s3_request_follows_no_redirect_so_its_credentials_stay_with_the_endpoint() {
+    let nginx = crate::cache_remote::Nginx::start();
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let endpoint = format!("http://127.0.0.1:{}", nginx.port());
+    let env = [
+        ("AWS_ENDPOINT_URL_S3", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", "KEY"),
+        ("AWS_SECRET_ACCESS_KEY", "SECRET"),
+        ("AWS_SESSION_TOKEN", "SESSION"),
+    ];
+    // The bucket `moved` is nginx's `/moved/` location, which redirects every request.
+    let (report, _) =
+        build_against("s3://moved/ci", dir.path(), &env, &["--cache-dir", cache.path().to_str().unwrap()]);
+    assert_eq!(report["ok"], true);
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(warning.contains("HTTP 302 for GET") && warning.contains("S3 requests follow no redirect"), "{warning}");
+    assert_eq!(nginx.requests("/cache/"), 0, "no request followed the redirect");
 }

@@ -680,3 +680,21 @@ fn a_folder_of_projects_becoming_an_artifact_drops_them_and_one_ceasing_to_be_fi
     assert_eq!((&found["project"], &found["ok"]), (&Value::from("group/b"), &Value::Bool(true)), "{found:#}");
     interrupt(child);
 }
+
+#[test]
+fn a_dead_remote_is_warned_about_once_in_the_round_it_failed_not_when_the_session_ends() {
+    let dir = support::example("policy");
+    let remote = format!("http://127.0.0.1:{}/cache", crate::support::daemon::free_port()); // nothing listens
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let (child, builds) =
+        start_watch(dir.path(), &["watch", "--json", "--cache-dir", cache, "--remote-cache", &remote]);
+    let first = next_build(&builds);
+    let warnings = first["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{first:#}");
+    assert!(warnings[0].as_str().unwrap().contains("unreachable or failing"), "{warnings:?}");
+    edit_stop(dir.path(), "edited");
+    let next = next_build(&builds);
+    assert_eq!(next["work"]["cacheWarnings"], serde_json::json!([]), "one warning for the session: {next:#}");
+    interrupt(child);
+}

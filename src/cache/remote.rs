@@ -26,8 +26,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use ureq::Body;
 use ureq::http::{Method, Request, Response};
+use ureq::{AsSendBody, Body};
 
 use super::local::Kind;
 use super::{Hash, RemoteOptions, s3};
@@ -292,31 +292,43 @@ impl Remote {
         let built = |error: ureq::http::Error| format!("building a request: {error}");
         // A body-less request is sent without one (not as an empty body, which a GET may not carry).
         let sent = match body {
-            // An upload follows no redirect: ureq would send a 302's next request as a GET.
-            Some(bytes) => {
-                let request = self.agent.configure_request(request.body(bytes).map_err(built)?).max_redirects(0);
-                self.agent.run(request.build())
-            }
-            None => self.agent.run(request.body(()).map_err(built)?),
+            Some(bytes) => self.run(request.body(bytes).map_err(built)?),
+            None => self.run(request.body(()).map_err(built)?),
         };
         sent.map_err(|error| error.to_string())
+    }
+
+    /// Sends `request`, following redirects only for a read of a plain HTTP remote (the
+    /// token is not sent on): ureq would send an upload's next request as a GET, and an S3
+    /// request is signed for its own host, with credentials in headers ureq passes on.
+    fn run<B: AsSendBody>(&self, request: Request<B>) -> Result<Response<Body>, ureq::Error> {
+        let follows = *request.method() != Method::PUT && !matches!(self.auth, Auth::S3 { .. });
+        let mut request = self.agent.configure_request(request);
+        if !follows {
+            request = request.max_redirects(0);
+        }
+        self.agent.run(request.build())
     }
 
     /// An answer the protocol has no place for, described for a warning: the status, an S3
     /// error code when the body has one, and why S3 may answer 403 to a read.
     fn unexpected(&self, method: &Method, response: Response<Body>) -> String {
         let status = response.status().as_u16();
-        if response.status().is_redirection() {
-            // Without its query, which may hold credentials (a presigned URL).
-            let location = response.headers().get("location").and_then(|to| to.to_str().ok());
-            let location = location.and_then(|to| to.split('?').next()).unwrap_or("elsewhere");
+        // Without its query, which may hold credentials (a presigned URL).
+        let location = response.headers().get("location").and_then(|to| to.to_str().ok());
+        let location = location.and_then(|to| to.split('?').next());
+        let s3 = matches!(self.auth, Auth::S3 { .. });
+        if let Some(location) = location.filter(|_| response.status().is_redirection())
+            && (s3 || *method == Method::PUT)
+        {
+            let who = if s3 { "S3 requests" } else { "uploads" };
             return format!(
-                "HTTP {status} for {method}, to {location}: uploads follow no redirect (give the remote cache's URL as the server redirects it)"
+                "HTTP {status} for {method}, to {location}: {who} follow no redirect (give the remote cache's URL as the server redirects it)"
             );
         }
-        let Auth::S3 { .. } = self.auth else {
+        if !s3 {
             return format!("HTTP {status} for {method}");
-        };
+        }
         let body = response.into_body().with_config().limit(ERROR_BODY_BYTES).read_to_string().unwrap_or_default();
         let code = s3::error_code(&body);
         let hint = if status == 403 && *method != Method::PUT && code.is_none_or(|code| code == "AccessDenied") {
@@ -646,6 +658,17 @@ mod tests {
         match remote(serve_in_turn(&[BUSY, BUSY, BUSY, HELLO]), 1000).get(Kind::Object, &Hash::of(b"x")) {
             Fetch::Failed(error) => assert_eq!(error, "HTTP 503 for GET"),
             _ => panic!("three busy answers are a failure"),
+        }
+    }
+
+    #[test]
+    fn a_read_answered_with_a_status_it_cannot_follow_says_just_that() {
+        let url = serve_once(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 0\r\n\r\n");
+        });
+        match remote(url, 1000).get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Failed(error) => assert_eq!(error, "HTTP 304 for GET"),
+            _ => panic!("a 304 is a failure"),
         }
     }
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::artifact;
 use crate::build::{self, BuildOptions};
@@ -172,13 +172,25 @@ enum HooksCommand {
     },
 }
 
+/// `command` reading no variable that is set but empty: such a variable counts as unset,
+/// as the `AWS_*` ones do (a CI job whose secret a pull request from a fork does not get
+/// has it set to "").
+fn without_empty_env(command: clap::Command) -> clap::Command {
+    let empty = |name: &std::ffi::OsStr| std::env::var_os(name).is_some_and(|value| value.is_empty());
+    command
+        .mut_args(|arg| if arg.get_env().is_some_and(empty) { arg.env(None) } else { arg })
+        .mut_subcommands(without_empty_env)
+}
+
 fn parse_target(name: &str) -> Result<Target, String> {
     Target::parse(name).ok_or_else(|| format!("unknown target `{name}` (targets are {})", Target::names()))
 }
 
 /// Runs the CLI with the process arguments.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed =
+        without_empty_env(Cli::command()).try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();

@@ -29,7 +29,9 @@ pub(super) fn session(
 ) -> Result<bool, Failure> {
     let report_round = |builds: &[WatchBuild<'_>], dropped: &[std::path::PathBuf], elapsed: Duration| {
         print_dropped(dropped, args.source.json, &name);
-        print_round(builds, elapsed, args.source.json, &name);
+        // Said in the round it happened in: a session may run for hours without its remote.
+        let warnings = cache.take_warnings();
+        print_round(builds, elapsed, args.source.json, &name, &warnings);
         args.cache.keep_bounded(cache);
     };
     let ended = crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round);
@@ -53,14 +55,24 @@ fn print_dropped(dropped: &[std::path::PathBuf], json: bool, name: &impl Fn(&Pat
 }
 
 /// One round's builds, each as a JSON line or its diagnostics and status line; the first
-/// builds of several projects at once are one summary line, but for failures.
-fn print_round(builds: &[WatchBuild<'_>], elapsed: Duration, json: bool, name: &impl Fn(&Path) -> Option<String>) {
+/// builds of several projects at once are one summary line, but for failures. The cache's
+/// `warnings` of the round go into the first JSON line (`work.cacheWarnings`, as `build
+/// --json` has them), or to stderr.
+fn print_round(
+    builds: &[WatchBuild<'_>],
+    elapsed: Duration,
+    json: bool,
+    name: &impl Fn(&Path) -> Option<String>,
+    warnings: &[String],
+) {
     let first_builds = builds.iter().filter(|build| build.initial).count();
     let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
-    for build in builds.iter().filter(|build| !summarized(build)) {
+    for (index, build) in builds.iter().filter(|build| !summarized(build)).enumerate() {
         let project = name(&build.options.root);
         if json {
-            outln!("{}", build_json(build, project));
+            let mut value = build_json(build, project);
+            value["work"]["cacheWarnings"] = serde_json::json!(if index == 0 { warnings } else { &[] });
+            outln!("{value}");
         } else {
             if let Ok(output) = &build.output {
                 report::print_diagnostics(&output.compiled, project.as_deref());
@@ -77,6 +89,9 @@ fn print_round(builds: &[WatchBuild<'_>], elapsed: Duration, json: bool, name: &
             first_builds - ok,
             elapsed.as_millis()
         );
+    }
+    if !json || builds.is_empty() {
+        report::print_cache_warnings(warnings);
     }
 }
 

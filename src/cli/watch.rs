@@ -118,17 +118,28 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
     );
     match &output.published {
         Some(stats) if !stats.changed() => format!("{tag} {trigger}: artifact unchanged ({rebuilt})"),
-        Some(stats) => {
-            let written: Vec<_> =
-                stats.written.iter().filter(|p| *p != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
-            let shown = if written.len() > 3 { format!("{} files", written.len()) } else { written.join(", ") };
-            format!(
-                "{tag} {trigger}: published ({shown}{}; {rebuilt})",
-                if stats.removed.is_empty() { String::new() } else { format!(", {} removed", stats.removed.len()) },
-            )
-        }
+        Some(stats) => format!("{tag} {trigger}: published ({}; {rebuilt})", what_was_published(stats)),
         None => format!("{tag} {trigger}: build failed, {kept} ({ms} ms)"),
     }
+}
+
+/// The files a publish wrote (named, up to three) and how many it removed. The manifest
+/// changes with every other file: it is named only when it alone changed.
+fn what_was_published(stats: &crate::emit::publish::PublishStats) -> String {
+    let written: Vec<&str> =
+        stats.written.iter().filter(|path| *path != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
+    let mut shown = match written.len() {
+        0 => vec![],
+        1..=3 => vec![written.join(", ")],
+        n => vec![format!("{n} files")],
+    };
+    if !stats.removed.is_empty() {
+        shown.push(format!("{} removed", stats.removed.len()));
+    }
+    if shown.is_empty() {
+        shown.push(crate::emit::MANIFEST_FILE.to_owned());
+    }
+    shown.join(", ")
 }
 
 /// `build --json`'s object for one watch build, plus `changed`, `queriesExecuted` and, in a
@@ -175,5 +186,19 @@ mod tests {
             status_line(&build, None),
             "[watch] cannot read /p/src/a.ts: Permission denied; no artifact is published (3 ms)"
         );
+    }
+
+    #[test]
+    fn a_publish_names_what_it_wrote_and_the_manifest_only_when_alone() {
+        let stats = |written: &[&str], removed: usize| crate::emit::publish::PublishStats {
+            written: written.iter().map(|path| path.to_string()).collect(),
+            unchanged: 0,
+            removed: (0..removed).map(|i| format!("gone-{i}")).collect(),
+        };
+        let manifest = crate::emit::MANIFEST_FILE;
+        assert_eq!(what_was_published(&stats(&[manifest, "hooks/a.mjs"], 0)), "hooks/a.mjs");
+        assert_eq!(what_was_published(&stats(&[manifest, "a", "b", "c", "d"], 2)), "4 files, 2 removed");
+        assert_eq!(what_was_published(&stats(&[manifest], 1)), "1 removed");
+        assert_eq!(what_was_published(&stats(&[manifest], 0)), manifest);
     }
 }

@@ -205,7 +205,7 @@ impl Workspace {
                 outside.extend(at);
                 continue;
             }
-            let path = as_walked(path);
+            let path = as_walked(&self.root, path);
             let Some(key) = relative_key(&self.root, path).filter(|key| !key.is_empty()) else {
                 continue;
             };
@@ -240,7 +240,7 @@ impl Workspace {
     /// Watch mode asks before it builds, so that a nested project publishing its artifact
     /// (an event in a folder no walk lists) costs this project no build.
     pub fn may_change_inputs(&self, path: &Path) -> bool {
-        let path = as_walked(path);
+        let path = as_walked(&self.root, path);
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
             Some(key) => key.is_empty() || self.reads_at(&key, path),
@@ -433,11 +433,12 @@ fn walk_reads(path: &Path) -> bool {
     }
 }
 
-/// The path whose change a change at `path` is, as a walk sees it: a manifest appearing or
-/// going makes its folder an artifact or a folder of inputs.
-fn as_walked(path: &Path) -> &Path {
+/// The path whose change a change at `path` is, as a walk of `root` sees it: a manifest
+/// appearing or going makes its folder an artifact or a folder of inputs (the root's own is
+/// a file like any: the project is never skipped).
+fn as_walked<'a>(root: &Path, path: &'a Path) -> &'a Path {
     match path.parent() {
-        Some(folder) if path.file_name().is_some_and(|name| name == MANIFEST_FILE) => folder,
+        Some(folder) if folder != root && path.file_name().is_some_and(|name| name == MANIFEST_FILE) => folder,
         _ => path,
     }
 }
@@ -797,28 +798,23 @@ mod tests {
             inputs
         };
         // A backslash is part of a name; a file named as a skipped folder is an input; a
-        // manifest makes its folder an artifact.
-        for file in
-            ["src\\a.ts", "src/target", "src/.git", "src/node_modules/p.js", "vendored/agent-bundle.manifest.json"]
-        {
+        // manifest makes its folder an artifact, but for the root's, a file like any.
+        let manifest = "vendored/agent-bundle.manifest.json";
+        for file in ["src\\a.ts", "src/target", "src/.git", "src/node_modules/p.js", manifest, MANIFEST_FILE] {
             fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
             fs::write(root.join(file), "x").unwrap();
         }
-        let inputs = refresh(&[
-            "src\\a.ts",
-            "src/target",
-            "src/.git",
-            "src/node_modules",
-            "vendored/agent-bundle.manifest.json",
-        ]);
-        assert_eq!(inputs, ["agent-bundle.config.ts", "src/.git", "src/a.ts", "src/target", "src\\a.ts"]);
+        let inputs = refresh(&["src\\a.ts", "src/target", "src/.git", "src/node_modules", manifest, MANIFEST_FILE]);
+        let expected = ["agent-bundle.config.ts", MANIFEST_FILE, "src/.git", "src/a.ts", "src/target", "src\\a.ts"];
+        assert_eq!(inputs, expected);
         // The manifest gone: a folder of inputs again; a skipped name as a folder: skipped.
-        fs::remove_file(root.join("vendored/agent-bundle.manifest.json")).unwrap();
+        fs::remove_file(root.join(manifest)).unwrap();
         fs::remove_file(root.join("src/target")).unwrap();
         fs::create_dir(root.join("src/target")).unwrap();
         fs::write(root.join("src/target/out.js"), "x").unwrap();
-        let inputs = refresh(&["vendored/agent-bundle.manifest.json", "src/target"]);
-        assert_eq!(inputs, ["agent-bundle.config.ts", "src/.git", "src/a.ts", "src\\a.ts", "vendored/x.js"]);
+        let inputs = refresh(&[manifest, "src/target"]);
+        let expected = ["agent-bundle.config.ts", MANIFEST_FILE, "src/.git", "src/a.ts", "src\\a.ts", "vendored/x.js"];
+        assert_eq!(inputs, expected);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use salsa::Setter;
 
 use crate::db::{Database, Project, Settings, SourceFile};
 use crate::emit::MANIFEST_FILE;
+use crate::stamp::FileState;
 
 /// Files read from disk: project-relative path → (bytes, executable).
 pub type DiskFiles = BTreeMap<String, (Arc<[u8]>, bool)>;
@@ -54,6 +55,10 @@ pub struct OutsideDir {
     /// What was at its path before the listing; `None` when no directory a project may read
     /// is there (nothing, a symbolic link, an artifact, a skipped folder, the root's inside).
     pub metadata: Option<Metadata>,
+    /// Without such a directory, what was at its path instead (a link, a file, an artifact,
+    /// or nothing), for the stamp to see it change; `None` for a key no project may read,
+    /// whose path is never looked at.
+    pub(crate) instead: Option<FileState>,
     /// Its module files (key, state when read).
     pub files: Vec<(String, Metadata)>,
 }
@@ -504,19 +509,27 @@ fn outside_path(root: &Path, key: &str) -> Option<PathBuf> {
 pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
     match outside_path(root, key) {
         Some(path) => read_outside(&path, key, before_listing),
-        None => Ok((OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() }, DiskFiles::new())),
+        None => {
+            let dir = OutsideDir { key: key.to_owned(), metadata: None, instead: None, files: Vec::new() };
+            Ok((dir, DiskFiles::new()))
+        }
     }
 }
 
 /// Lists the outside directory at `path` (key `key`) and reads its module files.
 fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
-    let mut dir = OutsideDir { key: key.to_owned(), metadata: None, files: Vec::new() };
+    let mut dir = OutsideDir { key: key.to_owned(), metadata: None, instead: None, files: Vec::new() };
     let mut disk = DiskFiles::new();
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
     let metadata = match fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_dir() && !is_watched_artifact(path, before_listing) => metadata,
         Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
-        _ => {
+        instead => {
+            // What the stamp records: a link, a file, an artifact, or nothing.
+            dir.instead = Some(match instead {
+                Ok(metadata) => FileState::of(key.to_owned(), &metadata),
+                Err(_) => FileState::absent(key.to_owned()),
+            });
             // Nothing a project may read is there: the nearest folder that exists says when
             // that changes (`../shared/util` with no `../shared` yet: `..` does; an artifact's
             // manifest going: the artifact, watched above).

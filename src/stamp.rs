@@ -107,8 +107,13 @@ impl FileState {
     pub(crate) fn probe(path: String, full: &Path) -> FileState {
         match std::fs::symlink_metadata(full) {
             Ok(metadata) => FileState::of(path, &metadata),
-            Err(_) => FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode: 0 },
+            Err(_) => FileState::absent(path),
         }
+    }
+
+    /// Nothing at the path.
+    pub(crate) fn absent(path: String) -> FileState {
+        FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode: 0 }
     }
 
     /// Only what kind of entry is at `full`, if any: for markers whose presence matters and
@@ -229,14 +234,20 @@ impl Snapshot {
     }
 
     /// Adds the outside directories a build listed, and their files, as they were read (in
-    /// place of what it held for them: the folders of a stamp can be listed again).
+    /// place of what it held for them: the folders of a stamp can be listed again). Where no
+    /// directory was, what was there instead is recorded: its change (a link replaced by a
+    /// folder, an artifact's manifest gone) changes what the imports resolve to.
     pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
         for dir in listed {
-            let Some(metadata) = dir.metadata else { continue };
+            let state = match (&dir.metadata, dir.instead) {
+                (Some(metadata), _) => FileState::of(dir.key.clone(), metadata),
+                (None, Some(instead)) => instead,
+                (None, None) => continue,
+            };
             let in_dir = |path: &str| path.rsplit_once('/').is_some_and(|(parent, _)| parent == dir.key);
             self.dirs.retain(|state| state.path != dir.key);
             self.inputs.retain(|state| !in_dir(&state.path));
-            self.dirs.push(FileState::of(dir.key.clone(), &metadata));
+            self.dirs.push(state);
             self.inputs.extend(dir.files.iter().map(|(key, metadata)| FileState::of(key.clone(), metadata)));
         }
         self.inputs.sort_by(|a, b| a.path.cmp(&b.path));

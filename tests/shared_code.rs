@@ -317,3 +317,43 @@ fn a_watch_session_sees_a_missing_shared_folder_appear() {
     while crate::watch::next_build(&builds)["ok"] != true {}
     crate::watch::interrupt(child);
 }
+
+/// An outside folder where nothing readable was (an artifact, a link) is in the stamp too:
+/// once it is a plain folder, an import may resolve into it instead of below it.
+#[test]
+fn the_stamp_sees_an_outside_folder_that_held_nothing_readable_become_one() {
+    let config =
+        "export default { hooks: { sessionStart: './src/start.ts' }, plugin: { name: 'p' }, targets: ['claude'] };\n";
+    let handler = "import { who } from '../../../shared/vendor/util';\nexport default () => ({ outcome: 'continue' as const, context: who() });\n";
+    let dir = support::project(&[
+        ("plugins/p/agent-bundle.config.ts", config),
+        ("plugins/p/src/start.ts", handler),
+        ("shared/vendor/util/index.ts", "export const who = () => 'util/index.ts';\n"),
+        ("shared/vendor/util.ts", "export const who = () => 'util.ts';\n"),
+        ("shared/vendor/agent-bundle.manifest.json", "{}"),
+    ]);
+    let (root, cache) = (dir.path().join("plugins/p"), tempfile::tempdir().unwrap());
+    let build = || {
+        let (code, report) = support::build_json(&root, &["--cache-dir", cache.path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{report:#}");
+        report
+    };
+    build();
+    // Older than the racy window, so that the stamp answers alone.
+    let past = std::time::SystemTime::now() - Duration::from_secs(10);
+    let entries = walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_entry(|e| !["artifact", ".agent-bundle"].contains(&e.file_name().to_str().unwrap()));
+    for entry in entries.map(Result::unwrap) {
+        fs::File::open(entry.path()).unwrap().set_modified(past).unwrap();
+    }
+    build();
+    assert_eq!(build()["upToDateBy"], "stamp");
+    let wrapper =
+        || artifact_files(&root.join("artifact")).into_iter().find(|(path, _)| path.ends_with(".mjs")).unwrap().1;
+    assert!(String::from_utf8(wrapper()).unwrap().contains("\"util/index.ts\""));
+
+    fs::remove_file(dir.path().join("shared/vendor/agent-bundle.manifest.json")).unwrap();
+    assert_ne!(build()["upToDateBy"], "stamp");
+    assert!(String::from_utf8(wrapper()).unwrap().contains("\"util.ts\""), "a file beats a folder's index");
+}

@@ -116,10 +116,11 @@ impl FileState {
         FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode: 0 }
     }
 
-    /// Only what kind of entry is at `full`, if any: for markers whose presence matters and
-    /// whose contents change all the time (a repository's `.git`).
+    /// Only what kind of entry is at `full`, if any, through a link (as `Path::exists` sees
+    /// it): for markers whose presence matters and whose contents change all the time (a
+    /// repository's `.git`).
     pub(crate) fn presence(path: String, full: &Path) -> FileState {
-        let mode = std::fs::symlink_metadata(full).map_or(0, |metadata| metadata.mode() & libc::S_IFMT);
+        let mode = std::fs::metadata(full).map_or(0, |metadata| metadata.mode() & libc::S_IFMT);
         FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode }
     }
 

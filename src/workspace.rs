@@ -208,8 +208,9 @@ fn walk(dir: &Path) -> Walk {
                 Some(FileState::of(entry.path().to_str()?.to_owned(), &metadata))
             });
             seen.complete &= state.is_some();
-            for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| file.exists()) {
-                seen.add(file, |key| FileState::probe(key, file));
+            let present = |file: &PathBuf| std::fs::symlink_metadata(file).is_ok();
+            for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| present(file)) {
+                seen.add_ignore_file(file);
             }
             dirs.push(Listed { dir: entry.into_path(), state });
         } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
@@ -225,8 +226,7 @@ fn walk(dir: &Path) -> Walk {
     let canonical = dir.canonicalize().ok();
     for ancestor in canonical.iter().flat_map(|dir| dir.ancestors().skip(1)) {
         for name in IGNORE_FILES {
-            let path = ancestor.join(name);
-            seen.add(&path, |key| FileState::probe(key, &path));
+            seen.add_ignore_file(&ancestor.join(name));
         }
         for name in REPOSITORY_MARKERS {
             let path = ancestor.join(name);
@@ -265,6 +265,16 @@ impl Seen<'_> {
             Some(key) => self.states.push(state(key.to_owned())),
             None => self.complete = false,
         }
+    }
+
+    /// Records the ignore file at `path` (or that none is there). One behind a link is read
+    /// through it, and its target may change with no state here: such a walk is not
+    /// remembered.
+    fn add_ignore_file(&mut self, path: &Path) {
+        if std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink()) {
+            self.complete = false;
+        }
+        self.add(path, |key| FileState::probe(key, path));
     }
 }
 
@@ -384,12 +394,17 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     /// Moves every directory's and ignore file's time out of the racy window, as time would.
+    /// Sets every entry below `dir` (links themselves, not their targets) ten seconds back.
     fn age(dir: &Path) {
         let past = SystemTime::now() - Duration::from_secs(10);
+        let seconds = past.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as libc::time_t;
+        let times = [libc::timespec { tv_sec: seconds, tv_nsec: 0 }; 2];
         for entry in walkdir::WalkDir::new(dir).into_iter().map(Result::unwrap) {
-            if entry.file_type().is_dir() || entry.file_name() == ".gitignore" {
-                fs::File::open(entry.path()).unwrap().set_modified(past).unwrap();
-            }
+            let path = std::ffi::CString::new(entry.path().as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path and two timespecs, read during the call only.
+            let set =
+                unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), times.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+            assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
         }
     }
 
@@ -520,5 +535,33 @@ mod tests {
         names(dir);
         fs::write(dir.join(".gitignore"), "plugins/c/\n").unwrap();
         assert_eq!(names(dir), ["plugins/a", "plugins/b"], "an edited .gitignore is seen");
+    }
+
+    /// What git reads through a link, the memo follows too: an ignore file's target edited,
+    /// or an ancestor's `.git` link that comes to resolve, makes no state of the walk change.
+    #[test]
+    fn ignore_files_and_repository_markers_behind_links_are_seen_as_git_sees_them() {
+        let outer = tempfile::tempdir().unwrap();
+        let (outer, dir) = (outer.path(), outer.path().join("ws"));
+        project(&dir, "a");
+        project(&dir, "b");
+        fs::create_dir_all(dir.join(".agent-bundle")).unwrap();
+        fs::write(dir.join("rules"), "# nothing ignored\n").unwrap();
+        std::os::unix::fs::symlink("rules", dir.join(".gitignore")).unwrap();
+        age(&dir);
+        assert_eq!(names(&dir), ["a", "b"]);
+        assert_eq!(names(&dir), ["a", "b"]);
+        fs::write(dir.join("rules"), "b/\n").unwrap();
+        assert_eq!(names(&dir), ["a"], "the link's target edited");
+
+        // Not a repository while `.git` leads nowhere; the enclosing rules apply once it does.
+        fs::remove_file(dir.join(".gitignore")).unwrap();
+        fs::write(outer.join(".gitignore"), "ws/a/\n").unwrap();
+        std::os::unix::fs::symlink(outer.join("git-dir"), outer.join(".git")).unwrap();
+        age(outer);
+        assert_eq!(names(&dir), ["a", "b"]);
+        assert_eq!(names(&dir), ["a", "b"]);
+        fs::create_dir(outer.join("git-dir")).unwrap();
+        assert_eq!(names(&dir), ["b"], "the link resolves: a repository");
     }
 }

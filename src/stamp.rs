@@ -62,17 +62,19 @@ pub struct Summary {
 pub(crate) struct FileState {
     path: String,
     size: u64,
-    mtime_ns: i128,
+    /// Nanoseconds since the epoch, saturated outside 1677–2262. An `i64`: serde_json reads
+    /// an `i128` through a string of its own, an allocation per number of thousands.
+    mtime_ns: i64,
     /// Why the change time too: a copy or an unpacked archive that keeps the modification
     /// time (`cp -p`, `rsync -t`, `tar x`) writes new bytes of the same size under the old
     /// time, and only the change time, which nothing can set back, tells (as git's index).
-    ctime_ns: i128,
+    ctime_ns: i64,
     inode: u64,
     /// 0 when nothing is at the path: a real entry's mode always carries its type bits.
     mode: u32,
 }
 
-type StateRow = (String, u64, i128, i128, u64, u32);
+type StateRow = (String, u64, i64, i64, u64, u32);
 
 impl From<StateRow> for FileState {
     fn from((path, size, mtime_ns, ctime_ns, inode, mode): StateRow) -> FileState {
@@ -91,8 +93,8 @@ impl FileState {
         FileState {
             path,
             size: metadata.size(),
-            mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
-            ctime_ns: i128::from(metadata.ctime()) * 1_000_000_000 + i128::from(metadata.ctime_nsec()),
+            mtime_ns: nanoseconds(metadata.mtime(), metadata.mtime_nsec()),
+            ctime_ns: nanoseconds(metadata.ctime(), metadata.ctime_nsec()),
             inode: metadata.ino(),
             mode: metadata.mode(),
         }
@@ -126,8 +128,12 @@ impl FileState {
 
     /// Modified so shortly before `saved_at_ns` that its time alone cannot prove it unchanged.
     pub(crate) fn is_racy(&self, saved_at_ns: i128) -> bool {
-        self.mtime_ns >= saved_at_ns - RACY_WINDOW_NS
+        i128::from(self.mtime_ns) >= saved_at_ns - RACY_WINDOW_NS
     }
+}
+
+fn nanoseconds(seconds: i64, nanoseconds: i64) -> i64 {
+    seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds)
 }
 
 /// Whether every recorded state (paths relative to `base`; a trailing `/` marks a

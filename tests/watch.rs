@@ -36,6 +36,17 @@ fn watching(dir: &Path) -> (Child, Receiver<Value>) {
     (child, builds)
 }
 
+/// A `watch --workspace --json` session on `dir`, past the first (good) builds of its
+/// `projects` projects.
+fn watching_workspace(dir: &Path, projects: usize) -> (Child, Receiver<Value>) {
+    let (child, builds) = start_watch(dir, &["watch", "--workspace", "--json"]);
+    for _ in 0..projects {
+        let build = next_build(&builds);
+        assert_eq!(build["ok"], true, "{build:#}");
+    }
+    (child, builds)
+}
+
 pub(crate) fn next_build(builds: &Receiver<Value>) -> Value {
     builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
@@ -590,10 +601,7 @@ fn an_ignore_file_of_the_enclosing_repository_is_watched_too() {
 #[test]
 fn a_nested_project_publishing_its_artifact_costs_the_outer_one_no_build() {
     let dir = workspace_of_policies(&["outer", "outer/inner"]);
-    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
-    for _ in 0..2 {
-        assert_eq!(next_build(&builds)["ok"], true);
-    }
+    let (child, builds) = watching_workspace(dir.path(), 2);
     // Let the first publishes' events pass (they may cost the outer project one round).
     while builds.recv_timeout(Duration::from_millis(500)).is_ok() {}
     let stop = dir.path().join("outer/inner/src/hooks/stop.ts");
@@ -668,10 +676,7 @@ fn a_folder_above_the_project_renamed_makes_its_next_build_fail_never_publish_wh
 #[test]
 fn a_folder_of_projects_becoming_an_artifact_drops_them_and_one_ceasing_to_be_finds_them() {
     let dir = workspace_of_policies(&["a", "group/b"]);
-    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json"]);
-    for _ in 0..2 {
-        assert_eq!(next_build(&builds)["ok"], true);
-    }
+    let (child, builds) = watching_workspace(dir.path(), 2);
     let manifest = dir.path().join("group/agent-bundle.manifest.json");
     std::fs::write(&manifest, "{}").unwrap();
     assert_eq!(next_build(&builds), serde_json::json!({ "project": "group/b", "dropped": true }));

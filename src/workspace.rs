@@ -58,8 +58,9 @@ pub fn discover(dir: &Path) -> Discovery {
 /// The projects a search found, and what it could not look into.
 pub struct Discovery {
     pub roots: Vec<PathBuf>,
-    /// Each directory or ignore file the walk could not read, with why (`path: error`):
-    /// projects below it are not found. (A walk that met any is never remembered.)
+    /// Each directory or ignore file the walk could not read, with why (`path (error)`): the
+    /// projects below the directory are not found, those the file ignores are. (A walk that
+    /// met any is never remembered.)
     pub unreadable: Vec<String>,
 }
 
@@ -211,6 +212,12 @@ fn walk(dir: &Path) -> Walk {
             let present = |file: &PathBuf| std::fs::symlink_metadata(file).is_ok();
             for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| present(file)) {
                 seen.add_ignore_file(file);
+                // The walker passes over an ignore file it cannot read, and the projects it
+                // ignores with it: said, as git says it.
+                if let Err(error) = std::fs::File::open(file) {
+                    seen.complete = false;
+                    unreadable.push(format!("{} ({})", file.display(), error.kind()));
+                }
             }
             dirs.push(Listed { dir: entry.into_path(), state });
         } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {

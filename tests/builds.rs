@@ -416,3 +416,44 @@ fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     assert_eq!(server(".mcp.json")["type"], "stdio");
     assert_eq!(server(".codex-plugin/mcp.json")["type"], "stdio");
 }
+
+/// `agent-bundle <args>` in `dir` without root's power over permissions: as `nobody` when
+/// the tests run as root (then `trees` are handed to it first), else as the user.
+pub(crate) fn unprivileged(dir: &std::path::Path, trees: &[&std::path::Path], args: &[&str]) -> std::process::Output {
+    let binary = env!("CARGO_BIN_EXE_agent-bundle");
+    // SAFETY: geteuid has no preconditions.
+    let mut command = if unsafe { libc::geteuid() } == 0 {
+        for entry in trees.iter().flat_map(walkdir::WalkDir::new).map(Result::unwrap) {
+            let path = std::ffi::CString::new(entry.path().as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path, read during the call only.
+            assert_eq!(unsafe { libc::lchown(path.as_ptr(), 65534, 65534) }, 0);
+        }
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", binary]);
+        command
+    } else {
+        std::process::Command::new(binary)
+    };
+    command.args(args).current_dir(dir).env_remove("AGENT_BUNDLE_REMOTE_CACHE").output().unwrap()
+}
+
+/// An artifact made read-only by hand is still replaced whole (its folder's parent allows
+/// it): the build says so, and cleans the previous one up, so the next build is clean too.
+#[test]
+fn a_read_only_artifact_is_replaced_whole_and_leaves_nothing_behind() {
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let args = ["build", "--cache-dir", cache.path().to_str().unwrap()];
+    let build = || unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
+    assert!(build().status.success());
+    let artifact = dir.path().join("artifact");
+    fs::set_permissions(&artifact, fs::Permissions::from_mode(0o555)).unwrap();
+    let config = dir.path().join("agent-bundle.config.ts");
+    fs::write(&config, fs::read_to_string(&config).unwrap().replace("name: 'policy'", "name: 'renamed'")).unwrap();
+    for _ in 0..2 {
+        let output = build();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert!(fs::read_to_string(artifact.join(".claude-plugin/plugin.json")).unwrap().contains("\"renamed\""));
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert!(!names.iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{names:?}");
+}

@@ -3,7 +3,7 @@
 
 mod support;
 
-mod builds;
+pub(crate) mod builds;
 mod cache;
 pub(crate) mod cache_remote;
 mod cache_remote_s3;

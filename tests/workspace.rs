@@ -115,3 +115,20 @@ fn a_workspace_report_that_cannot_be_written_is_an_error() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write to standard output"));
 }
+
+/// An ignore file the search cannot read is said, as git says it (the projects it would
+/// ignore are built).
+#[test]
+fn an_unreadable_ignore_file_is_warned_about() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for project in ["keep", "vendored"] {
+        copy_tree(&repo().join("examples/policy"), &dir.path().join(project));
+    }
+    let ignore = dir.path().join(".gitignore");
+    fs::write(&ignore, "vendored/\n").unwrap();
+    fs::set_permissions(&ignore, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let args = ["build", "--workspace", ".", "--cache-dir", cache.path().to_str().unwrap()];
+    let output = crate::builds::unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("warning: cannot read {} (permission denied)", ignore.display())), "{stderr}");
+}

@@ -94,7 +94,7 @@ struct BuildArgs {
     /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
     /// parallel; `.gitignore` is honoured, and `node_modules`, `target`, `.git`, `.jj` and
     /// built artifacts are skipped. Each project publishes to its own `artifact/`.
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config"])]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config", "root"])]
     workspace: Option<PathBuf>,
     /// With --workspace: only projects whose path contains this text (repeatable).
     #[arg(long, requires = "workspace")]
@@ -251,9 +251,11 @@ fn asked_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
 
 /// A parse error's message without clap's `error: ` and its usage lines.
 fn usage_error_message(error: &clap::Error) -> String {
+    // The message runs to the first blank line (a missing argument is named on the next).
     let rendered = error.render().to_string();
-    let first = rendered.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_owned()
+    let message: Vec<&str> = rendered.lines().take_while(|line| !line.trim().is_empty()).map(str::trim).collect();
+    let message = message.join(" ");
+    message.strip_prefix("error: ").unwrap_or(&message).to_owned()
 }
 
 impl Command {
@@ -612,6 +614,15 @@ mod tests {
         assert_eq!(out, real.join("project/missing/artifact"));
         let out = super::resolved(&dir.path().join("link/missing/../gone/./../artifact"));
         assert_eq!(out, real.join("project/artifact"));
+    }
+
+    #[test]
+    fn a_usage_error_says_all_of_its_message_and_workspace_builds_take_no_root() {
+        let error = |args: &[&str]| super::Cli::command().try_get_matches_from(args).unwrap_err();
+        let missing = super::usage_error_message(&error(&["agent-bundle", "build", "--filter", "x"]));
+        assert_eq!(missing, "the following required arguments were not provided: --workspace [<DIR>]");
+        let conflict = super::usage_error_message(&error(&["agent-bundle", "build", "--workspace", "--root", "a"]));
+        assert!(conflict.contains("cannot be used with '--root <ROOT>'"), "{conflict}");
     }
 
     /// Every subcommand and option of every command says what it is for in `--help`.

@@ -213,7 +213,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     Ok(failed == 0)
 }
 
-/// A directory the project search could not look into: a project below it would be missed.
+/// A directory the project search could not look into (a project below it is missed), or
+/// an ignore file it could not read (the projects it ignores are built).
 fn warn_unreadable(why: &str) {
-    eprintln!("warning: cannot read {why}: projects below it are not found");
+    eprintln!("warning: cannot read {why}; the project search went on without it");
 }

@@ -34,8 +34,15 @@ impl PublishStats {
     }
 }
 
-/// Publishes `files` at `out`.
+/// Publishes `files` at `out`. A bare error of the system (a permission denied) says where.
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+    publish_at(out, files).map_err(|error| match error.raw_os_error() {
+        Some(_) => io::Error::new(error.kind(), format!("cannot publish {}: {error}", out.display())),
+        None => error,
+    })
+}
+
+fn publish_at(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
     if let Some(path) = files.keys().find(|path| !crate::output::is_artifact_path(path)) {
         let message = format!("refusing to publish {path:?}: not a path inside the artifact");
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
@@ -212,15 +219,29 @@ fn swap_into_place(staging: &Path, out: &Path) -> io::Result<()> {
     }
     if exchange(staging, out).is_ok() {
         // `staging` now holds the previous artifact.
-        return fs::remove_dir_all(staging);
+        discard(staging);
+        return Ok(());
     }
     // No RENAME_EXCHANGE (old kernel or file system): two renames, recovered on the next
     // build if interrupted between them.
     let old = sibling(out, "old");
-    remove_if_present(&old)?;
+    discard(&old);
     fs::rename(out, &old)?;
     fs::rename(staging, out)?;
-    fs::remove_dir_all(&old)
+    discard(&old);
+    Ok(())
+}
+
+/// Removes a previous artifact or a leftover beside it, as far as it can: the artifact is
+/// in place, so a failure here is no failure of the publish (the next one tries again). A
+/// folder made read-only (an artifact protected by hand) is made writable first.
+fn discard(path: &Path) {
+    if remove_if_present(path).is_err() {
+        for folder in walkdir::WalkDir::new(path).into_iter().flatten().filter(|entry| entry.file_type().is_dir()) {
+            let _ = fs::set_permissions(folder.path(), fs::Permissions::from_mode(0o755));
+        }
+        let _ = remove_if_present(path);
+    }
 }
 
 /// Puts back an artifact left aside by an interrupted two-rename swap, and drops leftovers:
@@ -231,8 +252,9 @@ fn recover_interrupted_publish(out: &Path) -> io::Result<()> {
     if old.exists() && !out.exists() {
         fs::rename(&old, out)?;
     }
-    remove_if_present(&old)?;
-    remove_if_present(&sibling(out, "staging"))
+    discard(&old);
+    discard(&sibling(out, "staging"));
+    Ok(())
 }
 
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
@@ -368,6 +390,15 @@ mod tests {
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");
+    }
+
+    #[test]
+    fn a_bare_error_of_the_system_names_the_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        let out = dir.path().join("file/artifact");
+        let error = publish(&out, &artifact(&[("a.json", "1")])).unwrap_err();
+        assert!(error.to_string().starts_with(&format!("cannot publish {}: ", out.display())), "{error}");
     }
 
     #[test]

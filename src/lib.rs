@@ -18,6 +18,7 @@ pub mod db;
 pub mod diagnostics;
 pub mod emit;
 pub mod hosts;
+pub mod interrupt;
 pub mod loader;
 pub mod model;
 pub mod output;

@@ -132,3 +132,48 @@ fn an_unreadable_ignore_file_is_warned_about() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(&format!("warning: cannot read {} (permission denied)", ignore.display())), "{stderr}");
 }
+
+/// Ctrl-C in the middle of a workspace build: the publishes under way finish, no other
+/// starts, and nothing is left beside an artifact; the command exits with 130.
+#[test]
+fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for project in 0..6 {
+        let root = dir.path().join(format!("p{project}"));
+        copy_tree(&repo().join("examples/prebuilt-plugin"), &root);
+        fs::create_dir_all(root.join("dist/runtime/data")).unwrap();
+        for blob in 0..4 {
+            fs::write(root.join(format!("dist/runtime/data/{blob}.bin")), vec![project as u8; 1 << 20]).unwrap();
+        }
+    }
+    for delay in [5, 15, 30, 60] {
+        for blob in walkdir::WalkDir::new(dir.path()).into_iter().map(Result::unwrap) {
+            if blob.path().extension().is_some_and(|extension| extension == "bin") {
+                let mut bytes = fs::read(blob.path()).unwrap();
+                bytes.push(delay);
+                fs::write(blob.path(), bytes).unwrap();
+            }
+        }
+        let mut child = support::bin()
+            .args(["build", "--workspace", ".", "--no-cache"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(u64::from(delay)));
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let status = child.wait().unwrap();
+        assert!(matches!(status.code(), Some(0 | 130)), "{status}");
+        for project in fs::read_dir(dir.path()).unwrap().map(|entry| entry.unwrap().path()) {
+            let names: Vec<_> = fs::read_dir(&project).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+            assert!(!names.iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{names:?}");
+            let artifact = project.join("artifact");
+            if artifact.exists() {
+                let manifest = fs::read_to_string(artifact.join("agent-bundle.manifest.json")).unwrap();
+                assert!(manifest.contains("runtime/data/3.bin"), "a whole artifact");
+            }
+        }
+    }
+}

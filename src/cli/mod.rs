@@ -204,6 +204,9 @@ pub fn run() -> ExitCode {
         }
     };
     let json = cli.command.wants_json();
+    if matches!(&cli.command, Command::Build(args) if !args.watch) {
+        crate::interrupt::install();
+    }
     let result = match cli.command {
         Command::Build(args) if args.watch => watch::run(args),
         Command::Build(args) if args.workspace.is_some() => workspace::run(args),
@@ -226,6 +229,10 @@ pub fn run() -> ExitCode {
             Ok(true)
         }
     };
+    if crate::interrupt::requested() {
+        eprintln!("interrupted: what was published is whole, the rest is left as it was");
+        return ExitCode::from(130);
+    }
     if let Some(error) = report::stdout_error() {
         eprintln!("error: cannot write to standard output: {error}");
         return ExitCode::from(1);

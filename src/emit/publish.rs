@@ -69,6 +69,10 @@ fn publish_at(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<Pu
         return Ok(stats);
     }
 
+    // Once stopped, nothing more starts: a build killed while staging left a folder here.
+    if crate::interrupt::requested() {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted before publishing"));
+    }
     let staging = sibling(out, "staging");
     fs::create_dir(&staging)?;
     let result = stage(&staging, out, files, &stats).and_then(|()| swap_into_place(&staging, out));

@@ -1,0 +1,28 @@
+//! Ctrl-C (or SIGTERM, SIGHUP) during a build: no publish starts once it came, the ones under
+//! way finish (each ends in one swap), and the command exits with 130; a second signal
+//! kills at once. So an interrupted build leaves every artifact whole and nothing beside it.
+//! (Watch mode has its own handler: it stops between builds.)
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    REQUESTED.store(true, Ordering::SeqCst);
+    // SAFETY: signal(2) is async-signal-safe; the next such signal kills the process.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
+}
+
+/// Routes the signals to [`requested`] for the rest of the process.
+pub fn install() {
+    let handler: extern "C" fn(libc::c_int) = on_signal;
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores an atomic and resets its own disposition.
+        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
+    }
+}
+
+/// Whether the build was asked to stop.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}

@@ -258,8 +258,7 @@ impl Workspace {
     /// is watched again.
     pub fn skips_artifact_at(&self, path: &Path) -> bool {
         let Some(key) = relative_key(&self.root, path) else { return false };
-        let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
-        !key.is_empty() && self.listed.contains(parent) && holds_artifact(path)
+        !key.is_empty() && self.listed.contains(parent_key(&key)) && holds_artifact(path)
     }
 
     /// Whether the path `key` counts where a walk would find it: directly in a listed
@@ -267,11 +266,10 @@ impl Workspace {
     /// there now. Nothing lies below a folder that was not listed: a walk lists a folder's
     /// parents first.
     fn reads_at(&self, key: &str, path: &Path) -> bool {
-        let parent = key.rsplit_once('/').map_or("", |(parent, _)| parent);
         let held_inputs = || {
             self.listed.contains(key) || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
         };
-        self.listed.contains(parent) && (held_inputs() || walk_reads(path))
+        self.listed.contains(parent_key(key)) && (held_inputs() || walk_reads(path))
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -471,6 +469,11 @@ fn joined(key: &str, sub: &str) -> String {
         (_, true) => key.to_owned(),
         _ => format!("{key}/{sub}"),
     }
+}
+
+/// The key of the folder holding `key` (`""`, the root, for a key at the top).
+fn parent_key(key: &str) -> &str {
+    key.rsplit_once('/').map_or("", |(parent, _)| parent)
 }
 
 /// Whether the key `path` is `key` itself or lies below it.

@@ -379,15 +379,12 @@ impl Session {
     /// published again, or refused; its own swaps, which leave it in place, are not a change).
     fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
-        let input = |path: &PathBuf| {
-            let excluded = self.exclude.iter().any(|e| path.starts_with(e));
-            match path.strip_prefix(root) {
-                Ok(relative) => {
-                    !lies_in_skipped_dir(relative, excluded)
-                        && (self.read_whole || self.workspace.may_change_inputs(path))
-                }
-                Err(_) => self.workspace.in_outside_dir(path),
+        let input = |path: &PathBuf| match path.strip_prefix(root) {
+            Ok(relative) => {
+                !lies_in_skipped_dir(relative, self.excludes(path))
+                    && (self.read_whole || self.workspace.may_change_inputs(path))
             }
+            Err(_) => self.workspace.in_outside_dir(path),
         };
         // Gone, or replaced by something else (an empty folder is published into).
         let artifact_gone = |path: &PathBuf| self.options.out_dir.starts_with(path) && !self.artifact_in_place();
@@ -397,7 +394,12 @@ impl Session {
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
     /// (not its own, whose swaps are no change).
     fn skips_artifact_at(&self, path: &Path) -> bool {
-        !self.exclude.iter().any(|e| path.starts_with(e)) && self.workspace.skips_artifact_at(path)
+        !self.excludes(path) && self.workspace.skips_artifact_at(path)
+    }
+
+    /// Whether `path` is or lies in the project's own artifact.
+    fn excludes(&self, path: &Path) -> bool {
+        self.exclude.iter().any(|e| path.starts_with(e))
     }
 
     /// Reads the project (all of it on its first build, else only `changed`), then builds
@@ -488,9 +490,6 @@ impl Watches {
         }
     }
 
-    /// Stops watching the `changed` paths and every directory below them; re-reading them
-    /// watches again what still exists. Why before re-reading: a renamed directory keeps
-    /// its inotify watch, so removing the old path's watch afterwards would drop the new one.
     /// Watches `dirs` anew: each was replaced (an artifact a new build swapped in), and its
     /// watch went with the folder it was on.
     fn watch_again(&mut self, dirs: &[PathBuf]) {
@@ -500,6 +499,9 @@ impl Watches {
         }
     }
 
+    /// Stops watching the `changed` paths and every directory below them; re-reading them
+    /// watches again what still exists. Why before re-reading: a renamed directory keeps
+    /// its inotify watch, so removing the old path's watch afterwards would drop the new one.
     fn forget_below(&mut self, changed: &[PathBuf]) {
         // Paths order by component, so a path's descendants follow it directly.
         let mut below = Vec::new();

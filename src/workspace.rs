@@ -141,8 +141,9 @@ fn repository_root(dir: &Path) -> Option<&Path> {
 /// found (`roots`) and the directories it watches outside them (`dirs`): a project's root
 /// itself, a config file that appears where no project is or goes where one was, an ignore
 /// file anywhere, a folder outside every project (created, or one of `dirs` removed or
-/// renamed), or a manifest there (its folder becomes an artifact, or stops being one). A file outside the projects (code they share) holds no project, and an edited
-/// config changes none.
+/// renamed), or a manifest there (its folder becomes an artifact, or stops being one). A
+/// file outside the projects (code they share) holds no project, and an edited config
+/// changes none.
 pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
     if roots.iter().any(|root| root == path) {
         // A project's folder itself: renamed, removed, or replaced by another.
@@ -209,12 +210,13 @@ fn walk(dir: &Path) -> Walk {
                 Some(FileState::of(entry.path().to_str()?.to_owned(), &metadata))
             });
             seen.complete &= state.is_some();
-            let present = |file: &PathBuf| std::fs::symlink_metadata(file).is_ok();
-            for file in IGNORE_FILES.map(|name| entry.path().join(name)).iter().filter(|file| present(file)) {
-                seen.add_ignore_file(file);
+            for file in IGNORE_FILES.map(|name| entry.path().join(name)) {
+                // (One that is not there: the directory's own state says when it comes.)
+                let Ok(metadata) = std::fs::symlink_metadata(&file) else { continue };
+                seen.add_ignore_file(&file, Ok(metadata));
                 // The walker passes over an ignore file it cannot read, and the projects it
                 // ignores with it: said, as git says it.
-                if let Err(error) = std::fs::File::open(file) {
+                if let Err(error) = std::fs::File::open(&file) {
                     seen.complete = false;
                     unreadable.push(format!("{} ({})", file.display(), error.kind()));
                 }
@@ -232,8 +234,8 @@ fn walk(dir: &Path) -> Walk {
     }
     let canonical = dir.canonicalize().ok();
     for ancestor in canonical.iter().flat_map(|dir| dir.ancestors().skip(1)) {
-        for name in IGNORE_FILES {
-            seen.add_ignore_file(&ancestor.join(name));
+        for path in IGNORE_FILES.map(|name| ancestor.join(name)) {
+            seen.add_ignore_file(&path, std::fs::symlink_metadata(&path));
         }
         for name in REPOSITORY_MARKERS {
             let path = ancestor.join(name);
@@ -274,14 +276,17 @@ impl Seen<'_> {
         }
     }
 
-    /// Records the ignore file at `path` (or that none is there). One behind a link is read
-    /// through it, and its target may change with no state here: such a walk is not
-    /// remembered.
-    fn add_ignore_file(&mut self, path: &Path) {
-        if std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink()) {
-            self.complete = false;
+    /// Records the ignore file at `path`, as `metadata` (its `symlink_metadata`) found it, or
+    /// that none is there. One behind a link is read through it, and its target may change
+    /// with no state here: such a walk is not remembered.
+    fn add_ignore_file(&mut self, path: &Path, metadata: std::io::Result<std::fs::Metadata>) {
+        match metadata {
+            Ok(metadata) => {
+                self.complete &= !metadata.is_symlink();
+                self.add(path, |key| FileState::of(key, &metadata));
+            }
+            Err(_) => self.add(path, FileState::absent),
         }
-        self.add(path, |key| FileState::probe(key, path));
     }
 }
 

@@ -161,6 +161,11 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // A signal before the handler is in place kills, as for any process.
+        while !catches(child.id(), libc::SIGINT) {
+            assert!(child.try_wait().unwrap().is_none(), "a build catches Ctrl-C from its start");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         std::thread::sleep(std::time::Duration::from_millis(u64::from(delay)));
         // SAFETY: a signal to our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -176,4 +181,11 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
             }
         }
     }
+}
+
+/// Whether process `pid` has a handler for `signal` (`SigCgt` of its status).
+fn catches(pid: u32, signal: libc::c_int) -> bool {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let caught = status.lines().find_map(|line| line.strip_prefix("SigCgt:")).unwrap_or_default();
+    u64::from_str_radix(caught.trim(), 16).is_ok_and(|mask| mask & (1 << (signal - 1)) != 0)
 }

@@ -202,8 +202,9 @@ fn write_cachedir_tag(dir: &Path) {
     const TAG: &str =
         "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by agent-bundle.\n";
     let tag = dir.join("CACHEDIR.TAG");
-    // Compared, not only found: an older build killed mid-write left it empty.
-    if !fs::read(&tag).is_ok_and(|bytes| bytes.starts_with(TAG.as_bytes())) {
+    // Its size, not only its presence: an older build killed mid-write left it empty. (A
+    // stat, as before: every build opens the cache, the no-op too.)
+    if !fs::metadata(&tag).is_ok_and(|metadata| metadata.len() >= TAG.len() as u64) {
         let _ = write_atomic(&dir.join(VERSION_DIR), &tag, TAG.as_bytes());
     }
 }

@@ -10,9 +10,9 @@
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the output of an exited child is waited for.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
@@ -24,8 +24,12 @@ pub struct Ran {
     pub stderr: String,
 }
 
+/// How often a wait for a child looks whether this process was asked to stop.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
 /// Runs `command` with `input` on its stdin; `Ok(None)` once `timeout` passed without it
-/// exiting. An `Err` is a child that could not be started.
+/// exiting. An `Err` is a child that could not be started, or one stopped because this
+/// process was asked to ([`crate::interrupt`]; `ErrorKind::Interrupted`).
 pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Option<Ran>> {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // SAFETY: prctl(2) is async-signal-safe, as a pre-exec hook must be.
@@ -43,10 +47,28 @@ pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Resu
     let leader = child.id();
     let (exited, exit) = mpsc::channel();
     std::thread::spawn(move || exited.send(child.wait()));
-    let status = exit.recv_timeout(timeout).ok().transpose()?;
+    let status = wait_unless_interrupted(&exit, timeout);
     kill_group(leader);
     let _ = writer.join();
+    let status = status?.transpose()?;
     Ok(status.map(|status| Ran { status, stdout: stdout.text(), stderr: stderr.text() }))
+}
+
+/// What `exit` sends within `timeout` (`None` if nothing), unless the process is asked to
+/// stop first.
+fn wait_unless_interrupted<T>(exit: &Receiver<T>, timeout: Duration) -> io::Result<Option<T>> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if crate::interrupt::requested() {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match exit.recv_timeout(left.min(INTERRUPT_POLL)) {
+            Ok(sent) => return Ok(Some(sent)),
+            Err(RecvTimeoutError::Timeout) if left > INTERRUPT_POLL => {}
+            Err(_) => return Ok(None),
+        }
+    }
 }
 
 /// Kills the process group whose leader is `leader` (started with `process_group(0)`).

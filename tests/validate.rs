@@ -182,3 +182,55 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     let human = String::from_utf8(run(false).stdout).unwrap();
     assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");
 }
+
+/// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes, prints no half
+/// report and exits with 130, its scratch folder removed.
+#[test]
+fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
+    let dir = support::example("guarded");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let hooks = dir.path().join("artifact/hooks");
+    let wrapper = fs::read_dir(&hooks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mjs"))
+        .unwrap();
+    let pid_file = dir.path().join("loading");
+    let hang = format!(
+        "import {{ writeFileSync }} from 'node:fs';\nwriteFileSync({:?}, String(process.pid));\nawait new Promise(() => setInterval(() => {{}}, 1000));\n",
+        pid_file.to_str().unwrap()
+    );
+    fs::write(&wrapper, hang + &fs::read_to_string(&wrapper).unwrap()).unwrap();
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let _ = fs::remove_file(&pid_file);
+        let scratch = tempfile::tempdir().unwrap();
+        let validation = support::bin()
+            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+            .current_dir(dir.path())
+            .env("TMPDIR", scratch.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = loop {
+            match fs::read_to_string(&pid_file) {
+                Ok(pid) if !pid.is_empty() => break pid,
+                _ => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        };
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(validation.id() as i32, signal) };
+        let output = validation.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stdout));
+        assert_eq!(String::from_utf8_lossy(&output.stderr).trim(), "interrupted");
+        for _ in 0..200 {
+            if !support::running(&pid) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!support::running(&pid), "a wrapper outlived the validation");
+        assert!(fs::read_dir(scratch.path()).unwrap().next().is_none(), "its scratch folder is gone");
+    }
+}

@@ -325,10 +325,11 @@ fn an_outcome_the_host_would_not_read_fails_the_hook() {
     assert!(stderr.contains("Codex PreToolUse reads a rewritten Bash input only with a string command"), "{stderr}");
 }
 
-/// A simulation stopped from outside (Ctrl-C, a kill) takes its hook with it, though the
-/// hook runs in a process group of its own.
+/// A simulation stopped from outside takes its hook with it, though the hook runs in a
+/// process group of its own; stopped by Ctrl-C, SIGTERM or SIGHUP, it also removes its
+/// scratch folder and exits with 130 (SIGKILL leaves no chance to).
 #[test]
-fn a_simulation_killed_from_outside_takes_its_hook_with_it() {
+fn a_simulation_stopped_from_outside_takes_its_hook_and_its_scratch_folder_with_it() {
     let handler = "import { writeFileSync } from 'node:fs';\n\
         export default (event: { cwd: string }) => new Promise(() => {\n\
           writeFileSync(event.cwd + '/pid', String(process.pid));\n\
@@ -341,31 +342,44 @@ fn a_simulation_killed_from_outside_takes_its_hook_with_it() {
     let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
-    let mut simulation = support::bin()
-        .args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap(), "--input"])
-        .arg(&input)
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid_file = dir.path().join("pid");
-    let pid = loop {
-        if let Ok(pid) = fs::read_to_string(&pid_file)
-            && !pid.is_empty()
-        {
-            break pid;
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGKILL] {
+        let scratch = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let _ = fs::remove_file(&pid_file);
+        let simulation = support::bin()
+            .args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap(), "--input"])
+            .arg(&input)
+            .current_dir(dir.path())
+            .env("TMPDIR", scratch.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = loop {
+            if let Ok(pid) = fs::read_to_string(&pid_file)
+                && !pid.is_empty()
+            {
+                break pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(simulation.id() as i32, signal) };
+        let output = simulation.wait_with_output().unwrap();
+        // The kernel's SIGKILL to the hook lands asynchronously: give it a moment.
+        for _ in 0..200 {
+            if !support::running(&pid) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    simulation.kill().unwrap();
-    simulation.wait().unwrap();
-    // The kernel's SIGKILL to the hook lands asynchronously: give it a moment.
-    for _ in 0..200 {
-        if !support::running(&pid) {
-            break;
+        assert!(!support::running(&pid), "the hook outlived its simulation (signal {signal})");
+        if signal != libc::SIGKILL {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(130), "signal {signal}: {stderr}");
+            assert_eq!(stderr.trim(), "interrupted");
+            let left: Vec<_> = fs::read_dir(scratch.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+            assert!(left.is_empty(), "signal {signal} left {left:?}");
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(!support::running(&pid), "the hook outlived its simulation");
 }

@@ -346,6 +346,8 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
     for shard in shards {
         let shard = shard?;
         if !shard.file_type()?.is_dir() {
+            // A file beside the shards is no entry (`verify` removes it with the strays).
+            out.insert(shard.path(), None);
             continue;
         }
         let shard_name = shard.file_name();

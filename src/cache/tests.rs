@@ -342,11 +342,23 @@ fn verify_finds_and_removes_corrupt_entries() {
     fs::write(&stray, b"x").unwrap();
     let misplaced = dir.path().join("v1/cas/00").join(good.to_hex());
     fs::write(&misplaced, b"good").unwrap();
+    // Files beside the shards.
+    let (loose_object, loose_record) =
+        (dir.path().join("v1/cas/junk"), dir.path().join("v1/ac").join(key_good.to_hex()));
+    fs::write(&loose_object, b"x").unwrap();
+    fs::write(&loose_record, b"x").unwrap();
 
     let report = verify(dir.path()).unwrap();
-    assert_eq!(report.checked, 7);
-    let mut expected =
-        vec![object_path(dir.path(), &bad), action_path(dir.path(), &key_flipped), truncated, stray, misplaced];
+    assert_eq!(report.checked, 9);
+    let mut expected = vec![
+        object_path(dir.path(), &bad),
+        action_path(dir.path(), &key_flipped),
+        truncated,
+        stray,
+        misplaced,
+        loose_object,
+        loose_record,
+    ];
     expected.sort();
     assert_eq!(report.corrupt, expected);
     assert!(expected.iter().all(|p| !p.exists()));

@@ -204,7 +204,12 @@ pub fn run() -> ExitCode {
         }
     };
     let json = cli.command.wants_json();
-    if matches!(&cli.command, Command::Build(args) if !args.watch) {
+    // What a signal would otherwise cut short: a publish (staging beside the artifact), a
+    // run of node (its scratch folder with the runtime's socket). Watch has its own handler;
+    // every other command is stopped by a signal at once.
+    let building = matches!(&cli.command, Command::Build(args) if !args.watch);
+    let running_node = matches!(&cli.command, Command::Validate(_) | Command::Hooks(HooksCommand::Simulate { .. }));
+    if building || running_node {
         crate::interrupt::install();
     }
     let result = match cli.command {
@@ -230,7 +235,8 @@ pub fn run() -> ExitCode {
         }
     };
     if crate::interrupt::requested() {
-        eprintln!("interrupted: what was published is whole, the rest is left as it was");
+        let left = if building { ": what was published is whole, the rest is left as it was" } else { "" };
+        eprintln!("interrupted{left}");
         return ExitCode::from(130);
     }
     if let Some(error) = report::stdout_error() {
@@ -578,6 +584,10 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
         return Err(Failure::Usage(format!("--artifact {} is not a directory", args.artifact.display())));
     }
     let validation = validate(&args.artifact, &host_validation);
+    if crate::interrupt::requested() {
+        // The checks cut short report nothing true.
+        return Ok(false);
+    }
     let diagnostics = &validation.diagnostics;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if args.json {

@@ -486,7 +486,11 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
             )
             .in_file(hook.source_file.clone())
             .at_path(&hook.config_path)
-            .with_help("no selected host has this event; see `agent-bundle matrix`")
+            .with_help(if model.targets.iter().any(|&t| hook.reaches(t)) {
+                "no selected host has this event; see `agent-bundle matrix`"
+            } else {
+                "its `targets` names none of the hosts this build selects: nothing is emitted for it"
+            })
         })
         .collect()
 }

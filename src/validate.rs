@@ -48,7 +48,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
             return Validation { diagnostics: vec![diagnostic], host_validated: false };
         }
     };
-    let on_disk = files_on_disk(dir);
+    let on_disk = on_disk(dir);
     check_files(&manifest, &on_disk, dir, &mut diagnostics);
     let targets: Vec<Target> = manifest["targets"]
         .as_array()
@@ -58,9 +58,9 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
         .collect();
     let plugin_name = manifest["plugin"]["name"].as_str().unwrap_or_default();
     for target in &targets {
-        check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk, &mut diagnostics);
+        check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk.files, &mut diagnostics);
     }
-    check_wrappers(dir, &manifest, &on_disk, &mut diagnostics);
+    check_wrappers(dir, &manifest, &on_disk.files, &mut diagnostics);
     check_runtime(dir, &manifest, &mut diagnostics);
     let mut host_validated = false;
     if let HostValidation::Claude(binary) = host_validation
@@ -107,16 +107,37 @@ fn manifest_shape(manifest: Value) -> Result<Value, String> {
     Ok(manifest)
 }
 
-fn files_on_disk(dir: &Path) -> BTreeSet<String> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.path().strip_prefix(dir).ok().map(|p| p.to_string_lossy().into_owned()))
-        .collect()
+/// What the artifact holds, by artifact-relative path.
+struct OnDisk {
+    files: BTreeSet<String>,
+    folders: Vec<String>,
+    /// Anything else (a build never makes one), with what it is.
+    others: Vec<(String, &'static str)>,
 }
 
-fn check_files(manifest: &Value, on_disk: &BTreeSet<String>, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
+fn on_disk(dir: &Path) -> OnDisk {
+    let mut found = OnDisk { files: BTreeSet::new(), folders: Vec::new(), others: Vec::new() };
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        let Some(path) = entry.path().strip_prefix(dir).ok().map(|p| p.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let kind = entry.file_type();
+        if kind.is_file() {
+            found.files.insert(path);
+        } else if kind.is_dir() {
+            found.folders.push(path);
+        } else {
+            let what = match kind.is_symlink() {
+                true => "a symbolic link, which a build never makes",
+                false => "a special file (a pipe, a socket), which a build never makes",
+            };
+            found.others.push((path, what));
+        }
+    }
+    found
+}
+
+fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
     let mut listed = BTreeSet::new();
     for row in manifest["files"].as_array().into_iter().flatten() {
         let (Some(path), Some(hash)) = (row["path"].as_str(), row["blake3"].as_str()) else {
@@ -144,11 +165,23 @@ fn check_files(manifest: &Value, on_disk: &BTreeSet<String>, dir: &Path, diagnos
             Ok(_) => {}
         }
     }
-    for path in on_disk.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p)) {
+    for path in on_disk.files.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p)) {
         diagnostics.push(
             Diagnostic::error(Code::ArtifactFiles, format!("{path} is in the artifact but not in its manifest"))
                 .in_file(path.clone())
                 .with_help("rebuild the artifact; never add files to it by hand"),
+        );
+    }
+    // A build makes nothing but the listed files and the folders they lie in.
+    let folders = crate::output::folders_of(listed.iter().map(String::as_str));
+    let empty_folders = on_disk.folders.iter().filter(|path| !folders.contains(path.as_str()));
+    let empty_folders = empty_folders.map(|path| (path, "a folder that holds no file of its manifest"));
+    let others = on_disk.others.iter().map(|(path, what)| (path, *what));
+    for (path, what) in empty_folders.chain(others) {
+        diagnostics.push(
+            Diagnostic::error(Code::ArtifactFiles, format!("{path} in the artifact is {what}"))
+                .in_file(path.clone())
+                .with_help("rebuild the artifact; never add to it by hand"),
         );
     }
 }

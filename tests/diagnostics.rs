@@ -125,6 +125,26 @@ fn a_hook_no_selected_host_can_receive_is_a_warning() {
     assert_eq!(diagnostics, [("AB4216".into(), "hooks.stop".into(), "".into(), "warning".into())]);
 }
 
+/// The warning's help says why: no selected host has the event, or the hook's own
+/// `targets` names none of the selected hosts (a build narrowed by `--target`).
+#[test]
+fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
+    let help = |config: &str, extra: &[&str]| {
+        let dir = project(&[("agent-bundle.config.ts", config), ("src/hooks/h.ts", HANDLER)]);
+        let (code, report) = build_json(dir.path(), extra);
+        assert_eq!(code, 0, "{report:#}");
+        let diagnostics = report["diagnostics"].as_array().unwrap();
+        let unreached = diagnostics.iter().find(|d| d["code"] == "AB4216").unwrap_or_else(|| panic!("{report:#}"));
+        unreached["help"].as_str().unwrap().to_owned()
+    };
+    assert!(
+        help(&config("{ stop: './src/hooks/h.ts' }", "['portable']"), &[]).contains("no selected host has this event")
+    );
+    let narrowed = config("{ stop: { handler: './src/hooks/h.ts', targets: ['cursor'] } }", "['claude', 'cursor']");
+    let why = help(&narrowed, &["--target", "claude"]);
+    assert!(why.contains("its `targets` names none of the hosts this build selects"), "{why}");
+}
+
 #[test]
 fn a_config_workspace_open_hook_is_an_error_on_every_hook_host() {
     // As in the original: workspaceOpen is an event route, never a config hook.

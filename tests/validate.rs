@@ -56,6 +56,29 @@ fn a_deleted_wrapper_is_caught() {
     assert_eq!(errors, ["AB6004", "AB6018"]);
 }
 
+/// What a build never makes (a link, even to a listed file's twin; a folder holding no
+/// listed file) is no artifact of its manifest, as a file added by hand is not.
+#[test]
+fn a_link_or_an_empty_folder_added_to_the_artifact_is_caught() {
+    let dir = built_policy();
+    let artifact = dir.path().join("artifact");
+    std::os::unix::fs::symlink("/etc/passwd", artifact.join("hooks/passwd")).unwrap();
+    fs::create_dir(artifact.join("skills")).unwrap();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(errors, ["AB6004", "AB6004"], "{report:#}");
+    let messages: Vec<_> =
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+    assert!(
+        messages.contains(&"skills in the artifact is a folder that holds no file of its manifest"),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(&"hooks/passwd in the artifact is a symbolic link, which a build never makes"),
+        "{messages:?}"
+    );
+}
+
 #[test]
 fn an_edited_hook_document_is_a_hash_mismatch() {
     let dir = built_policy();

@@ -96,7 +96,7 @@ codes! {
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
     MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *`.";
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";
-    ArtifactFiles = "AB6004", "artifact-files-mismatch", "A file is missing, edited after the build, or not in the manifest (nor is a link or an empty folder).";
+    ArtifactFiles = "AB6004", "artifact-files-mismatch", "A listed file is missing or edited after the build, or the artifact holds a file, link or empty folder its manifest does not list.";
     WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";
     HostDocument = "AB6011", "host-document-invalid", "A host manifest or hook document lacks the host's shape.";
     HookCommandTarget = "AB6018", "hook-command-target-missing", "A hook command does not run a file inside the artifact.";

@@ -127,9 +127,10 @@ fn on_disk(dir: &Path) -> OnDisk {
         } else if kind.is_dir() {
             found.folders.push(path);
         } else {
-            let what = match kind.is_symlink() {
-                true => "a symbolic link, which a build never makes",
-                false => "a special file (a pipe, a socket), which a build never makes",
+            let what = if kind.is_symlink() {
+                "a symbolic link, which a build never makes"
+            } else {
+                "a special file (a pipe, a socket), which a build never makes"
             };
             found.others.push((path, what));
         }

@@ -32,12 +32,22 @@ const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
 const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
 
 // stdout belongs to the host protocol: a stray console.log would corrupt the
-// answer (or, for some Claude Code events, be injected as context), so console
-// output goes to stderr. Set when this module is evaluated, which a wrapper does
-// before its handler's modules: their top-level logging is covered too. Never
-// restored: the process ends right after the answer is written (and the shared
-// runtime's stdout is MCP for as long as it runs).
+// answer (or, for some Claude Code events, be injected as context), so whatever
+// the handler writes there goes to stderr: console output (`console.dir` and
+// `console.table` too) and `process.stdout` itself, whose getter now gives
+// stderr (both streams are still made only when first used). Set when this
+// module is evaluated, which a wrapper does before its handler's modules: their
+// top-level logging is covered too. Never restored: the process ends right after
+// the answer is written to file descriptor 1, and the shared runtime writes MCP
+// through `protocolStdout()` for as long as it runs.
+const realStdout = Object.getOwnPropertyDescriptor(process, "stdout");
+Object.defineProperty(process, "stdout", { configurable: true, enumerable: true, get: () => process.stderr });
 console.log = console.info = console.debug = console.error;
+
+/** The process's own stdout stream, which carries the host protocol. */
+export function protocolStdout() {
+  return realStdout.get ? realStdout.get.call(process) : realStdout.value;
+}
 
 // Once the answer is written, how long what the handler left running (a timer, a socket,
 // a child process) may keep the process alive.
@@ -48,13 +58,23 @@ const EXIT_GRACE_MS = 50;
  * Resolves (never rejects) once the answer is written.
  */
 export async function runHook(spec, handler) {
-  // A handler promise that never settles, with nothing left to keep Node running, would
-  // end the process with exit code 13 and no word of why.
+  // The process ending before the answer (a handler promise that never settles, with
+  // nothing left to keep Node running; a handler calling process.exit) would say
+  // nothing of why.
   let answered = false;
+  let exitedWith = null;
+  const exit = process.exit;
+  process.exit = (...code) => {
+    if (!answered) exitedWith = code.map(String).join(", ");
+    // As called: an explicit `undefined` would reset the exit code.
+    return exit.apply(process, code);
+  };
   process.once("exit", () => {
     if (answered) return;
     process.exitCode = 1;
-    report(spec, "handler never settled: its promise is still pending and nothing keeps Node running");
+    report(spec, exitedWith === null
+      ? "handler never settled: its promise is still pending and nothing keeps Node running"
+      : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
   try {
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
@@ -84,7 +104,7 @@ export async function runHook(spec, handler) {
 // with nothing left ends at once, as it would anyway; stdout and stderr drain first.
 function endSoon() {
   setTimeout(() => {
-    const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0);
+    const pending = [protocolStdout(), process.stderr].filter((stream) => stream.writableLength > 0);
     let left = pending.length;
     if (left === 0) return process.exit();
     for (const stream of pending) stream.once("drain", () => --left === 0 && process.exit());
@@ -409,6 +429,6 @@ function writeAll(fd, text) {
     // A non-blocking pipe that is full: hand the rest to the stream, which
     // drains before the process ends (`endSoon` waits for it).
     if (error.code !== "EAGAIN") throw error;
-    (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(offset));
+    (fd === 1 ? protocolStdout() : process.stderr).write(buf.subarray(offset));
   }
 }

@@ -458,6 +458,14 @@ describe("projection", PARALLEL, () => {
     assert.equal(r.stderr, "noise\n");
   });
 
+  test("console.dir, console.table and process.stdout go to stderr too", async () => {
+    const handler = `() => { console.dir({ a: 1 }); console.table([1]); process.stdout.write("raw\\n"); return { outcome: "deny", reason: "x" }; }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 0);
+    assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+    assert.ok(r.stderr.startsWith("{ a: 1 }\n") && r.stderr.endsWith("raw\n"), r.stderr);
+  });
+
   test("console output of the handler's modules, while they load, goes to stderr too", async () => {
     // The prelude runs after hook.mjs is evaluated and before the handler is
     // defined, as a wrapper evaluates the runtime before the handler's modules.
@@ -550,6 +558,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],
     ["a promise that never settles", { handler: `() => new Promise(() => {})` }, "handler never settled: its promise is still pending and nothing keeps Node running"],
+    ["process.exit in the handler", { handler: `() => { process.exit(2); }` }, "handler called process.exit(2) before it answered: return the outcome instead"],
+    ["process.exit(0) in the handler", { handler: `() => { process.exit(0); }` }, "handler called process.exit(0) before it answered: return the outcome instead"],
     ["mutating the frozen event throws", { handler: `(e) => { try { e.toolInput.command = "x"; } catch { throw new Error("frozen"); } }` }, "handler failed: frozen"],
     // result shape
     ["string result", { handler: `() => "deny"` }, "handler must return void or a result object"],

@@ -25,7 +25,7 @@ import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { decodeNative, messageOf } from "./hook.mjs";
+import { decodeNative, messageOf, protocolStdout } from "./hook.mjs";
 import { renderRoute } from "./route.mjs";
 import {
   MESSAGE_CAP,
@@ -61,7 +61,8 @@ const REQUEST_KEYS = ["artifactEpoch", "event", "hostContractRevision", "native"
  * is the install root. `requestDeadlineMs` is for tests.
  */
 export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLINE_MS } = {}) {
-  // stdout carries MCP: hook.mjs, imported above, sends console output to stderr.
+  // stdout carries MCP: hook.mjs, imported above, sends console output and
+  // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const target = targetArgument(process.argv.slice(2));
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
   const routes = new Map();
@@ -348,7 +349,7 @@ function removeStale(path) {
 // MCP over stdio
 
 function serveMcp(runtime, shutdown) {
-  const write = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  const write = (message) => protocolStdout().write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on("line", (line) => {
     if (line.trim() === "") return;

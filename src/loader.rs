@@ -614,6 +614,24 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
     SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
 }
 
+/// The first folder on the project-relative path `key` that the input walk never enters
+/// (`target`, `node_modules`, …), if any: a module there is never an input.
+pub fn skipped_folder_in(key: &str) -> Option<&str> {
+    let (folders, _) = key.rsplit_once('/')?;
+    folders.split('/').find(|name| is_skipped_dir(std::ffi::OsStr::new(name)))
+}
+
+/// Why a module at `key` is not there for the build, when it lies in a folder the input walk
+/// never enters.
+pub fn skipped_folder_help(key: &str) -> Option<String> {
+    skipped_folder_in(key).map(|folder| {
+        format!(
+            "`{key}` lies in a folder named `{folder}`, which the build never reads (folders named \
+             .git, node_modules, target or .jj hold no sources): move the module out of it"
+        )
+    })
+}
+
 /// Whether a project-relative path lies in a directory that is never an input (its own
 /// name is judged by what it is: see `walk_reads`).
 pub fn lies_in_skipped_dir(relative: &Path, excluded: bool) -> bool {

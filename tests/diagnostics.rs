@@ -125,6 +125,29 @@ fn a_hook_no_selected_host_can_receive_is_a_warning() {
     assert_eq!(diagnostics, [("AB4216".into(), "hooks.stop".into(), "".into(), "warning".into())]);
 }
 
+/// A module in a folder the build never reads (`target`, `node_modules`, …) is reported as
+/// missing with that reason, for a handler and for an import alike.
+#[test]
+fn a_module_in_a_folder_the_build_never_reads_says_so() {
+    let help_of = |config: &str, files: &[(&str, &str)]| {
+        let mut all = vec![("agent-bundle.config.ts", config)];
+        all.extend_from_slice(files);
+        let dir = project(&all);
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 1, "{report:#}");
+        let diagnostic = &report["diagnostics"][0];
+        (diagnostic["code"].as_str().unwrap().to_owned(), diagnostic["help"].as_str().unwrap().to_owned())
+    };
+    let (code, help) = help_of(&config("{ stop: './src/target/h.ts' }", "['claude']"), &[("src/target/h.ts", HANDLER)]);
+    assert_eq!(code, "AB4217");
+    assert!(help.contains("`src/target/h.ts` lies in a folder named `target`, which the build never reads"), "{help}");
+    let importer = "import { t } from './target/x.ts';\nexport default () => { void t; };\n";
+    let files = [("src/hooks/h.ts", importer), ("src/hooks/target/x.ts", "export const t = 1;\n")];
+    let (code, help) = help_of(&config("{ stop: './src/hooks/h.ts' }", "['claude']"), &files);
+    assert_eq!(code, "AB4837");
+    assert!(help.contains("`src/hooks/target/x.ts` lies in a folder named `target`"), "{help}");
+}
+
 /// The warning's help says why: no selected host has the event, or the hook's own
 /// `targets` names none of the selected hosts (a build narrowed by `--target`).
 #[test]

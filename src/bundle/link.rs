@@ -435,7 +435,10 @@ impl<'c> Linker<'c> {
                     format!("cannot resolve \"{specifier}\" from {}", self.key),
                 );
                 let outside = !super::resolve::outside_dirs(self.key, specifier).is_empty();
+                let skipped = super::resolve::joined_key(self.key, specifier)
+                    .and_then(|key| crate::loader::skipped_folder_help(&key));
                 self.chunk.diagnostics.push(match outside {
+                    _ if let Some(help) = skipped => error.with_help(help),
                     true => error.with_help(
                         "above the project root, a module is read only from the folder the import names \
                          (the files directly in it; symbolic links are not followed, and a folder back inside \

@@ -187,6 +187,13 @@ fn join_relative<'a>(from_key: &'a str, specifier: &'a str) -> Result<Joined<'a>
     Ok(Joined { prefix, segments, directory_only })
 }
 
+/// The project-relative path a relative `specifier` imported from `from_key` names
+/// (before extensions are tried); `None` for any other specifier.
+pub fn joined_key(from_key: &str, specifier: &str) -> Option<String> {
+    let joined = is_relative(specifier).then(|| join_relative(from_key, specifier).ok()).flatten()?;
+    joined.prefix.is_empty().then(|| joined.segments.join("/"))
+}
+
 /// The directories outside the project root (keys starting with `../`) that can hold the
 /// module a relative `specifier` imported from `from_key` names: the loader lists them on
 /// demand, since no walk of the project reaches them. Empty for any other specifier.

@@ -224,10 +224,13 @@ impl Normalizer<'_> {
         match &item.value {
             HandlerDecl::Module(_) => {
                 if !self.project.is_file(&path) {
+                    let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| {
+                        "create the module, or fix the path (it is relative to the project root)".to_owned()
+                    });
                     self.push(
                         Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
                             .at_path(&item.path)
-                            .with_help("create the module, or fix the path (it is relative to the project root)"),
+                            .with_help(help),
                     );
                     return None;
                 }

@@ -1,7 +1,7 @@
 //! Front end: parse the original TS/JS, report problems at spans of the original source, and
 //! transpile it to plain JavaScript (types stripped, JSX lowered) with oxc.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
 use camino::Utf8Path;
@@ -10,9 +10,9 @@ use oxc_ast::ast::{
     AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral,
-    TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, VariableDeclaration, VariableDeclarationKind,
-    WithClause,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral, Statement,
+    TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, TSNamespaceDeclaration,
+    TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -209,11 +209,24 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
     let before = out.diagnostics.len();
     push_oxc_diagnostics!(out.diagnostics, transformed.diagnostics);
+    out.diagnostics[before..].iter_mut().for_each(refuse_unfaithful_transform);
     if out.diagnostics[before..].iter().any(BundleDiagnostic::is_error) {
         return out;
     }
     out.code = Some(Codegen::new().with_options(codegen_options(key)).build(&program).code);
     out
+}
+
+/// The transformer warns of what it does not transpile faithfully; where that changes
+/// what the module does, the build fails rather than emit a wrapper that misbehaves.
+fn refuse_unfaithful_transform(diagnostic: &mut BundleDiagnostic) {
+    // oxc keeps a namespace's exported `let` or `var` as a copy taken once: a later
+    // assignment would not be seen through the namespace.
+    if diagnostic.message.starts_with("Namespaces exporting non-const are not supported") {
+        diagnostic.severity = Severity::Error;
+        diagnostic.message = "a namespace that exports a `let` or `var` is not supported".to_owned();
+        diagnostic.help = Some("export a `const` (an object whose fields change, if it must change)".to_owned());
+    }
 }
 
 /// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);
@@ -239,6 +252,24 @@ fn transform_options() -> TransformOptions {
     options
 }
 
+/// The names a statement of a namespace body exports as members of the namespace.
+fn exported_names(statement: &Statement<'_>) -> Vec<String> {
+    let Statement::ExportDeclaration(export) = statement else { return Vec::new() };
+    match &export.declaration {
+        Declaration::VariableDeclaration(variables) => variables
+            .declarations
+            .iter()
+            .flat_map(|declarator| declarator.id.get_binding_identifiers())
+            .map(|id| id.name.to_string())
+            .collect(),
+        Declaration::FunctionDeclaration(function) => function.id.iter().map(|id| id.name.to_string()).collect(),
+        Declaration::ClassDeclaration(class) => class.id.iter().map(|id| id.name.to_string()).collect(),
+        Declaration::TSEnumDeclaration(enumeration) => vec![enumeration.id.name.to_string()],
+        Declaration::TSNamespaceDeclaration(namespace) => vec![namespace.id.name.to_string()],
+        _ => Vec::new(),
+    }
+}
+
 struct Request {
     specifier: String,
     span: Span,
@@ -261,6 +292,11 @@ struct Checker<'s> {
     export_spans: BTreeMap<String, Span>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
+    /// The namespaces being walked, innermost last: each one's dotted path and the names
+    /// exported by its earlier declarations (a namespace declared again merges with them).
+    namespaces: Vec<(String, BTreeSet<String>)>,
+    /// The names each namespace path has exported so far.
+    namespace_exports: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl<'s> Checker<'s> {
@@ -276,6 +312,8 @@ impl<'s> Checker<'s> {
             reserved_reported: Vec::new(),
             export_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
+            namespaces: Vec::new(),
+            namespace_exports: BTreeMap::new(),
         }
     }
 
@@ -522,7 +560,11 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
         // Only what exists at run time; overload signatures, `declare`, types, enums and
-        // namespaces (which merge) do not bind a name twice.
+        // namespaces (which merge) do not bind a name twice. A namespace's exports are its
+        // members, not the module's.
+        if !self.namespaces.is_empty() {
+            return walk::walk_export_declaration(self, it);
+        }
         match &it.declaration {
             Declaration::VariableDeclaration(variables) if !variables.declare => {
                 for declarator in &variables.declarations {
@@ -588,12 +630,41 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_ts_export_assignment(self, it);
     }
 
+    fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
+        let path = match self.namespaces.last() {
+            Some((outer, _)) => format!("{outer}.{}", it.id.name),
+            None => it.id.name.to_string(),
+        };
+        let earlier = self.namespace_exports.get(&path).cloned().unwrap_or_default();
+        self.namespaces.push((path.clone(), earlier));
+        walk::walk_ts_namespace_declaration(self, it);
+        self.namespaces.pop();
+        if let TSNamespaceDeclarationBody::TSModuleBlock(block) = &it.body {
+            self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
+        }
+    }
+
     fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
         self.reserved(&it.name, it.span);
     }
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
         self.reserved(&it.name, it.span);
+        // TypeScript reads a name an earlier declaration of the same namespace exported as
+        // that namespace's member; transpiled, each declaration is a function of its own,
+        // where the bare name is bound to nothing.
+        let unbound = || self.scoping.get_reference(it.reference_id()).symbol_id().is_none();
+        if let Some((path, _)) = self.namespaces.iter().rev().find(|(_, earlier)| earlier.contains(it.name.as_str()))
+            && unbound()
+        {
+            let (path, name) = (path.clone(), it.name.to_string());
+            self.error(
+                BundleErrorKind::Syntax,
+                it.span.into(),
+                format!("`{name}` is exported by another declaration of namespace `{path}`, which is not merged into this one"),
+                &format!("write `{path}.{name}`, or declare the namespace once"),
+            );
+        }
         // Bundled, a module is a function, whose `arguments` a reference would read.
         if it.name == "arguments"
             && self.ordinary_function_depth == 0
@@ -741,6 +812,33 @@ mod tests {
                     export interface I { a: 1 }\nexport interface I { b: 2 }\nexport type T = 1;\nexport { type T as U };\n\
                     export declare const d: number;\nexport default function g(): void;\nexport default function g() {}\n";
         assert_eq!(twice(fine), [], "{fine}");
+    }
+
+    #[test]
+    fn a_namespace_s_members_are_its_own_and_another_declaration_s_are_not_in_scope() {
+        let module = |source: &str| errors("src/a.ts", source);
+        // Members of two namespaces, and of a namespace merged with a function, are fine.
+        let fine = "namespace A { export const y = 1; }\nnamespace B { export const y = 2; }\n\
+                    function g() {}\nnamespace g { export const v = 1; }\n\
+                    namespace A { export const z = A.y + 1; const y = 5; export const w = y; }\n";
+        assert_eq!(module(fine), [], "{fine}");
+        // Transpiled, each declaration is a function of its own: a bare name another one
+        // exported would be bound to nothing.
+        let merged = "namespace A { export function f() { return 1; } }\nnamespace A { export const y = f(); }\n\
+                      namespace A { export namespace C { export const z = y; } }\n";
+        assert_eq!(
+            module(merged),
+            [(BundleErrorKind::Syntax, "f".to_owned()), (BundleErrorKind::Syntax, "y".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_namespace_exporting_a_variable_is_an_error() {
+        let out = transpile("src/a.ts", "namespace N { export let v = 3; export function bump() { v++; } }\n");
+        let error = out.diagnostics.iter().find(|d| d.is_error()).expect("an error");
+        assert_eq!(error.message, "a namespace that exports a `let` or `var` is not supported");
+        assert!(out.code.is_none());
+        assert!(transpile("src/a.ts", "namespace N { export const v = { n: 3 }; }\n").diagnostics.is_empty());
     }
 
     #[test]

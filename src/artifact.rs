@@ -81,10 +81,19 @@ fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Stri
 
 fn read_manifest<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T, String> {
     let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!("cannot read {}: {e} (is it an artifact built by `agent-bundle build`?)", path.display())
-    })?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))
+    let bytes = read_regular(&path).map_err(|e| format!("{e} (is it an artifact built by `agent-bundle build`?)"))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))
+}
+
+/// The bytes of the regular file at `path`. An artifact may have been tampered with: a FIFO
+/// would make the read wait for ever, a device never end, a link lead anywhere.
+pub fn read_regular(path: &Path) -> Result<Arc<[u8]>, String> {
+    match crate::loader::read_file(path) {
+        Ok(Some((bytes, _))) => Ok(bytes),
+        Ok(None) if path.exists() => Err(format!("cannot read {}: not a regular file", path.display())),
+        Ok(None) => Err(format!("cannot read {}: No such file or directory", path.display())),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -282,7 +291,7 @@ pub enum SharedMode {
 }
 
 /// Hosts send at most this much; simulation input is held to the same limit.
-const MAX_INPUT: usize = 1024 * 1024;
+pub const MAX_INPUT: usize = 1024 * 1024;
 
 /// Runs the emitted wrapper of `hook` with canonical `input`, exactly as the host would run
 /// it, plus `AGENT_BUNDLE_HOOK_SIMULATION=1` (the wrapper then encodes the canonical input
@@ -308,8 +317,13 @@ pub fn simulate(
     if input.len() > MAX_INPUT {
         return Err("simulation input exceeds the 1 MiB limit".into());
     }
+    if !crate::output::is_artifact_path(path) {
+        return Err(format!("the manifest names {path:?} for hook {}, a path outside the artifact", hook.name));
+    }
     let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
     let wrapper: PathBuf = artifact.join(path);
+    // From here on node runs: a signal stops it and the scratch folder goes too.
+    crate::interrupt::install();
     let scratch = tempfile::Builder::new()
         .prefix("agent-bundle-simulate-")
         .tempdir()
@@ -332,7 +346,8 @@ pub fn simulate(
         (Some(_), None) => Some("standalone"),
     };
     let (timeout, by_config) = match hook.timeout {
-        Some(seconds) => (Duration::from_secs(seconds.max(1)), "its config's `timeout`"),
+        // (No host waits longer than a day; a tampered manifest may say anything.)
+        Some(seconds) => (Duration::from_secs(seconds.clamp(1, MAX_SIMULATION_SECONDS)), "its config's `timeout`"),
         None => (DEFAULT_SIMULATION_TIMEOUT, "no `timeout` in its config"),
     };
     let started = Instant::now();
@@ -453,6 +468,9 @@ fn spawn_node(artifact: &Path, command: &mut Command) -> Result<Child, String> {
 fn node_missing(error: std::io::Error) -> String {
     format!("cannot run node: {error} (agent-bundle needs Node.js 20 or newer on PATH)")
 }
+
+/// The longest a simulated hook may take, whatever its manifest says.
+const MAX_SIMULATION_SECONDS: u64 = 24 * 60 * 60;
 
 /// How long a simulated hook may take when its config sets no `timeout` (hosts default to
 /// minutes; a simulation is run by hand and should not hang that long).

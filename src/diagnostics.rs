@@ -92,6 +92,7 @@ codes! {
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
+    UnsafePrebuiltPath = "AB4749", "unsafe-prebuilt-path", "A prebuilt handler path holding a character a shell would read in the hook command.";
     ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run, or nests too deep (brackets over 1,000 levels, or 50,000 with operators).";
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper.";
     MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *`.";

@@ -1,9 +1,9 @@
 //! Ctrl-C (or SIGTERM, SIGHUP) during a build: no publish starts once it came, the ones under
 //! way finish (each ends in one swap), and the command exits with 130; a second signal
 //! kills at once. So an interrupted build leaves every artifact whole and nothing beside it.
-//! `hooks simulate` and `validate` stop the node processes they run (`crate::child`) and
-//! remove their scratch folders the same way. (Watch mode has its own handler: it stops
-//! between builds.)
+//! `hooks simulate` and `validate`, once they run node, stop the processes they run
+//! (`crate::child`) and remove their scratch folders the same way. (Watch mode has its own
+//! handler: it stops between builds.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -60,6 +60,8 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     for target in &targets {
         check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk.files, &mut diagnostics);
     }
+    // From here on node runs: a signal stops it, and the report is not printed.
+    crate::interrupt::install();
     check_wrappers(dir, &manifest, &on_disk.files, &mut diagnostics);
     check_runtime(dir, &manifest, &mut diagnostics);
     let mut host_validated = false;
@@ -79,7 +81,7 @@ const WRAPPER_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
 const HOST_VALIDATOR_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
-    let bytes = std::fs::read(dir.join(path)).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let bytes = crate::artifact::read_regular(&dir.join(path))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not valid JSON: {e}"))
 }
 
@@ -99,10 +101,16 @@ fn manifest_shape(manifest: Value) -> Result<Value, String> {
             return wrong(array, "array");
         }
     }
-    let rows = manifest["files"].as_array().into_iter().flatten();
+    let rows = ["files", "hooks"].into_iter().flat_map(|array| manifest[array].as_array().into_iter().flatten());
     if let Some(path) = rows.filter_map(|row| row["path"].as_str()).find(|path| !crate::output::is_artifact_path(path))
     {
         return Err(format!("{MANIFEST_FILE} lists {path:?}, a path outside the artifact"));
+    }
+    let timeouts = manifest["hooks"].as_array().into_iter().flatten().filter_map(|hook| hook.get("timeout"));
+    if let Some(timeout) =
+        timeouts.filter(|t| !t.is_null()).find(|t| t.as_u64().is_none_or(|t| t > u64::from(u32::MAX)))
+    {
+        return Err(format!("{MANIFEST_FILE} gives a hook the timeout {timeout}, not a whole number of seconds"));
     }
     Ok(manifest)
 }
@@ -149,7 +157,7 @@ fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut
             continue;
         };
         listed.insert(path.to_owned());
-        match std::fs::read(dir.join(path)) {
+        match crate::artifact::read_regular(&dir.join(path)) {
             Err(_) => diagnostics.push(
                 Diagnostic::error(Code::ArtifactFiles, format!("{path} is listed in the manifest but missing"))
                     .in_file(MANIFEST_FILE)

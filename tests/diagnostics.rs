@@ -96,6 +96,22 @@ fn prebuilt_path_outside_every_payload() {
     expect_one(&config(hooks, "['claude']"), &[("dist/h.js", "")], "AB4744", "hooks.stop.handler.prebuilt", "");
 }
 
+/// The hook command quotes a prebuilt handler's path for a shell: a name that would be
+/// expanded there (`$HOME`, a backtick) or end the quotes is refused, spaces are fine.
+#[test]
+fn prebuilt_path_a_shell_would_read() {
+    for name in ["$HOME.js", "`id`.js", "a\\\"b.js"] {
+        let on_disk = name.replace("\\\"", "\"");
+        let hooks = format!("{{ stop: {{ handler: {{ prebuilt: './dist/{name}' }} }} }}");
+        let config = config(&hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+        let file = format!("dist/{on_disk}");
+        expect_one(&config, &[(file.as_str(), "")], "AB4749", "hooks.stop.handler.prebuilt", "");
+    }
+    let hooks = "{ stop: { handler: { prebuilt: './dist/my hook.js' } } }";
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+    assert_eq!(diagnose(&config, &[("dist/my hook.js", "")]).0, 0);
+}
+
 #[test]
 fn payload_outside_the_project_root() {
     let config = config("{}", "['claude']").replace("hooks:", "payload: { up: '../elsewhere' },\n  hooks:");

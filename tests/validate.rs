@@ -257,3 +257,72 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
         assert!(fs::read_dir(scratch.path()).unwrap().next().is_none(), "its scratch folder is gone");
     }
 }
+
+/// A tampered manifest is refused before anything runs: a hook path outside the artifact
+/// (`hooks simulate` would run it), a timeout no config can give, a FIFO where the
+/// manifest was (a read would wait for ever).
+#[test]
+fn a_tampered_manifest_is_refused_and_never_waited_on() {
+    let dir = built_policy();
+    let manifest_path = dir.path().join("artifact/agent-bundle.manifest.json");
+    let original = fs::read_to_string(&manifest_path).unwrap();
+    let tamper = |edit: &dyn Fn(&mut Value)| {
+        let mut manifest: Value = serde_json::from_str(&original).unwrap();
+        edit(&mut manifest);
+        fs::write(&manifest_path, manifest.to_string()).unwrap();
+    };
+    let validation_error = || {
+        let output = support::bin()
+            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let first = &report["diagnostics"][0];
+        assert_eq!(first["code"], "AB6000", "{report:#}");
+        first["message"].as_str().unwrap().to_owned()
+    };
+    let simulate = || {
+        let name = serde_json::from_str::<Value>(&original).unwrap()["hooks"][0]["name"].as_str().unwrap().to_owned();
+        let output = support::bin()
+            .args([
+                "hooks",
+                "simulate",
+                "--artifact",
+                "artifact",
+                "--target",
+                "claude",
+                "--hook",
+                &name,
+                "--input",
+                "{}",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+
+    tamper(&|manifest| {
+        for hook in manifest["hooks"].as_array_mut().unwrap() {
+            hook["path"] = "../../../../etc/passwd".into();
+        }
+    });
+    assert!(validation_error().contains("\"../../../../etc/passwd\", a path outside the artifact"));
+    let (code, stderr) = simulate();
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("a path outside the artifact") && !stderr.contains("root:"), "{stderr}");
+
+    tamper(&|manifest| manifest["hooks"][0]["timeout"] = (-1).into());
+    assert!(validation_error().contains("the timeout -1, not a whole number of seconds"));
+
+    fs::remove_file(&manifest_path).unwrap();
+    let fifo = std::ffi::CString::new(manifest_path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    assert!(validation_error().contains("not a regular file"));
+    let (code, stderr) = simulate();
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+}

@@ -383,3 +383,17 @@ fn a_simulation_stopped_from_outside_takes_its_hook_and_its_scratch_folder_with_
         }
     }
 }
+
+/// `--input-file` is read no further than the input limit: `/dev/zero` is refused at once.
+#[test]
+fn an_endless_input_file_is_refused_at_the_limit() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let name = hooks[0]["name"].as_str().unwrap();
+    let args = ["hooks", "simulate", "--target", "claude", "--hook", name, "--input-file", "/dev/zero"];
+    let output = support::run(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 1 MiB limit"));
+}

@@ -204,12 +204,11 @@ pub fn run() -> ExitCode {
         }
     };
     let json = cli.command.wants_json();
-    // What a signal would otherwise cut short: a publish (staging beside the artifact), a
-    // run of node (its scratch folder with the runtime's socket). Watch has its own handler;
-    // every other command is stopped by a signal at once.
+    // What a signal would otherwise cut short: a publish (staging beside the artifact).
+    // `validate` and `hooks simulate` install the handler once they run node; watch has its
+    // own; every other command is stopped by a signal at once.
     let building = matches!(&cli.command, Command::Build(args) if !args.watch);
-    let running_node = matches!(&cli.command, Command::Validate(_) | Command::Hooks(HooksCommand::Simulate { .. }));
-    if building || running_node {
+    if building {
         crate::interrupt::install();
     }
     let result = match cli.command {
@@ -513,6 +512,19 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     Ok(true)
 }
 
+/// The text of `--input-file`, read no further than the input limit (`/dev/zero` never ends).
+fn read_input_file(path: &Path) -> Result<String, Failure> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
+    let mut text = String::new();
+    let limit = artifact::MAX_INPUT as u64 + 1;
+    std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text)).map_err(cannot)?;
+    if text.len() > artifact::MAX_INPUT {
+        return Err(Failure::Usage("simulation input exceeds the 1 MiB limit".into()));
+    }
+    Ok(text)
+}
+
 fn simulate_command(
     dir: &Path,
     target: Target,
@@ -524,8 +536,7 @@ fn simulate_command(
 ) -> Result<bool, Failure> {
     let text = match (input, input_file) {
         (Some(text), None) => text,
-        (None, Some(path)) => std::fs::read_to_string(&path)
-            .map_err(|e| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display())))?,
+        (None, Some(path)) => read_input_file(&path)?,
         _ => {
             return Err(Failure::Usage("provide exactly one of --input or --input-file".into()));
         }

@@ -263,6 +263,19 @@ impl Normalizer<'_> {
                     return None;
                 }
                 let artifact_path = format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
+                // Hosts run `node "<root>/<artifact path>"` through a shell: inside the
+                // quotes, these would be expanded, end the quotes, or end the command.
+                if let Some(c) = artifact_path.chars().find(|c| matches!(c, '$' | '`' | '"' | '\\') || c.is_control()) {
+                    self.push(
+                        Diagnostic::error(
+                            Code::UnsafePrebuiltPath,
+                            format!("prebuilt handler `{path}` has {c:?} in its name, which a shell would read in the hook command"),
+                        )
+                        .at_path(&item.path)
+                        .with_help("rename the file (and its payload folders) without $ ` \" \\ or control characters"),
+                    );
+                    return None;
+                }
                 Some(Handler::Prebuilt { path, artifact_path })
             }
         }

@@ -225,7 +225,9 @@ impl Normalizer<'_> {
             HandlerDecl::Module(_) => {
                 if !self.project.is_file(&path) {
                     let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| {
-                        "create the module, or fix the path (it is relative to the project root)".to_owned()
+                        "create the module, or fix the path (it is relative to the project root; a symbolic \
+                         link, a folder or a pipe is never read as a module)"
+                            .to_owned()
                     });
                     self.push(
                         Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))

@@ -45,6 +45,15 @@ fn family_of(path: &str) -> Option<Result<Family, String>> {
     Some(Family::from_key(stem).ok_or_else(|| stem.to_owned()))
 }
 
+/// What a module under `src/events/` named for a family but in JavaScript (or `.mts`)
+/// should be called, to be a route: it would otherwise be dropped without a word.
+fn misnamed_route(path: &str) -> Option<String> {
+    let relative = path.strip_prefix(EVENTS_DIR)?;
+    let (stem, extension) = relative.rsplit_once('.')?;
+    let module = matches!(extension, "js" | "jsx" | "mjs" | "mts" | "cjs" | "cts");
+    (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
+}
+
 /// Finds the route files among `paths` (project-relative, sorted) and reads each one's config
 /// with `text(path)`.
 pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) -> Option<&'a str>) -> RoutesReturn {
@@ -52,7 +61,19 @@ pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) ->
     for path in paths {
         // Modules a route imports (helpers beside it) are not routes unless named like one;
         // files whose stem names no family are errors only directly in a family folder.
-        let Some(family) = family_of(path) else { continue };
+        let Some(family) = family_of(path) else {
+            if let Some(renamed) = misnamed_route(path) {
+                result.diagnostics.push(
+                    Diagnostic::error(
+                        Code::UnknownRouteFamily,
+                        format!("`{path}` names an event family, but is no .ts or .tsx file"),
+                    )
+                    .in_file(path)
+                    .with_help(format!("route files are TypeScript: rename it `{renamed}`")),
+                );
+            }
+            continue;
+        };
         let family = match family {
             Ok(family) => family,
             Err(stem) => {
@@ -255,6 +276,13 @@ mod tests {
         assert_eq!(family_of("src/events/model-switch/after.tsx"), Some(Ok(Family::ModelSwitchAfter)));
         assert_eq!(family_of("src/events/tool/befor.tsx"), Some(Err("tool/befor".into())));
         assert_eq!(family_of("src/hooks/stop.ts"), None);
+        assert_eq!(misnamed_route("src/events/prompt/submit.js"), Some("src/events/prompt/submit.tsx".into()));
+        assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
+        assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
+        assert_eq!(misnamed_route("src/events/stop.ts"), None);
+        let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Some("export default () => null;"));
+        assert!(dropped.routes.is_empty());
+        assert_eq!(dropped.diagnostics.len(), 1, "a misnamed route is reported, not dropped");
     }
 
     #[test]

@@ -236,13 +236,18 @@ pub fn config_file_name(db: &dyn Db, project: Project) -> String {
 #[salsa::tracked(returns(ref))]
 pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
     let Some(file) = config_file(db, project) else {
-        let names = CONFIG_FILE_NAMES.join(", ");
-        let diagnostic = Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found")
-            .with_help(format!("create one of {names} at the project root (or pass --root / --config)"));
+        let diagnostic = match &project.settings(db).config_file {
+            Some(path) => Diagnostic::error(Code::ConfigNotFound, format!("no config `{path}` in the project"))
+                .with_help("--config names a regular file inside the project root (a symbolic link is never read)"),
+            None => Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found").with_help(format!(
+                "create one of {} at the project root (or pass --root / --config; a symbolic link is never read)",
+                CONFIG_FILE_NAMES.join(", ")
+            )),
+        };
         return ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] };
     };
     let name = file.path(db);
-    match std::str::from_utf8(file.bytes(db)) {
+    let mut parsed = match std::str::from_utf8(file.bytes(db)) {
         Ok(text) => crate::config::parse(name, text),
         Err(error) => {
             let at = u32::try_from(error.valid_up_to()).unwrap_or(u32::MAX);
@@ -251,7 +256,18 @@ pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
                 .at(crate::source::Span::new(at, at.saturating_add(1)));
             ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] }
         }
+    };
+    if project.settings(db).config_file.is_none() {
+        let files = project.files(db);
+        for other in CONFIG_FILE_NAMES.iter().filter(|other| *other != name && files.contains_key(**other)) {
+            parsed.diagnostics.push(
+                Diagnostic::warning(Code::ShadowedConfig, format!("`{other}` is ignored: `{name}` is the config"))
+                    .in_file((*other).to_owned())
+                    .with_help("keep one config per project (or pick one with --config)"),
+            );
+        }
     }
+    parsed
 }
 
 #[salsa::tracked(returns(ref))]

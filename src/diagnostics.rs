@@ -64,6 +64,7 @@ codes! {
     UnknownConfigKey = "AB4003", "unknown-config-key", "A key the config schema does not define.";
     InvalidConfigValue = "AB4004", "invalid-config-value", "A config value of the wrong type or shape.";
     MissingPluginName = "AB4005", "missing-plugin-name", "`plugin.name` is required.";
+    ShadowedConfig = "AB4006", "shadowed-config", "A second `agent-bundle.config.*` at the project root, which the build ignores.";
     UnknownTarget = "AB4100", "unknown-target", "A target that is not `claude`, `codex`, `cursor` or `portable`.";
     DuplicateHook = "AB4101", "duplicate-hook", "Two declarations normalize to the same hook.";
     InvalidPluginName = "AB4102", "invalid-plugin-name", "A plugin name that some selected host rejects.";

@@ -85,6 +85,20 @@ fn args_only_on_prebuilt_handlers_and_only_shell_safe() {
     expect_one(&config, &[("dist/h.js", "")], "AB4746", "hooks.stop.args[0]", "");
 }
 
+/// A second config beside the one the build reads is a warning naming both; a `--config`
+/// that is not there is named in the error.
+#[test]
+fn a_second_config_is_a_warning_and_a_missing_one_is_named() {
+    let other = "export default { plugin: { name: 'other' }, targets: ['codex'], hooks: {} };\n";
+    let (exit, diagnostics) = diagnose(&config("{}", "['claude']"), &[("agent-bundle.config.mjs", other)]);
+    assert_eq!(exit, 0);
+    assert_eq!(diagnostics, [("AB4006".into(), "".into(), "".into(), "warning".into())]);
+    let dir = project(&[("agent-bundle.config.ts", &config("{}", "['claude']"))]);
+    let (code, report) = build_json(dir.path(), &["--config", "nope.ts"]);
+    assert_eq!(code, 1);
+    assert_eq!(report["diagnostics"][0]["message"], "no config `nope.ts` in the project", "{report:#}");
+}
+
 #[test]
 fn missing_handler_file() {
     expect_one(&config("{ stop: './src/hooks/missing.ts' }", "['claude']"), &[], "AB4217", "hooks.stop", "");

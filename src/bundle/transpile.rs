@@ -653,7 +653,11 @@ impl<'a> Visit<'a> for Checker<'_> {
         // TypeScript reads a name an earlier declaration of the same namespace exported as
         // that namespace's member; transpiled, each declaration is a function of its own,
         // where the bare name is bound to nothing.
-        let unbound = || self.scoping.get_reference(it.reference_id()).symbol_id().is_none();
+        // (A type is stripped: where it names such a member, nothing is left to run.)
+        let unbound = || {
+            let reference = self.scoping.get_reference(it.reference_id());
+            reference.symbol_id().is_none() && reference.is_value()
+        };
         if let Some((path, _)) = self.namespaces.iter().rev().find(|(_, earlier)| earlier.contains(it.name.as_str()))
             && unbound()
         {
@@ -820,7 +824,8 @@ mod tests {
         // Members of two namespaces, and of a namespace merged with a function, are fine.
         let fine = "namespace A { export const y = 1; }\nnamespace B { export const y = 2; }\n\
                     function g() {}\nnamespace g { export const v = 1; }\n\
-                    namespace A { export const z = A.y + 1; const y = 5; export const w = y; }\n";
+                    namespace A { export const z = A.y + 1; const y = 5; export const w = y; }\n\
+                    namespace K { export class C {} }\nnamespace K { export const c: C | undefined = undefined; }\n";
         assert_eq!(module(fine), [], "{fine}");
         // Transpiled, each declaration is a function of its own: a bare name another one
         // exported would be bound to nothing.

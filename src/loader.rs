@@ -627,7 +627,7 @@ pub fn skipped_folder_help(key: &str) -> Option<String> {
     skipped_folder_in(key).map(|folder| {
         format!(
             "`{key}` lies in a folder named `{folder}`, which the build never reads (folders named \
-             .git, node_modules, target or .jj hold no sources): move the module out of it"
+             .git, node_modules, target, .jj or .agent-bundle hold no sources): move the module out of it"
         )
     })
 }

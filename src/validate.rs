@@ -157,6 +157,9 @@ fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut
             continue;
         };
         listed.insert(path.to_owned());
+        if on_disk.others.iter().any(|(other, _)| other == path) {
+            continue; // A link or a pipe where the file should be: reported with the others below.
+        }
         match crate::artifact::read_regular(&dir.join(path)) {
             Err(_) => diagnostics.push(
                 Diagnostic::error(Code::ArtifactFiles, format!("{path} is listed in the manifest but missing"))
@@ -181,10 +184,11 @@ fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut
                 .with_help("rebuild the artifact; never add files to it by hand"),
         );
     }
-    // A build makes nothing but the listed files and the folders they lie in.
-    let folders = crate::output::folders_of(listed.iter().map(String::as_str));
-    let empty_folders = on_disk.folders.iter().filter(|path| !folders.contains(path.as_str()));
-    let empty_folders = empty_folders.map(|path| (path, "a folder that holds no file of its manifest"));
+    // A build makes no folder without a file in it (what a folder holds is reported itself).
+    let held = on_disk.files.iter().chain(on_disk.others.iter().map(|(path, _)| path));
+    let occupied = crate::output::folders_of(held.map(String::as_str));
+    let empty_folders = on_disk.folders.iter().filter(|path| !occupied.contains(path.as_str()));
+    let empty_folders = empty_folders.map(|path| (path, "an empty folder"));
     let others = on_disk.others.iter().map(|(path, what)| (path, *what));
     for (path, what) in empty_folders.chain(others) {
         diagnostics.push(

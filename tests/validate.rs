@@ -69,10 +69,7 @@ fn a_link_or_an_empty_folder_added_to_the_artifact_is_caught() {
     assert_eq!(errors, ["AB6004", "AB6004"], "{report:#}");
     let messages: Vec<_> =
         report["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
-    assert!(
-        messages.contains(&"skills in the artifact is a folder that holds no file of its manifest"),
-        "{messages:?}"
-    );
+    assert!(messages.contains(&"skills in the artifact is an empty folder"), "{messages:?}");
     assert!(
         messages.contains(&"hooks/passwd in the artifact is a symbolic link, which a build never makes"),
         "{messages:?}"
@@ -325,4 +322,24 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
     let (code, stderr) = simulate();
     assert_eq!(code, Some(1));
     assert!(stderr.contains("not a regular file"), "{stderr}");
+}
+
+/// A name a builtin lacks is refused when the wrapper loads, as Node refuses the handler's
+/// own import (the bundle reads builtins through their namespaces, where it was `undefined`).
+#[test]
+fn a_name_a_builtin_lacks_fails_the_wrapper_as_node_would() {
+    let handler = "import { readFilSync } from 'node:fs';\nexport default () => { void readFilSync; };\n";
+    let config =
+        "export default { plugin: { name: 'typo' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
+    let message = load["message"].as_str().unwrap();
+    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
 }

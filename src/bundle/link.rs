@@ -971,6 +971,17 @@ pub fn assemble(header: &str, chunks: &[&ModuleChunk], epilogue: &str) -> String
     for builtin in builtins {
         let _ = writeln!(out, "import * as {} from {};", builtin_local(builtin), js_string(builtin));
     }
+    // The chunks read a builtin's exports through its namespace, where a name it lacks is
+    // `undefined`; imported once more by name, Node refuses such a name when it links the
+    // bundle, as it would have refused the handler's own import.
+    let named =
+        chunks.iter().flat_map(|chunk| &chunk.links.imported).filter_map(|(binding, _)| match &binding.source {
+            LinkSource::Builtin(specifier) => Some((specifier.as_str(), binding.name.as_str())),
+            LinkSource::Module(_) => None,
+        });
+    for (i, (specifier, name)) in named.collect::<BTreeSet<_>>().into_iter().enumerate() {
+        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(specifier));
+    }
     out.push_str(RUNTIME);
     for chunk in chunks {
         out.push_str(&chunk.code);
@@ -1282,9 +1293,12 @@ mod tests {
         let a = compile_ok("import fs from \"fs\";\nimport { join } from \"node:path\";\nexport default [fs, join];\n");
         let b = compile("src/b.ts", "import fs from \"node:fs\";\nexport const x = fs;\n");
         let out = assemble("// header", &[&a, &b], "EPILOGUE\n");
+        // The namespaces, then every name imported from them once more (for Node to check).
         assert!(out.starts_with(
-            "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\nconst __ab_modules = new Map();\n"
-        ));
+            "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\n\
+             import { \"default\" as __ab_named0 } from \"fs\";\nimport { \"default\" as __ab_named1 } from \"node:fs\";\n\
+             import { \"join\" as __ab_named2 } from \"node:path\";\nconst __ab_modules = new Map();\n"
+        ), "{out}");
         assert!(out.ends_with(&format!("{}{}EPILOGUE\n", a.code, b.code)));
         assert_eq!(out.matches("import * as").count(), 2);
     }

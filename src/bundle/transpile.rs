@@ -11,8 +11,8 @@ use oxc_ast::ast::{
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral, Statement,
-    TSExportAssignment, TSImportEqualsDeclaration, TSModuleReference, TSNamespaceDeclaration,
-    TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
+    TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
+    TSNamespaceDeclarationBody, TSType, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -209,24 +209,11 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
     let before = out.diagnostics.len();
     push_oxc_diagnostics!(out.diagnostics, transformed.diagnostics);
-    out.diagnostics[before..].iter_mut().for_each(refuse_unfaithful_transform);
     if out.diagnostics[before..].iter().any(BundleDiagnostic::is_error) {
         return out;
     }
     out.code = Some(Codegen::new().with_options(codegen_options(key)).build(&program).code);
     out
-}
-
-/// The transformer warns of what it does not transpile faithfully; where that changes
-/// what the module does, the build fails rather than emit a wrapper that misbehaves.
-fn refuse_unfaithful_transform(diagnostic: &mut BundleDiagnostic) {
-    // oxc keeps a namespace's exported `let` or `var` as a copy taken once: a later
-    // assignment would not be seen through the namespace.
-    if diagnostic.message.starts_with("Namespaces exporting non-const are not supported") {
-        diagnostic.severity = Severity::Error;
-        diagnostic.message = "a namespace that exports a `let` or `var` is not supported".to_owned();
-        diagnostic.help = Some("export a `const` (an object whose fields change, if it must change)".to_owned());
-    }
 }
 
 /// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);
@@ -297,6 +284,8 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
+    /// Nesting depth of types (stripped: nothing in them runs).
+    type_depth: u32,
 }
 
 impl<'s> Checker<'s> {
@@ -314,6 +303,7 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
+            type_depth: 0,
         }
     }
 
@@ -360,6 +350,28 @@ impl<'s> Checker<'s> {
             );
         } else {
             self.exported.insert(name.to_owned(), span.into());
+        }
+    }
+
+    /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared: one the
+    /// code assigns again would be seen unchanged through the namespace.
+    fn refuse_written_exported_variables(&mut self, block: &TSModuleBlock<'_>) {
+        for statement in &block.body {
+            let Statement::ExportDeclaration(export) = statement else { continue };
+            let Declaration::VariableDeclaration(variables) = &export.declaration else { continue };
+            if variables.kind == VariableDeclarationKind::Const || variables.declare {
+                continue;
+            }
+            for id in variables.declarations.iter().flat_map(|declarator| declarator.id.get_binding_identifiers()) {
+                if id.symbol_id.get().is_some_and(|symbol| self.scoping.symbol_is_mutated(symbol)) {
+                    self.error(
+                        BundleErrorKind::Syntax,
+                        id.span.into(),
+                        format!("`{}` is exported from a namespace and assigned again", id.name),
+                        "the transpiled namespace would keep its first value: export a `const` (an object whose fields change, if it must change)",
+                    );
+                }
+            }
         }
     }
 
@@ -630,6 +642,12 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_ts_export_assignment(self, it);
     }
 
+    fn visit_ts_type(&mut self, it: &TSType<'a>) {
+        self.type_depth += 1;
+        walk::walk_ts_type(self, it);
+        self.type_depth -= 1;
+    }
+
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         let path = match self.namespaces.last() {
             Some((outer, _)) => format!("{outer}.{}", it.id.name),
@@ -641,6 +659,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.namespaces.pop();
         if let TSNamespaceDeclarationBody::TSModuleBlock(block) = &it.body {
             self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
+            self.refuse_written_exported_variables(block);
         }
     }
 
@@ -654,10 +673,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         // that namespace's member; transpiled, each declaration is a function of its own,
         // where the bare name is bound to nothing.
         // (A type is stripped: where it names such a member, nothing is left to run.)
-        let unbound = || {
-            let reference = self.scoping.get_reference(it.reference_id());
-            reference.symbol_id().is_none() && reference.is_value()
-        };
+        let unbound = || self.type_depth == 0 && self.scoping.get_reference(it.reference_id()).symbol_id().is_none();
         if let Some((path, _)) = self.namespaces.iter().rev().find(|(_, earlier)| earlier.contains(it.name.as_str()))
             && unbound()
         {
@@ -825,7 +841,9 @@ mod tests {
         let fine = "namespace A { export const y = 1; }\nnamespace B { export const y = 2; }\n\
                     function g() {}\nnamespace g { export const v = 1; }\n\
                     namespace A { export const z = A.y + 1; const y = 5; export const w = y; }\n\
-                    namespace K { export class C {} }\nnamespace K { export const c: C | undefined = undefined; }\n";
+                    namespace K { export class C {} }\nnamespace K { export const c: C | undefined = undefined; }\n\
+                    namespace T { export const x = 1; }\nnamespace T { type X = typeof x; export const y: X = 2; }\n\
+                    namespace T { export const z = ({ a: 2 }) satisfies { a: typeof x }; }\n";
         assert_eq!(module(fine), [], "{fine}");
         // Transpiled, each declaration is a function of its own: a bare name another one
         // exported would be bound to nothing.
@@ -838,12 +856,13 @@ mod tests {
     }
 
     #[test]
-    fn a_namespace_exporting_a_variable_is_an_error() {
-        let out = transpile("src/a.ts", "namespace N { export let v = 3; export function bump() { v++; } }\n");
-        let error = out.diagnostics.iter().find(|d| d.is_error()).expect("an error");
-        assert_eq!(error.message, "a namespace that exports a `let` or `var` is not supported");
-        assert!(out.code.is_none());
-        assert!(transpile("src/a.ts", "namespace N { export const v = { n: 3 }; }\n").diagnostics.is_empty());
+    fn a_namespace_s_exported_variable_assigned_again_is_an_error() {
+        let written = "namespace N { export let v = 3; export function bump() { v++; } }\n";
+        assert_eq!(errors("src/a.ts", written), one(BundleErrorKind::Syntax, "v"));
+        // Never written again: the copy is the value.
+        let read_only =
+            "namespace Cfg { export var name = 'x'; export let n = 1; }\nexport const m = Cfg.name + Cfg.n;\n";
+        assert_eq!(errors("src/a.ts", read_only), []);
     }
 
     #[test]

@@ -286,6 +286,13 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
     let root = dir.join(VERSION_DIR);
     for kind in [Kind::Object, Kind::Action] {
         for (path, hash) in files(&root, kind)? {
+            let Some(hash) = hash else {
+                // Not an entry, whatever it holds (a FIFO, a link): removed unread.
+                report.checked += 1;
+                let _ = fs::remove_file(&path);
+                report.corrupt.push(path);
+                continue;
+            };
             let bytes = match fs::read(&path) {
                 Ok(bytes) => bytes,
                 Err(error) if error.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile
@@ -295,10 +302,10 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
                 }
             };
             report.checked += 1;
-            let valid = hash.is_some_and(|hash| match kind {
+            let valid = match kind {
                 Kind::Object => Hash::of(&bytes) == hash,
                 Kind::Action => record::decode(&bytes).is_some(),
-            });
+            };
             if !valid {
                 let _ = fs::remove_file(&path);
                 report.corrupt.push(path);
@@ -346,7 +353,7 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
     for shard in shards {
         let shard = shard?;
         if !shard.file_type()?.is_dir() {
-            // A file beside the shards is no entry (`verify` removes it with the strays).
+            // Beside the shards: no entry (`verify` removes it with the strays, unread).
             out.insert(shard.path(), None);
             continue;
         }

@@ -347,9 +347,14 @@ fn verify_finds_and_removes_corrupt_entries() {
         (dir.path().join("v1/cas/junk"), dir.path().join("v1/ac").join(key_good.to_hex()));
     fs::write(&loose_object, b"x").unwrap();
     fs::write(&loose_record, b"x").unwrap();
+    // A FIFO there would make a read wait for ever.
+    let fifo = dir.path().join("v1/cas/fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
 
     let report = verify(dir.path()).unwrap();
-    assert_eq!(report.checked, 9);
+    assert_eq!(report.checked, 10);
     let mut expected = vec![
         object_path(dir.path(), &bad),
         action_path(dir.path(), &key_flipped),
@@ -358,6 +363,7 @@ fn verify_finds_and_removes_corrupt_entries() {
         misplaced,
         loose_object,
         loose_record,
+        fifo,
     ];
     expected.sort();
     assert_eq!(report.corrupt, expected);

@@ -515,14 +515,15 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
 /// The text of `--input-file`, read no further than the input limit (`/dev/zero` never ends).
 fn read_input_file(path: &Path) -> Result<String, Failure> {
     use std::io::Read;
-    let cannot = |e: std::io::Error| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
-    let mut text = String::new();
+    let cannot =
+        |e: &dyn std::fmt::Display| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
+    let mut bytes = Vec::new();
     let limit = artifact::MAX_INPUT as u64 + 1;
-    std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text)).map_err(cannot)?;
-    if text.len() > artifact::MAX_INPUT {
+    std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes)).map_err(|e| cannot(&e))?;
+    if bytes.len() > artifact::MAX_INPUT {
         return Err(Failure::Usage("simulation input exceeds the 1 MiB limit".into()));
     }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|e| cannot(&e))
 }
 
 fn simulate_command(

@@ -58,18 +58,21 @@ fn misnamed_route(path: &str) -> Option<String> {
 /// with `text(path)`.
 pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) -> Option<&'a str>) -> RoutesReturn {
     let mut result = RoutesReturn::default();
-    for path in paths {
+    let paths: Vec<&str> = paths.collect();
+    for &path in &paths {
         // Modules a route imports (helpers beside it) are not routes unless named like one;
         // files whose stem names no family are errors only directly in a family folder.
         let Some(family) = family_of(path) else {
-            if let Some(renamed) = misnamed_route(path) {
+            // (Beside its route, a JavaScript twin, say compiled output, is left alone.)
+            let twin = |stem: &str| [".ts", ".tsx"].iter().any(|ext| paths.contains(&format!("{stem}{ext}").as_str()));
+            if let Some(renamed) = misnamed_route(path).filter(|renamed| !twin(renamed.trim_end_matches(".tsx"))) {
                 result.diagnostics.push(
                     Diagnostic::error(
                         Code::UnknownRouteFamily,
-                        format!("`{path}` names an event family, but is no .ts or .tsx file"),
+                        format!("`{path}` names an event family, but route files end in .ts or .tsx"),
                     )
                     .in_file(path)
-                    .with_help(format!("route files are TypeScript: rename it `{renamed}`")),
+                    .with_help(format!("rename it `{renamed}`")),
                 );
             }
             continue;
@@ -283,6 +286,13 @@ mod tests {
         let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Some("export default () => null;"));
         assert!(dropped.routes.is_empty());
         assert_eq!(dropped.diagnostics.len(), 1, "a misnamed route is reported, not dropped");
+        let twin =
+            discover(["src/events/stop.js", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
+        assert_eq!(
+            (twin.routes.len(), twin.diagnostics.len()),
+            (1, 0),
+            "a compiled twin beside its route is left alone"
+        );
     }
 
     #[test]

@@ -65,7 +65,10 @@ export async function runHook(spec, handler) {
   let exitedWith = null;
   const exit = process.exit;
   process.exit = (...code) => {
-    if (!answered) exitedWith = code.map(String).join(", ");
+    // Once answered, the answer's exit code stands: a timer the handler left calling
+    // process.exit(2) would make a host read the answer as a blocking error.
+    if (answered) return exit.call(process);
+    exitedWith = code.map(String).join(", ");
     // As called: an explicit `undefined` would reset the exit code.
     return exit.apply(process, code);
   };

@@ -458,6 +458,13 @@ describe("projection", PARALLEL, () => {
     assert.equal(r.stderr, "noise\n");
   });
 
+  test("a process.exit the handler left for later keeps the answer's exit code", { timeout: 5000 }, async () => {
+    const handler = `() => { setTimeout(() => process.exit(2), 10); return { outcome: "deny", reason: "x" }; }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 0);
+    assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+  });
+
   test("console.dir, console.table and process.stdout go to stderr too", async () => {
     const handler = `() => { console.dir({ a: 1 }); console.table([1]); process.stdout.write("raw\\n"); return { outcome: "deny", reason: "x" }; }`;
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });

@@ -204,7 +204,8 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
 }
 
 /// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes, prints no half
-/// report and exits with 130, its scratch folder removed.
+/// report (`--json` gets `{ ok: false, error: "interrupted" }`) and exits with 130, its
+/// scratch folder removed.
 #[test]
 fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     let dir = support::example("guarded");
@@ -242,7 +243,8 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
         unsafe { libc::kill(validation.id() as i32, signal) };
         let output = validation.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
-        assert!(output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stdout));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report, serde_json::json!({ "ok": false, "error": "interrupted" }), "no half report");
         assert_eq!(String::from_utf8_lossy(&output.stderr).trim(), "interrupted");
         for _ in 0..200 {
             if !support::running(&pid) {

@@ -236,6 +236,10 @@ pub fn run() -> ExitCode {
     if crate::interrupt::requested() {
         let left = if building { ": what was published is whole, the rest is left as it was" } else { "" };
         eprintln!("interrupted{left}");
+        if json && !building {
+            // (A build reports what it published, interrupted or not; these stop unreported.)
+            report::print_json(&serde_json::json!({ "ok": false, "error": "interrupted" }));
+        }
         return ExitCode::from(130);
     }
     if let Some(error) = report::stdout_error() {

@@ -139,17 +139,22 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
 }
 
-/// A wrapper Node cannot load is AB6005, with Node's own error, not just where it stopped.
-#[test]
-fn a_wrapper_that_does_not_load_says_what_node_said() {
+/// The guarded example, built, and one of its wrappers.
+fn guarded_and_a_wrapper() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = support::example("guarded");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let hooks = dir.path().join("artifact/hooks");
-    let wrapper = fs::read_dir(&hooks)
+    let wrapper = fs::read_dir(dir.path().join("artifact/hooks"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "mjs"))
         .unwrap();
+    (dir, wrapper)
+}
+
+/// A wrapper Node cannot load is AB6005, with Node's own error, not just where it stopped.
+#[test]
+fn a_wrapper_that_does_not_load_says_what_node_said() {
+    let (dir, wrapper) = guarded_and_a_wrapper();
     let text = fs::read_to_string(&wrapper).unwrap();
     fs::write(&wrapper, text.replacen("const ", "const const ", 1)).unwrap();
     let (code, _, report) = validate(dir.path());
@@ -208,14 +213,7 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
 /// scratch folder removed.
 #[test]
 fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
-    let dir = support::example("guarded");
-    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let hooks = dir.path().join("artifact/hooks");
-    let wrapper = fs::read_dir(&hooks)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "mjs"))
-        .unwrap();
+    let (dir, wrapper) = guarded_and_a_wrapper();
     let pid_file = dir.path().join("loading");
     let hang = format!(
         "import {{ writeFileSync }} from 'node:fs';\nwriteFileSync({:?}, String(process.pid));\nawait new Promise(() => setInterval(() => {{}}, 1000));\n",
@@ -223,35 +221,15 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     );
     fs::write(&wrapper, hang + &fs::read_to_string(&wrapper).unwrap()).unwrap();
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let _ = fs::remove_file(&pid_file);
         let scratch = tempfile::tempdir().unwrap();
-        let validation = support::bin()
-            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-            .current_dir(dir.path())
-            .env("TMPDIR", scratch.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = loop {
-            match fs::read_to_string(&pid_file) {
-                Ok(pid) if !pid.is_empty() => break pid,
-                _ => std::thread::sleep(std::time::Duration::from_millis(20)),
-            }
-        };
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(validation.id() as i32, signal) };
-        let output = validation.wait_with_output().unwrap();
+        let mut validation = support::bin();
+        validation.args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"]);
+        validation.current_dir(dir.path()).env("TMPDIR", scratch.path());
+        let (output, pid) = support::signal_once_running(&mut validation, &pid_file, signal);
         assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(report, serde_json::json!({ "ok": false, "error": "interrupted" }), "no half report");
         assert_eq!(String::from_utf8_lossy(&output.stderr).trim(), "interrupted");
-        for _ in 0..200 {
-            if !support::running(&pid) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
         assert!(!support::running(&pid), "a wrapper outlived the validation");
         assert!(fs::read_dir(scratch.path()).unwrap().next().is_none(), "its scratch folder is gone");
     }

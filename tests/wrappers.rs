@@ -344,35 +344,10 @@ fn a_simulation_stopped_from_outside_takes_its_hook_and_its_scratch_folder_with_
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGKILL] {
         let scratch = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("pid");
-        let _ = fs::remove_file(&pid_file);
-        let simulation = support::bin()
-            .args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap(), "--input"])
-            .arg(&input)
-            .current_dir(dir.path())
-            .env("TMPDIR", scratch.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = loop {
-            if let Ok(pid) = fs::read_to_string(&pid_file)
-                && !pid.is_empty()
-            {
-                break pid;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(simulation.id() as i32, signal) };
-        let output = simulation.wait_with_output().unwrap();
-        // The kernel's SIGKILL to the hook lands asynchronously: give it a moment.
-        for _ in 0..200 {
-            if !support::running(&pid) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let mut simulation = support::bin();
+        simulation.args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap()]);
+        simulation.args(["--input", &input]).current_dir(dir.path()).env("TMPDIR", scratch.path());
+        let (output, pid) = support::signal_once_running(&mut simulation, &dir.path().join("pid"), signal);
         assert!(!support::running(&pid), "the hook outlived its simulation (signal {signal})");
         if signal != libc::SIGKILL {
             let stderr = String::from_utf8_lossy(&output.stderr);

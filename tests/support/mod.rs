@@ -90,7 +90,6 @@ pub fn artifact_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-/// Runs `node <script>` with `stdin` and extra environment; returns (exit code, stdout, stderr).
 /// Whether process `pid` runs (is not gone, nor a zombie waiting for a reaper that no
 /// container may have).
 pub fn running(pid: &str) -> bool {
@@ -98,6 +97,31 @@ pub fn running(pid: &str) -> bool {
     stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
 }
 
+/// Starts `command`, sends it `signal` once a process it runs has written its pid to
+/// `pid_file`, and returns its output and that pid, once the process is gone or two
+/// seconds have passed (the kernel's SIGKILL to a process group lands asynchronously).
+pub fn signal_once_running(command: &mut Command, pid_file: &Path, signal: i32) -> (Output, String) {
+    let _ = fs::remove_file(pid_file);
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = loop {
+        match fs::read_to_string(pid_file) {
+            Ok(pid) if !pid.is_empty() => break pid,
+            _ => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    };
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let output = child.wait_with_output().unwrap();
+    for _ in 0..200 {
+        if !running(&pid) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    (output, pid)
+}
+
+/// Runs `node <script>` with `stdin` and extra environment; returns (exit code, stdout, stderr).
 pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
     use std::io::Write;
     let mut child = Command::new("node")

@@ -276,10 +276,19 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn package_version(db: &dyn Db, project: Project) -> Option<String> {
-    let file = project.files(db).get("package.json")?;
-    let json: serde_json::Value = serde_json::from_slice(file.bytes(db)).ok()?;
-    json.get("version")?.as_str().map(str::to_owned)
+/// The `version` of the project's `package.json`: none without the file or the field, an
+/// error when the file does not parse or the field is no string.
+pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, String> {
+    let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
+    // (npm reads one that starts with a byte order mark; serde_json does not.)
+    let bytes = file.bytes(db).strip_prefix("\u{feff}".as_bytes()).unwrap_or(file.bytes(db));
+    let json: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|error| format!("is not valid JSON ({error})"))?;
+    match json.get("version") {
+        None => Ok(None),
+        Some(serde_json::Value::String(version)) => Ok(Some(version.clone())),
+        Some(other) => Err(format!("has a `version` that is no string ({other})")),
+    }
 }
 
 struct FilesView<'a> {
@@ -325,7 +334,7 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
         config,
         &routes(db, project).routes,
         settings.target_override.as_deref(),
-        package_version(db, project).as_deref(),
+        package_version(db, project).as_ref().map(Option::as_deref).map_err(String::as_str),
         &view,
     )
 }

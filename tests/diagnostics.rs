@@ -99,6 +99,28 @@ fn a_second_config_is_a_warning_and_a_missing_one_is_named() {
     assert_eq!(report["diagnostics"][0]["message"], "no config `nope.ts` in the project", "{report:#}");
 }
 
+/// Without `plugin.version`, a package.json that gives no readable version is a warning
+/// naming it (the version was 0.0.0 without a word); no `version`, or a byte order mark
+/// before the JSON (npm reads it), is fine.
+#[test]
+fn a_package_json_version_that_cannot_be_read_is_a_warning() {
+    for package in ["{\"version\":\"2.0.0\"", "{\"version\": 2}"] {
+        let (exit, diagnostics) = diagnose(&config("{}", "['claude']"), &[("package.json", package)]);
+        assert_eq!(exit, 0);
+        assert_eq!(diagnostics, [("AB4007".into(), "".into(), "".into(), "warning".into())], "{package}");
+    }
+    for package in ["{\"name\":\"p\"}", "\u{feff}{\"version\":\"2.0.0\"}"] {
+        assert_eq!(diagnose(&config("{}", "['claude']"), &[("package.json", package)]).1, [], "{package}");
+    }
+}
+
+#[test]
+fn an_unknown_key_in_a_handler_object() {
+    let hooks = "{ stop: { handler: { prebuilt: './dist/h.js', args: ['x'] } } }";
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+    expect_one(&config, &[("dist/h.js", "")], "AB4003", "hooks.stop.handler.args", "");
+}
+
 #[test]
 fn missing_handler_file() {
     expect_one(&config("{ stop: './src/hooks/missing.ts' }", "['claude']"), &[], "AB4217", "hooks.stop", "");

@@ -385,7 +385,16 @@ impl Reader<'_> {
     fn handler(&mut self, value: &Value, path: &str) -> Option<Item<HandlerDecl>> {
         match &value.kind {
             ValueKind::String(module) => Some(Item { value: HandlerDecl::Module(module.clone()), path: path.into() }),
-            ValueKind::Object(_) => {
+            ValueKind::Object(properties) => {
+                for property in properties.iter().filter(|property| property.key != "prebuilt") {
+                    self.error(
+                        Code::UnknownConfigKey,
+                        &property.value,
+                        &join_key(path, &property.key),
+                        format!("unknown handler key `{}`", property.key),
+                        "a handler object takes only `prebuilt` (put `args`, `timeout`, … on the hook entry)",
+                    );
+                }
                 let prebuilt_path = join_key(path, "prebuilt");
                 match value.get("prebuilt") {
                     Some(prebuilt) => {

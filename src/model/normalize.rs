@@ -73,7 +73,7 @@ pub fn normalize(
     config: &Config,
     routes: &[Route],
     target_override: Option<&[Target]>,
-    package_version: Option<&str>,
+    package_version: Result<Option<&str>, &str>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
     let mut cx = Normalizer { project, diagnostics: Vec::new() };
@@ -121,12 +121,22 @@ pub fn normalize(
         hooks.push(route_hook(route));
     }
     hooks.sort_by(|a, b| a.trigger.cmp(&b.trigger).then_with(|| a.id.cmp(&b.id)));
-    let version = config
-        .plugin
-        .version
-        .clone()
-        .or_else(|| package_version.map(str::to_owned))
-        .unwrap_or_else(|| "0.0.0".to_owned());
+    let version = match (&config.plugin.version, package_version) {
+        (Some(version), _) => version.clone(),
+        (None, Ok(version)) => version.unwrap_or("0.0.0").to_owned(),
+        (None, Err(why)) => {
+            // (Located in package.json itself, not in the config as `push` would.)
+            cx.diagnostics.push(
+                Diagnostic::warning(
+                    Code::UnreadablePackageVersion,
+                    format!("package.json {why}: the version is 0.0.0"),
+                )
+                .in_file("package.json")
+                .with_help("fix package.json, or set `plugin.version` in the config"),
+            );
+            "0.0.0".to_owned()
+        }
+    };
     let model = Model {
         name: config.plugin.name.value.clone(),
         description: config.plugin.description.clone(),

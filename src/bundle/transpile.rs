@@ -253,6 +253,9 @@ fn exported_names(statement: &Statement<'_>) -> Vec<String> {
         Declaration::ClassDeclaration(class) => class.id.iter().map(|id| id.name.to_string()).collect(),
         Declaration::TSEnumDeclaration(enumeration) => vec![enumeration.id.name.to_string()],
         Declaration::TSNamespaceDeclaration(namespace) => vec![namespace.id.name.to_string()],
+        Declaration::TSImportEqualsDeclaration(alias) if !alias.import_kind.is_type() => {
+            vec![alias.id.name.to_string()]
+        }
         _ => Vec::new(),
     }
 }
@@ -657,9 +660,15 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.namespaces.push((path.clone(), earlier));
         walk::walk_ts_namespace_declaration(self, it);
         self.namespaces.pop();
-        if let TSNamespaceDeclarationBody::TSModuleBlock(block) = &it.body {
-            self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
-            self.refuse_written_exported_variables(block);
+        match &it.body {
+            TSNamespaceDeclarationBody::TSModuleBlock(block) => {
+                self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
+                self.refuse_written_exported_variables(block);
+            }
+            // `namespace A.B {}` makes `B` a member of `A`.
+            TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) => {
+                self.namespace_exports.entry(path).or_default().insert(inner.id.name.to_string());
+            }
         }
     }
 
@@ -848,11 +857,10 @@ mod tests {
         // Transpiled, each declaration is a function of its own: a bare name another one
         // exported would be bound to nothing.
         let merged = "namespace A { export function f() { return 1; } }\nnamespace A { export const y = f(); }\n\
-                      namespace A { export namespace C { export const z = y; } }\n";
-        assert_eq!(
-            module(merged),
-            [(BundleErrorKind::Syntax, "f".to_owned()), (BundleErrorKind::Syntax, "y".to_owned())]
-        );
+                      namespace A { export namespace C { export const z = y; } }\n\
+                      namespace D.E { export const x = 1; }\nnamespace D { export const w = E.x; }\n\
+                      namespace F { export import M = Math; }\nnamespace F { export const v = M.max(1, 2); }\n";
+        assert_eq!(module(merged), ["f", "y", "E", "M"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
     }
 
     #[test]

@@ -275,9 +275,9 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
     parse_config(db, project).config.clone()
 }
 
-#[salsa::tracked(returns(ref))]
 /// The `version` of the project's `package.json`: none without the file or the field, an
 /// error when the file does not parse or the field is no string.
+#[salsa::tracked(returns(ref))]
 pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, String> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
     // (npm reads one that starts with a byte order mark; serde_json does not.)

@@ -616,7 +616,7 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
 
 /// The first folder on the project-relative path `key` that the input walk never enters
 /// (`target`, `node_modules`, …), if any: a module there is never an input.
-pub fn skipped_folder_in(key: &str) -> Option<&str> {
+fn skipped_folder_in(key: &str) -> Option<&str> {
     let (folders, _) = key.rsplit_once('/')?;
     folders.split('/').find(|name| is_skipped_dir(std::ffi::OsStr::new(name)))
 }

@@ -452,11 +452,21 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
     let mut diagnostics = graph.diagnostics();
     if diagnostics.iter().all(|d| !d.is_error()) {
         for &root in roots.iter().filter(|root| bundle::virtual_module(root).is_none()) {
-            if !graph.chunk(root).is_some_and(|c| c.has_default_export()) {
+            let chunk = graph.chunk(root);
+            if !chunk.is_some_and(|c| c.has_default_export()) {
                 diagnostics.push(
                     Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
                         .in_file(root.to_owned())
                         .with_help("export the handler function: `export default (event) => { … }`"),
+                );
+            } else if let Some(what) = chunk.and_then(|c| c.links.default_not_function.as_deref()) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::DefaultNotFunction,
+                        format!("`{root}` default-exports {what}, not a function"),
+                    )
+                    .in_file(root.to_owned())
+                    .with_help("export the function: `export default (event) => { … }`"),
                 );
             }
         }

@@ -114,6 +114,27 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
     }
 }
 
+/// A handler or route module whose default export can be no function fails the build, as
+/// it would fail every run of its hook.
+#[test]
+fn a_default_export_that_is_no_function() {
+    for (handler, what) in [("export default 'hello';\n", "a string"), ("export default class {}\n", "a class")] {
+        let dir = project(&[
+            ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+            ("src/hooks/h.ts", handler),
+        ]);
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 1, "{report:#}");
+        assert_eq!(report["diagnostics"][0]["code"], "AB4219", "{report:#}");
+        let message = report["diagnostics"][0]["message"].as_str().unwrap();
+        assert_eq!(message, format!("`src/hooks/h.ts` default-exports {what}, not a function"));
+    }
+    let config = config("{}", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/events/stop.tsx", "export default { a: 1 };\n")]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4219")), "{report:#}");
+}
+
 #[test]
 fn an_unknown_key_in_a_handler_object() {
     let hooks = "{ stop: { handler: { prebuilt: './dist/h.js', args: ['x'] } } }";

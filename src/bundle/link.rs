@@ -57,6 +57,9 @@ pub struct ModuleLinks {
     /// The names imported from other modules (`import { x }`, `import x`, `export { x } from`),
     /// each with the span of its specifier.
     pub imported: Vec<(Binding, Span)>,
+    /// What the default export is when it cannot be a function (`a string`, `a class`): a
+    /// handler or route module must default-export one.
+    pub default_not_function: Option<String>,
 }
 
 /// A name in a module's exports (`*` for its namespace).
@@ -599,6 +602,7 @@ impl<'c> Linker<'c> {
             }
             ModuleDeclaration::ExportDefaultDeclaration(export) => {
                 let start = export.span.start;
+                self.links.default_not_function = non_function_default(&export.declaration).map(str::to_owned);
                 match &export.declaration {
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                         self.edits.push(Edit { start, end: function.span.start, text: String::new() });
@@ -735,6 +739,25 @@ fn symbol_of(scoping: &Scoping, ident: &IdentifierReference<'_>) -> Option<Symbo
 }
 
 /// ES `IsAnonymousFunctionDefinition`: such a default export is named "default".
+/// What a default export is when it can be no function (Node would refuse to call it).
+fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Option<&'static str> {
+    let expression = match declaration {
+        ExportDefaultDeclarationKind::ClassDeclaration(_) => return Some("a class"),
+        declaration => declaration.as_expression()?,
+    };
+    Some(match expression.without_parentheses() {
+        Expression::StringLiteral(_) | Expression::TemplateLiteral(_) => "a string",
+        Expression::NumericLiteral(_) | Expression::BigIntLiteral(_) => "a number",
+        Expression::BooleanLiteral(_) => "a boolean",
+        Expression::NullLiteral(_) => "null",
+        Expression::RegExpLiteral(_) => "a regular expression",
+        Expression::ObjectExpression(_) => "an object",
+        Expression::ArrayExpression(_) => "an array",
+        Expression::ClassExpression(_) => "a class",
+        _ => return None,
+    })
+}
+
 fn is_anonymous_function_definition(expression: &Expression<'_>) -> bool {
     match expression.without_parentheses() {
         Expression::ArrowFunctionExpression(_) => true,

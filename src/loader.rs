@@ -626,8 +626,9 @@ fn skipped_folder_in(key: &str) -> Option<&str> {
 pub fn skipped_folder_help(key: &str) -> Option<String> {
     skipped_folder_in(key).map(|folder| {
         format!(
-            "`{key}` lies in a folder named `{folder}`, which the build never reads (folders named \
-             .git, node_modules, target, .jj or .agent-bundle hold no sources): move the module out of it"
+            "`{key}` lies in a folder named `{folder}`, which the build never reads (folders named {} \
+             hold no sources): move the module out of it",
+            SKIPPED_DIRS.join(", ")
         )
     })
 }

@@ -49,6 +49,10 @@ export function protocolStdout() {
   return realStdout.get ? realStdout.get.call(process) : realStdout.value;
 }
 
+// The stdout stream, once part of the answer had to go through it (a full pipe): made only
+// then, since a stream costs its making on every tool call.
+let answerStream = null;
+
 // Once the answer is written, how long what the handler left running (a timer, a socket,
 // a child process) may keep the process alive.
 const EXIT_GRACE_MS = 50;
@@ -107,7 +111,7 @@ export async function runHook(spec, handler) {
 // with nothing left ends at once, as it would anyway; stdout and stderr drain first.
 function endSoon() {
   setTimeout(() => {
-    const pending = [protocolStdout(), process.stderr].filter((stream) => stream.writableLength > 0);
+    const pending = [answerStream, process.stderr].filter((stream) => stream?.writableLength > 0);
     let left = pending.length;
     if (left === 0) return process.exit();
     for (const stream of pending) stream.once("drain", () => --left === 0 && process.exit());
@@ -432,6 +436,7 @@ function writeAll(fd, text) {
     // A non-blocking pipe that is full: hand the rest to the stream, which
     // drains before the process ends (`endSoon` waits for it).
     if (error.code !== "EAGAIN") throw error;
-    (fd === 1 ? protocolStdout() : process.stderr).write(buf.subarray(offset));
+    if (fd === 1) answerStream = protocolStdout();
+    (fd === 1 ? answerStream : process.stderr).write(buf.subarray(offset));
   }
 }

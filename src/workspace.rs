@@ -356,7 +356,12 @@ pub fn build_all<'a>(
                 Step::Done(done) => *done,
                 Step::Stale(options, stale, checking) => {
                     let started = Instant::now();
-                    let output = build::build_stale(options, stale, &|stages| stages());
+                    // Once stopped (Ctrl-C), no build starts; publishing checks again.
+                    let output = if crate::interrupt::requested() {
+                        Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted before building"))
+                    } else {
+                        build::build_stale(options, stale, &|stages| stages())
+                    };
                     let result = ProjectBuild { options, output, elapsed: checking + started.elapsed() };
                     on_done(&result);
                     result

@@ -146,7 +146,8 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
             fs::write(root.join(format!("dist/runtime/data/{blob}.bin")), vec![project as u8; 1 << 20]).unwrap();
         }
     }
-    for delay in [5, 15, 30, 60] {
+    let mut unpublished = false;
+    for delay in [5u8, 15, 30, 60] {
         for blob in walkdir::WalkDir::new(dir.path()).into_iter().map(Result::unwrap) {
             if blob.path().extension().is_some_and(|extension| extension == "bin") {
                 let mut bytes = fs::read(blob.path()).unwrap();
@@ -171,7 +172,7 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         let status = child.wait().unwrap();
         assert!(matches!(status.code(), Some(0 | 130)), "{status}");
-        for project in fs::read_dir(dir.path()).unwrap().map(|entry| entry.unwrap().path()) {
+        for project in (0..6).map(|project| dir.path().join(format!("p{project}"))) {
             let names: Vec<_> = fs::read_dir(&project).unwrap().map(|entry| entry.unwrap().file_name()).collect();
             assert!(!names.iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{names:?}");
             let artifact = project.join("artifact");
@@ -179,8 +180,17 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
                 let manifest = fs::read_to_string(artifact.join("agent-bundle.manifest.json")).unwrap();
                 assert!(manifest.contains("runtime/data/3.bin"), "a whole artifact");
             }
+            // A project whose artifact does not hold this round's bytes was not published.
+            let published = walkdir::WalkDir::new(&artifact)
+                .into_iter()
+                .flatten()
+                .find(|entry| entry.file_name() == "3.bin")
+                .and_then(|entry| fs::read(entry.path()).ok())
+                .is_some_and(|bytes| bytes.last() == Some(&delay));
+            unpublished |= status.code() == Some(130) && !published;
         }
     }
+    assert!(unpublished, "some interrupted round left a project unpublished: no publish starts after Ctrl-C");
 }
 
 /// Whether process `pid` has a handler for `signal` (`SigCgt` of its status).

@@ -236,8 +236,9 @@ pub fn run() -> ExitCode {
     if crate::interrupt::requested() {
         let left = if building { ": what was published is whole, the rest is left as it was" } else { "" };
         eprintln!("interrupted{left}");
-        if json && !building {
-            // (A build reports what it published, interrupted or not; these stop unreported.)
+        if json && result.is_err() {
+            // A command that stopped before reporting (one that reported, a workspace build
+            // say, said what it published); `--json` still gets a document.
             report::print_json(&serde_json::json!({ "ok": false, "error": "interrupted" }));
         }
         return ExitCode::from(130);
@@ -602,7 +603,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     let validation = validate(&args.artifact, &host_validation);
     if crate::interrupt::requested() {
         // The checks cut short report nothing true.
-        return Ok(false);
+        return Err(Failure::Run("interrupted".into()));
     }
     let diagnostics = &validation.diagnostics;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();

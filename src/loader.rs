@@ -147,7 +147,7 @@ impl Workspace {
         disk: &mut DiskFiles,
         before_listing: BeforeListing,
     ) -> io::Result<OutsideDir> {
-        disk.retain(|file, _| file.rsplit_once('/').is_none_or(|(dir, _)| dir != key));
+        disk.retain(|file, _| parent_key(file) != key);
         let (dir, files) = list_outside_dir(&self.root, key, before_listing)?;
         self.assume_outside([(key.to_owned(), dir.metadata.is_some())]);
         disk.extend(files);
@@ -472,7 +472,7 @@ fn joined(key: &str, sub: &str) -> String {
 }
 
 /// The key of the folder holding `key` (`""`, the root, for a key at the top).
-fn parent_key(key: &str) -> &str {
+pub(crate) fn parent_key(key: &str) -> &str {
     key.rsplit_once('/').map_or("", |(parent, _)| parent)
 }
 

@@ -251,7 +251,7 @@ impl Snapshot {
                 (None, Some(instead)) => instead,
                 (None, None) => continue,
             };
-            let in_dir = |path: &str| path.rsplit_once('/').is_some_and(|(parent, _)| parent == dir.key);
+            let in_dir = |path: &str| crate::loader::parent_key(path) == dir.key;
             self.dirs.retain(|state| state.path != dir.key);
             self.inputs.retain(|state| !in_dir(&state.path));
             self.dirs.push(state);

@@ -237,13 +237,15 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
     files
 }
 
-/// Every loaded file's mode and content hash, by path: what [`artifact_key`] and
-/// [`outside_dirs_key`] cover, each file hashed once for both (and for every round).
-pub type InputHashes = BTreeMap<String, (bool, Hash)>;
+/// Every loaded file's mode and content hash (`None`: it could not be read), by path: what
+/// [`artifact_key`] and [`outside_dirs_key`] cover, each file hashed once for both (and for
+/// every round).
+pub type InputHashes = BTreeMap<String, (bool, Option<Hash>)>;
 
 /// The [`InputHashes`] of `files`.
 pub fn input_hashes(files: &DiskFiles) -> InputHashes {
-    files.iter().map(|(path, (bytes, executable))| (path.clone(), (*executable, Hash::of(bytes)))).collect()
+    let hash = |bytes: &crate::loader::FileBytes| bytes.as_deref().ok().map(Hash::of);
+    files.iter().map(|(path, (bytes, executable))| (path.clone(), (*executable, hash(bytes)))).collect()
 }
 
 /// The key of a whole project build: the settings and every file the loader read. Queries
@@ -266,10 +268,13 @@ fn inputs_key(kind: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
         .field("compiler", COMPILER.as_bytes())
         .field("settings", format!("{settings:?}").as_bytes());
     for (path, (executable, hash)) in inputs {
-        builder = builder
-            .field("path", path.as_bytes())
-            .field("executable", if *executable { b"1" } else { b"0" })
-            .field("source", hash.to_hex().as_bytes());
+        builder = builder.field("path", path.as_bytes()).field("executable", if *executable { b"1" } else { b"0" });
+        // A build that needs an unreadable file fails and records nothing; one that does
+        // not is the same whatever the file holds.
+        builder = match hash {
+            Some(hash) => builder.field("source", hash.to_hex().as_bytes()),
+            None => builder.field("unreadable", b""),
+        };
     }
     builder.finish()
 }
@@ -344,7 +349,7 @@ mod tests {
     fn files(entries: &[(&str, &str, bool)]) -> DiskFiles {
         entries
             .iter()
-            .map(|(path, text, executable)| ((*path).to_owned(), (Arc::from(text.as_bytes()), *executable)))
+            .map(|(path, text, executable)| ((*path).to_owned(), (Ok(Arc::from(text.as_bytes())), *executable)))
             .collect()
     }
 

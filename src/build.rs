@@ -171,7 +171,7 @@ pub fn build_stale(
     on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
 ) -> std::io::Result<BuildOutput> {
     let Stale { settings, mut snapshot, previous } = stale;
-    let mut disk = snapshot.read()?;
+    let mut disk = snapshot.read();
     let mut hashes = actions::input_hashes(&disk);
     // The folders above the root that a clean build of these inputs listed (a fresh checkout
     // of a monorepo's plugin that imports shared code), found from the cache.
@@ -527,23 +527,36 @@ fn compose(
             executable: false,
             kind: FileKind::Bundle,
         });
-        inputs.extend(
-            modules.iter().filter_map(|m| files.get(m)).map(|f| Input { path: f.path(db), bytes: f.bytes(db) }),
-        );
+        // (A module that was linked was read.)
+        let read = modules.iter().filter_map(|m| files.get(m)).filter_map(|f| Some((f, f.bytes(db).as_ref().ok()?)));
+        inputs.extend(read.map(|(f, bytes)| Input { path: f.path(db), bytes }));
     }
+    let mut diagnostics = Vec::new();
     for payload in &model.payloads {
         if payload.targets.as_ref().is_some_and(|targets| !targets.iter().any(|t| model.targets.contains(t))) {
             continue;
         }
         let prefix = format!("{}/", payload.source);
         for (path, file) in files.range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix)) {
+            let bytes = match file.bytes(db) {
+                Ok(bytes) => bytes,
+                Err(why) => {
+                    diagnostics.push(db::unreadable(path, why));
+                    continue;
+                }
+            };
             let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
-            artifact.add(emit::payload_file(artifact_path, file.bytes(db).clone(), file.executable(db)));
-            inputs.push(Input { path, bytes: file.bytes(db) });
+            artifact.add(emit::payload_file(artifact_path, bytes.clone(), file.executable(db)));
+            inputs.push(Input { path, bytes });
         }
     }
     for file in [db::config_file(db, project), files.get("package.json").copied()].into_iter().flatten() {
-        inputs.push(Input { path: file.path(db), bytes: file.bytes(db) });
+        if let Ok(bytes) = file.bytes(db) {
+            inputs.push(Input { path: file.path(db), bytes });
+        }
+    }
+    if !diagnostics.is_empty() {
+        return (BTreeMap::new(), diagnostics);
     }
     let plan_refs: Vec<&HostPlan> = plans.iter().collect();
     artifact.finish(model, &plan_refs, runtime.and_then(|r| r.epoch.as_deref()), &inputs)
@@ -578,10 +591,10 @@ fn finish(
         }
         if let Some(file) = &diagnostic.file
             && !texts.contains_key(file)
-            && let Some(source) = sources.get(file)
+            && let Some(Ok(bytes)) = sources.get(file).map(|source| source.bytes(db))
         {
             // Invalid UTF-8 shows as U+FFFD; offsets up to the first invalid byte are the file's.
-            texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(source.bytes(db))));
+            texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(bytes)));
         }
     }
     // Errors first, then warnings; within each, the order the stages reported them.
@@ -598,7 +611,7 @@ mod tests {
     const CONFIG: &str = "export default { plugin: { name: 'incremental' }, targets: ['claude', 'codex'],\n  hooks: { stop: './src/a.ts', sessionStart: './src/b.ts' } };\n";
 
     fn files(entries: &[(&str, &str)]) -> DiskFiles {
-        entries.iter().map(|(path, text)| ((*path).to_owned(), (Arc::from(text.as_bytes()), false))).collect()
+        entries.iter().map(|(path, text)| ((*path).to_owned(), (Ok(Arc::from(text.as_bytes())), false))).collect()
     }
 
     fn project(config: &str, a: &str) -> DiskFiles {
@@ -642,7 +655,7 @@ mod tests {
 
         // A file added where no import looks re-runs no module.
         let mut grown = project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n");
-        grown.insert("notes/todo.md".to_owned(), (Arc::from(&b"later"[..]), false));
+        grown.insert("notes/todo.md".to_owned(), (Ok(Arc::from(&b"later"[..])), false));
         let grown = workspace.sync(grown, Settings::default());
         assert!(!compile(&workspace.db, grown).has_errors());
         let executed_now = executed(&log);
@@ -662,5 +675,51 @@ mod tests {
         );
         compile(&workspace.db, same);
         assert_eq!(executed(&log), Vec::<String>::new());
+    }
+
+    /// `disk` with `path` unreadable.
+    fn unreadable(mut disk: DiskFiles, path: &str) -> DiskFiles {
+        let why = crate::loader::Unreadable("permission denied".into());
+        disk.insert(path.to_owned(), (Err(why), false));
+        disk
+    }
+
+    fn codes_and_files(disk: DiskFiles) -> Vec<(&'static str, Option<String>, String)> {
+        let mut workspace = Workspace::new(Database::new(), PathBuf::from("/virtual"));
+        let project = workspace.sync(disk, Settings::default());
+        let compiled = compile(&workspace.db, project);
+        compiled.diagnostics.into_iter().map(|d| (d.code.as_str(), d.file, d.message)).collect()
+    }
+
+    #[test]
+    fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
+        let readable = project(CONFIG, "export default () => undefined;\n");
+        assert!(codes_and_files(unreadable(readable.clone(), ".env")).is_empty());
+
+        let cannot_read =
+            |path: &str| vec![("AB4008", Some(path.to_owned()), format!("cannot read `{path}`: permission denied"))];
+        for needed in ["src/a.ts", "src/lib.ts", "agent-bundle.config.ts"] {
+            assert_eq!(codes_and_files(unreadable(readable.clone(), needed)), cannot_read(needed), "{needed}");
+        }
+
+        let with_payload = |mut disk: DiskFiles| {
+            disk.insert(
+                "agent-bundle.config.ts".to_owned(),
+                (Ok(Arc::from(CONFIG.replace("hooks:", "payload: { docs: './docs' },\n  hooks:").as_bytes())), false),
+            );
+            disk.insert("docs/readme.md".to_owned(), (Ok(Arc::from(&b"# docs"[..])), false));
+            disk
+        };
+        assert!(codes_and_files(with_payload(readable.clone())).is_empty());
+        let payload_file = unreadable(with_payload(readable.clone()), "docs/secret.md");
+        assert_eq!(codes_and_files(payload_file), cannot_read("docs/secret.md"));
+
+        let route = unreadable(readable.clone(), "src/events/stop.tsx");
+        assert_eq!(codes_and_files(route), cannot_read("src/events/stop.tsx"));
+
+        let package = codes_and_files(unreadable(readable, "package.json"));
+        assert_eq!(package.len(), 1);
+        assert_eq!(package[0].0, "AB4007");
+        assert!(package[0].2.contains("cannot be read (permission denied)"), "{package:?}");
     }
 }

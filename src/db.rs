@@ -26,6 +26,7 @@ use crate::cache::Cache;
 use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan, RouteForm};
+use crate::loader::{FileBytes, Unreadable};
 use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target};
 use crate::routes::RoutesReturn;
 
@@ -35,7 +36,7 @@ pub struct SourceFile {
     #[returns(ref)]
     pub path: String,
     #[returns(ref)]
-    pub bytes: Arc<[u8]>,
+    pub bytes: FileBytes,
     #[returns(copy)]
     pub executable: bool,
 }
@@ -216,6 +217,13 @@ impl Db for Database {
     }
 }
 
+/// The error for a file the build needs that the loader could not read.
+pub fn unreadable(path: &str, why: &Unreadable) -> Diagnostic {
+    Diagnostic::error(Code::UnreadableInput, format!("cannot read `{path}`: {}", why.0))
+        .in_file(path.to_owned())
+        .with_help("the build needs this file: make it readable for the user running agent-bundle")
+}
+
 /// The config file of the project, if there is one.
 pub fn config_file(db: &dyn Db, project: Project) -> Option<SourceFile> {
     let files = project.files(db);
@@ -247,7 +255,11 @@ pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
         return ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] };
     };
     let name = file.path(db);
-    let mut parsed = match std::str::from_utf8(file.bytes(db)) {
+    let bytes = match file.bytes(db) {
+        Ok(bytes) => bytes,
+        Err(why) => return ConfigReturn { config: None, value: None, diagnostics: vec![unreadable(name, why)] },
+    };
+    let mut parsed = match std::str::from_utf8(bytes) {
         Ok(text) => crate::config::parse(name, text),
         Err(error) => {
             let at = u32::try_from(error.valid_up_to()).unwrap_or(u32::MAX);
@@ -280,8 +292,9 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 #[salsa::tracked(returns(ref))]
 pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, String> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
+    let bytes = file.bytes(db).as_ref().map_err(|why| format!("cannot be read ({})", why.0))?;
     // (npm reads one that starts with a byte order mark; serde_json does not.)
-    let bytes = file.bytes(db).strip_prefix("\u{feff}".as_bytes()).unwrap_or(file.bytes(db));
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let json: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|error| format!("is not valid JSON ({error})"))?;
     match json.get("version") {
@@ -319,7 +332,12 @@ pub fn routes(db: &dyn Db, project: Project) -> RoutesReturn {
         .range(crate::routes::EVENTS_DIR.to_owned()..)
         .take_while(|(path, _)| path.starts_with(crate::routes::EVENTS_DIR));
     crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
-        files.get(path).and_then(|file| std::str::from_utf8(file.bytes(db)).ok())
+        let not_text = || Diagnostic::error(Code::ModuleSyntax, format!("`{path}` is not UTF-8 text")).in_file(path);
+        match files.get(path).map(|file| file.bytes(db)) {
+            Some(Ok(bytes)) => std::str::from_utf8(bytes).map_err(|_| not_text()),
+            Some(Err(why)) => Err(unreadable(path, why)),
+            None => Err(not_text()),
+        }
     })
 }
 
@@ -390,11 +408,12 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
     let file = if virtual_text.is_some() { None } else { file_at(key) };
     let source: std::borrow::Cow<'_, str> = match (virtual_text, file) {
         (Some(text), _) => text.into(),
-        (None, Some(file)) => match std::str::from_utf8(file.bytes(db)) {
-            Ok(text) => text.into(),
-            Err(error) => return ModuleChunk::unreadable(key, u32::try_from(error.valid_up_to()).ok()),
+        (None, Some(file)) => match file.bytes(db).as_deref().map(std::str::from_utf8) {
+            Ok(Ok(text)) => text.into(),
+            Ok(Err(error)) => return ModuleChunk::not_text(key, u32::try_from(error.valid_up_to()).ok()),
+            Err(why) => return ModuleChunk::unreadable(key, &why.0),
         },
-        (None, None) => return ModuleChunk::unreadable(key, None),
+        (None, None) => return ModuleChunk::not_text(key, None),
     };
     // A project file is transpiled once per content, however often it is linked again.
     let mut transpile = || match file {
@@ -417,7 +436,8 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
 /// does not transpile it again.
 #[salsa::tracked(returns(ref))]
 pub fn transpiled(db: &dyn Db, file: SourceFile) -> bundle::Transpiled {
-    count_transpile(db, || bundle::transpile(file.path(db), &String::from_utf8_lossy(file.bytes(db))))
+    let bytes = file.bytes(db).as_deref().expect("only a module that was read is transpiled");
+    count_transpile(db, || bundle::transpile(file.path(db), &String::from_utf8_lossy(bytes)))
 }
 
 /// Real work, counted for the build's report.

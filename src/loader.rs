@@ -16,7 +16,16 @@ use crate::emit::MANIFEST_FILE;
 use crate::stamp::FileState;
 
 /// Files read from disk: project-relative path → (bytes, executable).
-pub type DiskFiles = BTreeMap<String, (Arc<[u8]>, bool)>;
+pub type DiskFiles = BTreeMap<String, (FileBytes, bool)>;
+
+/// An input file's bytes, or why they could not be read. A project may hold files this
+/// process cannot read (a `.env` of another user's, a container's data): the build reports
+/// one only where it needs it, and builds without it elsewhere.
+pub type FileBytes = Result<Arc<[u8]>, Unreadable>;
+
+/// Why an input file could not be read: the system's message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Unreadable(pub Arc<str>);
 
 /// Directory names never read as project inputs.
 const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "target", crate::stamp::STATE_DIR, ".jj"];
@@ -83,7 +92,7 @@ impl Workspace {
     ) -> io::Result<Project> {
         let tree = walk_inputs(&self.root, exclude, before_listing)?;
         self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
-        let mut disk = read_files(&tree.files)?;
+        let mut disk = read_files(&tree.files);
         // The outside directories found before are listed again with it: a read-whole
         // follows an error or lost events, so their files may have changed unseen, and
         // those that did not stay unchanged inputs (reported and re-run as nothing). The
@@ -227,11 +236,11 @@ impl Workspace {
                     continue;
                 }
                 let tree = walk_inputs(path, exclude, before_listing)?;
-                for (sub, file) in read_files(&tree.files)? {
+                for (sub, file) in read_files(&tree.files) {
                     disk.insert(format!("{key}/{sub}"), file);
                 }
                 self.listed.extend(tree.listed.into_iter().map(|(sub, _)| joined(&key, &sub)));
-            } else if let Some(file) = read_file(path)? {
+            } else if let Some(file) = read_input(path) {
                 disk.insert(key, file);
             }
         }
@@ -296,11 +305,14 @@ impl Workspace {
             let file = match current.get(&path) {
                 Some(&file) => {
                     // Files a refresh did not re-read are the input's own bytes: no compare.
-                    let old = file.bytes(&self.db);
-                    let new_bytes = !Arc::ptr_eq(old, &bytes) && **old != *bytes;
+                    let new_bytes = match (file.bytes(&self.db), &bytes) {
+                        (Ok(old), Ok(new)) => !Arc::ptr_eq(old, new) && old != new,
+                        (old, new) => old != new,
+                    };
                     let new_mode = file.executable(&self.db) != executable;
                     if new_bytes {
-                        file.set_bytes(&mut self.db).to(bytes);
+                        // (The setter gives back the old bytes, or why they could not be read.)
+                        let _old = file.set_bytes(&mut self.db).to(bytes);
                     }
                     if new_mode {
                         file.set_executable(&mut self.db).to(executable);
@@ -337,16 +349,10 @@ impl Workspace {
     }
 }
 
-/// The listed files (project-relative key, path) by key, with their bytes and executable
-/// bit; a file that vanished meanwhile is left out.
-pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
-    let mut disk = BTreeMap::new();
-    for (key, path) in files {
-        if let Some(file) = read_file(path)? {
-            disk.insert(key.clone(), file);
-        }
-    }
-    Ok(disk)
+/// The listed files (project-relative key, path) by key, with their bytes (or why they
+/// could not be read) and executable bit; a file that vanished meanwhile is left out.
+pub fn read_files(files: &[(String, PathBuf)]) -> DiskFiles {
+    files.iter().filter_map(|(key, path)| Some((key.clone(), read_input(path)?))).collect()
 }
 
 /// What the input walk of a project found.
@@ -550,11 +556,17 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         else {
             continue;
         };
-        if entry.file_type()?.is_file()
-            && let Some((bytes, metadata)) = read_file_and_state(&entry.path())?
-        {
+        if !entry.file_type()?.is_file() {
+            continue;
+        }
+        let read = match read_file_and_state(&entry.path()) {
+            Ok(read) => read.map(|(bytes, metadata)| (Ok(bytes), metadata)),
+            // Its state says when it changes (its mode, say): the stamp records it.
+            Err(error) => fs::symlink_metadata(entry.path()).ok().map(|metadata| (Err(unreadable(&error)), metadata)),
+        };
+        if let Some((bytes, metadata)) = read {
             let file_key = format!("{key}/{name}");
-            disk.insert(file_key.clone(), (bytes, metadata.permissions().mode() & 0o111 != 0));
+            disk.insert(file_key.clone(), (bytes, is_executable(&metadata)));
             dir.files.push((file_key, metadata));
         }
     }
@@ -567,7 +579,29 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
 /// (a symbolic link is not followed: the walk never takes one for an input either).
 pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
     let read = read_file_and_state(path)?;
-    Ok(read.map(|(bytes, metadata)| (bytes, metadata.permissions().mode() & 0o111 != 0)))
+    Ok(read.map(|(bytes, metadata)| (bytes, is_executable(&metadata))))
+}
+
+/// An input file as [`read_file`] reads it, a file it cannot read kept as [`Unreadable`].
+fn read_input(path: &Path) -> Option<(FileBytes, bool)> {
+    match read_file(path) {
+        Ok(file) => file.map(|(bytes, executable)| (Ok(bytes), executable)),
+        Err(error) => Some((Err(unreadable(&error)), false)),
+    }
+}
+
+/// The system's reason for `error`, without the path [`read_file_and_state`] adds (the
+/// input's key names the file wherever it is reported).
+fn unreadable(error: &io::Error) -> Unreadable {
+    let reason = match error.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code).to_string(),
+        None => error.kind().to_string(),
+    };
+    Unreadable(reason.into())
+}
+
+fn is_executable(metadata: &Metadata) -> bool {
+    metadata.permissions().mode() & 0o111 != 0
 }
 
 /// A file's bytes and its state just before they were read (an edit after it leaves the

@@ -231,7 +231,7 @@ impl Snapshot {
     }
 
     /// Reads the files this snapshot found (without walking the project again).
-    pub fn read(&self) -> io::Result<DiskFiles> {
+    pub fn read(&self) -> DiskFiles {
         read_files(&self.files)
     }
 

@@ -457,3 +457,31 @@ fn a_read_only_artifact_is_replaced_whole_and_leaves_nothing_behind() {
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
     assert!(!names.iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{names:?}");
 }
+
+/// A file the build cannot read is no reason to fail unless the build needs it; when it
+/// does, the error names it with its own code and the last artifact stays as it was.
+#[test]
+fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let args = ["build", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let build = || unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
+    // (Mode 000: neither its owner nor anyone but root may read it.)
+    let unreadable = |path: &std::path::Path| fs::set_permissions(path, fs::Permissions::from_mode(0o000)).unwrap();
+    let secret = dir.path().join(".env");
+    fs::write(&secret, "TOKEN=x\n").unwrap();
+    unreadable(&secret);
+    let output = build();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    let artifact = dir.path().join("artifact");
+    let before = support::artifact_files(&artifact);
+
+    unreadable(&dir.path().join("src/hooks/lib/rules.ts"));
+    let output = build();
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "AB4008", "{report}");
+    assert_eq!(diagnostic["file"], "src/hooks/lib/rules.ts", "{report}");
+    assert!(diagnostic["message"].as_str().unwrap().contains("permission denied"), "{report}");
+    assert_eq!(support::artifact_files(&artifact), before);
+}

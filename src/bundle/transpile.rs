@@ -41,6 +41,8 @@ pub enum BundleErrorKind {
     TopLevelAwait,
     ImportMeta,
     ReservedName,
+    /// A module file the loader could not read.
+    Unreadable,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

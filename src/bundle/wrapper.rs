@@ -52,40 +52,32 @@ impl ModuleChunk {
     /// The chunk of a module with imports into outside directories not listed yet
     /// (`unresolved`): the build lists them and compiles it then, so it is not compiled now.
     pub fn pending(key: &str, unresolved: Vec<String>) -> ModuleChunk {
-        ModuleChunk {
-            code: String::new(),
-            imports: Vec::new(),
-            builtins: Vec::new(),
-            links: ModuleLinks::default(),
-            diagnostics: vec![BundleDiagnostic {
-                kind: BundleErrorKind::UnresolvedImport,
-                severity: Severity::Error,
-                span: Span { start: 0, end: 0 },
-                message: format!("{key} imports from outside the project root: {}", unresolved.join(", ")),
-                help: None,
-            }],
-            unresolved,
-        }
+        let message = format!("{key} imports from outside the project root: {}", unresolved.join(", "));
+        ModuleChunk { unresolved, ..ModuleChunk::failed(BundleErrorKind::UnresolvedImport, Span::default(), message) }
     }
 
-    /// The chunk of a module that cannot be read as UTF-8 text; `at` is its first invalid byte.
-    pub fn unreadable(key: &str, at: Option<u32>) -> ModuleChunk {
+    /// The chunk of a module that is not UTF-8 text; `at` is its first invalid byte.
+    pub fn not_text(key: &str, at: Option<u32>) -> ModuleChunk {
+        let (span, message) = match at {
+            Some(at) => (Span::new(at, at + 1), format!("{key} is not valid UTF-8 from here")),
+            None => (Span::default(), format!("{key} is not a UTF-8 text file")),
+        };
+        ModuleChunk::failed(BundleErrorKind::Syntax, span, message)
+    }
+
+    /// The chunk of a module the loader could not read, `why` being the system's reason.
+    pub fn unreadable(key: &str, why: &str) -> ModuleChunk {
+        ModuleChunk::failed(BundleErrorKind::Unreadable, Span::default(), format!("cannot read `{key}`: {why}"))
+    }
+
+    fn failed(kind: BundleErrorKind, span: Span, message: String) -> ModuleChunk {
         ModuleChunk {
             code: String::new(),
             imports: Vec::new(),
             builtins: Vec::new(),
             links: ModuleLinks::default(),
             unresolved: Vec::new(),
-            diagnostics: vec![BundleDiagnostic {
-                kind: BundleErrorKind::Syntax,
-                severity: Severity::Error,
-                span: at.map_or(Span::default(), |at| Span::new(at, at + 1)),
-                message: match at {
-                    Some(_) => format!("{key} is not valid UTF-8 from here"),
-                    None => format!("{key} is not a UTF-8 text file"),
-                },
-                help: None,
-            }],
+            diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
         }
     }
 }
@@ -202,6 +194,7 @@ impl<'a> ModuleGraph<'a> {
             for problem in &chunk.diagnostics {
                 let code = match problem.kind {
                     BundleErrorKind::Syntax => Code::ModuleSyntax,
+                    BundleErrorKind::Unreadable => Code::UnreadableInput,
                     _ => Code::UnsupportedImport,
                 };
                 let mut diagnostic = match problem.severity {

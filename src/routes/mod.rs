@@ -55,8 +55,11 @@ fn misnamed_route(path: &str) -> Option<String> {
 }
 
 /// Finds the route files among `paths` (project-relative, sorted) and reads each one's config
-/// with `text(path)`.
-pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) -> Option<&'a str>) -> RoutesReturn {
+/// with `text(path)`, which says why where a file has no text.
+pub fn discover<'a>(
+    paths: impl Iterator<Item = &'a str>,
+    text: impl Fn(&str) -> Result<&'a str, Diagnostic>,
+) -> RoutesReturn {
     let mut result = RoutesReturn::default();
     let paths: Vec<&str> = paths.collect();
     for &path in &paths {
@@ -106,11 +109,12 @@ pub fn discover<'a>(paths: impl Iterator<Item = &'a str>, text: impl Fn(&str) ->
             );
             continue;
         }
-        let Some(source) = text(path) else {
-            result
-                .diagnostics
-                .push(Diagnostic::error(Code::ModuleSyntax, format!("`{path}` is not UTF-8 text")).in_file(path));
-            continue;
+        let source = match text(path) {
+            Ok(source) => source,
+            Err(diagnostic) => {
+                result.diagnostics.push(diagnostic);
+                continue;
+            }
         };
         let (route, value, diagnostics) = read_route(path, family, source);
         result.diagnostics.extend(diagnostics);
@@ -269,7 +273,7 @@ mod tests {
     use super::*;
 
     fn discover_one(path: &'static str, source: &'static str) -> RoutesReturn {
-        discover([path].into_iter(), |_| Some(source))
+        discover([path].into_iter(), |_| Ok(source))
     }
 
     #[test]
@@ -283,11 +287,11 @@ mod tests {
         assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
         assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
         assert_eq!(misnamed_route("src/events/stop.ts"), None);
-        let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Some("export default () => null;"));
+        let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Ok("export default () => null;"));
         assert!(dropped.routes.is_empty());
         assert_eq!(dropped.diagnostics.len(), 1, "a misnamed route is reported, not dropped");
         let twin =
-            discover(["src/events/stop.js", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
+            discover(["src/events/stop.js", "src/events/stop.tsx"].into_iter(), |_| Ok("export default () => null;"));
         assert_eq!(
             (twin.routes.len(), twin.diagnostics.len()),
             (1, 0),
@@ -326,7 +330,7 @@ mod tests {
         let longer = discover_one("src/events/stop.tsx", "export const config = { timeoutMs: 2147483648 };\n");
         assert_eq!(longer.diagnostics[0].json_path.as_deref(), Some("timeoutMs"));
         let twice =
-            discover(["src/events/stop.ts", "src/events/stop.tsx"].into_iter(), |_| Some("export default () => null;"));
+            discover(["src/events/stop.ts", "src/events/stop.tsx"].into_iter(), |_| Ok("export default () => null;"));
         assert_eq!(twice.diagnostics[0].code, Code::DuplicateRoute);
         let defaults = discover_one("src/events/session/end.tsx", "export default async () => null;");
         assert_eq!(defaults.routes[0].timeout_ms, DEFAULT_TIMEOUT_MS);

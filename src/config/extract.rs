@@ -14,8 +14,8 @@ use std::path::Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration, ExportDefaultDeclarationKind,
-    Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind, Program, PropertyKey, PropertyKind,
-    Statement, VariableDeclarationKind,
+    Expression, ImportDeclarationSpecifier, NumericLiteral, ObjectExpression, ObjectPropertyKind, Program, PropertyKey,
+    PropertyKind, Statement, VariableDeclarationKind,
 };
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType};
@@ -402,6 +402,43 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
     })
 }
 
+/// Whether `callee` is agent-bundle's `defineConfig`: by that name, or imported under
+/// another (`import { defineConfig as define }`) or through a namespace (`ab.defineConfig`)
+/// from `agent-bundle` or `agent-bundle/config`.
+fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
+    let imported = || {
+        program
+            .body
+            .iter()
+            .filter_map(|statement| match statement {
+                Statement::ImportDeclaration(import)
+                    if matches!(import.source.value.as_str(), "agent-bundle" | "agent-bundle/config") =>
+                {
+                    import.specifiers.as_ref()
+                }
+                _ => None,
+            })
+            .flatten()
+    };
+    match callee {
+        Expression::Identifier(id) => {
+            id.name == "defineConfig"
+                || imported().any(|specifier| {
+                    matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(s)
+                        if s.local.name == id.name && s.imported.name() == "defineConfig")
+                })
+        }
+        Expression::StaticMemberExpression(member) => {
+            member.property.name == "defineConfig"
+                && matches!(&member.object, Expression::Identifier(namespace) if imported().any(|specifier| {
+                    matches!(specifier, ImportDeclarationSpecifier::ImportNamespaceSpecifier(s)
+                        if s.local.name == namespace.name)
+                }))
+        }
+        _ => false,
+    }
+}
+
 /// Where an imported binding comes from, for messages.
 fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<&'a str> {
     program.body.iter().find_map(|statement| {
@@ -508,7 +545,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 Expression::CallExpression(call)
                     if !in_define
                         && self.target == ExtractTarget::DefaultExport
-                        && matches!(&call.callee, Expression::Identifier(id) if id.name.as_str() == "defineConfig") =>
+                        && is_define_config(self.program, &call.callee) =>
                 {
                     in_define = true;
                     match call.arguments.as_slice() {
@@ -559,7 +596,7 @@ impl<'x, 'a> Reader<'x, 'a> {
         let kind = match expr {
             Expression::NullLiteral(_) => ValueKind::Null,
             Expression::BooleanLiteral(b) => ValueKind::Bool(b.value),
-            Expression::NumericLiteral(n) => ValueKind::Number(self.number(n.value, span)?),
+            Expression::NumericLiteral(n) => ValueKind::Number(self.numeric_literal(n, false, span)?),
             Expression::StringLiteral(s) => {
                 if s.lone_surrogates {
                     self.error(
@@ -596,9 +633,7 @@ impl<'x, 'a> Reader<'x, 'a> {
             {
                 let negative = u.operator == UnaryOperator::UnaryNegation;
                 match peel(&u.argument) {
-                    Expression::NumericLiteral(n) => {
-                        ValueKind::Number(self.number(if negative { -n.value } else { n.value }, span)?)
-                    }
+                    Expression::NumericLiteral(n) => ValueKind::Number(self.numeric_literal(n, negative, span)?),
                     Expression::Identifier(id) if matches!(id.name.as_str(), "Infinity" | "NaN") => {
                         self.error(
                             span,
@@ -632,6 +667,18 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
         };
         Some(Value { kind, span })
+    }
+
+    /// The value of `literal`, negated with `negative`; `span` covers its sign too.
+    fn numeric_literal(&mut self, literal: &NumericLiteral, negative: bool, span: Span) -> Option<serde_json::Number> {
+        // `010` is 8 in sloppy scripts and a SyntaxError in a module (`08` as well).
+        let raw = self.snippet(literal.span);
+        if raw.len() > 1 && raw.starts_with('0') && raw.as_bytes()[1].is_ascii_digit() {
+            let message = format!("found `{raw}`, a legacy octal literal, which a module may not hold");
+            self.error(literal.span, message, "write the number in decimal (or as 0o…, an octal literal)");
+            return None;
+        }
+        self.number(if negative { -literal.value } else { literal.value }, span)
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -1181,6 +1228,34 @@ export default defineConfig({
         assert!(items[9].to_json().is_f64());
         assert!(items[16].to_json().is_f64()); // 1e21 does not fit
         assert_eq!(serde_json::to_string(&items[14].to_json()).unwrap(), "1152921504606847000");
+    }
+
+    #[test]
+    fn define_config_may_be_imported_under_another_name_or_through_a_namespace() {
+        for source in [
+            "import { defineConfig as define } from 'agent-bundle/config';\nexport default define({ a: 1 });",
+            "import * as ab from 'agent-bundle';\nexport default ab.defineConfig({ a: 1 });",
+        ] {
+            assert_eq!(json(source), r#"{"a":1}"#, "{source}");
+        }
+        // Another module's function of that name, or a call of anything else, is no config.
+        for source in [
+            "import { defineConfig as define } from './mine';\nexport default define({ a: 1 });",
+            "import * as other from 'other';\nexport default other.defineConfig({ a: 1 });",
+            "import { other as define } from 'agent-bundle/config';\nexport default define({ a: 1 });",
+        ] {
+            assert!(single(source).message.starts_with("found "), "{source}");
+        }
+    }
+
+    #[test]
+    fn legacy_octal_literals_are_refused_as_a_module_refuses_them() {
+        for (source, raw) in [("010", "010"), ("-010", "010"), ("08", "08"), ("[1, 0777]", "0777")] {
+            let source = format!("export default {{ n: {source} }};");
+            let e = single(&source);
+            assert_eq!(e.message, format!("found `{raw}`, a legacy octal literal, which a module may not hold"));
+            assert_eq!(text(&source, e.span), raw);
+        }
     }
 
     #[test]

@@ -9,6 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
+/// The signals that ask a command to stop: Ctrl-C, `kill`, a closed terminal. (Watch mode
+/// routes them to a handler of its own, which wakes its loop and ends the session with 0.)
+pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
 extern "C" fn on_signal(signal: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
     // SAFETY: signal(2) is async-signal-safe; the next such signal kills the process.
@@ -18,7 +22,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// Routes the signals to [`requested`] for the rest of the process.
 pub fn install() {
     let handler: extern "C" fn(libc::c_int) = on_signal;
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+    for signal in SIGNALS {
         // SAFETY: the handler only stores an atomic and resets its own disposition.
         unsafe { libc::signal(signal, handler as libc::sighandler_t) };
     }

@@ -104,7 +104,7 @@ fn install_interrupt_handler(sender: mpsc::Sender<Change>) -> io::Result<()> {
     })?;
     INTERRUPT_PIPE.store(fds[1], Ordering::SeqCst);
     let handler: extern "C" fn(libc::c_int) = on_interrupt;
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+    for signal in crate::interrupt::SIGNALS {
         // SAFETY: the handler only loads an atomic and writes to a pipe, both async-signal-safe.
         unsafe { libc::signal(signal, handler as libc::sighandler_t) };
     }

@@ -423,9 +423,10 @@ fn no_cache_overrides_the_cache_settings_in_the_environment() {
 #[test]
 fn empty_cache_variables_count_as_unset() {
     let dir = support::example("policy");
-    let cache = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
     let mut command = support::bin();
-    command.args(["build", "--json", "--cache-dir", cache.path().to_str().unwrap()]).current_dir(dir.path());
+    // No --cache-dir: the empty AGENT_BUNDLE_CACHE_DIR leaves the default, under XDG_CACHE_HOME.
+    command.args(["build", "--json"]).current_dir(dir.path()).env("XDG_CACHE_HOME", xdg.path());
     for name in ["CACHE_DIR", "CACHE_MAX_SIZE", "REMOTE_CACHE", "REMOTE_CACHE_READ_ONLY", "REMOTE_CACHE_TOKEN"] {
         command.env(format!("AGENT_BUNDLE_{name}"), "");
     }
@@ -433,6 +434,8 @@ fn empty_cache_variables_count_as_unset() {
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["work"]["cacheWarnings"], serde_json::json!([]), "no remote: {:#}", report["work"]);
+    assert!(work(&report, "cacheMisses") > 0, "a cache was used: {:#}", report["work"]);
+    assert!(xdg.path().join("agent-bundle/cache").is_dir(), "the default cache folder was used");
 }
 
 /// Several processes filling one cache at once (CI jobs on one machine): every build

@@ -200,7 +200,7 @@ pub fn build_stale(
         }
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
-    let assumed = found.iter().map(|dir| (dir.key.clone(), dir.metadata.is_some()));
+    let assumed = found.iter().map(|dir| (dir.key.clone(), dir.is_found()));
     workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
     let project = workspace.sync(disk, options.settings());
     let mut compiled = None;

@@ -61,15 +61,29 @@ struct OutsideEntry {
 pub struct OutsideDir {
     /// Relative to the project root: `../shared`.
     pub key: String,
-    /// What was at its path before the listing; `None` when no directory a project may read
-    /// is there (nothing, a symbolic link, an artifact, a skipped folder, the root's inside).
-    pub metadata: Option<Metadata>,
-    /// Without such a directory, what was at its path instead (a link, a file, an artifact,
-    /// or nothing), for the stamp to see it change; `None` for a key no project may read,
-    /// whose path is never looked at.
-    pub(crate) instead: Option<FileState>,
+    /// What the listing found at its path.
+    pub(crate) state: OutsideState,
     /// Its module files (key, state when read).
     pub files: Vec<(String, Metadata)>,
+}
+
+/// What was at an outside directory's path when it was listed.
+#[derive(Clone)]
+pub(crate) enum OutsideState {
+    /// A directory a project may read, with its state before the listing.
+    Dir(Metadata),
+    /// No such directory: what was there instead (a symbolic link, a file, an artifact, or
+    /// nothing), for the stamp to see it change.
+    Instead(FileState),
+    /// Nothing looked at: a key no project may read (a skipped folder, the root's inside).
+    Forbidden,
+}
+
+impl OutsideDir {
+    /// Whether a directory a project may read was there.
+    pub fn is_found(&self) -> bool {
+        matches!(self.state, OutsideState::Dir(_))
+    }
 }
 
 /// Called with every directory whose entries decide the inputs, before a walk reads them:
@@ -158,7 +172,7 @@ impl Workspace {
     ) -> io::Result<OutsideDir> {
         disk.retain(|file, _| parent_key(file) != key);
         let (dir, files) = list_outside_dir(&self.root, key, before_listing)?;
-        self.assume_outside([(key.to_owned(), dir.metadata.is_some())]);
+        self.assume_outside([(key.to_owned(), dir.is_found())]);
         disk.extend(files);
         Ok(dir)
     }
@@ -519,7 +533,7 @@ pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -
     match outside_path(root, key) {
         Some(path) => read_outside(&path, key, before_listing),
         None => {
-            let dir = OutsideDir { key: key.to_owned(), metadata: None, instead: None, files: Vec::new() };
+            let dir = OutsideDir { key: key.to_owned(), state: OutsideState::Forbidden, files: Vec::new() };
             Ok((dir, DiskFiles::new()))
         }
     }
@@ -527,7 +541,7 @@ pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -
 
 /// Lists the outside directory at `path` (key `key`) and reads its module files.
 fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
-    let mut dir = OutsideDir { key: key.to_owned(), metadata: None, instead: None, files: Vec::new() };
+    let mut dir = OutsideDir { key: key.to_owned(), state: OutsideState::Forbidden, files: Vec::new() };
     let mut disk = DiskFiles::new();
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
     let metadata = match fs::symlink_metadata(path) {
@@ -535,7 +549,7 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
         instead => {
             // What the stamp records: a link, a file, an artifact, or nothing.
-            dir.instead = Some(match instead {
+            dir.state = OutsideState::Instead(match instead {
                 Ok(metadata) => FileState::of(key.to_owned(), &metadata),
                 Err(_) => FileState::absent(key.to_owned()),
             });
@@ -571,7 +585,7 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         }
     }
     dir.files.sort_by(|a, b| a.0.cmp(&b.0));
-    dir.metadata = Some(metadata);
+    dir.state = OutsideState::Dir(metadata);
     Ok((dir, disk))
 }
 
@@ -760,7 +774,7 @@ mod tests {
         let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
         assert_eq!(inputs, ["../shared/a.ts", "../shared/b.mjs", "agent-bundle.config.ts"]);
         assert_eq!(watched, [dir.path().join("shared"), dir.path().to_owned()], "a missing folder's parent too");
-        assert!(listed[0].metadata.is_some() && listed[1].metadata.is_none());
+        assert!(listed[0].is_found() && !listed[1].is_found());
         assert!(workspace.found_nothing_at("../missing") && workspace.lists_outside("../shared"));
         assert_eq!(**project.outside_dirs(&workspace.db), BTreeSet::from(keys.clone()));
 

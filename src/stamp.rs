@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
-use crate::loader::{DiskFiles, OutsideDir, input_tree, is_outside, read_files};
+use crate::loader::{DiskFiles, OutsideDir, OutsideState, input_tree, is_outside, read_files};
 
 /// The project's folder of local build state (never an input, never in the artifact).
 pub const STATE_DIR: &str = ".agent-bundle";
@@ -246,10 +246,10 @@ impl Snapshot {
     /// folder, an artifact's manifest gone) changes what the imports resolve to.
     pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
         for dir in listed {
-            let state = match (&dir.metadata, dir.instead) {
-                (Some(metadata), _) => FileState::of(dir.key.clone(), metadata),
-                (None, Some(instead)) => instead,
-                (None, None) => continue,
+            let state = match dir.state {
+                OutsideState::Dir(metadata) => FileState::of(dir.key.clone(), &metadata),
+                OutsideState::Instead(instead) => instead,
+                OutsideState::Forbidden => continue,
             };
             let in_dir = |path: &str| crate::loader::parent_key(path) == dir.key;
             self.dirs.retain(|state| state.path != dir.key);

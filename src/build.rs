@@ -149,7 +149,7 @@ pub struct Stale {
 /// The stamp check alone: file states, no reads. Cheap enough to run for every project of
 /// a workspace before starting the threads that the stale ones build on.
 pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
-    let settings = format!("{:?} -> {}", options.settings(), options.out_dir.display());
+    let settings = stamp_settings(options);
     if options.cache.is_off() {
         // `--no-cache`: the stamp is state a previous build left too, trusted for nothing.
         let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
@@ -238,6 +238,35 @@ pub fn build_stale(
         _ => stamp::clear(&options.root),
     }
     Ok(output)
+}
+
+/// What a stamp records of the options: those that change what is built, and where.
+fn stamp_settings(options: &BuildOptions) -> String {
+    format!("{:?} -> {}", options.settings(), options.out_dir.display())
+}
+
+/// Saves the stamp a clean build leaves, for the last build of `workspace`, which published
+/// the artifact whose manifest hashes to `manifest` without a diagnostic: when the project
+/// on disk still holds exactly the inputs that build read and the artifact is still the
+/// one it published (every file checked). Watch mode does so as it ends, so that the next
+/// `build` of an unchanged project is a no-op. Returns whether it saved one.
+pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest: &Hash) -> std::io::Result<bool> {
+    // The states first: a file edited after them leaves the stamp stale, never the reverse.
+    let mut snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
+    let mut disk = snapshot.read();
+    let mut outside = Vec::new();
+    for key in workspace.outside_keys() {
+        let (dir, files) = crate::loader::list_outside_dir(&options.root, &key, &mut |_| {})?;
+        disk.extend(files);
+        outside.push(dir);
+    }
+    if disk != workspace.inputs() {
+        return Ok(false);
+    }
+    let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, manifest) else { return Ok(false) };
+    snapshot.add_outside(outside);
+    stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, manifest)?;
+    Ok(true)
 }
 
 /// What the cache knows a clean build of the inputs `disk` (hashed in `hashes`) published,

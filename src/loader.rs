@@ -358,7 +358,8 @@ impl Workspace {
         project
     }
 
-    fn outside_keys(&self) -> BTreeSet<String> {
+    /// The outside directories listed, found or not, by key.
+    pub fn outside_keys(&self) -> BTreeSet<String> {
         self.outside.keys().cloned().collect()
     }
 }

@@ -36,6 +36,7 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use rayon::prelude::*;
 
 use crate::build::{self, BuildOptions, BuildOutput};
+use crate::cache::Hash;
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
 use crate::loader::{Workspace, lies_in_skipped_dir};
@@ -198,7 +199,10 @@ pub fn watch(
         }
         match next_batch(&events, debounce) {
             Some(next) => batch = next,
-            None => return Ok(()),
+            None => {
+                pool.install(|| sessions.par_iter_mut().for_each(|session| session.stamp()));
+                return Ok(());
+            }
         }
     }
 }
@@ -354,6 +358,9 @@ struct Session {
     /// Inputs that changed in builds that could not read or publish the project: the next
     /// build that can reports them.
     unreported: BTreeSet<String>,
+    /// The manifest's hash when the last build published without a diagnostic: what a
+    /// clean build would stamp.
+    clean: Option<Hash>,
 }
 
 impl Session {
@@ -362,7 +369,26 @@ impl Session {
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
         let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
         let unreported = BTreeSet::new();
-        Session { options, built: false, read_whole: true, rescan: false, workspace, exclude, log, unreported }
+        Session {
+            options,
+            built: false,
+            read_whole: true,
+            rescan: false,
+            workspace,
+            exclude,
+            log,
+            unreported,
+            clean: None,
+        }
+    }
+
+    /// Leaves the stamp a clean build would have, if the last build was clean and nothing
+    /// changed since (its inputs, its artifact): the next `build` is then a no-op. Failing
+    /// to is no failure (the stamp is an optimization).
+    fn stamp(&self) {
+        if let Some(manifest) = &self.clean {
+            let _ = build::stamp_last_build(&self.options, &self.workspace, manifest);
+        }
     }
 
     fn artifact_in_place(&self) -> bool {
@@ -437,6 +463,11 @@ impl Session {
             output
         });
         (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
+        self.clean = output
+            .as_ref()
+            .ok()
+            .filter(|o| o.published.is_some() && o.compiled.diagnostics.is_empty())
+            .map(|output| Hash::of(&output.compiled.files[crate::emit::MANIFEST_FILE].bytes));
         if !root.is_dir()
             && let Some(parent) = root.parent()
         {

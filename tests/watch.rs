@@ -703,3 +703,34 @@ fn a_dead_remote_is_warned_about_once_in_the_round_it_failed_not_when_the_sessio
     assert_eq!(next["work"]["cacheWarnings"], serde_json::json!([]), "one warning for the session: {next:#}");
     interrupt(child);
 }
+
+/// A session that ends after a clean build leaves the stamp that build would have left, so
+/// the next `build` of the unchanged project is a no-op; not when its artifact was edited
+/// meanwhile (the build then puts it right).
+#[test]
+fn a_session_ended_after_a_clean_build_leaves_its_stamp() {
+    let dir = support::example("policy");
+    let stop = dir.path().join("src/hooks/stop.ts");
+    let (child, builds) = watching(dir.path());
+    let original = std::fs::read_to_string(&stop).unwrap();
+    std::fs::write(&stop, original.replace("summarize what you changed", "list what you changed")).unwrap();
+    assert_eq!(next_build(&builds)["ok"], true);
+    // Past the racy window of the edit and of the copy's folders: a stamp holds then.
+    std::thread::sleep(Duration::from_millis(1100));
+    interrupt(child);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!((code, &report["upToDateBy"]), (0, &Value::from("stamp")), "{report:#}");
+
+    let dir = support::example("policy");
+    let (child, _builds) = watching(dir.path());
+    let artifact = dir.path().join("artifact");
+    let good = artifact_files(&artifact);
+    let wrapper = good.keys().find(|path| path.starts_with("hooks/stop-stop-")).unwrap();
+    std::fs::write(artifact.join(wrapper), "edited by hand").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    interrupt(child);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_ne!(report["upToDateBy"], "stamp", "{report:#}");
+    assert_eq!(artifact_files(&artifact), good);
+}

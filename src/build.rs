@@ -171,7 +171,7 @@ pub fn build_stale(
     on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
 ) -> std::io::Result<BuildOutput> {
     let Stale { settings, mut snapshot, previous } = stale;
-    let mut disk = snapshot.read();
+    let mut disk = snapshot.read()?;
     let mut hashes = actions::input_hashes(&disk);
     // The folders above the root that a clean build of these inputs listed (a fresh checkout
     // of a monorepo's plugin that imports shared code), found from the cache.
@@ -253,7 +253,7 @@ fn stamp_settings(options: &BuildOptions) -> String {
 pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest: &Hash) -> std::io::Result<bool> {
     // The states first: a file edited after them leaves the stamp stale, never the reverse.
     let mut snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
-    let mut disk = snapshot.read();
+    let mut disk = snapshot.read()?;
     let mut outside = Vec::new();
     for key in workspace.outside_keys() {
         let (dir, files) = crate::loader::list_outside_dir(&options.root, &key, &mut |_| {})?;
@@ -746,9 +746,45 @@ mod tests {
         let route = unreadable(readable.clone(), "src/events/stop.tsx");
         assert_eq!(codes_and_files(route), cannot_read("src/events/stop.tsx"));
 
-        let package = codes_and_files(unreadable(readable, "package.json"));
-        assert_eq!(package.len(), 1);
-        assert_eq!(package[0].0, "AB4007");
-        assert!(package[0].2.contains("cannot be read (permission denied)"), "{package:?}");
+        // Its version is the plugin's, unless the config sets one.
+        assert_eq!(codes_and_files(unreadable(readable.clone(), "package.json")), cannot_read("package.json"));
+        let mut versioned = unreadable(readable, "package.json");
+        let config = CONFIG.replace("name: 'incremental'", "name: 'incremental', version: '1.0.0'");
+        versioned.insert("agent-bundle.config.ts".to_owned(), (Ok(Arc::from(config.as_bytes())), false));
+        assert!(codes_and_files(versioned).is_empty());
+    }
+
+    /// What a watch session stamps as it ends holds only for the inputs its last build read:
+    /// an input edited since (read again and compared, whatever its state) leaves no stamp,
+    /// and so does an artifact file changed since.
+    #[test]
+    fn a_session_stamps_only_the_inputs_its_last_build_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        for (path, (bytes, _)) in project(CONFIG, "export default () => undefined;\n") {
+            std::fs::create_dir_all(root.join(&path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(&path), &*bytes.unwrap()).unwrap();
+        }
+        let options = BuildOptions {
+            root: root.clone(),
+            config: None,
+            targets: None,
+            out_dir: root.join("artifact"),
+            cache: Arc::new(Cache::disabled()),
+        };
+        let mut workspace = Workspace::new(Database::new(), root.clone());
+        let project = workspace.load(options.settings(), &[options.out_dir.clone()], &mut |_| {}).unwrap();
+        let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
+        let manifest = Hash::of(&output.compiled.files[emit::MANIFEST_FILE].bytes);
+        let stamped = || stamp_last_build(&options, &workspace, &manifest).unwrap();
+
+        let handler = root.join("src/a.ts");
+        std::fs::write(&handler, "export default () => null;\n").unwrap();
+        assert!(!stamped(), "an input edited since");
+        std::fs::write(&handler, "export default () => undefined;\n").unwrap();
+        assert!(stamped(), "the same bytes again, whatever their state");
+        let wrapper = output.compiled.files.keys().find(|path| path.ends_with(".mjs")).unwrap();
+        std::fs::write(options.out_dir.join(wrapper), "edited").unwrap();
+        assert!(!stamped(), "an artifact file edited since");
     }
 }

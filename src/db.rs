@@ -292,7 +292,8 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 #[salsa::tracked(returns(ref))]
 pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, String> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
-    let bytes = file.bytes(db).as_ref().map_err(|why| format!("cannot be read ({})", why.0))?;
+    // (One it cannot read is an error where the version is needed: see `normalize`.)
+    let Ok(bytes) = file.bytes(db) else { return Ok(None) };
     // (npm reads one that starts with a byte order mark; serde_json does not.)
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let json: serde_json::Value =
@@ -348,13 +349,21 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     };
     let view = FilesView { files: project.files(db), config_file: config_file_name(db, project) };
     let settings = project.settings(db);
-    crate::model::normalize(
+    let mut normalized = crate::model::normalize(
         config,
         &routes(db, project).routes,
         settings.target_override.as_deref(),
         package_version(db, project).as_ref().map(Option::as_deref).map_err(String::as_str),
         &view,
-    )
+    );
+    let package = project.files(db).get("package.json").map(|file| file.bytes(db));
+    if config.plugin.version.is_none()
+        && let Some(Err(why)) = package
+    {
+        // The version it holds is the plugin's: building without it would publish another.
+        normalized.diagnostics.push(unreadable("package.json", why));
+    }
+    normalized
 }
 
 #[salsa::tracked(returns(ref))]

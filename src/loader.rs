@@ -106,7 +106,7 @@ impl Workspace {
     ) -> io::Result<Project> {
         let tree = walk_inputs(&self.root, exclude, before_listing)?;
         self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
-        let mut disk = read_files(&tree.files);
+        let mut disk = read_files(&tree.files)?;
         // The outside directories found before are listed again with it: a read-whole
         // follows an error or lost events, so their files may have changed unseen, and
         // those that did not stay unchanged inputs (reported and re-run as nothing). The
@@ -250,11 +250,11 @@ impl Workspace {
                     continue;
                 }
                 let tree = walk_inputs(path, exclude, before_listing)?;
-                for (sub, file) in read_files(&tree.files) {
+                for (sub, file) in read_files(&tree.files)? {
                     disk.insert(format!("{key}/{sub}"), file);
                 }
                 self.listed.extend(tree.listed.into_iter().map(|(sub, _)| joined(&key, &sub)));
-            } else if let Some(file) = read_input(path) {
+            } else if let Some(file) = read_input(path)? {
                 disk.insert(key, file);
             }
         }
@@ -366,8 +366,14 @@ impl Workspace {
 
 /// The listed files (project-relative key, path) by key, with their bytes (or why they
 /// could not be read) and executable bit; a file that vanished meanwhile is left out.
-pub fn read_files(files: &[(String, PathBuf)]) -> DiskFiles {
-    files.iter().filter_map(|(key, path)| Some((key.clone(), read_input(path)?))).collect()
+pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
+    let mut disk = DiskFiles::new();
+    for (key, path) in files {
+        if let Some(file) = read_input(path)? {
+            disk.insert(key.clone(), file);
+        }
+    }
+    Ok(disk)
 }
 
 /// What the input walk of a project found.
@@ -574,10 +580,12 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         if !entry.file_type()?.is_file() {
             continue;
         }
+        // Taken first, for a file it may not read: its state says when that changes.
+        let before = entry.metadata().map_err(context)?;
         let read = match read_file_and_state(&entry.path()) {
             Ok(read) => read.map(|(bytes, metadata)| (Ok(bytes), metadata)),
-            // Its state says when it changes (its mode, say): the stamp records it.
-            Err(error) => fs::symlink_metadata(entry.path()).ok().map(|metadata| (Err(unreadable(&error)), metadata)),
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => Some((Err(denied()), before)),
+            Err(error) => return Err(error),
         };
         if let Some((bytes, metadata)) = read {
             let file_key = format!("{key}/{name}");
@@ -597,22 +605,20 @@ pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
     Ok(read.map(|(bytes, metadata)| (bytes, is_executable(&metadata))))
 }
 
-/// An input file as [`read_file`] reads it, a file it cannot read kept as [`Unreadable`].
-fn read_input(path: &Path) -> Option<(FileBytes, bool)> {
+/// An input file as [`read_file`] reads it; one this process may not read is kept as
+/// [`Unreadable`]. Other errors (an I/O error, too many open files) fail the reading: they
+/// say nothing of the file, and a build that goes on without it would not read it again.
+fn read_input(path: &Path) -> io::Result<Option<(FileBytes, bool)>> {
     match read_file(path) {
-        Ok(file) => file.map(|(bytes, executable)| (Ok(bytes), executable)),
-        Err(error) => Some((Err(unreadable(&error)), false)),
+        Ok(file) => Ok(file.map(|(bytes, executable)| (Ok(bytes), executable))),
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => Ok(Some((Err(denied()), false))),
+        Err(error) => Err(error),
     }
 }
 
-/// The system's reason for `error`, without the path [`read_file_and_state`] adds (the
-/// input's key names the file wherever it is reported).
-fn unreadable(error: &io::Error) -> Unreadable {
-    let reason = match error.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code).to_string(),
-        None => error.kind().to_string(),
-    };
-    Unreadable(reason.into())
+/// Why a file this process may not read is not read.
+fn denied() -> Unreadable {
+    Unreadable(io::ErrorKind::PermissionDenied.to_string().into())
 }
 
 fn is_executable(metadata: &Metadata) -> bool {

@@ -231,7 +231,7 @@ impl Snapshot {
     }
 
     /// Reads the files this snapshot found (without walking the project again).
-    pub fn read(&self) -> DiskFiles {
+    pub fn read(&self) -> io::Result<DiskFiles> {
         read_files(&self.files)
     }
 
@@ -426,7 +426,10 @@ pub fn clear(root: &Path) {
 }
 
 fn state(path: String, full: &Path) -> io::Result<FileState> {
-    Ok(FileState::of(path, &std::fs::symlink_metadata(full)?))
+    let metadata = std::fs::symlink_metadata(full).map_err(|error| {
+        io::Error::new(error.kind(), format!("cannot read the state of {}: {error}", full.display()))
+    })?;
+    Ok(FileState::of(path, &metadata))
 }
 
 #[cfg(test)]

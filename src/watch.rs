@@ -79,12 +79,15 @@ impl WatchBuild<'_> {
 /// The write end of the pipe the signal handler reports on (-1 until a session starts).
 static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
 
-extern "C" fn on_interrupt(_signal: libc::c_int) {
+extern "C" fn on_interrupt(signal: libc::c_int) {
     let fd = INTERRUPT_PIPE.load(Ordering::SeqCst);
     if fd >= 0 {
         // SAFETY: write(2) is async-signal-safe; one byte into a pipe never blocks here.
         unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
     }
+    // SAFETY: signal(2) is async-signal-safe. A second such signal kills the process, as
+    // during a build: a session slow to end (its last stamps) never ignores it.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
 }
 
 /// Makes Ctrl-C stop the loop between builds instead of killing the process mid-publish,

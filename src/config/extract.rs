@@ -402,38 +402,56 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
     })
 }
 
-/// Whether `callee` is agent-bundle's `defineConfig`: by that name, or imported under
-/// another (`import { defineConfig as define }`) or through a namespace (`ab.defineConfig`)
-/// from `agent-bundle` or `agent-bundle/config`.
+/// The first legacy octal escape in the raw string literal `raw` (`\101`, `\8`; `\0` alone
+/// is a NUL), if any.
+fn legacy_escape(raw: &str) -> Option<&str> {
+    let bytes = raw.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let digits = bytes[at + 1..].iter().take_while(|byte| byte.is_ascii_digit()).count();
+        if digits > 0 && (bytes[at + 1] != b'0' || digits > 1) {
+            return Some(&raw[at..at + 1 + digits]);
+        }
+        at += 2;
+    }
+    None
+}
+
+/// Whether `callee` is agent-bundle's `defineConfig`: imported from `agent-bundle` or
+/// `agent-bundle/config` under that name or another (`import { defineConfig as define }`),
+/// or through a namespace (`ab.defineConfig`); or named so and imported from nowhere.
 fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
-    let imported = || {
+    // Each import of the file: whether it is agent-bundle's, and its specifier.
+    let imports = || {
         program
             .body
             .iter()
             .filter_map(|statement| match statement {
-                Statement::ImportDeclaration(import)
-                    if matches!(import.source.value.as_str(), "agent-bundle" | "agent-bundle/config") =>
-                {
-                    import.specifiers.as_ref()
-                }
+                Statement::ImportDeclaration(import) => Some((
+                    matches!(import.source.value.as_str(), "agent-bundle" | "agent-bundle/config"),
+                    import.specifiers.as_ref()?,
+                )),
                 _ => None,
             })
-            .flatten()
+            .flat_map(|(ours, specifiers)| specifiers.iter().map(move |specifier| (ours, specifier)))
     };
+    let binding = |name: &str| imports().find(|(_, specifier)| specifier.local().name == name);
     match callee {
-        Expression::Identifier(id) => {
-            id.name == "defineConfig"
-                || imported().any(|specifier| {
-                    matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(s)
-                        if s.local.name == id.name && s.imported.name() == "defineConfig")
-                })
-        }
+        Expression::Identifier(id) => match binding(&id.name) {
+            None => id.name == "defineConfig",
+            Some((ours, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
+                ours && specifier.imported.name() == "defineConfig"
+            }
+            Some(_) => false,
+        },
         Expression::StaticMemberExpression(member) => {
             member.property.name == "defineConfig"
-                && matches!(&member.object, Expression::Identifier(namespace) if imported().any(|specifier| {
-                    matches!(specifier, ImportDeclarationSpecifier::ImportNamespaceSpecifier(s)
-                        if s.local.name == namespace.name)
-                }))
+                && matches!(&member.object, Expression::Identifier(namespace)
+                    if matches!(binding(&namespace.name), Some((true, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_)))))
         }
         _ => false,
     }
@@ -606,6 +624,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     );
                     return None;
                 }
+                self.strict(s.span)?;
                 ValueKind::String(s.value.as_str().to_string())
             }
             Expression::TemplateLiteral(t) => {
@@ -671,14 +690,25 @@ impl<'x, 'a> Reader<'x, 'a> {
 
     /// The value of `literal`, negated with `negative`; `span` covers its sign too.
     fn numeric_literal(&mut self, literal: &NumericLiteral, negative: bool, span: Span) -> Option<serde_json::Number> {
-        // `010` is 8 in sloppy scripts and a SyntaxError in a module (`08` as well).
-        let raw = self.snippet(literal.span);
-        if raw.len() > 1 && raw.starts_with('0') && raw.as_bytes()[1].is_ascii_digit() {
-            let message = format!("found `{raw}`, a legacy octal literal, which a module may not hold");
-            self.error(literal.span, message, "write the number in decimal (or as 0o…, an octal literal)");
-            return None;
-        }
+        self.strict(literal.span)?;
         self.number(if negative { -literal.value } else { literal.value }, span)
+    }
+
+    /// Refuses a number or string literal at `span` written as only a sloppy script may
+    /// (a SyntaxError in a module, which this file is): `010` or `08`, `'\101'` or `'\8'`.
+    fn strict(&mut self, span: oxc_span::Span) -> Option<()> {
+        let raw = self.source.get(Span::from(span).range()).unwrap_or("");
+        let (what, help) = if raw.starts_with(['\'', '"']) {
+            let Some(escape) = legacy_escape(raw) else { return Some(()) };
+            (escape, "write the character itself, or a \\x or \\u escape")
+        } else if raw.len() > 1 && raw.starts_with('0') && raw.as_bytes()[1].is_ascii_digit() {
+            (raw, "write the number in decimal (or as 0o…, an octal literal)")
+        } else {
+            return Some(());
+        };
+        let message = format!("found `{what}`, a legacy octal form, which a module may not hold");
+        self.error(span, message, help);
+        None
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -800,7 +830,10 @@ impl<'x, 'a> Reader<'x, 'a> {
     fn key(&mut self, key: &PropertyKey<'a>, span: Span) -> Option<String> {
         match key {
             PropertyKey::StaticIdentifier(id) => Some(id.name.as_str().to_string()),
-            PropertyKey::StringLiteral(s) if !s.lone_surrogates => Some(s.value.as_str().to_string()),
+            PropertyKey::StringLiteral(s) if !s.lone_surrogates => {
+                self.strict(s.span)?;
+                Some(s.value.as_str().to_string())
+            }
             PropertyKey::StringLiteral(_) => {
                 self.error(
                     span,
@@ -809,7 +842,10 @@ impl<'x, 'a> Reader<'x, 'a> {
                 );
                 None
             }
-            PropertyKey::NumericLiteral(n) => Some(js_number_to_string(n.value)),
+            PropertyKey::NumericLiteral(n) => {
+                self.strict(n.span)?;
+                Some(js_number_to_string(n.value))
+            }
             PropertyKey::BigIntLiteral(_) => {
                 self.error(span, "bigint keys are not allowed".into(), "write the key as a quoted string");
                 None
@@ -1243,6 +1279,7 @@ export default defineConfig({
             "import { defineConfig as define } from './mine';\nexport default define({ a: 1 });",
             "import * as other from 'other';\nexport default other.defineConfig({ a: 1 });",
             "import { other as define } from 'agent-bundle/config';\nexport default define({ a: 1 });",
+            "import { defineConfig } from './mine';\nexport default defineConfig({ a: 1 });",
         ] {
             assert!(single(source).message.starts_with("found "), "{source}");
         }
@@ -1250,12 +1287,27 @@ export default defineConfig({
 
     #[test]
     fn legacy_octal_literals_are_refused_as_a_module_refuses_them() {
-        for (source, raw) in [("010", "010"), ("-010", "010"), ("08", "08"), ("[1, 0777]", "0777")] {
-            let source = format!("export default {{ n: {source} }};");
+        let cases = [
+            ("{ n: 010 }", "010"),
+            ("{ n: -010 }", "010"),
+            ("{ n: 08 }", "08"),
+            ("{ n: [1, 0777] }", "0777"),
+            ("{ 010: 1 }", "010"),
+            (r"{ s: 'a\101' }", r"\101"),
+            (r"{ s: 'a\8' }", r"\8"),
+            (r"{ s: 'a\01' }", r"\01"),
+            (r#"{ "k\7": 1 }"#, r"\7"),
+        ];
+        for (value, what) in cases {
+            let source = format!("export default {value};");
             let e = single(&source);
-            assert_eq!(e.message, format!("found `{raw}`, a legacy octal literal, which a module may not hold"));
-            assert_eq!(text(&source, e.span), raw);
+            assert_eq!(
+                e.message,
+                format!("found `{what}`, a legacy octal form, which a module may not hold"),
+                "{value}"
+            );
         }
+        assert_eq!(json(r"export default { s: 'a\0b\\1', n: 0, f: 0.5 };"), r#"{"s":"a\u0000b\\1","n":0,"f":0.5}"#);
     }
 
     #[test]

@@ -773,7 +773,7 @@ mod tests {
             cache: Arc::new(Cache::disabled()),
         };
         let mut workspace = Workspace::new(Database::new(), root.clone());
-        let project = workspace.load(options.settings(), &[options.out_dir.clone()], &mut |_| {}).unwrap();
+        let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
         let manifest = Hash::of(&output.compiled.files[emit::MANIFEST_FILE].bytes);
         let stamped = || stamp_last_build(&options, &workspace, &manifest).unwrap();

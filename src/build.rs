@@ -155,12 +155,13 @@ pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
         let snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
         return Ok(Checked::Stale(Stale { settings, snapshot, previous: None }));
     }
-    let (snapshot, found) = stamp::check(&options.root, &options.out_dir, &settings)?;
-    Ok(match found {
+    Ok(match stamp::check(&options.root, &options.out_dir, &settings)? {
         stamp::Found::UpToDate(stamp) => {
             Checked::UpToDate(Box::new(answered(options, stamp.summary, Shortcut::Stamp, None)))
         }
-        stamp::Found::Stale(previous) => Checked::Stale(Stale { settings, snapshot, previous: previous.map(Box::new) }),
+        stamp::Found::Stale(snapshot, previous) => {
+            Checked::Stale(Stale { settings, snapshot, previous: previous.map(Box::new) })
+        }
     })
 }
 

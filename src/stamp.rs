@@ -113,6 +113,22 @@ impl FileState {
         }
     }
 
+    /// What is at `full` now, taken as this was (without a path: an empty one allocates
+    /// nothing).
+    fn now_at(&self, full: &Path) -> FileState {
+        if self.is_presence() {
+            FileState::presence(String::new(), full)
+        } else {
+            FileState::probe(String::new(), full)
+        }
+    }
+
+    /// Whether `other` records the same state (the paths aside).
+    fn same_as(&self, other: &FileState) -> bool {
+        (self.size, self.mtime_ns, self.ctime_ns, self.inode, self.mode)
+            == (other.size, other.mtime_ns, other.ctime_ns, other.inode, other.mode)
+    }
+
     /// Nothing at the path.
     pub(crate) fn absent(path: String) -> FileState {
         FileState { path, size: 0, mtime_ns: 0, ctime_ns: 0, inode: 0, mode: 0 }
@@ -139,11 +155,13 @@ fn nanoseconds(seconds: i64, nanoseconds: i64) -> i64 {
 /// Whether every recorded state (paths relative to `base`; a trailing `/` marks a
 /// directory) is still what is on disk.
 pub(crate) fn unchanged(states: &[FileState], base: &Path) -> bool {
+    // One path buffer for all, no state made with a path (a no-op asks this of thousands).
+    let mut full = base.to_path_buf();
     states.iter().all(|recorded| {
-        let full = base.join(recorded.path.trim_end_matches('/'));
-        let path = recorded.path.clone();
-        let now = if recorded.is_presence() { FileState::presence(path, &full) } else { FileState::probe(path, &full) };
-        now == *recorded
+        full.as_mut_os_string().clear();
+        full.push(base);
+        full.push(recorded.path.trim_end_matches('/'));
+        recorded.same_as(&recorded.now_at(&full))
     })
 }
 
@@ -265,26 +283,31 @@ impl Snapshot {
 pub enum Found {
     /// The project and its artifact still match it exactly.
     UpToDate(Stamp),
-    /// Something changed since, or there is no stamp (for this compiler and settings). The
-    /// stamp, if any, may still vouch for the artifact ([`renew`]).
-    Stale(Option<Stamp>),
+    /// Something changed since, or there is no stamp (for this compiler and settings): the
+    /// inputs as they are now, and the stamp, if any, which may still vouch for the artifact
+    /// ([`renew`]).
+    Stale(Snapshot, Option<Stamp>),
 }
 
 /// The project's inputs as they are now, and what the previous stamp says of them and of
 /// the artifact. When none of the walk's directories changed, the inputs are the files the
 /// stamp lists (stat-ed, not walked for).
-pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapshot, Found)> {
+pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
     let stamp = std::fs::read(stamp_path(root))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
+    let stamp = match stamp {
+        Some(stamp) if stamp.holds(root, out_dir) => return Ok(Found::UpToDate(stamp)),
+        stamp => stamp,
+    };
     let (snapshot, walked) = match stamp.as_ref().and_then(|stamp| stamp.listed_inputs(root)) {
         Some(snapshot) => (snapshot, false),
         None => (Snapshot::take(root, out_dir)?, true),
     };
-    let Some(stamp) = stamp else { return Ok((snapshot, Found::Stale(None))) };
+    let Some(stamp) = stamp else { return Ok(Found::Stale(snapshot, None)) };
     if !stamp.describes(&snapshot, out_dir) {
-        return Ok((snapshot, Found::Stale(Some(stamp))));
+        return Ok(Found::Stale(snapshot, Some(stamp)));
     }
     if walked {
         // The build's own writes leave the root's time inside the racy window; once the
@@ -295,15 +318,30 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<(Snapsho
             let _ = write_json(&stamp_path(root), &refreshed);
         }
     }
-    Ok((snapshot, Found::UpToDate(stamp)))
+    Ok(Found::UpToDate(stamp))
 }
 
 impl Stamp {
-    fn listed_inputs(&self, root: &Path) -> Option<Snapshot> {
-        let walk_unchanged = !self.input_dirs.is_empty()
+    /// The no-op's question, asked without building a snapshot (what a stale build needs):
+    /// whether the walk would find the same inputs, each in the state recorded, and the
+    /// artifact is as it was.
+    fn holds(&self, root: &Path, out_dir: &Path) -> bool {
+        self.walk_unchanged(root)
+            && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
+            && unchanged(&self.inputs, root)
+            && self.artifact_unchanged(out_dir)
+    }
+
+    /// Whether a walk of `root` would list the files it lists: none of the directories it
+    /// recorded changed since (and each is old enough for its time to prove it).
+    fn walk_unchanged(&self, root: &Path) -> bool {
+        !self.input_dirs.is_empty()
             && !self.input_dirs.iter().any(|dir| dir.is_racy(self.saved_at_ns))
-            && unchanged(&self.input_dirs, root);
-        if !walk_unchanged {
+            && unchanged(&self.input_dirs, root)
+    }
+
+    fn listed_inputs(&self, root: &Path) -> Option<Snapshot> {
+        if !self.walk_unchanged(root) {
             return None;
         }
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
@@ -470,7 +508,7 @@ mod tests {
     }
 
     fn fresh(root: &Path, out: &Path) -> bool {
-        matches!(check(root, out, "settings").unwrap().1, Found::UpToDate(_))
+        matches!(check(root, out, "settings").unwrap(), Found::UpToDate(_))
     }
 
     #[test]
@@ -478,7 +516,7 @@ mod tests {
         let (dir, out) = project();
         stamp(dir.path(), &out);
         assert!(fresh(dir.path(), &out));
-        assert!(matches!(check(dir.path(), &out, "other").unwrap().1, Found::Stale(None)));
+        assert!(matches!(check(dir.path(), &out, "other").unwrap(), Found::Stale(_, None)));
     }
 
     #[test]
@@ -584,8 +622,8 @@ mod tests {
     }
 
     fn stale_stamp(root: &Path, out: &Path) -> Stamp {
-        match check(root, out, "settings").unwrap().1 {
-            Found::Stale(Some(stamp)) => stamp,
+        match check(root, out, "settings").unwrap() {
+            Found::Stale(_, Some(stamp)) => stamp,
             _ => panic!("a stale project with a stamp"),
         }
     }

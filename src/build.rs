@@ -171,6 +171,31 @@ pub fn build_stale(
     stale: Stale,
     on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
 ) -> std::io::Result<BuildOutput> {
+    let unlistable = stale.snapshot.unlistable().to_vec();
+    let mut output = answer_stale(options, stale, on_pool)?;
+    note_unlistable(&mut output.compiled, &unlistable);
+    Ok(output)
+}
+
+/// Warns of each folder of the project this process may not list (`unlistable`), once
+/// the build is over: nothing in them was read, so they change neither what was built nor
+/// whether it is stamped.
+pub fn note_unlistable<'a>(compiled: &mut Compiled, unlistable: impl IntoIterator<Item = &'a String>) {
+    compiled.diagnostics.extend(unlistable.into_iter().map(|key| {
+        Diagnostic::warning(
+            Code::UnreadableInput,
+            format!("cannot list `{key}/` (permission denied): nothing in it is read"),
+        )
+        .with_help("if the plugin needs what it holds, make it readable for the user running agent-bundle")
+    }));
+}
+
+/// [`build_stale`], before its warnings.
+fn answer_stale(
+    options: &BuildOptions,
+    stale: Stale,
+    on_pool: &dyn Fn(&mut (dyn FnMut() + Send)),
+) -> std::io::Result<BuildOutput> {
     let Stale { settings, mut snapshot, previous } = stale;
     let mut disk = snapshot.read()?;
     let mut hashes = actions::input_hashes(&disk);

@@ -43,6 +43,8 @@ pub struct Workspace {
     /// The directories outside the root that modules import from, listed on demand, by key
     /// (`../shared`): their module files are inputs too.
     outside: BTreeMap<String, OutsideEntry>,
+    /// Project-relative keys of the folders the last walk could not list.
+    unlistable: BTreeSet<String>,
 }
 
 /// A listed outside directory.
@@ -94,7 +96,15 @@ pub type BeforeListing<'a> = &'a mut dyn FnMut(&Path);
 
 impl Workspace {
     pub fn new(db: Database, root: PathBuf) -> Self {
-        Workspace { db, root, project: None, changed: Vec::new(), listed: BTreeSet::new(), outside: BTreeMap::new() }
+        Workspace {
+            db,
+            root,
+            project: None,
+            changed: Vec::new(),
+            listed: BTreeSet::new(),
+            outside: BTreeMap::new(),
+            unlistable: BTreeSet::new(),
+        }
     }
 
     /// Reads the project tree (skipping `exclude`, e.g. the output directory) into the inputs.
@@ -105,6 +115,7 @@ impl Workspace {
         before_listing: BeforeListing,
     ) -> io::Result<Project> {
         let tree = walk_inputs(&self.root, exclude, before_listing)?;
+        self.unlistable = tree.unlistable_keys().into_iter().collect();
         self.listed = tree.listed.into_iter().map(|(key, _)| key).collect();
         let mut disk = read_files(&tree.files)?;
         // The outside directories found before are listed again with it: a read-whole
@@ -245,11 +256,19 @@ impl Workspace {
             }
             disk.retain(|existing, _| !is_at_or_below(existing, &key));
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
+            self.unlistable.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
                 if path.file_name().is_some_and(is_skipped_dir) || is_watched_artifact(path, before_listing) {
                     continue;
                 }
-                let tree = walk_inputs(path, exclude, before_listing)?;
+                let tree = match walk_inputs(path, exclude, before_listing) {
+                    Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
+                        self.unlistable.insert(key);
+                        continue;
+                    }
+                    tree => tree?,
+                };
+                self.unlistable.extend(tree.unlistable.iter().map(|(sub, _)| joined(&key, sub)));
                 for (sub, file) in read_files(&tree.files)? {
                     disk.insert(format!("{key}/{sub}"), file);
                 }
@@ -293,6 +312,11 @@ impl Workspace {
             self.listed.contains(key) || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
         };
         self.listed.contains(parent_key(key)) && (held_inputs() || walk_reads(path))
+    }
+
+    /// The folders of the project this process may not list, as of the last load or refresh.
+    pub fn unlistable(&self) -> impl Iterator<Item = &String> {
+        self.unlistable.iter()
     }
 
     /// The paths the last load or refresh found changed (all of them on the first load).
@@ -384,16 +408,25 @@ pub struct InputTree {
     listed: Vec<(String, Metadata)>,
     /// Every directory skipped for holding a manifest (key, metadata).
     artifacts: Vec<(String, Metadata)>,
+    /// Every folder this process may not list (key, metadata): nothing in it is an input,
+    /// until its mode changes.
+    pub unlistable: Vec<(String, Metadata)>,
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
 }
 
 impl InputTree {
     /// The directories whose states prove the walk would find the same files while they
-    /// hold: a directory's time changes whenever an entry is added, removed or renamed.
-    /// None when some directory has no key (it cannot be checked again).
+    /// hold: a directory's time changes whenever an entry is added, removed or renamed (and
+    /// its change time when its mode does). None when some directory has no key (it cannot
+    /// be checked again).
     pub fn dir_states(&self) -> impl Iterator<Item = &(String, Metadata)> {
-        self.listed.iter().chain(&self.artifacts).filter(|_| !self.unnamed_dirs)
+        self.listed.iter().chain(&self.artifacts).chain(&self.unlistable).filter(|_| !self.unnamed_dirs)
+    }
+
+    /// The keys of the folders this process may not list.
+    pub fn unlistable_keys(&self) -> Vec<String> {
+        self.unlistable.iter().map(|(key, _)| key.clone()).collect()
     }
 }
 
@@ -403,7 +436,13 @@ pub fn input_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<InputTree> {
 }
 
 fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) -> io::Result<InputTree> {
-    let mut tree = InputTree { files: Vec::new(), listed: Vec::new(), artifacts: Vec::new(), unnamed_dirs: false };
+    let mut tree = InputTree {
+        files: Vec::new(),
+        listed: Vec::new(),
+        artifacts: Vec::new(),
+        unlistable: Vec::new(),
+        unnamed_dirs: false,
+    };
     walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
     // By key, as stamps record them (the walk yields `src/a.ts` before `src-x.ts`).
     tree.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -412,7 +451,9 @@ fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) 
 
 /// Lists `dir` (key `key`) and everything below it that can hold inputs. Its metadata is
 /// taken before the listing, so a change during the listing leaves the recorded state
-/// stale, never the reverse. A subdirectory that vanished meanwhile holds no input.
+/// stale, never the reverse. A subdirectory that vanished meanwhile holds no input, nor
+/// does one this process may not list (a container's data folder): the build goes on
+/// without it, and says so.
 fn walk_dir(
     dir: &Path,
     key: String,
@@ -424,7 +465,14 @@ fn walk_dir(
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", dir.display()));
     let metadata = fs::symlink_metadata(dir).map_err(context)?;
     before_listing(dir);
-    let mut entries = fs::read_dir(dir).and_then(Iterator::collect::<io::Result<Vec<_>>>).map_err(context)?;
+    let mut entries = match fs::read_dir(dir).and_then(Iterator::collect::<io::Result<Vec<_>>>) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied && !key.is_empty() => {
+            tree.unlistable.push((key, metadata));
+            return Ok(());
+        }
+        Err(error) => return Err(context(error)),
+    };
     entries.sort_unstable_by_key(fs::DirEntry::file_name);
     tree.listed.push((key.clone(), metadata));
     for entry in entries {

@@ -43,6 +43,8 @@ pub struct Stamp {
     manifest: String,
     saved_at_ns: i128,
     pub summary: Summary,
+    /// The folders the input walk could not list (their states are among `input_dirs`).
+    unlistable: Vec<String>,
 }
 
 /// Enough to report an up-to-date build without running it.
@@ -237,6 +239,7 @@ pub struct Snapshot {
     files: Vec<(String, PathBuf)>,
     inputs: Vec<FileState>,
     dirs: Vec<FileState>,
+    unlistable: Vec<String>,
 }
 
 impl Snapshot {
@@ -245,7 +248,12 @@ impl Snapshot {
         let tree = input_tree(root, &[out_dir.to_path_buf()])?;
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
-        Ok(Snapshot { files: tree.files, inputs, dirs })
+        Ok(Snapshot { unlistable: tree.unlistable_keys(), files: tree.files, inputs, dirs })
+    }
+
+    /// The folders of the project this process may not list: nothing in them was read.
+    pub fn unlistable(&self) -> &[String] {
+        &self.unlistable
     }
 
     /// Reads the files this snapshot found (without walking the project again).
@@ -346,7 +354,7 @@ impl Stamp {
         }
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
         let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
-        Some(Snapshot { files, inputs, dirs: self.input_dirs.clone() })
+        Some(Snapshot { files, inputs, dirs: self.input_dirs.clone(), unlistable: self.unlistable.clone() })
     }
 
     /// The artifact is checked by stat-ing what the stamp recorded, not by walking it again.
@@ -438,6 +446,7 @@ pub fn save(
         manifest: manifest.to_hex(),
         saved_at_ns,
         summary,
+        unlistable: before.unlistable,
     };
     write_json(&path, &stamp)
 }
@@ -452,7 +461,13 @@ pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now:
     if !previous.vouches_for(out_dir, manifest) {
         return None;
     }
-    let stamp = Stamp { input_dirs: now.dirs, inputs: now.inputs, saved_at_ns: now_ns(), ..previous };
+    let stamp = Stamp {
+        input_dirs: now.dirs,
+        inputs: now.inputs,
+        unlistable: now.unlistable,
+        saved_at_ns: now_ns(),
+        ..previous
+    };
     // The stamp is an optimization: failing to write it must not fail the build.
     let _ = write_json(&stamp_path(root), &stamp);
     Some(stamp.summary)

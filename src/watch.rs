@@ -471,6 +471,10 @@ impl Session {
             .ok()
             .filter(|o| o.published.is_some() && o.compiled.diagnostics.is_empty())
             .map(|output| Hash::of(&output.compiled.files[crate::emit::MANIFEST_FILE].bytes));
+        let output = output.map(|mut output| {
+            build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
+            output
+        });
         if !root.is_dir()
             && let Some(parent) = root.parent()
         {
@@ -520,6 +524,10 @@ impl Watches {
             }
             // Gone before it could be watched: its removal is an event of its parent.
             Err(_) if !dir.is_dir() => {}
+            // A folder this process may not list: nothing in it is read, and a change of its
+            // mode (which may make it readable) is an event of its parent.
+            Err(notify::Error { kind: notify::ErrorKind::Io(error), .. })
+                if error.kind() == io::ErrorKind::PermissionDenied => {}
             Err(error) => self.failure = Some(watch_error(dir, &error)),
         }
     }

@@ -417,9 +417,15 @@ fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     assert_eq!(server(".codex-plugin/mcp.json")["type"], "stdio");
 }
 
-/// `agent-bundle <args>` in `dir` without root's power over permissions: as `nobody` when
-/// the tests run as root (then `trees` are handed to it first), else as the user.
+/// `agent-bundle <args>` in `dir` without root's power over permissions (see
+/// [`unprivileged_command`]).
 pub(crate) fn unprivileged(dir: &std::path::Path, trees: &[&std::path::Path], args: &[&str]) -> std::process::Output {
+    unprivileged_command(trees).args(args).current_dir(dir).output().unwrap()
+}
+
+/// `agent-bundle` without root's power over permissions: as `nobody` when the tests run as
+/// root (then `trees` are handed to it first), else as the user.
+pub(crate) fn unprivileged_command(trees: &[&std::path::Path]) -> std::process::Command {
     let binary = env!("CARGO_BIN_EXE_agent-bundle");
     // SAFETY: geteuid has no preconditions.
     let mut command = if unsafe { libc::geteuid() } == 0 {
@@ -434,7 +440,8 @@ pub(crate) fn unprivileged(dir: &std::path::Path, trees: &[&std::path::Path], ar
     } else {
         std::process::Command::new(binary)
     };
-    command.args(args).current_dir(dir).env_remove("AGENT_BUNDLE_REMOTE_CACHE").output().unwrap()
+    command.env_remove("AGENT_BUNDLE_REMOTE_CACHE");
+    command
 }
 
 /// An artifact made read-only by hand is still replaced whole (its folder's parent allows
@@ -484,4 +491,29 @@ fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
     assert_eq!(diagnostic["file"], "src/hooks/lib/rules.ts", "{report}");
     assert!(diagnostic["message"].as_str().unwrap().contains("permission denied"), "{report}");
     assert_eq!(support::artifact_files(&artifact), before);
+}
+
+/// A folder the build may not list (a container's data) holds no inputs: the build goes on
+/// and says so (AB4008, a warning); once it is readable, its files are inputs again.
+#[test]
+fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let args = ["build", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let build = || {
+        let output = unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let data = dir.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::write(data.join("dump.sql"), "-- not a plugin's\n").unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o000)).unwrap();
+    let report = build();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report}");
+    assert_eq!((&diagnostics[0]["code"], &diagnostics[0]["severity"]), (&"AB4008".into(), &"warning".into()));
+    assert!(diagnostics[0]["message"].as_str().unwrap().contains("`data/`"), "{report}");
+
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(build()["diagnostics"], serde_json::json!([]));
 }

@@ -16,8 +16,12 @@ use crate::support::{self, artifact_files};
 /// `agent-bundle <args>` (a watch session with `--json`) in `dir`, and its build reports as
 /// they come.
 pub(crate) fn start_watch(dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
-    let mut child =
-        support::bin().args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    start_watch_with(support::bin(), dir, args)
+}
+
+/// [`start_watch`], running `command`.
+fn start_watch_with(mut command: std::process::Command, dir: &Path, args: &[&str]) -> (Child, Receiver<Value>) {
+    let mut child = command.args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let (lines, builds) = mpsc::channel::<Value>();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -733,4 +737,28 @@ fn a_session_ended_after_a_clean_build_leaves_its_stamp() {
     assert_eq!(code, 0, "{report:#}");
     assert_ne!(report["upToDateBy"], "stamp", "{report:#}");
     assert_eq!(artifact_files(&artifact), good);
+}
+
+/// A folder the session may not list (nor watch) is left out with a warning, and the
+/// session goes on: made readable, its files are read.
+#[test]
+fn a_folder_the_session_cannot_list_is_left_out_until_it_is_readable() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("notes.md"), "not a plugin's\n").unwrap();
+    let command = crate::builds::unprivileged_command(&[dir.path(), cache.path()]);
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let args = ["watch", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let (child, builds) = start_watch_with(command, dir.path(), &args);
+    let first = next_build(&builds);
+    assert_eq!(first["ok"], true, "{first:#}");
+    assert_eq!(first["diagnostics"][0]["code"], "AB4008", "{first:#}");
+
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let readable = next_build(&builds);
+    assert_eq!(readable["changed"], serde_json::json!(["data/notes.md"]), "{readable:#}");
+    assert_eq!(readable["diagnostics"], serde_json::json!([]), "{readable:#}");
+    interrupt(child);
 }

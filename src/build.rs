@@ -157,7 +157,9 @@ pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
     }
     Ok(match stamp::check(&options.root, &options.out_dir, &settings)? {
         stamp::Found::UpToDate(stamp) => {
-            Checked::UpToDate(Box::new(answered(options, stamp.summary, Shortcut::Stamp, None)))
+            let mut output = answered(options, stamp.summary.clone(), Shortcut::Stamp, None);
+            note_unlistable(&mut output.compiled, stamp.unlistable());
+            Checked::UpToDate(Box::new(output))
         }
         stamp::Found::Stale(snapshot, previous) => {
             Checked::Stale(Stale { settings, snapshot, previous: previous.map(Box::new) })

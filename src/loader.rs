@@ -261,13 +261,11 @@ impl Workspace {
                 if path.file_name().is_some_and(is_skipped_dir) || is_watched_artifact(path, before_listing) {
                     continue;
                 }
-                let tree = match walk_inputs(path, exclude, before_listing) {
-                    Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-                        self.unlistable.insert(key);
-                        continue;
-                    }
-                    tree => tree?,
-                };
+                if !may_list(path) {
+                    self.unlistable.insert(key);
+                    continue;
+                }
+                let tree = walk_inputs(path, exclude, before_listing)?;
                 self.unlistable.extend(tree.unlistable.iter().map(|(sub, _)| joined(&key, sub)));
                 for (sub, file) in read_files(&tree.files)? {
                     disk.insert(format!("{key}/{sub}"), file);
@@ -309,7 +307,9 @@ impl Workspace {
     /// parents first.
     fn reads_at(&self, key: &str, path: &Path) -> bool {
         let held_inputs = || {
-            self.listed.contains(key) || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
+            self.listed.contains(key)
+                || self.unlistable.contains(key)
+                || self.project.is_some_and(|project| project.files(&self.db).contains_key(key))
         };
         self.listed.contains(parent_key(key)) && (held_inputs() || walk_reads(path))
     }
@@ -464,15 +464,12 @@ fn walk_dir(
     // The error names the directory (keeping its kind: a vanished one is skipped below).
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", dir.display()));
     let metadata = fs::symlink_metadata(dir).map_err(context)?;
+    if !key.is_empty() && !may_list(dir) {
+        tree.unlistable.push((key, metadata));
+        return Ok(());
+    }
     before_listing(dir);
-    let mut entries = match fs::read_dir(dir).and_then(Iterator::collect::<io::Result<Vec<_>>>) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::PermissionDenied && !key.is_empty() => {
-            tree.unlistable.push((key, metadata));
-            return Ok(());
-        }
-        Err(error) => return Err(context(error)),
-    };
+    let mut entries = fs::read_dir(dir).and_then(Iterator::collect::<io::Result<Vec<_>>>).map_err(context)?;
     entries.sort_unstable_by_key(fs::DirEntry::file_name);
     tree.listed.push((key.clone(), metadata));
     for entry in entries {
@@ -498,6 +495,16 @@ fn walk_dir(
         }
     }
     Ok(())
+}
+
+/// Whether this process may list the folder at `path` and look into what it holds (read and
+/// search permission): one it may not holds no input it could read.
+fn may_list(path: &Path) -> bool {
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: a NUL-terminated path, read during the call only.
+    let denied =
+        unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::R_OK | libc::X_OK, libc::AT_EACCESS) } != 0;
+    !(denied && io::Error::last_os_error().kind() == io::ErrorKind::PermissionDenied)
 }
 
 /// Whether a walk of the folder holding `path` reads what is there now: a file, or a folder

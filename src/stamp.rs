@@ -5,7 +5,8 @@
 //!
 //! The stamp lives in `<root>/.agent-bundle/stamp.json`, never in the artifact. It is only
 //! written after a build that published with no diagnostics at all (warnings are printed
-//! again by a real build). A file modified within a second before the stamp was written
+//! again by a real build), but for the warning that a folder could not be listed, which
+//! the stamp records and a no-op repeats. A file modified within a second before the stamp was written
 //! is treated as changed ("racily clean"): its time alone cannot prove it unchanged.
 
 use std::io;
@@ -330,6 +331,11 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
 }
 
 impl Stamp {
+    /// The folders the input walk could not list.
+    pub fn unlistable(&self) -> &[String] {
+        &self.unlistable
+    }
+
     /// The no-op's question, asked without building a snapshot (what a stale build needs):
     /// whether the walk would find the same inputs, each in the state recorded, and the
     /// artifact is as it was.
@@ -428,13 +434,13 @@ pub fn save(
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
     // The listing alone: the files' states are those taken before they were read.
-    let input_dirs = match input_tree(root, &[out_dir.to_path_buf()]) {
+    let (input_dirs, unlistable) = match input_tree(root, &[out_dir.to_path_buf()]) {
         Ok(after) if after.files == walked(&before.files) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
-            listed.chain(outside).collect()
+            (listed.chain(outside).collect(), after.unlistable_keys())
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), before.unlistable),
     };
     let saved_at_ns = now_ns();
     let stamp = Stamp {
@@ -446,7 +452,7 @@ pub fn save(
         manifest: manifest.to_hex(),
         saved_at_ns,
         summary,
-        unlistable: before.unlistable,
+        unlistable,
     };
     write_json(&path, &stamp)
 }

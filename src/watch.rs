@@ -525,9 +525,14 @@ impl Watches {
             // Gone before it could be watched: its removal is an event of its parent.
             Err(_) if !dir.is_dir() => {}
             // A folder this process may not list: nothing in it is read, and a change of its
-            // mode (which may make it readable) is an event of its parent.
+            // mode (which may make it readable) is an event of its parent, watched instead.
             Err(notify::Error { kind: notify::ErrorKind::Io(error), .. })
-                if error.kind() == io::ErrorKind::PermissionDenied => {}
+                if error.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                if let Some(parent) = dir.parent() {
+                    self.add(parent);
+                }
+            }
             Err(error) => self.failure = Some(watch_error(dir, &error)),
         }
     }

@@ -760,5 +760,17 @@ fn a_folder_the_session_cannot_list_is_left_out_until_it_is_readable() {
     let readable = next_build(&builds);
     assert_eq!(readable["changed"], serde_json::json!(["data/notes.md"]), "{readable:#}");
     assert_eq!(readable["diagnostics"], serde_json::json!([]), "{readable:#}");
+
+    // A folder moved in holding one that may be read but not searched (mode 644, a folder
+    // in it): that one is left out, the rest read, the session goes on.
+    let staged = tempfile::tempdir_in(dir.path().parent().unwrap()).unwrap();
+    std::fs::create_dir_all(staged.path().join("pkg/x/y")).unwrap();
+    std::fs::write(staged.path().join("pkg/readme.md"), "read\n").unwrap();
+    std::fs::set_permissions(staged.path().join("pkg/x"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::rename(staged.path().join("pkg"), dir.path().join("pkg")).unwrap();
+    let moved_in = next_build(&builds);
+    assert_eq!(moved_in["ok"], true, "{moved_in:#}");
+    assert_eq!(moved_in["changed"], serde_json::json!(["pkg/readme.md"]), "{moved_in:#}");
+    assert!(moved_in["diagnostics"][0]["message"].as_str().unwrap().contains("`pkg/x/`"), "{moved_in:#}");
     interrupt(child);
 }

@@ -29,10 +29,17 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     assert!(root.join("plugins/policy/artifact/agent-bundle.manifest.json").is_file());
     assert!(!root.join("plugins/broken/artifact").exists());
 
-    // On a terminal's stream, each diagnostic names its file below the workspace.
+    // On a terminal's stream, each diagnostic names its file below the workspace, a
+    // warning of a project that built too.
+    fs::write(root.join("plugins/policy/agent-bundle.config.mjs"), "export default {};\n").unwrap();
     let output = support::run(root, &["build", "--workspace"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--> plugins/broken/src/hooks/audit.ts:1:"), "{stderr}");
+    assert!(
+        stderr.contains("warning[AB4006]") && stderr.contains("plugins/policy/agent-bundle.config.mjs"),
+        "{stderr}"
+    );
+    fs::remove_file(root.join("plugins/policy/agent-bundle.config.mjs")).unwrap();
 
     let output = support::run(root, &["build", "--workspace", ".", "--filter", "policy", "--json"]);
     assert_eq!(output.status.code(), Some(0));

@@ -165,7 +165,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         }));
     } else {
         // One write for the whole report (a hundred projects are a hundred lines), made
-        // before each failure's diagnostics so they stay under their line on a terminal.
+        // before each project's diagnostics (a failure's errors, a success's warnings) so
+        // they stay under their line on a terminal.
         let mut out = String::new();
         for result in &results {
             let name = selection.name(&result.options.root);
@@ -187,14 +188,16 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                         output.compiled.files.len(),
                         stats.written.len()
                     ),
-                    None => {
-                        out!("{}FAILED  {name}\n", std::mem::take(&mut out));
-                        report::print_diagnostics(&output.compiled, Some(&name));
-                        Ok(())
-                    }
+                    None => writeln!(out, "FAILED  {name}"),
                 },
                 Err(error) => writeln!(out, "FAILED  {name}: {error}"),
             };
+            if let Ok(output) = &result.output
+                && !output.compiled.diagnostics.is_empty()
+            {
+                out!("{}", std::mem::take(&mut out));
+                report::print_diagnostics(&output.compiled, Some(&name));
+            }
         }
         let _ = writeln!(
             out,

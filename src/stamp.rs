@@ -6,8 +6,9 @@
 //! The stamp lives in `<root>/.agent-bundle/stamp.json`, never in the artifact. It is only
 //! written after a build that published with no diagnostics at all (warnings are printed
 //! again by a real build), but for the warning that a folder could not be listed, which
-//! the stamp records and a no-op repeats. A file modified within a second before the stamp was written
-//! is treated as changed ("racily clean"): its time alone cannot prove it unchanged.
+//! the stamp records and a no-op repeats. A file modified within a second before the stamp
+//! was written is treated as changed ("racily clean"): its time alone cannot prove it
+//! unchanged.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;

@@ -738,7 +738,6 @@ fn symbol_of(scoping: &Scoping, ident: &IdentifierReference<'_>) -> Option<Symbo
     scoping.get_reference(ident.reference_id.get()?).symbol_id()
 }
 
-/// ES `IsAnonymousFunctionDefinition`: such a default export is named "default".
 /// What a default export is when it can be no function (Node would refuse to call it).
 fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Option<&'static str> {
     let expression = match declaration {
@@ -758,6 +757,7 @@ fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Optio
     })
 }
 
+/// ES `IsAnonymousFunctionDefinition`: such a default export is named "default".
 fn is_anonymous_function_definition(expression: &Expression<'_>) -> bool {
     match expression.without_parentheses() {
         Expression::ArrowFunctionExpression(_) => true,
@@ -981,11 +981,18 @@ function __ab_default_name(fn) {
 }
 "#;
 
-/// Concatenate chunks into one ES module: the header line, static imports of the builtins the
-/// chunks use, the module runtime, the chunks in the given order, then `epilogue` verbatim.
-pub fn assemble(header: &str, chunks: &[&ModuleChunk], epilogue: &str) -> String {
-    let builtins: BTreeSet<&str> = chunks.iter().flat_map(|chunk| chunk.builtins.iter().map(String::as_str)).collect();
-    let size = header.len() + RUNTIME.len() + epilogue.len() + chunks.iter().map(|c| c.code.len()).sum::<usize>();
+/// A builtin as a bundle imports it: `node:fs` for `fs` too.
+fn builtin_specifier(specifier: &str) -> std::borrow::Cow<'_, str> {
+    if specifier.starts_with("node:") { specifier.into() } else { format!("node:{specifier}").into() }
+}
+
+/// Concatenate chunks (by module key) into one ES module: the header line, static imports of
+/// the builtins the chunks use, the module runtime, the chunks in the given order, then
+/// `epilogue` verbatim.
+pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -> String {
+    let builtins: BTreeSet<&str> =
+        chunks.iter().flat_map(|(_, chunk)| chunk.builtins.iter().map(String::as_str)).collect();
+    let size = header.len() + RUNTIME.len() + epilogue.len() + chunks.iter().map(|(_, c)| c.code.len()).sum::<usize>();
     let mut out = String::with_capacity(size + builtins.len() * 64 + 8);
     out.push_str(header);
     if !header.is_empty() && !header.ends_with('\n') {
@@ -996,17 +1003,23 @@ pub fn assemble(header: &str, chunks: &[&ModuleChunk], epilogue: &str) -> String
     }
     // The chunks read a builtin's exports through its namespace, where a name it lacks is
     // `undefined`; imported once more by name, Node refuses such a name when it links the
-    // bundle, as it would have refused the handler's own import.
-    let named =
-        chunks.iter().flat_map(|chunk| &chunk.links.imported).filter_map(|(binding, _)| match &binding.source {
-            LinkSource::Builtin(specifier) => Some((specifier.as_str(), binding.name.as_str())),
+    // bundle, as it would have refused the handler's own import. (Not the tool's own
+    // modules' names, nor `default`, which every builtin has: each line costs a wrapper's
+    // every run.)
+    let named = chunks
+        .iter()
+        .filter(|(key, _)| super::virtual_module(key).is_none())
+        .flat_map(|(_, chunk)| &chunk.links.imported)
+        .filter(|(binding, _)| binding.name != "default")
+        .filter_map(|(binding, _)| match &binding.source {
+            LinkSource::Builtin(specifier) => Some((builtin_specifier(specifier), binding.name.as_str())),
             LinkSource::Module(_) => None,
         });
     for (i, (specifier, name)) in named.collect::<BTreeSet<_>>().into_iter().enumerate() {
-        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(specifier));
+        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(&specifier));
     }
     out.push_str(RUNTIME);
-    for chunk in chunks {
+    for (_, chunk) in chunks {
         out.push_str(&chunk.code);
         if !chunk.code.is_empty() && !chunk.code.ends_with('\n') {
             out.push('\n');
@@ -1315,14 +1328,22 @@ mod tests {
     fn assemble_layout() {
         let a = compile_ok("import fs from \"fs\";\nimport { join } from \"node:path\";\nexport default [fs, join];\n");
         let b = compile("src/b.ts", "import fs from \"node:fs\";\nexport const x = fs;\n");
-        let out = assemble("// header", &[&a, &b], "EPILOGUE\n");
-        // The namespaces, then every name imported from them once more (for Node to check).
+        let c = compile(
+            "agent-bundle:runtime/hook.mjs",
+            "import { readSync } from \"node:fs\";\nexport const r = readSync;\n",
+        );
+        let out = assemble(
+            "// header",
+            &[("src/a.ts", &a), ("src/b.ts", &b), ("agent-bundle:runtime/hook.mjs", &c)],
+            "EPILOGUE\n",
+        );
+        // The namespaces, then every name the project's modules import from them once more
+        // (for Node to check), `default` and the tool's own modules' names aside.
         assert!(out.starts_with(
             "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\n\
-             import { \"default\" as __ab_named0 } from \"fs\";\nimport { \"default\" as __ab_named1 } from \"node:fs\";\n\
-             import { \"join\" as __ab_named2 } from \"node:path\";\nconst __ab_modules = new Map();\n"
+             import { \"join\" as __ab_named0 } from \"node:path\";\nconst __ab_modules = new Map();\n"
         ), "{out}");
-        assert!(out.ends_with(&format!("{}{}EPILOGUE\n", a.code, b.code)));
+        assert!(out.ends_with(&format!("{}{}{}EPILOGUE\n", a.code, b.code, c.code)));
         assert_eq!(out.matches("import * as").count(), 2);
     }
 }

@@ -12,7 +12,7 @@ use oxc_ast::ast::{
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral, Statement,
     TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
-    TSNamespaceDeclarationBody, TSType, VariableDeclaration, VariableDeclarationKind, WithClause,
+    TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -209,9 +209,15 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let options = transform_options();
     let transformed = Transformer::new(&allocator, Path::new(key), &options)
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
-    let before = out.diagnostics.len();
-    push_oxc_diagnostics!(out.diagnostics, transformed.diagnostics);
-    if out.diagnostics[before..].iter().any(BundleDiagnostic::is_error) {
+    let mut transforming = Vec::new();
+    push_oxc_diagnostics!(transforming, transformed.diagnostics);
+    // A warning where the checker refused something already (an exported `let` of a
+    // namespace assigned again) would say it twice.
+    let within = |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;
+    transforming.retain(|d| d.is_error() || !out.diagnostics.iter().any(|e| e.is_error() && within(d.span, e.span)));
+    let failed = transforming.iter().any(BundleDiagnostic::is_error);
+    out.diagnostics.extend(transforming);
+    if failed {
         return out;
     }
     out.code = Some(Codegen::new().with_options(codegen_options(key)).build(&program).code);
@@ -289,8 +295,6 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// Nesting depth of types (stripped: nothing in them runs).
-    type_depth: u32,
 }
 
 impl<'s> Checker<'s> {
@@ -308,7 +312,6 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
-            type_depth: 0,
         }
     }
 
@@ -647,12 +650,6 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_ts_export_assignment(self, it);
     }
 
-    fn visit_ts_type(&mut self, it: &TSType<'a>) {
-        self.type_depth += 1;
-        walk::walk_ts_type(self, it);
-        self.type_depth -= 1;
-    }
-
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         let path = match self.namespaces.last() {
             Some((outer, _)) => format!("{outer}.{}", it.id.name),
@@ -683,8 +680,12 @@ impl<'a> Visit<'a> for Checker<'_> {
         // TypeScript reads a name an earlier declaration of the same namespace exported as
         // that namespace's member; transpiled, each declaration is a function of its own,
         // where the bare name is bound to nothing.
-        // (A type is stripped: where it names such a member, nothing is left to run.)
-        let unbound = || self.type_depth == 0 && self.scoping.get_reference(it.reference_id()).symbol_id().is_none();
+        // (A type, `typeof`, `extends` or `implements` is stripped: where it names such a
+        // member, nothing is left to run.)
+        let unbound = || {
+            let reference = self.scoping.get_reference(it.reference_id());
+            reference.flags().is_value() && reference.symbol_id().is_none()
+        };
         if let Some((path, _)) = self.namespaces.iter().rev().find(|(_, earlier)| earlier.contains(it.name.as_str()))
             && unbound()
         {
@@ -854,7 +855,8 @@ mod tests {
                     namespace A { export const z = A.y + 1; const y = 5; export const w = y; }\n\
                     namespace K { export class C {} }\nnamespace K { export const c: C | undefined = undefined; }\n\
                     namespace T { export const x = 1; }\nnamespace T { type X = typeof x; export const y: X = 2; }\n\
-                    namespace T { export const z = ({ a: 2 }) satisfies { a: typeof x }; }\n";
+                    namespace T { export const z = ({ a: 2 }) satisfies { a: typeof x }; }\n\
+                    namespace K { export interface I extends C {} }\nnamespace K { export class D implements C {} }\n";
         assert_eq!(module(fine), [], "{fine}");
         // Transpiled, each declaration is a function of its own: a bare name another one
         // exported would be bound to nothing.
@@ -869,6 +871,7 @@ mod tests {
     fn a_namespace_s_exported_variable_assigned_again_is_an_error() {
         let written = "namespace N { export let v = 3; export function bump() { v++; } }\n";
         assert_eq!(errors("src/a.ts", written), one(BundleErrorKind::Syntax, "v"));
+        assert_eq!(transpile("src/a.ts", written).diagnostics.len(), 1, "said once (oxc warns of it too)");
         // Never written again: the copy is the value.
         let read_only =
             "namespace Cfg { export var name = 'x'; export let n = 1; }\nexport const m = Cfg.name + Cfg.n;\n";

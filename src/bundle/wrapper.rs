@@ -292,7 +292,7 @@ pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
         let (key, names) = (serde_json::Value::from(key), serde_json::Value::from(names));
         epilogue.push_str(&format!("__ab_modules.get({key}).ambiguous = {names};\n"));
     }
-    let chunks: Vec<&ModuleChunk> = graph.modules.iter().map(|(_, c)| *c).collect();
+    let chunks: Vec<(&str, &ModuleChunk)> = graph.modules.iter().map(|(key, c)| (key.as_str(), *c)).collect();
     assemble(header, &chunks, &epilogue)
 }
 

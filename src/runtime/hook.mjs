@@ -69,9 +69,11 @@ export async function runHook(spec, handler) {
   let exitedWith = null;
   const exit = process.exit;
   process.exit = (...code) => {
-    // Once answered, the answer's exit code stands: a timer the handler left calling
-    // process.exit(2) would make a host read the answer as a blocking error.
-    if (answered) return exit.call(process);
+    // Once answered, the answer's exit code stands (a timer the handler left calling
+    // process.exit(2) would make a host read the answer as a blocking error), and the
+    // process ends once the answer is out (where a pipe's writes are asynchronous, as on
+    // macOS, part of it may still be waiting).
+    if (answered) return whenWritten(() => exit.call(process));
     exitedWith = code.map(String).join(", ");
     // As called: an explicit `undefined` would reset the exit code.
     return exit.apply(process, code);
@@ -110,12 +112,15 @@ export async function runHook(spec, handler) {
 // handler left open must not turn its deny into nothing. The timer is unref'd, so a process
 // with nothing left ends at once, as it would anyway; stdout and stderr drain first.
 function endSoon() {
-  setTimeout(() => {
-    const pending = [answerStream, process.stderr].filter((stream) => stream?.writableLength > 0);
-    let left = pending.length;
-    if (left === 0) return process.exit();
-    for (const stream of pending) stream.once("drain", () => --left === 0 && process.exit());
-  }, EXIT_GRACE_MS).unref();
+  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+}
+
+/** Calls `then` once what was written to stdout and stderr has drained. */
+function whenWritten(then) {
+  const pending = [answerStream, process.stderr].filter((stream) => stream?.writableLength > 0);
+  let left = pending.length;
+  if (left === 0) return then();
+  for (const stream of pending) stream.once("drain", () => --left === 0 && then());
 }
 
 /** Writes the one failure line to stderr. */

@@ -349,7 +349,8 @@ function removeStale(path) {
 // MCP over stdio
 
 function serveMcp(runtime, shutdown) {
-  const write = (message) => protocolStdout().write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  const stdout = protocolStdout();
+  const write = (message) => stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on("line", (line) => {
     if (line.trim() === "") return;

@@ -14,10 +14,11 @@ use std::path::Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration, ExportDefaultDeclarationKind,
-    Expression, ImportDeclarationSpecifier, NumericLiteral, ObjectExpression, ObjectPropertyKind, Program, PropertyKey,
-    PropertyKind, Statement, VariableDeclarationKind,
+    Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind, Program, PropertyKey, PropertyKind,
+    Statement, VariableDeclarationKind,
 };
 use oxc_parser::{ParseOptions, Parser};
+use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::operator::UnaryOperator;
 
@@ -107,20 +108,31 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
     let options = ParseOptions { enable_ident_hashes: false, ..ParseOptions::default() };
     let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
 
-    let syntax: Vec<ExtractError> = parsed
-        .diagnostics
-        .errors()
-        .map(|diagnostic| {
-            let label = diagnostic.labels.iter().find(|label| label.primary()).or(diagnostic.labels.first());
-            ExtractError {
-                kind: ExtractErrorKind::Syntax,
-                span: label.map(|label| Span::from(label.span())).unwrap_or_default(),
-                path: String::new(),
-                message: diagnostic.message.to_string(),
-                help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
-            }
-        })
-        .collect();
+    // What a module may not hold beyond the grammar (`010`, `'\101'`, a `let` declared
+    // twice) is an error of the file as Node would load it, though nothing of it runs.
+    // (A macro: the `oxc_diagnostics` crate is no direct dependency, so its types have no name here.)
+    macro_rules! syntax_errors {
+        ($diagnostics:expr) => {
+            $diagnostics
+                .errors()
+                .map(|diagnostic| {
+                    let label = diagnostic.labels.iter().find(|label| label.primary()).or(diagnostic.labels.first());
+                    ExtractError {
+                        kind: ExtractErrorKind::Syntax,
+                        span: label.map(|label| Span::from(label.span())).unwrap_or_default(),
+                        path: String::new(),
+                        message: diagnostic.message.to_string(),
+                        help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+    }
+    let mut syntax = syntax_errors!(parsed.diagnostics);
+    if syntax.is_empty() && !parsed.panicked {
+        syntax =
+            syntax_errors!(SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program).diagnostics);
+    }
     if !syntax.is_empty() || parsed.panicked {
         return Extracted { value: None, errors: syntax };
     }
@@ -402,80 +414,41 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
     })
 }
 
-/// The first legacy octal escape in the raw string literal `raw` (`\101`, `\8`; `\0` alone
-/// is a NUL), if any.
-fn legacy_escape(raw: &str) -> Option<&str> {
-    let bytes = raw.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] != b'\\' {
-            at += 1;
-            continue;
-        }
-        let digits = bytes[at + 1..].iter().take_while(|byte| byte.is_ascii_digit()).count();
-        if digits > 0 && (bytes[at + 1] != b'0' || digits > 1) {
-            return Some(&raw[at..at + 1 + digits]);
-        }
-        at += 2;
-    }
-    None
-}
-
 /// Whether `callee` is agent-bundle's `defineConfig`: imported from `agent-bundle` or
 /// `agent-bundle/config` under that name or another (`import { defineConfig as define }`),
 /// or through a namespace (`ab.defineConfig`); or named so and imported from nowhere.
 fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
-    // Each import of the file: whether it is agent-bundle's, and its specifier.
-    let imports = || {
-        program
-            .body
-            .iter()
-            .filter_map(|statement| match statement {
-                Statement::ImportDeclaration(import) => Some((
-                    matches!(import.source.value.as_str(), "agent-bundle" | "agent-bundle/config"),
-                    import.specifiers.as_ref()?,
-                )),
-                _ => None,
-            })
-            .flat_map(|(ours, specifiers)| specifiers.iter().map(move |specifier| (ours, specifier)))
-    };
-    let binding = |name: &str| imports().find(|(_, specifier)| specifier.local().name == name);
+    let ours = |source: &str| matches!(source, "agent-bundle" | "agent-bundle/config");
     match callee {
-        Expression::Identifier(id) => match binding(&id.name) {
+        Expression::Identifier(id) => match import_of(program, &id.name) {
             None => id.name == "defineConfig",
-            Some((ours, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
-                ours && specifier.imported.name() == "defineConfig"
+            Some((source, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
+                ours(source) && specifier.imported.name() == "defineConfig"
             }
             Some(_) => false,
         },
         Expression::StaticMemberExpression(member) => {
             member.property.name == "defineConfig"
                 && matches!(&member.object, Expression::Identifier(namespace)
-                    if matches!(binding(&namespace.name), Some((true, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_)))))
+                    if matches!(import_of(program, &namespace.name),
+                        Some((source, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_))) if ours(source)))
         }
         _ => false,
     }
 }
 
+/// The import that binds `name` in the file: where from, and its specifier.
+fn import_of<'p, 'a>(program: &'p Program<'a>, name: &str) -> Option<(&'a str, &'p ImportDeclarationSpecifier<'a>)> {
+    program.body.iter().find_map(|statement| {
+        let Statement::ImportDeclaration(import) = statement else { return None };
+        let specifier = import.specifiers.as_ref()?.iter().find(|specifier| specifier.local().name == name)?;
+        Some((import.source.value.as_str(), specifier))
+    })
+}
+
 /// Where an imported binding comes from, for messages.
 fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<&'a str> {
-    program.body.iter().find_map(|statement| {
-        let Statement::ImportDeclaration(import) = statement else {
-            return None;
-        };
-        let specifiers = import.specifiers.as_ref()?;
-        specifiers
-            .iter()
-            .any(|specifier| {
-                let local = match specifier {
-                    ImportDeclarationSpecifier::ImportSpecifier(s) => &s.local,
-                    ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => &s.local,
-                    ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => &s.local,
-                };
-                local.name.as_str() == name
-            })
-            .then(|| import.source.value.as_str())
-    })
+    import_of(program, name).map(|(source, _)| source)
 }
 
 /// Strips TS-only wrappers and parentheses: `x as T`, `x satisfies T`, `<T>x`, `x!`, `(x)`.
@@ -614,7 +587,7 @@ impl<'x, 'a> Reader<'x, 'a> {
         let kind = match expr {
             Expression::NullLiteral(_) => ValueKind::Null,
             Expression::BooleanLiteral(b) => ValueKind::Bool(b.value),
-            Expression::NumericLiteral(n) => ValueKind::Number(self.numeric_literal(n, false, span)?),
+            Expression::NumericLiteral(n) => ValueKind::Number(self.number(n.value, span)?),
             Expression::StringLiteral(s) => {
                 if s.lone_surrogates {
                     self.error(
@@ -624,7 +597,6 @@ impl<'x, 'a> Reader<'x, 'a> {
                     );
                     return None;
                 }
-                self.strict(s.span)?;
                 ValueKind::String(s.value.as_str().to_string())
             }
             Expression::TemplateLiteral(t) => {
@@ -652,7 +624,9 @@ impl<'x, 'a> Reader<'x, 'a> {
             {
                 let negative = u.operator == UnaryOperator::UnaryNegation;
                 match peel(&u.argument) {
-                    Expression::NumericLiteral(n) => ValueKind::Number(self.numeric_literal(n, negative, span)?),
+                    Expression::NumericLiteral(n) => {
+                        ValueKind::Number(self.number(if negative { -n.value } else { n.value }, span)?)
+                    }
                     Expression::Identifier(id) if matches!(id.name.as_str(), "Infinity" | "NaN") => {
                         self.error(
                             span,
@@ -686,29 +660,6 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
         };
         Some(Value { kind, span })
-    }
-
-    /// The value of `literal`, negated with `negative`; `span` covers its sign too.
-    fn numeric_literal(&mut self, literal: &NumericLiteral, negative: bool, span: Span) -> Option<serde_json::Number> {
-        self.strict(literal.span)?;
-        self.number(if negative { -literal.value } else { literal.value }, span)
-    }
-
-    /// Refuses a number or string literal at `span` written as only a sloppy script may
-    /// (a SyntaxError in a module, which this file is): `010` or `08`, `'\101'` or `'\8'`.
-    fn strict(&mut self, span: oxc_span::Span) -> Option<()> {
-        let raw = self.source.get(Span::from(span).range()).unwrap_or("");
-        let (what, help) = if raw.starts_with(['\'', '"']) {
-            let Some(escape) = legacy_escape(raw) else { return Some(()) };
-            (escape, "write the character itself, or a \\x or \\u escape")
-        } else if raw.len() > 1 && raw.starts_with('0') && raw.as_bytes()[1].is_ascii_digit() {
-            (raw, "write the number in decimal (or as 0o…, an octal literal)")
-        } else {
-            return Some(());
-        };
-        let message = format!("found `{what}`, a legacy octal form, which a module may not hold");
-        self.error(span, message, help);
-        None
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -830,10 +781,7 @@ impl<'x, 'a> Reader<'x, 'a> {
     fn key(&mut self, key: &PropertyKey<'a>, span: Span) -> Option<String> {
         match key {
             PropertyKey::StaticIdentifier(id) => Some(id.name.as_str().to_string()),
-            PropertyKey::StringLiteral(s) if !s.lone_surrogates => {
-                self.strict(s.span)?;
-                Some(s.value.as_str().to_string())
-            }
+            PropertyKey::StringLiteral(s) if !s.lone_surrogates => Some(s.value.as_str().to_string()),
             PropertyKey::StringLiteral(_) => {
                 self.error(
                     span,
@@ -842,10 +790,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 );
                 None
             }
-            PropertyKey::NumericLiteral(n) => {
-                self.strict(n.span)?;
-                Some(js_number_to_string(n.value))
-            }
+            PropertyKey::NumericLiteral(n) => Some(js_number_to_string(n.value)),
             PropertyKey::BigIntLiteral(_) => {
                 self.error(span, "bigint keys are not allowed".into(), "write the key as a quoted string");
                 None
@@ -1298,14 +1243,15 @@ export default defineConfig({
             (r"{ s: 'a\01' }", r"\01"),
             (r#"{ "k\7": 1 }"#, r"\7"),
         ];
-        for (value, what) in cases {
+        for (value, at) in cases {
             let source = format!("export default {value};");
             let e = single(&source);
-            assert_eq!(
-                e.message,
-                format!("found `{what}`, a legacy octal form, which a module may not hold"),
-                "{value}"
-            );
+            assert_eq!(e.kind, ExtractErrorKind::Syntax, "{value}");
+            assert!(text(&source, e.span).contains(at), "{value}: {e:?}");
+        }
+        // Anywhere in the file, read or not, and whatever a module may not hold.
+        for source in ["const unused = 010;\nexport default {};", "let a = 1;\nlet a = 2;\nexport default {};"] {
+            assert_eq!(single(source).kind, ExtractErrorKind::Syntax, "{source}");
         }
         assert_eq!(json(r"export default { s: 'a\0b\\1', n: 0, f: 0.5 };"), r#"{"s":"a\u0000b\\1","n":0,"f":0.5}"#);
     }

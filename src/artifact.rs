@@ -431,12 +431,15 @@ impl SharedRuntime {
             serde_json::from_str::<serde_json::Value>(line)
                 .is_ok_and(|reply| reply["id"] == 1 && reply["result"].is_object())
         };
-        match answer.recv_timeout(RUNTIME_START) {
-            Ok(line) if initialized(&line) => Ok(runtime),
-            _ => {
+        match crate::child::wait_unless_interrupted(&answer, RUNTIME_START) {
+            Ok(Some(line)) if initialized(&line) => Ok(runtime),
+            waited => {
                 let _ = runtime.child.kill();
                 let log = runtime.shut_down();
-                Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", failure_line(&log)))
+                match waited {
+                    Err(interrupted) => Err(interrupted.to_string()),
+                    _ => Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", failure_line(&log))),
+                }
             }
         }
     }

@@ -31,6 +31,10 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 /// exiting. An `Err` is a child that could not be started, or one stopped because this
 /// process was asked to ([`crate::interrupt`]; `ErrorKind::Interrupted`).
 pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Option<Ran>> {
+    // Asked already: nothing more is started.
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // SAFETY: prctl(2) is async-signal-safe, as a pre-exec hook must be.
     unsafe {
@@ -55,20 +59,25 @@ pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Resu
 }
 
 /// What `exit` sends within `timeout` (`None` if nothing), unless the process is asked to
-/// stop first.
-fn wait_unless_interrupted<T>(exit: &Receiver<T>, timeout: Duration) -> io::Result<Option<T>> {
-    let deadline = Instant::now() + timeout;
+/// stop first (`ErrorKind::Interrupted`).
+pub(crate) fn wait_unless_interrupted<T>(exit: &Receiver<T>, timeout: Duration) -> io::Result<Option<T>> {
+    // (A timeout past what an `Instant` holds waits as long as one can.)
+    let deadline = Instant::now().checked_add(timeout);
     loop {
         if crate::interrupt::requested() {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            return Err(interrupted());
         }
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.map_or(Duration::MAX, |deadline| deadline.saturating_duration_since(Instant::now()));
         match exit.recv_timeout(left.min(INTERRUPT_POLL)) {
             Ok(sent) => return Ok(Some(sent)),
             Err(RecvTimeoutError::Timeout) if left > INTERRUPT_POLL => {}
             Err(_) => return Ok(None),
         }
     }
+}
+
+fn interrupted() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
 }
 
 /// Kills the process group whose leader is `leader` (started with `process_group(0)`).

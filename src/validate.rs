@@ -63,6 +63,10 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     // From here on node runs: a signal stops it, and the report is not printed.
     crate::interrupt::install();
     check_wrappers(dir, &manifest, &on_disk.files, &mut diagnostics);
+    if crate::interrupt::requested() {
+        // Stopped: what is left would start more processes only to stop them.
+        return Validation { diagnostics, host_validated: false };
+    }
     check_runtime(dir, &manifest, &mut diagnostics);
     let mut host_validated = false;
     if let HostValidation::Claude(binary) = host_validation
@@ -161,11 +165,17 @@ fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut
             continue; // A link or a pipe where the file should be: reported with the others below.
         }
         match crate::artifact::read_regular(&dir.join(path)) {
-            Err(_) => diagnostics.push(
-                Diagnostic::error(Code::ArtifactFiles, format!("{path} is listed in the manifest but missing"))
-                    .in_file(MANIFEST_FILE)
-                    .with_help("rebuild the artifact; never edit it by hand"),
-            ),
+            Err(why) => {
+                let message = match std::fs::symlink_metadata(dir.join(path)) {
+                    Err(_) => format!("{path} is listed in the manifest but missing"),
+                    Ok(_) => format!("{path} is listed in the manifest but unreadable ({why})"),
+                };
+                diagnostics.push(
+                    Diagnostic::error(Code::ArtifactFiles, message)
+                        .in_file(MANIFEST_FILE)
+                        .with_help("rebuild the artifact; never edit it by hand"),
+                );
+            }
             Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
                 Diagnostic::error(
                     Code::ArtifactFiles,

@@ -208,9 +208,9 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");
 }
 
-/// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes, prints no half
-/// report (`--json` gets `{ ok: false, error: "interrupted" }`) and exits with 130, its
-/// scratch folder removed.
+/// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes at once (not when
+/// a wrapper's load times out), prints no half report (`--json` gets `{ ok: false, error:
+/// "interrupted" }`) and exits with 130.
 #[test]
 fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     let (dir, wrapper) = guarded_and_a_wrapper();
@@ -221,17 +221,19 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     );
     fs::write(&wrapper, hang + &fs::read_to_string(&wrapper).unwrap()).unwrap();
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let scratch = tempfile::tempdir().unwrap();
         let mut validation = support::bin();
         validation.args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"]);
-        validation.current_dir(dir.path()).env("TMPDIR", scratch.path());
+        validation.current_dir(dir.path());
+        let started = std::time::Instant::now();
         let (output, pid) = support::signal_once_running(&mut validation, &pid_file, signal);
+        // (A validation that did not stop would wait out the hanging wrapper's 10 s load
+        // time, then run every other wrapper.)
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "stopped at once");
         assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(report, serde_json::json!({ "ok": false, "error": "interrupted" }), "no half report");
         assert_eq!(String::from_utf8_lossy(&output.stderr).trim(), "interrupted");
         assert!(!support::running(&pid), "a wrapper outlived the validation");
-        assert!(fs::read_dir(scratch.path()).unwrap().next().is_none(), "its scratch folder is gone");
     }
 }
 

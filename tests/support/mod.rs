@@ -102,10 +102,18 @@ pub fn running(pid: &str) -> bool {
 /// seconds have passed (the kernel's SIGKILL to a process group lands asynchronously).
 pub fn signal_once_running(command: &mut Command, pid_file: &Path, signal: i32) -> (Output, String) {
     let _ = fs::remove_file(pid_file);
-    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let pid = loop {
         match fs::read_to_string(pid_file) {
             Ok(pid) if !pid.is_empty() => break pid,
+            _ if child.try_wait().unwrap().is_some() => {
+                let output = child.wait_with_output().unwrap();
+                panic!("the command ended before its process started: {}", String::from_utf8_lossy(&output.stderr));
+            }
+            _ if std::time::Instant::now() > deadline => {
+                panic!("no process wrote {} within a minute", pid_file.display())
+            }
             _ => std::thread::sleep(std::time::Duration::from_millis(20)),
         }
     };

@@ -11,7 +11,7 @@
 pub mod extract;
 
 use crate::diagnostics::{Code, Diagnostic};
-use extract::{ExtractErrorKind, ExtractTarget, Value, ValueKind};
+use extract::{ExtractErrorKind, ExtractTarget, Property, Value, ValueKind};
 
 /// The names under which a project's config is looked up, in order.
 pub const CONFIG_FILE_NAMES: [&str; 4] =
@@ -190,6 +190,20 @@ impl Reader<'_> {
         self.diagnostics.push(diagnostic);
     }
 
+    /// Reports each key of `properties` (an object at `path`) that is not one of `known`, at
+    /// the key itself: `unknown <what> `key``.
+    fn unknown_keys(&mut self, properties: &[Property], known: &[&str], path: &str, what: &str, help: &str) {
+        for property in properties.iter().filter(|property| !known.contains(&property.key.as_str())) {
+            self.diagnostics.push(
+                Diagnostic::error(Code::UnknownConfigKey, format!("unknown {what} `{}`", property.key))
+                    .in_file(self.file)
+                    .at(property.key_span)
+                    .at_path(join_key(path, &property.key))
+                    .with_help(help),
+            );
+        }
+    }
+
     fn expected(&mut self, value: &Value, path: &str, expected: &str) {
         let message = format!("`{path}` must be {expected}, found {}", value.describe());
         self.error(Code::InvalidConfigValue, value, path, message, "");
@@ -200,19 +214,8 @@ impl Reader<'_> {
             self.expected(root, "", "an object literal");
             return None;
         };
-        for property in properties {
-            if !TOP_LEVEL_KEYS.contains(&property.key.as_str()) {
-                let message = format!("unknown config key `{}`", property.key);
-                let help = format!("this version of agent-bundle reads {}", TOP_LEVEL_KEYS.join(", "));
-                self.diagnostics.push(
-                    Diagnostic::error(Code::UnknownConfigKey, message)
-                        .in_file(self.file)
-                        .at(property.key_span)
-                        .at_path(join_key("", &property.key))
-                        .with_help(help),
-                );
-            }
-        }
+        let help = format!("this version of agent-bundle reads {}", TOP_LEVEL_KEYS.join(", "));
+        self.unknown_keys(properties, &TOP_LEVEL_KEYS, "", "config key", &help);
         let plugin = self.plugin(root.get("plugin"), root);
         let targets = root.get("targets").and_then(|v| self.targets(v, "targets"));
         let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
@@ -325,17 +328,8 @@ impl Reader<'_> {
                 Some(declaration(Item { value: HandlerDecl::Module(handler.clone()), path: path.clone() }))
             }
             ValueKind::Object(properties) => {
-                for property in properties {
-                    if !HOOK_ENTRY_KEYS.contains(&property.key.as_str()) {
-                        self.error(
-                            Code::UnknownConfigKey,
-                            &property.value,
-                            &join_key(&path, &property.key),
-                            format!("unknown hook entry key `{}`", property.key),
-                            "a hook entry takes handler, targets, timeout, tools and args",
-                        );
-                    }
-                }
+                let help = "a hook entry takes handler, targets, timeout, tools and args";
+                self.unknown_keys(properties, &HOOK_ENTRY_KEYS, &path, "hook entry key", help);
                 let handler_path = join_key(&path, "handler");
                 let handler = match value.get("handler") {
                     None => {
@@ -386,15 +380,8 @@ impl Reader<'_> {
         match &value.kind {
             ValueKind::String(module) => Some(Item { value: HandlerDecl::Module(module.clone()), path: path.into() }),
             ValueKind::Object(properties) => {
-                for property in properties.iter().filter(|property| property.key != "prebuilt") {
-                    self.error(
-                        Code::UnknownConfigKey,
-                        &property.value,
-                        &join_key(path, &property.key),
-                        format!("unknown handler key `{}`", property.key),
-                        "a handler object takes only `prebuilt` (put `args`, `timeout`, … on the hook entry)",
-                    );
-                }
+                let help = "a handler object takes only `prebuilt` (put `args`, `timeout`, … on the hook entry)";
+                self.unknown_keys(properties, &["prebuilt"], path, "handler key", help);
                 let prebuilt_path = join_key(path, "prebuilt");
                 match value.get("prebuilt") {
                     Some(prebuilt) => {
@@ -498,6 +485,26 @@ export default defineConfig({
         assert_eq!(paths, ["extra", "plugin.name", "hooks.stop[0]"]);
         let value = parsed.value.unwrap();
         assert_eq!(span_of(&value, "hooks.stop[0]"), parsed.diagnostics[2].span);
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_at_the_key_at_every_level() {
+        let text = "export default { plugin: { name: 'p' }, extra: 1, hooks: { stop: [\
+                    { handler: { prebuilt: 'bin/x', args: [] }, timeuot: 5 }] } };\n";
+        let parsed = parse("agent-bundle.config.ts", text);
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.message.as_str(), d.json_path.as_deref().unwrap(), &text[d.span.unwrap().range()]))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Code::UnknownConfigKey, "unknown config key `extra`", "extra", "extra"),
+                (Code::UnknownConfigKey, "unknown hook entry key `timeuot`", "hooks.stop[0].timeuot", "timeuot"),
+                (Code::UnknownConfigKey, "unknown handler key `args`", "hooks.stop[0].handler.args", "args"),
+            ]
+        );
     }
 
     #[test]

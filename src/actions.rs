@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use crate::bundle::{self, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span, Transpiled};
+use crate::bundle::{self, Assembled, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span, Transpiled};
 use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
 use crate::db::{Settings, WorkCounters};
 use crate::emit::MANIFEST_FILE;
@@ -26,9 +26,10 @@ use crate::stamp::Summary;
 /// outputs another build of it cached. Bump the revision when an action's encoding or
 /// meaning changes (4: module chunks record their links, which the graph checks; 5: an
 /// artifact's pack is an LZ4 frame, `packEncoding`; 6: a wrapper's key covers what each
-/// linked chunk imports, links and takes from Node, not only its code).
+/// linked chunk imports, links and takes from Node, not only its code; 7: chunks record
+/// their source mappings, wrappers their source map).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/6 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/7 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -146,13 +147,14 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 /// What a chunk holds besides its code, as its record's values: the wrapper key covers
 /// them too, since linking reads them (a side-effect `import 'node:os'` lives in
 /// `builtins` alone).
-fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 3] {
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 4] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
     [
         ("imports", json!(imports).to_string()),
         ("builtins", json!(chunk.builtins).to_string()),
         ("links", json!(chunk.links).to_string()),
+        ("mappings", json!(chunk.mappings).to_string()),
     ]
 }
 
@@ -168,11 +170,12 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let imports: Vec<(String, String, u32, u32)> = serde_json::from_str(record.values.get("imports")?).ok()?;
     let builtins: Vec<String> = serde_json::from_str(record.values.get("builtins")?).ok()?;
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
+    let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
     let imports = imports
         .into_iter()
         .map(|(specifier, key, start, end)| ModuleImport { specifier, key, span: Span { start, end } })
         .collect();
-    Some(ModuleChunk { code, imports, builtins, links, unresolved: Vec::new(), diagnostics: Vec::new() })
+    Some(ModuleChunk { code, imports, builtins, links, mappings, unresolved: Vec::new(), diagnostics: Vec::new() })
 }
 
 /// Linking a handler with the runtime (the body every host's wrapper of it shares), through
@@ -182,8 +185,8 @@ pub fn wrapper<'a>(
     counters: &WorkCounters,
     header: &str,
     chunks: impl Iterator<Item = (&'a str, &'a ModuleChunk)>,
-    assemble: impl FnOnce() -> String,
-) -> String {
+    assemble: impl FnOnce() -> Assembled,
+) -> Assembled {
     let hex = |text: &str| Hash::of(text.as_bytes()).to_hex();
     let mut builder =
         KeyBuilder::new("wrapper").field("compiler", COMPILER.as_bytes()).field("header", hex(header).as_bytes());
@@ -194,16 +197,19 @@ pub fn wrapper<'a>(
         }
     }
     let key = builder.finish();
-    let cached = cache.get_action(&key).and_then(|record| load_output(cache, &record, "wrapper"));
-    if let Some(text) = cached.and_then(|bytes| String::from_utf8(bytes.to_vec()).ok()) {
-        return text;
+    let text = |record: &ActionRecord, name| String::from_utf8(load_output(cache, record, name)?.to_vec()).ok();
+    if let Some(record) = cache.get_action(&key)
+        && let (Some(code), Some(source_map)) = (text(&record, "wrapper"), text(&record, "sourceMap"))
+    {
+        return Assembled { code, source_map };
     }
     counters.bundled.fetch_add(1, Ordering::Relaxed);
-    let code = assemble();
+    let assembled = assemble();
     let mut record = ActionRecord::default();
-    store_output(cache, &mut record, "wrapper", code.as_bytes());
+    store_output(cache, &mut record, "wrapper", assembled.code.as_bytes());
+    store_output(cache, &mut record, "sourceMap", assembled.source_map.as_bytes());
     cache.put_action(&key, &record);
-    code
+    assembled
 }
 
 /// A host's emitted documents, through the cache, keyed by everything they are written from.

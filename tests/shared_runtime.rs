@@ -251,6 +251,32 @@ fn with_the_runtime_gone_a_route_without_fallback_exits_non_zero_and_answers_not
     refused("shared runtime unavailable");
 }
 
+/// A shared route that throws while rendering says where in its own source: the runtime
+/// reads its bundle's source map, as a wrapper does.
+#[test]
+fn a_shared_route_that_throws_says_where() {
+    let built = Built::new(project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'where' }, targets: ['claude'] };"),
+        (
+            "src/events/prompt/submit.tsx",
+            "export const config = { runtime: 'shared' };\n\
+             type Props = { canonical: { prompt: string } };\n\
+             export default (event: Props) => {\n\
+             \x20 const 名 = event.prompt; if (名 !== 'ok') throw new Error(`unexpected ${名}`);\n\
+             };\n",
+        ),
+    ]));
+    let session = Session::new();
+    let runtime = session.start(&built.artifact());
+    let (code, output, stderr) = session.submit(&built, &built.artifact());
+    assert_eq!((code, output), (1, Value::Null), "{stderr}");
+    assert!(
+        stderr.contains("Event route rendering failed: unexpected undefined (at src/events/prompt/submit.tsx:4:49)"),
+        "{stderr}"
+    );
+    runtime.shut_down();
+}
+
 #[test]
 fn the_runtime_refuses_another_epoch_and_malformed_or_oversized_messages() {
     let built = Built::new(support::example("routes"));

@@ -266,6 +266,43 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
 }
 
+/// A handler that throws says where in its own TypeScript (the wrapper's source map), in the
+/// hook's one line of failure, and so does a module that throws while the wrapper loads it.
+#[test]
+fn a_failing_handler_says_where_in_its_source() {
+    let check = "// What the hook checks, kept apart.\ntype Input = { cwd: string };\n\
+        export function check(input: Input): void {\n  if (input.cwd === '/') throw new Error(`refusing ${input.cwd}`);\n}\n";
+    let stop =
+        "import { check } from './lib/check';\nexport default (event: { cwd: string }) => {\n  check(event);\n};\n";
+    let start =
+        "const ready: boolean = false;\nif (!ready) throw new Error('not configured');\nexport default () => {};\n";
+    let config = "export default { plugin: { name: 'where' }, targets: ['claude'],\n\
+        hooks: { stop: './src/stop.ts', sessionStart: './src/start.ts' } };\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/stop.ts", stop),
+        ("src/lib/check.ts", check),
+        ("src/start.ts", start),
+    ]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let name = |event: &str| {
+        let hook = hooks.as_array().unwrap().iter().find(|h| h["event"] == event).unwrap();
+        hook["name"].as_str().unwrap().to_owned()
+    };
+    let fails = |event: &str, input: &str, expected: &str| {
+        let name = name(event);
+        let output = support::simulate(dir.path(), "claude", &name, input, &[]);
+        assert_eq!(output.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&output.stderr), format!("error: agent-bundle hook {name}: {expected}\n"));
+    };
+    let stop_input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
+    fails("stop", stop_input, "handler failed: refusing / (at src/lib/check.ts:4:32)");
+    let start_input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","source":"startup"}"#;
+    fails("sessionStart", start_input, "handler module failed to load: not configured (at src/start.ts:2:19)");
+}
+
 /// A handler whose file name holds a line terminator still gives a wrapper that loads (the
 /// name is in the wrapper's header comment).
 #[test]

@@ -19,6 +19,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
 use super::resolve::{ResolveFailure, Resolved};
+use super::source_map::{self, Copied, Mapping};
 use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier, transpile};
 
 /// One JS/TS module compiled into a self-contained registration chunk.
@@ -32,6 +33,8 @@ pub struct ModuleChunk {
     pub builtins: Vec<String>,
     /// What the module's imports ask of other modules and what its exports offer them.
     pub links: ModuleLinks,
+    /// Where its lines came from, for the bundle's source map (none for the tool's modules).
+    pub mappings: Vec<Mapping>,
     /// Specifiers that named no module, in source order, each once (the build lists the
     /// directories outside the root they point into, `resolve::outside_dirs`, and tries again).
     pub unresolved: Vec<String>,
@@ -176,6 +179,7 @@ pub fn link_module(
         imports: Vec::new(),
         builtins: Vec::new(),
         links: ModuleLinks::default(),
+        mappings: Vec::new(),
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
     };
@@ -660,6 +664,7 @@ impl<'c> Linker<'c> {
     fn finish(self, code: &str) {
         let Self {
             key,
+            transpiled,
             chunk,
             mut edits,
             mut imports,
@@ -705,17 +710,22 @@ impl<'c> Linker<'c> {
 
         edits.sort_by_key(|edit| (edit.start, edit.end));
         let mut cursor = 0usize;
+        let mut copied = Vec::with_capacity(edits.len() + 1);
+        let mut copy = |out: &mut String, from: usize, to: usize| {
+            copied.push(Copied { from, to: out.len(), len: to - from });
+            out.push_str(&code[from..to]);
+        };
         for edit in &edits {
             let (start, end) = (edit.start as usize, edit.end as usize);
             if start < cursor {
                 // Overlapping edits cannot happen for well-formed input; keep the first.
                 continue;
             }
-            out.push_str(&code[cursor..start]);
+            copy(&mut out, cursor, start);
             out.push_str(&edit.text);
             cursor = end;
         }
-        out.push_str(&code[cursor..]);
+        copy(&mut out, cursor, code.len());
         if !out.ends_with('\n') {
             out.push('\n');
         }
@@ -730,6 +740,7 @@ impl<'c> Linker<'c> {
             let _ = write!(out, ", [{}]", stars.join(", "));
         }
         out.push_str(");\n");
+        chunk.mappings = source_map::relocate(&transpiled.origins, &copied, &out);
         chunk.code = out;
     }
 }
@@ -986,10 +997,25 @@ fn builtin_specifier(specifier: &str) -> std::borrow::Cow<'_, str> {
     if specifier.starts_with("node:") { specifier.into() } else { format!("node:{specifier}").into() }
 }
 
+/// A bundle whose end is still to come: its code, then the line that must end the file, the
+/// source map of the chunks' code (empty when none is mapped).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Assembled {
+    pub code: String,
+    pub source_map: String,
+}
+
+impl Assembled {
+    /// The whole bundle: its code, then `epilogue` (no mapping covers it), then the map.
+    pub fn with_epilogue(&self, epilogue: &str) -> String {
+        [&self.code, epilogue, &self.source_map].concat()
+    }
+}
+
 /// Concatenate chunks (by module key) into one ES module: the header line, static imports of
 /// the builtins the chunks use, the module runtime, the chunks in the given order, then
-/// `epilogue` verbatim.
-pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -> String {
+/// `epilogue` verbatim; and the source map of the chunks that have mappings.
+pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -> Assembled {
     let builtins: BTreeSet<&str> =
         chunks.iter().flat_map(|(_, chunk)| chunk.builtins.iter().map(String::as_str)).collect();
     let size = header.len() + RUNTIME.len() + epilogue.len() + chunks.iter().map(|(_, c)| c.code.len()).sum::<usize>();
@@ -1019,14 +1045,19 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
         let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(&specifier));
     }
     out.push_str(RUNTIME);
-    for (_, chunk) in chunks {
+    let mut lines = source_map::line_breaks(&out);
+    let mut mapped = Vec::new();
+    for (key, chunk) in chunks {
+        mapped.push((*key, lines, chunk.mappings.as_slice()));
         out.push_str(&chunk.code);
+        lines += source_map::line_breaks(&chunk.code);
         if !chunk.code.is_empty() && !chunk.code.ends_with('\n') {
             out.push('\n');
+            lines += 1;
         }
     }
     out.push_str(epilogue);
-    out
+    Assembled { code: out, source_map: source_map::comment(mapped) }
 }
 
 #[cfg(test)]
@@ -1336,7 +1367,8 @@ mod tests {
             "// header",
             &[("src/a.ts", &a), ("src/b.ts", &b), ("agent-bundle:runtime/hook.mjs", &c)],
             "EPILOGUE\n",
-        );
+        )
+        .code;
         // The namespaces, then every name the project's modules import from them once more
         // (for Node to check), `default` and the tool's own modules' names aside.
         assert!(out.starts_with(

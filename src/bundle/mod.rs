@@ -16,13 +16,16 @@
 
 mod link;
 mod resolve;
+mod source_map;
 mod transpile;
 mod wrapper;
 
 #[cfg(test)]
 mod tests;
 
-pub use link::{Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, compile_module, link_module};
+pub use link::{
+    Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, compile_module, link_module,
+};
 pub use resolve::{ResolveFailure, Resolved, is_module_file, outside_dirs, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span, Transpiled, transpile};
 pub use wrapper::{

@@ -96,7 +96,7 @@ fn bundle(files: &BTreeMap<String, String>, entry: &str) -> Result<String, Vec<(
     let epilogue = format!(
         "await __ab_require({HOOK_RUNTIME_KEY:?}).runHook({{ event: \"test\" }}, __ab_require({entry:?}).default);\n"
     );
-    Ok(handler_body("// agent-bundle test bundle", &graph) + &epilogue)
+    Ok(handler_body("// agent-bundle test bundle", &graph).with_epilogue(&epilogue))
 }
 
 /// The graph's link errors for `entry`: (file, code, the text at the span, message).
@@ -378,7 +378,7 @@ export default async function () {
     // The module is evaluated once; its error is thrown again on the next import.
     assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[\"broken 1\",\"broken 1\"]}\n");
 
-    let missing = run_node(&assemble("// h", &[], "__ab_require(\"src/nope.ts\");\n"));
+    let missing = run_node(&assemble("// h", &[], "__ab_require(\"src/nope.ts\");\n").code);
     assert!(!missing.success);
     assert!(
         missing.stderr.contains("agent-bundle: module \"src/nope.ts\" is not in this bundle"),
@@ -568,6 +568,38 @@ fn typescript_grab_bag_runs() {
             "\n"
         )
     );
+}
+
+/// Where Node says a bundled handler failed, read through the bundle's source map: in the
+/// original TypeScript, past the types the transpiler dropped, the imports the linker
+/// rewrote and characters that take two bytes.
+#[test]
+fn stack_traces_point_into_the_original_sources() {
+    let files: &[(&str, &str)] = &[
+        (
+            "src/hooks/main.ts",
+            "import type { Shape } from \"./types\";\nimport { explode, LIMIT } from \"./lib/boom\";\n\n\
+             interface Input {\n  readonly n: Shape;\n}\n\n\
+             export default function main(input: Input): string {\n  const é: string = `${input.n}`;\n  \
+             return explode(`${é}/${LIMIT}`);\n}\n",
+        ),
+        (
+            "src/hooks/lib/boom.ts",
+            "// Types vanish; lines stay where the source has them.\ntype Label = string;\n\
+             export const LIMIT: number = 3;\nexport function explode(label: Label): never {\n  \
+             const ü = \"ü\"; throw new Error(label + ü);\n}\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), files);
+    let code = bundle(&read_project(dir.path()), "src/hooks/main.ts").unwrap();
+    let path = dir.path().join("hook.mjs");
+    std::fs::write(&path, code).unwrap();
+    let output = Command::new("node").arg("--enable-source-maps").arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Error: undefined/3ü"), "{stderr}");
+    assert!(stderr.contains("src/hooks/lib/boom.ts:5:24)"), "{stderr}");
+    assert!(stderr.contains("src/hooks/main.ts:10:10)"), "{stderr}");
 }
 
 #[test]

@@ -24,6 +24,8 @@ use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
 
+use super::source_map::Origin;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
     Error,
@@ -84,6 +86,8 @@ pub struct Transpiled {
     pub fallback_span: Span,
     /// Original spans of the local names of `export { ... }` lists.
     pub export_spans: BTreeMap<String, Span>,
+    /// Where the code came from, in code order (none for the tool's own modules).
+    pub origins: Vec<Origin>,
 }
 
 impl Transpiled {
@@ -143,6 +147,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         request_spans: BTreeMap::new(),
         fallback_span: Span::new(0, 0),
         export_spans: BTreeMap::new(),
+        origins: Vec::new(),
     };
     let Some(source_type) = source_type_for(key) else {
         out.diagnostics.push(
@@ -220,17 +225,24 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if failed {
         return out;
     }
-    out.code = Some(Codegen::new().with_options(codegen_options(key)).build(&program).code);
+    let generated = Codegen::new().with_options(codegen_options(key)).build(&program);
+    if let Some(map) = &generated.map {
+        out.origins = super::source_map::origins(&generated.code, map);
+    }
+    out.code = Some(generated.code);
     out
 }
 
 /// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);
 /// a wrapper is parsed on every tool call, so they stay out of it (about a fifth of a
 /// wrapper's bytes). A handler's own comments are kept: that is the code its author reads.
+/// Only the plugin's own modules are mapped: a stack trace names where in them it failed.
 fn codegen_options(key: &str) -> CodegenOptions {
     let mut options = CodegenOptions::default();
     if super::virtual_module(key).is_some() {
         options.comments = CommentOptions { normal: false, jsdoc: false, ..CommentOptions::default() };
+    } else {
+        options.source_map_path = Some(key.into());
     }
     options
 }

@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{
-    Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Severity, Span, assemble,
+    Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Severity, Span,
+    assemble,
 };
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -76,6 +77,7 @@ impl ModuleChunk {
             imports: Vec::new(),
             builtins: Vec::new(),
             links: ModuleLinks::default(),
+            mappings: Vec::new(),
             unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
         }
@@ -286,7 +288,7 @@ fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTree
 /// The host-independent part of a wrapper: the runtime and the handler's modules, linked.
 /// A name two `export *` of a module give different bindings is left out of its namespace,
 /// as ESM does: the runtime reads that from the record's `ambiguous` list.
-pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> String {
+pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> Assembled {
     let mut epilogue = String::new();
     for (key, names) in graph.ambiguous_star_names() {
         let (key, names) = (serde_json::Value::from(key), serde_json::Value::from(names));
@@ -310,8 +312,9 @@ pub fn route_epilogue(
     let module = serde_json::Value::from(route_module);
     let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
     format!(
-        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, (event, context) => \
-         __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, {route}));\n"
+        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => {{ \
+         const component = __ab_require({module}).default; \
+         return (event, context) => __ab_require({renderer}).renderRoute(component, event, context, {route}); }});\n"
     )
 }
 
@@ -345,7 +348,7 @@ pub fn shared_route_epilogue(
         "// Hook {hook_name} for {host}, rendered by the shared runtime.
 const __ab_shared = {shared};
 const __ab_connection = __ab_require({ipc}).connectRuntime(__ab_shared);
-await __ab_require({runtime}).runHook({spec}, (event, context) => \
+await __ab_require({runtime}).runHook({spec}, () => (event, context) => \
 __ab_require({ipc}).forwardRoute(__ab_shared, context, {standalone}, __ab_connection));
 "
     )
@@ -393,6 +396,6 @@ pub fn hook_epilogue(hook_name: &str, host: &str, spec: &str, handler: &str) -> 
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let handler = serde_json::Value::from(handler);
     format!(
-        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, __ab_require({handler}).default);\n"
+        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => __ab_require({handler}).default);\n"
     )
 }

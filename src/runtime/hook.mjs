@@ -4,8 +4,9 @@
 // host (Claude Code, Codex, Cursor) runs as a fresh `node` process: the host
 // writes one JSON envelope on stdin and reads the answer on stdout. The Rust
 // compiler bundles the user's TypeScript handler together with this module and
-// calls `runHook(spec, handler)`, where `spec` is generated from the Rust host
-// tables (see README.md beside this file for its format).
+// calls `runHook(spec, load)`, where `spec` is generated from the Rust host
+// tables (see README.md beside this file for its format) and `load()` evaluates
+// the handler's modules and returns the handler.
 //
 // Guarantees:
 // - The native envelope is validated against the spec before the handler
@@ -25,7 +26,7 @@
 // This file is parsed on every tool call, so it does no work at load time and
 // uses only `node:` builtins.
 
-import { readSync, writeSync } from "node:fs";
+import { readFileSync, readSync, writeSync } from "node:fs";
 
 const STDIN_CAP = 1024 * 1024;
 const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
@@ -61,7 +62,7 @@ const EXIT_GRACE_MS = 50;
  * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
  * Resolves (never rejects) once the answer is written.
  */
-export async function runHook(spec, handler) {
+export async function runHook(spec, load) {
   // The process ending before the answer (a handler promise that never settles, with
   // nothing left to keep Node running; a handler calling process.exit) would say
   // nothing of why.
@@ -89,7 +90,7 @@ export async function runHook(spec, handler) {
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
     const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
-    if (typeof handler !== "function") fail("handler module must default-export a function");
+    const handler = await loadHandler(load);
     const envelope = context.nativeInput;
     const result = checkResult(spec, await callHandler(handler, event, context));
     checkRequirements(spec, event, result);
@@ -317,12 +318,47 @@ function encodeCanonical(spec, input) {
   return envelope;
 }
 
+// The handler's modules are evaluated here, once the input is known to be sound: one that
+// throws while loading fails the hook as a throwing handler does.
+async function loadHandler(load) {
+  let handler;
+  try {
+    handler = load();
+  } catch (error) {
+    fail(`handler module failed to load: ${messageOf(error)}${await whereThrown(error)}`);
+  }
+  if (typeof handler !== "function") fail("handler module must default-export a function");
+  return handler;
+}
+
 async function callHandler(handler, event, context) {
   try {
     return await handler(event, context);
   } catch (error) {
-    return fail(`handler failed: ${messageOf(error)}`);
+    return fail(`handler failed: ${messageOf(error)}${await whereThrown(error)}`);
   }
+}
+
+/**
+ * ` (at src/hooks/guard.ts:12:5)`: the innermost frame of the error's stack in the plugin's
+ * own modules, by the source map that ends its bundle (a line the map has no entry on is
+ * the runtime's); "" for a thrown non-error, a failure in Node alone, a bundle without a map.
+ */
+export async function whereThrown(error) {
+  try {
+    const { SourceMap } = await import("node:module");
+    for (const frame of error.stack.split("\n")) {
+      const [, url, line, column] = /(file:\/\/.+?):(\d+):(\d+)\)?$/.exec(frame) ?? [];
+      if (url === undefined) continue;
+      const text = readFileSync(new URL(url), "latin1");
+      const map = Buffer.from(text.slice(text.lastIndexOf("base64,") + 7), "base64").toString();
+      const at = new SourceMap(JSON.parse(map)).findEntry(line - 1, column - 1);
+      if (at.generatedLine === line - 1) return ` (at ${at.originalSource}:${at.originalLine + 1}:${at.originalColumn + 1})`;
+    }
+  } catch {
+    // Where is a courtesy: the message says what.
+  }
+  return "";
 }
 
 // Validates the handler's return value; returns the normalized result

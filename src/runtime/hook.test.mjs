@@ -40,14 +40,15 @@ stdin.on = function (name, ...rest) {
  * Runs one hook process. `handler` is JS source for the handler expression;
  * `input` is an object (sent as JSON), a string or a Buffer; with `holdBack`
  * (a byte count) only that many bytes are sent until the async fallback
- * marker appears; `prelude` is code placed before runHook.
+ * marker appears; `prelude` is code placed before runHook; `load` is JS source
+ * for runHook's loader; `end` ends the file (line 5, after runHook's on line 4).
  */
-function run({ spec, handler = "() => undefined", input, holdBack, env = {}, prelude = "" }) {
+function run({ spec, handler = "() => undefined", load = "() => handler", input, holdBack, env = {}, prelude = "", end = "" }) {
   const file = join(workDir, `hook-${++wrapperCount}.mjs`);
   writeFileSync(
     file,
     `import { runHook } from ${JSON.stringify(HOOK_URL)};\n${prelude}\n` +
-      `const SPEC = ${JSON.stringify(spec)};\nconst handler = ${handler};\nawait runHook(SPEC, handler);\n`,
+      `const SPEC = ${JSON.stringify(spec)};\nconst handler = ${handler};\nawait runHook(SPEC, ${load});\n${end}`,
   );
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [file], { env: { ...childEnv, ...env } });
@@ -78,6 +79,12 @@ function run({ spec, handler = "() => undefined", input, holdBack, env = {}, pre
       child.stdin.end(typeof input === "string" || Buffer.isBuffer(input) ? input : JSON.stringify(input));
     }
   });
+}
+
+/** The comment that ends a bundle: a source map of `mappings` into src/hooks/x.ts. */
+function sourceMap(mappings) {
+  const map = { version: 3, sources: ["src/hooks/x.ts"], names: [], mappings };
+  return `//# sourceMappingURL=data:application/json;charset=utf-8;base64,${Buffer.from(JSON.stringify(map)).toString("base64")}\n`;
 }
 
 function fixture(dir, name) {
@@ -564,6 +571,13 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],
+    ["a module that throws while loading", { load: `() => { throw new Error("at load"); }` }, "handler module failed to load: at load"],
+    // Where: the map's one mapping is at the start of a line (0-based) of the test wrapper;
+    // `handler` is on line 3 and the loader on line 4.
+    ["a throw where the bundle's map has the line", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;;AAME") }, "handler failed: boom (at src/hooks/x.ts:7:3)"],
+    ["a throw where the bundle's map has no line", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;AAME") }, "handler failed: boom"],
+    ["a thrown non-error has no where", { handler: `() => { throw "plain"; }`, end: sourceMap(";;;AAME") }, "handler failed: plain"],
+    ["a module throwing while loading where the map has the line", { load: `() => { throw new Error("at load"); }`, end: sourceMap(";;;;AAME") }, "handler module failed to load: at load (at src/hooks/x.ts:7:3)"],
     ["a promise that never settles", { handler: `() => new Promise(() => {})` }, "handler never settled: its promise is still pending and nothing keeps Node running"],
     ["process.exit in the handler", { handler: `() => { process.exit(2); }` }, "handler called process.exit(2) before it answered: return the outcome instead"],
     ["process.exit(0) in the handler", { handler: `() => { process.exit(0); }` }, "handler called process.exit(0) before it answered: return the outcome instead"],

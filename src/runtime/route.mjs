@@ -3,7 +3,7 @@
 // An event route is `src/events/<family>.tsx`: its default export is a
 // (usually async) function component. Its wrapper calls
 //
-//   runHook(SPEC, (event, context) => renderRoute(Route, event, context, ROUTE))
+//   runHook(SPEC, () => (event, context) => renderRoute(Route, event, context, ROUTE))
 //
 // with ROUTE = { family, timeoutMs }; the shared runtime (server.mjs) calls it
 // with { family, timeoutMs, sequence, shared: true }. renderRoute builds the props

@@ -3,7 +3,7 @@
 // each case runs a real child process: a generated wrapper that imports the
 // four runtime modules, defines a route component with `jsx(...)` calls (Node
 // cannot parse JSX) and awaits
-// runHook(SPEC, (e, c) => renderRoute(Route, e, c, ROUTE)), as an emitted route
+// runHook(SPEC, () => (e, c) => renderRoute(Route, e, c, ROUTE)), as an emitted route
 // wrapper does.
 //
 // Run: node --test src/runtime/
@@ -46,7 +46,7 @@ function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs 
       `import { Agent } from ${url("agent.mjs")};\n${prelude}\n` +
       `const report = (value) => process.stderr.write(JSON.stringify(value) + "\\n");\n${route}\n` +
       `const SPEC = ${JSON.stringify(spec)};\nconst ROUTE = ${JSON.stringify({ family, timeoutMs })};\n` +
-      `await runHook(SPEC, (e, c) => renderRoute(Route, e, c, ROUTE));\n`,
+      `await runHook(SPEC, () => (e, c) => renderRoute(Route, e, c, ROUTE));\n`,
   );
   return new Promise((resolve, reject) => {
     const started = Date.now();

@@ -25,7 +25,7 @@ import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { decodeNative, messageOf, protocolStdout } from "./hook.mjs";
+import { decodeNative, messageOf, protocolStdout, whereThrown } from "./hook.mjs";
 import { renderRoute } from "./route.mjs";
 import {
   MESSAGE_CAP,
@@ -181,7 +181,7 @@ async function handle(line, runtime, target, routes, state) {
   try {
     return { status: "ok", output: await renderRoute(route.module.component, decoded.event, decoded.context, meta) };
   } catch (error) {
-    throw new Error(`Event route rendering failed: ${error?.message ?? error}`);
+    throw new Error(`Event route rendering failed: ${error?.message ?? error}${await whereThrown(error)}`);
   }
 }
 

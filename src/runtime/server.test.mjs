@@ -99,7 +99,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
         `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
         `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
-        `await runHook(${JSON.stringify(SPEC)}, (event, context) => forwardRoute(SHARED, context, ` +
+        `await runHook(${JSON.stringify(SPEC)}, () => (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `() => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs} })` : "null") +
         `, connection));\n`,
     );

@@ -1,0 +1,221 @@
+//! Where a bundle's code came from: oxc's code generator maps the transpiled code back to the
+//! original source; the linker's edits move that code ([`relocate`]), and [`assemble`]
+//! (link.rs) stacks the chunks and ends the bundle with a standard source map in a comment.
+//! The runtime reads it when a handler throws, to say where (`whereThrown` in hook.mjs), and so
+//! does `node --enable-source-maps`.
+//!
+//! Positions are 0-based lines and columns counted in UTF-16 code units, as in source maps and
+//! in V8's stack traces.
+//!
+//! [`assemble`]: super::assemble
+
+use std::borrow::Cow;
+
+use oxc_sourcemap::{SourceMap, Token};
+
+/// An original position (line, column), at a byte offset of the transpiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub offset: u32,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A chunk's line and column that came from an original line and column (of the chunk's
+/// own module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(from = "[u32; 4]", into = "[u32; 4]")]
+pub struct Mapping {
+    pub line: u32,
+    pub column: u32,
+    pub original_line: u32,
+    pub original_column: u32,
+}
+
+impl From<[u32; 4]> for Mapping {
+    fn from([line, column, original_line, original_column]: [u32; 4]) -> Self {
+        Mapping { line, column, original_line, original_column }
+    }
+}
+
+impl From<Mapping> for [u32; 4] {
+    fn from(m: Mapping) -> Self {
+        [m.line, m.column, m.original_line, m.original_column]
+    }
+}
+
+/// The origins of `code` (what oxc generated, with `map`), in code order.
+pub fn origins(code: &str, map: &SourceMap<'_>) -> Vec<Origin> {
+    let mut tokens: Vec<Token> = map.get_tokens().filter(|token| token.get_source_id().is_some()).collect();
+    tokens.sort_by_key(|token| (token.get_dst_line(), token.get_dst_col()));
+    let mut cursor = Cursor::new(code);
+    tokens
+        .into_iter()
+        .filter_map(|token| {
+            let offset = cursor.offset(token.get_dst_line(), token.get_dst_col())?;
+            Some(Origin { offset, line: token.get_src_line(), column: token.get_src_col() })
+        })
+        .collect()
+}
+
+/// A piece of a chunk's code: `len` bytes copied from the transpiled code at `from`, to `to`.
+#[derive(Clone, Copy, Debug)]
+pub struct Copied {
+    pub from: usize,
+    pub to: usize,
+    pub len: usize,
+}
+
+/// The mappings of `out` (a chunk) made of the transpiled code's `copied` pieces (in order)
+/// and the linker's own text between them. An origin inside text the linker replaced maps
+/// where the replacement starts, if it was the replaced text's start, or nowhere.
+pub fn relocate(origins: &[Origin], copied: &[Copied], out: &str) -> Vec<Mapping> {
+    let mut moved = Vec::with_capacity(origins.len());
+    let mut pieces = copied.iter().peekable();
+    for origin in origins {
+        let offset = origin.offset as usize;
+        while pieces.next_if(|piece| piece.from + piece.len < offset).is_some() {}
+        let Some(piece) = pieces.peek() else { break };
+        // At a piece's end is where the next edit's replacement begins.
+        if offset >= piece.from {
+            moved.push((piece.to + (offset - piece.from), origin));
+        }
+    }
+    let mut cursor = Cursor::new(out);
+    moved
+        .into_iter()
+        .map(|(offset, origin)| {
+            let (line, column) = cursor.position(offset);
+            Mapping { line, column, original_line: origin.line, original_column: origin.column }
+        })
+        .collect()
+}
+
+/// The `//# sourceMappingURL=` line that ends a bundle whose modules start at the given
+/// lines; empty when nothing is mapped.
+pub fn comment<'a>(modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>) -> String {
+    source_map(modules).map_or_else(String::new, |map| format!("//# sourceMappingURL={}\n", map.to_data_url()))
+}
+
+/// The map of the modules that have mappings. No sources' content: the map says where, for
+/// stack traces, and names each module by its key (`src/hooks/guard.ts`).
+fn source_map<'a>(modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>) -> Option<SourceMap<'a>> {
+    let (mut sources, mut tokens) = (Vec::new(), Vec::new());
+    for (key, first_line, mappings) in modules {
+        if mappings.is_empty() {
+            continue;
+        }
+        let source = sources.len() as u32;
+        sources.push(Cow::Borrowed(key));
+        tokens.extend(mappings.iter().map(|m| {
+            Token::new(first_line + m.line, m.column, m.original_line, m.original_column, Some(source), None)
+        }));
+    }
+    if tokens.is_empty() {
+        return None;
+    }
+    let contents = vec![None; sources.len()];
+    Some(SourceMap::new(None, Vec::new(), None, sources, contents, tokens.into_boxed_slice(), None))
+}
+
+/// The line breaks of `text`, as JavaScript and oxc count them (`\r\n` is one).
+pub fn line_breaks(text: &str) -> u32 {
+    // Nearly always only `\n`: counted without decoding (every bundle's runtime is counted).
+    if memchr::memchr2(b'\r', 0xE2, text.as_bytes()).is_none() {
+        return memchr::memchr_iter(b'\n', text.as_bytes()).count() as u32;
+    }
+    let mut cursor = Cursor::new(text);
+    cursor.position(text.len()).0
+}
+
+/// Walks a text forward, between byte offsets and (line, UTF-16 column) positions.
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+    line: u32,
+    column: u32,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Cursor { text, at: 0, line: 0, column: 0 }
+    }
+
+    /// Moves over one character; `None` at the end.
+    fn step(&mut self) -> Option<()> {
+        let c = self.text[self.at..].chars().next()?;
+        self.at += c.len_utf8();
+        match c {
+            '\r' if self.text[self.at..].starts_with('\n') => self.column += 1,
+            '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
+                self.line += 1;
+                self.column = 0;
+            }
+            c => self.column += c.len_utf16() as u32,
+        }
+        Some(())
+    }
+
+    /// The position of byte `offset`, at or after the last one asked.
+    fn position(&mut self, offset: usize) -> (u32, u32) {
+        while self.at < offset && self.step().is_some() {}
+        (self.line, self.column)
+    }
+
+    /// The byte offset of (`line`, `column`), at or after the last one asked; `None` past its
+    /// line's end.
+    fn offset(&mut self, line: u32, column: u32) -> Option<u32> {
+        while (self.line, self.column) < (line, column) {
+            self.step()?;
+        }
+        ((self.line, self.column) == (line, column)).then(|| u32::try_from(self.at).ok()).flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_and_positions_count_utf16_columns_and_every_line_break() {
+        let code = "a\nbé😀c\r\nd\u{2028}e\rf";
+        let mut cursor = Cursor::new(code);
+        // `c` is after `b` (1), `é` (1) and `😀` (2 units, 4 bytes).
+        assert_eq!(cursor.offset(0, 0), Some(0));
+        assert_eq!(cursor.offset(1, 4), Some(2 + 1 + 2 + 4));
+        assert_eq!(cursor.offset(1, 5), Some(10), "the end of a line");
+        assert_eq!(cursor.offset(2, 0), Some(12), "after `\\r\\n`");
+        assert_eq!(cursor.offset(2, 3), None, "past its line's end");
+        let mut cursor = Cursor::new(code);
+        assert_eq!(cursor.position(0), (0, 0));
+        assert_eq!(cursor.position(9), (1, 4));
+        assert_eq!(cursor.position(12), (2, 0));
+        assert_eq!(cursor.position(code.len()), (4, 1));
+        assert_eq!(line_breaks(code), 4);
+        assert_eq!(line_breaks("a\nb\n"), 2);
+    }
+
+    #[test]
+    fn relocation_follows_copied_pieces_and_drops_what_was_replaced() {
+        // "let x = foo;\n" where `foo` (4..7... here 8..11) became `__ab_i0.foo`.
+        let out = "// prologue\nlet x = __ab_i0.foo;\n";
+        let copied = [Copied { from: 0, to: 12, len: 8 }, Copied { from: 11, to: 31, len: 2 }];
+        let at = |offset, column| Origin { offset, line: 3, column };
+        let mappings = relocate(&[at(0, 0), at(4, 4), at(8, 8), at(9, 9), at(11, 11)], &copied, out);
+        let found: Vec<_> = mappings.iter().map(|m| (m.line, m.column, m.original_column)).collect();
+        assert_eq!(found, [(1, 0, 0), (1, 4, 4), (1, 8, 8), (1, 19, 11)]);
+    }
+
+    #[test]
+    fn the_map_is_a_standard_one_of_the_mapped_modules_only() {
+        let mapping = Mapping { line: 1, column: 2, original_line: 4, original_column: 6 };
+        assert_eq!(comment([("src/a.ts", 3, &[][..])]), "");
+        let modules = [("agent-bundle:x", 0, &[][..]), ("src/a.ts", 10, &[mapping][..])];
+        assert!(comment(modules).starts_with("//# sourceMappingURL=data:application/json;charset=utf-8;base64,"));
+        let map: serde_json::Value = serde_json::from_str(&source_map(modules).unwrap().to_json_string()).unwrap();
+        // Line 11 (after 11 unmapped ones), column 2 → source 0, line 4, column 6.
+        let expected =
+            serde_json::json!({ "version": 3, "sources": ["src/a.ts"], "names": [], "mappings": ";;;;;;;;;;;EAIM" });
+        assert_eq!(map, expected);
+    }
+}

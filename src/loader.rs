@@ -704,17 +704,20 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
         return Ok(None);
     }
     // One read of the size `fstat` gave (thousands of small files: `fs::read` would add a
-    // seek and a second read each); a file that shrank meanwhile is read again whole.
-    let mut bytes = vec![0; metadata.len() as usize];
-    match file.read_exact(&mut bytes) {
+    // seek and a second read each), into the shared buffer itself (a `Vec` made into an
+    // `Arc` is copied: twice a large payload's size at once); a file that shrank meanwhile is
+    // read again whole.
+    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0, metadata.len() as usize).collect();
+    let buffer = Arc::get_mut(&mut bytes).expect("a buffer just made is not shared");
+    match file.read_exact(buffer) {
         Ok(()) => {}
         Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => match fs::read(path) {
-            Ok(whole) => bytes = whole,
+            Ok(whole) => bytes = whole.into(),
             Err(error) => return absent(error),
         },
         Err(error) => return absent(error),
     }
-    Ok(Some((bytes.into(), metadata)))
+    Ok(Some((bytes, metadata)))
 }
 
 /// Whether a directory of this name never holds inputs (nor projects): version control,

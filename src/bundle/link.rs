@@ -192,6 +192,7 @@ pub fn link_module(
     chunk.diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     if chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
         chunk.code.clear();
+        chunk.mappings.clear();
     }
     chunk
 }

@@ -68,17 +68,21 @@ pub struct Copied {
 
 /// The mappings of `out` (a chunk) made of the transpiled code's `copied` pieces (in order)
 /// and the linker's own text between them. An origin inside text the linker replaced maps
-/// where the replacement starts, if it was the replaced text's start, or nowhere.
+/// where the replacement starts, if it was the replaced text's start and the replacement is
+/// not empty (a removed import statement maps nothing), or nowhere.
 pub fn relocate(origins: &[Origin], copied: &[Copied], out: &str) -> Vec<Mapping> {
     let mut moved = Vec::with_capacity(origins.len());
-    let mut pieces = copied.iter().peekable();
+    let mut pieces = copied.iter().enumerate().peekable();
     for origin in origins {
         let offset = origin.offset as usize;
-        while pieces.next_if(|piece| piece.from + piece.len < offset).is_some() {}
-        let Some(piece) = pieces.peek() else { break };
+        while pieces.next_if(|(_, piece)| piece.from + piece.len < offset).is_some() {}
+        let Some(&(index, piece)) = pieces.peek() else { break };
+        let Some(into) = offset.checked_sub(piece.from) else { continue };
+        let to = piece.to + into;
         // At a piece's end is where the next edit's replacement begins.
-        if offset >= piece.from {
-            moved.push((piece.to + (offset - piece.from), origin));
+        let removed = into == piece.len && copied.get(index + 1).is_some_and(|next| next.to == to);
+        if !removed {
+            moved.push((to, origin));
         }
     }
     let mut cursor = Cursor::new(out);
@@ -197,13 +201,19 @@ mod tests {
 
     #[test]
     fn relocation_follows_copied_pieces_and_drops_what_was_replaced() {
-        // "let x = foo;\n" where `foo` (4..7... here 8..11) became `__ab_i0.foo`.
+        // "import 'x';let x = foo;\n", whose import (0..11) the linker removed and whose `foo`
+        // (19..22) became `__ab_i0.foo`, after a prologue line.
         let out = "// prologue\nlet x = __ab_i0.foo;\n";
-        let copied = [Copied { from: 0, to: 12, len: 8 }, Copied { from: 11, to: 31, len: 2 }];
+        let copied = [
+            Copied { from: 0, to: 12, len: 0 },
+            Copied { from: 11, to: 12, len: 8 },
+            Copied { from: 22, to: 31, len: 2 },
+        ];
         let at = |offset, column| Origin { offset, line: 3, column };
-        let mappings = relocate(&[at(0, 0), at(4, 4), at(8, 8), at(9, 9), at(11, 11)], &copied, out);
+        let origins = [at(0, 0), at(11, 11), at(15, 15), at(19, 19), at(20, 20), at(22, 22)];
+        let mappings = relocate(&origins, &copied, out);
         let found: Vec<_> = mappings.iter().map(|m| (m.line, m.column, m.original_column)).collect();
-        assert_eq!(found, [(1, 0, 0), (1, 4, 4), (1, 8, 8), (1, 19, 11)]);
+        assert_eq!(found, [(1, 0, 11), (1, 4, 15), (1, 8, 19), (1, 19, 22)]);
     }
 
     #[test]

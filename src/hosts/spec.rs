@@ -1,7 +1,7 @@
 //! The runtime spec: what a wrapper needs to know about its host and event, generated from
 //! the host tables so the Rust tables stay the one source of truth.
 //!
-//! The shape is documented in `src/runtime/README.md`; `runHook(spec, handler)` consumes it.
+//! The shape is documented in `src/runtime/README.md`; `runHook(spec, load)` consumes it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};

@@ -26,7 +26,7 @@
 // This file is parsed on every tool call, so it does no work at load time and
 // uses only `node:` builtins.
 
-import { readFileSync, readSync, writeSync } from "node:fs";
+import { readFileSync, readSync, realpathSync, writeSync } from "node:fs";
 
 const STDIN_CAP = 1024 * 1024;
 const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
@@ -90,9 +90,11 @@ export async function runHook(spec, load) {
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
     const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
-    const handler = await loadHandler(load);
+    // The handler's modules are evaluated here, once the input is known to be sound.
+    const handler = await attempt("handler module failed to load", load);
+    if (typeof handler !== "function") fail("handler module must default-export a function");
     const envelope = context.nativeInput;
-    const result = checkResult(spec, await callHandler(handler, event, context));
+    const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
     checkRequirements(spec, event, result);
     const output = project(spec.output, result);
     const text = simulate
@@ -318,47 +320,56 @@ function encodeCanonical(spec, input) {
   return envelope;
 }
 
-// The handler's modules are evaluated here, once the input is known to be sound: one that
-// throws while loading fails the hook as a throwing handler does.
-async function loadHandler(load) {
-  let handler;
+/** Runs `run`; what it throws fails the hook as `<what>: <message> (at <where>)`. */
+async function attempt(what, run) {
   try {
-    handler = load();
+    return await run();
   } catch (error) {
-    fail(`handler module failed to load: ${messageOf(error)}${await whereThrown(error)}`);
+    return fail(`${what}: ${messageOf(error)}${await whereThrown(error)}`);
   }
-  if (typeof handler !== "function") fail("handler module must default-export a function");
-  return handler;
 }
 
-async function callHandler(handler, event, context) {
-  try {
-    return await handler(event, context);
-  } catch (error) {
-    return fail(`handler failed: ${messageOf(error)}${await whereThrown(error)}`);
-  }
-}
+// The wrapper's own file and the source map that ends it, once a failure needs them.
+let bundle;
 
 /**
  * ` (at src/hooks/guard.ts:12:5)`: the innermost frame of the error's stack in the plugin's
- * own modules, by the source map that ends its bundle (a line the map has no entry on is
+ * own modules, by the source map that ends the running bundle (a line it has no entry on is
  * the runtime's); "" for a thrown non-error, a failure in Node alone, a bundle without a map.
+ * With `--enable-source-maps`, Node has mapped the frames already, to paths resolved from the
+ * bundle's folder: those are read back to the module's key.
  */
 export async function whereThrown(error) {
   try {
-    const { SourceMap } = await import("node:module");
-    for (const frame of error.stack.split("\n")) {
-      const [, url, line, column] = /(file:\/\/.+?):(\d+):(\d+)\)?$/.exec(frame) ?? [];
-      if (url === undefined) continue;
-      const text = readFileSync(new URL(url), "latin1");
-      const map = Buffer.from(text.slice(text.lastIndexOf("base64,") + 7), "base64").toString();
-      const at = new SourceMap(JSON.parse(map)).findEntry(line - 1, column - 1);
+    if (bundle === undefined) {
+      const [{ SourceMap }, { pathToFileURL }, { dirname, join }] =
+        await Promise.all([import("node:module"), import("node:url"), import("node:path")]);
+      const file = realpathSync(process.argv[1]);
+      const text = readFileSync(file, "latin1");
+      const map = JSON.parse(Buffer.from(text.slice(text.lastIndexOf("base64,") + 7), "base64").toString());
+      const sources = map.sources.map((source) => [join(dirname(file), source), source]);
+      bundle = { url: pathToFileURL(file).href, map: new SourceMap(map), sources };
+    }
+    for (const frame of error.stack.split("\n").filter((line) => line.startsWith("    at "))) {
+      const [line, column] = position(frame, bundle.url);
+      const at = line === undefined ? {} : bundle.map.findEntry(line - 1, column - 1);
       if (at.generatedLine === line - 1) return ` (at ${at.originalSource}:${at.originalLine + 1}:${at.originalColumn + 1})`;
+      for (const [path, source] of bundle.sources) {
+        const [line, column] = position(frame, path);
+        if (line !== undefined) return ` (at ${source}:${line}:${column})`;
+      }
     }
   } catch {
     // Where is a courtesy: the message says what.
   }
   return "";
+}
+
+/** The `line:column` a stack frame gives after `file`, as numbers; `[]` if it names another. */
+function position(frame, file) {
+  const at = frame.lastIndexOf(`${file}:`);
+  const found = at < 0 ? null : /^(\d+):(\d+)/.exec(frame.slice(at + file.length + 1));
+  return found === null ? [] : [Number(found[1]), Number(found[2])];
 }
 
 // Validates the handler's return value; returns the normalized result

@@ -575,6 +575,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     // Where: the map's one mapping is at the start of a line (0-based) of the test wrapper;
     // `handler` is on line 3 and the loader on line 4.
     ["a throw where the bundle's map has the line", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;;AAME") }, "handler failed: boom (at src/hooks/x.ts:7:3)"],
+    ["a throw Node mapped already (--enable-source-maps)", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;;AAME"), env: { NODE_OPTIONS: "--enable-source-maps" } }, "handler failed: boom (at src/hooks/x.ts:7:3)"],
+    ["a file named in the message is no frame", { handler: `() => { throw new Error("see file:///etc/hostname:1:1"); }`, end: sourceMap(";;AAME") }, "handler failed: see file:///etc/hostname:1:1"],
     ["a throw where the bundle's map has no line", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;AAME") }, "handler failed: boom"],
     ["a thrown non-error has no where", { handler: `() => { throw "plain"; }`, end: sourceMap(";;;AAME") }, "handler failed: plain"],
     ["a module throwing while loading where the map has the line", { load: `() => { throw new Error("at load"); }`, end: sourceMap(";;;;AAME") }, "handler module failed to load: at load (at src/hooks/x.ts:7:3)"],

@@ -1011,7 +1011,7 @@ fn js_number_to_string(value: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::source::LineIndex;
 
@@ -1023,7 +1023,8 @@ export default defineConfig({
 });
 "#;
 
-    const SEED_GUARDED: &str = r#"import { defineConfig } from 'agent-bundle/config';
+    /// The seed's guarded config (the config reader's tests use it too).
+    pub(crate) const SEED_GUARDED: &str = r#"import { defineConfig } from 'agent-bundle/config';
 export default defineConfig({
   hooks: {
     beforeTool: [

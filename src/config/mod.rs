@@ -440,22 +440,9 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    const GUARDED: &str = r#"import { defineConfig } from 'agent-bundle/config';
-export default defineConfig({
-  hooks: {
-    beforeTool: [
-      './src/hooks/audit.ts',
-      { handler: './src/hooks/guard-writes.ts', targets: ['claude'], timeout: 10, tools: ['file.write', 'shell'] },
-    ],
-  },
-  plugin: { description: 'Guarded tooling.', name: 'guarded' },
-  targets: ['portable', 'claude'],
-});
-"#;
-
     #[test]
     fn reads_every_hook_form() {
-        let parsed = parse("agent-bundle.config.ts", GUARDED);
+        let parsed = parse("agent-bundle.config.ts", extract::tests::SEED_GUARDED);
         assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
         let config = parsed.config.unwrap();
         assert_eq!(config.plugin.name.value, "guarded");
@@ -469,9 +456,9 @@ export default defineConfig({
 
     #[test]
     fn reformatting_keeps_the_config_equal() {
-        let reformatted = GUARDED.replace("  ", "    ").replace("{ handler", "{\n handler");
+        let reformatted = extract::tests::SEED_GUARDED.replace("  ", "    ").replace("{ handler", "{\n handler");
         assert_eq!(
-            parse("agent-bundle.config.ts", GUARDED).config,
+            parse("agent-bundle.config.ts", extract::tests::SEED_GUARDED).config,
             parse("agent-bundle.config.ts", &reformatted).config
         );
     }

@@ -402,7 +402,11 @@ pub fn compile_and_publish(
     before_listing: BeforeListing,
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
-    let (_, compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
+    let (_, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
+    // (Listed again in a later round, a folder is still one.)
+    let unlistable: BTreeSet<&String> =
+        outside.iter().flatten().filter(|dir| dir.is_unlistable()).map(|dir| &dir.key).collect();
+    note_unlistable(&mut compiled, unlistable);
     let (transpiled, bundled) = workspace.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,

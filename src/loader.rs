@@ -74,6 +74,9 @@ pub struct OutsideDir {
 pub(crate) enum OutsideState {
     /// A directory a project may read, with its state before the listing.
     Dir(Metadata),
+    /// A directory this process may not list or search: nothing in it is read, and its state
+    /// says when that changes.
+    Unlistable(Metadata),
     /// No such directory: what was there instead (a symbolic link, a file, an artifact, or
     /// nothing), for the stamp to see it change.
     Instead(FileState),
@@ -85,6 +88,11 @@ impl OutsideDir {
     /// Whether a directory a project may read was there.
     pub fn is_found(&self) -> bool {
         matches!(self.state, OutsideState::Dir(_))
+    }
+
+    /// Whether a directory was there that this process may not list.
+    pub fn is_unlistable(&self) -> bool {
+        matches!(self.state, OutsideState::Unlistable(_))
     }
 }
 
@@ -608,7 +616,10 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
     let metadata = match fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_dir() && !is_watched_artifact(path, before_listing) => metadata,
-        Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(context(error)),
+        // (Below a folder this process may not search, nothing is there for it either.)
+        Err(error) if !matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied) => {
+            return Err(context(error));
+        }
         instead => {
             // What the stamp records: a link, a file, an artifact, or nothing.
             dir.state = OutsideState::Instead(match instead {
@@ -624,6 +635,14 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
             return Ok((dir, disk));
         }
     };
+    if !may_list(path) {
+        // Its parent says when that changes (a folder one may not read cannot be watched).
+        if let Some(parent) = path.parent() {
+            before_listing(parent);
+        }
+        dir.state = OutsideState::Unlistable(metadata);
+        return Ok((dir, disk));
+    }
     before_listing(path);
     for entry in fs::read_dir(path).map_err(context)? {
         let entry = entry.map_err(context)?;

@@ -275,7 +275,9 @@ impl Snapshot {
     pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
         for dir in listed {
             let state = match dir.state {
-                OutsideState::Dir(metadata) => FileState::of(dir.key.clone(), &metadata),
+                OutsideState::Dir(metadata) | OutsideState::Unlistable(metadata) => {
+                    FileState::of(dir.key.clone(), &metadata)
+                }
                 OutsideState::Instead(instead) => instead,
                 OutsideState::Forbidden => continue,
             };

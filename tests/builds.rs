@@ -531,3 +531,36 @@ fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     assert_ne!(readable["upToDateBy"], "stamp", "{readable:#}");
     assert_eq!(readable["diagnostics"], serde_json::json!([]));
 }
+
+/// Shared code above the root that the build may not list (mode 000, or 311: searchable,
+/// not readable) is a located import error with the folder's warning, not a failure to read
+/// the project; once readable, it builds.
+#[test]
+fn an_outside_folder_the_build_cannot_list_is_an_import_error_with_a_warning() {
+    let monorepo = tempfile::tempdir().unwrap();
+    let config = "export default { plugin: { name: 'p' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let stop = "import { log } from '../../shared/log';\nexport default () => { log('stop'); };\n";
+    let shared = monorepo.path().join("shared");
+    fs::create_dir_all(&shared).unwrap();
+    fs::write(shared.join("log.ts"), "export const log = (line: string) => line;\n").unwrap();
+    let project = monorepo.path().join("p");
+    fs::create_dir_all(project.join("src")).unwrap();
+    fs::write(project.join("agent-bundle.config.ts"), config).unwrap();
+    fs::write(project.join("src/stop.ts"), stop).unwrap();
+    // (Handed to the unprivileged user by the first build.)
+    let handed = [monorepo.path()];
+    let mut trees: &[&std::path::Path] = &handed;
+    for mode in [0o000, 0o311] {
+        fs::set_permissions(&shared, fs::Permissions::from_mode(mode)).unwrap();
+        let output = unprivileged(&project, trees, &["build", "--json", "--no-cache"]);
+        trees = &[];
+        assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let codes: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].clone()).collect();
+        assert_eq!(codes, ["AB4837", "AB4008"], "mode {mode:o}: {report:#}");
+        assert!(report["diagnostics"][1]["message"].as_str().unwrap().contains("`../shared/`"), "{report:#}");
+    }
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o755)).unwrap();
+    let output = unprivileged(&project, &[], &["build", "--json", "--no-cache"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+}

@@ -403,10 +403,16 @@ pub fn compile_and_publish(
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
     let (_, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
-    // (Listed again in a later round, a folder is still one.)
-    let unlistable: BTreeSet<&String> =
-        outside.iter().flatten().filter(|dir| dir.is_unlistable()).map(|dir| &dir.key).collect();
-    note_unlistable(&mut compiled, unlistable);
+    // Why an import above the root does not resolve. (A clean build resolved its imports
+    // elsewhere: nothing it needs is in such a folder, and its stamp stays clean.)
+    if compiled.has_errors() {
+        let unlistable: BTreeSet<&String> =
+            outside.iter().flatten().filter(|dir| dir.is_unlistable()).map(|dir| &dir.key).collect();
+        // (A folder below another is said by the other.)
+        let below =
+            |key: &String| unlistable.iter().any(|above| key != *above && crate::loader::is_at_or_below(key, above));
+        note_unlistable(&mut compiled, unlistable.iter().copied().filter(|key| !below(key)));
+    }
     let (transpiled, bundled) = workspace.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,

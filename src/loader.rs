@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, Metadata};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,9 +74,9 @@ pub struct OutsideDir {
 pub(crate) enum OutsideState {
     /// A directory a project may read, with its state before the listing.
     Dir(Metadata),
-    /// A directory this process may not list or search: nothing in it is read, and its state
-    /// says when that changes.
-    Unlistable(Metadata),
+    /// A directory this process may not list or search (or may not reach: `None`): nothing
+    /// in it is read, and its state says when that changes.
+    Unlistable(Option<Metadata>),
     /// No such directory: what was there instead (a symbolic link, a file, an artifact, or
     /// nothing), for the stamp to see it change.
     Instead(FileState),
@@ -567,7 +567,7 @@ pub(crate) fn parent_key(key: &str) -> &str {
 }
 
 /// Whether the key `path` is `key` itself or lies below it.
-fn is_at_or_below(path: &str, key: &str) -> bool {
+pub(crate) fn is_at_or_below(path: &str, key: &str) -> bool {
     path.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
@@ -614,10 +614,24 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
     let mut dir = OutsideDir { key: key.to_owned(), state: OutsideState::Forbidden, files: Vec::new() };
     let mut disk = DiskFiles::new();
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", path.display()));
+    // Nothing a project may read there, or nothing it may list: the nearest folder that
+    // exists says when that changes (`../shared/util` with no `../shared` yet: `..` does; an
+    // artifact's manifest going: the artifact, watched above; a folder one may not read
+    // cannot be watched itself).
+    let watch_above = |before_listing: BeforeListing| {
+        if let Some(ancestor) = path.ancestors().skip(1).find(|ancestor| ancestor.is_dir()) {
+            before_listing(ancestor);
+        }
+    };
     let metadata = match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() && !is_watched_artifact(path, before_listing) => metadata,
-        // (Below a folder this process may not search, nothing is there for it either.)
-        Err(error) if !matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied) => {
+        Ok(metadata) if metadata.is_dir() && !is_watched_artifact(path, before_listing) => Some(metadata),
+        // Below a folder this process may not search: no state to take, nothing to list.
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => None,
+        // A file or a loop where a folder would be on the way: nothing is there.
+        Err(error)
+            if !matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+                && error.raw_os_error() != Some(libc::ELOOP) =>
+        {
             return Err(context(error));
         }
         instead => {
@@ -626,23 +640,22 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
                 Ok(metadata) => FileState::of(key.to_owned(), &metadata),
                 Err(_) => FileState::absent(key.to_owned()),
             });
-            // Nothing a project may read is there: the nearest folder that exists says when
-            // that changes (`../shared/util` with no `../shared` yet: `..` does; an artifact's
-            // manifest going: the artifact, watched above).
-            if let Some(ancestor) = path.ancestors().skip(1).find(|ancestor| ancestor.is_dir()) {
-                before_listing(ancestor);
-            }
+            watch_above(before_listing);
             return Ok((dir, disk));
         }
     };
-    if !may_list(path) {
-        // Its parent says when that changes (a folder one may not read cannot be watched).
-        if let Some(parent) = path.parent() {
-            before_listing(parent);
-        }
-        dir.state = OutsideState::Unlistable(metadata);
-        return Ok((dir, disk));
+    let listable = metadata.as_ref().is_some_and(|_| may_list(path));
+    if !listable {
+        watch_above(before_listing);
     }
+    // (Asked again once watched, so that a change of mode meanwhile is not missed.)
+    let metadata = match metadata {
+        Some(metadata) if listable || may_list(path) => metadata,
+        unlistable => {
+            dir.state = OutsideState::Unlistable(unlistable);
+            return Ok((dir, disk));
+        }
+    };
     before_listing(path);
     for entry in fs::read_dir(path).map_err(context)? {
         let entry = entry.map_err(context)?;
@@ -725,15 +738,19 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
     // One read of the size `fstat` gave (thousands of small files: `fs::read` would add a
     // seek and a second read each), into the shared buffer itself (a `Vec` made into an
     // `Arc` is copied: twice a large payload's size at once); a file that shrank meanwhile is
-    // read again whole.
-    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0, metadata.len() as usize).collect();
+    // read again whole, from the same open file.
+    // SAFETY: zeroed bytes are initialized `u8`s.
+    let mut bytes: Arc<[u8]> = unsafe { Arc::new_zeroed_slice(metadata.len() as usize).assume_init() };
     let buffer = Arc::get_mut(&mut bytes).expect("a buffer just made is not shared");
     match file.read_exact(buffer) {
         Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => match fs::read(path) {
-            Ok(whole) => bytes = whole.into(),
-            Err(error) => return absent(error),
-        },
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+            let mut whole = Vec::new();
+            if let Err(error) = file.rewind().and_then(|()| file.read_to_end(&mut whole)) {
+                return absent(error);
+            }
+            bytes = whole.into();
+        }
         Err(error) => return absent(error),
     }
     Ok(Some((bytes, metadata)))

@@ -104,9 +104,10 @@ impl FileState {
         }
     }
 
-    /// Recorded by [`FileState::presence`]: a type and nothing else.
+    /// Recorded by [`FileState::presence`]: a type and nothing else (no inode: a folder of
+    /// mode 000 has a type and no permission bits too).
     fn is_presence(&self) -> bool {
-        self.mode != 0 && self.mode & !libc::S_IFMT == 0
+        self.mode != 0 && self.mode & !libc::S_IFMT == 0 && self.inode == 0
     }
 
     /// The state of whatever is at `full` now (an absent path has mode 0).
@@ -275,9 +276,10 @@ impl Snapshot {
     pub fn add_outside(&mut self, listed: Vec<OutsideDir>) {
         for dir in listed {
             let state = match dir.state {
-                OutsideState::Dir(metadata) | OutsideState::Unlistable(metadata) => {
+                OutsideState::Dir(metadata) | OutsideState::Unlistable(Some(metadata)) => {
                     FileState::of(dir.key.clone(), &metadata)
                 }
+                OutsideState::Unlistable(None) => FileState::absent(dir.key.clone()),
                 OutsideState::Instead(instead) => instead,
                 OutsideState::Forbidden => continue,
             };
@@ -602,6 +604,24 @@ mod tests {
         );
         fs::write(dir.path().join("src/b.ts"), "").unwrap();
         assert!(saved(dir.path()).listed_inputs(dir.path()).is_none(), "an added file changes its directory");
+    }
+
+    /// A folder of mode 000 (one this process may not list) is a type without permission
+    /// bits: its state is still compared whole, not as a presence marker's.
+    #[test]
+    fn a_folder_of_mode_000_keeps_its_whole_state() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        let recorded = state("locked".into(), &locked).unwrap();
+        assert!(!recorded.is_presence());
+        assert!(unchanged(std::slice::from_ref(&recorded), dir.path()));
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!unchanged(&[recorded], dir.path()), "a change of mode is seen");
+        let marker = FileState::presence("locked".into(), &locked);
+        assert!(marker.is_presence() && unchanged(&[marker], dir.path()));
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub const PACK_ENCODING: &str = "lz4-frame";
 /// the manifest's (path) order, in one LZ4 frame; `None` past [`PACK_LIMIT`]. One object
 /// per project lets a warm cache restore a whole artifact with one read (one request from
 /// a remote) instead of one per file, and since every wrapper carries the same runtime, the
-/// frame is about a seventeenth of the files' size.
+/// frame is about a twelfth of the files' size.
 pub fn pack(files: &BTreeMap<String, OutputFile>) -> Option<Vec<u8>> {
     let manifest = files.get(MANIFEST_FILE)?;
     let size: usize = files.values().map(|file| file.bytes.len()).sum();

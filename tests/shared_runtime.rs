@@ -275,6 +275,26 @@ fn a_shared_route_that_throws_says_where() {
         "{stderr}"
     );
     runtime.shut_down();
+
+    // One that throws while the runtime loads it says where too, at every request.
+    let built = Built::new(project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'where' }, targets: ['claude'] };"),
+        (
+            "src/events/prompt/submit.tsx",
+            "export const config = { runtime: 'shared' };\n\
+             const limit: number = Number.NaN;\n\
+             if (Number.isNaN(limit)) throw new Error('no limit');\n\
+             export default () => null;\n",
+        ),
+    ]));
+    let runtime = session.start(&built.artifact());
+    let (code, _, stderr) = session.submit(&built, &built.artifact());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)"),
+        "{stderr}"
+    );
+    runtime.shut_down();
 }
 
 #[test]

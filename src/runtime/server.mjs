@@ -67,7 +67,7 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
   const routes = new Map();
   for (const route of runtime.routes) {
-    if (route.specs[target]) routes.set(route.family, { ...route, module: loadRoute(route, log) });
+    if (route.specs[target]) routes.set(route.family, { ...route, module: await loadRoute(route, log) });
   }
   const state = { sequence: 0, startedAt: new Date().toISOString() };
   const served = { runtime, target, routes, state, requestDeadlineMs, log };
@@ -92,14 +92,15 @@ function targetArgument(args) {
   return target;
 }
 
-function loadRoute(route, log) {
+async function loadRoute(route, log) {
   try {
     const module = route.load();
     if (typeof module.default !== "function") throw new Error("route module must default-export a function component");
     return { component: module.default };
   } catch (error) {
-    log(`route ${route.family} failed to load: ${error?.message ?? error}`);
-    return { error: `route ${route.family} failed to load: ${error?.message ?? error}` };
+    const failure = `route ${route.family} failed to load: ${messageOf(error)}${await whereThrown(error)}`;
+    log(failure);
+    return { error: failure };
   }
 }
 

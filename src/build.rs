@@ -454,8 +454,13 @@ pub fn compile_reaching_out(
     }
 }
 
-/// Runs every stage for `project`.
+/// Runs every stage for `project`, on deep stacks ([`crate::workspace::on_deep_pool`]).
 pub fn compile(db: &Database, project: Project) -> Compiled {
+    let db = db.clone();
+    crate::workspace::on_deep_pool(move || compile_here(&db, project))
+}
+
+fn compile_here(db: &Database, project: Project) -> Compiled {
     let mut diagnostics: Vec<Diagnostic> = db::parse_config(db, project).diagnostics.clone();
     diagnostics.extend(db::routes(db, project).diagnostics.iter().cloned());
     diagnostics.extend(db::normalize(db, project).diagnostics.iter().cloned());

@@ -15,8 +15,6 @@ fn main() -> std::process::ExitCode {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
     let stack = agent_bundle::workspace::STACK_SIZE;
-    // Work that runs on rayon's global pool gets the same deep stacks as the build pools.
-    let _ = rayon::ThreadPoolBuilder::new().stack_size(stack).build_global();
     match std::thread::Builder::new().name("main".into()).stack_size(stack).spawn(agent_bundle::cli::run) {
         Ok(cli) => cli.join().unwrap_or(std::process::ExitCode::FAILURE),
         Err(_) => agent_bundle::cli::run(),

@@ -325,3 +325,25 @@ fn a_name_a_builtin_lacks_fails_the_wrapper_as_node_would() {
     let message = load["message"].as_str().unwrap();
     assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
 }
+
+/// A handler module that throws while it loads fails every run of its hook, whatever the
+/// input: `validate` (which runs each wrapper on empty stdin) reports it, with where.
+#[test]
+fn a_module_that_throws_while_loading_fails_validation_with_where() {
+    let handler =
+        "const ready: boolean = false;\nif (!ready) throw new Error('not configured');\nexport default () => {};\n";
+    let config =
+        "export default { plugin: { name: 'early' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
+    let message = load["message"].as_str().unwrap();
+    assert!(message.contains("handler module failed to load: not configured (at src/stop.ts:2:19)"), "{message}");
+}

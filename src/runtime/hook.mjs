@@ -87,11 +87,12 @@ export async function runHook(spec, load) {
       : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
   try {
+    // The handler's modules are evaluated first, whatever the input: a module that throws
+    // fails every run, which `agent-bundle validate` (empty stdin) must see.
+    const handler = await attempt("handler module failed to load", load);
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
     const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
-    // The handler's modules are evaluated here, once the input is known to be sound.
-    const handler = await attempt("handler module failed to load", load);
     if (typeof handler !== "function") fail("handler module must default-export a function");
     const envelope = context.nativeInput;
     const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));

@@ -763,6 +763,22 @@ mod tests {
         compiled.diagnostics.into_iter().map(|d| (d.code.as_str(), d.file, d.message)).collect()
     }
 
+    /// Deep input compiles from any thread (a test's has 2 MiB of stack, which 10,000 levels
+    /// overflow): `compile` moves onto deep stacks itself.
+    #[test]
+    fn deep_input_compiles_from_a_shallow_thread() {
+        let depth = 10_000;
+        let deep = format!("export default () => {}1{};\n", "1?".repeat(depth), ":1".repeat(depth));
+        assert!(depth < crate::source::MAX_NESTING);
+        let compiled = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || codes_and_files(project(CONFIG, &deep)))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(compiled, []);
+    }
+
     #[test]
     fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
         let readable = project(CONFIG, "export default () => undefined;\n");

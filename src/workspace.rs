@@ -408,17 +408,22 @@ thread_local! {
 /// Runs `work`, and whatever it runs in parallel, on a pool of deep stacks: this thread's,
 /// when it is a worker of one, else a shared one made on first use. Why not rayon's global
 /// pool built with deep stacks at start: a command answered without compiling (a no-op
-/// build, `hooks list`) would start its threads for nothing (0.4 ms of a 2 ms no-op).
+/// build, `hooks list`) would start a pool for nothing (0.4 ms of a 2 ms no-op).
 pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    static SHARED: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    static SHARED: OnceLock<rayon::ThreadPool> = OnceLock::new();
     if ON_DEEP_POOL.get() {
         return work();
     }
+    if let Some(pool) = SHARED.get() {
+        return pool.install(work);
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    match SHARED.get_or_init(|| pool_of(cores).ok()) {
-        Some(pool) => pool.install(work),
-        // No threads to be had (rayon's own pool will not get any either): as before.
-        None => work(),
+    match pool_of(cores).or_else(|_| pool_of(1)) {
+        Ok(pool) => SHARED.get_or_init(|| pool).install(work),
+        // Not even one deep thread to be had (a memory limit): here, with rayon's global pool
+        // for what runs in parallel, as before pools were made on demand (deep input may
+        // overflow then); a pool is tried again next time.
+        Err(_) => work(),
     }
 }
 

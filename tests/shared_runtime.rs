@@ -276,7 +276,8 @@ fn a_shared_route_that_throws_says_where() {
     );
     runtime.shut_down();
 
-    // One that throws while the runtime loads it says where too, at every request.
+    // One that throws while the runtime loads it says where too, at every request, and the
+    // runtime serves on.
     let built = Built::new(project(&[
         ("agent-bundle.config.ts", "export default { plugin: { name: 'where' }, targets: ['claude'] };"),
         (
@@ -287,13 +288,16 @@ fn a_shared_route_that_throws_says_where() {
              export default () => null;\n",
         ),
     ]));
-    let runtime = session.start(&built.artifact());
-    let (code, _, stderr) = session.submit(&built, &built.artifact());
-    assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)"),
-        "{stderr}"
-    );
+    let mut runtime = session.start(&built.artifact());
+    for _ in 0..2 {
+        let (code, _, stderr) = session.submit(&built, &built.artifact());
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(runtime.call("ping", json!({}))["result"], json!({}));
     runtime.shut_down();
 }
 

@@ -65,6 +65,11 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const target = targetArgument(process.argv.slice(2));
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
+  // Every hook of the session relies on this process: a route's stray error (a throw in
+  // a timer, a rejection nobody awaits, from its render or from loading it) is reported,
+  // and the runtime serves on.
+  process.on("uncaughtException", (error) => log(`a route failed outside its render: ${messageOf(error)}`));
+  process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
   const routes = new Map();
   for (const route of runtime.routes) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: await loadRoute(route, log) });
@@ -75,10 +80,6 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
   const owner = new Owner(listener, path, log);
   await owner.start();
-  // Every hook of the session relies on this process: a route's stray error (a throw in
-  // a timer, a rejection nobody awaits) is reported, and the runtime serves on.
-  process.on("uncaughtException", (error) => log(`a route failed outside its render: ${messageOf(error)}`));
-  process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
   serveMcp(runtime, () => owner.stop());
 }
 
@@ -182,7 +183,7 @@ async function handle(line, runtime, target, routes, state) {
   try {
     return { status: "ok", output: await renderRoute(route.module.component, decoded.event, decoded.context, meta) };
   } catch (error) {
-    throw new Error(`Event route rendering failed: ${error?.message ?? error}${await whereThrown(error)}`);
+    throw new Error(`Event route rendering failed: ${messageOf(error)}${await whereThrown(error)}`);
   }
 }
 

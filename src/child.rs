@@ -109,7 +109,7 @@ impl Drain {
         Drain { read, ended }
     }
 
-    /// What was read once the stream ended, or once [`PIPE_GRACE`] passed.
+    /// What was read once the stream ended, or once `PIPE_GRACE` passed.
     pub fn text(self) -> String {
         let _ = self.ended.recv_timeout(PIPE_GRACE);
         String::from_utf8_lossy(&self.read.lock().expect("no panics while locked")).into_owned()

@@ -418,7 +418,7 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
 /// directories keep the states they had when listed (the build changes none of them).
 ///
 /// The artifact recorded is the one whose manifest hashes to `manifest`, what this build
-/// published: stamping is a publisher's turn (see [`crate::emit::publish::take_turn`]),
+/// published: stamping is a publisher's turn (see `emit::publish::take_turn`),
 /// and when another build of the project published in between, nothing is stamped.
 pub fn save(
     root: &Path,
@@ -463,7 +463,7 @@ pub fn save(
 }
 
 /// When `previous` vouches for the artifact at `out_dir` as the one whose manifest hashes
-/// to `manifest` ([`Stamp::vouches_for`]), records that only the inputs' states changed, to
+/// to `manifest` (`Stamp::vouches_for`), records that only the inputs' states changed, to
 /// those `now` holds (taken before they were read), and returns what the artifact holds.
 /// Checked and recorded in one publisher's turn, so no publish comes in between; the build
 /// wrote nothing, so unlike [`save`] no second walk is needed to prove it added no input.

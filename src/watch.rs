@@ -10,7 +10,7 @@
 //! successful build is published atomically; a failed one leaves the last good artifact in
 //! place.
 //!
-//! A batch collects events for at most [`MAX_BATCH`], so a file written without pause never
+//! A batch collects events for at most `MAX_BATCH`, so a file written without pause never
 //! holds an edit back. When the kernel drops events (its queue overflowed) or a watcher
 //! fails, every project reads itself whole again (and a workspace searches again). A
 //! project's root removed or replaced is read whole once it is back, its parent watched

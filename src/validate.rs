@@ -315,7 +315,11 @@ fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>
             Err(error) => Err(format!("cannot create a runtime directory: {error}")),
         };
         match started {
-            Ok(runtime) => drop(runtime.shut_down()),
+            // It serves on without a route that failed to load, which fails every request.
+            Ok(runtime) => diagnostics.extend(unloaded_routes(&runtime.shut_down()).map(|failure| {
+                Diagnostic::error(Code::WrapperLoad, format!("the shared runtime for {host}: {failure}"))
+                    .in_file(path.to_owned())
+            })),
             Err(message) => diagnostics.push(
                 Diagnostic::error(
                     Code::WrapperLoad,
@@ -325,6 +329,14 @@ fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>
             ),
         }
     }
+}
+
+/// What a shared runtime said, on stderr, of each route it could not load.
+fn unloaded_routes(stderr: &str) -> impl Iterator<Item = &str> {
+    stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("agent-bundle event runtime: "))
+        .filter(|message| message.starts_with("route ") && message.contains(" failed to load: "))
 }
 
 /// Shape problems of a hook document, as the host's loader would see them.

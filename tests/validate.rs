@@ -347,3 +347,25 @@ fn a_module_that_throws_while_loading_fails_validation_with_where() {
     let message = load["message"].as_str().unwrap();
     assert!(message.contains("handler module failed to load: not configured (at src/stop.ts:2:19)"), "{message}");
 }
+
+/// A shared route whose module throws while the runtime loads it fails every request the
+/// runtime gets for it (the runtime serves on without it): `validate` reports it, with where.
+#[test]
+fn a_shared_route_that_throws_while_loading_fails_validation() {
+    let route = "export const config = { runtime: 'shared' };\nconst limit: number = Number.NaN;\n\
+                 if (Number.isNaN(limit)) throw new Error('no limit');\nexport default () => null;\n";
+    let config = "export default { plugin: { name: 'early' }, targets: ['claude'] };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
+    let message = load["message"].as_str().unwrap();
+    let expected = "the shared runtime for claude: route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)";
+    assert_eq!(message, expected);
+}

@@ -1047,9 +1047,9 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
     }
     out.push_str(RUNTIME);
     let mut lines = source_map::line_breaks(&out);
-    let mut mapped = Vec::new();
+    let mut modules = Vec::with_capacity(chunks.len());
     for (key, chunk) in chunks {
-        mapped.push((*key, lines, chunk.mappings.as_slice()));
+        modules.push((*key, lines, chunk.mappings.as_slice()));
         out.push_str(&chunk.code);
         lines += source_map::line_breaks(&chunk.code);
         if !chunk.code.is_empty() && !chunk.code.ends_with('\n') {
@@ -1058,7 +1058,8 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
         }
     }
     out.push_str(epilogue);
-    Assembled { code: out, source_map: source_map::comment(mapped) }
+    let end_line = lines + source_map::line_breaks(epilogue);
+    Assembled { code: out, source_map: source_map::comment(modules, end_line) }
 }
 
 #[cfg(test)]

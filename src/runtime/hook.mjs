@@ -335,8 +335,9 @@ let bundle;
 
 /**
  * ` (at src/hooks/guard.ts:12:5)`: the innermost frame of the error's stack in the plugin's
- * own modules, by the source map that ends the running bundle (a line it has no entry on is
- * the runtime's); "" for a thrown non-error, a failure in Node alone, a bundle without a map.
+ * own modules, by the source map that ends the running bundle (a line it has no entry on, or
+ * one without a source, is the tool's); "" for a thrown non-error, a failure in Node alone,
+ * a bundle without a map.
  * With `--enable-source-maps`, Node has mapped the frames already, to paths resolved from the
  * bundle's folder: those are read back to the module's key.
  */
@@ -354,7 +355,9 @@ export async function whereThrown(error) {
     for (const frame of error.stack.split("\n").filter((line) => line.startsWith("    at "))) {
       const [line, column] = position(frame, bundle.url);
       const at = line === undefined ? {} : bundle.map.findEntry(line - 1, column - 1);
-      if (at.generatedLine === line - 1) return ` (at ${at.originalSource}:${at.originalLine + 1}:${at.originalColumn + 1})`;
+      if (at.generatedLine === line - 1 && at.originalSource !== undefined) {
+        return ` (at ${at.originalSource}:${at.originalLine + 1}:${at.originalColumn + 1})`;
+      }
       for (const [path, source] of bundle.sources) {
         const [line, column] = position(frame, path);
         if (line !== undefined) return ` (at ${source}:${line}:${column})`;

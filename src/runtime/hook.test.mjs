@@ -579,6 +579,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["a file named in the message is no frame", { handler: `() => { throw new Error("see file:///etc/hostname:1:1"); }`, end: sourceMap(";;AAME") }, "handler failed: see file:///etc/hostname:1:1"],
     ["a throw where the bundle's map has no line", { handler: `() => { throw new Error("boom"); }`, end: sourceMap(";;AAME") }, "handler failed: boom"],
     ["a thrown non-error has no where", { handler: `() => { throw "plain"; }`, end: sourceMap(";;;AAME") }, "handler failed: plain"],
+    ["a throw on a line the map gives no source (the tool's code)", { load: `() => { throw new Error("at load"); }`, end: sourceMap(";;;AAME;A;") }, "handler module failed to load: at load"],
+    ["the same once Node mapped it (--enable-source-maps)", { load: `() => { throw new Error("at load"); }`, end: sourceMap(";;;AAME;A;"), env: { NODE_OPTIONS: "--enable-source-maps" } }, "handler module failed to load: at load"],
     ["a module throwing while loading where the map has the line", { load: `() => { throw new Error("at load"); }`, end: sourceMap(";;;;AAME") }, "handler module failed to load: at load (at src/hooks/x.ts:7:3)"],
     ["a promise that never settles", { handler: `() => new Promise(() => {})` }, "handler never settled: its promise is still pending and nothing keeps Node running"],
     ["process.exit in the handler", { handler: `() => { process.exit(2); }` }, "handler called process.exit(2) before it answered: return the outcome instead"],

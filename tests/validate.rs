@@ -306,35 +306,10 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
     assert!(stderr.contains("not a regular file"), "{stderr}");
 }
 
-/// A name a builtin lacks is refused when the wrapper loads, as Node refuses the handler's
-/// own import (the bundle reads builtins through their namespaces, where it was `undefined`).
-#[test]
-fn a_name_a_builtin_lacks_fails_the_wrapper_as_node_would() {
-    let handler = "import { readFilSync } from 'node:fs';\nexport default () => { void readFilSync; };\n";
-    let config =
-        "export default { plugin: { name: 'typo' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
-    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
-    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let output = support::bin()
-        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
-    let message = load["message"].as_str().unwrap();
-    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
-}
-
-/// A handler module that throws while it loads fails every run of its hook, whatever the
-/// input: `validate` (which runs each wrapper on empty stdin) reports it, with where.
-#[test]
-fn a_module_that_throws_while_loading_fails_validation_with_where() {
-    let handler =
-        "const ready: boolean = false;\nif (!ready) throw new Error('not configured');\nexport default () => {};\n";
-    let config =
-        "export default { plugin: { name: 'early' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
-    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+/// The message of the first AB6005 (a wrapper or the shared runtime that does not load) of
+/// `validate` on the artifact of a project of `files`, which builds; `validate` must fail.
+fn load_failure(files: &[(&str, &str)]) -> String {
+    let dir = support::project(files);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let output = support::bin()
         .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
@@ -344,7 +319,31 @@ fn a_module_that_throws_while_loading_fails_validation_with_where() {
     assert_eq!(output.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
-    let message = load["message"].as_str().unwrap();
+    load["message"].as_str().unwrap().to_owned()
+}
+
+/// A stop hook of `handler`, for Claude Code.
+fn stop_hook(handler: &str) -> [(&str, &str); 2] {
+    let config = "export default { plugin: { name: 'p' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    [("agent-bundle.config.ts", config), ("src/stop.ts", handler)]
+}
+
+/// A name a builtin lacks is refused when the wrapper loads, as Node refuses the handler's
+/// own import (the bundle reads builtins through their namespaces, where it was `undefined`).
+#[test]
+fn a_name_a_builtin_lacks_fails_the_wrapper_as_node_would() {
+    let handler = "import { readFilSync } from 'node:fs';\nexport default () => { void readFilSync; };\n";
+    let message = load_failure(&stop_hook(handler));
+    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
+}
+
+/// A handler module that throws while it loads fails every run of its hook, whatever the
+/// input: `validate` (which runs each wrapper on empty stdin) reports it, with where.
+#[test]
+fn a_module_that_throws_while_loading_fails_validation_with_where() {
+    let handler =
+        "const ready: boolean = false;\nif (!ready) throw new Error('not configured');\nexport default () => {};\n";
+    let message = load_failure(&stop_hook(handler));
     assert!(message.contains("handler module failed to load: not configured (at src/stop.ts:2:19)"), "{message}");
 }
 
@@ -355,17 +354,7 @@ fn a_shared_route_that_throws_while_loading_fails_validation() {
     let route = "export const config = { runtime: 'shared' };\nconst limit: number = Number.NaN;\n\
                  if (Number.isNaN(limit)) throw new Error('no limit');\nexport default () => null;\n";
     let config = "export default { plugin: { name: 'early' }, targets: ['claude'] };\n";
-    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
-    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let output = support::bin()
-        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
-    let message = load["message"].as_str().unwrap();
+    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
     let expected = "the shared runtime for claude: route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)";
     assert_eq!(message, expected);
 }

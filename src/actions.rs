@@ -152,10 +152,16 @@ fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 4] {
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
     [
         ("imports", json!(imports).to_string()),
-        ("builtins", json!(chunk.builtins).to_string()),
-        ("links", json!(chunk.links).to_string()),
-        ("mappings", json!(chunk.mappings).to_string()),
+        ("builtins", printed(&chunk.builtins)),
+        ("links", printed(&chunk.links)),
+        ("mappings", printed(&chunk.mappings)),
     ]
+}
+
+/// `value` as JSON, printed straight from it (every wrapper key prints each chunk it links;
+/// `json!` would build a tree of it first).
+fn printed(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("strings, numbers and string-keyed maps print as JSON")
 }
 
 fn encode_chunk(cache: &Cache, chunk: &ModuleChunk) -> ActionRecord {

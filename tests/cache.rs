@@ -169,6 +169,24 @@ fn an_edit_that_changes_only_what_a_module_links_misses_the_wrapper_action() {
     }
 }
 
+/// A line of types above the code moves no code, only where it came from: the wrapper is
+/// bundled again, and its source map, as an uncached build makes it, says the new line.
+#[test]
+fn an_edit_that_moves_only_where_code_came_from_misses_the_wrapper_action() {
+    let before = "export default () => { throw new Error('x'); };\n";
+    let after = format!("type Unused = 1;\n{before}");
+    let cache = tempfile::tempdir().unwrap();
+    let config = "export default { plugin: { name: 'moved' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };";
+    let project = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", before)]);
+    build(project.path(), cache.path());
+    fs::write(project.path().join("src/stop.ts"), &after).unwrap();
+    let report = build(project.path(), cache.path());
+    assert_eq!((work(&report, "transpiled"), work(&report, "bundled")), (1, 1), "{:#}", report["work"]);
+    let (code, _) = support::build_json(project.path(), &["--no-cache", "--out", "uncached"]);
+    assert_eq!(code, 0);
+    assert_eq!(artifact_files(&project.path().join("artifact")), artifact_files(&project.path().join("uncached")));
+}
+
 fn modes(dir: &Path) -> std::collections::BTreeMap<String, u32> {
     use std::os::unix::fs::PermissionsExt;
     walkdir::WalkDir::new(dir)

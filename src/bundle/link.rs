@@ -1047,7 +1047,7 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
     }
     out.push_str(RUNTIME);
     let mut lines = source_map::line_breaks(&out);
-    let mut modules = Vec::with_capacity(chunks.len());
+    let mut modules = Vec::with_capacity(chunks.len() + 1);
     for (key, chunk) in chunks {
         modules.push((*key, lines, chunk.mappings.as_slice()));
         out.push_str(&chunk.code);
@@ -1057,9 +1057,10 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
             lines += 1;
         }
     }
+    // What follows the chunks (this epilogue, then the host's) is no module's.
+    modules.push(("", lines, &[]));
     out.push_str(epilogue);
-    let end_line = lines + source_map::line_breaks(epilogue);
-    Assembled { code: out, source_map: source_map::comment(modules, end_line) }
+    Assembled { code: out, source_map: source_map::comment(modules) }
 }
 
 #[cfg(test)]

@@ -96,36 +96,30 @@ pub fn relocate(origins: &[Origin], copied: &[Copied], out: &str) -> Vec<Mapping
 }
 
 /// The `//# sourceMappingURL=` line that ends a bundle whose modules start at the given
-/// lines and whose code ends at `end_line` (its host epilogue follows); empty when nothing
-/// is mapped.
-pub fn comment<'a>(modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>, end_line: u32) -> String {
-    let Some(map) = source_map(modules, end_line) else { return String::new() };
-    // A map that ends with an unmapped segment ends its line too: Node 20 reads a last
-    // segment without a source as having the one before it.
-    let mut json: serde_json::Value = serde_json::from_str(&map.to_json_string()).expect("oxc writes valid JSON");
-    if let Some(serde_json::Value::String(mappings)) = json.get_mut("mappings") {
-        mappings.push(';');
-    }
+/// lines (an entry without mappings is code of no module of the plugin: a tool's module, the
+/// end of the bundle); empty when nothing is mapped.
+pub fn comment<'a>(modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>) -> String {
+    let Some(map) = source_map(modules) else { return String::new() };
+    let map = map.to_json();
+    // The last segment has no source, so its line is ended: Node 20 reads a last segment
+    // without a source as having the one before it.
+    let json = serde_json::json!({ "version": 3, "names": [], "sources": map.sources, "mappings": map.mappings + ";" });
     let base64 = base64_simd::STANDARD.encode_to_string(json.to_string());
     format!("//# sourceMappingURL=data:application/json;charset=utf-8;base64,{base64}\n")
 }
 
 /// The map of the modules that have mappings. No sources' content: the map says where, for
-/// stack traces, and names each module by its key (`src/hooks/guard.ts`). Where code that is
-/// no module's of the plugin follows mapped code (a tool's module, the epilogue), a segment
-/// without a source starts it: a lookup there finds no origin, rather than the last mapped
-/// one before it (as `node --enable-source-maps` would otherwise report).
-fn source_map<'a>(
-    modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>,
-    end_line: u32,
-) -> Option<SourceMap<'a>> {
+/// stack traces, and names each module by its key (`src/hooks/guard.ts`). Where code of no
+/// module of the plugin follows mapped code, a segment without a source starts it: a lookup
+/// there finds no origin, rather than the last mapped one before it (as
+/// `node --enable-source-maps` would otherwise report).
+fn source_map<'a>(modules: impl IntoIterator<Item = (&'a str, u32, &'a [Mapping])>) -> Option<SourceMap<'a>> {
     let (mut sources, mut tokens) = (Vec::new(), Vec::new());
-    let unmapped = |line| Token::new(line, 0, 0, 0, None, None);
     let mut after_mapped = false;
     for (key, first_line, mappings) in modules {
         if mappings.is_empty() {
             if std::mem::take(&mut after_mapped) {
-                tokens.push(unmapped(first_line));
+                tokens.push(Token::new(first_line, 0, 0, 0, None, None));
             }
             continue;
         }
@@ -138,9 +132,6 @@ fn source_map<'a>(
     }
     if sources.is_empty() {
         return None;
-    }
-    if after_mapped {
-        tokens.push(unmapped(end_line));
     }
     let contents = vec![None; sources.len()];
     Some(SourceMap::new(None, Vec::new(), None, sources, contents, tokens.into_boxed_slice(), None))
@@ -243,22 +234,23 @@ mod tests {
     #[test]
     fn the_map_is_a_standard_one_of_the_mapped_modules_only() {
         let mapping = Mapping { line: 1, column: 2, original_line: 4, original_column: 6 };
-        assert_eq!(comment([("agent-bundle:x", 3, &[][..])], 9), "");
-        let map = |modules: &[(&str, u32, &[Mapping])], end_line| {
-            let line = comment(modules.iter().copied(), end_line);
+        assert_eq!(comment([("agent-bundle:x", 3, &[][..])]), "");
+        let map = |modules: &[(&str, u32, &[Mapping])]| {
+            let line = comment(modules.iter().copied());
             let data = line.strip_prefix("//# sourceMappingURL=data:application/json;charset=utf-8;base64,").unwrap();
             let json = base64_simd::STANDARD.decode_to_vec(data.trim_end()).unwrap();
             serde_json::from_slice::<serde_json::Value>(&json).unwrap()
         };
         // Line 11 (after 11 unmapped ones), column 2 → source 0, line 4, column 6; then line
-        // 12, where a tool's module starts, has no source (`A`), and so has all after it.
-        let first = [("agent-bundle:x", 0, &[][..]), ("src/a.ts", 10, &[mapping][..])];
+        // 12, where a tool's module starts, has no source (`A`), and so has all after it
+        // (the end of the bundle needs no mark of its own there); the last line is ended
+        // (`;`), which Node 20 needs to read its segment as one without a source.
+        let modules =
+            [("agent-bundle:x", 0, &[][..]), ("src/a.ts", 10, &[mapping][..]), ("agent-bundle:y", 12, &[][..])];
         let expected = serde_json::json!({
             "version": 3, "names": [], "sources": ["src/a.ts"], "mappings": ";;;;;;;;;;;EAIM;A;"
         });
-        assert_eq!(map(&[first[0], first[1], ("agent-bundle:y", 12, &[][..])], 14), expected);
-        // With the plugin's module last, the epilogue (line 12 here) is marked so; the last
-        // line is ended (`;`), which Node 20 needs to read its segment as one without a source.
-        assert_eq!(map(&first, 12), expected);
+        assert_eq!(map(&[modules[0], modules[1], modules[2], ("", 14, &[][..])]), expected);
+        assert_eq!(map(&[modules[0], modules[1], ("", 12, &[][..])]), expected);
     }
 }

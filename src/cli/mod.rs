@@ -405,7 +405,8 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     // build answered by its stamp or the cache would pay for its threads.
     let on_pool = |stages: &mut (dyn FnMut() + Send)| match args.thread_pool(&options.cache) {
         Ok(pool) => pool.install(stages),
-        // The global pool builds it just as well, only with fewer requests at once.
+        // The stages move onto a deep pool of one thread per core themselves
+        // (`workspace::on_deep_pool`): as well built, only with fewer requests at once.
         Err(_) => stages(),
     };
     let output = if args.jobs.is_some() || options.cache.has_remote() {

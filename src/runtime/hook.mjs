@@ -330,7 +330,8 @@ async function attempt(what, run) {
   }
 }
 
-// The wrapper's own file and the source map that ends it, once a failure needs them.
+// The wrapper's own file and the source map that ends it, once a failure needs them (`null`:
+// it has none, or it could not be read).
 let bundle;
 
 /**
@@ -343,7 +344,10 @@ let bundle;
  */
 export async function whereThrown(error) {
   try {
+    const stack = error?.stack;
+    if (typeof stack !== "string") return "";
     if (bundle === undefined) {
+      bundle = null; // (Read once, whatever comes of it.)
       const [{ SourceMap }, { pathToFileURL }, { dirname, join }] =
         await Promise.all([import("node:module"), import("node:url"), import("node:path")]);
       const file = realpathSync(process.argv[1]);
@@ -352,7 +356,8 @@ export async function whereThrown(error) {
       const sources = map.sources.map((source) => [join(dirname(file), source), source]);
       bundle = { url: pathToFileURL(file).href, map: new SourceMap(map), sources };
     }
-    for (const frame of error.stack.split("\n").filter((line) => line.startsWith("    at "))) {
+    if (!bundle) return "";
+    for (const frame of stack.split("\n").filter((line) => line.startsWith("    at "))) {
       const [line, column] = position(frame, bundle.url);
       const at = line === undefined ? {} : bundle.map.findEntry(line - 1, column - 1);
       if (at.generatedLine === line - 1 && at.originalSource !== undefined) {

@@ -75,6 +75,15 @@ pub struct BuildOutput {
     pub shortcut: Option<(stamp::Summary, Shortcut)>,
 }
 
+impl BuildOutput {
+    /// The hash of the manifest a clean build published (no diagnostic at all): what a stamp
+    /// may vouch for. `None` for any other build.
+    pub fn clean_manifest(&self) -> Option<Hash> {
+        let clean = self.published.is_some() && self.compiled.diagnostics.is_empty();
+        clean.then(|| self.compiled.files.get(emit::MANIFEST_FILE)).flatten().map(|file| Hash::of(&file.bytes))
+    }
+}
+
 /// How a build was answered without running a stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shortcut {
@@ -234,8 +243,8 @@ fn answer_stale(
     let mut compiled = None;
     on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {})));
     let (output, rounds) = compiled.expect("on_pool runs the stages")?;
-    match (&output.compiled.model, &output.published) {
-        (Some(model), Some(_)) if output.compiled.diagnostics.is_empty() => {
+    match (&output.compiled.model, output.clean_manifest()) {
+        (Some(model), Some(manifest)) => {
             let from_stamp: BTreeSet<String> = snapshot.outside_dirs().collect();
             if !from_stamp.is_empty() {
                 let listed = found.iter().chain(rounds.iter().flatten()).map(|dir| dir.key.clone());
@@ -259,7 +268,6 @@ fn answer_stale(
                 targets: model.targets.iter().map(|t| t.as_str().to_owned()).collect(),
                 files: output.compiled.files.len(),
             };
-            let manifest = Hash::of(&output.compiled.files[emit::MANIFEST_FILE].bytes);
             // The stamp is an optimization: failing to write it must not fail the build.
             let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary, &manifest);
         }
@@ -834,7 +842,7 @@ mod tests {
         let mut workspace = Workspace::new(Database::new(), root.clone());
         let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
-        let manifest = Hash::of(&output.compiled.files[emit::MANIFEST_FILE].bytes);
+        let manifest = output.clean_manifest().expect("a clean build");
         let stamped = || stamp_last_build(&options, &workspace, &manifest).unwrap();
 
         let handler = root.join("src/a.ts");

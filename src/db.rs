@@ -219,9 +219,7 @@ impl Db for Database {
 
 /// The error for a file the build needs that the loader could not read.
 pub fn unreadable(path: &str, why: &Unreadable) -> Diagnostic {
-    Diagnostic::error(Code::UnreadableInput, format!("cannot read `{path}`: {}", why.0))
-        .in_file(path.to_owned())
-        .with_help("the build needs this file: make it readable for the user running agent-bundle")
+    Diagnostic::error(Code::UnreadableInput, why.message(path)).in_file(path.to_owned()).with_help(Unreadable::HELP)
 }
 
 /// The config file of the project, if there is one.
@@ -420,7 +418,7 @@ pub fn module_chunk<'db>(db: &'db dyn Db, project: Project, key: ModuleKey<'db>)
         (None, Some(file)) => match file.bytes(db).as_deref().map(std::str::from_utf8) {
             Ok(Ok(text)) => text.into(),
             Ok(Err(error)) => return ModuleChunk::not_text(key, u32::try_from(error.valid_up_to()).ok()),
-            Err(why) => return ModuleChunk::unreadable(key, &why.0),
+            Err(why) => return ModuleChunk::unreadable(key, why),
         },
         (None, None) => return ModuleChunk::not_text(key, None),
     };

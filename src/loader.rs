@@ -27,6 +27,16 @@ pub type FileBytes = Result<Arc<[u8]>, Unreadable>;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Unreadable(pub Arc<str>);
 
+impl Unreadable {
+    /// What to do about a file the build needs and may not read.
+    pub const HELP: &str = "the build needs this file: make it readable for the user running agent-bundle";
+
+    /// The error's message for the file `path`.
+    pub fn message(&self, path: &str) -> String {
+        format!("cannot read `{path}`: {}", self.0)
+    }
+}
+
 /// Directory names never read as project inputs.
 const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "target", crate::stamp::STATE_DIR, ".jj"];
 
@@ -667,8 +677,13 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         if !entry.file_type()?.is_file() {
             continue;
         }
-        // Taken first, for a file it may not read: its state says when that changes.
-        let before = entry.metadata().map_err(context)?;
+        // Taken first, for a file it may not read: its state says when that changes. (Gone
+        // since the listing: nothing to read, as below.)
+        let before = match entry.metadata() {
+            Ok(before) => before,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(context(error)),
+        };
         let read = match read_file_and_state(&entry.path()) {
             Ok(read) => read.map(|(bytes, metadata)| (Ok(bytes), metadata)),
             Err(error) if error.kind() == io::ErrorKind::PermissionDenied => Some((Err(denied()), before)),

@@ -130,7 +130,9 @@ impl FileState {
 
     /// Whether `other` records the same state (the paths aside).
     fn same_as(&self, other: &FileState) -> bool {
-        (self.size, self.mtime_ns, self.ctime_ns, self.inode, self.mode)
+        // Every field named, so that one added later is compared (or said not to be) here too.
+        let FileState { path: _, size, mtime_ns, ctime_ns, inode, mode } = self;
+        (*size, *mtime_ns, *ctime_ns, *inode, *mode)
             == (other.size, other.mtime_ns, other.ctime_ns, other.inode, other.mode)
     }
 
@@ -311,11 +313,14 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
+    // Asked once: the no-op's first question, and whether a stale build need walk.
+    let walk_unchanged = stamp.as_ref().is_some_and(|stamp| stamp.walk_unchanged(root));
     let stamp = match stamp {
-        Some(stamp) if stamp.holds(root, out_dir) => return Ok(Found::UpToDate(stamp)),
+        Some(stamp) if walk_unchanged && stamp.holds(root, out_dir) => return Ok(Found::UpToDate(stamp)),
         stamp => stamp,
     };
-    let (snapshot, walked) = match stamp.as_ref().and_then(|stamp| stamp.listed_inputs(root)) {
+    let listed = stamp.as_ref().filter(|_| walk_unchanged).and_then(|stamp| stamp.listed_inputs(root));
+    let (snapshot, walked) = match listed {
         Some(snapshot) => (snapshot, false),
         None => (Snapshot::take(root, out_dir)?, true),
     };
@@ -341,12 +346,11 @@ impl Stamp {
         &self.unlistable
     }
 
-    /// The no-op's question, asked without building a snapshot (what a stale build needs):
-    /// whether the walk would find the same inputs, each in the state recorded, and the
-    /// artifact is as it was.
+    /// The no-op's question once the walk is known to find the same inputs
+    /// ([`Stamp::walk_unchanged`]), asked without building a snapshot (what a stale build
+    /// needs): whether each input is in the state recorded, and the artifact as it was.
     fn holds(&self, root: &Path, out_dir: &Path) -> bool {
-        self.walk_unchanged(root)
-            && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
+        !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
             && unchanged(&self.inputs, root)
             && self.artifact_unchanged(out_dir)
     }
@@ -359,10 +363,9 @@ impl Stamp {
             && unchanged(&self.input_dirs, root)
     }
 
+    /// The inputs as the stamp lists them, stat-ed now, once the walk is known to find the
+    /// same ones ([`Stamp::walk_unchanged`]).
     fn listed_inputs(&self, root: &Path) -> Option<Snapshot> {
-        if !self.walk_unchanged(root) {
-            return None;
-        }
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
         let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
         Some(Snapshot { files, inputs, dirs: self.input_dirs.clone(), unlistable: self.unlistable.clone() })
@@ -591,19 +594,20 @@ mod tests {
     fn while_no_directory_changed_the_stamp_lists_the_inputs_without_a_walk() {
         let (dir, out) = project();
         stamp(dir.path(), &out);
-        assert!(saved(dir.path()).listed_inputs(dir.path()).is_none(), "stamping changed the root just now");
+        assert!(!saved(dir.path()).walk_unchanged(dir.path()), "stamping changed the root just now");
         // Later (simulated by moving the root's time back), a walk finds the same files and
         // records the directories.
         let past = SystemTime::now() - Duration::from_secs(5);
         fs::File::open(dir.path()).unwrap().set_modified(past).unwrap();
         assert!(fresh(dir.path(), &out));
-        let listed = saved(dir.path()).listed_inputs(dir.path()).expect("no directory changed");
+        assert!(saved(dir.path()).walk_unchanged(dir.path()), "no directory changed");
+        let listed = saved(dir.path()).listed_inputs(dir.path()).expect("every input there");
         assert_eq!(
             listed.files.iter().map(|(key, _)| key.as_str()).collect::<Vec<_>>(),
             ["agent-bundle.config.ts", "src/a.ts"]
         );
         fs::write(dir.path().join("src/b.ts"), "").unwrap();
-        assert!(saved(dir.path()).listed_inputs(dir.path()).is_none(), "an added file changes its directory");
+        assert!(!saved(dir.path()).walk_unchanged(dir.path()), "an added file changes its directory");
     }
 
     /// A folder of mode 000 (one this process may not list) is a type without permission

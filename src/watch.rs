@@ -466,11 +466,7 @@ impl Session {
             output
         });
         (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
-        self.clean = output
-            .as_ref()
-            .ok()
-            .filter(|o| o.published.is_some() && o.compiled.diagnostics.is_empty())
-            .map(|output| Hash::of(&output.compiled.files[crate::emit::MANIFEST_FILE].bytes));
+        self.clean = output.as_ref().ok().and_then(BuildOutput::clean_manifest);
         let output = output.map(|mut output| {
             build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
             output

@@ -490,6 +490,7 @@ fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
     assert_eq!(diagnostic["code"], "AB4008", "{report}");
     assert_eq!(diagnostic["file"], "src/hooks/lib/rules.ts", "{report}");
     assert!(diagnostic["message"].as_str().unwrap().contains("permission denied"), "{report}");
+    assert!(diagnostic["help"].as_str().unwrap().contains("make it readable"), "{report}");
     assert_eq!(support::artifact_files(&artifact), before);
 }
 

@@ -67,8 +67,10 @@ impl ModuleChunk {
     }
 
     /// The chunk of a module the loader could not read, `why` being the system's reason.
-    pub fn unreadable(key: &str, why: &str) -> ModuleChunk {
-        ModuleChunk::failed(BundleErrorKind::Unreadable, Span::default(), format!("cannot read `{key}`: {why}"))
+    pub fn unreadable(key: &str, why: &crate::loader::Unreadable) -> ModuleChunk {
+        let mut chunk = ModuleChunk::failed(BundleErrorKind::Unreadable, Span::default(), why.message(key));
+        chunk.diagnostics[0].help = Some(crate::loader::Unreadable::HELP.to_owned());
+        chunk
     }
 
     fn failed(kind: BundleErrorKind, span: Span, message: String) -> ModuleChunk {

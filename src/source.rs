@@ -35,6 +35,14 @@ impl From<oxc_span::Span> for Span {
     }
 }
 
+/// Where an oxc diagnostic points: its primary label, else its first (the start of the file
+/// when it has none).
+pub fn oxc_span(diagnostic: &oxc_diagnostics::OxcDiagnostic) -> Span {
+    let labels = &diagnostic.labels;
+    let label = labels.iter().find(|label| label.primary()).or_else(|| labels.first());
+    label.map_or(Span::default(), |label| Span::from(label.span()))
+}
+
 /// A character outside ASCII: where it starts and how its UTF-8 and UTF-16 lengths differ.
 #[derive(Clone, Copy, Debug)]
 struct Wide {

@@ -112,31 +112,18 @@ fn source_type_for(key: &str) -> Option<SourceType> {
     Some(source_type.with_module(true))
 }
 
-/// Convert every oxc diagnostic of a `Diagnostics` collection (the `oxc_diagnostics` crate is
-/// not a direct dependency, so this is a macro instead of a function naming its types).
-macro_rules! push_oxc_diagnostics {
-    ($out:expr, $diagnostics:expr) => {{
-        let diagnostics = &$diagnostics;
-        for (severity, diagnostic) in diagnostics
-            .errors()
-            .map(|d| (Severity::Error, d))
-            .chain(diagnostics.warnings().map(|d| (Severity::Warning, d)))
-        {
-            let span = diagnostic
-                .labels
-                .iter()
-                .find(|label| label.primary())
-                .or_else(|| diagnostic.labels.first())
-                .map_or(Span::new(0, 0), |label| Span::from(label.span()));
-            $out.push(BundleDiagnostic {
-                kind: BundleErrorKind::Syntax,
-                severity,
-                span,
-                message: diagnostic.message.to_string(),
-                help: diagnostic.help.as_ref().map(ToString::to_string),
-            });
-        }
-    }};
+/// Every oxc diagnostic of `diagnostics`, as the bundler reports it.
+fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagnostics::Diagnostics) {
+    let errors = diagnostics.errors().map(|d| (Severity::Error, d));
+    for (severity, diagnostic) in errors.chain(diagnostics.warnings().map(|d| (Severity::Warning, d))) {
+        out.push(BundleDiagnostic {
+            kind: BundleErrorKind::Syntax,
+            severity,
+            span: crate::source::oxc_span(diagnostic),
+            message: diagnostic.message.to_string(),
+            help: diagnostic.help.as_ref().map(ToString::to_string),
+        });
+    }
 }
 
 /// Parse, check and transpile one module. `key` picks the language by its extension.
@@ -181,7 +168,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     // Regular expressions are checked too: Node refuses a module with an invalid one.
     let options = ParseOptions { parse_regular_expression: true, ..ParseOptions::default() };
     let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
-    push_oxc_diagnostics!(out.diagnostics, parsed.diagnostics);
+    push_oxc_diagnostics(&mut out.diagnostics, &parsed.diagnostics);
     if parsed.panicked || out.diagnostics.iter().any(BundleDiagnostic::is_error) {
         return out;
     }
@@ -192,7 +179,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .with_excess_capacity(2.0)
         .with_enum_eval(true)
         .build(&program);
-    push_oxc_diagnostics!(out.diagnostics, semantic.diagnostics);
+    push_oxc_diagnostics(&mut out.diagnostics, &semantic.diagnostics);
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
@@ -215,7 +202,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let transformed = Transformer::new(&allocator, Path::new(key), &options)
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
     let mut transforming = Vec::new();
-    push_oxc_diagnostics!(transforming, transformed.diagnostics);
+    push_oxc_diagnostics(&mut transforming, &transformed.diagnostics);
     // A warning where the checker refused something already (an exported `let` of a
     // namespace assigned again) would say it twice.
     let within = |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;

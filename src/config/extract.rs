@@ -110,28 +110,10 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
 
     // What a module may not hold beyond the grammar (`010`, `'\101'`, a `let` declared
     // twice) is an error of the file as Node would load it, though nothing of it runs.
-    // (A macro: the `oxc_diagnostics` crate is no direct dependency, so its types have no name here.)
-    macro_rules! syntax_errors {
-        ($diagnostics:expr) => {
-            $diagnostics
-                .errors()
-                .map(|diagnostic| {
-                    let label = diagnostic.labels.iter().find(|label| label.primary()).or(diagnostic.labels.first());
-                    ExtractError {
-                        kind: ExtractErrorKind::Syntax,
-                        span: label.map(|label| Span::from(label.span())).unwrap_or_default(),
-                        path: String::new(),
-                        message: diagnostic.message.to_string(),
-                        help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
-                    }
-                })
-                .collect::<Vec<_>>()
-        };
-    }
-    let mut syntax = syntax_errors!(parsed.diagnostics);
+    let mut syntax = syntax_errors(&parsed.diagnostics);
     if syntax.is_empty() && !parsed.panicked {
         syntax =
-            syntax_errors!(SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program).diagnostics);
+            syntax_errors(&SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program).diagnostics);
     }
     if !syntax.is_empty() || parsed.panicked {
         return Extracted { value: None, errors: syntax };
@@ -885,6 +867,18 @@ impl<'x, 'a> Reader<'x, 'a> {
             _ => format!("found the expression `{}`", snippet()),
         }
     }
+}
+
+/// The errors of `diagnostics` (oxc's), as this reader reports them.
+fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError> {
+    let error = |diagnostic: &oxc_diagnostics::OxcDiagnostic| ExtractError {
+        kind: ExtractErrorKind::Syntax,
+        span: crate::source::oxc_span(diagnostic),
+        path: String::new(),
+        message: diagnostic.message.to_string(),
+        help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
+    };
+    diagnostics.errors().map(error).collect()
 }
 
 /// "a string", "an array", ... when `expr` is a literal this reader would accept.

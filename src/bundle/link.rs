@@ -242,7 +242,7 @@ impl Namespace {
 enum Target {
     /// A bundled module, by key.
     Module(String),
-    /// A builtin: its namespace local (static requests) or its `node:` name (dynamic).
+    /// A builtin, by its `node:` name.
     Builtin(String),
 }
 
@@ -402,11 +402,12 @@ impl<'c> Linker<'c> {
                 self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
                 Some(Target::Module(key))
             }
-            Ok(Resolved::Builtin(name)) if kind == Request::Dynamic => Some(Target::Builtin(name)),
             Ok(Resolved::Builtin(name)) => {
-                let local = builtin_local(&name);
-                self.builtins.insert(name);
-                Some(Target::Builtin(local))
+                // (An `import()` of a builtin stays one: no static import of it is needed.)
+                if kind == Request::Static {
+                    self.builtins.insert(name.clone());
+                }
+                Some(Target::Builtin(name))
             }
             Err(ResolveFailure::Bare) if specifier.starts_with("@oxc-project/runtime/") => {
                 if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
@@ -466,12 +467,10 @@ impl<'c> Linker<'c> {
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
         let (target, span) = self.request(specifier, position, Request::Static)?;
         match target {
-            Target::Builtin(local) => Some(Namespace {
-                local: local.clone(),
-                star_source: local,
-                source: LinkSource::Builtin(specifier.to_owned()),
-                span,
-            }),
+            Target::Builtin(name) => {
+                let local = builtin_local(&name);
+                Some(Namespace { local: local.clone(), star_source: local, source: LinkSource::Builtin(name), span })
+            }
             Target::Module(key) => {
                 let star_source = js_string(&key);
                 let source = LinkSource::Module(key.clone());
@@ -993,11 +992,6 @@ function __ab_default_name(fn) {
 }
 "#;
 
-/// A builtin as a bundle imports it: `node:fs` for `fs` too.
-fn builtin_specifier(specifier: &str) -> std::borrow::Cow<'_, str> {
-    if specifier.starts_with("node:") { specifier.into() } else { format!("node:{specifier}").into() }
-}
-
 /// A bundle whose end is still to come: its code, then the line that must end the file, the
 /// source map of the chunks' code (empty when none is mapped).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1039,11 +1033,11 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
         .flat_map(|(_, chunk)| &chunk.links.imported)
         .filter(|(binding, _)| binding.name != "default")
         .filter_map(|(binding, _)| match &binding.source {
-            LinkSource::Builtin(specifier) => Some((builtin_specifier(specifier), binding.name.as_str())),
+            LinkSource::Builtin(name) => Some((name.as_str(), binding.name.as_str())),
             LinkSource::Module(_) => None,
         });
     for (i, (specifier, name)) in named.collect::<BTreeSet<_>>().into_iter().enumerate() {
-        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(&specifier));
+        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(specifier));
     }
     out.push_str(RUNTIME);
     let mut lines = source_map::line_breaks(&out);

@@ -136,6 +136,26 @@ impl LineIndex {
         (line as u32 + 1, offset - line_start - shrink + 1)
     }
 
+    /// The byte offset of a 1-based line and 1-based UTF-16 column, the inverse of
+    /// [`line_col`](Self::line_col); `None` past the line's end or inside a character.
+    pub fn offset(&self, line: u32, column: u32) -> Option<u32> {
+        let line = line.checked_sub(1)? as usize;
+        let (start, end) = (*self.line_starts.get(line)?, self.line_ends[line]);
+        let mut units = column.checked_sub(1)?;
+        let mut at = start;
+        let first = self.wide.partition_point(|w| w.start < start);
+        for w in self.wide[first..].iter().take_while(|w| w.start < end) {
+            let ascii = w.start - at;
+            if units <= ascii {
+                return Some(at + units);
+            }
+            units -= ascii;
+            units = units.checked_sub(u32::from(w.utf16_len))?;
+            at = w.start + u32::from(w.utf8_len);
+        }
+        (units <= end - at).then_some(at + units)
+    }
+
     /// Byte range of a 1-based line, without its terminator. Out-of-range lines give an
     /// empty range at the end of the text.
     pub fn line_range(&self, line: u32) -> Range<usize> {
@@ -363,6 +383,25 @@ mod tests {
         let index = LineIndex::new(text);
         assert_eq!(index.line_col(text.find('b').unwrap() as u32), (2, 2));
         assert_eq!(index.line_col(8), (1, 5));
+    }
+
+    #[test]
+    fn offsets_invert_line_and_column() {
+        let text = "a\nbé😀c\r\nd\u{2028}e\rf";
+        let index = LineIndex::new(text);
+        for (offset, _) in text.char_indices().filter(|&(_, c)| c != '\n') {
+            let (line, column) = index.line_col(offset as u32);
+            assert_eq!(index.offset(line, column), Some(offset as u32), "{offset}");
+        }
+        // `c` is after `b` (1), `é` (1) and `😀` (2 units, 4 bytes).
+        assert_eq!(index.offset(2, 5), Some(2 + 1 + 2 + 4));
+        assert_eq!(index.offset(2, 6), Some(10), "the end of a line");
+        assert_eq!(index.offset(2, 7), None, "past its line's end");
+        assert_eq!(index.offset(2, 4), None, "inside the emoji");
+        assert_eq!(index.offset(3, 1), Some(12), "after `\\r\\n`");
+        assert_eq!(index.offset(7, 1), None, "past the last line");
+        assert_eq!(index.offset(0, 1), None);
+        assert_eq!(LineIndex::new("").offset(1, 1), Some(0));
     }
 
     #[test]

@@ -13,6 +13,8 @@ use std::borrow::Cow;
 
 use oxc_sourcemap::{SourceMap, Token};
 
+use crate::source::LineIndex;
+
 /// An original position (line, column), at a byte offset of the transpiled code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -48,11 +50,11 @@ impl From<Mapping> for [u32; 4] {
 pub fn origins(code: &str, map: &SourceMap<'_>) -> Vec<Origin> {
     let mut tokens: Vec<Token> = map.get_tokens().filter(|token| token.get_source_id().is_some()).collect();
     tokens.sort_by_key(|token| (token.get_dst_line(), token.get_dst_col()));
-    let mut cursor = Cursor::new(code);
+    let index = LineIndex::new(code);
     tokens
         .into_iter()
         .filter_map(|token| {
-            let offset = cursor.offset(token.get_dst_line(), token.get_dst_col())?;
+            let offset = index.offset(token.get_dst_line() + 1, token.get_dst_col() + 1)?;
             Some(Origin { offset, line: token.get_src_line(), column: token.get_src_col() })
         })
         .collect()
@@ -85,12 +87,12 @@ pub fn relocate(origins: &[Origin], copied: &[Copied], out: &str) -> Vec<Mapping
             moved.push((to, origin));
         }
     }
-    let mut cursor = Cursor::new(out);
+    let index = LineIndex::new(out);
     moved
         .into_iter()
         .map(|(offset, origin)| {
-            let (line, column) = cursor.position(offset);
-            Mapping { line, column, original_line: origin.line, original_column: origin.column }
+            let (line, column) = index.line_col(offset as u32);
+            Mapping { line: line - 1, column: column - 1, original_line: origin.line, original_column: origin.column }
         })
         .collect()
 }
@@ -143,52 +145,7 @@ pub fn line_breaks(text: &str) -> u32 {
     if memchr::memchr2(b'\r', 0xE2, text.as_bytes()).is_none() {
         return memchr::memchr_iter(b'\n', text.as_bytes()).count() as u32;
     }
-    let mut cursor = Cursor::new(text);
-    cursor.position(text.len()).0
-}
-
-/// Walks a text forward, between byte offsets and (line, UTF-16 column) positions.
-struct Cursor<'a> {
-    text: &'a str,
-    at: usize,
-    line: u32,
-    column: u32,
-}
-
-impl<'a> Cursor<'a> {
-    fn new(text: &'a str) -> Self {
-        Cursor { text, at: 0, line: 0, column: 0 }
-    }
-
-    /// Moves over one character; `None` at the end.
-    fn step(&mut self) -> Option<()> {
-        let c = self.text[self.at..].chars().next()?;
-        self.at += c.len_utf8();
-        match c {
-            '\r' if self.text[self.at..].starts_with('\n') => self.column += 1,
-            '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
-                self.line += 1;
-                self.column = 0;
-            }
-            c => self.column += c.len_utf16() as u32,
-        }
-        Some(())
-    }
-
-    /// The position of byte `offset`, at or after the last one asked.
-    fn position(&mut self, offset: usize) -> (u32, u32) {
-        while self.at < offset && self.step().is_some() {}
-        (self.line, self.column)
-    }
-
-    /// The byte offset of (`line`, `column`), at or after the last one asked; `None` past its
-    /// line's end.
-    fn offset(&mut self, line: u32, column: u32) -> Option<u32> {
-        while (self.line, self.column) < (line, column) {
-            self.step()?;
-        }
-        ((self.line, self.column) == (line, column)).then(|| u32::try_from(self.at).ok()).flatten()
-    }
+    LineIndex::new(text).line_count() - 1
 }
 
 #[cfg(test)]
@@ -196,20 +153,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn offsets_and_positions_count_utf16_columns_and_every_line_break() {
+    fn line_breaks_are_every_javascript_line_terminator() {
         let code = "a\nbé😀c\r\nd\u{2028}e\rf";
-        let mut cursor = Cursor::new(code);
-        // `c` is after `b` (1), `é` (1) and `😀` (2 units, 4 bytes).
-        assert_eq!(cursor.offset(0, 0), Some(0));
-        assert_eq!(cursor.offset(1, 4), Some(2 + 1 + 2 + 4));
-        assert_eq!(cursor.offset(1, 5), Some(10), "the end of a line");
-        assert_eq!(cursor.offset(2, 0), Some(12), "after `\\r\\n`");
-        assert_eq!(cursor.offset(2, 3), None, "past its line's end");
-        let mut cursor = Cursor::new(code);
-        assert_eq!(cursor.position(0), (0, 0));
-        assert_eq!(cursor.position(9), (1, 4));
-        assert_eq!(cursor.position(12), (2, 0));
-        assert_eq!(cursor.position(code.len()), (4, 1));
         assert_eq!(line_breaks(code), 4);
         assert_eq!(line_breaks("a\nb\n"), 2);
     }

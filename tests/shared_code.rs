@@ -205,6 +205,39 @@ fn an_outside_folder_is_never_walked_and_nothing_in_it_but_modules_is_read() {
 }
 
 #[test]
+fn a_link_on_the_way_to_an_outside_folder_is_followed_and_a_folder_that_is_a_link_is_not_read() {
+    let dir = monorepo();
+    let root = dir.path();
+    std::os::unix::fs::symlink("shared", root.join("linked")).unwrap();
+    fs::create_dir(root.join("via")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("via/up")).unwrap();
+    let hook = root.join("plugins/guard/src/hooks/no-secrets.ts");
+    let source = fs::read_to_string(&hook).unwrap();
+    let cache = root.join("cache");
+    let build = || support::run(root, &["build", "--root", "plugins/guard", "--cache-dir", cache.to_str().unwrap()]);
+
+    let importing = |folder: &str| {
+        let import = format!("import {{ record as viaLink }} from '../../../../{folder}/log.js';");
+        fs::write(&hook, format!("{import}\nviaLink('guard', 'x', {{}});\n{source}")).unwrap();
+    };
+
+    // `via/up` is a link on the way to `via/up/shared`: followed, as Node follows it.
+    importing("via/up/shared");
+    let output = build();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+
+    // `linked` is the folder itself: not read, and the error says so.
+    importing("linked");
+    let output = build();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("AB4837") && stderr.contains("a folder or a file that is a symbolic link is not read"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_watch_session_rebuilds_every_plugin_that_imports_an_edited_shared_module() {
     let dir = monorepo();
     let (child, builds) = crate::watch::start_watch(dir.path(), &["watch", "--workspace", "--json"]);

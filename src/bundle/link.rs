@@ -450,8 +450,8 @@ impl<'c> Linker<'c> {
                     _ if let Some(help) = skipped => error.with_help(help),
                     true => error.with_help(
                         "above the project root, a module is read only from the folder the import names \
-                         (the files directly in it; symbolic links are not followed, and a folder back inside \
-                         the project is imported by its path inside it)",
+                         (the files directly in it; a folder or a file that is a symbolic link is not read, and \
+                         a folder back inside the project is imported by its path inside it)",
                     ),
                     false => error.with_help(
                         "the project's files are read as they are on disk: check the path and its extension \

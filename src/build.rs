@@ -201,6 +201,22 @@ pub fn note_unlistable<'a>(compiled: &mut Compiled, unlistable: impl IntoIterato
     }));
 }
 
+/// Why an import above the root does not resolve: each folder there that it needed and this
+/// process may not list (`outside`, by round). A build without errors says nothing of them: it
+/// resolved its imports elsewhere, nothing it needs is in such a folder, and its stamp stays
+/// clean.
+pub fn note_unlistable_outside(compiled: &mut Compiled, outside: &[Vec<OutsideDir>]) {
+    if !compiled.has_errors() {
+        return;
+    }
+    let unlistable: BTreeSet<&String> =
+        outside.iter().flatten().filter(|dir| dir.is_unlistable()).map(|dir| &dir.key).collect();
+    // (A folder below another is said by the other.)
+    let below =
+        |key: &String| unlistable.iter().any(|above| key != *above && crate::loader::is_at_or_below(key, above));
+    note_unlistable(compiled, unlistable.iter().copied().filter(|key| !below(key)));
+}
+
 /// [`build_stale`], before its warnings.
 fn answer_stale(
     options: &BuildOptions,
@@ -411,16 +427,7 @@ pub fn compile_and_publish(
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
     let (_, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
-    // Why an import above the root does not resolve. (A clean build resolved its imports
-    // elsewhere: nothing it needs is in such a folder, and its stamp stays clean.)
-    if compiled.has_errors() {
-        let unlistable: BTreeSet<&String> =
-            outside.iter().flatten().filter(|dir| dir.is_unlistable()).map(|dir| &dir.key).collect();
-        // (A folder below another is said by the other.)
-        let below =
-            |key: &String| unlistable.iter().any(|above| key != *above && crate::loader::is_at_or_below(key, above));
-        note_unlistable(&mut compiled, unlistable.iter().copied().filter(|key| !below(key)));
-    }
+    note_unlistable_outside(&mut compiled, &outside);
     let (transpiled, bundled) = workspace.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,

@@ -521,6 +521,10 @@ fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     fs::set_permissions(&data, fs::Permissions::from_mode(0o000)).unwrap();
     let first = build(&[dir.path(), cache.path()]);
     assert!(warned(&first), "{first:#}");
+    let inspect = unprivileged(dir.path(), &[], &["inspect", "--hooks", "--json"]);
+    assert!(inspect.status.success(), "{}", String::from_utf8_lossy(&inspect.stdout));
+    let inspect: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert!(warned(&inspect), "inspect warns as a build does: {inspect:#}");
     // Past the racy window of the copy and of that build, a build is a no-op, and warns.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let no_op = (0..2).map(|_| build(&[])).find(|report| report["upToDateBy"] == "stamp");

@@ -15,8 +15,11 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     let project = workspace
         .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
         .map_err(|e| Failure::Run(e.to_string()))?;
-    let (_, compiled, _) =
+    let (_, mut compiled, outside) =
         build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
+    // What a build of the project would warn of too.
+    build::note_unlistable(&mut compiled, workspace.unlistable());
+    build::note_unlistable_outside(&mut compiled, &outside);
     let Some(model) = &compiled.model else {
         if args.source.json {
             let diagnostics = report::diagnostics_json(&compiled);

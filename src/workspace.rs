@@ -32,7 +32,10 @@ pub fn discover(dir: &Path) -> Discovery {
     if let Some(memo) = std::fs::read(&memo_path).ok().and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
         && memo.holds(dir)
     {
-        return Discovery { roots: memo.roots.iter().map(|root| dir.join(root)).collect(), unreadable: Vec::new() };
+        return Discovery {
+            roots: memo.roots.iter().map(|root| dir.join(root)).collect(),
+            unreadable: memo.unreadable,
+        };
     }
     let memo_dir = memo_path.parent().expect("the memo has a parent");
     let had_memo_dir = memo_dir.is_dir();
@@ -47,7 +50,8 @@ pub fn discover(dir: &Path) -> Discovery {
         let relative: Option<Vec<String>> =
             roots.iter().map(|root| root.strip_prefix(dir).ok()?.to_str().map(str::to_owned)).collect();
         if let Some(roots) = relative {
-            let memo = Memo { compiler: crate::actions::COMPILER.to_owned(), seen, saved_at_ns: now_ns(), roots };
+            let compiler = crate::actions::COMPILER.to_owned();
+            let memo = Memo { compiler, seen, saved_at_ns: now_ns(), roots, unreadable: unreadable.clone() };
             // The memo is an optimization: failing to write it must not fail the build.
             let _ = write_json(&memo_path, &memo);
         }
@@ -59,8 +63,7 @@ pub fn discover(dir: &Path) -> Discovery {
 pub struct Discovery {
     pub roots: Vec<PathBuf>,
     /// Each directory or ignore file the walk could not read, with why (`path (error)`): the
-    /// projects below the directory are not found, those the file ignores are. (A walk that
-    /// met any is never remembered.)
+    /// projects below the directory are not found, those the file ignores are.
     pub unreadable: Vec<String>,
 }
 
@@ -74,6 +77,9 @@ struct Memo {
     saved_at_ns: i128,
     /// Relative to the walked directory.
     roots: Vec<String>,
+    /// What the walk could not read (said again while the memo holds: each one's state is in
+    /// `seen`, so being made readable walks again).
+    unreadable: Vec<String>,
 }
 
 impl Memo {
@@ -196,8 +202,11 @@ fn walk(dir: &Path) -> Walk {
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
-                // It may become readable: such a walk is not remembered.
-                seen.complete = false;
+                // Remembered by its state: made readable, it is walked again.
+                match error_path(&error).map(|path| (path, std::fs::symlink_metadata(path))) {
+                    Some((path, Ok(metadata))) => seen.add(path, |key| FileState::of(key, &metadata)),
+                    _ => seen.complete = false,
+                }
                 unreadable.push(why_unreadable(&error));
                 continue;
             }
@@ -216,9 +225,9 @@ fn walk(dir: &Path) -> Walk {
                 let Ok(metadata) = std::fs::symlink_metadata(&file) else { continue };
                 seen.add_ignore_file(&file, Ok(metadata));
                 // The walker passes over an ignore file it cannot read, and the projects it
-                // ignores with it: said, as git says it.
+                // ignores with it: said, as git says it (its state, just recorded, says when
+                // it is made readable).
                 if let Err(error) = std::fs::File::open(&file) {
-                    seen.complete = false;
                     unreadable.push(format!("{} ({})", file.display(), error.kind()));
                 }
             }
@@ -258,6 +267,15 @@ fn why_unreadable(error: &ignore::Error) -> String {
             None => format!("{} ({err})", path.display()),
         },
         other => other.to_string(),
+    }
+}
+
+/// The path the walker's error is about, if it names one.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::WithPath { path, .. } => Some(path),
+        _ => None,
     }
 }
 

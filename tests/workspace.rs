@@ -1,6 +1,9 @@
 //! `build --workspace`: every project below a directory, in parallel, each on its own.
 
 use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
 
 use crate::support::{self, copy_tree, repo};
 
@@ -123,21 +126,49 @@ fn a_workspace_report_that_cannot_be_written_is_an_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write to standard output"));
 }
 
-/// An ignore file the search cannot read is said, as git says it (the projects it would
-/// ignore are built).
+/// An ignore file or a folder the search cannot read is said, as git says it (the projects
+/// the file would ignore are built, those in the folder are not), and again when the search
+/// is answered from its memo; made readable, the folder is searched.
 #[test]
-fn an_unreadable_ignore_file_is_warned_about() {
+fn what_the_search_cannot_read_is_warned_about_every_time_and_searched_once_readable() {
     let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    for project in ["keep", "vendored"] {
+    for project in ["keep", "vendored", "locked/inside"] {
         copy_tree(&repo().join("examples/policy"), &dir.path().join(project));
     }
     let ignore = dir.path().join(".gitignore");
     fs::write(&ignore, "vendored/\n").unwrap();
-    fs::set_permissions(&ignore, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
-    let args = ["build", "--workspace", ".", "--cache-dir", cache.path().to_str().unwrap()];
-    let output = crate::builds::unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(&format!("warning: cannot read {} (permission denied)", ignore.display())), "{stderr}");
+    let mode =
+        |path: &Path, mode| fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    let locked = dir.path().join("locked");
+    mode(&ignore, 0o000);
+    mode(&locked, 0o000);
+    let args = ["build", "--workspace", ".", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let mut trees: &[&Path] = &[dir.path(), cache.path()];
+    let mut build = || {
+        let output = crate::builds::unprivileged(dir.path(), std::mem::take(&mut trees), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let projects: Vec<String> =
+            report["projects"].as_array().unwrap().iter().map(|p| p["project"].as_str().unwrap().to_owned()).collect();
+        (projects, stderr)
+    };
+    // The first search makes the memo's folder, the second saves the memo, the third is
+    // answered from it.
+    for _ in 0..3 {
+        let (projects, stderr) = build();
+        assert_eq!(projects, ["keep", "vendored"], "{stderr}");
+        for path in [&ignore, &locked] {
+            let warning = format!("warning: cannot read {} (permission denied)", path.display());
+            assert_eq!(stderr.matches(&warning).count(), 1, "{stderr}");
+        }
+    }
+    let memo: Value =
+        serde_json::from_slice(&fs::read(dir.path().join(".agent-bundle/workspace.json")).unwrap()).unwrap();
+    assert_eq!(memo["unreadable"].as_array().map(Vec::len), Some(2), "{memo:#}");
+
+    mode(&locked, 0o755);
+    let (projects, _) = build();
+    assert_eq!(projects, ["keep", "locked/inside", "vendored"]);
 }
 
 /// Ctrl-C in the middle of a workspace build: the publishes under way finish, no other

@@ -488,12 +488,9 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
                 );
             } else if let Some(what) = chunk.and_then(|c| c.links.default_not_function.as_deref()) {
                 diagnostics.push(
-                    Diagnostic::error(
-                        Code::DefaultNotFunction,
-                        format!("`{root}` default-exports {what}, not a function"),
-                    )
-                    .in_file(root.to_owned())
-                    .with_help("export the function: `export default (event) => { … }`"),
+                    Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
+                        .in_file(root.to_owned())
+                        .with_help("export the function: `export default (event) => { … }`"),
                 );
             }
         }

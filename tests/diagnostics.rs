@@ -118,7 +118,14 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
 /// it would fail every run of its hook.
 #[test]
 fn a_default_export_that_is_no_function() {
-    for (handler, what) in [("export default 'hello';\n", "a string"), ("export default class {}\n", "a class")] {
+    let generator = "a generator function, whose call returns an iterator, never a result";
+    for (handler, what) in [
+        ("export default 'hello';\n", "a string, not a function"),
+        ("export default class {}\n", "a class, not a function"),
+        ("export default function* () {}\n", generator),
+        ("export default async function* named() {}\n", generator),
+        ("export default (function* () {});\n", generator),
+    ] {
         let dir = project(&[
             ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
             ("src/hooks/h.ts", handler),
@@ -127,7 +134,7 @@ fn a_default_export_that_is_no_function() {
         assert_eq!(code, 1, "{report:#}");
         assert_eq!(report["diagnostics"][0]["code"], "AB4219", "{report:#}");
         let message = report["diagnostics"][0]["message"].as_str().unwrap();
-        assert_eq!(message, format!("`src/hooks/h.ts` default-exports {what}, not a function"));
+        assert_eq!(message, format!("`src/hooks/h.ts` default-exports {what}"));
     }
     let config = config("{}", "['claude']");
     let dir = project(&[("agent-bundle.config.ts", &config), ("src/events/stop.tsx", "export default { a: 1 };\n")]);

@@ -358,3 +358,15 @@ fn a_shared_route_that_throws_while_loading_fails_validation() {
     let expected = "the shared runtime for claude: route prompt/submit failed to load: no limit (at src/events/prompt/submit.tsx:3:32)";
     assert_eq!(message, expected);
 }
+
+/// A default export the build cannot tell is no function (a constant's value, another
+/// module's) fails every run of its hook: `validate` reports it, for a handler and a route.
+#[test]
+fn a_default_export_that_is_no_function_fails_validation() {
+    let message = load_failure(&stop_hook("const answer = 3;\nexport default answer;\n"));
+    assert!(message.contains("handler module must default-export a function"), "{message}");
+    let route = "const Route = 'text';\nexport default Route;\n";
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'] };\n";
+    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert!(message.contains("route module must default-export a function component"), "{message}");
+}

@@ -60,8 +60,8 @@ pub struct ModuleLinks {
     /// The names imported from other modules (`import { x }`, `import x`, `export { x } from`),
     /// each with the span of its specifier.
     pub imported: Vec<(Binding, Span)>,
-    /// What the default export is when it cannot be a function (`a string`, `a class`): a
-    /// handler or route module must default-export one.
+    /// What the default export is when no handler or route can be it, and why (`a string,
+    /// not a function`): a handler or route module must default-export a function.
     pub default_not_function: Option<String>,
 }
 
@@ -751,19 +751,22 @@ fn symbol_of(scoping: &Scoping, ident: &IdentifierReference<'_>) -> Option<Symbo
 
 /// What a default export is when it can be no function (Node would refuse to call it).
 fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Option<&'static str> {
+    const GENERATOR: &str = "a generator function, whose call returns an iterator, never a result";
     let expression = match declaration {
-        ExportDefaultDeclarationKind::ClassDeclaration(_) => return Some("a class"),
+        ExportDefaultDeclarationKind::ClassDeclaration(_) => return Some("a class, not a function"),
+        ExportDefaultDeclarationKind::FunctionDeclaration(function) => return function.generator.then_some(GENERATOR),
         declaration => declaration.as_expression()?,
     };
     Some(match expression.without_parentheses() {
-        Expression::StringLiteral(_) | Expression::TemplateLiteral(_) => "a string",
-        Expression::NumericLiteral(_) | Expression::BigIntLiteral(_) => "a number",
-        Expression::BooleanLiteral(_) => "a boolean",
-        Expression::NullLiteral(_) => "null",
-        Expression::RegExpLiteral(_) => "a regular expression",
-        Expression::ObjectExpression(_) => "an object",
-        Expression::ArrayExpression(_) => "an array",
-        Expression::ClassExpression(_) => "a class",
+        Expression::StringLiteral(_) | Expression::TemplateLiteral(_) => "a string, not a function",
+        Expression::NumericLiteral(_) | Expression::BigIntLiteral(_) => "a number, not a function",
+        Expression::BooleanLiteral(_) => "a boolean, not a function",
+        Expression::NullLiteral(_) => "null, not a function",
+        Expression::RegExpLiteral(_) => "a regular expression, not a function",
+        Expression::ObjectExpression(_) => "an object, not a function",
+        Expression::ArrayExpression(_) => "an array, not a function",
+        Expression::ClassExpression(_) => "a class, not a function",
+        Expression::FunctionExpression(function) if function.generator => GENERATOR,
         _ => return None,
     })
 }

@@ -315,7 +315,7 @@ pub fn route_epilogue(
     let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
     format!(
         "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => {{ \
-         const component = __ab_require({module}).default; \
+         const component = __ab_require({renderer}).routeComponent(__ab_require({module}).default); \
          return (event, context) => __ab_require({renderer}).renderRoute(component, event, context, {route}); }});\n"
     )
 }

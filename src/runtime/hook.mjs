@@ -87,13 +87,14 @@ export async function runHook(spec, load) {
       : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
   try {
-    // The handler's modules are evaluated first, whatever the input: a module that throws
-    // fails every run, which `agent-bundle validate` (empty stdin) must see.
+    // The handler's modules are evaluated (and its default export checked) first, whatever
+    // the input: a module that throws fails every run, which `agent-bundle validate` (empty
+    // stdin) must see.
     const handler = await attempt("handler module failed to load", load);
+    if (typeof handler !== "function") fail("handler module must default-export a function");
     const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
     const input = parseInput(await readStdin());
     const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
-    if (typeof handler !== "function") fail("handler module must default-export a function");
     const envelope = context.nativeInput;
     const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
     checkRequirements(spec, event, result);

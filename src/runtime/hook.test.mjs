@@ -568,6 +568,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["wrongly typed alternative names its key", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", conversation_id: 1, tool_name: "x", tool_input: {} } }, "native preToolUse conversation_id must be string"],
     // handler
     ["non-function handler", { handler: "42" }, "handler module must default-export a function"],
+    // (What `agent-bundle validate` runs: the export is checked before any input is read.)
+    ["non-function handler, on empty stdin", { handler: "42", input: "" }, "handler module must default-export a function"],
     ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],

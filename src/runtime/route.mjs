@@ -39,7 +39,7 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
  * `{ outcome?, reason?, updatedInput?, additionalContext? }`.
  */
 export async function renderRoute(Component, event, context, route) {
-  if (typeof Component !== "function") throw new Error("route module must default-export a function component");
+  routeComponent(Component);
   const controller = new AbortController();
   const props = Object.freeze({
     canonical: await canonicalIdentity(event, context, route),
@@ -69,6 +69,12 @@ export async function renderRoute(Component, event, context, route) {
   const text = contexts.filter((part) => part !== "").join("\n");
   if (text !== "") out.additionalContext = text;
   return out;
+}
+
+/** The route module's default export, checked when the module is loaded. */
+export function routeComponent(Component) {
+  if (typeof Component !== "function") throw new Error("route module must default-export a function component");
+  return Component;
 }
 
 // The frozen `canonical` prop. The idempotency key is a lazy getter: hashing

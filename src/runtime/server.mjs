@@ -26,7 +26,7 @@ import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { decodeNative, messageOf, protocolStdout, whereThrown } from "./hook.mjs";
-import { renderRoute } from "./route.mjs";
+import { renderRoute, routeComponent } from "./route.mjs";
 import {
   MESSAGE_CAP,
   PROTOCOL_VERSION,
@@ -95,9 +95,7 @@ function targetArgument(args) {
 
 async function loadRoute(route, log) {
   try {
-    const module = route.load();
-    if (typeof module.default !== "function") throw new Error("route module must default-export a function component");
-    return { component: module.default };
+    return { component: routeComponent(route.load().default) };
   } catch (error) {
     const failure = `route ${route.family} failed to load: ${messageOf(error)}${await whereThrown(error)}`;
     log(failure);

@@ -369,6 +369,11 @@ fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
     let output = support::run(parent.path(), &["build", "--root", "plugin", "--config", "../outside.config.ts"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("must be inside the project root"));
+    // A file at neither place is no config in the project (AB4001), not a path outside it.
+    for config in ["nope.ts", "src"] {
+        let (code, report) = build_json(parent.path(), &["--root", "plugin", "--config", config]);
+        assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4001")), "{report:#}");
+    }
 }
 
 /// An artifact folder that publishing would lose the project to, or that the build could not

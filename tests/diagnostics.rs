@@ -1,5 +1,7 @@
 //! Bad input gets a located diagnostic with a stable code, all at once, and exit code 1.
 
+use std::fs;
+
 use serde_json::Value;
 
 use crate::support::{self, build_json, project};
@@ -350,6 +352,26 @@ fn human_output_has_a_code_frame_and_help() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8(output.stderr).unwrap();
     insta::assert_snapshot!(stderr.replace(&dir.path().display().to_string(), "<root>"));
+}
+
+/// A failed build's last line says what is in the artifact's place; a failed inspection's
+/// says nothing of one.
+#[test]
+fn a_failure_s_summary_says_what_became_of_the_artifact() {
+    let dir = project(&[
+        ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+        ("src/hooks/h.ts", "export default () => {};\n"),
+    ]);
+    let last_line = |args: &[&str]| {
+        let output = support::run(dir.path(), args);
+        assert_eq!(output.status.code(), Some(1));
+        String::from_utf8(output.stderr).unwrap().lines().last().unwrap().to_owned()
+    };
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    fs::write(dir.path().join("src/hooks/h.ts"), "export default (;\n").unwrap();
+    let kept = "Build failed: 1 error(s), 0 warning(s); the previous artifact was left as it was.";
+    assert_eq!(last_line(&["build"]), kept);
+    assert_eq!(last_line(&["inspect", "--hooks"]), "Inspection failed: 1 error(s), 0 warning(s).");
 }
 
 #[test]

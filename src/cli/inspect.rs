@@ -27,7 +27,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 &serde_json::json!({ "ok": false, "plugin": null, "targets": [], "hooks": [], "diagnostics": diagnostics }),
             );
         } else {
-            report::print_diagnostics(&compiled, None);
+            report::print_diagnostics(&compiled, None, None);
         }
         return Ok(false);
     };
@@ -76,7 +76,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             "diagnostics": report::diagnostics_json(&compiled),
         }));
     } else {
-        report::print_diagnostics(&compiled, None);
+        report::print_diagnostics(&compiled, None, None);
         for row in &rows {
             outln!(
                 "{} ({}, {}) handler {}",

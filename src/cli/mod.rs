@@ -382,11 +382,12 @@ impl SourceArgs {
 }
 
 /// `--config`'s path relative to the root, as a POSIX path: relative to the root as `--help`
-/// says, or (a path the shell completed) relative to the current directory, if it lands in
-/// the root.
+/// says, or (a path the shell completed) relative to the current directory, if a file is
+/// there and none at the first, and it lands in the root. (A file at neither is the build's
+/// AB4001.)
 fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failure> {
-    let from_root = root.join(path);
-    let chosen = if from_root.is_file() { from_root } else { cwd.join(path) };
+    let (from_root, from_cwd) = (root.join(path), cwd.join(path));
+    let chosen = if !from_root.is_file() && from_cwd.is_file() { from_cwd } else { from_root };
     let inside = |relative: &Path| relative.components().all(|part| matches!(part, std::path::Component::Normal(_)));
     match chosen.strip_prefix(root) {
         Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().into_owned()),
@@ -427,7 +428,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         value["work"]["cacheWarnings"] = serde_json::json!(warnings);
         report::print_json(&value);
     } else {
-        report::print_diagnostics(compiled, None);
+        report::print_diagnostics(compiled, None, Some(&options.out_dir));
         report::print_cache_warnings(&warnings);
         if let Some((summary, by)) = &output.shortcut {
             let targets = summary.targets.join(", ");

@@ -36,8 +36,9 @@ fn located(compiled: &Compiled) -> Vec<Located<'_>> {
 }
 
 /// Prints `compiled`'s diagnostics with code frames; their files are shown below `project`
-/// (the project's path in a workspace) when given.
-pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>) {
+/// (the project's path in a workspace) when given. With errors, a summary line follows: of a
+/// build whose artifact is `artifact`, or of an inspection (`None`).
+pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, artifact: Option<&Path>) {
     /// Code frames shown; the rest are one line each (`--json` has every field of all).
     /// Each frame renders a whole source line, and thousands of them are read by no one.
     const FRAMES: usize = 100;
@@ -56,8 +57,17 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>) {
     }
     let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = compiled.diagnostics.len() - errors;
-    if errors > 0 {
-        eprintln!("Build failed: {errors} error(s), {warnings} warning(s); the previous artifact was left as it was.");
+    if errors == 0 {
+        return;
+    }
+    let counts = format!("{errors} error(s), {warnings} warning(s)");
+    match artifact {
+        // (A failed build writes nothing: what is there is the last good build's, if any.)
+        Some(artifact) if artifact.join(crate::emit::MANIFEST_FILE).is_file() => {
+            eprintln!("Build failed: {counts}; the previous artifact was left as it was.")
+        }
+        Some(_) => eprintln!("Build failed: {counts}; no artifact was written."),
+        None => eprintln!("Inspection failed: {counts}."),
     }
 }
 

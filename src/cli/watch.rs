@@ -75,7 +75,7 @@ fn print_round(
             outln!("{value}");
         } else {
             if let Ok(output) = &build.output {
-                report::print_diagnostics(&output.compiled, project.as_deref());
+                report::print_diagnostics(&output.compiled, project.as_deref(), Some(&build.options.out_dir));
             }
             eprintln!("{}", status_line(build, project.as_deref()));
         }

@@ -196,7 +196,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                 && !output.compiled.diagnostics.is_empty()
             {
                 out!("{}", std::mem::take(&mut out));
-                report::print_diagnostics(&output.compiled, Some(&name));
+                report::print_diagnostics(&output.compiled, Some(&name), Some(&result.options.out_dir));
             }
         }
         let _ = writeln!(

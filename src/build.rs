@@ -6,7 +6,7 @@
 //! result does not depend on scheduling.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -217,6 +217,40 @@ pub fn note_unlistable_outside(compiled: &mut Compiled, outside: &[Vec<OutsideDi
     note_unlistable(compiled, unlistable.iter().copied().filter(|key| !below(key)));
 }
 
+/// Fails the build of a payload that would not arrive whole: each one whose source holds
+/// what the walk does not read (`loader::left_out_of_payload`) is an error (AB4745) naming
+/// it, since the hooks or servers shipped in it would find it missing. (Only a build that
+/// would publish is checked.)
+fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Project), root: &Path, out_dir: &Path) {
+    /// Entries named in one error; `--json` has no more (the first ones say what to fix).
+    const NAMED: usize = 5;
+    let Some(model) = compiled.model.as_ref().filter(|_| !compiled.has_errors()) else { return };
+    let mut errors = Vec::new();
+    for payload in model.payloads.iter().filter(|payload| payload.is_emitted_for(&model.targets)) {
+        let left_out = crate::loader::left_out_of_payload(root, &payload.source, &[out_dir.to_path_buf()]);
+        if left_out.is_empty() {
+            continue;
+        }
+        let mut named: Vec<String> = left_out.iter().take(NAMED).map(|(key, why)| format!("`{key}` ({why})")).collect();
+        if left_out.len() > NAMED {
+            named.push(format!("{} more", left_out.len() - NAMED));
+        }
+        let message =
+            format!("payload `{}` would not arrive whole: {} would be left out", payload.name, named.join(", "));
+        errors.push(
+            Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(
+                "an artifact carries a payload's regular files only: remove these from the payload, or make them \
+                 files (a payload's dependencies bundled into it, e.g. by esbuild --bundle, rather than a node_modules)",
+            ),
+        );
+    }
+    if !errors.is_empty() {
+        compiled.files.clear();
+        locate(db, project, &mut errors, &mut compiled.texts);
+        compiled.diagnostics.splice(0..0, errors);
+    }
+}
+
 /// [`build_stale`], before its warnings.
 fn answer_stale(
     options: &BuildOptions,
@@ -230,7 +264,9 @@ fn answer_stale(
     // of a monorepo's plugin that imports shared code), found from the cache.
     let mut found: Vec<OutsideDir> = Vec::new();
     let (artifact_key, published) = published_for(options, &mut disk, &mut hashes, &mut found)?;
-    if let Some(published) = published {
+    // What the walk passed over may lie in a payload, which only a compile can tell: the
+    // inputs are the same, the artifact might not be whole (`check_payloads_whole`).
+    if let Some(published) = published.filter(|_| !snapshot.passed_over_nested()) {
         if let Some(previous) = previous {
             let mut now = snapshot.clone();
             now.add_outside(found.clone());
@@ -312,7 +348,9 @@ pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest:
         disk.extend(files);
         outside.push(dir);
     }
-    if disk != workspace.inputs() {
+    // (What the walk passed over may have come into a payload since the last compile checked
+    // it: that is for the next build to tell.)
+    if disk != workspace.inputs() || snapshot.passed_over_nested() {
         return Ok(false);
     }
     let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, manifest) else { return Ok(false) };
@@ -426,8 +464,12 @@ pub fn compile_and_publish(
     before_listing: BeforeListing,
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
-    let (_, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
+    let (project, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
     note_unlistable_outside(&mut compiled, &outside);
+    check_payloads_whole(&mut compiled, (&workspace.db, project), &workspace.root, &options.out_dir);
+    if let Some(model) = &compiled.model {
+        workspace.note_payload_sources(model.payloads.iter().map(|payload| payload.source.clone()).collect());
+    }
     let (transpiled, bundled) = workspace.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,
@@ -619,10 +661,7 @@ fn compose(
         inputs.extend(read.map(|(f, bytes)| Input { path: f.path(db), bytes }));
     }
     let mut diagnostics = Vec::new();
-    for payload in &model.payloads {
-        if payload.targets.as_ref().is_some_and(|targets| !targets.iter().any(|t| model.targets.contains(t))) {
-            continue;
-        }
+    for payload in model.payloads.iter().filter(|payload| payload.is_emitted_for(&model.targets)) {
         let prefix = format!("{}/", payload.source);
         for (path, file) in files.range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix)) {
             let bytes = match file.bytes(db) {
@@ -657,6 +696,16 @@ fn finish(
     files: BTreeMap<String, OutputFile>,
     mut diagnostics: Vec<Diagnostic>,
 ) -> Compiled {
+    let mut texts = BTreeMap::new();
+    locate(db, project, &mut diagnostics, &mut texts);
+    // Errors first, then warnings; within each, the order the stages reported them.
+    diagnostics.sort_by_key(|d| d.severity);
+    Compiled { model, plans, files, diagnostics, texts, outside_dirs: BTreeSet::new() }
+}
+
+/// Gives each diagnostic that points into the config by JSON path its file and span, and
+/// adds the text of each file they point into to `texts`.
+fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts: &mut BTreeMap<String, Arc<str>>) {
     let config_name = db::config_file_name(db, project);
     // Each file whose extracted config value diagnostics may point into by JSON path.
     let mut values: BTreeMap<&str, &crate::config::extract::Value> =
@@ -665,8 +714,7 @@ fn finish(
         values.insert(config_name.as_str(), value);
     }
     let sources = project.files(db);
-    let mut texts = BTreeMap::new();
-    for diagnostic in &mut diagnostics {
+    for diagnostic in diagnostics {
         if diagnostic.json_path.is_some() && diagnostic.file.is_none() {
             diagnostic.file = Some(config_name.clone());
         }
@@ -684,9 +732,6 @@ fn finish(
             texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(bytes)));
         }
     }
-    // Errors first, then warnings; within each, the order the stages reported them.
-    diagnostics.sort_by_key(|d| d.severity);
-    Compiled { model, plans, files, diagnostics, texts, outside_dirs: BTreeSet::new() }
 }
 
 #[cfg(test)]

@@ -94,7 +94,8 @@ codes! {
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";
     PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
-    MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty.";
+    PayloadLeftOut = "AB4745", "payload-left-out", "A payload source holding what no artifact carries: a folder agent-bundle never reads, a symbolic link, a special file.";
+    MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty, or lies in a folder agent-bundle never reads.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
     UnsafePrebuiltPath = "AB4749", "unsafe-prebuilt-path", "A prebuilt handler path holding a character a shell would read in the hook command.";
     ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run, or nests too deep (brackets over 1,000 levels, or 50,000 with operators).";

@@ -55,6 +55,8 @@ pub struct Workspace {
     outside: BTreeMap<String, OutsideEntry>,
     /// Project-relative keys of the folders the last walk could not list.
     unlistable: BTreeSet<String>,
+    /// The payload sources of the last compile (`note_payload_sources`).
+    payload_sources: Vec<String>,
 }
 
 /// A listed outside directory.
@@ -122,6 +124,7 @@ impl Workspace {
             listed: BTreeSet::new(),
             outside: BTreeMap::new(),
             unlistable: BTreeSet::new(),
+            payload_sources: Vec::new(),
         }
     }
 
@@ -270,6 +273,11 @@ impl Workspace {
                 continue;
             }
             if !self.reads_at(&key, path) {
+                // A built artifact is watched, as a walk watches it (a change in a payload
+                // is one: watch mode forgot the watches of what changed).
+                if self.skips_artifact_at(path) {
+                    before_listing(path);
+                }
                 continue;
             }
             disk.retain(|existing, _| !is_at_or_below(existing, &key));
@@ -306,9 +314,22 @@ impl Workspace {
         let path = as_walked(&self.root, path);
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
-            Some(key) => key.is_empty() || self.reads_at(&key, path),
+            Some(key) => key.is_empty() || self.reads_at(&key, path) || self.may_lie_in_payload(&key, path),
             None => false,
         }
+    }
+
+    /// Whether `path` is, or was (it is gone), something in a payload that a walk passes over
+    /// (a symbolic link, a special file, a folder never read, an artifact): it fails the
+    /// build (`build::check_payloads_whole`), which only a compile can tell.
+    fn may_lie_in_payload(&self, key: &str, path: &Path) -> bool {
+        let in_payload = self.payload_sources.iter().any(|source| is_at_or_below(key, source));
+        in_payload && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
+    }
+
+    /// Takes the payload sources of the last compile's model (project-relative folders).
+    pub fn note_payload_sources(&mut self, sources: Vec<String>) {
+        self.payload_sources = sources;
     }
 
     /// Whether `path` is a built artifact directly in a listed folder, which a walk skips and
@@ -431,6 +452,10 @@ pub struct InputTree {
     pub unlistable: Vec<(String, Metadata)>,
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
+    /// Whether the walk passed over something below the top folder that is no input (a
+    /// symbolic link, a special file, a skipped folder, an artifact): what a payload would
+    /// lose, which only a compile can tell (`left_out_of_payload`).
+    pub passed_over_nested: bool,
 }
 
 impl InputTree {
@@ -460,6 +485,7 @@ fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) 
         artifacts: Vec::new(),
         unlistable: Vec::new(),
         unnamed_dirs: false,
+        passed_over_nested: false,
     };
     walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
     // By key, as stamps record them (the walk yields `src/a.ts` before `src-x.ts`).
@@ -499,9 +525,12 @@ fn walk_dir(
         let excluded = exclude.contains(&path);
         if file_type.is_file() && !excluded {
             tree.files.push((name, path));
-        } else if !file_type.is_dir() || excluded || is_skipped_dir(&entry.file_name()) {
+        } else if excluded {
+        } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
+            tree.passed_over_nested |= !key.is_empty();
         } else if is_watched_artifact(&path, before_listing) {
+            tree.passed_over_nested |= !key.is_empty();
             if let Ok(metadata) = entry.metadata() {
                 tree.artifacts.push((name, metadata));
             }
@@ -513,6 +542,47 @@ fn walk_dir(
         }
     }
     Ok(())
+}
+
+/// What lies below the payload source `source` (a project-relative folder) that the walk
+/// does not take as an input, so no artifact carries it, with why: a folder no walk reads
+/// (`node_modules`, a built artifact, the artifact being written, one this process may not
+/// list), a symbolic link, a special file. By key; nothing below such a folder is looked
+/// at. (An empty folder holds nothing an artifact loses: it is not said.)
+pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
+    let mut left_out = Vec::new();
+    let mut folders = vec![(root.join(source), source.to_owned())];
+    while let Some((dir, key)) = folders.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            // (Vanished meanwhile, or not a folder: nothing of it was read either.)
+            if !may_list(&dir) {
+                left_out.push((key, "a folder this process may not list"));
+            }
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let (Ok(file_type), Some(name)) = (entry.file_type(), entry.file_name().to_str().map(str::to_owned)) else {
+                continue;
+            };
+            let (key, path) = (joined(&key, &name), entry.path());
+            let why = match () {
+                _ if file_type.is_symlink() => "a symbolic link",
+                _ if file_type.is_file() => continue,
+                _ if !file_type.is_dir() => "a special file (a FIFO, a socket or a device)",
+                _ if exclude.contains(&path) => "the artifact this build writes",
+                _ if is_skipped_dir(&entry.file_name()) => "a folder agent-bundle never reads",
+                _ if holds_artifact(&path) => "a built artifact, holding an agent-bundle.manifest.json",
+                _ if !may_list(&path) => "a folder this process may not list",
+                _ => {
+                    folders.push((path, key));
+                    continue;
+                }
+            };
+            left_out.push((key, why));
+        }
+    }
+    left_out.sort_unstable();
+    left_out
 }
 
 /// Whether this process may list the folder at `path` and look into what it holds (read and
@@ -780,7 +850,7 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
 
 /// The first folder on the project-relative path `key` that the input walk never enters
 /// (`target`, `node_modules`, …), if any: a module there is never an input.
-fn skipped_folder_in(key: &str) -> Option<&str> {
+pub(crate) fn skipped_folder_in(key: &str) -> Option<&str> {
     let (folders, _) = key.rsplit_once('/')?;
     folders.split('/').find(|name| is_skipped_dir(std::ffi::OsStr::new(name)))
 }

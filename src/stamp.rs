@@ -47,6 +47,9 @@ pub struct Stamp {
     pub summary: Summary,
     /// The folders the input walk could not list (their states are among `input_dirs`).
     unlistable: Vec<String>,
+    /// Whether the walk passed over something nested that is no input (`Snapshot::
+    /// passed_over_nested`).
+    passed_over_nested: bool,
 }
 
 /// Enough to report an up-to-date build without running it.
@@ -245,6 +248,7 @@ pub struct Snapshot {
     inputs: Vec<FileState>,
     dirs: Vec<FileState>,
     unlistable: Vec<String>,
+    passed_over_nested: bool,
 }
 
 impl Snapshot {
@@ -253,7 +257,14 @@ impl Snapshot {
         let tree = input_tree(root, &[out_dir.to_path_buf()])?;
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
-        Ok(Snapshot { unlistable: tree.unlistable_keys(), files: tree.files, inputs, dirs })
+        let (unlistable, passed_over_nested) = (tree.unlistable_keys(), tree.passed_over_nested);
+        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over_nested })
+    }
+
+    /// Whether the walk passed over something that is no input below the top folder (see
+    /// [`InputTree::passed_over_nested`](crate::loader::InputTree)): a payload may hold it.
+    pub fn passed_over_nested(&self) -> bool {
+        self.passed_over_nested
     }
 
     /// The folders of the project this process may not list: nothing in them was read.
@@ -325,7 +336,9 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
         None => (Snapshot::take(root, out_dir)?, true),
     };
     let Some(stamp) = stamp else { return Ok(Found::Stale(snapshot, None)) };
-    if !stamp.describes(&snapshot, out_dir) {
+    // A folder changed since, and the walk passed over what is no input: it may be new in a
+    // payload, which only a compile can tell (`build::check_payloads_whole`).
+    if !stamp.describes(&snapshot, out_dir) || (walked && snapshot.passed_over_nested) {
         return Ok(Found::Stale(snapshot, Some(stamp)));
     }
     if walked {
@@ -368,7 +381,8 @@ impl Stamp {
     fn listed_inputs(&self, root: &Path) -> Option<Snapshot> {
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
         let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
-        Some(Snapshot { files, inputs, dirs: self.input_dirs.clone(), unlistable: self.unlistable.clone() })
+        let (dirs, unlistable) = (self.input_dirs.clone(), self.unlistable.clone());
+        Some(Snapshot { files, inputs, dirs, unlistable, passed_over_nested: self.passed_over_nested })
     }
 
     /// The artifact is checked by stat-ing what the stamp recorded, not by walking it again.
@@ -442,13 +456,13 @@ pub fn save(
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
     // The listing alone: the files' states are those taken before they were read.
-    let (input_dirs, unlistable) = match input_tree(root, &[out_dir.to_path_buf()]) {
+    let (input_dirs, unlistable, passed_over_nested) = match input_tree(root, &[out_dir.to_path_buf()]) {
         Ok(after) if after.files == walked(&before.files) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
-            (listed.chain(outside).collect(), after.unlistable_keys())
+            (listed.chain(outside).collect(), after.unlistable_keys(), after.passed_over_nested)
         }
-        _ => (Vec::new(), before.unlistable),
+        _ => (Vec::new(), before.unlistable, before.passed_over_nested),
     };
     let saved_at_ns = now_ns();
     let stamp = Stamp {
@@ -461,6 +475,7 @@ pub fn save(
         saved_at_ns,
         summary,
         unlistable,
+        passed_over_nested,
     };
     write_json(&path, &stamp)
 }
@@ -479,6 +494,7 @@ pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now:
         input_dirs: now.dirs,
         inputs: now.inputs,
         unlistable: now.unlistable,
+        passed_over_nested: now.passed_over_nested,
         saved_at_ns: now_ns(),
         ..previous
     };

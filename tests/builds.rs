@@ -60,6 +60,47 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     assert!(!artifact.join("hooks").join("index.claude.mjs").exists(), "prebuilt hooks get no wrapper");
 }
 
+/// What a payload's source holds that no artifact carries (a symbolic link, a special
+/// file, a dependency folder) fails the build, naming it (AB4745), rather than an artifact
+/// without it; so in a fresh checkout that the cache would restore, and after a no-op.
+#[test]
+fn a_payload_that_would_not_arrive_whole_fails_the_build() {
+    let (dir, cache) = (support::example("prebuilt-plugin"), tempfile::tempdir().unwrap());
+    let runtime = dir.path().join("dist/runtime");
+    let build = |root: &std::path::Path| {
+        let (code, report) = build_json(root, &["--cache-dir", cache.path().to_str().unwrap()]);
+        let messages: Vec<String> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| format!("{} {}", d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
+            .collect();
+        (code, messages)
+    };
+    assert_eq!(build(dir.path()), (0, vec![]));
+    let before = support::artifact_files(&dir.path().join("artifact"));
+    let checkout = tempfile::tempdir().unwrap();
+    support::copy_tree(dir.path(), checkout.path());
+
+    std::os::unix::fs::symlink("package.json", runtime.join("link.json")).unwrap();
+    let fifo = std::ffi::CString::new(runtime.join("bin/pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    fs::create_dir_all(runtime.join("node_modules/dep")).unwrap();
+    fs::write(runtime.join("node_modules/dep/index.js"), "module.exports = 1;\n").unwrap();
+    let expected = "AB4745 payload `runtime` would not arrive whole: `dist/runtime/bin/pipe` (a special file (a FIFO, \
+                    a socket or a device)), `dist/runtime/link.json` (a symbolic link), `dist/runtime/node_modules` (a \
+                    folder agent-bundle never reads) would be left out";
+    assert_eq!(build(dir.path()), (1, vec![expected.to_owned()]));
+    assert_eq!(support::artifact_files(&dir.path().join("artifact")), before, "the last artifact stays");
+
+    // The inputs are those of the artifact the cache holds: it is not restored as it was.
+    std::os::unix::fs::symlink("package.json", checkout.path().join("dist/runtime/link.json")).unwrap();
+    let (code, messages) = build(checkout.path());
+    assert_eq!((code, messages.len()), (1, 1), "{messages:?}");
+    assert!(!checkout.path().join("artifact").exists());
+}
+
 #[test]
 fn policy_builds_for_every_host() {
     let dir = build_example("policy");

@@ -184,6 +184,20 @@ fn payload_outside_the_project_root() {
     expect_one(&config, &[], "AB4742", "payload.up", "");
 }
 
+/// A payload source in a folder the build never reads says so, not that it is missing.
+#[test]
+fn a_payload_source_in_a_folder_the_build_never_reads() {
+    let config = config("{}", "['claude']").replace("hooks:", "payload: { tool: './node_modules/tool' },\n  hooks:");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("node_modules/tool/index.js", "")]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4747")), "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "payload source `node_modules/tool` lies in a folder named `node_modules`, which agent-bundle never reads"
+    );
+}
+
 #[test]
 fn duplicate_hooks() {
     let hooks = "{ stop: ['./src/hooks/h.ts', 'src/hooks/h.ts'] }";

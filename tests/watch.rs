@@ -623,8 +623,11 @@ fn a_nested_project_publishing_its_artifact_costs_the_outer_one_no_build() {
     interrupt(child);
 }
 
+/// A built artifact in a payload is no payload (AB4745: the payload would not arrive
+/// whole); once its manifest goes, it is a folder of the payload like any, and once a
+/// manifest comes back the build fails again, keeping the last good artifact.
 #[test]
-fn a_built_artifact_inside_the_project_becomes_payload_once_its_manifest_goes() {
+fn a_built_artifact_inside_a_payload_fails_its_build_until_its_manifest_goes() {
     const MANIFEST: &str = "agent-bundle.manifest.json";
     let dir = support::example("prebuilt-plugin");
     let runtime = dir.path().join("dist/runtime");
@@ -633,8 +636,14 @@ fn a_built_artifact_inside_the_project_becomes_payload_once_its_manifest_goes() 
         std::fs::write(folder.join(MANIFEST), "{}").unwrap();
         std::fs::write(folder.join("notes.txt"), folder.file_name().unwrap().as_encoded_bytes()).unwrap();
     };
-    vendor(&runtime.join("vendored"));
+    let left_out = |build: &Value| {
+        assert_eq!((&build["ok"], &build["diagnostics"][0]["code"]), (&Value::Bool(false), &Value::from("AB4745")));
+        let message = build["diagnostics"][0]["message"].as_str().unwrap();
+        assert!(message.contains("`dist/runtime/vendored` (a built artifact"), "{message}");
+    };
     let (child, builds) = watching(dir.path());
+    vendor(&runtime.join("vendored"));
+    left_out(&next_build(&builds));
     let notes = dir.path().join("artifact/runtime/vendored/notes.txt");
     assert!(!notes.exists(), "an artifact is never payload");
 
@@ -642,20 +651,43 @@ fn a_built_artifact_inside_the_project_becomes_payload_once_its_manifest_goes() 
     assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "vendored");
     std::fs::write(runtime.join("vendored").join(MANIFEST), "{}").unwrap();
-    assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
-    assert!(!notes.exists());
+    let failed = next_build(&builds);
+    assert_eq!(failed["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
+    left_out(&failed);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "vendored", "the last good artifact stays");
 
     // Replaced by a new build of it, as a publish does (its watch went with the old folder):
-    // no change, and the new folder's manifest going is seen too.
+    // no input changes (the payload is checked again), and the new folder's manifest going
+    // is seen too.
     let staging = dir.path().join("node_modules/staging");
     vendor(&staging);
     exchange(&staging, &runtime.join("vendored"));
     std::fs::remove_dir_all(&staging).unwrap();
-    let extra = builds.recv_timeout(Duration::from_millis(500));
-    assert!(extra.is_err(), "a new build of an artifact is no change of the inputs: {extra:?}");
+    while let Ok(build) = builds.recv_timeout(Duration::from_millis(500)) {
+        assert_eq!(build["changed"], serde_json::json!([]), "a new build of an artifact is no change of the inputs");
+        left_out(&build);
+    }
     std::fs::remove_file(runtime.join("vendored").join(MANIFEST)).unwrap();
     assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "staging");
+    interrupt(child);
+}
+
+/// What a payload would lose that appears in it while watching (a symbolic link, a
+/// dependency folder) fails the next build, though it changes no input; gone, it publishes.
+#[test]
+fn a_link_or_a_dependency_folder_appearing_in_a_payload_fails_the_watch_build() {
+    let dir = support::example("prebuilt-plugin");
+    let runtime = dir.path().join("dist/runtime");
+    let (child, builds) = watching(dir.path());
+    std::os::unix::fs::symlink("package.json", runtime.join("link.json")).unwrap();
+    let failed = next_build(&builds);
+    assert_eq!(failed["diagnostics"][0]["code"], "AB4745", "{failed:#}");
+    std::fs::remove_file(runtime.join("link.json")).unwrap();
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::fs::create_dir(runtime.join("node_modules")).unwrap();
+    let failed = next_build(&builds);
+    assert_eq!(failed["diagnostics"][0]["code"], "AB4745", "{failed:#}");
     interrupt(child);
 }
 

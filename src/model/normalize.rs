@@ -34,7 +34,16 @@ pub struct Payload {
     pub name: String,
     /// Project-relative directory, without `./` and without a trailing `/`.
     pub source: String,
+    /// Where the config gives the source (`payload.runtime`), for diagnostics.
+    pub source_path: String,
     pub targets: Option<Vec<Target>>,
+}
+
+impl Payload {
+    /// Whether the artifact for `targets` carries it (one limited to other hosts is left out).
+    pub fn is_emitted_for(&self, targets: &[Target]) -> bool {
+        self.targets.as_ref().is_none_or(|only| only.iter().any(|target| targets.contains(target)))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -421,15 +430,24 @@ impl Normalizer<'_> {
             return None;
         };
         if !self.project.has_files_under(&source) {
-            self.push(
-                Diagnostic::error(Code::MissingPayload, format!("payload source `{source}` is missing or empty"))
-                    .at_path(&decl.source.path)
-                    .with_help("build the payload before running agent-bundle"),
-            );
+            // (The source as a folder of a path below it: `node_modules/tool/`.)
+            let (message, help) = match crate::loader::skipped_folder_in(&format!("{source}/")) {
+                Some(folder) => (
+                    format!(
+                        "payload source `{source}` lies in a folder named `{folder}`, which agent-bundle never reads"
+                    ),
+                    format!("copy the payload out of `{folder}` (e.g. into dist/) before running agent-bundle"),
+                ),
+                None => (
+                    format!("payload source `{source}` is missing or empty"),
+                    "build the payload before running agent-bundle".to_owned(),
+                ),
+            };
+            self.push(Diagnostic::error(Code::MissingPayload, message).at_path(&decl.source.path).with_help(help));
             return None;
         }
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
-        Some(Payload { name: name.clone(), source, targets })
+        Some(Payload { name: name.clone(), source, source_path: decl.source.path.clone(), targets })
     }
 }
 

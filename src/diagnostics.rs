@@ -70,6 +70,7 @@ codes! {
     UnknownTarget = "AB4100", "unknown-target", "A target that is not `claude`, `codex`, `cursor` or `portable`.";
     DuplicateHook = "AB4101", "duplicate-hook", "Two declarations normalize to the same hook.";
     InvalidPluginName = "AB4102", "invalid-plugin-name", "A plugin name that some selected host rejects.";
+    InvalidPluginVersion = "AB4104", "invalid-plugin-version", "A plugin version that is empty or not one path segment (Codex installs each version in a folder of its name).";
     OutputCollision = "AB4103", "output-collision", "Two hosts want different bytes at one artifact path.";
     EmptyHandler = "AB4200", "empty-handler", "A hook without a handler path.";
     ToolsOnNonToolEvent = "AB4201", "tools-on-non-tool-event", "`tools` on an event other than `beforeTool` or `afterTool`.";

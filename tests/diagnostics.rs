@@ -70,10 +70,16 @@ fn unknown_target() {
 
 #[test]
 fn timeouts_must_be_positive_whole_seconds() {
-    for timeout in ["0", "1.5", "-3"] {
+    for timeout in ["0", "1.5", "-3", "4294967296"] {
         let hooks = format!("{{ stop: {{ handler: './src/hooks/h.ts', timeout: {timeout} }} }}");
         expect_one(&config(&hooks, "['claude']"), &[], "AB4205", "hooks.stop.timeout", "");
     }
+    // Milliseconds written as seconds build, with a warning that says so.
+    let hooks = "{ stop: { handler: './src/hooks/h.ts', timeout: 10000 } }";
+    let (exit, diagnostics) =
+        diagnose(&config(hooks, "['claude']"), &[("src/hooks/h.ts", "export default () => {};\n")]);
+    assert_eq!(exit, 0);
+    assert_eq!(diagnostics, [("AB4205".into(), "hooks.stop.timeout".into(), "".into(), "warning".into())]);
     let hooks = "{ stop: { handler: './src/hooks/h.ts', timeout: '10' } }";
     expect_one(&config(hooks, "['claude']"), &[], "AB4004", "hooks.stop.timeout", "");
 }
@@ -99,6 +105,20 @@ fn a_second_config_is_a_warning_and_a_missing_one_is_named() {
     let (code, report) = build_json(dir.path(), &["--config", "nope.ts"]);
     assert_eq!(code, 1);
     assert_eq!(report["diagnostics"][0]["message"], "no config `nope.ts` in the project", "{report:#}");
+}
+
+/// A version no host can install (Codex makes a folder of it) fails the build, wherever it
+/// comes from.
+#[test]
+fn a_plugin_version_that_is_no_path_segment() {
+    for version in ["", "1.0/2", "1 2", ".."] {
+        let config = config("{}", "['claude']").replace("name: 'demo'", &format!("name: 'demo', version: {version:?}"));
+        expect_one(&config, &[], "AB4104", "plugin.version", "");
+    }
+    let (exit, diagnostics) = diagnose(&config("{}", "['claude']"), &[("package.json", "{\"version\": \"\"}")]);
+    assert_eq!((exit, diagnostics[0].0.as_str()), (1, "AB4104"), "{diagnostics:?}");
+    let config = config("{}", "['claude']").replace("name: 'demo'", "name: 'demo', version: 'v1.2.3-rc.1+b_7'");
+    assert_eq!(diagnose(&config, &[]), (0, vec![]));
 }
 
 /// Without `plugin.version`, a package.json that gives no readable version is a warning
@@ -547,4 +567,17 @@ fn a_handler_without_a_default_export_is_shown_where_the_config_names_it() {
         [("AB4218".into(), "hooks.stop".into(), "".into(), "error".into())],
         "once, for every host"
     );
+}
+
+/// A name the tool's own modules lack is said by the specifier the route imported, with
+/// the names it does export: the module's internal key means nothing to the author.
+#[test]
+fn a_name_the_route_runtime_lacks_lists_what_it_exports() {
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'] };\n";
+    let route = "import { Foo } from '@agent-bundle/runtime';\nexport default () => <Foo/>;\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/stop.tsx", route)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4838")), "{report:#}");
+    assert_eq!(report["diagnostics"][0]["message"], "`@agent-bundle/runtime` has no export named `Foo`");
+    assert_eq!(report["diagnostics"][0]["help"], "import one of the names it exports: `Agent`");
 }

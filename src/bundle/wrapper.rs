@@ -145,10 +145,21 @@ impl<'a> ModuleGraph<'a> {
             for (binding, span) in &chunk.links.imported {
                 let LinkSource::Module(source) = &binding.source else { continue };
                 let (message, help) = match resolve_export(&chunks, binding, &mut BTreeSet::new()) {
-                    Export::Missing => (
-                        format!("{source} has no export named `{}`", binding.name),
-                        format!("export `{}` from {source}, or import a name it exports", binding.name),
-                    ),
+                    Export::Missing => match aliases().into_iter().find(|(_, key)| key == source) {
+                        // A module of this tool's, named as the route imported it.
+                        Some((specifier, _)) => {
+                            let offered = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
+                            let names: Vec<String> = offered.into_iter().flatten().map(|n| format!("`{n}`")).collect();
+                            (
+                                format!("`{specifier}` has no export named `{}`", binding.name),
+                                format!("import one of the names it exports: {}", names.join(", ")),
+                            )
+                        }
+                        None => (
+                            format!("{source} has no export named `{}`", binding.name),
+                            format!("export `{}` from {source}, or import a name it exports", binding.name),
+                        ),
+                    },
                     Export::Ambiguous => (
                         format!(
                             "{source} exports `{}` ambiguously: two `export *` give it different bindings",

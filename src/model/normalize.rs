@@ -76,6 +76,9 @@ const RESERVED_PAYLOAD_NAMES: [&str; 11] = [
     "state",
 ];
 
+/// A hook timeout from which it is more likely milliseconds than seconds (over 2 hours).
+const MILLISECONDS_LIKELY: u32 = 7_200;
+
 /// Normalizes `config`. `target_override` is the CLI's `--target` list, which replaces the
 /// config's `targets`; `package_version` comes from `package.json` when there is one.
 pub fn normalize(
@@ -131,7 +134,24 @@ pub fn normalize(
     }
     hooks.sort_by(|a, b| a.trigger.cmp(&b.trigger).then_with(|| a.id.cmp(&b.id)));
     let version = match (&config.plugin.version, package_version) {
+        (Some(version), _) if !is_version_segment(version) => {
+            let message = format!("plugin version {version:?} is not a version hosts can install");
+            cx.push(Diagnostic::error(Code::InvalidPluginVersion, message).at_path("plugin.version").with_help(
+                "write a version such as '1.2.0' (letters, digits, `.`, `-`, `+`, `_`): Codex installs each \
+                 version in a folder of its name",
+            ));
+            version.clone()
+        }
         (Some(version), _) => version.clone(),
+        (None, Ok(Some(version))) if !is_version_segment(version) => {
+            let message = format!("package.json's version {version:?} is not a version hosts can install");
+            cx.diagnostics.push(
+                Diagnostic::error(Code::InvalidPluginVersion, message)
+                    .in_file("package.json")
+                    .with_help("fix package.json's `version`, or set `plugin.version` in the config"),
+            );
+            version.to_owned()
+        }
         (None, Ok(version)) => version.unwrap_or("0.0.0").to_owned(),
         (None, Err(why)) => {
             // (Located in package.json itself, not in the config as `push` would.)
@@ -155,6 +175,14 @@ pub fn normalize(
         payloads,
     };
     NormalizeReturn { model: Some(model), diagnostics: cx.diagnostics }
+}
+
+/// Whether `version` can name the folder Codex installs it in: one non-empty path segment
+/// of the characters versions are written with.
+fn is_version_segment(version: &str) -> bool {
+    !version.is_empty()
+        && !matches!(version, "." | "..")
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
 }
 
 fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
@@ -304,15 +332,25 @@ impl Normalizer<'_> {
 
     fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {
         let seconds = item.value.as_u64().filter(|&s| s > 0).and_then(|s| u32::try_from(s).ok());
-        if seconds.is_none() {
-            self.push(
+        match seconds {
+            None => self.push(
                 Diagnostic::error(
                     Code::InvalidTimeout,
-                    format!("timeout must be a positive whole number of seconds, found {}", item.value),
+                    format!("timeout must be a whole number of seconds from 1 to {}, found {}", u32::MAX, item.value),
                 )
                 .at_path(&item.path)
                 .with_help("hosts take hook timeouts in seconds: write e.g. `timeout: 10`"),
-            );
+            ),
+            // Milliseconds written as seconds are a known slip (every host reads seconds).
+            Some(seconds) if seconds >= MILLISECONDS_LIKELY => self.push(
+                Diagnostic::warning(
+                    Code::InvalidTimeout,
+                    format!("a timeout of {seconds} seconds is over {} hours: hosts read seconds", seconds / 3600),
+                )
+                .at_path(&item.path)
+                .with_help(format!("if you meant {seconds} milliseconds, write `timeout: {}`", seconds.div_ceil(1000))),
+            ),
+            Some(_) => {}
         }
         seconds
     }

@@ -91,7 +91,8 @@ pub fn discover<'a>(
                     Diagnostic::error(Code::UnknownRouteFamily, format!("`{path}` names no event family (`{stem}`)"))
                         .in_file(path)
                         .with_help(format!(
-                            "route files are src/events/<family>.tsx for a family among: {}",
+                            "route files are src/events/<family>.tsx for a family among: {}; a helper module \
+                             goes in a `components/` or `lib/` folder, or has a name starting with `_`",
                             known.join(", ")
                         )),
                 );
@@ -188,9 +189,20 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             ("runtime", ValueKind::String(runtime)) if runtime == "standalone" || runtime == "shared" => {
                 route.shared = runtime == "shared";
             }
-            ("runtime", _) => error(item, &key_path, "`runtime` must be 'standalone' or 'shared'".into(), ""),
+            ("runtime", _) => error(
+                item,
+                &key_path,
+                "`runtime` must be 'standalone' or 'shared'".into(),
+                "'standalone' renders the route in a Node process of its own per event; 'shared' in the plugin's \
+                 event runtime, which its MCP server hosts",
+            ),
             ("fallback", ValueKind::String(fallback)) if fallback == "standalone" => route.fallback_standalone = true,
-            ("fallback", _) => error(item, &key_path, "`fallback` can only be 'standalone'".into(), ""),
+            ("fallback", _) => error(
+                item,
+                &key_path,
+                "`fallback` can only be 'standalone'".into(),
+                "`fallback: 'standalone'` renders a shared route in its own process when no event runtime is live",
+            ),
             // Node's timers hold at most 2^31 - 1 ms; a longer delay fires at once.
             ("timeoutMs", ValueKind::Number(number))
                 if number.as_u64().is_some_and(|ms| ms > 0 && ms <= i32::MAX as u64) =>
@@ -201,7 +213,7 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                 item,
                 &key_path,
                 "`timeoutMs` must be a positive whole number of milliseconds, at most 2147483647".into(),
-                "",
+                "write e.g. `timeoutMs: 5000` (the default)",
             ),
             ("targets", ValueKind::Array(items)) if items.is_empty() => error(
                 item,
@@ -254,7 +266,9 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                 error(item, &key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`")
             }
             ("targets" | "tools", _) => {
-                error(item, &key_path, format!("`{}` must be an array of strings", property.key), "")
+                let example = if property.key == "targets" { "['claude']" } else { "['shell']" };
+                let help = format!("write e.g. `{}: {example}`", property.key);
+                error(item, &key_path, format!("`{}` must be an array of strings", property.key), &help)
             }
             (other, _) => error(
                 item,

@@ -32,7 +32,7 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 /// process was asked to ([`crate::interrupt`]; `ErrorKind::Interrupted`).
 pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Option<Ran>> {
     // Asked already: nothing more is started.
-    if crate::interrupt::requested() {
+    if crate::interrupt::stops_here() {
         return Err(interrupted());
     }
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
@@ -64,7 +64,7 @@ pub(crate) fn wait_unless_interrupted<T>(exit: &Receiver<T>, timeout: Duration) 
     // (A timeout past what an `Instant` holds waits as long as one can.)
     let deadline = Instant::now().checked_add(timeout);
     loop {
-        if crate::interrupt::requested() {
+        if crate::interrupt::stops_here() {
             return Err(interrupted());
         }
         let left = deadline.map_or(Duration::MAX, |deadline| deadline.saturating_duration_since(Instant::now()));

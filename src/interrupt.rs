@@ -1,6 +1,7 @@
 //! Ctrl-C (or SIGTERM, SIGHUP) during a build: no publish starts once it came, the ones under
-//! way finish (each ends in one swap), and the command exits with 130; a second signal
-//! kills at once. So an interrupted build leaves every artifact whole and nothing beside it.
+//! way finish (each ends in one swap), and the command exits with 130 (one that came after
+//! the last publish changes nothing: the build is whole, and says so); a second signal kills
+//! at once. So an interrupted build leaves every artifact whole and nothing beside it.
 //! `hooks simulate` and `validate`, once they run node, stop the processes they run
 //! (`crate::child`) and remove their scratch folders the same way. (Watch mode has its own
 //! handler: it stops between builds.)
@@ -28,7 +29,21 @@ pub fn install() {
     }
 }
 
-/// Whether the command was asked to stop.
-pub fn requested() -> bool {
-    REQUESTED.load(Ordering::SeqCst)
+/// Set once work was left undone for a stop.
+static CUT_SHORT: AtomicBool = AtomicBool::new(false);
+
+/// Whether the command was asked to stop; if so, the caller starts no more work, and the
+/// command ends with 130 ([`cut_short`]).
+pub fn stops_here() -> bool {
+    let requested = REQUESTED.load(Ordering::SeqCst);
+    if requested {
+        CUT_SHORT.store(true, Ordering::SeqCst);
+    }
+    requested
+}
+
+/// Whether a stop left work undone. (One that came after the last work was done changes
+/// nothing: the command ends as it would have.)
+pub fn cut_short() -> bool {
+    CUT_SHORT.load(Ordering::SeqCst)
 }

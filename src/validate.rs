@@ -63,7 +63,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     // From here on node runs: a signal stops it, and the report is not printed.
     crate::interrupt::install();
     check_wrappers(dir, &manifest, &on_disk.files, &mut diagnostics);
-    if crate::interrupt::requested() {
+    if crate::interrupt::stops_here() {
         // Stopped: what is left would start more processes only to stop them.
         return Validation { diagnostics, host_validated: false };
     }

@@ -376,7 +376,7 @@ pub fn build_all<'a>(
                 Step::Stale(options, stale, checking) => {
                     let started = Instant::now();
                     // Once stopped (Ctrl-C), no build starts; publishing checks again.
-                    let output = if crate::interrupt::requested() {
+                    let output = if crate::interrupt::stops_here() {
                         Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted before building"))
                     } else {
                         build::build_stale(options, stale, &|stages| stages())

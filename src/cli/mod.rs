@@ -233,7 +233,7 @@ pub fn run() -> ExitCode {
             Ok(true)
         }
     };
-    if crate::interrupt::requested() {
+    if crate::interrupt::cut_short() {
         let left = if building { ": what was published is whole, the rest is left as it was" } else { "" };
         eprintln!("interrupted{left}");
         if json && result.is_err() {
@@ -603,7 +603,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
         return Err(Failure::Usage(format!("--artifact {} is not a directory", args.artifact.display())));
     }
     let validation = validate(&args.artifact, &host_validation);
-    if crate::interrupt::requested() {
+    if crate::interrupt::cut_short() {
         // The checks cut short report nothing true.
         return Err(Failure::Run("interrupted".into()));
     }

@@ -70,7 +70,7 @@ fn publish_at(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<Pu
     }
 
     // Once stopped, nothing more starts: a build killed while staging left a folder here.
-    if crate::interrupt::requested() {
+    if crate::interrupt::stops_here() {
         return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted before publishing"));
     }
     let staging = sibling(out, "staging");

@@ -276,16 +276,18 @@ fn answer_stale(
         }
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
             snapshot.add_outside(found);
-            let _ =
-                stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone(), &published.manifest);
-            return Ok(answered(options, summary, Shortcut::Cache, None));
+            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
+            let mut output = answered(options, summary, Shortcut::Cache, None);
+            output.compiled.diagnostics.extend(unsaved);
+            return Ok(output);
         }
         if let Some((files, summary)) = actions::restore_artifact(&options.cache, &published) {
             let stats = emit::publish::publish(&options.out_dir, &files)?;
             snapshot.add_outside(found);
-            let _ =
-                stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary.clone(), &published.manifest);
-            return Ok(answered(options, summary, Shortcut::Restored, Some(stats)));
+            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
+            let mut output = answered(options, summary, Shortcut::Restored, Some(stats));
+            output.compiled.diagnostics.extend(unsaved);
+            return Ok(output);
         }
     }
     let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
@@ -294,7 +296,7 @@ fn answer_stale(
     let project = workspace.sync(disk, options.settings());
     let mut compiled = None;
     on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {})));
-    let (output, rounds) = compiled.expect("on_pool runs the stages")?;
+    let (mut output, rounds) = compiled.expect("on_pool runs the stages")?;
     match (&output.compiled.model, output.clean_manifest()) {
         (Some(model), Some(manifest)) => {
             let from_stamp: BTreeSet<String> = snapshot.outside_dirs().collect();
@@ -320,12 +322,30 @@ fn answer_stale(
                 targets: model.targets.iter().map(|t| t.as_str().to_owned()).collect(),
                 files: output.compiled.files.len(),
             };
-            // The stamp is an optimization: failing to write it must not fail the build.
-            let _ = stamp::save(&options.root, &options.out_dir, &settings, snapshot, summary, &manifest);
+            let unsaved = save_stamp(options, &settings, snapshot, summary, &manifest);
+            output.compiled.diagnostics.extend(unsaved);
         }
         _ => stamp::clear(&options.root),
     }
     Ok(output)
+}
+
+/// [`stamp::save`]s a clean build's stamp. The stamp is an optimization: failing to write
+/// it fails nothing, but is said (a warning), since every build then reads the whole project.
+fn save_stamp(
+    options: &BuildOptions,
+    settings: &str,
+    snapshot: stamp::Snapshot,
+    summary: stamp::Summary,
+    manifest: &Hash,
+) -> Option<Diagnostic> {
+    let error = stamp::save(&options.root, &options.out_dir, settings, snapshot, summary, manifest).err()?;
+    let message = format!("cannot record this build in {}: {error}", stamp::STATE_DIR);
+    let help = format!(
+        "without it, every build reads and hashes the whole project: make `{}/` a folder this user may write",
+        stamp::STATE_DIR
+    );
+    Some(Diagnostic::warning(Code::StateUnwritable, message).with_help(help))
 }
 
 /// What a stamp records of the options: those that change what is built, and where.

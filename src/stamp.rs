@@ -209,8 +209,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut name = path.file_name().expect("a state file has a name").to_owned();
     name.push(format!(".{}.tmp", std::process::id()));
     let temporary = path.with_file_name(name);
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(temporary, path)
+    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 /// Removes the temporary files in `dir` whose writer is gone: its process has ended, or it

@@ -632,3 +632,21 @@ fn an_outside_folder_the_build_cannot_list_is_an_import_error_with_a_warning() {
     let no_op = (0..2).map(|_| build().1).find(|report| report["upToDateBy"] == "stamp");
     assert_eq!(no_op.expect("a no-op answered by the stamp")["diagnostics"], serde_json::json!([]));
 }
+
+/// A stamp that cannot be written (its path taken by a folder) fails nothing, is said (a
+/// warning, AB4009), and leaves no temporary file beside it.
+#[test]
+fn a_stamp_that_cannot_be_written_is_a_warning() {
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let args = ["--cache-dir", cache.path().to_str().unwrap()];
+    assert_eq!(build_json(dir.path(), &args).0, 0);
+    let state = dir.path().join(".agent-bundle");
+    fs::remove_file(state.join("stamp.json")).unwrap();
+    fs::create_dir(state.join("stamp.json")).unwrap();
+    for _ in 0..2 {
+        let (code, report) = build_json(dir.path(), &args);
+        assert_eq!((code, &report["diagnostics"][0]["code"]), (0, &serde_json::json!("AB4009")), "{report:#}");
+        let names: Vec<_> = fs::read_dir(&state).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+        assert!(!names.iter().any(|name| name.to_string_lossy().ends_with(".tmp")), "{names:?}");
+    }
+}

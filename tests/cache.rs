@@ -220,6 +220,34 @@ fn a_flipped_byte_in_a_cache_object_is_detected_and_the_output_stays_right() {
     assert_eq!(artifact_files(&reference.path().join("artifact")), artifact_files(&rebuilt.path().join("artifact")));
 }
 
+/// A folder where an entry goes is no entry: the next store replaces it (with no warning),
+/// and `verify` removes it as corrupt.
+#[test]
+fn a_folder_in_an_entry_s_place_is_replaced_and_verified_away() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = support::example("policy");
+    build(dir.path(), cache.path());
+    let in_place_of = |entry: &Path| {
+        fs::remove_file(entry).unwrap();
+        fs::create_dir_all(entry.join("inside")).unwrap();
+    };
+    let pack = &cache_files(cache.path(), "cas")[0];
+    in_place_of(pack);
+    let fresh = support::example("policy");
+    let report = build(fresh.path(), cache.path());
+    assert_eq!(report["work"]["cacheWarnings"], serde_json::json!([]), "{report:#}");
+    assert!(pack.is_file(), "stored again as a file");
+
+    let action = &cache_files(cache.path(), "ac")[0];
+    in_place_of(action);
+    let cache_dir = cache.path().to_str().unwrap();
+    let verify = support::run(dir.path(), &["cache", "verify", "--cache-dir", cache_dir, "--json"]);
+    assert_eq!(verify.status.code(), Some(1));
+    let verify: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(verify["corrupt"], serde_json::json!([action.display().to_string()]));
+    assert!(!action.exists());
+}
+
 #[test]
 fn cache_stats_verify_and_gc() {
     let cache = tempfile::tempdir().unwrap();

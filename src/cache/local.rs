@@ -179,7 +179,21 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
             }
             fs::rename(tmp, dest)
         }
+        // A folder where the entry goes (a file cannot replace one): it is no entry.
+        Err(_) if fs::symlink_metadata(dest).is_ok_and(|metadata| metadata.is_dir()) => {
+            remove_stray(dest)?;
+            fs::rename(tmp, dest)
+        }
         other => other,
+    }
+}
+
+/// Removes what is in the store where no entry can be (a folder with all it holds, a link,
+/// a FIFO), never following a link.
+pub(super) fn remove_stray(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path)? {
+        metadata if metadata.is_dir() => fs::remove_dir_all(path),
+        _ => fs::remove_file(path),
     }
 }
 

@@ -287,9 +287,9 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
     for kind in [Kind::Object, Kind::Action] {
         for (path, hash) in files(&root, kind)? {
             let Some(hash) = hash else {
-                // Not an entry, whatever it holds (a FIFO, a link): removed unread.
+                // Not an entry, whatever it holds (a FIFO, a link, a folder): removed unread.
                 report.checked += 1;
-                let _ = fs::remove_file(&path);
+                let _ = super::local::remove_stray(&path);
                 report.corrupt.push(path);
                 continue;
             };
@@ -365,14 +365,13 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
             Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", shard.path().display()))),
         };
         for item in read.flatten() {
-            if !item.file_type().is_ok_and(|t| t.is_file()) {
-                continue;
-            }
+            // A folder, a link or a FIFO where an entry goes is no entry, whatever its name.
+            let is_file = item.file_type().is_ok_and(|t| t.is_file());
             let name = item.file_name();
             let hash = name
                 .to_str()
                 .and_then(|n| Hash::from_canonical_hex(n.as_bytes()))
-                .filter(|h| shard_name.to_str() == Some(&h.to_hex()[..2]));
+                .filter(|h| is_file && shard_name.to_str() == Some(&h.to_hex()[..2]));
             out.insert(item.path(), hash);
         }
     }

@@ -64,6 +64,8 @@ pub struct WatchBuild<'a> {
     pub changed: Vec<String>,
     /// Whether an artifact is in place at the end of the build: what a failed build keeps.
     pub artifact_in_place: bool,
+    /// Whether the artifact (or a part of it) went since the last build: published again.
+    pub artifact_went: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
     pub elapsed: Duration,
@@ -364,6 +366,9 @@ struct Session {
     /// The manifest's hash when the last build published without a diagnostic: what a
     /// clean build would stamp.
     clean: Option<Hash>,
+    /// Each file the last publish left in the artifact, with its size: what a change seen
+    /// in the artifact is checked against.
+    published: Vec<(PathBuf, u64)>,
 }
 
 impl Session {
@@ -382,6 +387,7 @@ impl Session {
             log,
             unreported,
             clean: None,
+            published: Vec::new(),
         }
     }
 
@@ -396,6 +402,15 @@ impl Session {
 
     fn artifact_in_place(&self) -> bool {
         self.options.out_dir.join(crate::emit::MANIFEST_FILE).is_file()
+    }
+
+    /// Whether a file the last publish left in the artifact is gone or resized (a file
+    /// deleted there, a folder of it removed): publishing again repairs it. The artifact's
+    /// own swaps and the removal of the one it replaced leave it whole.
+    fn artifact_damaged(&self) -> bool {
+        self.published
+            .iter()
+            .any(|(path, size)| !fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == *size))
     }
 
     fn read_all_again(&mut self) {
@@ -415,9 +430,14 @@ impl Session {
             }
             Err(_) => self.workspace.in_outside_dir(path),
         };
-        // Gone, or replaced by something else (an empty folder is published into).
-        let artifact_gone = |path: &PathBuf| self.options.out_dir.starts_with(path) && !self.artifact_in_place();
-        batch.iter().filter(|path| input(path) || artifact_gone(path)).cloned().collect()
+        // Gone, or replaced by something else (an empty folder is published into), or a part
+        // of it gone (asked once a batch).
+        let out_dir = &self.options.out_dir;
+        let artifact_gone = |path: &PathBuf| out_dir.starts_with(path) && !self.artifact_in_place();
+        let damaged = std::cell::OnceCell::new();
+        let artifact_damaged =
+            |path: &PathBuf| path.starts_with(out_dir) && *damaged.get_or_init(|| self.artifact_damaged());
+        batch.iter().filter(|path| input(path) || artifact_gone(path) || artifact_damaged(path)).cloned().collect()
     }
 
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
@@ -431,6 +451,21 @@ impl Session {
         self.exclude.iter().any(|e| path.starts_with(e))
     }
 
+    /// Watches every folder of the artifact `output` published (anew: the publish swapped
+    /// in new folders), so that a part of it deleted is published again.
+    fn watch_artifact(&mut self, output: &BuildOutput, watches: &Mutex<Watches>) {
+        let out_dir = &self.options.out_dir;
+        self.published =
+            output.compiled.files.iter().map(|(path, file)| (out_dir.join(path), file.bytes.len() as u64)).collect();
+        let mut folders: BTreeSet<PathBuf> =
+            self.published.iter().filter_map(|(path, _)| path.parent()).map(Path::to_path_buf).collect();
+        // (And the folders between them and the artifact's root.)
+        for folder in folders.clone() {
+            folders.extend(folder.ancestors().take_while(|dir| dir.starts_with(out_dir)).map(Path::to_path_buf));
+        }
+        watches.lock().expect("no panics while locked").watch_again(&folders.into_iter().collect::<Vec<_>>());
+    }
+
     /// Reads the project (all of it on its first build, else only `changed`), then builds
     /// and publishes it. Every directory the reading lists is watched first.
     fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> WatchBuild<'_> {
@@ -439,6 +474,8 @@ impl Session {
         let settings = self.options.settings();
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
+        let out_dir = &self.options.out_dir;
+        let artifact_went = changed.iter().any(|path| path.starts_with(out_dir));
         let root = &self.options.root;
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
@@ -482,12 +519,16 @@ impl Session {
             // outside the project, or in a folder the walk skips (`target/plugin`).
             watch(parent);
         }
+        if let Some(output) = output.as_ref().ok().filter(|output| output.published.is_some()) {
+            self.watch_artifact(output, watches);
+        }
         let changed =
             if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
         WatchBuild {
             options: &self.options,
             changed,
             artifact_in_place: self.artifact_in_place(),
+            artifact_went,
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),

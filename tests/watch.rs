@@ -154,7 +154,15 @@ fn watch_watches_exactly_the_input_directories() {
     let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
     let next = || next_build(&builds);
     assert_eq!(next()["ok"], true);
-    assert_eq!(inotify_watches(child.id()), input_dirs, "one per input directory, none in node_modules or target");
+    let artifact_dirs = walkdir::WalkDir::new(dir.path().join("artifact"))
+        .into_iter()
+        .filter(|entry| entry.as_ref().unwrap().file_type().is_dir())
+        .count();
+    assert_eq!(
+        inotify_watches(child.id()),
+        input_dirs + artifact_dirs,
+        "one per input directory (none in node_modules or target) and per folder of the artifact"
+    );
     // An event of the root itself (its mode set) must not cost the session its watches; an
     // edit after it is reported once the event was handled.
     let mode = std::fs::metadata(dir.path()).unwrap().permissions();
@@ -163,7 +171,7 @@ fn watch_watches_exactly_the_input_directories() {
     let stop = dir.path().join("src/hooks/stop.ts");
     std::fs::write(&stop, std::fs::read_to_string(&stop).unwrap() + "// edited\n").unwrap();
     while next()["changed"] != serde_json::json!(["src/hooks/stop.ts"]) {}
-    assert_eq!(inotify_watches(child.id()), input_dirs);
+    assert_eq!(inotify_watches(child.id()), input_dirs + artifact_dirs);
 
     // A new directory is read whole and watched: a file written into it right away counts
     // (that a listing never misses a file created meanwhile is the loader's unit test).
@@ -175,7 +183,7 @@ fn watch_watches_exactly_the_input_directories() {
         changed = next()["changed"].as_array().unwrap().clone();
     }
     assert_eq!(changed, [Value::from("src/hooks/extra/deeper/util.ts")]);
-    assert_eq!(inotify_watches(child.id()), input_dirs + 2);
+    assert_eq!(inotify_watches(child.id()), input_dirs + artifact_dirs + 2);
 
     std::fs::rename(dir.path().join("src/hooks/extra"), dir.path().join("src/hooks/moved")).unwrap();
     assert_eq!(next()["changed"].as_array().unwrap().len(), 2, "one input gone, one added");
@@ -188,7 +196,7 @@ fn watch_watches_exactly_the_input_directories() {
         removed += next()["changed"].as_array().unwrap().len();
     }
     assert_eq!(removed, 2);
-    assert_eq!(inotify_watches(child.id()), input_dirs);
+    assert_eq!(inotify_watches(child.id()), input_dirs + artifact_dirs);
     interrupt(child);
 }
 
@@ -757,12 +765,20 @@ fn a_session_ended_after_a_clean_build_leaves_its_stamp() {
     let (code, report) = support::build_json(dir.path(), &[]);
     assert_eq!((code, &report["upToDateBy"]), (0, &Value::from("stamp")), "{report:#}");
 
+    // A wrapper resized by hand is published again; one edited in place at its size is not
+    // (the session sees a file of the artifact go or change size, not every byte), and then
+    // no stamp vouches for it.
     let dir = support::example("policy");
-    let (child, _builds) = watching(dir.path());
+    let (child, builds) = watching(dir.path());
     let artifact = dir.path().join("artifact");
     let good = artifact_files(&artifact);
     let wrapper = good.keys().find(|path| path.starts_with("hooks/stop-stop-")).unwrap();
     std::fs::write(artifact.join(wrapper), "edited by hand").unwrap();
+    assert_eq!(next_build(&builds)["published"]["written"], serde_json::json!([wrapper]));
+    assert_eq!(artifact_files(&artifact), good);
+    let mut same_size = good[wrapper].clone();
+    same_size[0] ^= 1;
+    std::fs::write(artifact.join(wrapper), same_size).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
     interrupt(child);
     let (code, report) = support::build_json(dir.path(), &[]);
@@ -804,5 +820,24 @@ fn a_folder_the_session_cannot_list_is_left_out_until_it_is_readable() {
     assert_eq!(moved_in["ok"], true, "{moved_in:#}");
     assert_eq!(moved_in["changed"], serde_json::json!(["pkg/readme.md"]), "{moved_in:#}");
     assert!(moved_in["diagnostics"][0]["message"].as_str().unwrap().contains("`pkg/x/`"), "{moved_in:#}");
+    interrupt(child);
+}
+
+/// A part of the artifact deleted while watching (a file, a folder of it) is published
+/// again, as the whole artifact is; the session's own publishes are no such change.
+#[test]
+fn a_part_of_the_artifact_deleted_is_published_again() {
+    let dir = support::example("policy");
+    let artifact = dir.path().join("artifact");
+    let (child, builds) = watching(dir.path());
+    std::fs::remove_file(artifact.join(".claude-plugin/plugin.json")).unwrap();
+    let repaired = next_build(&builds);
+    assert_eq!(repaired["published"]["written"], serde_json::json!([".claude-plugin/plugin.json"]), "{repaired:#}");
+    std::fs::remove_dir_all(artifact.join("hooks")).unwrap();
+    let repaired = next_build(&builds);
+    assert_eq!(repaired["changed"], serde_json::json!([]));
+    assert!(artifact.join("hooks/hooks.json").is_file());
+    let extra = builds.recv_timeout(Duration::from_millis(500));
+    assert!(extra.is_err(), "a publish of the session's own is no change: {extra:?}");
     interrupt(child);
 }

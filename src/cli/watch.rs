@@ -101,6 +101,7 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
     let tag = project.map_or_else(|| "[watch]".to_owned(), |project| format!("[watch] {project}:"));
     let trigger = match build.changed.as_slice() {
         _ if build.initial => "initial build".to_owned(),
+        [] if build.artifact_went => "the artifact lost files".to_owned(),
         [] => "no input changed".to_owned(),
         [one] => format!("{one} changed"),
         [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
@@ -174,6 +175,7 @@ mod tests {
             initial: false,
             changed: Vec::new(),
             artifact_in_place: true,
+            artifact_went: false,
             queries_executed: 0,
             elapsed: Duration::from_millis(3),
         };

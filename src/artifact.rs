@@ -43,6 +43,14 @@ impl HookRow {
     pub fn is_shared(&self) -> bool {
         self.runtime.as_deref() == Some("shared")
     }
+
+    /// Whether the host would run this hook for the tool `native_input` names: `None` when
+    /// the hook has no matcher (or names no tool), else whether its matcher matches the
+    /// tool's name, as the host's regex engine would (a matcher no engine takes: no).
+    pub fn matches_tool(&self, native_input: &serde_json::Value) -> Option<bool> {
+        let (matcher, tool) = (self.matcher.as_deref()?, native_input.get("tool_name")?.as_str()?);
+        Some(regex_automata::meta::Regex::new(matcher).is_ok_and(|regex| regex.is_match(tool)))
+    }
 }
 
 #[derive(Debug, Deserialize)]

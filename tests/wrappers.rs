@@ -211,7 +211,33 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     assert_eq!(wrong.status.code(), Some(2), "no such hook: a wrong invocation");
     let partial = support::simulate(dir.path(), "claude", name, r#"{"sessionId":"s"}"#, &["--artifact", "artifact"]);
     assert_eq!(partial.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&partial.stderr).contains("transcript_path is required"));
+    assert!(String::from_utf8_lossy(&partial.stderr).contains("transcriptPath is required for SessionStart"));
+}
+
+/// A tool its host's matcher would not run the hook for is said (the wrapper runs all the
+/// same): `matcherMatches` in JSON, a note on stderr.
+#[test]
+fn hooks_simulate_says_when_the_host_s_matcher_would_not_run_the_hook() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let hook = "before-tool-deny-dangerous-8ec73edb";
+    let input = |tool: &str| {
+        format!(
+            r#"{{"sessionId":"s","cwd":"/tmp","transcriptPath":"/t","toolName":"{tool}","toolInput":{{"command":"ls"}},"permissionMode":"default","toolUseId":"u"}}"#
+        )
+    };
+    for (tool, matches) in [("Bash", true), ("Write", false)] {
+        let output = support::simulate(dir.path(), "claude", hook, &input(tool), &["--json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["matcherMatches"], matches, "{tool}");
+    }
+    let output = support::simulate(dir.path(), "claude", hook, &input("Write"), &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("note: claude would not run this hook for Write: its matcher is ^(?:Bash|PowerShell)$"),
+        "{stderr}"
+    );
 }
 
 /// A simulated hook whose handler leaves processes behind: one in its process group is

@@ -146,6 +146,7 @@ enum HooksCommand {
         json: bool,
     },
     /// Run a hook's real emitted wrapper on a canonical input, as its host would.
+    #[command(group = clap::ArgGroup::new("canonical_input").required(true))]
     Simulate {
         /// The artifact folder `agent-bundle build` wrote.
         #[arg(long, default_value = "artifact")]
@@ -157,10 +158,10 @@ enum HooksCommand {
         #[arg(long)]
         hook: String,
         /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.
-        #[arg(long, conflicts_with = "input_file", required_unless_present = "input_file")]
+        #[arg(long, group = "canonical_input")]
         input: Option<String>,
         /// File holding the canonical input.
-        #[arg(long)]
+        #[arg(long, group = "canonical_input")]
         input_file: Option<PathBuf>,
         /// Render a shared route in its standalone fallback instead of in the artifact's
         /// shared runtime (which the simulator otherwise starts for the run).
@@ -558,10 +559,11 @@ fn simulate_command(
     // A name the artifact does not have is a wrong invocation, like a wrong option.
     let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Usage)?;
     let simulation = artifact::simulate(dir, hook, &input, mode).map_err(Failure::Run)?;
+    let matched = hook.matches_tool(&simulation.native_input);
     if json {
         report::print_json(&serde_json::json!({
             "hook": hook.name, "host": hook.host, "nativeEvent": hook.native_event,
-            "renderedBy": simulation.rendered_by,
+            "renderedBy": simulation.rendered_by, "matcherMatches": matched,
             "nativeInput": simulation.native_input, "nativeOutput": simulation.native_output,
             "result": simulation.result, "stderr": simulation.stderr,
         }));
@@ -578,6 +580,14 @@ fn simulate_command(
         };
         outln!("native output:\n{output}");
         outln!("outcome:\n{}", pretty(&simulation.result));
+        if matched == Some(false) {
+            eprintln!(
+                "note: {} would not run this hook for {}: its matcher is {} (the simulation ran it all the same)",
+                hook.host,
+                simulation.native_input["tool_name"].as_str().unwrap_or_default(),
+                hook.matcher.as_deref().unwrap_or_default()
+            );
+        }
         let by = match simulation.rendered_by {
             Some("shared") => " (rendered by the shared runtime)",
             Some(_) => " (rendered standalone)",

@@ -308,11 +308,16 @@ function decodeValue(field, value) {
 function encodeCanonical(spec, input) {
   const known = new Set(spec.fields.map((field) => field.canonical));
   for (const key of Object.keys(input)) {
-    if (!known.has(key)) fail(`simulation input has unknown field ${key} for ${spec.nativeEvent}`);
+    if (!known.has(key)) {
+      fail(`simulation input has unknown field ${key} for ${spec.nativeEvent} (its canonical fields: ${[...known].join(", ")})`);
+    }
   }
   const envelope = {};
   for (const field of spec.fields) {
-    if (!Object.hasOwn(input, field.canonical)) continue;
+    if (!Object.hasOwn(input, field.canonical)) {
+      if (field.required) fail(`simulation input ${field.canonical} is required for ${spec.nativeEvent} (native ${field.native[0]})`);
+      continue;
+    }
     let value = input[field.canonical];
     if (field.decode === "json" && typeof value !== "string") value = JSON.stringify(value);
     else if (field.decode === "positive-count" && typeof value === "boolean") value = value ? 1 : 0;

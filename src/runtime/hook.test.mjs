@@ -695,12 +695,12 @@ describe("simulation mode", PARALLEL, () => {
 
   test("unknown canonical field", async () => {
     const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, env: SIM });
-    failsWith(r, CLAUDE_PRE, "simulation input has unknown field tool_name for PreToolUse");
+    failsWith(r, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${CLAUDE_PRE.fields.map((f) => f.canonical).join(", ")})`);
   });
 
   test("simulated input is validated like a native envelope", async () => {
     const { toolName, ...rest } = canonical;
-    failsWith(await run({ spec: CLAUDE_PRE, input: rest, env: SIM }), CLAUDE_PRE, "native PreToolUse tool_name is required");
+    failsWith(await run({ spec: CLAUDE_PRE, input: rest, env: SIM }), CLAUDE_PRE, "simulation input toolName is required for PreToolUse (native tool_name)");
     failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, env: SIM }), CLAUDE_PRE, "native PreToolUse tool_name must be string");
   });
 

@@ -469,7 +469,10 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, 
     let why = match crate::child::run(&mut command, Vec::new(), HOST_VALIDATOR_TIMEOUT) {
         Ok(Some(ran)) => match serde_json::from_str::<Value>(&ran.stdout) {
             Ok(report) => return Ok(findings(&report, dir)),
-            Err(_) => "it printed no JSON report".to_owned(),
+            Err(_) => match ran.stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+                Some(said) => format!("it printed no JSON report ({}; it said: {said})", ran.status),
+                None => format!("it printed no JSON report ({})", ran.status),
+            },
         },
         Ok(None) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
         Err(error) => error.to_string(),

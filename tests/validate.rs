@@ -192,7 +192,7 @@ fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
 fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     let dir = built_policy();
     let fake = dir.path().join("fake-claude");
-    fs::write(&fake, "#!/bin/sh\necho 'not json'\n").unwrap();
+    fs::write(&fake, "#!/bin/sh\necho 'not json'\necho 'claude native binary not installed' >&2\nexit 1\n").unwrap();
     fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = |json: bool| {
         let mut command = support::bin();
@@ -203,7 +203,8 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     assert_eq!((&report["ok"], &report["hostValidation"]), (&Value::Bool(true), &Value::Bool(false)), "{report:#}");
     let warning = &report["diagnostics"][0];
     assert_eq!((warning["code"].as_str(), warning["severity"].as_str()), (Some("AB6019"), Some("warning")));
-    assert!(warning["message"].as_str().unwrap().contains("printed no JSON report"), "{warning:#}");
+    let expected = "printed no JSON report (exit status: 1; it said: claude native binary not installed)";
+    assert!(warning["message"].as_str().unwrap().contains(expected), "{warning:#}");
     let human = String::from_utf8(run(false).stdout).unwrap();
     assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");
 }

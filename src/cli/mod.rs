@@ -443,7 +443,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
                     summary.files,
                     stats.written.len(),
                     stats.unchanged,
-                    stats.removed.len(),
+                    stats.removed_files(),
                 ),
                 _ => {
                     let proof = if *by == build::Shortcut::Cache { ", checked against the cache" } else { "" };
@@ -467,7 +467,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
                 compiled.files.len(),
                 stats.written.len(),
                 stats.unchanged,
-                stats.removed.len(),
+                stats.removed_files(),
                 output.work.transpiled,
                 output.work.bundled,
                 elapsed.as_millis()

@@ -134,8 +134,8 @@ fn what_was_published(stats: &crate::emit::publish::PublishStats) -> String {
         1..=3 => vec![written.join(", ")],
         n => vec![format!("{n} files")],
     };
-    if !stats.removed.is_empty() {
-        shown.push(format!("{} removed", stats.removed.len()));
+    if stats.removed_files() > 0 {
+        shown.push(format!("{} removed", stats.removed_files()));
     }
     if shown.is_empty() {
         shown.push(crate::emit::MANIFEST_FILE.to_owned());

@@ -32,6 +32,12 @@ impl PublishStats {
     pub fn changed(&self) -> bool {
         !self.written.is_empty() || !self.removed.is_empty()
     }
+
+    /// How many of the removed entries were files (or links): what a summary counts, since a
+    /// folder goes with the files it held (folders are listed with a trailing `/`).
+    pub fn removed_files(&self) -> usize {
+        self.removed.iter().filter(|path| !path.ends_with('/')).count()
+    }
 }
 
 /// Publishes `files` at `out`. A bare error of the system (a permission denied) says where.
@@ -327,6 +333,13 @@ mod tests {
 
         let third = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
         assert!(!third.changed());
+
+        // A folder goes with its files: listed, not counted as a file removed.
+        let fourth = publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        assert_eq!(
+            (fourth.removed.as_slice(), fourth.removed_files()),
+            (&["hooks/".to_owned(), "hooks/b.mjs".to_owned()][..], 1)
+        );
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
     }

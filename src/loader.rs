@@ -453,8 +453,8 @@ pub struct InputTree {
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
     /// Whether the walk passed over something below the top folder that is no input (a
-    /// symbolic link, a special file, a skipped folder, an artifact): what a payload would
-    /// lose, which only a compile can tell (`left_out_of_payload`).
+    /// symbolic link, a special file, a skipped folder, an artifact, a name not UTF-8): what
+    /// a payload would lose, which only a compile can tell (`left_out_of_payload`).
     pub passed_over_nested: bool,
 }
 
@@ -518,14 +518,17 @@ fn walk_dir(
     tree.listed.push((key.clone(), metadata));
     for entry in entries {
         let (path, file_type) = (entry.path(), entry.file_type().map_err(context)?);
+        if exclude.contains(&path) {
+            // The artifact being written: an output.
+            continue;
+        }
         let Some(name) = entry.file_name().to_str().map(|name| joined(&key, name)) else {
             tree.unnamed_dirs |= file_type.is_dir();
+            tree.passed_over_nested |= !key.is_empty();
             continue;
         };
-        let excluded = exclude.contains(&path);
-        if file_type.is_file() && !excluded {
+        if file_type.is_file() {
             tree.files.push((name, path));
-        } else if excluded {
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
             tree.passed_over_nested |= !key.is_empty();
@@ -547,8 +550,8 @@ fn walk_dir(
 /// What lies below the payload source `source` (a project-relative folder) that the walk
 /// does not take as an input, so no artifact carries it, with why: a folder no walk reads
 /// (`node_modules`, a built artifact, the artifact being written, one this process may not
-/// list), a symbolic link, a special file. By key; nothing below such a folder is looked
-/// at. (An empty folder holds nothing an artifact loses: it is not said.)
+/// list), a symbolic link, a special file, anything named in bytes that are not UTF-8. By
+/// key; nothing below such a folder is looked at. (An empty folder holds nothing an artifact loses: it is not said.)
 pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
     let mut left_out = Vec::new();
     let mut folders = vec![(root.join(source), source.to_owned())];
@@ -561,14 +564,13 @@ pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Ve
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
-            let (Ok(file_type), Some(name)) = (entry.file_type(), entry.file_name().to_str().map(str::to_owned)) else {
-                continue;
-            };
-            let (key, path) = (joined(&key, &name), entry.path());
+            let Ok(file_type) = entry.file_type() else { continue };
+            let (key, path) = (joined(&key, &entry.file_name().to_string_lossy()), entry.path());
             let why = match () {
+                _ if entry.file_name().to_str().is_none() => "a name that is not UTF-8",
                 _ if file_type.is_symlink() => "a symbolic link",
                 _ if file_type.is_file() => continue,
-                _ if !file_type.is_dir() => "a special file (a FIFO, a socket or a device)",
+                _ if !file_type.is_dir() => "a special file: a FIFO, a socket or a device",
                 _ if exclude.contains(&path) => "the artifact this build writes",
                 _ if is_skipped_dir(&entry.file_name()) => "a folder agent-bundle never reads",
                 _ if holds_artifact(&path) => "a built artifact, holding an agent-bundle.manifest.json",

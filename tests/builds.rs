@@ -88,9 +88,12 @@ fn a_payload_that_would_not_arrive_whole_fails_the_build() {
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     fs::create_dir_all(runtime.join("node_modules/dep")).unwrap();
     fs::write(runtime.join("node_modules/dep/index.js"), "module.exports = 1;\n").unwrap();
-    let expected = "AB4745 payload `runtime` would not arrive whole: `dist/runtime/bin/pipe` (a special file (a FIFO, \
-                    a socket or a device)), `dist/runtime/link.json` (a symbolic link), `dist/runtime/node_modules` (a \
-                    folder agent-bundle never reads) would be left out";
+    let not_utf8: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(b"bad\xff.js");
+    fs::write(runtime.join(not_utf8), "").unwrap();
+    let expected = "AB4745 payload `runtime` would not arrive whole: `dist/runtime/bad\u{fffd}.js` (a name that is not \
+                    UTF-8), `dist/runtime/bin/pipe` (a special file: a FIFO, a socket or a device), \
+                    `dist/runtime/link.json` (a symbolic link), `dist/runtime/node_modules` (a folder agent-bundle \
+                    never reads) would be left out";
     assert_eq!(build(dir.path()), (1, vec![expected.to_owned()]));
     assert_eq!(support::artifact_files(&dir.path().join("artifact")), before, "the last artifact stays");
 

@@ -55,7 +55,8 @@ struct Wide {
 ///
 /// Line terminators are the ECMAScript ones tsc uses: `\n`, `\r\n`, `\r`, U+2028 and U+2029.
 /// The index keeps no copy of the text: only line boundaries and the positions of non-ASCII
-/// characters, so a lookup is two binary searches.
+/// characters with a running sum of how much shorter each is in UTF-16, so a lookup either
+/// way is a few binary searches, whatever the line's length (a minified module is one line).
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     /// Byte offset where each line starts; `line_starts[0] == 0`.
@@ -64,6 +65,8 @@ pub struct LineIndex {
     line_ends: Vec<u32>,
     /// Non-ASCII characters in source order.
     wide: Vec<Wide>,
+    /// `shrink[i]`: how many fewer UTF-16 units than bytes `wide[..i]` take.
+    shrink: Vec<u32>,
     len: u32,
 }
 
@@ -106,7 +109,19 @@ impl LineIndex {
             i += utf8_len;
         }
         line_ends.push(len);
-        Self { line_starts, line_ends, wide, len }
+        let shrink = std::iter::once(0)
+            .chain(wide.iter().scan(0, |sum, w| {
+                *sum += u32::from(w.utf8_len - w.utf16_len);
+                Some(*sum)
+            }))
+            .collect();
+        Self { line_starts, line_ends, wide, shrink, len }
+    }
+
+    /// The UTF-16 column (0-based) of `wide[index]` on the line starting at byte `start`,
+    /// whose first non-ASCII character is `wide[first]`.
+    fn wide_column(&self, index: usize, start: u32, first: usize) -> u32 {
+        self.wide[index].start - start - (self.shrink[index] - self.shrink[first])
     }
 
     /// Number of lines (an empty text has one empty line).
@@ -124,16 +139,15 @@ impl LineIndex {
         let line_start = self.line_starts[line];
         // Non-ASCII characters on this line before `offset`.
         let from = self.wide.partition_point(|w| w.start < line_start);
-        let to = self.wide.partition_point(|w| w.start < offset);
+        let mut to = self.wide.partition_point(|w| w.start < offset);
         if to > from {
             let last = self.wide[to - 1];
             if last.start + u32::from(last.utf8_len) > offset {
                 offset = last.start;
+                to -= 1;
             }
         }
-        let shrink: u32 =
-            self.wide[from..to].iter().filter(|w| w.start < offset).map(|w| u32::from(w.utf8_len - w.utf16_len)).sum();
-        (line as u32 + 1, offset - line_start - shrink + 1)
+        (line as u32 + 1, offset - line_start - (self.shrink[to] - self.shrink[from]) + 1)
     }
 
     /// The byte offset of a 1-based line and 1-based UTF-16 column, the inverse of
@@ -141,19 +155,30 @@ impl LineIndex {
     pub fn offset(&self, line: u32, column: u32) -> Option<u32> {
         let line = line.checked_sub(1)? as usize;
         let (start, end) = (*self.line_starts.get(line)?, self.line_ends[line]);
-        let mut units = column.checked_sub(1)?;
-        let mut at = start;
+        let units = column.checked_sub(1)?;
         let first = self.wide.partition_point(|w| w.start < start);
-        for w in self.wide[first..].iter().take_while(|w| w.start < end) {
-            let ascii = w.start - at;
-            if units <= ascii {
-                return Some(at + units);
+        let last = first + self.wide[first..].partition_point(|w| w.start < end);
+        // The non-ASCII characters on the line that start before the column (their columns
+        // grow with their index: a binary search).
+        let (mut before, mut after) = (first, last);
+        while before < after {
+            let middle = before + (after - before) / 2;
+            if self.wide_column(middle, start, first) < units {
+                before = middle + 1;
+            } else {
+                after = middle;
             }
-            units -= ascii;
-            units = units.checked_sub(u32::from(w.utf16_len))?;
-            at = w.start + u32::from(w.utf8_len);
         }
-        (units <= end - at).then_some(at + units)
+        let offset = match before.checked_sub(1).filter(|&i| i >= first) {
+            None => start + units,
+            Some(i) => {
+                let (w, at) = (self.wide[i], self.wide_column(i, start, first));
+                // Inside that character: no offset.
+                let past = units.checked_sub(at + u32::from(w.utf16_len))?;
+                w.start + u32::from(w.utf8_len) + past
+            }
+        };
+        (offset <= end).then_some(offset)
     }
 
     /// Byte range of a 1-based line, without its terminator. Out-of-range lines give an
@@ -402,6 +427,16 @@ mod tests {
         assert_eq!(index.offset(7, 1), None, "past the last line");
         assert_eq!(index.offset(0, 1), None);
         assert_eq!(LineIndex::new("").offset(1, 1), Some(0));
+        // A long line of mixed widths (a minified module), then a short one.
+        let text = format!("{}\nzé", "aé😀中b".repeat(400));
+        let index = LineIndex::new(&text);
+        for (offset, _) in text.char_indices().filter(|&(_, c)| c != '\n') {
+            let (line, column) = index.line_col(offset as u32);
+            assert_eq!(index.offset(line, column), Some(offset as u32), "{offset}");
+        }
+        assert_eq!(index.line_col(text.find('z').unwrap() as u32), (2, 1));
+        assert_eq!(index.offset(1, 3), Some(3), "the emoji after `aé`");
+        assert_eq!(index.offset(1, 4), None, "inside it");
     }
 
     #[test]

@@ -109,6 +109,13 @@ struct ManifestFiles {
     plugin: PluginRow,
     targets: Vec<String>,
     files: Vec<FileRow>,
+    #[serde(default)]
+    payloads: Vec<PayloadRow>,
+}
+
+#[derive(Deserialize)]
+struct PayloadRow {
+    source: String,
 }
 
 #[derive(Deserialize)]
@@ -130,7 +137,14 @@ struct FileRow {
 impl ManifestFiles {
     fn summary(self) -> Summary {
         let files = self.files.len() + 1;
-        Summary { plugin: self.plugin.name, version: self.plugin.version, targets: self.targets, files }
+        let payload_sources = self.payloads.into_iter().map(|row| row.source).collect();
+        Summary {
+            plugin: self.plugin.name,
+            version: self.plugin.version,
+            targets: self.targets,
+            files,
+            payload_sources,
+        }
     }
 }
 

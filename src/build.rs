@@ -226,7 +226,7 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
     const NAMED: usize = 5;
     let Some(model) = compiled.model.as_ref().filter(|_| !compiled.has_errors()) else { return };
     let mut errors = Vec::new();
-    for payload in model.payloads.iter().filter(|payload| payload.is_emitted_for(&model.targets)) {
+    for payload in model.emitted_payloads() {
         let left_out = crate::loader::left_out_of_payload(root, &payload.source, &[out_dir.to_path_buf()]);
         if left_out.is_empty() {
             continue;
@@ -264,9 +264,11 @@ fn answer_stale(
     // of a monorepo's plugin that imports shared code), found from the cache.
     let mut found: Vec<OutsideDir> = Vec::new();
     let (artifact_key, published) = published_for(options, &mut disk, &mut hashes, &mut found)?;
-    // What the walk passed over may lie in a payload, which only a compile can tell: the
-    // inputs are the same, the artifact might not be whole (`check_payloads_whole`).
-    if let Some(published) = published.filter(|_| !snapshot.passed_over_nested()) {
+    // What the walk passed over in a payload (not an input: the inputs are those of the
+    // recorded artifact) may be new there, which only a compile can tell
+    // (`check_payloads_whole`): no answer from the cache for it.
+    let whole = |summary: &stamp::Summary| !summary.loses_any_of(snapshot.passed_over());
+    if let Some(published) = published {
         if let Some(previous) = previous {
             let mut now = snapshot.clone();
             now.add_outside(found.clone());
@@ -274,14 +276,16 @@ fn answer_stale(
                 return Ok(answered(options, summary, Shortcut::Cache, None));
             }
         }
-        if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest) {
+        if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest).filter(whole) {
             snapshot.add_outside(found);
             let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
             let mut output = answered(options, summary, Shortcut::Cache, None);
             output.compiled.diagnostics.extend(unsaved);
             return Ok(output);
         }
-        if let Some((files, summary)) = actions::restore_artifact(&options.cache, &published) {
+        if let Some((files, summary)) =
+            actions::restore_artifact(&options.cache, &published).filter(|(_, summary)| whole(summary))
+        {
             let stats = emit::publish::publish(&options.out_dir, &files)?;
             snapshot.add_outside(found);
             let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
@@ -321,6 +325,7 @@ fn answer_stale(
                 version: model.version.clone(),
                 targets: model.targets.iter().map(|t| t.as_str().to_owned()).collect(),
                 files: output.compiled.files.len(),
+                payload_sources: model.emitted_payloads().map(|payload| payload.source.clone()).collect(),
             };
             let unsaved = save_stamp(options, &settings, snapshot, summary, &manifest);
             output.compiled.diagnostics.extend(unsaved);
@@ -340,11 +345,8 @@ fn save_stamp(
     manifest: &Hash,
 ) -> Option<Diagnostic> {
     let error = stamp::save(&options.root, &options.out_dir, settings, snapshot, summary, manifest).err()?;
-    let message = format!("cannot record this build in {}: {error}", stamp::STATE_DIR);
-    let help = format!(
-        "without it, every build reads and hashes the whole project: make `{}/` a folder this user may write",
-        stamp::STATE_DIR
-    );
+    let message = format!("cannot record this build's stamp ({}): {error}", stamp::stamp_path(&options.root).display());
+    let help = "without it, every build reads and hashes the whole project";
     Some(Diagnostic::warning(Code::StateUnwritable, message).with_help(help))
 }
 
@@ -368,12 +370,15 @@ pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest:
         disk.extend(files);
         outside.push(dir);
     }
-    // (What the walk passed over may have come into a payload since the last compile checked
-    // it: that is for the next build to tell.)
-    if disk != workspace.inputs() || snapshot.passed_over_nested() {
+    if disk != workspace.inputs() {
         return Ok(false);
     }
-    let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, manifest) else { return Ok(false) };
+    // (What the walk passed over in a payload may have come there since the last compile
+    // checked it: that is for the next build to tell.)
+    let summary = crate::artifact::matches_manifest(&options.out_dir, manifest);
+    let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.passed_over())) else {
+        return Ok(false);
+    };
     snapshot.add_outside(outside);
     stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, manifest)?;
     Ok(true)
@@ -681,7 +686,7 @@ fn compose(
         inputs.extend(read.map(|(f, bytes)| Input { path: f.path(db), bytes }));
     }
     let mut diagnostics = Vec::new();
-    for payload in model.payloads.iter().filter(|payload| payload.is_emitted_for(&model.targets)) {
+    for payload in model.emitted_payloads() {
         let prefix = format!("{}/", payload.source);
         for (path, file) in files.range(prefix.clone()..).take_while(|(path, _)| path.starts_with(&prefix)) {
             let bytes = match file.bytes(db) {

@@ -315,7 +315,10 @@ impl Workspace {
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
             Some(key) => key.is_empty() || self.reads_at(&key, path) || self.may_lie_in_payload(&key, path),
-            None => false,
+            // A name that is not UTF-8 is no input anywhere, and a change in a payload.
+            None => path
+                .strip_prefix(&self.root)
+                .is_ok_and(|relative| self.may_lie_in_payload(&relative.to_string_lossy(), path)),
         }
     }
 
@@ -452,10 +455,11 @@ pub struct InputTree {
     pub unlistable: Vec<(String, Metadata)>,
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
-    /// Whether the walk passed over something below the top folder that is no input (a
-    /// symbolic link, a special file, a skipped folder, an artifact, a name not UTF-8): what
-    /// a payload would lose, which only a compile can tell (`left_out_of_payload`).
-    pub passed_over_nested: bool,
+    /// What the walk passed over below the top folder that is no input (a symbolic link, a
+    /// special file, a skipped folder, an artifact, a folder it may not list, a name not
+    /// UTF-8), by key: what a payload would lose (`left_out_of_payload` says the same of
+    /// one), which only a compile can tell. (The top folder holds no payload.)
+    pub passed_over: Vec<String>,
 }
 
 impl InputTree {
@@ -485,7 +489,7 @@ fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) 
         artifacts: Vec::new(),
         unlistable: Vec::new(),
         unnamed_dirs: false,
-        passed_over_nested: false,
+        passed_over: Vec::new(),
     };
     walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
     // By key, as stamps record them (the walk yields `src/a.ts` before `src-x.ts`).
@@ -509,6 +513,9 @@ fn walk_dir(
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", dir.display()));
     let metadata = fs::symlink_metadata(dir).map_err(context)?;
     if !key.is_empty() && !may_list(dir) {
+        if key.contains('/') {
+            tree.passed_over.push(key.clone());
+        }
         tree.unlistable.push((key, metadata));
         return Ok(());
     }
@@ -522,18 +529,23 @@ fn walk_dir(
             // The artifact being written: an output.
             continue;
         }
+        let passed_over = |tree: &mut InputTree| {
+            if !key.is_empty() {
+                tree.passed_over.push(joined(&key, &entry.file_name().to_string_lossy()));
+            }
+        };
         let Some(name) = entry.file_name().to_str().map(|name| joined(&key, name)) else {
             tree.unnamed_dirs |= file_type.is_dir();
-            tree.passed_over_nested |= !key.is_empty();
+            passed_over(tree);
             continue;
         };
         if file_type.is_file() {
             tree.files.push((name, path));
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
-            tree.passed_over_nested |= !key.is_empty();
+            passed_over(tree);
         } else if is_watched_artifact(&path, before_listing) {
-            tree.passed_over_nested |= !key.is_empty();
+            passed_over(tree);
             if let Ok(metadata) = entry.metadata() {
                 tree.artifacts.push((name, metadata));
             }
@@ -548,9 +560,8 @@ fn walk_dir(
 }
 
 /// What lies below the payload source `source` (a project-relative folder) that the walk
-/// does not take as an input, so no artifact carries it, with why: a folder no walk reads
-/// (`node_modules`, a built artifact, the artifact being written, one this process may not
-/// list), a symbolic link, a special file, anything named in bytes that are not UTF-8. By
+/// does not take as an input (`InputTree::passed_over`), so no artifact carries it, with why:
+/// a folder no walk reads (`node_modules`, a built artifact, one this process may not list), a symbolic link, a special file, anything named in bytes that are not UTF-8. By
 /// key; nothing below such a folder is looked at. (An empty folder holds nothing an artifact loses: it is not said.)
 pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
     let mut left_out = Vec::new();
@@ -566,12 +577,15 @@ pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Ve
         for entry in entries.filter_map(Result::ok) {
             let Ok(file_type) = entry.file_type() else { continue };
             let (key, path) = (joined(&key, &entry.file_name().to_string_lossy()), entry.path());
+            if exclude.contains(&path) {
+                // The artifact being written: an output, which no walk reads either.
+                continue;
+            }
             let why = match () {
                 _ if entry.file_name().to_str().is_none() => "a name that is not UTF-8",
                 _ if file_type.is_symlink() => "a symbolic link",
                 _ if file_type.is_file() => continue,
                 _ if !file_type.is_dir() => "a special file: a FIFO, a socket or a device",
-                _ if exclude.contains(&path) => "the artifact this build writes",
                 _ if is_skipped_dir(&entry.file_name()) => "a folder agent-bundle never reads",
                 _ if holds_artifact(&path) => "a built artifact, holding an agent-bundle.manifest.json",
                 _ if !may_list(&path) => "a folder this process may not list",
@@ -925,6 +939,46 @@ mod tests {
         );
         let states: Vec<&str> = tree.dir_states().map(|(key, _)| key.as_str()).collect();
         assert_eq!(states, ["", "src", "src/empty", "src/lib", "old"], "a skipped artifact is a state too");
+    }
+
+    /// The walk and the payload check pass over the same things: what one skips, the other
+    /// says a payload loses (else a build answered without compiling would differ from one
+    /// that compiles).
+    #[test]
+    fn the_walk_passes_over_what_a_payload_would_lose() {
+        let dir = tree(&[
+            "src/a.ts",
+            "dist/p/kept.js",
+            "dist/p/sub/kept.js",
+            "dist/p/node_modules/dep/index.js",
+            "dist/p/.git/HEAD",
+            "dist/p/built/agent-bundle.manifest.json",
+            "node_modules/top/index.js",
+        ]);
+        let payload = dir.path().join("dist/p");
+        std::os::unix::fs::symlink("kept.js", payload.join("link.js")).unwrap();
+        let fifo = std::ffi::CString::new(payload.join("sub/pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let not_utf8: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(b"bad\xff");
+        fs::write(payload.join(not_utf8), "").unwrap();
+        let walked = input_tree(dir.path(), &[]).unwrap();
+        let left_out: Vec<String> =
+            left_out_of_payload(dir.path(), "dist/p", &[]).into_iter().map(|(key, _)| key).collect();
+        let mut passed_over = walked.passed_over.clone();
+        passed_over.sort();
+        assert_eq!(passed_over, left_out);
+        assert_eq!(
+            left_out,
+            [
+                "dist/p/.git",
+                "dist/p/bad\u{fffd}",
+                "dist/p/built",
+                "dist/p/link.js",
+                "dist/p/node_modules",
+                "dist/p/sub/pipe"
+            ]
+        );
     }
 
     #[test]

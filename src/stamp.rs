@@ -19,12 +19,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
-use crate::loader::{DiskFiles, OutsideDir, OutsideState, input_tree, is_outside, read_files};
+use crate::loader::{DiskFiles, OutsideDir, OutsideState, input_tree, is_at_or_below, is_outside, read_files};
 
 /// The project's folder of local build state (never an input, never in the artifact).
 pub const STATE_DIR: &str = ".agent-bundle";
 
-fn stamp_path(root: &Path) -> PathBuf {
+pub fn stamp_path(root: &Path) -> PathBuf {
     root.join(STATE_DIR).join("stamp.json")
 }
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
@@ -47,9 +47,8 @@ pub struct Stamp {
     pub summary: Summary,
     /// The folders the input walk could not list (their states are among `input_dirs`).
     unlistable: Vec<String>,
-    /// Whether the walk passed over something nested that is no input (`Snapshot::
-    /// passed_over_nested`).
-    passed_over_nested: bool,
+    /// What the walk passed over (`Snapshot::passed_over`).
+    passed_over: Vec<String>,
 }
 
 /// Enough to report an up-to-date build without running it.
@@ -59,6 +58,16 @@ pub struct Summary {
     pub version: String,
     pub targets: Vec<String>,
     pub files: usize,
+    /// The project folders its payloads were copied from (the manifest's `payloads`).
+    pub payload_sources: Vec<String>,
+}
+
+impl Summary {
+    /// Whether something a walk passed over (`Snapshot::passed_over`) lies in one of the
+    /// artifact's payloads: it would be missing from it, and only a compile says so.
+    pub fn loses_any_of(&self, passed_over: &[String]) -> bool {
+        passed_over.iter().any(|key| self.payload_sources.iter().any(|source| is_at_or_below(key, source)))
+    }
 }
 
 /// The state of one path: what `stat` says, enough to tell that it changed. Written as a
@@ -251,7 +260,7 @@ pub struct Snapshot {
     inputs: Vec<FileState>,
     dirs: Vec<FileState>,
     unlistable: Vec<String>,
-    passed_over_nested: bool,
+    passed_over: Vec<String>,
 }
 
 impl Snapshot {
@@ -260,14 +269,14 @@ impl Snapshot {
         let tree = input_tree(root, &[out_dir.to_path_buf()])?;
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
-        let (unlistable, passed_over_nested) = (tree.unlistable_keys(), tree.passed_over_nested);
-        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over_nested })
+        let unlistable = tree.unlistable_keys();
+        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over: tree.passed_over })
     }
 
-    /// Whether the walk passed over something that is no input below the top folder (see
-    /// [`InputTree::passed_over_nested`](crate::loader::InputTree)): a payload may hold it.
-    pub fn passed_over_nested(&self) -> bool {
-        self.passed_over_nested
+    /// What the walk passed over below the top folder that is no input (see
+    /// [`InputTree::passed_over`](crate::loader::InputTree)): a payload may hold it.
+    pub fn passed_over(&self) -> &[String] {
+        &self.passed_over
     }
 
     /// The folders of the project this process may not list: nothing in them was read.
@@ -339,9 +348,9 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
         None => (Snapshot::take(root, out_dir)?, true),
     };
     let Some(stamp) = stamp else { return Ok(Found::Stale(snapshot, None)) };
-    // A folder changed since, and the walk passed over what is no input: it may be new in a
-    // payload, which only a compile can tell (`build::check_payloads_whole`).
-    if !stamp.describes(&snapshot, out_dir) || (walked && snapshot.passed_over_nested) {
+    // A folder changed since, and the walk passed over what is no input in a payload: it
+    // may be new there, which only a compile can tell (`build::check_payloads_whole`).
+    if !stamp.describes(&snapshot, out_dir) || (walked && stamp.summary.loses_any_of(&snapshot.passed_over)) {
         return Ok(Found::Stale(snapshot, Some(stamp)));
     }
     if walked {
@@ -349,7 +358,8 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
         // walk finds the same files outside it, its directories are worth recording.
         let now = now_ns();
         if !snapshot.dirs.is_empty() && !snapshot.dirs.iter().any(|dir| dir.is_racy(now)) {
-            let refreshed = Stamp { input_dirs: snapshot.dirs.clone(), saved_at_ns: now, ..stamp.clone() };
+            let (input_dirs, passed_over) = (snapshot.dirs.clone(), snapshot.passed_over.clone());
+            let refreshed = Stamp { input_dirs, passed_over, saved_at_ns: now, ..stamp.clone() };
             let _ = write_json(&stamp_path(root), &refreshed);
         }
     }
@@ -385,7 +395,7 @@ impl Stamp {
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
         let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
         let (dirs, unlistable) = (self.input_dirs.clone(), self.unlistable.clone());
-        Some(Snapshot { files, inputs, dirs, unlistable, passed_over_nested: self.passed_over_nested })
+        Some(Snapshot { files, inputs, dirs, unlistable, passed_over: self.passed_over.clone() })
     }
 
     /// The artifact is checked by stat-ing what the stamp recorded, not by walking it again.
@@ -459,13 +469,13 @@ pub fn save(
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
     // The listing alone: the files' states are those taken before they were read.
-    let (input_dirs, unlistable, passed_over_nested) = match input_tree(root, &[out_dir.to_path_buf()]) {
+    let (input_dirs, unlistable, passed_over) = match input_tree(root, &[out_dir.to_path_buf()]) {
         Ok(after) if after.files == walked(&before.files) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
-            (listed.chain(outside).collect(), after.unlistable_keys(), after.passed_over_nested)
+            (listed.chain(outside).collect(), after.unlistable_keys(), after.passed_over)
         }
-        _ => (Vec::new(), before.unlistable, before.passed_over_nested),
+        _ => (Vec::new(), before.unlistable, before.passed_over),
     };
     let saved_at_ns = now_ns();
     let stamp = Stamp {
@@ -478,7 +488,7 @@ pub fn save(
         saved_at_ns,
         summary,
         unlistable,
-        passed_over_nested,
+        passed_over,
     };
     write_json(&path, &stamp)
 }
@@ -490,14 +500,15 @@ pub fn save(
 /// wrote nothing, so unlike [`save`] no second walk is needed to prove it added no input.
 pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now: Snapshot) -> Option<Summary> {
     let _turn = crate::emit::publish::take_turn(out_dir).ok()?;
-    if !previous.vouches_for(out_dir, manifest) {
+    // (What the walk passed over in a payload now: only a compile says whether it is new.)
+    if !previous.vouches_for(out_dir, manifest) || previous.summary.loses_any_of(&now.passed_over) {
         return None;
     }
     let stamp = Stamp {
         input_dirs: now.dirs,
         inputs: now.inputs,
         unlistable: now.unlistable,
-        passed_over_nested: now.passed_over_nested,
+        passed_over: now.passed_over,
         saved_at_ns: now_ns(),
         ..previous
     };
@@ -525,7 +536,13 @@ mod tests {
     use std::time::Duration;
 
     fn summary() -> Summary {
-        Summary { plugin: "p".into(), version: "1.0.0".into(), targets: vec!["claude".into()], files: 2 }
+        Summary {
+            plugin: "p".into(),
+            version: "1.0.0".into(),
+            targets: vec!["claude".into()],
+            files: 2,
+            payload_sources: Vec::new(),
+        }
     }
 
     /// A project whose inputs and directories are older than the racy window, with a built

@@ -369,6 +369,8 @@ struct Session {
     /// Each file the last publish left in the artifact, with its size: what a change seen
     /// in the artifact is checked against.
     published: Vec<(PathBuf, u64)>,
+    /// The manifest the last publish wrote (`restore_manifest`).
+    manifest: Option<Arc<[u8]>>,
 }
 
 impl Session {
@@ -388,6 +390,7 @@ impl Session {
             unreported,
             clean: None,
             published: Vec::new(),
+            manifest: None,
         }
     }
 
@@ -457,6 +460,7 @@ impl Session {
         let out_dir = &self.options.out_dir;
         self.published =
             output.compiled.files.iter().map(|(path, file)| (out_dir.join(path), file.bytes.len() as u64)).collect();
+        self.manifest = output.compiled.files.get(crate::emit::MANIFEST_FILE).map(|file| file.bytes.clone());
         let mut folders: BTreeSet<PathBuf> =
             self.published.iter().filter_map(|(path, _)| path.parent()).map(Path::to_path_buf).collect();
         // (And the folders between them and the artifact's root.)
@@ -464,6 +468,26 @@ impl Session {
             folders.extend(folder.ancestors().take_while(|dir| dir.starts_with(out_dir)).map(Path::to_path_buf));
         }
         watches.lock().expect("no panics while locked").watch_again(&folders.into_iter().collect::<Vec<_>>());
+    }
+
+    /// Puts back the manifest the last publish wrote when it alone of the artifact's marks
+    /// went: without it the folder is no artifact, which no publish replaces (it may be
+    /// someone's), though every file there is one this session published.
+    fn restore_manifest(&self) {
+        let (out_dir, Some(bytes)) = (&self.options.out_dir, &self.manifest) else { return };
+        let manifest = out_dir.join(crate::emit::MANIFEST_FILE);
+        if fs::symlink_metadata(&manifest).is_ok() || !out_dir.is_dir() {
+            return;
+        }
+        let ours: BTreeSet<&Path> = self.published.iter().map(|(path, _)| path.as_path()).collect();
+        let all_ours = walkdir::WalkDir::new(out_dir)
+            .min_depth(1)
+            .into_iter()
+            .all(|entry| entry.is_ok_and(|entry| entry.file_type().is_dir() || ours.contains(entry.path())));
+        if all_ours {
+            // (A failure leaves the folder as it is: the publish then says why it stops.)
+            let _ = fs::write(&manifest, bytes);
+        }
     }
 
     /// Reads the project (all of it on its first build, else only `changed`), then builds
@@ -475,8 +499,14 @@ impl Session {
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
         let initial = !self.built;
         let out_dir = &self.options.out_dir;
-        let artifact_went = changed.iter().any(|path| path.starts_with(out_dir));
         let root = &self.options.root;
+        // (The artifact itself, what it holds, or a folder between it and the project.)
+        let artifact_went = changed
+            .iter()
+            .any(|path| path.starts_with(out_dir) || (out_dir.starts_with(path) && !root.starts_with(path)));
+        if artifact_went {
+            self.restore_manifest();
+        }
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
             // Gone with no event of its own (a folder above it renamed: the watches follow
@@ -519,7 +549,11 @@ impl Session {
             // outside the project, or in a folder the walk skips (`target/plugin`).
             watch(parent);
         }
-        if let Some(output) = output.as_ref().ok().filter(|output| output.published.is_some()) {
+        // (A publish that changed nothing swapped nothing in: the watches hold.)
+        if let Ok(output) = &output
+            && let Some(stats) = &output.published
+            && (stats.changed() || self.published.is_empty())
+        {
             self.watch_artifact(output, watches);
         }
         let changed =

@@ -57,6 +57,9 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     }
     let mode = fs::metadata(artifact.join("runtime/bin/format.sh")).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0o111, "the executable bit is kept");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["payloads"], serde_json::json!([{ "name": "runtime", "source": "dist/runtime" }]));
     assert!(!artifact.join("hooks").join("index.claude.mjs").exists(), "prebuilt hooks get no wrapper");
 }
 
@@ -102,6 +105,36 @@ fn a_payload_that_would_not_arrive_whole_fails_the_build() {
     let (code, messages) = build(checkout.path());
     assert_eq!((code, messages.len()), (1, 1), "{messages:?}");
     assert!(!checkout.path().join("artifact").exists());
+}
+
+/// What the walk passes over outside every payload (a nested `node_modules`, a link) costs
+/// no shortcut: a no-op is the stamp's, a touched checkout the cache's, a fresh checkout is
+/// restored.
+#[test]
+fn what_no_payload_holds_costs_no_shortcut() {
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    fs::create_dir_all(dir.path().join("src/hooks/node_modules/x")).unwrap();
+    fs::write(dir.path().join("src/hooks/node_modules/x/i.js"), "").unwrap();
+    std::os::unix::fs::symlink("stop.ts", dir.path().join("src/hooks/link.ts")).unwrap();
+    let args = ["--cache-dir", cache.path().to_str().unwrap()];
+    assert_eq!(build_json(dir.path(), &args).0, 0);
+    let checkout = tempfile::tempdir().unwrap();
+    support::copy_tree(dir.path(), checkout.path());
+    // (The copy took the link's target for a file.)
+    fs::remove_file(checkout.path().join("src/hooks/link.ts")).unwrap();
+    std::os::unix::fs::symlink("stop.ts", checkout.path().join("src/hooks/link.ts")).unwrap();
+    // Past the racy window of the copy and of that build.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // (The first may find the root's time inside the racy window of the first build's own
+    // writes, and record the stamp's folders again.)
+    let no_op = (0..2).map(|_| build_json(dir.path(), &args).1).find(|report| report["upToDateBy"] == "stamp");
+    assert!(no_op.is_some(), "a no-op answered by the stamp");
+    let stop = dir.path().join("src/hooks/stop.ts");
+    fs::write(&stop, fs::read(&stop).unwrap()).unwrap();
+    let (_, touched) = build_json(dir.path(), &args);
+    assert_eq!(touched["upToDateBy"], "cache", "{touched:#}");
+    let (_, fresh) = build_json(checkout.path(), &args);
+    assert_eq!(fresh["restoredFromCache"], true, "{fresh:#}");
 }
 
 #[test]

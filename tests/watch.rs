@@ -839,5 +839,20 @@ fn a_part_of_the_artifact_deleted_is_published_again() {
     assert!(artifact.join("hooks/hooks.json").is_file());
     let extra = builds.recv_timeout(Duration::from_millis(500));
     assert!(extra.is_err(), "a publish of the session's own is no change: {extra:?}");
+    // The manifest too: without it the folder is no artifact, but every file there is one
+    // the session wrote.
+    std::fs::remove_file(artifact.join("agent-bundle.manifest.json")).unwrap();
+    std::fs::remove_file(artifact.join(".claude-plugin/plugin.json")).unwrap();
+    let repaired = next_build(&builds);
+    assert_eq!(repaired["ok"], true, "{repaired:#}");
+    assert!(
+        artifact.join("agent-bundle.manifest.json").is_file() && artifact.join(".claude-plugin/plugin.json").is_file()
+    );
+    // A file of someone else's beside them: the folder is not the session's to replace.
+    std::fs::remove_file(artifact.join("agent-bundle.manifest.json")).unwrap();
+    std::fs::write(artifact.join("notes.txt"), "mine\n").unwrap();
+    let refused = next_build(&builds);
+    assert_eq!(refused["ok"], false, "{refused:#}");
+    assert_eq!(std::fs::read_to_string(artifact.join("notes.txt")).unwrap(), "mine\n");
     interrupt(child);
 }

@@ -49,6 +49,17 @@ pub fn aliases() -> BTreeMap<String, String> {
     ])
 }
 
+/// The specifiers that name the tool's module `key` (`` `agent-bundle` or
+/// `agent-bundle/jsx-runtime` ``), if any does.
+fn named_as(key: &str) -> Option<String> {
+    let specifiers: Vec<String> = aliases()
+        .into_iter()
+        .filter(|(_, module)| module == key)
+        .map(|(specifier, _)| format!("`{specifier}`"))
+        .collect();
+    (!specifiers.is_empty()).then(|| specifiers.join(" or "))
+}
+
 impl ModuleChunk {
     /// The chunk of a module with imports into outside directories not listed yet
     /// (`unresolved`): the build lists them and compiles it then, so it is not compiled now.
@@ -145,13 +156,13 @@ impl<'a> ModuleGraph<'a> {
             for (binding, span) in &chunk.links.imported {
                 let LinkSource::Module(source) = &binding.source else { continue };
                 let (message, help) = match resolve_export(&chunks, binding, &mut BTreeSet::new()) {
-                    Export::Missing => match aliases().into_iter().find(|(_, key)| key == source) {
-                        // A module of this tool's, named as the route imported it.
-                        Some((specifier, _)) => {
+                    Export::Missing => match named_as(source).as_deref() {
+                        // A module of this tool's, named as routes import it.
+                        Some(specifiers) => {
                             let offered = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
                             let names: Vec<String> = offered.into_iter().flatten().map(|n| format!("`{n}`")).collect();
                             (
-                                format!("`{specifier}` has no export named `{}`", binding.name),
+                                format!("{specifiers} has no export named `{}`", binding.name),
                                 format!("import one of the names it exports: {}", names.join(", ")),
                             )
                         }

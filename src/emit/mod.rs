@@ -95,7 +95,7 @@ fn manifest(
         .collect();
     inputs.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
     inputs.dedup();
-    json!({
+    let mut manifest = json!({
         "manifestVersion": MANIFEST_VERSION,
         "compiler": { "name": "agent-bundle", "version": env!("CARGO_PKG_VERSION") },
         "plugin": { "name": model.name, "version": model.version, "description": model.description },
@@ -103,7 +103,13 @@ fn manifest(
         "files": files,
         "hooks": hooks,
         "inputs": inputs,
-    })
+    });
+    let payloads: Vec<_> =
+        model.emitted_payloads().map(|payload| json!({ "name": payload.name, "source": payload.source })).collect();
+    if !payloads.is_empty() {
+        manifest["payloads"] = payloads.into();
+    }
+    manifest
 }
 
 /// One row of the hook index (the manifest's `hooks`, read back by `hooks list/simulate`).

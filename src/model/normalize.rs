@@ -22,6 +22,11 @@ pub struct Model {
 }
 
 impl Model {
+    /// The payloads the artifact carries (one limited to other hosts is left out).
+    pub fn emitted_payloads(&self) -> impl Iterator<Item = &Payload> {
+        self.payloads.iter().filter(|payload| payload.is_emitted_for(&self.targets))
+    }
+
     /// Whether any event route asks for the shared runtime.
     pub fn has_shared_routes(&self) -> bool {
         self.hooks.iter().any(|hook| hook.route.as_ref().is_some_and(|route| route.shared))

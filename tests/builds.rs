@@ -686,3 +686,25 @@ fn a_stamp_that_cannot_be_written_is_a_warning() {
         assert!(!names.iter().any(|name| name.to_string_lossy().ends_with(".tmp")), "{names:?}");
     }
 }
+
+/// A folder in a payload that the build may not list is a loss of the payload (AB4745),
+/// whether the build compiles or the cache could answer it.
+#[test]
+fn a_payload_folder_the_build_cannot_list_fails_it_every_time() {
+    let (dir, cache) = (support::example("prebuilt-plugin"), tempfile::tempdir().unwrap());
+    let args = ["build", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let mut trees: &[&std::path::Path] = &[dir.path(), cache.path()];
+    let mut build = || {
+        let output = unprivileged(dir.path(), std::mem::take(&mut trees), &args);
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        (output.status.code(), report["diagnostics"][0]["code"].clone())
+    };
+    assert_eq!(build(), (Some(0), serde_json::Value::Null));
+    let secret = dir.path().join("dist/runtime/secret");
+    fs::create_dir(&secret).unwrap();
+    fs::write(secret.join("key"), "k").unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
+    for _ in 0..2 {
+        assert_eq!(build(), (Some(1), serde_json::json!("AB4745")));
+    }
+}

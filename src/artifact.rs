@@ -245,7 +245,7 @@ fn take_exact(frame: &mut impl BufRead, len: usize) -> Option<Arc<[u8]>> {
 /// `manifest`: that manifest, every file it lists with its size, mode and blake3, and no
 /// other file. Every byte is read, so an artifact edited in place never passes.
 pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
-    let text = std::fs::read(dir.join(MANIFEST_FILE)).ok()?;
+    let text = crate::stamp::read_state_file(&dir.join(MANIFEST_FILE))?;
     if Hash::of(&text) != *manifest {
         return None;
     }

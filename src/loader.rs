@@ -314,20 +314,24 @@ impl Workspace {
         let path = as_walked(&self.root, path);
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
-            Some(key) => key.is_empty() || self.reads_at(&key, path) || self.may_lie_in_payload(&key, path),
+            Some(key) => key.is_empty() || self.reads_at(&key, path) || self.may_lie_in_payload(path),
             // A name that is not UTF-8 is no input anywhere, and a change in a payload.
-            None => path
-                .strip_prefix(&self.root)
-                .is_ok_and(|relative| self.may_lie_in_payload(&relative.to_string_lossy(), path)),
+            None => self.may_lie_in_payload(path),
         }
     }
 
     /// Whether `path` is, or was (it is gone), something in a payload that a walk passes over
     /// (a symbolic link, a special file, a folder never read, an artifact): it fails the
     /// build (`build::check_payloads_whole`), which only a compile can tell.
-    fn may_lie_in_payload(&self, key: &str, path: &Path) -> bool {
-        let in_payload = self.payload_sources.iter().any(|source| is_at_or_below(key, source));
-        in_payload && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
+    fn may_lie_in_payload(&self, path: &Path) -> bool {
+        self.lies_in_payload(path) && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
+    }
+
+    /// Whether `path` lies in a payload's source (as the last compile knew them).
+    pub fn lies_in_payload(&self, path: &Path) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else { return false };
+        let key = relative.to_string_lossy();
+        self.payload_sources.iter().any(|source| is_at_or_below(&key, source))
     }
 
     /// Takes the payload sources of the last compile's model (project-relative folders).

@@ -105,6 +105,11 @@ impl From<FileState> for StateRow {
 }
 
 impl FileState {
+    /// The path it is the state of (relative to where it was taken, or absolute).
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
     pub(crate) fn of(path: String, metadata: &std::fs::Metadata) -> FileState {
         FileState {
             path,
@@ -194,12 +199,24 @@ const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkou
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
 pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    // Never through a link: the state is this checkout's, and writing it must not reach
+    // wherever the link points.
+    if std::fs::symlink_metadata(dir)?.is_symlink() {
+        let message = format!("{} is a symbolic link: no state is written through it", dir.display());
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+    }
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
-    if std::fs::read(&ignore).ok().as_deref() != Some(STATE_IGNORE.as_bytes()) {
+    if read_state_file(&ignore).as_deref() != Some(STATE_IGNORE.as_bytes()) {
         write_atomically(&ignore, STATE_IGNORE.as_bytes())?;
     }
     Ok(())
+}
+
+/// A state file's bytes, if a regular file is there: never through a link, never waiting on
+/// a FIFO someone left in its place (an open would wait for a writer, and no signal ends it).
+pub(crate) fn read_state_file(path: &Path) -> Option<std::sync::Arc<[u8]>> {
+    crate::loader::read_file(path).ok().flatten().map(|(bytes, _)| bytes)
 }
 
 /// Writes `value` as JSON at `path`, atomically.
@@ -332,8 +349,7 @@ pub enum Found {
 /// the artifact. When none of the walk's directories changed, the inputs are the files the
 /// stamp lists (stat-ed, not walked for).
 pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
-    let stamp = std::fs::read(stamp_path(root))
-        .ok()
+    let stamp = read_state_file(&stamp_path(root))
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
     // Asked once: the no-op's first question, and whether a stale build need walk.
@@ -460,7 +476,7 @@ pub fn save(
 ) -> io::Result<()> {
     let _turn = crate::emit::publish::take_turn(out_dir)?;
     let path = stamp_path(root);
-    if std::fs::read(out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).ok().as_ref() != Some(manifest) {
+    if read_state_file(&out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).as_ref() != Some(manifest) {
         clear(root);
         return Ok(());
     }

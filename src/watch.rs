@@ -66,6 +66,8 @@ pub struct WatchBuild<'a> {
     pub artifact_in_place: bool,
     /// Whether the artifact (or a part of it) went since the last build: published again.
     pub artifact_went: bool,
+    /// Whether something that is no input changed in a payload (a link came or went).
+    pub payload_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
     pub elapsed: Duration,
@@ -507,6 +509,7 @@ impl Session {
         if artifact_went {
             self.restore_manifest();
         }
+        let payload_changed = changed.iter().any(|path| self.workspace.lies_in_payload(path));
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
             // Gone with no event of its own (a folder above it renamed: the watches follow
@@ -563,6 +566,7 @@ impl Session {
             changed,
             artifact_in_place: self.artifact_in_place(),
             artifact_went,
+            payload_changed,
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),

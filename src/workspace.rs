@@ -29,7 +29,8 @@ const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 /// the walk would find the same roots, and a check stats them instead of walking.
 pub fn discover(dir: &Path) -> Discovery {
     let memo_path = dir.join(MEMO_FILE);
-    if let Some(memo) = std::fs::read(&memo_path).ok().and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
+    if let Some(memo) =
+        crate::stamp::read_state_file(&memo_path).and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
         && memo.holds(dir)
     {
         return Discovery {
@@ -202,9 +203,13 @@ fn walk(dir: &Path) -> Walk {
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
-                // Remembered by its state: made readable, it is walked again.
+                // Remembered by its state (once: a folder the walker yielded before it failed
+                // to list it is there already): made readable, it is walked again.
                 match error_path(&error).map(|path| (path, std::fs::symlink_metadata(path))) {
-                    Some((path, Ok(metadata))) => seen.add(path, |key| FileState::of(key, &metadata)),
+                    Some((path, Ok(metadata))) if !seen.holds(path) => {
+                        seen.add(path, |key| FileState::of(key, &metadata))
+                    }
+                    Some((_, Ok(_))) => {}
                     _ => seen.complete = false,
                 }
                 unreadable.push(why_unreadable(&error));
@@ -288,11 +293,21 @@ struct Seen<'a> {
 }
 
 impl Seen<'_> {
+    /// The key a state of `path` is recorded under.
+    fn key<'p>(&self, path: &'p Path) -> Option<&'p str> {
+        path.strip_prefix(self.dir).unwrap_or(path).to_str()
+    }
+
     fn add(&mut self, path: &Path, state: impl FnOnce(String) -> FileState) {
-        match path.strip_prefix(self.dir).unwrap_or(path).to_str() {
+        match self.key(path) {
             Some(key) => self.states.push(state(key.to_owned())),
             None => self.complete = false,
         }
+    }
+
+    /// Whether a state of `path` is recorded.
+    fn holds(&self, path: &Path) -> bool {
+        self.key(path).is_some_and(|key| self.states.iter().any(|state| state.path() == key))
     }
 
     /// Records the ignore file at `path`, as `metadata` (its `symlink_metadata`) found it, or

@@ -708,3 +708,37 @@ fn a_payload_folder_the_build_cannot_list_fails_it_every_time() {
         assert_eq!(build(), (Some(1), serde_json::json!("AB4745")));
     }
 }
+
+/// What sits where the build keeps its state is never waited on nor written through: a FIFO
+/// at the stamp's or the workspace memo's path (an open would wait for a writer, which no
+/// signal ends), a `.agent-bundle` that is a link to elsewhere (AB4009, nothing written there).
+#[test]
+fn the_build_s_state_is_never_a_fifo_waited_on_or_a_link_written_through() {
+    let fifo = |path: &std::path::Path| {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    };
+    // (Bounded: a build waiting on a FIFO would never end.)
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let mut command = std::process::Command::new("timeout");
+        command.arg("20").arg(env!("CARGO_BIN_EXE_agent-bundle")).args(args).current_dir(dir);
+        command.env("AGENT_BUNDLE_CACHE_DIR", dir.join("cache")).output().unwrap()
+    };
+    let dir = support::example("policy");
+    fifo(&dir.path().join(".agent-bundle/stamp.json"));
+    assert_eq!(run(dir.path(), &["build"]).status.code(), Some(0));
+    let workspace = tempfile::tempdir().unwrap();
+    support::copy_tree(&support::repo().join("examples/policy"), &workspace.path().join("p"));
+    fifo(&workspace.path().join(".agent-bundle/workspace.json"));
+    for _ in 0..2 {
+        assert_eq!(run(workspace.path(), &["build", "--workspace"]).status.code(), Some(0));
+    }
+
+    let (dir, elsewhere) = (support::example("policy"), tempfile::tempdir().unwrap());
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".agent-bundle")).unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (0, &serde_json::json!("AB4009")), "{report:#}");
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing written through the link");
+}

@@ -207,9 +207,12 @@ fn payload_outside_the_project_root() {
 /// A payload source in a folder the build never reads says so, not that it is missing.
 #[test]
 fn a_payload_source_in_a_folder_the_build_never_reads() {
-    let config = config("{}", "['claude']").replace("hooks:", "payload: { tool: './node_modules/tool' },\n  hooks:");
+    // (A prebuilt handler in it is said no more of: the payload's error is the one to fix.)
+    let hooks = "{ stop: { handler: { prebuilt: './node_modules/tool/index.js' } } }";
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { tool: './node_modules/tool' },\n  hooks:");
     let dir = project(&[("agent-bundle.config.ts", &config), ("node_modules/tool/index.js", "")]);
     let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(report["diagnostics"].as_array().map(Vec::len), Some(1), "{report:#}");
     assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4747")), "{report:#}");
     let message = report["diagnostics"][0]["message"].as_str().unwrap();
     assert_eq!(

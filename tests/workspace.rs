@@ -165,6 +165,9 @@ fn what_the_search_cannot_read_is_warned_about_every_time_and_searched_once_read
     let memo: Value =
         serde_json::from_slice(&fs::read(dir.path().join(".agent-bundle/workspace.json")).unwrap()).unwrap();
     assert_eq!(memo["unreadable"].as_array().map(Vec::len), Some(2), "{memo:#}");
+    let seen: Vec<&str> = memo["seen"].as_array().unwrap().iter().map(|row| row[0].as_str().unwrap()).collect();
+    let once: std::collections::BTreeSet<&str> = seen.iter().copied().collect();
+    assert_eq!(seen.len(), once.len(), "each state once: {seen:?}");
 
     mode(&locked, 0o755);
     let (projects, _) = build();

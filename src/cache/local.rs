@@ -100,7 +100,7 @@ impl LocalStore {
             // next read). A record is small: compare it whole.
             let same = match kind {
                 Kind::Object => true,
-                Kind::Action => fs::read(&path).is_ok_and(|old| old == bytes),
+                Kind::Action => read_regular(&path).is_some_and(|old| old == bytes),
             };
             if same {
                 touch(&file, meta.modified().ok());
@@ -125,6 +125,11 @@ fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
     let mut bytes = vec![0; meta.len() as usize];
     file.read_exact(&mut bytes).ok()?;
     Some((file, bytes, meta.modified().ok()))
+}
+
+/// The bytes of the store's file at `path`, if it is a regular file (see [`open_entry`]).
+pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    read_entry(path).map(|(_, bytes, _)| bytes)
 }
 
 /// An entry file, opened for reading, if it is one: never a link (followed elsewhere) or a

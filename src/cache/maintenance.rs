@@ -99,7 +99,7 @@ fn stat_fields(stats: &CacheStats) -> [(&'static str, u64); 7] {
 }
 
 fn read_last_build(path: &Path) -> Option<CacheStats> {
-    let value: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&super::local::read_regular(path)?).ok()?;
     if value.get("format")?.as_str()? != LAST_BUILD_FORMAT {
         return None;
     }
@@ -145,7 +145,7 @@ pub(super) fn start_usage(dir: &Path) -> io::Result<()> {
 }
 
 fn read_usage(root: &Path) -> Option<u64> {
-    let value: serde_json::Value = serde_json::from_slice(&fs::read(root.join(USAGE_FILE)).ok()?).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&super::local::read_regular(&root.join(USAGE_FILE))?).ok()?;
     if value.get("format")?.as_str()? != USAGE_FORMAT {
         return None;
     }
@@ -212,8 +212,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
         all.iter().zip(&remove).filter(|(e, r)| e.kind == Kind::Object && !**r).map(|(e, _)| e.hash).collect();
     for (i, entry) in all.iter().enumerate() {
         if entry.kind == Kind::Action && !remove[i] {
-            let complete = fs::read(&entry.path)
-                .ok()
+            let complete = super::local::read_regular(&entry.path)
                 .and_then(|bytes| record::decode(&bytes))
                 .is_some_and(|record| record.outputs.values().all(|h| kept_objects.contains(h)));
             remove[i] = !complete;
@@ -293,10 +292,10 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
                 report.corrupt.push(path);
                 continue;
             };
-            let bytes = match fs::read(&path) {
-                Ok(bytes) => bytes,
-                Err(error) if error.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile
-                Err(_) => {
+            let bytes = match super::local::read_regular(&path) {
+                Some(bytes) => bytes,
+                None if fs::symlink_metadata(&path).is_err() => continue, // removed meanwhile
+                None => {
                     report.unreadable.push(path);
                     continue;
                 }

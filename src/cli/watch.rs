@@ -99,13 +99,7 @@ fn print_round(
 /// `project` names the project in a session of several.
 fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
     let tag = project.map_or_else(|| "[watch]".to_owned(), |project| format!("[watch] {project}:"));
-    let trigger = match build.changed.as_slice() {
-        _ if build.initial => "initial build".to_owned(),
-        [] if build.artifact_went => "the artifact lost files".to_owned(),
-        [] => "no input changed".to_owned(),
-        [one] => format!("{one} changed"),
-        [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
-    };
+    let trigger = trigger(build);
     let ms = build.elapsed.as_millis();
     let kept = if build.artifact_in_place { "the last good artifact is kept" } else { "no artifact is published" };
     let output = match &build.output {
@@ -121,6 +115,18 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
         Some(stats) if !stats.changed() => format!("{tag} {trigger}: artifact unchanged ({rebuilt})"),
         Some(stats) => format!("{tag} {trigger}: published ({}; {rebuilt})", what_was_published(stats)),
         None => format!("{tag} {trigger}: build failed, {kept} ({ms} ms)"),
+    }
+}
+
+/// What made the build: the inputs that changed, else what changed that is no input.
+fn trigger(build: &WatchBuild<'_>) -> String {
+    match build.changed.as_slice() {
+        _ if build.initial => "initial build".to_owned(),
+        [] if build.artifact_went => "the artifact lost files".to_owned(),
+        [] if build.payload_changed => "a payload changed".to_owned(),
+        [] => "no input changed".to_owned(),
+        [one] => format!("{one} changed"),
+        [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
     }
 }
 
@@ -176,6 +182,7 @@ mod tests {
             changed: Vec::new(),
             artifact_in_place: true,
             artifact_went: false,
+            payload_changed: false,
             queries_executed: 0,
             elapsed: Duration::from_millis(3),
         };
@@ -188,6 +195,15 @@ mod tests {
             status_line(&build, None),
             "[watch] cannot read /p/src/a.ts: Permission denied; no artifact is published (3 ms)"
         );
+
+        // What made a build: inputs first, then the artifact's loss, then a payload's change.
+        assert_eq!(trigger(&build), "no input changed");
+        build.payload_changed = true;
+        assert_eq!(trigger(&build), "a payload changed");
+        build.artifact_went = true;
+        assert_eq!(trigger(&build), "the artifact lost files");
+        build.changed = vec!["src/a.ts".into(), "src/b.ts".into()];
+        assert_eq!(trigger(&build), "src/a.ts and 1 more changed");
     }
 
     #[test]

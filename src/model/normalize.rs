@@ -93,7 +93,7 @@ pub fn normalize(
     package_version: Result<Option<&str>, &str>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
-    let mut cx = Normalizer { project, diagnostics: Vec::new() };
+    let mut cx = Normalizer { project, diagnostics: Vec::new(), rejected_payloads: Vec::new() };
     let targets = match target_override {
         Some(targets) => sorted(targets.to_vec()),
         None => match &config.targets {
@@ -199,6 +199,9 @@ fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
 struct Normalizer<'a> {
     project: &'a dyn ProjectView,
     diagnostics: Vec<Diagnostic>,
+    /// The sources of declared payloads refused (their error says why): a prebuilt handler
+    /// in one is said no more of.
+    rejected_payloads: Vec<String>,
 }
 
 impl Normalizer<'_> {
@@ -291,6 +294,9 @@ impl Normalizer<'_> {
                 Some(Handler::Module(path))
             }
             HandlerDecl::Prebuilt(_) => {
+                if self.rejected_payloads.iter().any(|source| is_under(&path, source)) {
+                    return None;
+                }
                 let Some(payload) = payloads.iter().find(|p| is_under(&path, &p.source)) else {
                     let declared: Vec<_> = payloads.iter().map(|p| p.source.as_str()).collect();
                     let help = if declared.is_empty() {
@@ -458,6 +464,7 @@ impl Normalizer<'_> {
                     RESERVED_PAYLOAD_NAMES.join(", ")
                 )),
             );
+            self.rejected_payloads.extend(project_path(&decl.source.value));
             return None;
         }
         let raw = &decl.source.value;
@@ -483,10 +490,13 @@ impl Normalizer<'_> {
                 ),
                 None => (
                     format!("payload source `{source}` is missing or empty"),
-                    "build the payload before running agent-bundle".to_owned(),
+                    "build the payload before running agent-bundle, as a folder of files in the project (a folder \
+                     that is a symbolic link or a built artifact is never read)"
+                        .to_owned(),
                 ),
             };
             self.push(Diagnostic::error(Code::MissingPayload, message).at_path(&decl.source.path).with_help(help));
+            self.rejected_payloads.push(source);
             return None;
         }
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));

@@ -269,15 +269,20 @@ function decodeEnvelope(spec, envelope) {
       continue; // absent stays absent
     }
     const value = envelope[key];
-    if (field.types.length > 0 && !field.types.some((type) => hasType(value, type))) {
-      fail(`native ${native} ${key} must be ${field.types.join(" or ")}`);
-    }
-    if (field.enum && !field.enum.includes(value)) {
-      fail(`native ${native} ${key} must be one of ${field.enum.join(", ")}`);
-    }
+    const problem = fieldProblem(field, value);
+    if (problem !== null) fail(`native ${native} ${key} ${problem}`);
     event[field.canonical] = decodeValue(field, value);
   }
   return deepFreeze(event);
+}
+
+/** What is wrong with a native field's value (`must be string`), or null. */
+function fieldProblem(field, value) {
+  if (field.types.length > 0 && !field.types.some((type) => hasType(value, type))) {
+    return `must be ${field.types.join(" or ")}`;
+  }
+  if (field.enum && !field.enum.includes(value)) return `must be one of ${field.enum.join(", ")}`;
+  return null;
 }
 
 function decodeValue(field, value) {
@@ -321,6 +326,8 @@ function encodeCanonical(spec, input) {
     let value = input[field.canonical];
     if (field.decode === "json" && typeof value !== "string") value = JSON.stringify(value);
     else if (field.decode === "positive-count" && typeof value === "boolean") value = value ? 1 : 0;
+    const problem = fieldProblem(field, value);
+    if (problem !== null) fail(`simulation input ${field.canonical} ${problem} (native ${field.native[0]})`);
     envelope[field.native[0]] = value;
   }
   envelope[spec.eventKey] = spec.nativeEvent;

@@ -698,10 +698,10 @@ describe("simulation mode", PARALLEL, () => {
     failsWith(r, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${CLAUDE_PRE.fields.map((f) => f.canonical).join(", ")})`);
   });
 
-  test("simulated input is validated like a native envelope", async () => {
+  test("simulated input is validated like a native envelope, in canonical names", async () => {
     const { toolName, ...rest } = canonical;
     failsWith(await run({ spec: CLAUDE_PRE, input: rest, env: SIM }), CLAUDE_PRE, "simulation input toolName is required for PreToolUse (native tool_name)");
-    failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, env: SIM }), CLAUDE_PRE, "native PreToolUse tool_name must be string");
+    failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, env: SIM }), CLAUDE_PRE, "simulation input toolName must be string (native tool_name)");
   });
 
   test("simulated failures write nothing to stdout", async () => {

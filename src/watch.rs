@@ -456,20 +456,29 @@ impl Session {
         self.exclude.iter().any(|e| path.starts_with(e))
     }
 
-    /// Watches every folder of the artifact `output` published (anew: the publish swapped
-    /// in new folders), so that a part of it deleted is published again.
-    fn watch_artifact(&mut self, output: &BuildOutput, watches: &Mutex<Watches>) {
+    /// Records what `output` published: each file with its size, and the manifest.
+    fn note_published(&mut self, output: &BuildOutput) {
         let out_dir = &self.options.out_dir;
         self.published =
             output.compiled.files.iter().map(|(path, file)| (out_dir.join(path), file.bytes.len() as u64)).collect();
         self.manifest = output.compiled.files.get(crate::emit::MANIFEST_FILE).map(|file| file.bytes.clone());
-        let mut folders: BTreeSet<PathBuf> =
-            self.published.iter().filter_map(|(path, _)| path.parent()).map(Path::to_path_buf).collect();
+    }
+
+    /// Watches every folder of the artifact the last publish wrote, so that a part of it
+    /// deleted is published again. (Unwatched before each build: a publish swaps the folders
+    /// away, and the watcher, which keys its watches by path, would drop the new ones when it
+    /// saw the old ones go.)
+    fn watch_artifact(&self, watches: &Mutex<Watches>) {
+        let out_dir = &self.options.out_dir;
+        let mut folders: BTreeSet<&Path> = self.published.iter().filter_map(|(path, _)| path.parent()).collect();
         // (And the folders between them and the artifact's root.)
         for folder in folders.clone() {
-            folders.extend(folder.ancestors().take_while(|dir| dir.starts_with(out_dir)).map(Path::to_path_buf));
+            folders.extend(folder.ancestors().take_while(|dir| dir.starts_with(out_dir)));
         }
-        watches.lock().expect("no panics while locked").watch_again(&folders.into_iter().collect::<Vec<_>>());
+        let mut watches = watches.lock().expect("no panics while locked");
+        for folder in folders {
+            watches.add(folder);
+        }
     }
 
     /// Puts back the manifest the last publish wrote when it alone of the artifact's marks
@@ -523,6 +532,7 @@ impl Session {
         };
         let read = project.is_ok();
         let cache_before = self.options.cache.stats();
+        watches.lock().expect("no panics while locked").forget_below(std::slice::from_ref(&self.options.out_dir));
         let output = project.and_then(|project| {
             build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch)
                 .map(|(output, _)| output)
@@ -552,12 +562,13 @@ impl Session {
             // outside the project, or in a folder the walk skips (`target/plugin`).
             watch(parent);
         }
-        // (A publish that changed nothing swapped nothing in: the watches hold.)
         if let Ok(output) = &output
-            && let Some(stats) = &output.published
-            && (stats.changed() || self.published.is_empty())
+            && output.published.is_some()
         {
-            self.watch_artifact(output, watches);
+            self.note_published(output);
+        }
+        if self.artifact_in_place() {
+            self.watch_artifact(watches);
         }
         let changed =
             if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };

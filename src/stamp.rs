@@ -199,12 +199,7 @@ const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkou
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
 pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    // Never through a link: the state is this checkout's, and writing it must not reach
-    // wherever the link points.
-    if std::fs::symlink_metadata(dir)?.is_symlink() {
-        let message = format!("{} is a symbolic link: no state is written through it", dir.display());
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
-    }
+    refuse_linked(dir)?;
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
     if read_state_file(&ignore).as_deref() != Some(STATE_IGNORE.as_bytes()) {
@@ -213,10 +208,24 @@ pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// A state file's bytes, if a regular file is there: never through a link, never waiting on
-/// a FIFO someone left in its place (an open would wait for a writer, and no signal ends it).
+/// A state file's bytes, if a regular file is there: never through a link (the file or its
+/// folder), never waiting on a FIFO someone left in its place (an open would wait for a
+/// writer, and no signal ends it).
 pub(crate) fn read_state_file(path: &Path) -> Option<std::sync::Arc<[u8]>> {
+    refuse_linked(path.parent()?).ok()?;
     crate::loader::read_file(path).ok().flatten().map(|(bytes, _)| bytes)
+}
+
+/// Fails for a state folder that is a symbolic link: the state is this checkout's, and no
+/// read, write or removal of it may reach wherever the link points.
+fn refuse_linked(dir: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(metadata) if metadata.is_symlink() => {
+            let message = format!("{} is a symbolic link: no state is kept through it", dir.display());
+            Err(io::Error::new(io::ErrorKind::InvalidInput, message))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Writes `value` as JSON at `path`, atomically.
@@ -231,6 +240,7 @@ pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> 
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a state file has a parent");
     std::fs::create_dir_all(dir)?;
+    refuse_linked(dir)?;
     remove_abandoned_temporaries(dir);
     let mut name = path.file_name().expect("a state file has a name").to_owned();
     name.push(format!(".{}.tmp", std::process::id()));
@@ -349,8 +359,11 @@ pub enum Found {
 /// the artifact. When none of the walk's directories changed, the inputs are the files the
 /// stamp lists (stat-ed, not walked for).
 pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
+    // (A stamp that recorded something passed over in a payload of its artifact was saved
+    // while that came in: it vouches for nothing.)
     let stamp = read_state_file(&stamp_path(root))
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
+        .filter(|stamp| !stamp.summary.loses_any_of(&stamp.passed_over))
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
     // Asked once: the no-op's first question, and whether a stale build need walk.
     let walk_unchanged = stamp.as_ref().is_some_and(|stamp| stamp.walk_unchanged(root));
@@ -375,7 +388,8 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
         let now = now_ns();
         if !snapshot.dirs.is_empty() && !snapshot.dirs.iter().any(|dir| dir.is_racy(now)) {
             let (input_dirs, passed_over) = (snapshot.dirs.clone(), snapshot.passed_over.clone());
-            let refreshed = Stamp { input_dirs, passed_over, saved_at_ns: now, ..stamp.clone() };
+            let unlistable = snapshot.unlistable.clone();
+            let refreshed = Stamp { input_dirs, passed_over, unlistable, saved_at_ns: now, ..stamp.clone() };
             let _ = write_json(&stamp_path(root), &refreshed);
         }
     }
@@ -486,7 +500,9 @@ pub fn save(
     };
     // The listing alone: the files' states are those taken before they were read.
     let (input_dirs, unlistable, passed_over) = match input_tree(root, &[out_dir.to_path_buf()]) {
-        Ok(after) if after.files == walked(&before.files) => {
+        // (Not a walk that found something new in a payload, which the check before the
+        // publish did not see: the next build walks, and says so.)
+        Ok(after) if after.files == walked(&before.files) && !summary.loses_any_of(&after.passed_over) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
             (listed.chain(outside).collect(), after.unlistable_keys(), after.passed_over)
@@ -535,7 +551,10 @@ pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now:
 
 /// Forgets the stamp (after a build that did not end clean).
 pub fn clear(root: &Path) {
-    let _ = std::fs::remove_file(stamp_path(root));
+    let path = stamp_path(root);
+    if path.parent().is_some_and(|dir| refuse_linked(dir).is_ok()) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 fn state(path: String, full: &Path) -> io::Result<FileState> {
@@ -598,6 +617,27 @@ mod tests {
         stamp(dir.path(), &out);
         assert!(fresh(dir.path(), &out));
         assert!(matches!(check(dir.path(), &out, "other").unwrap(), Found::Stale(_, None)));
+    }
+
+    /// A link that came into a payload while the build published (the check before it did
+    /// not see it): the stamp saved then records no folders, and a stamp that holds one
+    /// vouches for nothing.
+    #[test]
+    fn what_came_into_a_payload_during_the_publish_is_never_stamped_as_whole() {
+        let (dir, out) = project();
+        let with_payload = Summary { payload_sources: vec!["src".into()], ..summary() };
+        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
+        let before = Snapshot::take(dir.path(), &out).unwrap();
+        std::os::unix::fs::symlink("a.ts", dir.path().join("src/link.ts")).unwrap();
+        save(dir.path(), &out, "settings", before, with_payload.clone(), &manifest).unwrap();
+        assert!(saved(dir.path()).input_dirs.is_empty(), "the next build walks");
+        assert!(!fresh(dir.path(), &out));
+
+        let mut stamp = saved(dir.path());
+        stamp.passed_over = vec!["src/link.ts".into()];
+        stamp.input_dirs = Snapshot::take(dir.path(), &out).unwrap().dirs;
+        write_json(&stamp_path(dir.path()), &stamp).unwrap();
+        assert!(matches!(check(dir.path(), &out, "settings").unwrap(), Found::Stale(_, None)));
     }
 
     #[test]

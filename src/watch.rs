@@ -23,7 +23,7 @@
 //! lists first and watches after, so it walks again only when a directory it just watched
 //! changed since its listing (or is too new for its time to prove it did not).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -490,14 +490,18 @@ impl Session {
         if fs::symlink_metadata(&manifest).is_ok() || !out_dir.is_dir() {
             return;
         }
-        let ours: BTreeSet<&Path> = self.published.iter().map(|(path, _)| path.as_path()).collect();
-        let all_ours = walkdir::WalkDir::new(out_dir)
-            .min_depth(1)
-            .into_iter()
-            .all(|entry| entry.is_ok_and(|entry| entry.file_type().is_dir() || ours.contains(entry.path())));
-        if all_ours {
-            // (A failure leaves the folder as it is: the publish then says why it stops.)
-            let _ = fs::write(&manifest, bytes);
+        let ours: BTreeMap<&Path, u64> = self.published.iter().map(|(path, size)| (path.as_path(), *size)).collect();
+        let is_ours = |entry: walkdir::DirEntry| {
+            let size = entry.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
+        };
+        if walkdir::WalkDir::new(out_dir).min_depth(1).into_iter().all(|entry| entry.is_ok_and(is_ours)) {
+            // Whole or not at all; a failure leaves the folder as it is, and the publish says
+            // why it stops.
+            let staged = out_dir.join(format!(".{}.{}.tmp", crate::emit::MANIFEST_FILE, std::process::id()));
+            if fs::write(&staged, bytes).and_then(|()| fs::rename(&staged, &manifest)).is_err() {
+                let _ = fs::remove_file(&staged);
+            }
         }
     }
 

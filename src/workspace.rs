@@ -176,16 +176,31 @@ fn walk(dir: &Path) -> Walk {
     // files apply all the same, and none above it: a home folder's `.gitignore` of `*` (a
     // dotfiles setup) must not hide every project.
     let in_repository = repository_root(dir).is_some();
+    // An ignore file that is no regular file (a FIFO) would hold the walker for good, deaf to
+    // Ctrl-C: one of the walk's own folder or above it turns the ignore files off, one below
+    // leaves its folder out; each is said.
+    let top = repository_root(dir).unwrap_or(dir);
+    let irregular: Vec<PathBuf> =
+        dir.ancestors().take_while(|folder| folder.starts_with(top)).filter_map(irregular_ignore_file).collect();
+    let read_ignore_files = irregular.is_empty();
+    let left_out = Arc::new(Mutex::new(Vec::new()));
+    let found_left_out = left_out.clone();
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(false)
         .git_global(false)
         .git_exclude(false)
+        .git_ignore(read_ignore_files)
+        .ignore(read_ignore_files)
         .require_git(in_repository)
-        .parents(in_repository)
+        .parents(in_repository && read_ignore_files)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             if !is_dir || crate::loader::is_skipped_dir(entry.file_name()) {
                 return !is_dir;
+            }
+            if read_ignore_files && let Some(file) = irregular_ignore_file(entry.path()) {
+                found_left_out.lock().expect("no panics while locked").push(file);
+                return false;
             }
             // Built artifacts hold no projects.
             let manifest = std::fs::symlink_metadata(entry.path().join(crate::emit::MANIFEST_FILE));
@@ -199,6 +214,9 @@ fn walk(dir: &Path) -> Walk {
     let (mut roots, mut dirs) = (Vec::new(), Vec::new());
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
     let mut unreadable = Vec::new();
+    for file in &irregular {
+        unreadable.push(format!("{} (not a regular file: no ignore file was read)", file.display()));
+    }
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -232,7 +250,7 @@ fn walk(dir: &Path) -> Walk {
                 // The walker passes over an ignore file it cannot read, and the projects it
                 // ignores with it: said, as git says it (its state, just recorded, says when
                 // it is made readable).
-                if let Err(error) = std::fs::File::open(&file) {
+                if let Err(error) = open_without_waiting(&file) {
                     unreadable.push(format!("{} ({})", file.display(), error.kind()));
                 }
             }
@@ -241,6 +259,11 @@ fn walk(dir: &Path) -> Walk {
             roots.extend(entry.path().parent().map(Path::to_path_buf));
         }
     }
+    for file in left_out.lock().expect("no panics while locked").iter() {
+        unreadable.push(format!("{} (not a regular file: its folder was left out)", file.display()));
+    }
+    // (Such a walk is not remembered: nothing recorded says when the file is one again.)
+    seen.complete &= irregular.is_empty() && left_out.lock().expect("no panics while locked").is_empty();
     for (path, metadata) in artifacts.lock().expect("no panics while locked").iter() {
         seen.add(path, |key| FileState::of(key, metadata));
         // Where a project can appear too: once its manifest goes, it is a folder like any.
@@ -260,6 +283,20 @@ fn walk(dir: &Path) -> Walk {
     roots.sort();
     roots.dedup();
     Walk { roots, seen: seen.complete.then_some(seen.states), dirs, unreadable }
+}
+
+/// An ignore file in `folder` that is there and no regular file (through a link too).
+fn irregular_ignore_file(folder: &Path) -> Option<PathBuf> {
+    IGNORE_FILES
+        .map(|name| folder.join(name))
+        .into_iter()
+        .find(|file| std::fs::metadata(file).is_ok_and(|m| !m.is_file()))
+}
+
+/// Opens `path` for reading without waiting for a FIFO's writer.
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
 }
 
 /// `path (what went wrong)`, from the walker's nested error.

@@ -736,9 +736,38 @@ fn the_build_s_state_is_never_a_fifo_waited_on_or_a_link_written_through() {
         assert_eq!(run(workspace.path(), &["build", "--workspace"]).status.code(), Some(0));
     }
 
+    // An ignore file that is a FIFO, in a project or above the projects: said, never opened.
+    fifo(&workspace.path().join("p/.gitignore"));
+    fifo(&workspace.path().join(".ignore"));
+    let output = run(workspace.path(), &["build", "--workspace"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a regular file"));
+
     let (dir, elsewhere) = (support::example("policy"), tempfile::tempdir().unwrap());
     std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".agent-bundle")).unwrap();
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!((code, &report["diagnostics"][0]["code"]), (0, &serde_json::json!("AB4009")), "{report:#}");
     assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing written through the link");
+    // A stamp moved there and linked back is neither read, renewed nor cleaned through the link.
+    fs::remove_file(dir.path().join(".agent-bundle")).unwrap();
+    assert_eq!(build_json(dir.path(), &[]).0, 0);
+    fs::remove_dir(elsewhere.path()).unwrap();
+    fs::rename(dir.path().join(".agent-bundle"), elsewhere.path()).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".agent-bundle")).unwrap();
+    fs::write(elsewhere.path().join("junk.99999.tmp"), "").unwrap();
+    let before = support::artifact_files(elsewhere.path());
+    let stop = dir.path().join("src/hooks/stop.ts");
+    fs::write(&stop, fs::read(&stop).unwrap()).unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_ne!(report["upToDateBy"], "stamp", "a stamp behind a link is not read");
+    assert_eq!(support::artifact_files(elsewhere.path()), before, "nothing written or removed there");
+
+    let (workspace, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    support::copy_tree(&support::repo().join("examples/policy"), &workspace.path().join("p"));
+    std::os::unix::fs::symlink(elsewhere.path(), workspace.path().join(".agent-bundle")).unwrap();
+    for _ in 0..2 {
+        assert_eq!(run(workspace.path(), &["build", "--workspace"]).status.code(), Some(0));
+    }
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0, "no workspace memo written through the link");
 }

@@ -629,7 +629,7 @@ mod tests {
         let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
         let before = Snapshot::take(dir.path(), &out).unwrap();
         std::os::unix::fs::symlink("a.ts", dir.path().join("src/link.ts")).unwrap();
-        save(dir.path(), &out, "settings", before, with_payload.clone(), &manifest).unwrap();
+        save(dir.path(), &out, "settings", before, with_payload, &manifest).unwrap();
         assert!(saved(dir.path()).input_dirs.is_empty(), "the next build walks");
         assert!(!fresh(dir.path(), &out));
 

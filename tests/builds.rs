@@ -107,30 +107,34 @@ fn a_payload_that_would_not_arrive_whole_fails_the_build() {
     assert!(!checkout.path().join("artifact").exists());
 }
 
-/// What the walk passes over outside every payload (a nested `node_modules`, a link) costs
-/// no shortcut: a no-op is the stamp's, a touched checkout the cache's, a fresh checkout is
-/// restored.
+/// What the walk passes over outside every payload (a nested `node_modules`, a link, beside
+/// the payload `dist/runtime`) costs no shortcut: a no-op is the stamp's, a touched checkout
+/// the cache's, a fresh checkout is restored.
 #[test]
 fn what_no_payload_holds_costs_no_shortcut() {
-    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
-    fs::create_dir_all(dir.path().join("src/hooks/node_modules/x")).unwrap();
-    fs::write(dir.path().join("src/hooks/node_modules/x/i.js"), "").unwrap();
-    std::os::unix::fs::symlink("stop.ts", dir.path().join("src/hooks/link.ts")).unwrap();
+    let (dir, cache) = (support::example("prebuilt-plugin"), tempfile::tempdir().unwrap());
+    let other = dir.path().join("dist/other");
+    fs::create_dir_all(other.join("node_modules/x")).unwrap();
+    fs::write(other.join("node_modules/x/i.js"), "").unwrap();
+    let link = |root: &std::path::Path| {
+        std::os::unix::fs::symlink("../runtime/package.json", root.join("dist/other/link.json"))
+    };
+    link(dir.path()).unwrap();
     let args = ["--cache-dir", cache.path().to_str().unwrap()];
     assert_eq!(build_json(dir.path(), &args).0, 0);
     let checkout = tempfile::tempdir().unwrap();
     support::copy_tree(dir.path(), checkout.path());
     // (The copy took the link's target for a file.)
-    fs::remove_file(checkout.path().join("src/hooks/link.ts")).unwrap();
-    std::os::unix::fs::symlink("stop.ts", checkout.path().join("src/hooks/link.ts")).unwrap();
+    fs::remove_file(checkout.path().join("dist/other/link.json")).unwrap();
+    link(checkout.path()).unwrap();
     // Past the racy window of the copy and of that build.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     // (The first may find the root's time inside the racy window of the first build's own
     // writes, and record the stamp's folders again.)
     let no_op = (0..2).map(|_| build_json(dir.path(), &args).1).find(|report| report["upToDateBy"] == "stamp");
     assert!(no_op.is_some(), "a no-op answered by the stamp");
-    let stop = dir.path().join("src/hooks/stop.ts");
-    fs::write(&stop, fs::read(&stop).unwrap()).unwrap();
+    let package = dir.path().join("dist/runtime/package.json");
+    fs::write(&package, fs::read(&package).unwrap()).unwrap();
     let (_, touched) = build_json(dir.path(), &args);
     assert_eq!(touched["upToDateBy"], "cache", "{touched:#}");
     let (_, fresh) = build_json(checkout.path(), &args);

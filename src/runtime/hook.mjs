@@ -325,7 +325,11 @@ function encodeCanonical(spec, input) {
     }
     let value = input[field.canonical];
     if (field.decode === "json" && typeof value !== "string") value = JSON.stringify(value);
-    else if (field.decode === "positive-count" && typeof value === "boolean") value = value ? 1 : 0;
+    else if (field.decode === "positive-count") {
+      // (Canonically a flag, natively a count.)
+      if (typeof value !== "boolean") fail(`simulation input ${field.canonical} must be boolean (native ${field.native[0]})`);
+      value = value ? 1 : 0;
+    }
     const problem = fieldProblem(field, value);
     if (problem !== null) fail(`simulation input ${field.canonical} ${problem} (native ${field.native[0]})`);
     envelope[field.native[0]] = value;

@@ -686,6 +686,8 @@ describe("simulation mode", PARALLEL, () => {
     );
     assert.deepEqual(stop.nativeInput, { session_id: "s", loop_count: 1, hook_event_name: "stop" });
     assert.equal(stop.nativeOutput, null);
+    const yes = await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: "yes" }, env: SIM });
+    failsWith(yes, CURSOR.stop, "simulation input stopHookActive must be boolean (native loop_count)");
     const again = simulated(
       await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: false }, env: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
     );

@@ -459,10 +459,10 @@ pub struct InputTree {
     pub unlistable: Vec<(String, Metadata)>,
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
-    /// What the walk passed over below the top folder that is no input (a symbolic link, a
-    /// special file, a skipped folder, an artifact, a folder it may not list, a name not
-    /// UTF-8), by key: what a payload would lose (`left_out_of_payload` says the same of
-    /// one), which only a compile can tell. (The top folder holds no payload.)
+    /// What the walk passed over that is no input (a symbolic link, a special file, a
+    /// skipped folder, an artifact, a folder it may not list, a name not UTF-8), by key: what
+    /// a payload would lose (`left_out_of_payload` walks one so), which only a compile can
+    /// tell.
     pub passed_over: Vec<String>,
 }
 
@@ -517,9 +517,7 @@ fn walk_dir(
     let context = |error: io::Error| io::Error::new(error.kind(), format!("cannot list {}: {error}", dir.display()));
     let metadata = fs::symlink_metadata(dir).map_err(context)?;
     if !key.is_empty() && !may_list(dir) {
-        if key.contains('/') {
-            tree.passed_over.push(key.clone());
-        }
+        tree.passed_over.push(key.clone());
         tree.unlistable.push((key, metadata));
         return Ok(());
     }
@@ -533,11 +531,8 @@ fn walk_dir(
             // The artifact being written: an output.
             continue;
         }
-        let passed_over = |tree: &mut InputTree| {
-            if !key.is_empty() {
-                tree.passed_over.push(joined(&key, &entry.file_name().to_string_lossy()));
-            }
-        };
+        let passed_over =
+            |tree: &mut InputTree| tree.passed_over.push(joined(&key, &entry.file_name().to_string_lossy()));
         let Some(name) = entry.file_name().to_str().map(|name| joined(&key, name)) else {
             tree.unnamed_dirs |= file_type.is_dir();
             passed_over(tree);
@@ -564,45 +559,30 @@ fn walk_dir(
 }
 
 /// What lies below the payload source `source` (a project-relative folder) that the walk
-/// does not take as an input (`InputTree::passed_over`), so no artifact carries it, with why:
-/// a folder no walk reads (`node_modules`, a built artifact, one this process may not list), a symbolic link, a special file, anything named in bytes that are not UTF-8. By
-/// key; nothing below such a folder is looked at. (An empty folder holds nothing an artifact loses: it is not said.)
+/// does not take as an input, so no artifact carries it, with why: the walk of the payload's
+/// folder itself (`InputTree::passed_over`), so the two never disagree. By key. (A source it
+/// cannot walk holds no files either, which normalizing says.)
 pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
-    let mut left_out = Vec::new();
-    let mut folders = vec![(root.join(source), source.to_owned())];
-    while let Some((dir, key)) = folders.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            // (Vanished meanwhile, or not a folder: nothing of it was read either.)
-            if !may_list(&dir) {
-                left_out.push((key, "a folder this process may not list"));
-            }
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let Ok(file_type) = entry.file_type() else { continue };
-            let (key, path) = (joined(&key, &entry.file_name().to_string_lossy()), entry.path());
-            if exclude.contains(&path) {
-                // The artifact being written: an output, which no walk reads either.
-                continue;
-            }
-            let why = match () {
-                _ if entry.file_name().to_str().is_none() => "a name that is not UTF-8",
-                _ if file_type.is_symlink() => "a symbolic link",
-                _ if file_type.is_file() => continue,
-                _ if !file_type.is_dir() => "a special file: a FIFO, a socket or a device",
-                _ if is_skipped_dir(&entry.file_name()) => "a folder agent-bundle never reads",
-                _ if holds_artifact(&path) => "a built artifact, holding an agent-bundle.manifest.json",
-                _ if !may_list(&path) => "a folder this process may not list",
-                _ => {
-                    folders.push((path, key));
-                    continue;
-                }
-            };
-            left_out.push((key, why));
-        }
-    }
+    let folder = root.join(source);
+    let Ok(tree) = input_tree(&folder, exclude) else { return Vec::new() };
+    let mut left_out: Vec<_> =
+        tree.passed_over.iter().map(|key| (joined(source, key), why_passed_over(&folder.join(key)))).collect();
     left_out.sort_unstable();
     left_out
+}
+
+/// Why the walk passed over what is at `path` (see `InputTree::passed_over`; a name that is
+/// not UTF-8 has its key, and `path`, written with U+FFFD, so nothing is at `path`).
+fn why_passed_over(path: &Path) -> &'static str {
+    match fs::symlink_metadata(path) {
+        Err(_) if path.to_string_lossy().contains('\u{FFFD}') => "a name that is not UTF-8",
+        Err(_) => "an entry that went while the build read it",
+        Ok(metadata) if metadata.is_symlink() => "a symbolic link",
+        Ok(metadata) if !metadata.is_dir() => "a special file: a FIFO, a socket or a device",
+        _ if path.file_name().is_some_and(is_skipped_dir) => "a folder agent-bundle never reads",
+        _ if holds_artifact(path) => "a built artifact, holding an agent-bundle.manifest.json",
+        _ => "a folder this process may not list",
+    }
 }
 
 /// Whether this process may list the folder at `path` and look into what it holds (read and
@@ -969,9 +949,11 @@ mod tests {
         let walked = input_tree(dir.path(), &[]).unwrap();
         let left_out: Vec<String> =
             left_out_of_payload(dir.path(), "dist/p", &[]).into_iter().map(|(key, _)| key).collect();
-        let mut passed_over = walked.passed_over.clone();
+        let mut passed_over: Vec<String> =
+            walked.passed_over.iter().filter(|key| key.starts_with("dist/p/")).cloned().collect();
         passed_over.sort();
         assert_eq!(passed_over, left_out);
+        assert!(walked.passed_over.contains(&"node_modules".to_owned()), "the top folder's too");
         assert_eq!(
             left_out,
             [

@@ -24,7 +24,10 @@ pub struct Model {
 impl Model {
     /// The payloads the artifact carries (one limited to other hosts is left out).
     pub fn emitted_payloads(&self) -> impl Iterator<Item = &Payload> {
-        self.payloads.iter().filter(|payload| payload.is_emitted_for(&self.targets))
+        let carried = |payload: &&Payload| {
+            payload.targets.as_ref().is_none_or(|only| only.iter().any(|target| self.targets.contains(target)))
+        };
+        self.payloads.iter().filter(carried)
     }
 
     /// Whether any event route asks for the shared runtime.
@@ -42,13 +45,6 @@ pub struct Payload {
     /// Where the config gives the source (`payload.runtime`), for diagnostics.
     pub source_path: String,
     pub targets: Option<Vec<Target>>,
-}
-
-impl Payload {
-    /// Whether the artifact for `targets` carries it (one limited to other hosts is left out).
-    pub fn is_emitted_for(&self, targets: &[Target]) -> bool {
-        self.targets.as_ref().is_none_or(|only| only.iter().any(|target| targets.contains(target)))
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

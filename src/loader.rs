@@ -37,8 +37,15 @@ impl Unreadable {
     }
 }
 
-/// Directory names never read as project inputs.
-const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "target", crate::stamp::STATE_DIR, ".jj"];
+/// Directory names never read as project inputs: version control, dependencies (a Python
+/// virtual environment's too), build outputs, this tool's state. A payload holding one would
+/// not arrive whole (AB4745).
+const SKIPPED_DIRS: [&str; 6] = [".git", "node_modules", "target", crate::stamp::STATE_DIR, ".jj", ".venv"];
+/// Caches a tool fills as it runs and rebuilds when they are gone (Python's bytecode, its
+/// test runner's and type checkers' state): never inputs, and left out of a payload without
+/// a word, as a package leaves them out. Read, they would rebuild the artifact whenever a
+/// payload's script ran, and make it differ from machine to machine.
+const CACHE_DIRS: [&str; 4] = ["__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"];
 
 /// A long-lived database plus the project input, reusable across builds (watch mode).
 pub struct Workspace {
@@ -322,9 +329,13 @@ impl Workspace {
 
     /// Whether `path` is, or was (it is gone), something in a payload that a walk passes over
     /// (a symbolic link, a special file, a folder never read, an artifact): it fails the
-    /// build (`build::check_payloads_whole`), which only a compile can tell.
+    /// build (`build::check_payloads_whole`), which only a compile can tell. A cache, and
+    /// what is in one, is no loss.
     fn may_lie_in_payload(&self, path: &Path) -> bool {
-        self.lies_in_payload(path) && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
+        let in_cache = || path.strip_prefix(&self.root).is_ok_and(|relative| relative.iter().any(is_cache_dir));
+        self.lies_in_payload(path)
+            && !in_cache()
+            && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
     }
 
     /// Whether `path` lies in a payload's source (as the last compile knew them).
@@ -540,6 +551,8 @@ fn walk_dir(
         };
         if file_type.is_file() {
             tree.files.push((name, path));
+        } else if file_type.is_dir() && is_cache_dir(&entry.file_name()) {
+            // Nothing a payload would miss.
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
             passed_over(tree);
@@ -842,10 +855,18 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
 }
 
 /// Whether a directory of this name never holds inputs (nor projects): version control,
-/// dependencies, build outputs, and this tool's state and staging folders.
+/// dependencies, build outputs, caches, and this tool's state and staging folders.
 pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy();
-    SKIPPED_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.contains(".agent-bundle-"))
+    SKIPPED_DIRS.contains(&name.as_ref())
+        || CACHE_DIRS.contains(&name.as_ref())
+        || (name.starts_with('.') && name.contains(".agent-bundle-"))
+}
+
+/// Whether a directory of this name is a tool's cache (`__pycache__`, …): skipped, and no
+/// loss to a payload.
+fn is_cache_dir(name: &std::ffi::OsStr) -> bool {
+    CACHE_DIRS.iter().any(|cache| name == *cache)
 }
 
 /// The first folder on the project-relative path `key` that the input walk never enters
@@ -862,7 +883,7 @@ pub fn skipped_folder_help(key: &str) -> Option<String> {
         format!(
             "`{key}` lies in a folder named `{folder}`, which the build never reads (folders named {} \
              hold no sources): move the module out of it",
-            SKIPPED_DIRS.join(", ")
+            SKIPPED_DIRS.iter().chain(&CACHE_DIRS).copied().collect::<Vec<_>>().join(", ")
         )
     })
 }
@@ -937,6 +958,9 @@ mod tests {
             "dist/p/node_modules/dep/index.js",
             "dist/p/.git/HEAD",
             "dist/p/built/agent-bundle.manifest.json",
+            "dist/p/.venv/lib/site.py",
+            "dist/p/__pycache__/kept.cpython-311.pyc",
+            "dist/p/sub/.pytest_cache/v/lastfailed",
             "node_modules/top/index.js",
         ]);
         let payload = dir.path().join("dist/p");
@@ -954,10 +978,13 @@ mod tests {
         passed_over.sort();
         assert_eq!(passed_over, left_out);
         assert!(walked.passed_over.contains(&"node_modules".to_owned()), "the top folder's too");
+        let files: Vec<&str> = walked.files.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(files, ["dist/p/kept.js", "dist/p/sub/kept.js", "src/a.ts"], "caches are never inputs");
         assert_eq!(
             left_out,
             [
                 "dist/p/.git",
+                "dist/p/.venv",
                 "dist/p/bad\u{fffd}",
                 "dist/p/built",
                 "dist/p/link.js",
@@ -1147,5 +1174,23 @@ mod tests {
         fs::create_dir(root.join("src/a.ts")).unwrap();
         fs::write(root.join("src/a.ts").join(MANIFEST_FILE), "{}").unwrap();
         assert!(may("src/a.ts"));
+    }
+
+    /// In a payload, a folder the walk passes over may fail the build (it would not arrive
+    /// whole); a cache, made or gone as the payload's scripts run, changes nothing.
+    #[test]
+    fn a_cache_in_a_payload_changes_nothing() {
+        let dir = tree(&["agent-bundle.config.ts", "scripts/check.py"]);
+        let root = dir.path();
+        let mut workspace = Workspace::new(Database::new(), root.to_owned());
+        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        workspace.note_payload_sources(vec!["scripts".to_owned()]);
+        fs::create_dir_all(root.join("scripts/__pycache__")).unwrap();
+        fs::write(root.join("scripts/__pycache__/check.cpython-311.pyc"), "").unwrap();
+        fs::create_dir_all(root.join("scripts/.venv/bin")).unwrap();
+        let may = |path: &str| workspace.may_change_inputs(&root.join(path));
+        assert!(!may("scripts/__pycache__") && !may("scripts/__pycache__/check.cpython-311.pyc"));
+        assert!(!may("scripts/__pycache__/gone.pyc"), "nor what went from it");
+        assert!(may("scripts/.venv"), "a dependency folder in a payload is refused");
     }
 }

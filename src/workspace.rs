@@ -21,7 +21,7 @@ const MEMO_FILE: &str = ".agent-bundle/workspace.json";
 /// `.gitignore`d paths (and `.ignore`d ones, as ripgrep does; not the user's global
 /// excludes or `.git/info/exclude`, which no other checkout shares, so every machine finds
 /// the same projects; outside a git repository, those of `dir` and below), the folders no
-/// project reads inputs from either (`node_modules`, `target`, `.git`, `.jj`: the loader's)
+/// project reads inputs from either (`node_modules`, `target`, `.git`, caches…: the loader's)
 /// and built artifacts are skipped.
 ///
 /// The result is remembered in `dir/.agent-bundle/workspace.json` with the state of every

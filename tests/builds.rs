@@ -107,6 +107,33 @@ fn a_payload_that_would_not_arrive_whole_fails_the_build() {
     assert!(!checkout.path().join("artifact").exists());
 }
 
+/// A cache a payload's scripts leave (Python's `__pycache__`, a test runner's) is left out
+/// of the artifact without a word; a virtual environment would not arrive whole (AB4745).
+#[test]
+fn a_payload_leaves_caches_out_and_refuses_a_virtual_environment() {
+    let dir = support::example("prebuilt-plugin");
+    let runtime = dir.path().join("dist/runtime");
+    assert_eq!(build_json(dir.path(), &[]).0, 0);
+    let before = support::artifact_files(&dir.path().join("artifact"));
+    for cache in ["bin/__pycache__/format.cpython-311.pyc", ".pytest_cache/v/cache/lastfailed"] {
+        fs::create_dir_all(runtime.join(cache).parent().unwrap()).unwrap();
+        fs::write(runtime.join(cache), "state").unwrap();
+    }
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"]), (0, &serde_json::json!([])), "{report:#}");
+    assert_eq!(support::artifact_files(&dir.path().join("artifact")), before, "no cache is shipped");
+
+    fs::create_dir_all(runtime.join(".venv/lib")).unwrap();
+    fs::write(runtime.join(".venv/lib/site.py"), "").unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        report["diagnostics"][0]["message"],
+        "payload `runtime` would not arrive whole: `dist/runtime/.venv` (a folder agent-bundle never reads) would \
+         be left out"
+    );
+}
+
 /// What the walk passes over outside every payload (a nested `node_modules`, a link, beside
 /// the payload `dist/runtime`) costs no shortcut: a no-op is the stamp's, a touched checkout
 /// the cache's, a fresh checkout is restored.

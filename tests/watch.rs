@@ -683,11 +683,16 @@ fn a_built_artifact_inside_a_payload_fails_its_build_until_its_manifest_goes() {
 
 /// What a payload would lose that appears in it while watching (a symbolic link, a
 /// dependency folder) fails the next build, though it changes no input; gone, it publishes.
+/// A cache its scripts leave (`__pycache__`) is no loss: no build at all.
 #[test]
 fn a_link_or_a_dependency_folder_appearing_in_a_payload_fails_the_watch_build() {
     let dir = support::example("prebuilt-plugin");
     let runtime = dir.path().join("dist/runtime");
     let (child, builds) = watching(dir.path());
+    std::fs::create_dir(runtime.join("__pycache__")).unwrap();
+    std::fs::write(runtime.join("__pycache__/format.cpython-311.pyc"), "").unwrap();
+    // Past the debounce: a build it started would be the next one.
+    std::thread::sleep(std::time::Duration::from_millis(500));
     std::os::unix::fs::symlink("package.json", runtime.join("link.json")).unwrap();
     let failed = next_build(&builds);
     assert_eq!(failed["diagnostics"][0]["code"], "AB4745", "{failed:#}");

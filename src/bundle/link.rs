@@ -189,6 +189,9 @@ pub fn link_module(
         return chunk;
     };
     Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
+    if super::transpile::is_json_module(key) {
+        chunk.links.default_not_function = Some("JSON data, not a function".to_owned());
+    }
     chunk.diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     if chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
         chunk.code.clear();
@@ -383,8 +386,8 @@ impl<'c> Linker<'c> {
 
     fn resolve_request(&mut self, specifier: &str, position: u32, span: Span, kind: Request) -> Option<Target> {
         match (self.resolve)(specifier) {
-            // JSON, text, …: Node would need import attributes or a loader; the bundle links
-            // modules only. Refused where it is imported, not in the file it names.
+            // Text, images, …: Node would need a loader; the bundle links modules only.
+            // Refused where it is imported, not in the file it names.
             Ok(Resolved::Module(key)) if !super::resolve::is_module_file(&key) => {
                 self.chunk.diagnostics.push(
                     BundleDiagnostic::error(
@@ -393,7 +396,8 @@ impl<'c> Linker<'c> {
                         format!("\"{specifier}\" names {key}, which is not a JavaScript or TypeScript module"),
                     )
                     .with_help(
-                        "modules are .ts, .tsx, .mts, .js, .mjs or .jsx files; read data with `fs.readFileSync`",
+                        "modules are .ts, .tsx, .mts, .js, .mjs, .jsx or .json files: make the data JSON, or a \
+                         module that exports it (`export default `…``)",
                     ),
                 );
                 None

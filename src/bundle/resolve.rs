@@ -104,10 +104,11 @@ const NODE_PREFIXED_ONLY: &[&str] = &["sea", "test", "test/reporters"];
 /// Extensions probed after a specifier without one, in order.
 const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
 
-/// Whether a file name has an extension resolution probes: the files of a directory outside
+/// Whether a file name is a module's: one with an extension resolution probes, or JSON
+/// (imported by its full name, as in Node and TypeScript). The files of a directory outside
 /// the project root that can be modules.
 pub fn is_module_file(name: &str) -> bool {
-    EXTENSIONS.iter().any(|extension| name.ends_with(extension))
+    EXTENSIONS.iter().any(|extension| name.ends_with(extension)) || super::transpile::is_json_module(name)
 }
 
 /// Resolve `specifier` imported from module `from_key`.

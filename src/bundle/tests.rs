@@ -707,14 +707,84 @@ fn a_namespace_can_be_neither_extended_nor_have_its_bindings_deleted_or_redefine
 #[test]
 fn an_import_of_a_file_that_is_no_module_is_refused_where_it_is_imported() {
     let files = BTreeMap::from([
-        ("src/main.ts".to_owned(), "import data from './d.json';\nexport default () => data;\n".to_owned()),
-        ("src/d.json".to_owned(), "{\"a\": 1}\n".to_owned()),
+        ("src/main.ts".to_owned(), "import data from './d.txt';\nexport default () => data;\n".to_owned()),
+        ("src/d.txt".to_owned(), "a\n".to_owned()),
     ]);
     let (chunks, errors) = compile_graph(&files, "src/main.ts");
     let found: Vec<_> = errors
         .iter()
         .map(|(key, d)| (key.as_str(), d.kind, &files[key][d.span.start as usize..d.span.end as usize]))
         .collect();
-    assert_eq!(found, [("src/main.ts", BundleErrorKind::UnresolvedImport, "'./d.json'")]);
-    assert!(!chunks.contains_key("src/d.json"), "the data file is not compiled as a module");
+    assert_eq!(found, [("src/main.ts", BundleErrorKind::UnresolvedImport, "'./d.txt'")]);
+    assert!(!chunks.contains_key("src/d.txt"), "the data file is not compiled as a module");
+}
+
+/// A JSON module is `JSON.parse` of its text, as Node makes one: its default export, with or
+/// without `with { type: "json" }`, statically, re-exported or through `import()`; one
+/// module however often it is imported.
+#[test]
+fn a_json_module_is_its_parsed_data() {
+    let main = r#"
+import rules from "./rules.json";
+import same from "./rules.json" with { type: "json" };
+import { rules as again } from "./reexport";
+export default async () => {
+  const loaded = await import("./rules.json");
+  console.log(JSON.stringify({
+    rules,
+    proto: Object.getPrototypeOf(rules) === Object.prototype && Object.hasOwn(rules, "__proto__"),
+    one: rules === same && rules === again && rules === loaded.default,
+    names: Object.keys(loaded),
+  }));
+};
+"#;
+    let data = "{\n  \"deny\": [\"rm -rf\", \"a\u{2028}b\"],\n  \"__proto__\": {\"x\": 1},\n  \"n\": 1e3\n}\n";
+    let files = [
+        ("src/main.ts", main),
+        ("src/rules.json", data),
+        ("src/reexport.ts", "export { default as rules } from './rules.json';\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    let expected = r#"{"rules":{"deny":["rm -rf","a b"],"__proto__":{"x":1},"n":1000},"proto":true,"one":true,"names":["default"]}"#;
+    assert_eq!(run.stdout.lines().next(), Some(expected.replace("a b", "a\u{2028}b").as_str()));
+}
+
+/// Invalid JSON is a syntax error where the text goes wrong; a JSON attribute on a module
+/// that is not JSON, or any other attribute, is refused where it is written.
+#[test]
+fn invalid_json_and_attributes_are_located() {
+    let files = BTreeMap::from([
+        (
+            "src/main.ts".to_owned(),
+            "import a from './a.json';\nimport b from './b.ts' with { type: 'json' };\n\
+             import c from './c.json' with { type: 'css' };\nexport default () => [a, b, c];\n"
+                .to_owned(),
+        ),
+        ("src/a.json".to_owned(), "{\n  \"é\": 1,\n  \"b\": 2,\n}\n".to_owned()),
+        ("src/b.ts".to_owned(), "export default 1;\n".to_owned()),
+        ("src/c.json".to_owned(), "[]".to_owned()),
+    ]);
+    let (_, errors) = compile_graph(&files, "src/main.ts");
+    let found: Vec<_> = errors
+        .iter()
+        .map(|(key, d)| (key.as_str(), &files[key][d.span.start as usize..], d.message.as_str()))
+        .map(|(key, from, message)| (key, from.lines().next().unwrap_or_default(), message))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "src/main.ts",
+                "'./b.ts' with { type: 'json' };",
+                "`with { type: \"json\" }` imports \"./b.ts\", which is not a .json file"
+            ),
+            (
+                "src/main.ts",
+                "{ type: 'css' };",
+                "import attributes other than `with { type: \"json\" }` are not supported"
+            ),
+            ("src/a.json", "}", "invalid JSON: trailing comma"),
+        ]
+    );
 }

@@ -11,8 +11,8 @@ use oxc_ast::ast::{
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral, Statement,
-    TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
-    TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
+    StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference,
+    TSNamespaceDeclaration, TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -112,6 +112,47 @@ fn source_type_for(key: &str) -> Option<SourceType> {
     Some(source_type.with_module(true))
 }
 
+/// `with { type: "json" }` (or the older `assert`), the only import attributes Node 20 knows.
+fn is_json_attribute(clause: &WithClause<'_>) -> bool {
+    matches!(clause.with_entries.as_slice(), [entry] if entry.key.as_arena_str() == "type" && entry.value.value == "json")
+}
+
+/// Whether the module `key` is JSON data.
+pub fn is_json_module(key: &str) -> bool {
+    key.ends_with(".json")
+}
+
+/// A JSON module as Node makes one: its default export is `JSON.parse` of its text (so a
+/// `"__proto__"` key stays a key, as an object literal's would not). The text is checked
+/// here, where a mistake can be shown in the file.
+fn transpile_json(source: &str, mut out: Transpiled) -> Transpiled {
+    match serde_json::from_str::<serde_json::Value>(source) {
+        Ok(_) => out.code = Some(format!("export default JSON.parse({});\n", super::link::js_string(source))),
+        Err(error) => {
+            let at = json_error_offset(source, error.line(), error.column());
+            let message = error.to_string();
+            // (serde_json's message ends with where, which the diagnostic shows itself.)
+            let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what);
+            out.diagnostics.push(BundleDiagnostic::error(
+                BundleErrorKind::Syntax,
+                Span::new(at, at),
+                format!("invalid JSON: {message}"),
+            ));
+        }
+    }
+    out
+}
+
+/// The byte offset of serde_json's 1-based line and byte column, on a character boundary.
+fn json_error_offset(source: &str, line: usize, column: usize) -> u32 {
+    let line_start: usize = source.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let mut at = (line_start + column.saturating_sub(1)).min(source.len());
+    while !source.is_char_boundary(at) {
+        at -= 1;
+    }
+    at as u32
+}
+
 /// Every oxc diagnostic of `diagnostics`, as the bundler reports it.
 fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagnostics::Diagnostics) {
     let errors = diagnostics.errors().map(|d| (Severity::Error, d));
@@ -136,6 +177,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         export_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
+    if is_json_module(key) {
+        return transpile_json(source, out);
+    }
     let Some(source_type) = source_type_for(key) else {
         out.diagnostics.push(
             BundleDiagnostic::error(
@@ -143,7 +187,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
                 Span::new(0, 0),
                 format!("unsupported module type: {key}"),
             )
-            .with_help("modules must be .ts, .tsx, .mts, .js, .mjs or .jsx files"),
+            .with_help("modules must be .ts, .tsx, .mts, .js, .mjs, .jsx or .json files"),
         );
         return out;
     };
@@ -322,6 +366,18 @@ impl<'s> Checker<'s> {
         self.requests.push(Request { specifier: specifier.to_owned(), span: span.into(), type_only });
     }
 
+    /// `with { type: "json" }` promises a JSON module: Node refuses it on any other.
+    fn check_json_attribute(&mut self, source: &StringLiteral<'_>, clause: Option<&WithClause<'_>>) {
+        if clause.is_some_and(is_json_attribute) && !is_json_module(&source.value) {
+            self.error(
+                BundleErrorKind::Syntax,
+                source.span.into(),
+                format!("`with {{ type: \"json\" }}` imports \"{}\", which is not a .json file", source.value),
+                "import a JavaScript or TypeScript module without attributes",
+            );
+        }
+    }
+
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
         let span = Span::from(span);
         if name.starts_with(RESERVED_PREFIX) && !self.reserved_reported.contains(&span) {
@@ -456,12 +512,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_with_clause(&mut self, it: &WithClause<'a>) {
-        self.error(
-            BundleErrorKind::Syntax,
-            it.span.into(),
-            "import attributes (`with { … }`) are not supported",
-            "the bundler links JavaScript and TypeScript modules; read JSON with `fs.readFileSync` and `JSON.parse`",
-        );
+        if !is_json_attribute(it) {
+            self.error(
+                BundleErrorKind::Syntax,
+                it.span.into(),
+                "import attributes other than `with { type: \"json\" }` are not supported",
+                "the bundler links JavaScript, TypeScript and JSON modules, each by its file's extension",
+            );
+        }
     }
 
     fn visit_reg_exp_literal(&mut self, it: &RegExpLiteral<'a>) {
@@ -527,7 +585,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                 BundleErrorKind::DynamicImport,
                 options.span().into(),
                 "`import()` options (import attributes) are not supported",
-                "the bundler links JavaScript and TypeScript modules; pass only the specifier",
+                "pass only the specifier: the bundler knows a JSON module by its .json extension",
             );
         }
         match literal_specifier(&it.source) {
@@ -551,6 +609,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                     })
             });
         self.request(&it.source.value, it.source.span, type_only);
+        self.check_json_attribute(&it.source, it.with_clause.as_deref());
         if it.phase.is_some() {
             self.unsupported_phase(it.span);
         }
@@ -564,6 +623,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         let type_only = it.export_kind.is_type()
             || (!it.specifiers.is_empty() && it.specifiers.iter().all(|s| s.export_kind.is_type()));
         self.request(&it.source.value, it.source.span, type_only);
+        self.check_json_attribute(&it.source, it.with_clause.as_deref());
         walk::walk_export_from_declaration(self, it);
     }
 
@@ -622,6 +682,7 @@ impl<'a> Visit<'a> for Checker<'_> {
             self.exports(&name.name(), name.span());
         }
         self.request(&it.source.value, it.source.span, it.export_kind.is_type());
+        self.check_json_attribute(&it.source, it.with_clause.as_deref());
         walk::walk_export_all_declaration(self, it);
     }
 
@@ -880,9 +941,14 @@ mod tests {
     #[test]
     fn import_attributes_are_an_error() {
         assert_eq!(
-            errors("src/a.ts", "import data from './d.js' with { type: 'json' };\nexport default data;\n"),
-            one(BundleErrorKind::Syntax, "{ type: 'json' }")
+            errors("src/a.ts", "import data from './d.css' with { type: 'css' };\nexport default data;\n"),
+            one(BundleErrorKind::Syntax, "{ type: 'css' }")
         );
+        assert_eq!(
+            errors("src/a.ts", "import data from './d.js' with { type: 'json' };\nexport default data;\n"),
+            one(BundleErrorKind::Syntax, "'./d.js'")
+        );
+        assert_eq!(errors("src/a.ts", "import d from './d.json' assert { type: 'json' };\nexport default d;\n"), []);
         assert_eq!(
             errors("src/a.ts", "export const m = () => import('./d.js', { with: { type: 'json' } });\n"),
             one(BundleErrorKind::DynamicImport, "{ with: { type: 'json' } }")
@@ -954,7 +1020,7 @@ mod tests {
 
     #[test]
     fn unsupported_module_types() {
-        for key in ["src/data.json", "src/a.cjs", "src/a.cts", "src/README"] {
+        for key in ["src/a.cjs", "src/a.cts", "src/README"] {
             let out = transpile(key, "{}");
             assert_eq!(out.diagnostics.len(), 1, "{key}");
             assert_eq!(out.diagnostics[0].kind, BundleErrorKind::Syntax);

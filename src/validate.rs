@@ -416,6 +416,9 @@ fn command_target(command: &str, root_token: &str) -> Option<String> {
 
 /// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
+/// It runs in the artifact, as `hooks simulate` runs it: a host runs it in the user's
+/// project, never in the plugin's, so a file read relative to the folder `validate` was
+/// started in must not make it pass.
 fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
     let wrappers: BTreeMap<&str, &str> = manifest["hooks"]
         .as_array()
@@ -424,11 +427,14 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
         .filter_map(|row| Some((row["path"].as_str()?, row["name"].as_str()?)))
         .filter(|(path, _)| on_disk.contains(*path))
         .collect();
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
     let failures: Vec<Diagnostic> = wrappers
         .par_iter()
         .filter_map(|(path, name)| {
             let expected = format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
-            let outcome = crate::child::run(Command::new("node").arg(dir.join(path)), Vec::new(), WRAPPER_LOAD_TIMEOUT);
+            let mut node = Command::new("node");
+            node.arg(dir.join(path)).current_dir(&dir);
+            let outcome = crate::child::run(&mut node, Vec::new(), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),
                 Ok(None) => format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs()),

@@ -360,6 +360,19 @@ fn a_shared_route_that_throws_while_loading_fails_validation() {
     assert_eq!(message, expected);
 }
 
+/// A module that reads a file relative to the working folder as it loads finds it in the
+/// plugin's project, where `validate` is run, and nowhere a host runs it: validation runs
+/// the wrapper in the artifact, so it fails wherever it is started.
+#[test]
+fn a_wrapper_is_validated_away_from_the_folder_validate_runs_in() {
+    let handler = "import { readFileSync } from 'node:fs';\nconst rules = readFileSync('src/rules.txt', 'utf8');\n\
+                   export default () => { void rules; };\n";
+    let mut files = stop_hook(handler).to_vec();
+    files.push(("src/rules.txt", "rm -rf\n"));
+    let message = load_failure(&files);
+    assert!(message.contains("ENOENT") && message.contains("src/rules.txt"), "{message}");
+}
+
 /// A default export the build cannot tell is no function (a constant's value, another
 /// module's) fails every run of its hook: `validate` reports it, for a handler and a route.
 #[test]

@@ -279,14 +279,29 @@ fn holds(path: &Path, row: &FileRow) -> bool {
 
 /// The single hook of `host` whose name or id is `wanted`.
 pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&'a HookRow, String> {
-    let matches: Vec<_> = hooks.iter().filter(|h| h.host == host && (h.name == wanted || h.id == wanted)).collect();
-    match matches.as_slice() {
+    let on_host = || hooks.iter().filter(|h| h.host == host);
+    if let Some(hook) = on_host().find(|h| h.name == wanted || h.id == wanted) {
+        return Ok(hook);
+    }
+    // The name without its hash (`before-tool-guard`), which a change of the hook's
+    // declaration does not change, when it names one hook.
+    let starting: Vec<&HookRow> = on_host().filter(|h| !wanted.is_empty() && h.name.starts_with(wanted)).collect();
+    match starting.as_slice() {
         [hook] => Ok(hook),
-        _ => {
-            let names: Vec<_> =
-                hooks.iter().filter(|h| h.host == host && h.kind != "prebuilt").map(|h| h.name.as_str()).collect();
+        [] => {
+            let names: Vec<&str> = on_host().filter(|h| h.kind != "prebuilt").map(|h| h.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
-            Err(format!("expected exactly one {host} hook matching \"{wanted}\" (hooks for {host}: {known})"))
+            Err(format!(
+                "no {host} hook is named \"{wanted}\" or has a name starting with it (hooks for {host}: {known})"
+            ))
+        }
+        several => {
+            let names: Vec<&str> = several.iter().map(|h| h.name.as_str()).collect();
+            Err(format!(
+                "\"{wanted}\" starts the names of {} {host} hooks: {}; give more of one",
+                names.len(),
+                names.join(", ")
+            ))
         }
     }
 }
@@ -385,8 +400,7 @@ pub fn simulate(
         stderr.push_str(&runtime.shut_down());
     }
     if !status.success() {
-        let message = stderr.trim();
-        return Err(if message.is_empty() { format!("the wrapper failed ({status})") } else { message.to_owned() });
+        return Err(wrapper_failure(&stderr, status));
     }
     let report: serde_json::Value =
         serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
@@ -398,6 +412,25 @@ pub fn simulate(
         elapsed,
         rendered_by,
     })
+}
+
+/// Why a wrapper failed: the runtime's own message (from its first `agent-bundle hook` line
+/// on), with what the hook printed before it set apart below: the handler's log is not the
+/// error.
+fn wrapper_failure(stderr: &str, status: std::process::ExitStatus) -> String {
+    let stderr = stderr.trim();
+    let runtime_said = stderr
+        .match_indices("agent-bundle hook ")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || stderr[..at].ends_with('\n'));
+    match runtime_said {
+        _ if stderr.is_empty() => format!("the wrapper failed ({status})"),
+        Some(at) if at > 0 => {
+            let printed: Vec<String> = stderr[..at].trim_end().lines().map(|line| format!("  {line}")).collect();
+            format!("{}\nwhat the hook printed before that:\n{}", &stderr[at..], printed.join("\n"))
+        }
+        _ => stderr.to_owned(),
+    }
 }
 
 /// The line of a Node process's stderr that says why it failed: its own message, or the
@@ -504,6 +537,41 @@ const DEFAULT_SIMULATION_TIMEOUT: Duration = Duration::from_secs(5);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hook_is_found_by_its_name_its_id_or_a_start_that_names_one() {
+        let row = |name: &str, host: &str| HookRow {
+            id: format!("hook:{name}"),
+            name: name.to_owned(),
+            event: "beforeTool".into(),
+            host: host.to_owned(),
+            native_event: "PreToolUse".into(),
+            command: String::new(),
+            kind: "bundle".into(),
+            path: None,
+            matcher: None,
+            timeout: None,
+            runtime: None,
+            fallback: None,
+        };
+        let hooks = [row("before-tool-guard-1a2b", "claude"), row("before-tool-guard-writes-3c4d", "claude")];
+        let found = |wanted: &str| find_hook(&hooks, "claude", wanted).map(|hook| hook.name.as_str());
+        assert_eq!(found("before-tool-guard-1a2b"), Ok("before-tool-guard-1a2b"), "exact, though it starts another");
+        assert_eq!(found("hook:before-tool-guard-writes-3c4d"), Ok("before-tool-guard-writes-3c4d"));
+        assert_eq!(found("before-tool-guard-w"), Ok("before-tool-guard-writes-3c4d"));
+        assert_eq!(
+            found("before-tool"),
+            Err("\"before-tool\" starts the names of 2 claude hooks: before-tool-guard-1a2b, \
+                 before-tool-guard-writes-3c4d; give more of one"
+                .to_owned())
+        );
+        let none = find_hook(&hooks, "codex", "before-tool-guard-1a2b").unwrap_err();
+        assert_eq!(
+            none,
+            "no codex hook is named \"before-tool-guard-1a2b\" or has a name starting with it (hooks for codex: none)"
+        );
+        assert!(find_hook(&hooks, "claude", "").is_err());
+    }
 
     fn artifact() -> BTreeMap<String, OutputFile> {
         let rows = serde_json::json!({

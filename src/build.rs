@@ -237,12 +237,11 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
         }
         let message =
             format!("payload `{}` would not arrive whole: {} would be left out", payload.name, named.join(", "));
-        errors.push(
-            Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(
-                "an artifact carries a payload's regular files only: remove these from the payload, or make them \
-                 files (a payload's dependencies bundled into it, e.g. by esbuild --bundle, rather than a node_modules)",
-            ),
-        );
+        errors.push(Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(
+            "an artifact carries a payload's regular files only: remove these from the payload, or make them \
+                 files (a payload's dependencies bundled into it, e.g. by esbuild --bundle, rather than a node_modules \
+                 or a virtual environment)",
+        ));
     }
     if !errors.is_empty() {
         compiled.files.clear();

@@ -329,13 +329,17 @@ impl Workspace {
 
     /// Whether `path` is, or was (it is gone), something in a payload that a walk passes over
     /// (a symbolic link, a special file, a folder never read, an artifact): it fails the
-    /// build (`build::check_payloads_whole`), which only a compile can tell. A cache, and
-    /// what is in one, is no loss.
+    /// build (`build::check_payloads_whole`), which only a compile can tell. A cache folder,
+    /// and anything below one, is no loss (a link or a pipe of a cache's name is).
     fn may_lie_in_payload(&self, path: &Path) -> bool {
-        let in_cache = || path.strip_prefix(&self.root).is_ok_and(|relative| relative.iter().any(is_cache_dir));
-        self.lies_in_payload(path)
-            && !in_cache()
-            && fs::symlink_metadata(path).map_or(true, |metadata| !metadata.is_file())
+        let below_cache = || {
+            let relative = path.strip_prefix(&self.root).ok().and_then(Path::parent);
+            relative.is_some_and(|folder| folder.iter().any(is_cache_dir))
+        };
+        let passed_over = |metadata: fs::Metadata| {
+            !metadata.is_file() && !(metadata.is_dir() && path.file_name().is_some_and(is_cache_dir))
+        };
+        self.lies_in_payload(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
     }
 
     /// Whether `path` lies in a payload's source (as the last compile knew them).
@@ -1188,9 +1192,12 @@ mod tests {
         fs::create_dir_all(root.join("scripts/__pycache__")).unwrap();
         fs::write(root.join("scripts/__pycache__/check.cpython-311.pyc"), "").unwrap();
         fs::create_dir_all(root.join("scripts/.venv/bin")).unwrap();
+        std::os::unix::fs::symlink("check.py", root.join("scripts/.ruff_cache")).unwrap();
         let may = |path: &str| workspace.may_change_inputs(&root.join(path));
         assert!(!may("scripts/__pycache__") && !may("scripts/__pycache__/check.cpython-311.pyc"));
         assert!(!may("scripts/__pycache__/gone.pyc"), "nor what went from it");
         assert!(may("scripts/.venv"), "a dependency folder in a payload is refused");
+        assert!(may("scripts/.ruff_cache"), "a link of a cache's name is a loss");
+        assert!(may("scripts/.mypy_cache"), "gone, it may have been one");
     }
 }

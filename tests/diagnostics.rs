@@ -217,8 +217,23 @@ fn a_payload_source_in_a_folder_the_build_never_reads() {
     let message = report["diagnostics"][0]["message"].as_str().unwrap();
     assert_eq!(
         message,
-        "payload source `node_modules/tool` lies in a folder named `node_modules`, which agent-bundle never reads"
+        "payload source `node_modules/tool` is or lies in a folder named `node_modules`, which agent-bundle never \
+         reads"
     );
+}
+
+/// A prebuilt handler in a cache of its payload (never shipped) says why it is not there.
+#[test]
+fn a_prebuilt_handler_in_a_cache_folder_says_the_build_never_reads_it() {
+    let hooks = "{ stop: { handler: { prebuilt: './dist/tool/__pycache__/index.js' } } }";
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { tool: './dist/tool' },\n  hooks:");
+    let files =
+        [("agent-bundle.config.ts", config.as_str()), ("dist/tool/run.js", ""), ("dist/tool/__pycache__/index.js", "")];
+    let dir = project(&files);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4748")), "{report:#}");
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(help.contains("lies in a folder named `__pycache__`, which the build never reads"), "{help}");
 }
 
 #[test]

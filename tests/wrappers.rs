@@ -292,6 +292,29 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
 }
 
+/// A simulated hook that fails after printing: the error is the runtime's message, and what
+/// the handler printed (its log goes to stderr, stdout being the host's) comes after it, set
+/// apart, never taken for the error.
+#[test]
+fn a_failing_simulation_sets_the_handler_s_log_apart_from_the_error() {
+    let handler = "export default () => {\n  console.log('[audit] ran');\n  console.error('second line');\n  \
+                   return { outcome: 'allow' };\n};\n";
+    let config =
+        "export default { plugin: { name: 'loud' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--json"]);
+    let name = serde_json::from_slice::<Value>(&list.stdout).unwrap()[0]["name"].as_str().unwrap().to_owned();
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
+    let output = support::simulate(dir.path(), "claude", &name, input, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let expected = format!(
+        "error: agent-bundle hook {name}: handler result outcome is invalid: \"allow\", where \"continue\" or \
+         \"deny\" is expected\nwhat the hook printed before that:\n  [audit] ran\n  second line\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stderr), expected);
+}
+
 /// A handler that throws says where in its own TypeScript (the wrapper's source map), in the
 /// hook's one line of failure, and so does a module that throws while the wrapper loads it.
 #[test]

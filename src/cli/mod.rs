@@ -154,7 +154,8 @@ enum HooksCommand {
         /// The host whose wrapper runs (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
         target: Target,
-        /// The exact hook name (or id) that `hooks list` prints.
+        /// The hook name (or id) that `hooks list` prints, or its start when that names one hook
+        /// (the name without its hash: `before-tool-guard`).
         #[arg(long)]
         hook: String,
         /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.

@@ -311,10 +311,12 @@ impl Normalizer<'_> {
                     return None;
                 };
                 if !self.project.is_file(&path) {
+                    let help = crate::loader::skipped_folder_help(&path)
+                        .unwrap_or_else(|| "build the payload before running agent-bundle".to_owned());
                     self.push(
                         Diagnostic::error(Code::MissingPrebuilt, format!("prebuilt handler `{path}` does not exist"))
                             .at_path(&item.path)
-                            .with_help("build the payload before running agent-bundle"),
+                            .with_help(help),
                     );
                     return None;
                 }
@@ -480,7 +482,8 @@ impl Normalizer<'_> {
             let (message, help) = match crate::loader::skipped_folder_in(&format!("{source}/")) {
                 Some(folder) => (
                     format!(
-                        "payload source `{source}` lies in a folder named `{folder}`, which agent-bundle never reads"
+                        "payload source `{source}` is or lies in a folder named `{folder}`, which agent-bundle never \
+                         reads"
                     ),
                     format!("copy the payload out of `{folder}` (e.g. into dist/) before running agent-bundle"),
                 ),

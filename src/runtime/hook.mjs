@@ -404,11 +404,16 @@ function checkResult(spec, value) {
   if (value === undefined || value === null) return { outcome: "continue" };
   if (!isPlainObject(value)) fail("handler must return void or a result object");
   for (const key of Object.keys(value)) {
-    if (!RESULT_KEYS.includes(key)) fail(`handler result has unsupported field ${key}`);
+    if (!RESULT_KEYS.includes(key)) {
+      fail(`handler result has unsupported field ${key}: use ${RESULT_KEYS.join(", ")}`);
+    }
   }
   // Known keys holding `undefined` count as absent (as they would in JSON).
   const { outcome = "continue", reason, updatedInput, additionalContext } = value;
-  if (outcome !== "continue" && outcome !== "deny") fail("handler result outcome is invalid");
+  if (outcome !== "continue" && outcome !== "deny") {
+    const given = typeof outcome === "string" ? JSON.stringify(outcome) : `a ${typeof outcome}`;
+    fail(`handler result outcome is invalid: ${given}, where "continue" or "deny" is expected`);
+  }
   if (reason !== undefined && typeof reason !== "string") fail("handler result reason must be a string");
   if (additionalContext !== undefined && typeof additionalContext !== "string") {
     fail("handler result additionalContext must be a string");

@@ -456,7 +456,7 @@ describe("errors", PARALLEL, () => {
     const deny = `async function Route() { return jsx(Agent.Result, { value: { outcome: "deny" } }); }`;
     failsWith(await run({ spec: PRE, route: deny, input: preInput }), PRE, "denied beforeTool hook requires a nonempty reason");
     const bad = `async function Route() { return jsx(Agent.Result, { value: { outcome: "block" } }); }`;
-    failsWith(await run({ spec: PRE, route: bad, input: preInput }), PRE, "handler result outcome is invalid");
+    failsWith(await run({ spec: PRE, route: bad, input: preInput }), PRE, 'handler result outcome is invalid: "block", where "continue" or "deny" is expected');
     const context = `async function Route() { return jsx(Agent.Context, { children: "x" }); }`;
     failsWith(await run({ spec: STOP, route: context, input: stopInput }), STOP, "stop cannot replace input or add context");
   });

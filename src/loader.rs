@@ -336,9 +336,8 @@ impl Workspace {
             let relative = path.strip_prefix(&self.root).ok().and_then(Path::parent);
             relative.is_some_and(|folder| folder.iter().any(is_cache_dir))
         };
-        let passed_over = |metadata: fs::Metadata| {
-            !metadata.is_file() && !(metadata.is_dir() && path.file_name().is_some_and(is_cache_dir))
-        };
+        let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && path.file_name().is_some_and(is_cache_dir);
+        let passed_over = |metadata: fs::Metadata| !(metadata.is_file() || is_cache(&metadata));
         self.lies_in_payload(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
     }
 

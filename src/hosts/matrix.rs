@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{EventRow, HOSTS};
+use super::{Decode, EventRow, HOSTS};
 use crate::model::{CanonicalTool, Family, HookEvent};
 
 pub fn render_markdown() -> String {
@@ -22,6 +22,22 @@ pub fn render_markdown() -> String {
         for table in HOSTS {
             let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(crate::model::Trigger::Config(event)));
             let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\n## Handler input\n\n\
+         The canonical fields a config hook's handler receives on each host (the host's own key in\n\
+         parentheses), as `hooks simulate --input` takes them: a required field the host does not\n\
+         send, or one of the wrong type, fails the hook; `?` marks an optional one. A field a host\n\
+         does not list is not sent by it.\n\n",
+    );
+    header(&mut out, "Event");
+    for event in HookEvent::ALL.into_iter().filter(|event| event.family().is_some()) {
+        let _ = write!(out, "| `{}` |", event.key());
+        for table in HOSTS {
+            let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(crate::model::Trigger::Config(event)));
+            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_fields));
         }
         out.push('\n');
     }
@@ -80,6 +96,24 @@ fn header(out: &mut String, first: &str) {
         out.push_str(" --- |");
     }
     out.push('\n');
+}
+
+fn describe_fields(row: &EventRow) -> String {
+    let fields = row.fields.iter().map(|field| {
+        let optional = if field.required { "" } else { "?" };
+        let native = field.native.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" or ");
+        let types = field.types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" or ");
+        let types = match field.decode {
+            Some(Decode::PositiveCount) => "boolean (the count above zero)".to_owned(),
+            Some(Decode::Json) => format!("{types} (its JSON text decoded)"),
+            None if types.is_empty() => "any".to_owned(),
+            None => types,
+        };
+        let values = field.one_of.iter().map(|value| format!("`{value}`")).collect::<Vec<_>>().join(", ");
+        let values = if values.is_empty() { values } else { format!(", one of {values}") };
+        format!("`{}`{optional} ({native}): {types}{values}", field.canonical)
+    });
+    fields.collect::<Vec<_>>().join("<br>")
 }
 
 fn describe_row(row: &EventRow) -> String {

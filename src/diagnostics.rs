@@ -183,6 +183,14 @@ pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
 }
 
+/// The `known` word `given` is most likely a typo of, if any is close (as clap suggests a
+/// mistyped option), as the start of a help: "did you mean `beforeTool`? ".
+pub fn did_you_mean<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let scored = known.into_iter().map(|word| (strsim::jaro_winkler(given, word), word));
+    let best = scored.filter(|(score, _)| *score > 0.8).max_by(|a, b| a.0.total_cmp(&b.0));
+    best.map_or_else(String::new, |(_, word)| format!("did you mean `{word}`? "))
+}
+
 /// A diagnostic with its position resolved against the file's text, ready to print.
 #[derive(Clone, Debug)]
 pub struct Located<'a> {
@@ -352,6 +360,15 @@ pub fn reference_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_close_word_is_suggested_and_a_far_one_is_not() {
+        let events = ["sessionStart", "beforeTool", "afterTool", "stop"];
+        assert_eq!(did_you_mean("beforTool", events), "did you mean `beforeTool`? ");
+        assert_eq!(did_you_mean("aftertool", events), "did you mean `afterTool`? ");
+        assert_eq!(did_you_mean("target", ["hooks", "payload", "plugin", "targets"]), "did you mean `targets`? ");
+        assert_eq!(did_you_mean("onPrompt", events), "");
+    }
 
     #[test]
     fn codes_and_names_are_unique() {

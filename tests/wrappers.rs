@@ -206,8 +206,11 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     );
     assert_eq!(report["result"]["outcome"], "continue");
 
-    // A bare event name matches nothing; a missing required field fails like the host would.
-    let wrong = support::simulate(dir.path(), "claude", "session-start", input, &["--artifact", "artifact"]);
+    // The start of one hook's name names it; one no name starts with names nothing; a missing
+    // required field fails like the host would.
+    let start = support::simulate(dir.path(), "claude", "session-start", input, &["--artifact", "artifact"]);
+    assert_eq!(start.status.code(), Some(0), "{}", String::from_utf8_lossy(&start.stderr));
+    let wrong = support::simulate(dir.path(), "claude", "stop", input, &["--artifact", "artifact"]);
     assert_eq!(wrong.status.code(), Some(2), "no such hook: a wrong invocation");
     let partial = support::simulate(dir.path(), "claude", name, r#"{"sessionId":"s"}"#, &["--artifact", "artifact"]);
     assert_eq!(partial.status.code(), Some(1));

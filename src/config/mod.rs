@@ -199,7 +199,10 @@ impl Reader<'_> {
                     .in_file(self.file)
                     .at(property.key_span)
                     .at_path(join_key(path, &property.key))
-                    .with_help(help),
+                    .with_help(format!(
+                        "{}{help}",
+                        crate::diagnostics::did_you_mean(&property.key, known.iter().copied())
+                    )),
             );
         }
     }

@@ -210,11 +210,11 @@ impl Normalizer<'_> {
         let target = Target::parse(&item.value);
         if target.is_none() {
             let message = format!("unknown target `{}`", item.value);
-            self.push(
-                Diagnostic::error(Code::UnknownTarget, message)
-                    .at_path(&item.path)
-                    .with_help(format!("targets are {}", Target::names())),
-            );
+            self.push(Diagnostic::error(Code::UnknownTarget, message).at_path(&item.path).with_help(format!(
+                "{}targets are {}",
+                crate::diagnostics::did_you_mean(&item.value, Target::ALL.map(Target::as_str)),
+                Target::names()
+            )));
         }
         target
     }
@@ -226,7 +226,11 @@ impl Normalizer<'_> {
             self.push(
                 Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
                     .at_path(&decl.event.path)
-                    .with_help(format!("config hooks take {}; other events are event routes", names.join(", "))),
+                    .with_help(format!(
+                        "{}config hooks take {}; other events are event routes",
+                        crate::diagnostics::did_you_mean(&decl.event.value, names.iter().copied()),
+                        names.join(", ")
+                    )),
             );
         }
         let handler = self.handler(decl, payloads);
@@ -394,7 +398,13 @@ impl Normalizer<'_> {
                 self.push(
                     Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{}`", item.value))
                         .at_path(&item.path)
-                        .with_help("use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`"),
+                        .with_help(format!(
+                            "{}use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
+                            crate::diagnostics::did_you_mean(
+                                &item.value,
+                                super::CanonicalTool::ALL.map(super::CanonicalTool::as_str)
+                            )
+                        )),
                 );
                 continue;
             };

@@ -133,6 +133,9 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
 /// `on_pool`, e.g. inside a thread pool of their own: a build answered by its stamp or the
 /// cache does not pay for starting its threads.
 pub fn build_on(options: &BuildOptions, on_pool: &dyn Fn(&mut (dyn FnMut() + Send))) -> std::io::Result<BuildOutput> {
+    if let Some(missing) = config_missing(options) {
+        return Ok(missing);
+    }
     match check(options)? {
         Checked::UpToDate(output) => Ok(*output),
         Checked::Stale(stale) => build_stale(options, stale, on_pool),
@@ -465,6 +468,32 @@ fn answered(
         work: Work { cache: options.cache.stats(), ..Work::default() },
         shortcut: Some((summary, by)),
     }
+}
+
+/// A project with no config fails before anything is walked (a build started in a home
+/// folder by mistake would read all of it first): AB4001, as the config stage says it.
+fn config_missing(options: &BuildOptions) -> Option<BuildOutput> {
+    // Not through a link, as the walk reads it.
+    let is_file = |dir: &Path, name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file());
+    let holds_config = |dir: &Path| crate::config::CONFIG_FILE_NAMES.iter().any(|name| is_file(dir, name));
+    let found = match &options.config {
+        Some(config) => is_file(&options.root, config),
+        None => holds_config(&options.root),
+    };
+    if found {
+        return None;
+    }
+    let mut diagnostic = crate::db::config_not_found(options.config.as_deref());
+    if options.config.is_none() {
+        diagnostic.message = format!("no agent-bundle config found in {}", options.root.display());
+        // Started in a folder of a project (`src/hooks`): say where its root is.
+        if let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir)) {
+            let root = project.display();
+            diagnostic.help = Some(format!("{root} holds one: build there, or pass --root {root}"));
+        }
+    }
+    let compiled = Compiled { diagnostics: vec![diagnostic], ..finish_empty() };
+    Some(BuildOutput { compiled, published: None, work: Work::default(), shortcut: None })
 }
 
 fn finish_empty() -> Compiled {

@@ -610,6 +610,34 @@ fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
 /// A folder the build may not list (a container's data) holds no inputs: the build goes on
 /// and says so (AB4008, a warning), a no-op too; once it is readable, its files are inputs
 /// again, which the stamp sees.
+/// A folder with no config fails at once, before anything in it is walked (a build started
+/// in a home folder by mistake would read all of it first): AB4001 alone, no word of a
+/// folder below that it could not list.
+#[test]
+fn a_folder_with_no_config_fails_before_it_is_walked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o000)).unwrap();
+    let output = unprivileged(dir.path(), &[dir.path()], &["build", "--json", "--no-cache"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let codes: Vec<&str> =
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["AB4001"], "{report:#}");
+    let root = dir.path().canonicalize().unwrap();
+    let message = format!("no agent-bundle config found in {}", root.display());
+    assert_eq!(report["diagnostics"][0]["message"], message.as_str());
+
+    // In a folder of a project, where its root is is said.
+    fs::write(dir.path().join("agent-bundle.config.ts"), "export default {};\n").unwrap();
+    fs::create_dir_all(dir.path().join("src/hooks")).unwrap();
+    let (code, report) = build_json(&dir.path().join("src/hooks"), &["--no-cache"]);
+    assert_eq!(code, 1);
+    let help = format!("{} holds one: build there, or pass --root {}", root.display(), root.display());
+    assert_eq!(report["diagnostics"][0]["help"], help.as_str(), "{report:#}");
+}
+
 #[test]
 fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());

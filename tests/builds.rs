@@ -610,6 +610,21 @@ fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
 /// A folder the build may not list (a container's data) holds no inputs: the build goes on
 /// and says so (AB4008, a warning), a no-op too; once it is readable, its files are inputs
 /// again, which the stamp sees.
+/// An artifact folder the user may not write says what to do, and nothing is published.
+#[test]
+fn a_folder_the_build_may_not_publish_to_says_what_to_do() {
+    let dir = support::example("policy");
+    let read_only = dir.path().join("ro");
+    fs::create_dir(&read_only).unwrap();
+    fs::set_permissions(&read_only, fs::Permissions::from_mode(0o555)).unwrap();
+    let output = unprivileged(dir.path(), &[dir.path()], &["build", "--no-cache", "--out", "ro/artifact"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(stderr.contains("(make the folder that holds it writable for this user, or publish elsewhere with --out)"));
+    assert_eq!(fs::read_dir(&read_only).unwrap().count(), 0, "nothing was published");
+}
+
 /// A folder with no config fails at once, before anything in it is walked (a build started
 /// in a home folder by mistake would read all of it first): AB4001 alone, no word of a
 /// folder below that it could not list.

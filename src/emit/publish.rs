@@ -40,10 +40,19 @@ impl PublishStats {
     }
 }
 
-/// Publishes `files` at `out`. A bare error of the system (a permission denied) says where.
+/// Publishes `files` at `out`. A bare error of the system (a permission denied) says where,
+/// and what to do when it is a permission.
 pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
     publish_at(out, files).map_err(|error| match error.raw_os_error() {
-        Some(_) => io::Error::new(error.kind(), format!("cannot publish {}: {error}", out.display())),
+        Some(_) => {
+            let help = match error.kind() {
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                    " (make the folder that holds it writable for this user, or publish elsewhere with --out)"
+                }
+                _ => "",
+            };
+            io::Error::new(error.kind(), format!("cannot publish {}: {error}{help}", out.display()))
+        }
         None => error,
     })
 }

@@ -63,6 +63,15 @@ pub fn read_hooks(dir: &Path) -> Result<Vec<HookRow>, String> {
     read_index(dir)
 }
 
+/// The targets the artifact at `dir` was built for.
+pub fn read_targets(dir: &Path) -> Result<Vec<String>, String> {
+    #[derive(Deserialize)]
+    struct Targets {
+        targets: Vec<String>,
+    }
+    read_manifest::<Targets>(dir).map(|manifest| manifest.targets)
+}
+
 /// The hook index as the manifest spells it (for `--json` output).
 pub fn read_hook_rows(dir: &Path) -> Result<Vec<serde_json::Value>, String> {
     read_index(dir)

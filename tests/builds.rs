@@ -46,6 +46,23 @@ fn guarded_builds_for_portable_and_claude() {
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 
+/// A host listed with no hooks says why: the artifact was not built for it, or it takes none.
+#[test]
+fn hooks_list_says_why_a_host_has_no_hooks() {
+    let dir = build_example("guarded");
+    let last_line = |target: &str| {
+        let listed = support::run(dir.path(), &["hooks", "list", "--target", target]);
+        assert_eq!(listed.status.code(), Some(0));
+        String::from_utf8_lossy(&listed.stdout).lines().last().unwrap().to_owned()
+    };
+    assert_eq!(
+        last_line("codex"),
+        "Listed 0 hook(s) from codex (the artifact was not built for codex: its targets are claude, portable)"
+    );
+    assert_eq!(last_line("portable"), "Listed 0 hook(s) from portable (Agent Plugins takes no hooks)");
+    assert_eq!(last_line("claude"), "Listed 2 hook(s) from claude");
+}
+
 #[test]
 fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     let dir = build_example("prebuilt-plugin");

@@ -512,10 +512,16 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     }
     let prebuilt = hooks.iter().filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str())).count();
     let from = target.map(|t| format!(" from {}", t.as_str())).unwrap_or_default();
-    let note = if prebuilt > 0 {
-        format!(" ({prebuilt} prebuilt hook(s) not listed: they cannot be simulated)")
-    } else {
-        String::new()
+    let built_for = artifact::read_targets(dir).map_err(Failure::Run)?;
+    let note = match target {
+        Some(target) if !built_for.iter().any(|built| built == target.as_str()) => {
+            format!(" (the artifact was not built for {}: its targets are {})", target.as_str(), built_for.join(", "))
+        }
+        Some(target) if crate::hosts::table(target).hooks.is_none() => {
+            format!(" ({} takes no hooks)", crate::hosts::table(target).display_name)
+        }
+        _ if prebuilt > 0 => format!(" ({prebuilt} prebuilt hook(s) not listed: they cannot be simulated)"),
+        _ => String::new(),
     };
     outln!("Listed {} hook(s){from}{note}", rows.len());
     Ok(true)

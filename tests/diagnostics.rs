@@ -107,6 +107,21 @@ fn a_second_config_is_a_warning_and_a_missing_one_is_named() {
     assert_eq!(report["diagnostics"][0]["message"], "no config `nope.ts` in the project", "{report:#}");
 }
 
+/// `--config plugin/agent-bundle.config.ts` from the folder above: handlers are looked for
+/// from the root, which the help says, since the config's folder holds them.
+#[test]
+fn a_handler_beside_a_config_in_a_subfolder_says_to_pass_its_root() {
+    let dir = project(&[
+        ("plugin/agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+        ("plugin/src/hooks/h.ts", HANDLER),
+    ]);
+    let (code, report) = build_json(dir.path(), &["--config", "plugin/agent-bundle.config.ts"]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4217")), "{report:#}");
+    let help = "handler paths are relative to the project root, not to the config's folder `plugin`, which holds \
+                `src/hooks/h.ts`: pass --root plugin";
+    assert_eq!(report["diagnostics"][0]["help"], help);
+}
+
 /// A version no host can install (Codex makes a folder of it) fails the build, wherever it
 /// comes from.
 #[test]

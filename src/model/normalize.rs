@@ -279,10 +279,18 @@ impl Normalizer<'_> {
         match &item.value {
             HandlerDecl::Module(_) => {
                 if !self.project.is_file(&path) {
-                    let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| {
-                        "create the module, or fix the path (it is relative to the project root; a symbolic \
-                         link, a folder or a pipe is never read as a module)"
-                            .to_owned()
+                    // `--config plugin/agent-bundle.config.ts`, run from above the project.
+                    let config_folder = crate::loader::parent_key(self.project.config_file());
+                    let beside_config =
+                        !config_folder.is_empty() && self.project.is_file(&format!("{config_folder}/{path}"));
+                    let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| match beside_config {
+                        true => format!(
+                            "handler paths are relative to the project root, not to the config's folder \
+                             `{config_folder}`, which holds `{path}`: pass --root {config_folder}"
+                        ),
+                        false => "create the module, or fix the path (it is relative to the project root; a \
+                                  symbolic link, a folder or a pipe is never read as a module)"
+                            .to_owned(),
                     });
                     self.push(
                         Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))

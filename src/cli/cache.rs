@@ -246,11 +246,11 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                     0 => String::new(),
                     n => format!("; {n} unreadable"),
                 };
-                outln!(
-                    "Verified {} entries: {} corrupt (removed){unreadable}",
-                    verified.checked,
-                    verified.corrupt.len()
-                );
+                let corrupt = match verified.corrupt.len() {
+                    0 => "none corrupt".to_owned(),
+                    n => format!("{n} corrupt (removed)"),
+                };
+                outln!("Verified {} entries: {corrupt}{unreadable}", verified.checked);
             }
             Ok(verified.corrupt.is_empty() && verified.unreadable.is_empty())
         }

@@ -293,12 +293,18 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&
         return Ok(hook);
     }
     // The name without its hash (`before-tool-guard`), which a change of the hook's
-    // declaration does not change, when it names one hook.
-    let starting: Vec<&HookRow> = on_host().filter(|h| !wanted.is_empty() && h.name.starts_with(wanted)).collect();
+    // declaration does not change (though `before-tool-guard-writes` starts with it), or
+    // else a start of one hook's name. Prebuilt hooks are never simulated.
+    let runnable = || on_host().filter(|h| h.kind != "prebuilt");
+    let unhashed: Vec<&HookRow> = runnable().filter(|h| without_hash(&h.name) == wanted).collect();
+    if let [hook] = unhashed.as_slice() {
+        return Ok(hook);
+    }
+    let starting: Vec<&HookRow> = runnable().filter(|h| !wanted.is_empty() && h.name.starts_with(wanted)).collect();
     match starting.as_slice() {
         [hook] => Ok(hook),
         [] => {
-            let names: Vec<&str> = on_host().filter(|h| h.kind != "prebuilt").map(|h| h.name.as_str()).collect();
+            let names: Vec<&str> = runnable().map(|h| h.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
             Err(format!(
                 "no {host} hook is named \"{wanted}\" or has a name starting with it (hooks for {host}: {known})"
@@ -312,6 +318,14 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&
                 names.join(", ")
             ))
         }
+    }
+}
+
+/// A hook's name without the hash of its declaration that ends it (`-1a2b3c4d`).
+fn without_hash(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((stem, hash)) if hash.len() == 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => stem,
+        _ => name,
     }
 }
 
@@ -370,14 +384,9 @@ pub fn simulate(
     let wrapper: PathBuf = artifact.join(path);
     // From here on node runs: a signal stops it and the scratch folder goes too.
     crate::interrupt::install();
-    let scratch = tempfile::Builder::new()
-        .prefix("agent-bundle-simulate-")
-        .tempdir()
-        .map_err(|e| format!("cannot create a runtime directory: {e}"))?;
-    // Created (0700) by the runtime when one starts; absent otherwise.
-    let sockets = scratch.path().join("runtime");
+    let scratch = Scratch::new()?;
     let runtime = match (hook.is_shared(), mode) {
-        (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, &hook.host, &sockets)?),
+        (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, &hook.host, &scratch)?),
         (true, SharedMode::Standalone) if hook.fallback != Some(true) => {
             return Err(format!(
                 "route {} has no standalone form (its config has no `fallback: 'standalone'`)",
@@ -397,9 +406,9 @@ pub fn simulate(
         None => (DEFAULT_SIMULATION_TIMEOUT, "no `timeout` in its config"),
     };
     let started = Instant::now();
-    let mut command = Command::new("node");
-    command.arg(&wrapper).current_dir(&artifact);
-    command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1").env(RUNTIME_DIR_VAR, &sockets);
+    let mut command = scratch.node();
+    command.arg(&wrapper);
+    command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1");
     let ran = crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
     let Some(crate::child::Ran { status, stdout, mut stderr }) = ran else {
@@ -465,16 +474,33 @@ pub(crate) struct SharedRuntime {
     stderr: crate::child::Drain,
 }
 
+/// The scratch folder of a simulation or a validation: the shared runtime's socket folder
+/// (`runtime/`, created 0700 by a runtime when one starts), and an empty working folder
+/// (`work/`) for every node process it runs. A host runs a hook in the user's project, never
+/// in the plugin's or in the artifact: a handler that reads a file relative to its working
+/// folder fails here as it would there, wherever the command was started.
+pub(crate) struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub(crate) fn new() -> Result<Scratch, String> {
+        let cannot = |e: std::io::Error| format!("cannot create a scratch folder: {e}");
+        let dir = tempfile::Builder::new().prefix("agent-bundle-run-").tempdir().map_err(cannot)?;
+        std::fs::create_dir(dir.path().join("work")).map_err(cannot)?;
+        Ok(Scratch(dir))
+    }
+
+    /// `node`, to be run in the working folder, finding the runtime's sockets here.
+    pub(crate) fn node(&self) -> Command {
+        let mut command = Command::new("node");
+        command.current_dir(self.0.path().join("work")).env(RUNTIME_DIR_VAR, self.0.path().join("runtime"));
+        command
+    }
+}
+
 impl SharedRuntime {
-    pub(crate) fn start(artifact: &Path, host: &str, sockets: &Path) -> Result<SharedRuntime, String> {
+    pub(crate) fn start(artifact: &Path, host: &str, scratch: &Scratch) -> Result<SharedRuntime, String> {
         let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
-        let mut child = spawn_node(
-            &artifact,
-            Command::new("node")
-                .arg(artifact.join(RUNTIME_PATH))
-                .args(["--target", host])
-                .env(RUNTIME_DIR_VAR, sockets),
-        )?;
+        let mut child = spawn_node(scratch.node().arg(artifact.join(RUNTIME_PATH)).args(["--target", host]))?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = crate::child::Drain::start(child.stderr.take().expect("stderr is piped"));
@@ -521,15 +547,9 @@ impl SharedRuntime {
     }
 }
 
-/// Starts `command` (a `node` run) in the artifact, with every stdio stream piped.
-fn spawn_node(artifact: &Path, command: &mut Command) -> Result<Child, String> {
-    command
-        .current_dir(artifact)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(node_missing)
+/// Starts `command` (a `node` run), with every stdio stream piped.
+fn spawn_node(command: &mut Command) -> Result<Child, String> {
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(node_missing)
 }
 
 fn node_missing(error: std::io::Error) -> String {
@@ -563,21 +583,22 @@ mod tests {
             runtime: None,
             fallback: None,
         };
-        let hooks = [row("before-tool-guard-1a2b", "claude"), row("before-tool-guard-writes-3c4d", "claude")];
+        let hooks = [row("before-tool-guard-1a2b3c4d", "claude"), row("before-tool-guard-writes-3c4d5e6f", "claude")];
         let found = |wanted: &str| find_hook(&hooks, "claude", wanted).map(|hook| hook.name.as_str());
-        assert_eq!(found("before-tool-guard-1a2b"), Ok("before-tool-guard-1a2b"), "exact, though it starts another");
-        assert_eq!(found("hook:before-tool-guard-writes-3c4d"), Ok("before-tool-guard-writes-3c4d"));
-        assert_eq!(found("before-tool-guard-w"), Ok("before-tool-guard-writes-3c4d"));
+        assert_eq!(found("before-tool-guard-1a2b3c4d"), Ok("before-tool-guard-1a2b3c4d"));
+        assert_eq!(found("before-tool-guard"), Ok("before-tool-guard-1a2b3c4d"), "unhashed, though it starts another");
+        assert_eq!(found("hook:before-tool-guard-writes-3c4d5e6f"), Ok("before-tool-guard-writes-3c4d5e6f"));
+        assert_eq!(found("before-tool-guard-w"), Ok("before-tool-guard-writes-3c4d5e6f"));
         assert_eq!(
             found("before-tool"),
-            Err("\"before-tool\" starts the names of 2 claude hooks: before-tool-guard-1a2b, \
-                 before-tool-guard-writes-3c4d; give more of one"
+            Err("\"before-tool\" starts the names of 2 claude hooks: before-tool-guard-1a2b3c4d, \
+                 before-tool-guard-writes-3c4d5e6f; give more of one"
                 .to_owned())
         );
-        let none = find_hook(&hooks, "codex", "before-tool-guard-1a2b").unwrap_err();
+        let none = find_hook(&hooks, "codex", "before-tool-guard").unwrap_err();
         assert_eq!(
             none,
-            "no codex hook is named \"before-tool-guard-1a2b\" or has a name starting with it (hooks for codex: none)"
+            "no codex hook is named \"before-tool-guard\" or has a name starting with it (hooks for codex: none)"
         );
         assert!(find_hook(&hooks, "claude", "").is_err());
     }

@@ -298,7 +298,7 @@ pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, 
     // (One it cannot read is an error where the version is needed: see `normalize`.)
     let Ok(bytes) = file.bytes(db) else { return Ok(None) };
     // (npm reads one that starts with a byte order mark; serde_json does not.)
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let bytes = bytes.strip_prefix(crate::source::BYTE_ORDER_MARK.as_bytes()).unwrap_or(bytes);
     let json: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|error| format!("is not valid JSON ({error})"))?;
     match json.get("version") {

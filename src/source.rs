@@ -195,6 +195,10 @@ impl LineIndex {
 /// nested objects, and no written code comes near either.
 pub const MAX_BRACKETS: usize = 1_000;
 
+/// The byte order mark some editors start a UTF-8 file with: JSON readers skip it (npm,
+/// Node's JSON modules), where `JSON.parse` and serde_json refuse it.
+pub const BYTE_ORDER_MARK: &str = "\u{feff}";
+
 /// The deepest nesting a source may reach with brackets and operators that nest without
 /// them (`a ? b : c ? …`, `=>`, `=`, prefix `!`, `else if`, `typeof`, …): well within what the
 /// parser and the passes after it recurse through on a build thread's stack

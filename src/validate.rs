@@ -309,11 +309,8 @@ fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>
         .filter_map(|row| row["host"].as_str())
         .collect();
     for host in hosts {
-        let scratch = tempfile::tempdir();
-        let started = match &scratch {
-            Ok(scratch) => crate::artifact::SharedRuntime::start(dir, host, &scratch.path().join("runtime")),
-            Err(error) => Err(format!("cannot create a runtime directory: {error}")),
-        };
+        let scratch = crate::artifact::Scratch::new();
+        let started = scratch.and_then(|scratch| crate::artifact::SharedRuntime::start(dir, host, &scratch));
         match started {
             // It serves on without a route that failed to load, which fails every request.
             Ok(runtime) => diagnostics.extend(unloaded_routes(&runtime.shut_down()).map(|failure| {
@@ -416,9 +413,7 @@ fn command_target(command: &str, root_token: &str) -> Option<String> {
 
 /// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
-/// It runs in the artifact, as `hooks simulate` runs it: a host runs it in the user's
-/// project, never in the plugin's, so a file read relative to the folder `validate` was
-/// started in must not make it pass.
+/// It runs in an empty folder, as `hooks simulate` runs it (`artifact::Scratch`).
 fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
     let wrappers: BTreeMap<&str, &str> = manifest["hooks"]
         .as_array()
@@ -428,12 +423,16 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
         .filter(|(path, _)| on_disk.contains(*path))
         .collect();
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    let scratch = match crate::artifact::Scratch::new() {
+        Ok(scratch) => scratch,
+        Err(message) => return diagnostics.push(Diagnostic::error(Code::WrapperLoad, message)),
+    };
     let failures: Vec<Diagnostic> = wrappers
         .par_iter()
         .filter_map(|(path, name)| {
             let expected = format!("agent-bundle hook {name}: stdin must contain exactly one JSON value");
-            let mut node = Command::new("node");
-            node.arg(dir.join(path)).current_dir(&dir);
+            let mut node = scratch.node();
+            node.arg(dir.join(path));
             let outcome = crate::child::run(&mut node, Vec::new(), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),

@@ -373,6 +373,27 @@ fn a_wrapper_is_validated_away_from_the_folder_validate_runs_in() {
     assert!(message.contains("ENOENT") && message.contains("src/rules.txt"), "{message}");
 }
 
+/// A wrapper that writes a file where it runs writes it in a scratch folder, never in the
+/// artifact being checked: validating twice gives the same answer.
+#[test]
+fn validating_leaves_the_artifact_as_it_was() {
+    let handler = "import { appendFileSync } from 'node:fs';\nappendFileSync('loaded.log', 'x');\n\
+                   export default () => {};\n";
+    let dir = support::project(&stop_hook(handler));
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let before = support::artifact_files(&dir.path().join("artifact"));
+    for _ in 0..2 {
+        let output = support::bin()
+            .args(["validate", "--artifact", "artifact", "--no-host-validation"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert_eq!(support::artifact_files(&dir.path().join("artifact")), before);
+    assert!(!dir.path().join("loaded.log").exists());
+}
+
 /// A default export the build cannot tell is no function (a constant's value, another
 /// module's) fails every run of its hook: `validate` reports it, for a handler and a route.
 #[test]

@@ -728,6 +728,7 @@ fn a_json_module_is_its_parsed_data() {
 import rules from "./rules.json";
 import same from "./rules.json" with { type: "json" };
 import { rules as again } from "./reexport";
+import edges from "./edges.json";
 export default async () => {
   const loaded = await import("./rules.json");
   console.log(JSON.stringify({
@@ -736,18 +737,25 @@ export default async () => {
     one: rules === same && rules === again && rules === loaded.default,
     names: Object.keys(loaded),
   }));
+  console.log(JSON.stringify([edges[0] === Infinity, edges[1].length, edges[1].charCodeAt(0), JSON.stringify(edges[2]).length]));
 };
 "#;
+    // What `JSON.parse` takes that a tree of serde_json's would not: a byte order mark (Node's
+    // JSON modules skip it), a number past f64, a lone surrogate escape, 300 levels.
+    let edges = format!("\u{feff}[1e400, \"\\ud800\", {}{}]", "[".repeat(300), "]".repeat(300));
     let data = "{\n  \"deny\": [\"rm -rf\", \"a\u{2028}b\"],\n  \"__proto__\": {\"x\": 1},\n  \"n\": 1e3\n}\n";
     let files = [
         ("src/main.ts", main),
         ("src/rules.json", data),
         ("src/reexport.ts", "export { default as rules } from './rules.json';\n"),
+        ("src/edges.json", &edges),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "{}", run.stderr);
     let expected = r#"{"rules":{"deny":["rm -rf","a b"],"__proto__":{"x":1},"n":1000},"proto":true,"one":true,"names":["default"]}"#;
-    assert_eq!(run.stdout.lines().next(), Some(expected.replace("a b", "a\u{2028}b").as_str()));
+    let mut lines = run.stdout.lines();
+    assert_eq!(lines.next(), Some(expected.replace("a b", "a\u{2028}b").as_str()));
+    assert_eq!(lines.next(), Some("[true,1,55296,600]"));
 }
 
 /// Invalid JSON is a syntax error where the text goes wrong; a JSON attribute on a module
@@ -761,7 +769,7 @@ fn invalid_json_and_attributes_are_located() {
              import c from './c.json' with { type: 'css' };\nexport default () => [a, b, c];\n"
                 .to_owned(),
         ),
-        ("src/a.json".to_owned(), "{\n  \"é\": 1,\n  \"b\": 2,\n}\n".to_owned()),
+        ("src/a.json".to_owned(), "\u{feff}{\r\n  \"é\": 1,\r\n  \"ü\": 2,\r\n}\r\n".to_owned()),
         ("src/b.ts".to_owned(), "export default 1;\n".to_owned()),
         ("src/c.json".to_owned(), "[]".to_owned()),
     ]);

@@ -126,28 +126,37 @@ pub fn is_json_module(key: &str) -> bool {
 /// `"__proto__"` key stays a key, as an object literal's would not). The text is checked
 /// here, where a mistake can be shown in the file.
 fn transpile_json(source: &str, mut out: Transpiled) -> Transpiled {
-    match serde_json::from_str::<serde_json::Value>(source) {
-        Ok(_) => out.code = Some(format!("export default JSON.parse({});\n", super::link::js_string(source))),
-        Err(error) => {
-            let at = json_error_offset(source, error.line(), error.column());
-            let message = error.to_string();
-            // (serde_json's message ends with where, which the diagnostic shows itself.)
-            let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what);
-            out.diagnostics.push(BundleDiagnostic::error(
-                BundleErrorKind::Syntax,
-                Span::new(at, at),
-                format!("invalid JSON: {message}"),
-            ));
-        }
-    }
+    // Node's JSON modules skip a byte order mark, which `JSON.parse` would refuse.
+    let text = source.strip_prefix(crate::source::BYTE_ORDER_MARK).unwrap_or(source);
+    // Valid as `JSON.parse` has it: serde_json's skipping pass takes any number, a lone
+    // surrogate escape and any depth, as it does (a tree would refuse `1e400`).
+    let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(text) else {
+        out.code = Some(format!("export default JSON.parse({});\n", super::link::js_string(text)));
+        return out;
+    };
+    // The tree's reader words the same error better ("trailing comma", not "key must be a
+    // string"), when it stops at the same place.
+    let at = |error: &serde_json::Error| (error.line(), error.column());
+    let worded = serde_json::from_str::<serde_json::Value>(text).err().filter(|tree| at(tree) == at(&error));
+    let error = worded.unwrap_or(error);
+    let offset = (source.len() - text.len()) as u32 + json_error_offset(text, error.line(), error.column());
+    let message = error.to_string();
+    // (serde_json's message ends with where, which the diagnostic shows itself.)
+    let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what);
+    out.diagnostics.push(BundleDiagnostic::error(
+        BundleErrorKind::Syntax,
+        Span::new(offset, offset),
+        format!("invalid JSON: {message}"),
+    ));
     out
 }
 
-/// The byte offset of serde_json's 1-based line and byte column, on a character boundary.
-fn json_error_offset(source: &str, line: usize, column: usize) -> u32 {
-    let line_start: usize = source.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    let mut at = (line_start + column.saturating_sub(1)).min(source.len());
-    while !source.is_char_boundary(at) {
+/// The byte offset of serde_json's 1-based line and byte column (a `\r` counts as a
+/// column), on a character boundary.
+fn json_error_offset(text: &str, line: usize, column: usize) -> u32 {
+    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
         at -= 1;
     }
     at as u32

@@ -154,8 +154,8 @@ enum HooksCommand {
         /// The host whose wrapper runs (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
         target: Target,
-        /// The hook name (or id) that `hooks list` prints, or its start when that names one hook
-        /// (the name without its hash: `before-tool-guard`).
+        /// The hook name (or id) that `hooks list` prints, that name without the hash that ends
+        /// it (`before-tool-guard`), or a start of one name.
         #[arg(long)]
         hook: String,
         /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.

@@ -6,6 +6,7 @@
 //! result does not depend on scheduling.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -133,8 +134,8 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
 /// `on_pool`, e.g. inside a thread pool of their own: a build answered by its stamp or the
 /// cache does not pay for starting its threads.
 pub fn build_on(options: &BuildOptions, on_pool: &dyn Fn(&mut (dyn FnMut() + Send))) -> std::io::Result<BuildOutput> {
-    if let Some(missing) = config_missing(options) {
-        return Ok(missing);
+    if let Some(compiled) = without_config(options) {
+        return Ok(BuildOutput { compiled, published: None, work: Work::default(), shortcut: None });
     }
     match check(options)? {
         Checked::UpToDate(output) => Ok(*output),
@@ -470,30 +471,60 @@ fn answered(
     }
 }
 
-/// A project with no config fails before anything is walked (a build started in a home
-/// folder by mistake would read all of it first): AB4001, as the config stage says it.
-fn config_missing(options: &BuildOptions) -> Option<BuildOutput> {
-    // Not through a link, as the walk reads it.
-    let is_file = |dir: &Path, name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file());
-    let holds_config = |dir: &Path| crate::config::CONFIG_FILE_NAMES.iter().any(|name| is_file(dir, name));
-    let found = match &options.config {
-        Some(config) => is_file(&options.root, config),
-        None => holds_config(&options.root),
+/// A project whose root holds no config the walk would read fails before anything is walked
+/// (a build, an inspection or a watch session started in a home folder by mistake would
+/// read all of it first): the compile's result, AB4001, as the config stage says it, with
+/// what is at the config's name instead, or the folder above that holds a config.
+pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
+    let names: Vec<&str> = match &options.config {
+        Some(config) => vec![config],
+        None => crate::config::CONFIG_FILE_NAMES.to_vec(),
     };
-    if found {
+    let entries: Vec<(&str, ConfigEntry)> =
+        names.into_iter().map(|name| (name, ConfigEntry::at(&options.root.join(name)))).collect();
+    if entries.iter().any(|(_, entry)| *entry == ConfigEntry::Readable) {
         return None;
     }
-    let mut diagnostic = crate::db::config_not_found(options.config.as_deref());
-    if options.config.is_none() {
-        diagnostic.message = format!("no agent-bundle config found in {}", options.root.display());
+    let mut diagnostic = crate::db::config_not_found(options.config.as_deref(), Some(&options.root));
+    if let Some((name, ConfigEntry::Unread(what))) = entries.iter().find(|(_, entry)| entry != &ConfigEntry::Missing) {
+        diagnostic.message = format!("`{name}` is {what}, which is never read as the config");
+    } else if options.config.is_none()
+        && let Some(project) = options.root.ancestors().skip(1).find(|dir| {
+            crate::config::CONFIG_FILE_NAMES
+                .iter()
+                .any(|name| ConfigEntry::at(&dir.join(name)) == ConfigEntry::Readable)
+        })
+    {
         // Started in a folder of a project (`src/hooks`): say where its root is.
-        if let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir)) {
-            let root = project.display();
-            diagnostic.help = Some(format!("{root} holds one: build there, or pass --root {root}"));
+        let root = project.display();
+        diagnostic.help = Some(format!("{root} holds one: build there, or pass --root {root}"));
+    }
+    Some(Compiled { diagnostics: vec![diagnostic], ..finish_empty() })
+}
+
+/// What is at a config file's name, as the walk would take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConfigEntry {
+    /// A regular file, or something this process cannot tell (the walk decides then).
+    Readable,
+    Missing,
+    /// What is there instead, never read as a config (a link is not followed).
+    Unread(&'static str),
+}
+
+impl ConfigEntry {
+    fn at(path: &Path) -> ConfigEntry {
+        match std::fs::symlink_metadata(path) {
+            Ok(metadata) if metadata.is_file() => ConfigEntry::Readable,
+            Ok(metadata) if metadata.is_symlink() => ConfigEntry::Unread("a symbolic link"),
+            Ok(metadata) if metadata.is_dir() => ConfigEntry::Unread("a folder"),
+            Ok(_) => ConfigEntry::Unread("a special file"),
+            Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                ConfigEntry::Missing
+            }
+            Err(_) => ConfigEntry::Readable,
         }
     }
-    let compiled = Compiled { diagnostics: vec![diagnostic], ..finish_empty() };
-    Some(BuildOutput { compiled, published: None, work: Work::default(), shortcut: None })
 }
 
 fn finish_empty() -> Compiled {

@@ -18,6 +18,7 @@
 //! dependency (a missing file is a dependency on the file map).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -239,22 +240,29 @@ pub fn config_file_name(db: &dyn Db, project: Project) -> String {
     )
 }
 
-/// AB4001: no config file `config_file` (`--config`), or none of the usual names, in the project.
-pub fn config_not_found(config_file: Option<&str>) -> Diagnostic {
+/// AB4001: no config file `config_file` (`--config`), or none of the usual names, in the
+/// project (at `root`, when it is known).
+pub fn config_not_found(config_file: Option<&str>, root: Option<&Path>) -> Diagnostic {
     match config_file {
         Some(path) => Diagnostic::error(Code::ConfigNotFound, format!("no config `{path}` in the project"))
             .with_help("--config names a regular file inside the project root (a symbolic link is never read)"),
-        None => Diagnostic::error(Code::ConfigNotFound, "no agent-bundle config found").with_help(format!(
-            "create one of {} at the project root (or pass --root / --config; a symbolic link is never read)",
-            CONFIG_FILE_NAMES.join(", ")
-        )),
+        None => {
+            let message = root.map_or_else(
+                || "no agent-bundle config found".to_owned(),
+                |root| format!("no agent-bundle config found in {}", root.display()),
+            );
+            Diagnostic::error(Code::ConfigNotFound, message).with_help(format!(
+                "create one of {} at the project root (or pass --root / --config; a symbolic link is never read)",
+                CONFIG_FILE_NAMES.join(", ")
+            ))
+        }
     }
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn parse_config(db: &dyn Db, project: Project) -> ConfigReturn {
     let Some(file) = config_file(db, project) else {
-        let diagnostic = config_not_found(project.settings(db).config_file.as_deref());
+        let diagnostic = config_not_found(project.settings(db).config_file.as_deref(), None);
         return ConfigReturn { config: None, value: None, diagnostics: vec![diagnostic] };
     };
     let name = file.path(db);

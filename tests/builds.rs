@@ -624,9 +624,6 @@ fn an_unreadable_file_fails_the_build_only_where_it_is_needed() {
     assert_eq!(support::artifact_files(&artifact), before);
 }
 
-/// A folder the build may not list (a container's data) holds no inputs: the build goes on
-/// and says so (AB4008, a warning), a no-op too; once it is readable, its files are inputs
-/// again, which the stamp sees.
 /// An artifact folder the user may not write says what to do, and nothing is published.
 #[test]
 fn a_folder_the_build_may_not_publish_to_says_what_to_do() {
@@ -651,15 +648,28 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
     let data = dir.path().join("data");
     fs::create_dir(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o000)).unwrap();
-    let output = unprivileged(dir.path(), &[dir.path()], &["build", "--json", "--no-cache"]);
-    assert_eq!(output.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let codes: Vec<&str> =
-        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["AB4001"], "{report:#}");
     let root = dir.path().canonicalize().unwrap();
     let message = format!("no agent-bundle config found in {}", root.display());
-    assert_eq!(report["diagnostics"][0]["message"], message.as_str());
+    // An inspection and a watch session too (one would watch every folder below).
+    let commands: [&[&str]; 3] =
+        [&["build", "--json", "--no-cache"], &["inspect", "--hooks", "--json"], &["watch", "--json", "--no-cache"]];
+    for (at, args) in commands.into_iter().enumerate() {
+        let trees: &[&std::path::Path] = if at == 0 { &[dir.path()] } else { &[] };
+        let output = unprivileged(dir.path(), trees, args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let codes: Vec<&str> =
+            report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+        assert_eq!(codes, ["AB4001"], "{args:?}: {report:#}");
+        assert_eq!(report["diagnostics"][0]["message"], message.as_str());
+    }
+
+    // A config's name that is a link is said to be one.
+    std::os::unix::fs::symlink("elsewhere.ts", dir.path().join("agent-bundle.config.ts")).unwrap();
+    let (_, report) = build_json(dir.path(), &["--no-cache"]);
+    let link = "`agent-bundle.config.ts` is a symbolic link, which is never read as the config";
+    assert_eq!(report["diagnostics"][0]["message"], link);
+    fs::remove_file(dir.path().join("agent-bundle.config.ts")).unwrap();
 
     // In a folder of a project, where its root is is said.
     fs::write(dir.path().join("agent-bundle.config.ts"), "export default {};\n").unwrap();
@@ -670,6 +680,9 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
     assert_eq!(report["diagnostics"][0]["help"], help.as_str(), "{report:#}");
 }
 
+/// A folder the build may not list (a container's data) holds no inputs: the build goes on
+/// and says so (AB4008, a warning), a no-op too; once it is readable, its files are inputs
+/// again, which the stamp sees.
 #[test]
 fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());

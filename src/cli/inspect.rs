@@ -11,15 +11,10 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         return Err(Failure::Usage("choose what to inspect: --hooks".into()));
     }
     let options = args.source.build_options(None, None)?;
-    let mut workspace = Workspace::new(Database::new(), options.root.clone());
-    let project = workspace
-        .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
-        .map_err(|e| Failure::Run(e.to_string()))?;
-    let (_, mut compiled, outside) =
-        build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
-    // What a build of the project would warn of too.
-    build::note_unlistable(&mut compiled, workspace.unlistable());
-    build::note_unlistable_outside(&mut compiled, &outside);
+    let compiled = match build::without_config(&options) {
+        Some(compiled) => compiled,
+        None => compile(&options)?,
+    };
     let Some(model) = &compiled.model else {
         if args.source.json {
             let diagnostics = report::diagnostics_json(&compiled);
@@ -122,4 +117,17 @@ pub(super) fn runtime_note(runtime: Option<&str>, fallback: Option<bool>) -> &'s
 fn mapping(hook: &Hook, received_by: usize, hook_hosts: usize) -> &'static str {
     let native = hook.tools.iter().any(|t| matches!(t, ToolSelector::Native { .. }));
     if native || received_by < hook_hosts { "host-specific" } else { "exact" }
+}
+
+/// The project compiled as a build would compile it, with what a build would warn of.
+fn compile(options: &build::BuildOptions) -> Result<build::Compiled, Failure> {
+    let mut workspace = Workspace::new(Database::new(), options.root.clone());
+    let project = workspace
+        .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
+        .map_err(|e| Failure::Run(e.to_string()))?;
+    let (_, mut compiled, outside) =
+        build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
+    build::note_unlistable(&mut compiled, workspace.unlistable());
+    build::note_unlistable_outside(&mut compiled, &outside);
+    Ok(compiled)
 }

@@ -13,6 +13,11 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         return super::workspace::watch(args);
     }
     let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
+    if crate::build::without_config(&options).is_some() {
+        // Nothing to watch for: the one build says why, at once (a session would watch every
+        // folder below, a home folder's too).
+        return super::build_command(args);
+    }
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
     session(&args, Projects::One(options), &cache, &pool, |_| None)

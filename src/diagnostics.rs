@@ -177,18 +177,31 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// The help `help`, led by the `known` word `given` is most likely a typo of, if any is
+    /// close (as clap suggests a mistyped option): "did you mean `beforeTool`? …".
+    pub fn with_help_suggesting<'a>(self, given: &str, known: impl IntoIterator<Item = &'a str>, help: &str) -> Self {
+        match closest(given, known) {
+            Some(word) => self.with_help(format!("did you mean `{word}`? {help}")),
+            None => self.with_help(help),
+        }
+    }
 }
 
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
 }
 
-/// The `known` word `given` is most likely a typo of, if any is close (as clap suggests a
-/// mistyped option), as the start of a help: "did you mean `beforeTool`? ".
-pub fn did_you_mean<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> String {
-    let scored = known.into_iter().map(|word| (strsim::jaro_winkler(given, word), word));
-    let best = scored.filter(|(score, _)| *score > 0.8).max_by(|a, b| a.0.total_cmp(&b.0));
-    best.map_or_else(String::new, |(_, word)| format!("did you mean `{word}`? "))
+/// The `known` word `given` is most likely a typo of: the nearest in edits (a swap of two
+/// letters is one; case is none), if a third of its letters or fewer, or one, differ.
+fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let given = given.to_lowercase();
+    let edits = |word: &str| strsim::damerau_levenshtein(&given, &word.to_lowercase());
+    let near = known
+        .into_iter()
+        .map(|word| (edits(word), word))
+        .filter(|(edits, word)| *edits <= (word.chars().count() / 3).max(1));
+    near.min_by_key(|(edits, _)| *edits).map(|(_, word)| word)
 }
 
 /// A diagnostic with its position resolved against the file's text, ready to print.
@@ -364,10 +377,15 @@ mod tests {
     #[test]
     fn a_close_word_is_suggested_and_a_far_one_is_not() {
         let events = ["sessionStart", "beforeTool", "afterTool", "stop"];
-        assert_eq!(did_you_mean("beforTool", events), "did you mean `beforeTool`? ");
-        assert_eq!(did_you_mean("aftertool", events), "did you mean `afterTool`? ");
-        assert_eq!(did_you_mean("target", ["hooks", "payload", "plugin", "targets"]), "did you mean `targets`? ");
-        assert_eq!(did_you_mean("onPrompt", events), "");
+        assert_eq!(closest("beforTool", events), Some("beforeTool"));
+        assert_eq!(closest("aftertool", events), Some("afterTool"));
+        assert_eq!(closest("target", ["hooks", "payload", "plugin", "targets"]), Some("targets"));
+        assert_eq!(closest("mpc", ["shell", "mcp", "agent"]), Some("mcp"), "a swap is one edit");
+        assert_eq!(closest("onPrompt", events), None);
+        assert_eq!(closest("vscode", ["claude", "codex", "cursor", "portable"]), None);
+        let help =
+            Diagnostic::error(Code::UnknownTarget, "x").with_help_suggesting("claud", ["claude"], "targets are …");
+        assert_eq!(help.help.as_deref(), Some("did you mean `claude`? targets are …"));
     }
 
     #[test]

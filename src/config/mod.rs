@@ -180,6 +180,8 @@ struct Reader<'a> {
 
 const TOP_LEVEL_KEYS: [&str; 4] = ["hooks", "payload", "plugin", "targets"];
 const HOOK_ENTRY_KEYS: [&str; 5] = ["args", "handler", "targets", "timeout", "tools"];
+const PLUGIN_KEYS: [&str; 3] = ["description", "name", "version"];
+const PAYLOAD_KEYS: [&str; 2] = ["source", "targets"];
 
 impl Reader<'_> {
     fn error(&mut self, code: Code, value: &Value, path: &str, message: String, help: &str) {
@@ -199,10 +201,7 @@ impl Reader<'_> {
                     .in_file(self.file)
                     .at(property.key_span)
                     .at_path(join_key(path, &property.key))
-                    .with_help(format!(
-                        "{}{help}",
-                        crate::diagnostics::did_you_mean(&property.key, known.iter().copied())
-                    )),
+                    .with_help_suggesting(&property.key, known.iter().copied(), help),
             );
         }
     }
@@ -237,10 +236,17 @@ impl Reader<'_> {
             );
             return None;
         };
-        if !matches!(value.kind, ValueKind::Object(_)) {
+        let ValueKind::Object(properties) = &value.kind else {
             self.expected(value, "plugin", "an object");
             return None;
-        }
+        };
+        self.unknown_keys(
+            properties,
+            &PLUGIN_KEYS,
+            "plugin",
+            "plugin key",
+            "`plugin` takes name, description and version",
+        );
         let description = value.get("description").and_then(|v| self.string(v, "plugin.description"));
         let version = value.get("version").and_then(|v| self.string(v, "plugin.version"));
         let Some(name_value) = value.get("name") else {
@@ -417,7 +423,8 @@ impl Reader<'_> {
                 ValueKind::String(source) => {
                     payloads.push(PayloadDecl { name, source: Item { value: source.clone(), path }, targets: None })
                 }
-                ValueKind::Object(_) => {
+                ValueKind::Object(entry) => {
+                    self.unknown_keys(entry, &PAYLOAD_KEYS, &path, "payload key", "a payload takes source and targets");
                     let source_path = join_key(&path, "source");
                     let source = match property.value.get("source") {
                         Some(source) => self.string(source, &source_path),
@@ -479,8 +486,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_reported_at_the_key_at_every_level() {
-        let text = "export default { plugin: { name: 'p' }, extra: 1, hooks: { stop: [\
-                    { handler: { prebuilt: 'bin/x', args: [] }, timeuot: 5 }] } };\n";
+        let text = "export default { plugin: { name: 'p', verison: '1.0.0' }, extra: 1, hooks: { stop: [\
+                    { handler: { prebuilt: 'bin/x', args: [] }, timeuot: 5 }] }, payload: { bin: { source: './b', \
+                    target: [] } } };\n";
         let parsed = parse("agent-bundle.config.ts", text);
         let found: Vec<_> = parsed
             .diagnostics
@@ -491,10 +499,15 @@ mod tests {
             found,
             [
                 (Code::UnknownConfigKey, "unknown config key `extra`", "extra", "extra"),
+                (Code::UnknownConfigKey, "unknown plugin key `verison`", "plugin.verison", "verison"),
                 (Code::UnknownConfigKey, "unknown hook entry key `timeuot`", "hooks.stop[0].timeuot", "timeuot"),
                 (Code::UnknownConfigKey, "unknown handler key `args`", "hooks.stop[0].handler.args", "args"),
+                (Code::UnknownConfigKey, "unknown payload key `target`", "payload.bin.target", "target"),
             ]
         );
+        let helps: Vec<_> = parsed.diagnostics.iter().map(|d| d.help.as_deref().unwrap()).collect();
+        assert_eq!(helps[1], "did you mean `version`? `plugin` takes name, description and version");
+        assert_eq!(helps[4], "did you mean `targets`? a payload takes source and targets");
     }
 
     #[test]

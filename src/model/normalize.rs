@@ -186,6 +186,17 @@ fn is_version_segment(version: &str) -> bool {
         && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
 }
 
+/// The selectors a mistyped `given` may have meant: the canonical tools, and its native
+/// tool name on each host (`claud:Bash` → `claude:Bash`).
+fn selector_names(given: &str) -> Vec<String> {
+    let canonical = super::CanonicalTool::ALL.map(|tool| tool.as_str().to_owned());
+    let native = given
+        .split_once(':')
+        .into_iter()
+        .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
+    canonical.into_iter().chain(native).collect()
+}
+
 fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
     targets.sort_unstable();
     targets.dedup();
@@ -210,11 +221,11 @@ impl Normalizer<'_> {
         let target = Target::parse(&item.value);
         if target.is_none() {
             let message = format!("unknown target `{}`", item.value);
-            self.push(Diagnostic::error(Code::UnknownTarget, message).at_path(&item.path).with_help(format!(
-                "{}targets are {}",
-                crate::diagnostics::did_you_mean(&item.value, Target::ALL.map(Target::as_str)),
-                Target::names()
-            )));
+            self.push(Diagnostic::error(Code::UnknownTarget, message).at_path(&item.path).with_help_suggesting(
+                &item.value,
+                Target::ALL.map(Target::as_str),
+                &format!("targets are {}", Target::names()),
+            ));
         }
         target
     }
@@ -226,11 +237,11 @@ impl Normalizer<'_> {
             self.push(
                 Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
                     .at_path(&decl.event.path)
-                    .with_help(format!(
-                        "{}config hooks take {}; other events are event routes",
-                        crate::diagnostics::did_you_mean(&decl.event.value, names.iter().copied()),
-                        names.join(", ")
-                    )),
+                    .with_help_suggesting(
+                        &decl.event.value,
+                        names.iter().copied(),
+                        &format!("config hooks take {}; other events are event routes", names.join(", ")),
+                    ),
             );
         }
         let handler = self.handler(decl, payloads);
@@ -406,13 +417,11 @@ impl Normalizer<'_> {
                 self.push(
                     Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{}`", item.value))
                         .at_path(&item.path)
-                        .with_help(format!(
-                            "{}use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
-                            crate::diagnostics::did_you_mean(
-                                &item.value,
-                                super::CanonicalTool::ALL.map(super::CanonicalTool::as_str)
-                            )
-                        )),
+                        .with_help_suggesting(
+                            &item.value,
+                            selector_names(&item.value).iter().map(String::as_str),
+                            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
+                        ),
                 );
                 continue;
             };

@@ -409,16 +409,19 @@ pub fn simulate(
     let mut command = scratch.node();
     command.arg(&wrapper);
     command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1");
-    let ran = crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
+    let crate::child::Ran { status, stdout, mut stderr } =
+        crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
-    let Some(crate::child::Ran { status, stdout, mut stderr }) = ran else {
-        return Err(format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs()));
-    };
     if let Some(runtime) = runtime {
         stderr.push_str(&runtime.shut_down());
     }
-    if !status.success() {
-        return Err(wrapper_failure(&stderr, status));
+    match status {
+        None => {
+            let late = format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs());
+            return Err(with_printed(late, &stderr));
+        }
+        Some(status) if !status.success() => return Err(wrapper_failure(&stderr, status)),
+        Some(_) => {}
     }
     let report: serde_json::Value =
         serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
@@ -443,11 +446,17 @@ fn wrapper_failure(stderr: &str, status: std::process::ExitStatus) -> String {
         .find(|&at| at == 0 || stderr[..at].ends_with('\n'));
     match runtime_said {
         _ if stderr.is_empty() => format!("the wrapper failed ({status})"),
-        Some(at) if at > 0 => {
-            let printed: Vec<String> = stderr[..at].trim_end().lines().map(|line| format!("  {line}")).collect();
-            format!("{}\nwhat the hook printed before that:\n{}", &stderr[at..], printed.join("\n"))
-        }
-        _ => stderr.to_owned(),
+        Some(at) => with_printed(stderr[at..].to_owned(), &stderr[..at]),
+        None => stderr.to_owned(),
+    }
+}
+
+/// `error`, followed by what the hook printed (if anything), set apart.
+fn with_printed(error: String, printed: &str) -> String {
+    let lines: Vec<String> = printed.trim_end().lines().map(|line| format!("  {line}")).collect();
+    match lines.is_empty() {
+        true => error,
+        false => format!("{error}\nwhat the hook printed before that:\n{}", lines.join("\n")),
     }
 }
 

@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 /// How long the output of an exited child is waited for.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
-/// How a child run by [`run`] ended.
+/// How a child run by [`run`] ended, and what it printed until then.
 pub struct Ran {
-    pub status: ExitStatus,
+    /// `None` when it did not exit within its time (it was stopped).
+    pub status: Option<ExitStatus>,
     pub stdout: String,
     pub stderr: String,
 }
@@ -27,10 +28,10 @@ pub struct Ran {
 /// How often a wait for a child looks whether this process was asked to stop.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
-/// Runs `command` with `input` on its stdin; `Ok(None)` once `timeout` passed without it
-/// exiting. An `Err` is a child that could not be started, or one stopped because this
-/// process was asked to ([`crate::interrupt`]; `ErrorKind::Interrupted`).
-pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Option<Ran>> {
+/// Runs `command` with `input` on its stdin; its status is `None` once `timeout` passed
+/// without it exiting. An `Err` is a child that could not be started, or one stopped because
+/// this process was asked to ([`crate::interrupt`]; `ErrorKind::Interrupted`).
+pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Result<Ran> {
     // Asked already: nothing more is started.
     if crate::interrupt::stops_here() {
         return Err(interrupted());
@@ -55,7 +56,7 @@ pub fn run(command: &mut Command, input: Vec<u8>, timeout: Duration) -> io::Resu
     kill_group(leader);
     let _ = writer.join();
     let status = status?.transpose()?;
-    Ok(status.map(|status| Ran { status, stdout: stdout.text(), stderr: stderr.text() }))
+    Ok(Ran { status, stdout: stdout.text(), stderr: stderr.text() })
 }
 
 /// What `exit` sends within `timeout` (`None` if nothing), unless the process is asked to
@@ -131,8 +132,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pid");
         let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
+        let script = format!("echo started >&2; {script}");
         let ran = run(Command::new("sh").args(["-c", &script]), Vec::new(), Duration::from_millis(300)).unwrap();
-        assert!(ran.is_none(), "no answer within the time");
+        assert!(ran.status.is_none(), "no answer within the time");
+        assert_eq!(ran.stderr, "started\n", "what it printed until then is kept");
         // SIGKILL lands asynchronously: the process may take a moment to go.
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         for _ in 0..100 {
@@ -146,8 +149,8 @@ mod tests {
 
     #[test]
     fn a_child_gets_its_input_and_its_output_is_read_whole() {
-        let ran = run(&mut Command::new("cat"), b"hello".to_vec(), Duration::from_secs(30)).unwrap().unwrap();
-        assert!(ran.status.success());
+        let ran = run(&mut Command::new("cat"), b"hello".to_vec(), Duration::from_secs(30)).unwrap();
+        assert!(ran.status.is_some_and(|status| status.success()));
         assert_eq!((ran.stdout.as_str(), ran.stderr.as_str()), ("hello", ""));
     }
 }

@@ -860,10 +860,10 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
 /// Whether a directory of this name never holds inputs (nor projects): version control,
 /// dependencies, build outputs, caches, and this tool's state and staging folders.
 pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy();
-    SKIPPED_DIRS.contains(&name.as_ref())
-        || CACHE_DIRS.contains(&name.as_ref())
-        || (name.starts_with('.') && name.contains(".agent-bundle-"))
+    let text = name.to_string_lossy();
+    SKIPPED_DIRS.contains(&text.as_ref())
+        || is_cache_dir(name)
+        || (text.starts_with('.') && text.contains(".agent-bundle-"))
 }
 
 /// Whether a directory of this name is a tool's cache (`__pycache__`, …): skipped, and no

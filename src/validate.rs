@@ -436,10 +436,13 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
             let outcome = crate::child::run(&mut node, Vec::new(), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),
-                Ok(None) => format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs()),
-                Ok(Some(ran)) => {
+                Ok(ran) if ran.status.is_none() => {
+                    format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs())
+                }
+                Ok(ran) => {
                     let stderr = &ran.stderr;
-                    if ran.status.code() == Some(1) && ran.stdout.is_empty() && stderr.trim() == expected {
+                    let code = ran.status.and_then(|status| status.code());
+                    if code == Some(1) && ran.stdout.is_empty() && stderr.trim() == expected {
                         return None;
                     }
                     format!("{path} does not load in node: {}", node_error(stderr))
@@ -472,14 +475,14 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, 
     command.args(["plugin", "validate", "--json"]).arg(dir);
     command.env("DISABLE_AUTOUPDATER", "1").env("DISABLE_TELEMETRY", "1");
     let why = match crate::child::run(&mut command, Vec::new(), HOST_VALIDATOR_TIMEOUT) {
-        Ok(Some(ran)) => match serde_json::from_str::<Value>(&ran.stdout) {
-            Ok(report) => return Ok(findings(&report, dir)),
-            Err(_) => match ran.stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
-                Some(said) => format!("it printed no JSON report ({}; it said: {said})", ran.status),
-                None => format!("it printed no JSON report ({})", ran.status),
+        Ok(ran) => match (ran.status, serde_json::from_str::<Value>(&ran.stdout)) {
+            (None, _) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
+            (Some(_), Ok(report)) => return Ok(findings(&report, dir)),
+            (Some(status), Err(_)) => match ran.stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+                Some(said) => format!("it printed no JSON report ({status}; it said: {said})"),
+                None => format!("it printed no JSON report ({status})"),
             },
         },
-        Ok(None) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
         Err(error) => error.to_string(),
     };
     let message = format!("could not run {} plugin validate: {why}", binary.display());

@@ -118,7 +118,7 @@ fn a_handler_beside_a_config_in_a_subfolder_says_to_pass_its_root() {
     let (code, report) = build_json(dir.path(), &["--config", "plugin/agent-bundle.config.ts"]);
     assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4217")), "{report:#}");
     let help = "handler paths are relative to the project root, not to the config's folder `plugin`, which holds \
-                `src/hooks/h.ts`: pass --root plugin";
+                `src/hooks/h.ts`: make that folder the root (pass its path as --root)";
     assert_eq!(report["diagnostics"][0]["help"], help);
 }
 

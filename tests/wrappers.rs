@@ -278,10 +278,11 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
 }
 
 /// A simulated hook that never answers is stopped at its config's `timeout`, and the
-/// message says where the limit came from.
+/// message says where the limit came from, and what the hook printed until then.
 #[test]
 fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
-    let handler = "export default () => new Promise(() => { setInterval(() => {}, 1000); });\n";
+    let handler = "export default () => {\n  console.log('waiting');\n  \
+                   return new Promise(() => { setInterval(() => {}, 1000); });\n};\n";
     let config = "export default { plugin: { name: 'slow' }, targets: ['claude'], hooks: { stop: { handler: './src/stop.ts', timeout: 1 } } };\n";
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
@@ -292,7 +293,12 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     let output = support::simulate(dir.path(), "claude", name, input, &[]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("did not answer within 1 s (its config's `timeout`)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "did not answer within 1 s (its config's `timeout`)\nwhat the hook printed before that:\n  waiting\n"
+        ),
+        "{stderr}"
+    );
 }
 
 /// A simulated hook that fails after printing: the error is the runtime's message, and what

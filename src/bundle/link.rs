@@ -397,7 +397,7 @@ impl<'c> Linker<'c> {
                     )
                     .with_help(
                         "modules are .ts, .tsx, .mts, .js, .mjs, .jsx or .json files: make the data JSON, or a \
-                         module that exports it (`export default `…``)",
+                         module that exports it as a string (`export default \"…\"`)",
                     ),
                 );
                 None

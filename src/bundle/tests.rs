@@ -640,6 +640,25 @@ fn an_import_of_a_name_its_module_does_not_export_is_an_error() {
     );
 }
 
+/// A named import from JSON (which TypeScript allows) says how to read the name instead.
+#[test]
+fn a_named_import_from_json_says_to_read_the_data() {
+    let files: BTreeMap<String, String> = [
+        ("src/main.ts", "import { deny } from './rules.json';\nexport default () => deny;\n"),
+        ("src/rules.json", "{\"deny\": []}"),
+    ]
+    .into_iter()
+    .map(|(key, text)| (key.to_owned(), text.to_owned()))
+    .collect();
+    let (chunks, errors) = compile_graph(&files, "src/main.ts");
+    assert!(errors.is_empty(), "{errors:#?}");
+    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, "src/main.ts"], |key| &chunks[key]);
+    let helps: Vec<Option<String>> = graph.diagnostics().into_iter().map(|d| d.help).collect();
+    let help = "a JSON module exports its data as `default` only: import that (`import data from …`) and read \
+                `data.deny`";
+    assert_eq!(helps, [Some(help.to_owned())]);
+}
+
 #[test]
 fn names_through_export_star_resolve_as_esm_links_them() {
     let barrel = "export * from './a.js';\nexport * from './b.js';\nexport * from './c.js';\n";
@@ -730,7 +749,7 @@ import same from "./rules.json" with { type: "json" };
 import { rules as again } from "./reexport";
 import edges from "./edges.json";
 export default async () => {
-  const loaded = await import("./rules.json");
+  const loaded = await import("./rules.json", { with: { type: "json" } });
   console.log(JSON.stringify({
     rules,
     proto: Object.getPrototypeOf(rules) === Object.prototype && Object.hasOwn(rules, "__proto__"),

@@ -10,9 +10,10 @@ use oxc_ast::ast::{
     AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, RegExpLiteral, Statement,
-    StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference,
-    TSNamespaceDeclaration, TSNamespaceDeclarationBody, VariableDeclaration, VariableDeclarationKind, WithClause,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, ObjectPropertyKind,
+    RegExpLiteral, Statement, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
+    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, VariableDeclaration,
+    VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -115,6 +116,28 @@ fn source_type_for(key: &str) -> Option<SourceType> {
 /// `with { type: "json" }` (or the older `assert`), the only import attributes Node 20 knows.
 fn is_json_attribute(clause: &WithClause<'_>) -> bool {
     matches!(clause.with_entries.as_slice(), [entry] if entry.key.as_arena_str() == "type" && entry.value.value == "json")
+}
+
+/// `import(specifier, { with: { type: "json" } })` (or `assert`), as Node 20 wants a JSON
+/// module imported.
+fn is_json_import_options(options: &Expression<'_>) -> bool {
+    let json = |value: &Expression<'_>| matches!(value.without_parentheses(), Expression::StringLiteral(s) if s.value == "json");
+    only_property(options, &["with", "assert"])
+        .and_then(|attributes| only_property(attributes, &["type"]))
+        .is_some_and(json)
+}
+
+/// The value of `object`'s one property, if it is an object literal with one, named one of `names`.
+fn only_property<'b, 'a>(object: &'b Expression<'a>, names: &[&str]) -> Option<&'b Expression<'a>> {
+    let Expression::ObjectExpression(object) = object.without_parentheses() else { return None };
+    match object.properties.as_slice() {
+        [ObjectPropertyKind::ObjectProperty(property)]
+            if !property.computed && property.key.static_name().is_some_and(|name| names.contains(&&*name)) =>
+        {
+            Some(&property.value)
+        }
+        _ => None,
+    }
 }
 
 /// Whether the module `key` is JSON data.
@@ -521,7 +544,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_with_clause(&mut self, it: &WithClause<'a>) {
-        if !is_json_attribute(it) {
+        if !it.with_entries.is_empty() && !is_json_attribute(it) {
             self.error(
                 BundleErrorKind::Syntax,
                 it.span.into(),
@@ -589,11 +612,12 @@ impl<'a> Visit<'a> for Checker<'_> {
         if it.phase.is_some() {
             self.unsupported_phase(it.span);
         }
-        if let Some(options) = &it.options {
+        let json_module = literal_specifier(&it.source).is_some_and(is_json_module);
+        if let Some(options) = it.options.as_ref().filter(|options| !(json_module && is_json_import_options(options))) {
             self.error(
                 BundleErrorKind::DynamicImport,
                 options.span().into(),
-                "`import()` options (import attributes) are not supported",
+                "`import()` options other than `{ with: { type: \"json\" } }` for a .json module are not supported",
                 "pass only the specifier: the bundler knows a JSON module by its .json extension",
             );
         }
@@ -958,6 +982,9 @@ mod tests {
             one(BundleErrorKind::Syntax, "'./d.js'")
         );
         assert_eq!(errors("src/a.ts", "import d from './d.json' assert { type: 'json' };\nexport default d;\n"), []);
+        assert_eq!(errors("src/a.ts", "import d from './d.js' with {};\nexport default d;\n"), []);
+        let node_s_own = "export const m = () => import('./d.json', { with: { type: 'json' } });\n";
+        assert_eq!(errors("src/a.ts", node_s_own), []);
         assert_eq!(
             errors("src/a.ts", "export const m = () => import('./d.js', { with: { type: 'json' } });\n"),
             one(BundleErrorKind::DynamicImport, "{ with: { type: 'json' } }")

@@ -166,6 +166,14 @@ impl<'a> ModuleGraph<'a> {
                                 format!("import one of the names it exports: {}", names.join(", ")),
                             )
                         }
+                        None if super::transpile::is_json_module(source) => (
+                            format!("{source} has no export named `{}`", binding.name),
+                            format!(
+                                "a JSON module exports its data as `default` only: import that (`import data from …`) \
+                                 and read `data.{}`",
+                                binding.name
+                            ),
+                        ),
                         None => (
                             format!("{source} has no export named `{}`", binding.name),
                             format!("export `{}` from {source}, or import a name it exports", binding.name),

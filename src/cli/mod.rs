@@ -512,9 +512,13 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     }
     let prebuilt = hooks.iter().filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str())).count();
     let from = target.map(|t| format!(" from {}", t.as_str())).unwrap_or_default();
-    let built_for = artifact::read_targets(dir).map_err(Failure::Run)?;
+    // (Read only to say why a host asked for has no hooks.)
+    let built_for = match target {
+        Some(_) if rows.is_empty() => artifact::read_targets(dir).map_err(Failure::Run)?,
+        _ => Vec::new(),
+    };
     let note = match target {
-        Some(target) if !built_for.iter().any(|built| built == target.as_str()) => {
+        Some(target) if rows.is_empty() && !built_for.iter().any(|built| built == target.as_str()) => {
             format!(" (the artifact was not built for {}: its targets are {})", target.as_str(), built_for.join(", "))
         }
         Some(target) if crate::hosts::table(target).hooks.is_none() => {

@@ -47,7 +47,7 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
         Some(_) => {
             let help = match error.kind() {
                 io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-                    " (make the folder that holds it writable for this user, or publish elsewhere with --out)"
+                    " (make the folder that holds it writable for this user)"
                 }
                 _ => "",
             };

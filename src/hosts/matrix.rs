@@ -105,7 +105,8 @@ fn describe_fields(row: &EventRow) -> String {
         let types = field.types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" or ");
         let types = match field.decode {
             Some(Decode::PositiveCount) => "boolean (the count above zero)".to_owned(),
-            Some(Decode::Json) => format!("{types} (its JSON text decoded)"),
+            // (Text that is no JSON stays the string.)
+            Some(Decode::Json) => format!("any (the host's {types} of JSON text, decoded)"),
             None if types.is_empty() => "any".to_owned(),
             None => types,
         };

@@ -297,7 +297,8 @@ impl Normalizer<'_> {
                     let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| match beside_config {
                         true => format!(
                             "handler paths are relative to the project root, not to the config's folder \
-                             `{config_folder}`, which holds `{path}`: pass --root {config_folder}"
+                             `{config_folder}`, which holds `{path}`: make that folder the root (pass its path as \
+                             --root)"
                         ),
                         false => "create the module, or fix the path (it is relative to the project root; a \
                                   symbolic link, a folder or a pipe is never read as a module)"

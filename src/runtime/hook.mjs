@@ -411,7 +411,12 @@ function checkResult(spec, value) {
   // Known keys holding `undefined` count as absent (as they would in JSON).
   const { outcome = "continue", reason, updatedInput, additionalContext } = value;
   if (outcome !== "continue" && outcome !== "deny") {
-    const given = typeof outcome === "string" ? JSON.stringify(outcome) : `a ${typeof outcome}`;
+    const given =
+      typeof outcome === "string" ? JSON.stringify(outcome)
+      : outcome === null ? "null"
+      : Array.isArray(outcome) ? "an array"
+      : /^[aeiou]/.test(typeof outcome) ? `an ${typeof outcome}`
+      : `a ${typeof outcome}`;
     fail(`handler result outcome is invalid: ${given}, where "continue" or "deny" is expected`);
   }
   if (reason !== undefined && typeof reason !== "string") fail("handler result reason must be a string");

@@ -15,8 +15,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use super::MANIFEST_FILE;
 use crate::output::OutputFile;
 
@@ -69,14 +67,14 @@ fn publish_at(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<Pu
     let _turn = take_turn(out)?;
     let existing = existing_entries(out)?;
     let mut stats = PublishStats::default();
-    // Each unchanged file is read back whole (a large payload: thousands), on every core.
-    // Without a previous artifact every file is new: no probe per file.
-    let written: Vec<Option<&String>> = files
-        .par_iter()
-        .map(|(path, file)| (existing.files.is_empty() || !is_unchanged(&out.join(path), file)).then_some(path))
-        .collect();
-    stats.written = written.into_iter().flatten().cloned().collect();
-    stats.unchanged = files.len() - stats.written.len();
+    for (path, file) in files {
+        // Without a previous artifact every file is new: no probe per file.
+        if !existing.files.is_empty() && is_unchanged(&out.join(path), file) {
+            stats.unchanged += 1;
+        } else {
+            stats.written.push(path.clone());
+        }
+    }
     let folders = crate::output::folders_of(files.keys().map(String::as_str));
     let stale_files = existing.files.iter().filter(|path| !files.contains_key(*path));
     let stale_folders = existing.folders.iter().filter(|path| !folders.contains(path.trim_end_matches('/')));
@@ -138,15 +136,15 @@ fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats
     for folder in crate::output::folders_of(files.keys().map(String::as_str)) {
         fs::create_dir(staging.join(folder))?;
     }
-    // The folders made, the files go in on every core (one link each for the unchanged).
-    files.par_iter().try_for_each(|(path, file)| {
+    for (path, file) in files {
         let target = staging.join(path);
         if stats.written.binary_search(path).is_ok() {
-            write_file(&target, file)
+            write_file(&target, file)?;
         } else {
-            fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))
+            fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))?;
         }
-    })
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {

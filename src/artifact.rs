@@ -412,16 +412,16 @@ pub fn simulate(
     let crate::child::Ran { status, stdout, mut stderr } =
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
+    if status.is_none() {
+        // What the hook printed, not the runtime's log.
+        let late = format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs());
+        return Err(with_printed(late, &stderr));
+    }
     if let Some(runtime) = runtime {
         stderr.push_str(&runtime.shut_down());
     }
-    match status {
-        None => {
-            let late = format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs());
-            return Err(with_printed(late, &stderr));
-        }
-        Some(status) if !status.success() => return Err(wrapper_failure(&stderr, status)),
-        Some(_) => {}
+    if let Some(status) = status.filter(|status| !status.success()) {
+        return Err(wrapper_failure(&stderr, status));
     }
     let report: serde_json::Value =
         serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
@@ -480,12 +480,13 @@ const RUNTIME_START: Duration = Duration::from_secs(10);
 pub(crate) struct SharedRuntime {
     child: Child,
     stdin: Option<ChildStdin>,
-    stderr: crate::child::Drain,
+    /// Taken by `shut_down`.
+    stderr: Option<crate::child::Drain>,
 }
 
 /// The scratch folder of a simulation or a validation: the shared runtime's socket folder
-/// (`runtime/`, created 0700 by a runtime when one starts), and an empty working folder
-/// (`work/`) for every node process it runs. A host runs a hook in the user's project, never
+/// (`runtime/`, created 0700 by a runtime when one starts), and a working folder (`work/`,
+/// empty at first) that the node processes it runs share. A host runs a hook in the user's project, never
 /// in the plugin's or in the artifact: a handler that reads a file relative to its working
 /// folder fails here as it would there, wherever the command was started.
 pub(crate) struct Scratch(tempfile::TempDir);
@@ -525,7 +526,7 @@ impl SharedRuntime {
                         "clientInfo": { "name": "agent-bundle hooks simulate", "version": env!("CARGO_PKG_VERSION") } },
         });
         let _ = writeln!(stdin, "{initialize}");
-        let mut runtime = SharedRuntime { child, stdin: Some(stdin), stderr };
+        let mut runtime = SharedRuntime { child, stdin: Some(stdin), stderr: Some(stderr) };
         let initialized = |line: &str| {
             serde_json::from_str::<serde_json::Value>(line)
                 .is_ok_and(|reply| reply["id"] == 1 && reply["result"].is_object())
@@ -552,7 +553,16 @@ impl SharedRuntime {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.text()
+        self.stderr.take().map(crate::child::Drain::text).unwrap_or_default()
+    }
+}
+
+impl Drop for SharedRuntime {
+    /// A runtime not shut down (an error on the way) is stopped all the same: it must not
+    /// outlive its scratch folder.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

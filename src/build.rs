@@ -77,6 +77,11 @@ pub struct BuildOutput {
 }
 
 impl BuildOutput {
+    /// A build that stopped at `compiled`'s errors before any work.
+    pub fn unpublished(compiled: Compiled) -> BuildOutput {
+        BuildOutput { compiled, published: None, work: Work::default(), shortcut: None }
+    }
+
     /// The hash of the manifest a clean build published (no diagnostic at all): what a stamp
     /// may vouch for. `None` for any other build.
     pub fn clean_manifest(&self) -> Option<Hash> {
@@ -135,7 +140,7 @@ pub fn build(options: &BuildOptions) -> std::io::Result<BuildOutput> {
 /// cache does not pay for starting its threads.
 pub fn build_on(options: &BuildOptions, on_pool: &dyn Fn(&mut (dyn FnMut() + Send))) -> std::io::Result<BuildOutput> {
     if let Some(compiled) = without_config(options) {
-        return Ok(BuildOutput { compiled, published: None, work: Work::default(), shortcut: None });
+        return Ok(BuildOutput::unpublished(compiled));
     }
     match check(options)? {
         Checked::UpToDate(output) => Ok(*output),

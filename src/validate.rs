@@ -309,8 +309,12 @@ fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>
         .filter_map(|row| row["host"].as_str())
         .collect();
     for host in hosts {
+        // Kept until the runtime is shut down: its working folder and its sockets are there.
         let scratch = crate::artifact::Scratch::new();
-        let started = scratch.and_then(|scratch| crate::artifact::SharedRuntime::start(dir, host, &scratch));
+        let started = scratch
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|scratch| crate::artifact::SharedRuntime::start(dir, host, scratch));
         match started {
             // It serves on without a route that failed to load, which fails every request.
             Ok(runtime) => diagnostics.extend(unloaded_routes(&runtime.shut_down()).map(|failure| {
@@ -437,7 +441,11 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
             let problem = match outcome {
                 Err(error) => format!("cannot run node on {path}: {error}"),
                 Ok(ran) if ran.status.is_none() => {
-                    format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs())
+                    let late = format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs());
+                    match ran.stderr.trim().is_empty() {
+                        true => late,
+                        false => format!("{late}: {}", node_error(&ran.stderr)),
+                    }
                 }
                 Ok(ran) => {
                     let stderr = &ran.stderr;

@@ -639,6 +639,21 @@ fn a_folder_the_build_may_not_publish_to_says_what_to_do() {
     assert_eq!(fs::read_dir(&read_only).unwrap().count(), 0, "nothing was published");
 }
 
+/// The output of `command`, which must end within `seconds` (else it is killed, and the
+/// test fails rather than hangs).
+fn within_seconds(seconds: u64, command: &mut std::process::Command) -> std::process::Output {
+    let mut child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{command:?} did not end within {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// A folder with no config fails at once, before anything in it is walked (a build started
 /// in a home folder by mistake would read all of it first): AB4001 alone, no word of a
 /// folder below that it could not list.
@@ -655,9 +670,13 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
         [&["build", "--json", "--no-cache"], &["inspect", "--hooks", "--json"], &["watch", "--json", "--no-cache"]];
     for (at, args) in commands.into_iter().enumerate() {
         let trees: &[&std::path::Path] = if at == 0 { &[dir.path()] } else { &[] };
-        let output = unprivileged(dir.path(), trees, args);
+        let output = within_seconds(10, unprivileged_command(trees).args(args).current_dir(dir.path()));
         assert_eq!(output.status.code(), Some(1), "{args:?}");
-        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if args[0] == "watch" {
+            assert_eq!(stdout.lines().count(), 1, "one line, as a session reports a build: {stdout}");
+        }
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         let codes: Vec<&str> =
             report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
         assert_eq!(codes, ["AB4001"], "{args:?}: {report:#}");

@@ -13,7 +13,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     let options = args.source.build_options(None, None)?;
     let compiled = match build::without_config(&options) {
         Some(compiled) => compiled,
-        None => compile(&options)?,
+        None => compile_as_a_build(&options)?,
     };
     let Some(model) = &compiled.model else {
         if args.source.json {
@@ -120,7 +120,7 @@ fn mapping(hook: &Hook, received_by: usize, hook_hosts: usize) -> &'static str {
 }
 
 /// The project compiled as a build would compile it, with what a build would warn of.
-fn compile(options: &build::BuildOptions) -> Result<build::Compiled, Failure> {
+fn compile_as_a_build(options: &build::BuildOptions) -> Result<build::Compiled, Failure> {
     let mut workspace = Workspace::new(Database::new(), options.root.clone());
     let project = workspace
         .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})

@@ -13,10 +13,22 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         return super::workspace::watch(args);
     }
     let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
-    if crate::build::without_config(&options).is_some() {
-        // Nothing to watch for: the one build says why, at once (a session would watch every
-        // folder below, a home folder's too).
-        return super::build_command(args);
+    if let Some(compiled) = crate::build::without_config(&options) {
+        // Nothing to watch for: the first build says why, as a session reports it, and no
+        // session starts (it would watch every folder below, a home folder's too).
+        let failed = WatchBuild {
+            options: &options,
+            output: Ok(crate::build::BuildOutput::unpublished(compiled)),
+            initial: true,
+            changed: Vec::new(),
+            artifact_in_place: options.out_dir.is_dir(),
+            artifact_went: false,
+            payload_changed: false,
+            queries_executed: 0,
+            elapsed: Duration::ZERO,
+        };
+        print_round(&[failed], Duration::ZERO, args.source.json, &|_| None, &[]);
+        return Ok(false);
     }
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);

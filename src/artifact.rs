@@ -460,16 +460,6 @@ fn with_printed(error: String, printed: &str) -> String {
     }
 }
 
-/// The line of a Node process's stderr that says why it failed: its own message, or the
-/// thrown error's.
-fn failure_line(log: &str) -> &str {
-    let lines = || log.lines().map(str::trim).filter(|line| !line.is_empty());
-    lines()
-        .find(|line| line.starts_with("agent-bundle ") || line.starts_with("Error"))
-        .or_else(|| lines().next_back())
-        .unwrap_or("(it printed nothing)")
-}
-
 /// Moves the shared runtime's socket directory (read by the wrappers and the runtime alike).
 const RUNTIME_DIR_VAR: &str = "AGENT_BUNDLE_RUNTIME_DIR";
 /// How long a starting runtime may take to answer MCP `initialize`.
@@ -538,7 +528,10 @@ impl SharedRuntime {
                 let log = runtime.shut_down();
                 match waited {
                     Err(interrupted) => Err(interrupted.to_string()),
-                    _ => Err(format!("the shared runtime {RUNTIME_PATH} did not start: {}", failure_line(&log))),
+                    _ => Err(format!(
+                        "the shared runtime {RUNTIME_PATH} did not start: {}",
+                        crate::child::node_failure(&log)
+                    )),
                 }
             }
         }

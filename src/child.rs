@@ -25,6 +25,22 @@ pub struct Ran {
     pub stderr: String,
 }
 
+/// What a node process's stderr says went wrong: Node's `…Error: …` line (it prints the
+/// failing source line and a caret before it) with the location it gave first; else the
+/// last line of this tool's own (`agent-bundle …`: what a module printed as it loaded comes
+/// before); else its last line.
+pub fn node_failure(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let Some(first) = lines.first() else { return "(it printed nothing)".to_owned() };
+    let is_error =
+        |line: &&str| line.split_once(": ").is_some_and(|(name, _)| name.ends_with("Error") && !name.contains(' '));
+    if let Some(error) = lines.iter().find(|line| is_error(line)) {
+        return if error == first { (*error).to_owned() } else { format!("{error} (at {first})") };
+    }
+    let own = lines.iter().rev().find(|line| line.starts_with("agent-bundle "));
+    own.or(lines.last()).map_or_else(String::new, |line| (*line).to_owned())
+}
+
 /// How often a wait for a child looks whether this process was asked to stop.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
@@ -145,6 +161,22 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(!alive(&pid));
+    }
+
+    #[test]
+    fn what_node_said_went_wrong_is_its_error_line_or_the_tool_s_own() {
+        let crash = "file:///a/event-runtime.mjs:3\nimport { readFilSync } from 'node:fs';\n         ^^^\n\
+                     SyntaxError: The requested module 'node:fs' does not provide an export named 'readFilSync'\n\
+                     \n    at ModuleJob._instantiate\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            node_failure(crash),
+            "SyntaxError: The requested module 'node:fs' does not provide an export named 'readFilSync' (at \
+             file:///a/event-runtime.mjs:3)"
+        );
+        let printed = "hi from load\nagent-bundle hook h: handler module failed to load: x (at src/a.ts:1:1)\n";
+        assert_eq!(node_failure(printed), "agent-bundle hook h: handler module failed to load: x (at src/a.ts:1:1)");
+        assert_eq!(node_failure("only this\n"), "only this");
+        assert_eq!(node_failure(""), "(it printed nothing)");
     }
 
     #[test]

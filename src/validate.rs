@@ -444,36 +444,24 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
                     let late = format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs());
                     match ran.stderr.trim().is_empty() {
                         true => late,
-                        false => format!("{late}: {}", node_error(&ran.stderr)),
+                        false => format!("{late}: {}", crate::child::node_failure(&ran.stderr)),
                     }
                 }
                 Ok(ran) => {
                     let stderr = &ran.stderr;
                     let code = ran.status.and_then(|status| status.code());
-                    if code == Some(1) && ran.stdout.is_empty() && stderr.trim() == expected {
+                    // The runtime's refusal comes last: a module may print as it loads.
+                    let refused = stderr.trim_end().lines().next_back() == Some(expected.as_str());
+                    if code == Some(1) && ran.stdout.is_empty() && refused {
                         return None;
                     }
-                    format!("{path} does not load in node: {}", node_error(stderr))
+                    format!("{path} does not load in node: {}", crate::child::node_failure(stderr))
                 }
             };
             Some(Diagnostic::error(Code::WrapperLoad, problem).in_file((*path).to_owned()))
         })
         .collect();
     diagnostics.extend(failures);
-}
-
-/// What Node's stderr says went wrong: its `…Error: …` line (Node prints the failing
-/// source line and a caret before it), with the location it gave first.
-fn node_error(stderr: &str) -> String {
-    let mut lines = stderr.lines().map(str::trim).filter(|line| !line.is_empty());
-    let first = lines.next().unwrap_or("(no output)");
-    let is_error =
-        |line: &str| line.split_once(": ").is_some_and(|(name, _)| name.ends_with("Error") && !name.contains(' '));
-    match std::iter::once(first).chain(lines).find(|line| is_error(line)) {
-        Some(error) if error != first => format!("{error} (at {first})"),
-        Some(error) => error.to_owned(),
-        None => first.to_owned(),
-    }
 }
 
 /// Findings of `claude plugin validate --json`, as diagnostics; a warning saying why when

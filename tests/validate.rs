@@ -373,6 +373,33 @@ fn a_wrapper_is_validated_away_from_the_folder_validate_runs_in() {
     assert!(message.contains("ENOENT") && message.contains("src/rules.txt"), "{message}");
 }
 
+/// A module that prints as it loads loads all the same: only the runtime's refusal of the
+/// empty input, which comes last, is what validation looks for.
+#[test]
+fn a_module_that_prints_as_it_loads_validates() {
+    let dir = support::project(&stop_hook(
+        "console.log('loading');\nconsole.error('rules read');\nexport default () => {};\n",
+    ));
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--no-host-validation"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// A shared route's named import that its builtin lacks stops the whole runtime from
+/// loading (its bundle links as one): what Node said is the message, not its version line.
+#[test]
+fn a_runtime_that_does_not_link_says_what_node_said() {
+    let route = "import { readFilSync } from 'node:fs';\nexport const config = { runtime: 'shared' };\n\
+                 export default () => { void readFilSync; return null; };\n";
+    let config = "export default { plugin: { name: 'linkless' }, targets: ['claude'] };\n";
+    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
+}
+
 /// A wrapper that writes a file where it runs writes it in a scratch folder, never in the
 /// artifact being checked: validating twice gives the same answer.
 #[test]

@@ -693,7 +693,7 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
         })
         .map(|hook| {
             let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-            Diagnostic::warning(
+            let warning = Diagnostic::warning(
                 Code::HookReachesNoHost,
                 format!(
                     "hook `{}` ({}) reaches none of the selected targets ({})",
@@ -703,12 +703,16 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
                 ),
             )
             .in_file(hook.source_file.clone())
-            .at_path(&hook.config_path)
             .with_help(if model.targets.iter().any(|&t| hook.reaches(t)) {
                 "no selected host has this event; see `agent-bundle matrix`"
             } else {
                 "its `targets` names none of the hosts this build selects: nothing is emitted for it"
-            })
+            });
+            // A route is its file, which the config does not name.
+            match hook.trigger {
+                crate::model::Trigger::Config(_) => warning.at_path(&hook.config_path),
+                crate::model::Trigger::Route(_) => warning,
+            }
         })
         .collect()
 }

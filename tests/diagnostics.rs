@@ -315,6 +315,18 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     let narrowed = config("{ stop: { handler: './src/hooks/h.ts', targets: ['cursor'] } }", "['claude', 'cursor']");
     let why = help(&narrowed, &["--target", "claude"]);
     assert!(why.contains("its `targets` names none of the hosts this build selects"), "{why}");
+
+    // A route is located by its file alone: the config does not name it.
+    let route = "export default () => null;\n";
+    let dir =
+        project(&[("agent-bundle.config.ts", &config("{}", "['portable']")), ("src/events/stop/failure.tsx", route)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let unreached = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB4216").cloned();
+    let unreached = unreached.unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(
+        (&unreached["file"], &unreached["jsonPath"]),
+        (&"src/events/stop/failure.tsx".into(), &serde_json::Value::Null)
+    );
 }
 
 #[test]

@@ -140,6 +140,17 @@ fn only_property<'b, 'a>(object: &'b Expression<'a>, names: &[&str]) -> Option<&
     }
 }
 
+/// Whether `source`, which does not parse as TypeScript, parses as TSX: JSX written in a
+/// `.ts` file (the parser's own message, "Expected '>'", does not say so).
+fn is_jsx_in_plain_typescript(source: &str, source_type: SourceType) -> bool {
+    if !source_type.is_typescript() || source_type.is_jsx() {
+        return false;
+    }
+    let allocator = Allocator::default();
+    let as_tsx = Parser::new(&allocator, source, SourceType::tsx().with_module(true)).parse();
+    !as_tsx.panicked && as_tsx.diagnostics.errors().next().is_none()
+}
+
 /// Whether the module `key` is JSON data.
 pub fn is_json_module(key: &str) -> bool {
     key.ends_with(".json")
@@ -246,6 +257,12 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
     push_oxc_diagnostics(&mut out.diagnostics, &parsed.diagnostics);
     if parsed.panicked || out.diagnostics.iter().any(BundleDiagnostic::is_error) {
+        if is_jsx_in_plain_typescript(source, source_type) {
+            let first = out.diagnostics.iter_mut().find(|d| d.is_error());
+            if let Some(first) = first {
+                first.help = Some("this is JSX, which a .ts file cannot hold: rename the file .tsx".to_owned());
+            }
+        }
         return out;
     }
     let mut program = parsed.program;
@@ -868,6 +885,16 @@ mod tests {
         let at = source.find(" ;").unwrap() as u32 + 1;
         assert_eq!(d.span, Span::new(at, at + 1));
         assert_eq!(d.message, "Unexpected token");
+        assert_eq!(d.help, None, "no JSX in it");
+    }
+
+    #[test]
+    fn jsx_in_a_ts_file_says_to_rename_it() {
+        let source = "export default () => <Agent.Context>hi</Agent.Context>;\n";
+        let out = transpile("src/events/prompt/submit.ts", source);
+        let help = out.diagnostics.iter().find(|d| d.is_error()).and_then(|d| d.help.as_deref());
+        assert_eq!(help, Some("this is JSX, which a .ts file cannot hold: rename the file .tsx"));
+        assert!(transpile("src/events/prompt/submit.tsx", source).diagnostics.is_empty());
     }
 
     #[test]

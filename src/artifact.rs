@@ -329,6 +329,13 @@ fn without_hash(name: &str) -> &str {
     }
 }
 
+/// Why `hook` cannot be simulated in `mode`, if it cannot: a shared route with no
+/// standalone form, asked to render standalone.
+pub fn refused_mode(hook: &HookRow, mode: SharedMode) -> Option<String> {
+    (hook.is_shared() && mode == SharedMode::Standalone && hook.fallback != Some(true))
+        .then(|| format!("route {} has no standalone form (its config has no `fallback: 'standalone'`)", hook.name))
+}
+
 /// What a simulated run returned.
 #[derive(Clone, Debug)]
 pub struct Simulation {
@@ -385,14 +392,11 @@ pub fn simulate(
     // From here on node runs: a signal stops it and the scratch folder goes too.
     crate::interrupt::install();
     let scratch = Scratch::new()?;
+    if let Some(why) = refused_mode(hook, mode) {
+        return Err(why);
+    }
     let runtime = match (hook.is_shared(), mode) {
         (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, &hook.host, &scratch)?),
-        (true, SharedMode::Standalone) if hook.fallback != Some(true) => {
-            return Err(format!(
-                "route {} has no standalone form (its config has no `fallback: 'standalone'`)",
-                hook.name
-            ));
-        }
         _ => None,
     };
     let rendered_by = match (hook.runtime.as_deref(), &runtime) {
@@ -417,12 +421,16 @@ pub fn simulate(
         let late = format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs());
         return Err(with_printed(late, &stderr));
     }
-    if let Some(runtime) = runtime {
-        stderr.push_str(&runtime.shut_down());
-    }
+    // What a shared route printed as it rendered, and what the runtime said of it.
+    let runtime_log = runtime.map(|runtime| without_start_line(&runtime.shut_down())).unwrap_or_default();
     if let Some(status) = status.filter(|status| !status.success()) {
-        return Err(wrapper_failure(&stderr, status));
+        let failure = wrapper_failure(&stderr, status);
+        return Err(match runtime_log.trim_end() {
+            "" => failure,
+            log => format!("{failure}\nthe shared runtime printed:\n{}", indented(log)),
+        });
     }
+    stderr.push_str(&runtime_log);
     let report: serde_json::Value =
         serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
     Ok(Simulation {
@@ -453,11 +461,19 @@ fn wrapper_failure(stderr: &str, status: std::process::ExitStatus) -> String {
 
 /// `error`, followed by what the hook printed (if anything), set apart.
 fn with_printed(error: String, printed: &str) -> String {
-    let lines: Vec<String> = printed.trim_end().lines().map(|line| format!("  {line}")).collect();
-    match lines.is_empty() {
-        true => error,
-        false => format!("{error}\nwhat the hook printed before that:\n{}", lines.join("\n")),
+    match printed.trim_end() {
+        "" => error,
+        printed => format!("{error}\nwhat the hook printed before that:\n{}", indented(printed)),
     }
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}")).collect::<Vec<_>>().join("\n")
+}
+
+/// A shared runtime's log without the line every start prints (`listening on …`).
+fn without_start_line(log: &str) -> String {
+    log.lines().filter(|line| !line.contains(": listening on ")).map(|line| format!("{line}\n")).collect()
 }
 
 /// Moves the shared runtime's socket directory (read by the wrappers and the runtime alike).

@@ -145,6 +145,8 @@ fn hooks_simulate_renders_a_shared_route_in_a_runtime_it_starts_or_standalone() 
             support::simulate(dir.path(), "claude", "event-route-prompt-submit", input, &[&["--json"], extra].concat());
         assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let stderr = report["stderr"].as_str().unwrap();
+        assert!(!stderr.contains("listening on"), "the runtime's start is not the hook's output: {stderr}");
         (report["renderedBy"].clone(), report["result"]["additionalContext"].as_str().unwrap().to_owned())
     };
     let (by, context) = simulate(&[]);
@@ -174,7 +176,7 @@ fn hooks_simulate_refuses_standalone_for_a_shared_route_without_fallback() {
     assert_eq!(shared.status.code(), Some(0), "{}", String::from_utf8_lossy(&shared.stderr));
     assert!(String::from_utf8_lossy(&shared.stdout).contains("(rendered by the shared runtime)"));
     let standalone = support::simulate(dir.path(), "claude", "event-route-stop", input, &["--standalone"]);
-    assert_eq!(standalone.status.code(), Some(1));
+    assert_eq!(standalone.status.code(), Some(2), "a wrong invocation");
     let stderr = String::from_utf8_lossy(&standalone.stderr);
     assert!(stderr.contains("route event-route-stop has no standalone form"), "{stderr}");
 }

@@ -569,6 +569,10 @@ fn simulate_command(
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
     // A name the artifact does not have is a wrong invocation, like a wrong option.
     let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Usage)?;
+    // (`--standalone` for a route that has no such form is a wrong invocation too.)
+    if let Some(why) = artifact::refused_mode(hook, mode) {
+        return Err(Failure::Usage(why));
+    }
     let simulation = artifact::simulate(dir, hook, &input, mode).map_err(Failure::Run)?;
     let matched = hook.matches_tool(&simulation.native_input);
     if json {

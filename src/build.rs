@@ -294,7 +294,7 @@ fn answer_stale(
         if let Some((files, summary)) =
             actions::restore_artifact(&options.cache, &published).filter(|(_, summary)| whole(summary))
         {
-            let stats = emit::publish::publish(&options.out_dir, &files)?;
+            let stats = emit::publish::publish(&options.out_dir, &options.root, &files)?;
             snapshot.add_outside(found);
             let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
             let mut output = answered(options, summary, Shortcut::Restored, Some(stats));
@@ -565,8 +565,11 @@ pub fn compile_and_publish(
         bundled: bundled - bundled_before,
         cache: options.cache.stats(),
     };
-    let published =
-        if compiled.has_errors() { None } else { Some(emit::publish::publish(&options.out_dir, &compiled.files)?) };
+    let published = if compiled.has_errors() {
+        None
+    } else {
+        Some(emit::publish::publish(&options.out_dir, &options.root, &compiled.files)?)
+    };
     Ok((BuildOutput { compiled, published, work, shortcut: None }, outside))
 }
 

@@ -291,7 +291,10 @@ impl Workspace {
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
             self.unlistable.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
-                if path.file_name().is_some_and(is_skipped_dir) || is_watched_artifact(path, before_listing) {
+                if path.file_name().is_some_and(is_skipped_dir)
+                    || is_tagged_cache(path)
+                    || is_watched_artifact(path, before_listing)
+                {
                     continue;
                 }
                 if !may_list(path) {
@@ -336,7 +339,7 @@ impl Workspace {
             let relative = path.strip_prefix(&self.root).ok().and_then(Path::parent);
             relative.is_some_and(|folder| folder.iter().any(is_cache_dir))
         };
-        let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && path.file_name().is_some_and(is_cache_dir);
+        let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && is_cache_folder(path);
         let passed_over = |metadata: fs::Metadata| !(metadata.is_file() || is_cache(&metadata));
         self.lies_in_payload(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
     }
@@ -554,7 +557,7 @@ fn walk_dir(
         };
         if file_type.is_file() {
             tree.files.push((name, path));
-        } else if file_type.is_dir() && is_cache_dir(&entry.file_name()) {
+        } else if file_type.is_dir() && is_cache_folder(&path) {
             // Nothing a payload would miss.
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
@@ -616,7 +619,9 @@ fn may_list(path: &Path) -> bool {
 /// input). Nothing there, a link or a special file: nothing to read.
 fn walk_reads(path: &Path) -> bool {
     match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => !path.file_name().is_some_and(is_skipped_dir) && !holds_artifact(path),
+        Ok(metadata) if metadata.is_dir() => {
+            !path.file_name().is_some_and(is_skipped_dir) && !holds_artifact(path) && !is_tagged_cache(path)
+        }
         Ok(metadata) => metadata.is_file(),
         Err(_) => false,
     }
@@ -866,6 +871,26 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
         || (text.starts_with('.') && text.contains(".agent-bundle-"))
 }
 
+/// Whether the folder at `path` is a cache, skipped and no loss to a payload: named as a
+/// tool's (`__pycache__`, …) or tagged as one (`CACHEDIR.TAG`: this tool's own cache, put in
+/// the project with `--cache-dir`, would otherwise be read as inputs, and change with every
+/// build).
+fn is_cache_folder(path: &Path) -> bool {
+    path.file_name().is_some_and(is_cache_dir) || is_tagged_cache(path)
+}
+
+/// Whether the folder at `path` holds a `CACHEDIR.TAG` with its signature
+/// (<https://bford.info/cachedir/>), a regular file (a pipe would hold the read).
+fn is_tagged_cache(path: &Path) -> bool {
+    const SIGNATURE: &[u8; 43] = b"Signature: 8a477f597d28d172789f06886806bc55";
+    let tag = path.join("CACHEDIR.TAG");
+    if !fs::symlink_metadata(&tag).is_ok_and(|metadata| metadata.is_file()) {
+        return false;
+    }
+    let mut head = [0; SIGNATURE.len()];
+    fs::File::open(&tag).and_then(|mut file| io::Read::read_exact(&mut file, &mut head)).is_ok() && &head == SIGNATURE
+}
+
 /// Whether a directory of this name is a tool's cache (`__pycache__`, …): skipped, and no
 /// loss to a payload.
 fn is_cache_dir(name: &std::ffi::OsStr) -> bool {
@@ -964,8 +989,12 @@ mod tests {
             "dist/p/.venv/lib/site.py",
             "dist/p/__pycache__/kept.cpython-311.pyc",
             "dist/p/sub/.pytest_cache/v/lastfailed",
+            "dist/p/.cache/v1/objects/ab",
+            "dist/p/tagless/CACHEDIR.TAG",
             "node_modules/top/index.js",
         ]);
+        let signature = "Signature: 8a477f597d28d172789f06886806bc55\n# a cache\n";
+        fs::write(dir.path().join("dist/p/.cache/CACHEDIR.TAG"), signature).unwrap();
         let payload = dir.path().join("dist/p");
         std::os::unix::fs::symlink("kept.js", payload.join("link.js")).unwrap();
         let fifo = std::ffi::CString::new(payload.join("sub/pipe").as_os_str().as_encoded_bytes()).unwrap();
@@ -982,7 +1011,11 @@ mod tests {
         assert_eq!(passed_over, left_out);
         assert!(walked.passed_over.contains(&"node_modules".to_owned()), "the top folder's too");
         let files: Vec<&str> = walked.files.iter().map(|(key, _)| key.as_str()).collect();
-        assert_eq!(files, ["dist/p/kept.js", "dist/p/sub/kept.js", "src/a.ts"], "caches are never inputs");
+        assert_eq!(
+            files,
+            ["dist/p/kept.js", "dist/p/sub/kept.js", "dist/p/tagless/CACHEDIR.TAG", "src/a.ts"],
+            "caches, named or tagged, are never inputs (a tag without its signature tags nothing)"
+        );
         assert_eq!(
             left_out,
             [

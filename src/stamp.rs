@@ -195,10 +195,19 @@ pub(crate) fn now_ns() -> i128 {
 
 const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkout only.\n*\n";
 
+/// Makes the state folder `dir` in its project (or workspace) folder, which must be there:
+/// one moved or removed while it was built is not made again to hold a stamp.
+fn make_state_dir(dir: &Path) -> io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        made => made,
+    }
+}
+
 /// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
 pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    make_state_dir(dir)?;
     refuse_linked(dir)?;
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
@@ -239,7 +248,7 @@ pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> 
 /// in the folder are removed first.
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a state file has a parent");
-    std::fs::create_dir_all(dir)?;
+    make_state_dir(dir)?;
     refuse_linked(dir)?;
     remove_abandoned_temporaries(dir);
     let mut name = path.file_name().expect("a state file has a name").to_owned();
@@ -638,6 +647,16 @@ mod tests {
         stamp.input_dirs = Snapshot::take(dir.path(), &out).unwrap().dirs;
         write_json(&stamp_path(dir.path()), &stamp).unwrap();
         assert!(matches!(check(dir.path(), &out, "settings").unwrap(), Found::Stale(_, None)));
+    }
+
+    /// A project folder moved or removed while it was built gets no state folder (which
+    /// would make it again, holding only a stamp).
+    #[test]
+    fn a_project_folder_gone_is_not_made_again_for_its_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("project");
+        assert!(create_state_dir(&gone.join(STATE_DIR)).is_err());
+        assert!(!gone.exists());
     }
 
     #[test]

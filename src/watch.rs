@@ -375,11 +375,19 @@ struct Session {
     manifest: Option<Arc<[u8]>>,
 }
 
+/// The regular files this process writes its output to (`watch > watch.log`, in the
+/// project): read as inputs, each line a build printed would start another build.
+fn own_output_files() -> Vec<PathBuf> {
+    let target = |fd: u8| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+    [1, 2].into_iter().filter_map(target).filter(|path| path.is_file()).collect()
+}
+
 impl Session {
     fn new(options: BuildOptions) -> Self {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
-        let (workspace, exclude) = (Workspace::new(db, options.root.clone()), vec![options.out_dir.clone()]);
+        let exclude = std::iter::once(options.out_dir.clone()).chain(own_output_files()).collect();
+        let workspace = Workspace::new(db, options.root.clone());
         let unreported = BTreeSet::new();
         Session {
             options,

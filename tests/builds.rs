@@ -151,6 +151,22 @@ fn a_payload_leaves_caches_out_and_refuses_a_virtual_environment() {
     );
 }
 
+/// A cache put in the project (`--cache-dir .cache`, a CI job's habit) is tagged
+/// (`CACHEDIR.TAG`), so it is no input: the next build is the stamp's no-op, not a build
+/// reading the whole cache it just wrote.
+#[test]
+fn a_cache_inside_the_project_is_no_input() {
+    let dir = support::example("policy");
+    let args = ["--cache-dir", ".cache"];
+    assert_eq!(build_json(dir.path(), &args).0, 0);
+    // Past the racy window of that build's own writes.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let no_op = (0..2).map(|_| build_json(dir.path(), &args).1).find(|report| report["upToDateBy"] == "stamp");
+    assert!(no_op.is_some(), "a no-op answered by the stamp");
+    let stamp = fs::read_to_string(dir.path().join(".agent-bundle/stamp.json")).unwrap();
+    assert!(!stamp.contains(".cache/"), "the cache is not among the inputs");
+}
+
 /// What the walk passes over outside every payload (a nested `node_modules`, a link, beside
 /// the payload `dist/runtime`) costs no shortcut: a no-op is the stamp's, a touched checkout
 /// the cache's, a fresh checkout is restored.

@@ -366,6 +366,32 @@ fn edit_stop(root: &Path, marker: &str) {
     std::fs::write(&stop, text.replacen("summarize what you changed", marker, 1)).unwrap();
 }
 
+/// A session whose output goes to a file in the project (`watch > watch.log 2>&1`) does not
+/// read that file: each line it printed would start another build.
+#[test]
+fn a_session_logging_into_its_project_does_not_build_for_its_own_lines() {
+    let dir = support::example("policy");
+    let log = dir.path().join("watch.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let child = support::bin()
+        .arg("watch")
+        .current_dir(dir.path())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    let builds = || std::fs::read_to_string(&log).unwrap().lines().filter(|l| l.starts_with("[watch]")).count();
+    let waited = std::time::Instant::now();
+    while builds() < 1 && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    edit_stop(dir.path(), "logged");
+    std::thread::sleep(Duration::from_millis(1500));
+    let lines = builds();
+    interrupt(child);
+    assert_eq!(lines, 2, "the first build and the edit's: {}", std::fs::read_to_string(&log).unwrap());
+}
+
 #[test]
 fn a_fifo_or_a_linked_folder_appearing_in_a_project_is_never_read() {
     let dir = support::example("policy");

@@ -40,10 +40,12 @@ impl PublishStats {
     }
 }
 
-/// Publishes `files` at `out`. A bare error of the system (a permission denied) says where,
-/// and what to do when it is a permission.
-pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
-    publish_at(out, files).map_err(|error| match error.raw_os_error() {
+/// Publishes `files` at `out`, making its missing folders below `anchor` (never `anchor`
+/// itself: a project folder moved or removed while it was built is not made again to hold
+/// its artifact). A bare error of the system (a permission denied) says where, and what to
+/// do when it is a permission.
+pub fn publish(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+    publish_at(out, anchor, files).map_err(|error| match error.raw_os_error() {
         Some(_) => {
             let help = match error.kind() {
                 io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
@@ -57,13 +59,13 @@ pub fn publish(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<P
     })
 }
 
-fn publish_at(out: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+fn publish_at(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
     if let Some(path) = files.keys().find(|path| !crate::output::is_artifact_path(path)) {
         let message = format!("refusing to publish {path:?}: not a path inside the artifact");
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
     }
     let out = &followed(out);
-    fs::create_dir_all(parent_of(out))?;
+    make_dirs_below(anchor, parent_of(out))?;
     let _turn = take_turn(out)?;
     let existing = existing_entries(out)?;
     let mut stats = PublishStats::default();
@@ -126,6 +128,21 @@ pub fn followed(out: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Makes `dir` and the folders above it that are missing, down from `anchor`, which is
+/// never made (a `dir` not below it is made whole).
+fn make_dirs_below(anchor: &Path, dir: &Path) -> io::Result<()> {
+    let Ok(below) = dir.strip_prefix(anchor) else { return fs::create_dir_all(dir) };
+    let mut path = anchor.to_path_buf();
+    for part in below.components() {
+        path.push(part);
+        match fs::create_dir(&path) {
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            made => made?,
+        }
+    }
+    Ok(())
 }
 
 fn parent_of(out: &Path) -> &Path {
@@ -329,22 +346,23 @@ mod tests {
     fn unchanged_files_keep_their_inode_and_removed_files_go() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        let first = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")])).unwrap();
+        let first =
+            publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")])).unwrap();
         assert_eq!(first.written.len(), 4);
         let inode = fs::metadata(out.join("a.json")).unwrap().ino();
 
-        let second = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        let second = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
         assert_eq!(second.written, ["hooks/b.mjs"]);
         assert_eq!(second.removed, ["gone.txt"]);
         assert_eq!(fs::metadata(out.join("a.json")).unwrap().ino(), inode);
         assert_eq!(fs::read_to_string(out.join("hooks/b.mjs")).unwrap(), "3");
         assert!(!out.join("gone.txt").exists());
 
-        let third = publish(&out, &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        let third = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
         assert!(!third.changed());
 
         // A folder goes with its files: listed, not counted as a file removed.
-        let fourth = publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        let fourth = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
         assert_eq!(
             (fourth.removed.as_slice(), fourth.removed_files()),
             (&["hooks/".to_owned(), "hooks/b.mjs".to_owned()][..], 1)
@@ -357,7 +375,7 @@ mod tests {
     fn refuses_to_write_outside_the_artifact() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("nested/artifact");
-        let error = publish(&out, &artifact(&[("../../escaped.txt", "x")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("../../escaped.txt", "x")])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         assert!(!dir.path().join("escaped.txt").exists() && !out.exists());
     }
@@ -366,7 +384,7 @@ mod tests {
     fn refuses_to_replace_a_directory_that_is_not_an_artifact() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("precious.txt"), "keep").unwrap();
-        let error = publish(dir.path(), &artifact(&[])).unwrap_err();
+        let error = publish(dir.path(), dir.path(), &artifact(&[])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
     }
@@ -377,13 +395,13 @@ mod tests {
         let out = dir.path().join("artifact");
         fs::write(&out, "my notes").unwrap();
         fs::write(sibling(&out, "staging"), "left over").unwrap();
-        let error = publish(&out, &artifact(&[("a.json", "1")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert!(error.to_string().contains("is not a directory"), "{error}");
         assert_eq!(fs::read_to_string(&out).unwrap(), "my notes");
 
         fs::remove_file(&out).unwrap();
-        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
     }
@@ -395,7 +413,7 @@ mod tests {
         fs::create_dir_all(out.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink("../host/plugins/demo", &out).unwrap();
         for bytes in ["1", "2"] {
-            publish(&out, &artifact(&[("a.json", bytes)])).unwrap();
+            publish(&out, dir.path(), &artifact(&[("a.json", bytes)])).unwrap();
             assert!(fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
             assert_eq!(fs::read_to_string(elsewhere.join("a.json")).unwrap(), bytes);
         }
@@ -408,7 +426,7 @@ mod tests {
     fn taking_the_turn_removes_what_a_killed_publish_left_beside_the_artifact() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
         // Killed while removing the previous artifact it had swapped into staging.
         fs::create_dir_all(sibling(&out, "staging").join("hooks")).unwrap();
         fs::write(sibling(&out, "staging").join("hooks/b.mjs"), "previous").unwrap();
@@ -418,12 +436,26 @@ mod tests {
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");
     }
 
+    /// A project folder gone while it was built (moved, removed) is not made again to hold
+    /// its artifact; folders below it that an `--out` names are made.
+    #[test]
+    fn a_project_folder_gone_is_not_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let error = publish(&root.join("artifact"), &root, &artifact(&[("a.json", "1")])).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
+        assert!(!root.exists());
+        fs::create_dir(&root).unwrap();
+        publish(&root.join("out/deep/artifact"), &root, &artifact(&[("a.json", "1")])).unwrap();
+        assert_eq!(fs::read_to_string(root.join("out/deep/artifact/a.json")).unwrap(), "1");
+    }
+
     #[test]
     fn a_bare_error_of_the_system_names_the_artifact() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("file"), "").unwrap();
         let out = dir.path().join("file/artifact");
-        let error = publish(&out, &artifact(&[("a.json", "1")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap_err();
         assert!(error.to_string().starts_with(&format!("cannot publish {}: ", out.display())), "{error}");
     }
 
@@ -431,9 +463,9 @@ mod tests {
     fn an_interrupted_swap_is_recovered() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
         fs::rename(&out, sibling(&out, "old")).unwrap();
-        let stats = publish(&out, &artifact(&[("a.json", "1")])).unwrap();
+        let stats = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
         assert!(!stats.changed());
         assert!(out.join("a.json").is_file());
     }

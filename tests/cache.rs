@@ -220,6 +220,34 @@ fn a_flipped_byte_in_a_cache_object_is_detected_and_the_output_stays_right() {
     assert_eq!(artifact_files(&reference.path().join("artifact")), artifact_files(&rebuilt.path().join("artifact")));
 }
 
+/// A shard folder `cache verify` may not list is said to be unread, and every other entry is
+/// checked (a corrupt one removed); `cache stats`, which would count what is not so, fails
+/// naming it.
+#[test]
+fn verify_goes_on_past_a_shard_it_cannot_list() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    build(support::example("policy").path(), cache.path());
+    let records = cache_files(cache.path(), "ac");
+    let (hidden, corrupt) = (records[0].parent().unwrap().to_owned(), records.last().unwrap().clone());
+    assert_ne!(Some(hidden.as_path()), corrupt.parent(), "two shards");
+    fs::write(&corrupt, b"not a record").unwrap();
+    fs::set_permissions(&hidden, fs::Permissions::from_mode(0o000)).unwrap();
+    let run = |args: &[&str]| {
+        let trees: &[&Path] = if args[1] == "verify" { &[cache.path()] } else { &[] };
+        crate::builds::unprivileged_command(trees).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
+    };
+    let verified = run(&["cache", "verify", "--json"]);
+    assert_eq!(verified.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&verified.stdout).unwrap();
+    assert_eq!(report["unreadable"], serde_json::json!([hidden.to_str().unwrap()]), "{report:#}");
+    assert_eq!(report["corrupt"], serde_json::json!([corrupt.to_str().unwrap()]), "{report:#}");
+    assert!(!corrupt.exists());
+    let stats = run(&["cache", "stats"]);
+    assert_eq!(stats.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&stats.stderr).contains(&format!("cannot read {}", hidden.display())));
+}
+
 /// A folder where an entry goes is no entry: the next store replaces it (with no warning),
 /// and `verify` removes it as corrupt.
 #[test]

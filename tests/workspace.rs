@@ -49,11 +49,15 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["projects"].as_array().unwrap().len(), 1);
 
-    // A filter that keeps nothing is a usage mistake, not an empty workspace.
-    let output = support::run(root, &["build", "--workspace", ".", "--filter", "nope"]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("none of the 3 project(s) below") && stderr.contains("matches --filter nope"), "{stderr}");
+    // A filter that keeps nothing is a usage mistake, not an empty workspace: a watch
+    // session too says so at once, instead of waiting for a project to appear.
+    for command in ["build", "watch"] {
+        let output = support::run(root, &[command, "--workspace", ".", "--filter", "nope"]);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let said = stderr.contains("none of the 3 project(s) below") && stderr.contains("matches --filter nope");
+        assert!(said, "{command}: {stderr}");
+    }
 }
 
 #[test]

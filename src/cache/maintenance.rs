@@ -284,7 +284,10 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let root = dir.join(VERSION_DIR);
     for kind in [Kind::Object, Kind::Action] {
-        for (path, hash) in files(&root, kind)? {
+        let listing = files(&root, kind)?;
+        // A shard folder it may not list is unread, said, and the others are checked.
+        report.unreadable.extend(listing.unlisted.into_iter().map(|(shard, _)| shard));
+        for (path, hash) in listing.files {
             let Some(hash) = hash else {
                 // Not an entry, whatever it holds (a FIFO, a link, a folder): removed unread.
                 report.checked += 1;
@@ -312,6 +315,7 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
         }
     }
     report.corrupt.sort();
+    report.unreadable.sort();
     Ok(report)
 }
 
@@ -328,7 +332,12 @@ fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
     let root = dir.join(VERSION_DIR);
     let mut out = Vec::new();
     for kind in [Kind::Object, Kind::Action] {
-        for (path, hash) in files(&root, kind)? {
+        let listing = files(&root, kind)?;
+        // Counting or collecting without a shard would report what is not so.
+        if let Some((shard, why)) = listing.unlisted.first() {
+            return Err(io::Error::other(format!("cannot read {}: {why}", shard.display())));
+        }
+        for (path, hash) in listing.files {
             let (Some(hash), Ok(meta)) = (hash, fs::metadata(&path)) else {
                 continue;
             };
@@ -339,14 +348,24 @@ fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
     Ok(out)
 }
 
-/// The files under `<root>/<cas|ac>/<shard>/`, with the hash their name and shard spell
-/// (`None` for a stray name).
-fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
+/// What a listing of one kind of entry found.
+#[derive(Default)]
+struct Listing {
+    /// The files under `<root>/<cas|ac>/<shard>/`, with the hash their name and shard spell
+    /// (`None` for a stray name).
+    files: Vec<(PathBuf, Option<Hash>)>,
+    /// The shard folders this process may not list, with why.
+    unlisted: Vec<(PathBuf, String)>,
+}
+
+/// The files under `<root>/<cas|ac>/<shard>/`, and the shards it could not list.
+fn files(root: &Path, kind: Kind) -> io::Result<Listing> {
     let base = root.join(kind.dir());
     let mut out = BTreeMap::new();
+    let mut unlisted = Vec::new();
     let shards = match fs::read_dir(&base) {
         Ok(read) => read,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),
         Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", base.display()))),
     };
     for shard in shards {
@@ -360,8 +379,10 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
         let read = match fs::read_dir(shard.path()) {
             Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile
-            // Counting, collecting or verifying without it would report what is not so.
-            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", shard.path().display()))),
+            Err(e) => {
+                unlisted.push((shard.path(), e.to_string()));
+                continue;
+            }
         };
         for item in read.flatten() {
             // A folder, a link or a FIFO where an entry goes is no entry, whatever its name.
@@ -374,5 +395,5 @@ fn files(root: &Path, kind: Kind) -> io::Result<Vec<(PathBuf, Option<Hash>)>> {
             out.insert(item.path(), hash);
         }
     }
-    Ok(out.into_iter().collect())
+    Ok(Listing { files: out.into_iter().collect(), unlisted })
 }

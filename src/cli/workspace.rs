@@ -99,6 +99,10 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     // tree changed meanwhile).
     let projects = selection.options_for(roots.clone());
     let shown = report::display_path(&selection.base);
+    if projects.is_empty() && !roots.is_empty() {
+        // Projects there, none of them selected: a mistyped `--filter`, as for a build.
+        return selection.projects(roots).map(|_| false);
+    }
     if projects.is_empty() {
         // Unlike a build, a session waits: the first project may be on its way.
         eprintln!("No agent-bundle project below {shown} yet; watching for one to appear (Ctrl-C to stop)");

@@ -178,18 +178,23 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
-    /// The help `help`, led by the `known` word `given` is most likely a typo of, if any is
-    /// close (as clap suggests a mistyped option): "did you mean `beforeTool`? …".
+    /// The help `help`, led by the `known` word `given` is most likely a typo of ([`suggesting`]).
     pub fn with_help_suggesting<'a>(self, given: &str, known: impl IntoIterator<Item = &'a str>, help: &str) -> Self {
-        match closest(given, known) {
-            Some(word) => self.with_help(format!("did you mean `{word}`? {help}")),
-            None => self.with_help(help),
-        }
+        self.with_help(suggesting(given, known, help))
     }
 }
 
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
+}
+
+/// `help`, led by the `known` word `given` is most likely a typo of, if any is close (as clap
+/// suggests a mistyped option): "did you mean `beforeTool`? …".
+pub fn suggesting<'a>(given: &str, known: impl IntoIterator<Item = &'a str>, help: &str) -> String {
+    match closest(given, known) {
+        Some(word) => format!("did you mean `{word}`? {help}"),
+        None => help.to_owned(),
+    }
 }
 
 /// The `known` word `given` is most likely a typo of: the nearest in edits (a swap of two

@@ -87,14 +87,15 @@ pub fn discover<'a>(
                     continue;
                 }
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.key()).collect();
+                let help = format!(
+                    "route files are src/events/<family>.tsx for a family among: {}; a helper module goes in a \
+                     `components/` or `lib/` folder, or has a name starting with `_`",
+                    known.join(", ")
+                );
                 result.diagnostics.push(
                     Diagnostic::error(Code::UnknownRouteFamily, format!("`{path}` names no event family (`{stem}`)"))
                         .in_file(path)
-                        .with_help(format!(
-                            "route files are src/events/<family>.tsx for a family among: {}; a helper module \
-                             goes in a `components/` or `lib/` folder, or has a name starting with `_`",
-                            known.join(", ")
-                        )),
+                        .with_help_suggesting(&stem, known.iter().copied(), &help),
                 );
                 continue;
             }
@@ -274,11 +275,27 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                 item,
                 &key_path,
                 format!("unknown route config key `{other}`"),
-                "a route config takes runtime, fallback, targets, timeoutMs and tools",
+                &crate::diagnostics::suggesting(
+                    other,
+                    ["runtime", "fallback", "targets", "timeoutMs", "tools"],
+                    "a route config takes runtime, fallback, targets, timeoutMs and tools",
+                ),
             ),
         }
     }
-    let ok = diagnostics.is_empty();
+    if let Some(fallback) = value.get("fallback").filter(|_| route.fallback_standalone && !route.shared) {
+        diagnostics.push(
+            Diagnostic::warning(Code::RouteConfig, "`fallback: 'standalone'` does nothing on a standalone route")
+                .in_file(path)
+                .at(fallback.span)
+                .at_path("fallback")
+                .with_help(
+                    "a fallback answers for a shared route when no event runtime is live: add `runtime: 'shared'`, \
+                     or remove `fallback`",
+                ),
+        );
+    }
+    let ok = !crate::diagnostics::has_errors(&diagnostics);
     (ok.then_some(route), Some(value), diagnostics)
 }
 
@@ -348,5 +365,22 @@ mod tests {
         assert_eq!(twice.diagnostics[0].code, Code::DuplicateRoute);
         let defaults = discover_one("src/events/session/end.tsx", "export default async () => null;");
         assert_eq!(defaults.routes[0].timeout_ms, DEFAULT_TIMEOUT_MS);
+    }
+
+    /// A near miss is suggested (a family, a config key), and a fallback that can never
+    /// answer is a warning: the route is built all the same.
+    #[test]
+    fn near_misses_are_suggested_and_a_useless_fallback_is_said() {
+        let helps = |routes: &RoutesReturn| -> Vec<String> {
+            routes.diagnostics.iter().map(|d| d.help.clone().unwrap_or_default()).collect()
+        };
+        let family = discover_one("src/events/tools/before.tsx", "export default () => null;");
+        assert!(helps(&family)[0].starts_with("did you mean `tool/before`? "), "{:?}", helps(&family));
+        let key = discover_one("src/events/stop.tsx", "export const config = { timeout: 5000 };\n");
+        assert!(helps(&key)[0].starts_with("did you mean `timeoutMs`? "), "{:?}", helps(&key));
+        let fallback = discover_one("src/events/stop.tsx", "export const config = { fallback: 'standalone' };\n");
+        let found: Vec<_> = fallback.diagnostics.iter().map(|d| (d.severity, d.json_path.as_deref())).collect();
+        assert_eq!(found, [(crate::diagnostics::Severity::Warning, Some("fallback"))]);
+        assert_eq!(fallback.routes.len(), 1, "a warning drops no route");
     }
 }

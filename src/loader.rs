@@ -876,7 +876,12 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
 /// the project with `--cache-dir`, would otherwise be read as inputs, and change with every
 /// build).
 fn is_cache_folder(path: &Path) -> bool {
-    path.file_name().is_some_and(is_cache_dir) || is_tagged_cache(path)
+    match path.file_name() {
+        Some(name) if is_cache_dir(name) => true,
+        // A folder never read, tagged or not (tools tag a `.venv`), is a payload's loss.
+        Some(name) if is_skipped_dir(name) => false,
+        _ => is_tagged_cache(path),
+    }
 }
 
 /// Whether the folder at `path` holds a `CACHEDIR.TAG` with its signature
@@ -995,6 +1000,7 @@ mod tests {
         ]);
         let signature = "Signature: 8a477f597d28d172789f06886806bc55\n# a cache\n";
         fs::write(dir.path().join("dist/p/.cache/CACHEDIR.TAG"), signature).unwrap();
+        fs::write(dir.path().join("dist/p/.venv/CACHEDIR.TAG"), signature).unwrap();
         let payload = dir.path().join("dist/p");
         std::os::unix::fs::symlink("kept.js", payload.join("link.js")).unwrap();
         let fifo = std::ffi::CString::new(payload.join("sub/pipe").as_os_str().as_encoded_bytes()).unwrap();

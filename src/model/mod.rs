@@ -105,11 +105,37 @@ impl ToolSelector {
             ToolSelector::Native { target, name } => format!("{}:{name}", target.as_str()),
         }
     }
+
+    /// The help for `given`, which does not parse: what selectors are, led by the one it most
+    /// likely meant (a canonical tool, or its native name on another host: `claud:Bash` →
+    /// `claude:Bash`).
+    pub fn unknown_help(given: &str) -> String {
+        let canonical = CanonicalTool::ALL.map(|tool| tool.as_str().to_owned());
+        let native = given
+            .split_once(':')
+            .into_iter()
+            .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
+        let meant: Vec<String> =
+            canonical.into_iter().chain(native).filter(|name| Self::parse(name).is_some()).collect();
+        crate::diagnostics::suggesting(
+            given,
+            meant.iter().map(String::as_str),
+            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_selector_is_answered_with_one_that_parses() {
+        let help = ToolSelector::unknown_help("claud:Bash");
+        assert!(help.starts_with("did you mean `claude:Bash`? use shell"), "{help}");
+        assert!(ToolSelector::unknown_help("mpc").starts_with("did you mean `mcp`? "));
+        assert!(ToolSelector::unknown_help("claude:").starts_with("use shell"), "no empty native name suggested");
+    }
 
     #[test]
     fn selectors_parse_both_forms() {

@@ -186,17 +186,6 @@ fn is_version_segment(version: &str) -> bool {
         && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
 }
 
-/// The selectors a mistyped `given` may have meant: the canonical tools, and its native
-/// tool name on each host (`claud:Bash` → `claude:Bash`), each one that parses.
-fn selector_names(given: &str) -> Vec<String> {
-    let canonical = super::CanonicalTool::ALL.map(|tool| tool.as_str().to_owned());
-    let native = given
-        .split_once(':')
-        .into_iter()
-        .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
-    canonical.into_iter().chain(native).filter(|name| ToolSelector::parse(name).is_some()).collect()
-}
-
 fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
     targets.sort_unstable();
     targets.dedup();
@@ -418,11 +407,7 @@ impl Normalizer<'_> {
                 self.push(
                     Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{}`", item.value))
                         .at_path(&item.path)
-                        .with_help_suggesting(
-                            &item.value,
-                            selector_names(&item.value).iter().map(String::as_str),
-                            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
-                        ),
+                        .with_help(ToolSelector::unknown_help(&item.value)),
                 );
                 continue;
             };
@@ -584,14 +569,6 @@ fn route_hook(route: &Route) -> Hook {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_selector_is_suggested_only_as_one_that_parses() {
-        let names = selector_names("claud:Bash");
-        assert!(names.contains(&"claude:Bash".to_owned()) && names.contains(&"mcp".to_owned()));
-        assert!(!selector_names("claude:").iter().any(|name| name.starts_with("claude:")), "no empty native name");
-        assert_eq!(selector_names("shel").len(), 5, "the canonical tools alone");
-    }
 
     #[test]
     fn project_paths_normalize_and_stay_inside() {

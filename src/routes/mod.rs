@@ -258,7 +258,10 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                             tool,
                             &join_index(&key_path, index),
                             "unknown tool selector".into(),
-                            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
+                            &ToolSelector::unknown_help(match &tool.kind {
+                                ValueKind::String(text) => text,
+                                _ => "",
+                            }),
                         ),
                     }
                 }

@@ -246,11 +246,10 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
         }
         let message =
             format!("payload `{}` would not arrive whole: {} would be left out", payload.name, named.join(", "));
-        errors.push(Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(
-            "an artifact carries a payload's regular files only: remove these from the payload, or make them \
-                 files (a payload's dependencies bundled into it, e.g. by esbuild --bundle, rather than a node_modules \
-                 or a virtual environment)",
-        ));
+        let help = "an artifact carries a payload's regular files only: remove these from the payload, or make \
+                    them files (a payload's dependencies bundled into it, e.g. by esbuild --bundle, rather than a \
+                    node_modules or a virtual environment)";
+        errors.push(Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(help));
     }
     if !errors.is_empty() {
         compiled.files.clear();
@@ -485,20 +484,18 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         Some(config) => vec![config],
         None => crate::config::CONFIG_FILE_NAMES.to_vec(),
     };
-    let entries: Vec<(&str, ConfigEntry)> =
-        names.into_iter().map(|name| (name, ConfigEntry::at(&options.root.join(name)))).collect();
-    if entries.iter().any(|(_, entry)| *entry == ConfigEntry::Readable) {
+    let holds_config = |dir: &Path| names.iter().any(|name| ConfigEntry::at(&dir.join(name)) == ConfigEntry::Readable);
+    // (Every build asks, a no-op too: one `lstat` when the config is there.)
+    if holds_config(&options.root) {
         return None;
     }
+    let entries: Vec<(&str, ConfigEntry)> =
+        names.iter().map(|name| (*name, ConfigEntry::at(&options.root.join(name)))).collect();
     let mut diagnostic = crate::db::config_not_found(options.config.as_deref(), Some(&options.root));
     if let Some((name, ConfigEntry::Unread(what))) = entries.iter().find(|(_, entry)| entry != &ConfigEntry::Missing) {
         diagnostic.message = format!("`{name}` is {what}, which is never read as the config");
     } else if options.config.is_none()
-        && let Some(project) = options.root.ancestors().skip(1).find(|dir| {
-            crate::config::CONFIG_FILE_NAMES
-                .iter()
-                .any(|name| ConfigEntry::at(&dir.join(name)) == ConfigEntry::Readable)
-        })
+        && let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir))
     {
         // Started in a folder of a project (`src/hooks`): say where its root is.
         let root = project.display();
@@ -557,7 +554,7 @@ pub fn compile_and_publish(
     note_unlistable_outside(&mut compiled, &outside);
     check_payloads_whole(&mut compiled, (&workspace.db, project), &workspace.root, &options.out_dir);
     if let Some(model) = &compiled.model {
-        workspace.note_payload_sources(model.payloads.iter().map(|payload| payload.source.clone()).collect());
+        workspace.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }
     let (transpiled, bundled) = workspace.db.work();
     let work = Work {

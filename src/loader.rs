@@ -291,10 +291,7 @@ impl Workspace {
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
             self.unlistable.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
-                if path.file_name().is_some_and(is_skipped_dir)
-                    || is_tagged_cache(path)
-                    || is_watched_artifact(path, before_listing)
-                {
+                if is_never_entered(path) || is_watched_artifact(path, before_listing) {
                     continue;
                 }
                 if !may_list(path) {
@@ -619,9 +616,7 @@ fn may_list(path: &Path) -> bool {
 /// input). Nothing there, a link or a special file: nothing to read.
 fn walk_reads(path: &Path) -> bool {
     match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => {
-            !path.file_name().is_some_and(is_skipped_dir) && !holds_artifact(path) && !is_tagged_cache(path)
-        }
+        Ok(metadata) if metadata.is_dir() => !is_never_entered(path) && !holds_artifact(path),
         Ok(metadata) => metadata.is_file(),
         Err(_) => false,
     }
@@ -869,6 +864,12 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
     SKIPPED_DIRS.contains(&text.as_ref())
         || is_cache_dir(name)
         || (text.starts_with('.') && text.contains(".agent-bundle-"))
+}
+
+/// Whether the walk never enters the folder at `path`: one of a name it skips, or a tagged
+/// cache.
+fn is_never_entered(path: &Path) -> bool {
+    path.file_name().is_some_and(is_skipped_dir) || is_tagged_cache(path)
 }
 
 /// Whether the folder at `path` is a cache, skipped and no loss to a payload: named as a

@@ -100,6 +100,20 @@ impl serde::Serialize for Sorted<'_> {
     }
 }
 
+/// Replaces the file at `path` with `bytes`, whole or not at all: written beside it under a
+/// name of this process's (`<name>.<pid>.tmp`), then renamed over it; the temporary file
+/// goes if either step fails.
+pub fn replace_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().expect("a file to replace has a name").to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(name);
+    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,20 +195,21 @@ pub(crate) fn now_ns() -> i128 {
 
 const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkout only.\n*\n";
 
-/// Makes the state folder `dir` in its project (or workspace) folder, which must be there:
-/// one moved or removed while it was built is not made again to hold a stamp.
+/// Makes the state folder `dir` in its project (or workspace) folder, which must be there
+/// (one moved or removed while it was built is not made again to hold a stamp), and refuses
+/// one that is a link.
 fn make_state_dir(dir: &Path) -> io::Result<()> {
     match std::fs::create_dir(dir) {
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        made => made,
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        made => made?,
     }
+    refuse_linked(dir)
 }
 
 /// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
 pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
     make_state_dir(dir)?;
-    refuse_linked(dir)?;
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
     if read_state_file(&ignore).as_deref() != Some(STATE_IGNORE.as_bytes()) {
@@ -249,16 +250,8 @@ pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> 
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a state file has a parent");
     make_state_dir(dir)?;
-    refuse_linked(dir)?;
     remove_abandoned_temporaries(dir);
-    let mut name = path.file_name().expect("a state file has a name").to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
-    let temporary = path.with_file_name(name);
-    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
+    crate::output::replace_whole(path, bytes)
 }
 
 /// Removes the temporary files in `dir` whose writer is gone: its process has ended, or it

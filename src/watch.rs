@@ -504,12 +504,8 @@ impl Session {
             entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
         };
         if walkdir::WalkDir::new(out_dir).min_depth(1).into_iter().all(|entry| entry.is_ok_and(is_ours)) {
-            // Whole or not at all; a failure leaves the folder as it is, and the publish says
-            // why it stops.
-            let staged = out_dir.join(format!(".{}.{}.tmp", crate::emit::MANIFEST_FILE, std::process::id()));
-            if fs::write(&staged, bytes).and_then(|()| fs::rename(&staged, &manifest)).is_err() {
-                let _ = fs::remove_file(&staged);
-            }
+            // A failure leaves the folder as it is, and the publish says why it stops.
+            let _ = crate::output::replace_whole(&manifest, bytes);
         }
     }
 

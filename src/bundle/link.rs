@@ -393,7 +393,7 @@ impl<'c> Linker<'c> {
                     BundleDiagnostic::error(
                         BundleErrorKind::UnresolvedImport,
                         span,
-                        format!("\"{specifier}\" names {key}, which is not a JavaScript or TypeScript module"),
+                        format!("\"{specifier}\" names {key}, which is not a JavaScript, TypeScript or JSON module"),
                     )
                     .with_help(
                         "modules are .ts, .tsx, .mts, .js, .mjs, .jsx or .json files: make the data JSON, or a \

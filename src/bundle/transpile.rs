@@ -415,8 +415,10 @@ impl<'s> Checker<'s> {
         self.requests.push(Request { specifier: specifier.to_owned(), span: span.into(), type_only });
     }
 
-    /// `with { type: "json" }` promises a JSON module: Node refuses it on any other.
-    fn check_json_attribute(&mut self, source: &StringLiteral<'_>, clause: Option<&WithClause<'_>>) {
+    /// The request of a declaration naming `source` with import attributes `clause`:
+    /// `with { type: "json" }` promises a JSON module, which Node refuses on any other.
+    fn attributed_request(&mut self, source: &StringLiteral<'_>, clause: Option<&WithClause<'_>>, type_only: bool) {
+        self.request(&source.value, source.span, type_only);
         if clause.is_some_and(is_json_attribute) && !is_json_module(&source.value) {
             self.error(
                 BundleErrorKind::Syntax,
@@ -658,8 +660,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                         matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(s) if s.import_kind.is_type())
                     })
             });
-        self.request(&it.source.value, it.source.span, type_only);
-        self.check_json_attribute(&it.source, it.with_clause.as_deref());
+        self.attributed_request(&it.source, it.with_clause.as_deref(), type_only);
         if it.phase.is_some() {
             self.unsupported_phase(it.span);
         }
@@ -672,8 +673,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         let type_only = it.export_kind.is_type()
             || (!it.specifiers.is_empty() && it.specifiers.iter().all(|s| s.export_kind.is_type()));
-        self.request(&it.source.value, it.source.span, type_only);
-        self.check_json_attribute(&it.source, it.with_clause.as_deref());
+        self.attributed_request(&it.source, it.with_clause.as_deref(), type_only);
         walk::walk_export_from_declaration(self, it);
     }
 
@@ -731,8 +731,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if let Some(name) = it.exported.as_ref().filter(|_| !it.export_kind.is_type()) {
             self.exports(&name.name(), name.span());
         }
-        self.request(&it.source.value, it.source.span, it.export_kind.is_type());
-        self.check_json_attribute(&it.source, it.with_clause.as_deref());
+        self.attributed_request(&it.source, it.with_clause.as_deref(), it.export_kind.is_type());
         walk::walk_export_all_declaration(self, it);
     }
 

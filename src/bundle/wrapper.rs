@@ -156,29 +156,26 @@ impl<'a> ModuleGraph<'a> {
             for (binding, span) in &chunk.links.imported {
                 let LinkSource::Module(source) = &binding.source else { continue };
                 let (message, help) = match resolve_export(&chunks, binding, &mut BTreeSet::new()) {
-                    Export::Missing => match named_as(source).as_deref() {
-                        // A module of this tool's, named as routes import it.
-                        Some(specifiers) => {
-                            let offered = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
-                            let names: Vec<String> = offered.into_iter().flatten().map(|n| format!("`{n}`")).collect();
-                            (
-                                format!("{specifiers} has no export named `{}`", binding.name),
-                                format!("import one of the names it exports: {}", names.join(", ")),
-                            )
-                        }
-                        None if super::transpile::is_json_module(source) => (
-                            format!("{source} has no export named `{}`", binding.name),
-                            format!(
+                    Export::Missing => {
+                        // A module of this tool's is named as routes import it.
+                        let named = named_as(source);
+                        let help = match &named {
+                            Some(_) => {
+                                let offered = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
+                                let names: Vec<String> =
+                                    offered.into_iter().flatten().map(|n| format!("`{n}`")).collect();
+                                format!("import one of the names it exports: {}", names.join(", "))
+                            }
+                            None if super::transpile::is_json_module(source) => format!(
                                 "a JSON module exports its data as `default` only: import that (`import data from …`) \
                                  and read `data.{}`",
                                 binding.name
                             ),
-                        ),
-                        None => (
-                            format!("{source} has no export named `{}`", binding.name),
-                            format!("export `{}` from {source}, or import a name it exports", binding.name),
-                        ),
-                    },
+                            None => format!("export `{}` from {source}, or import a name it exports", binding.name),
+                        };
+                        let module = named.as_deref().unwrap_or(source);
+                        (format!("{module} has no export named `{}`", binding.name), help)
+                    }
                     Export::Ambiguous => (
                         format!(
                             "{source} exports `{}` ambiguously: two `export *` give it different bindings",

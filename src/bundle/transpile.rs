@@ -220,6 +220,15 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         export_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
+    // (Spans are 32-bit offsets, a JSON module's too.)
+    if u32::try_from(source.len()).is_err() {
+        out.diagnostics.push(BundleDiagnostic::error(
+            BundleErrorKind::Syntax,
+            Span::new(0, 0),
+            format!("{key} is too large to compile"),
+        ));
+        return out;
+    }
     if is_json_module(key) {
         return transpile_json(source, out);
     }
@@ -234,14 +243,6 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         );
         return out;
     };
-    if u32::try_from(source.len()).is_err() {
-        out.diagnostics.push(BundleDiagnostic::error(
-            BundleErrorKind::Syntax,
-            Span::new(0, 0),
-            format!("{key} is too large to compile"),
-        ));
-        return out;
-    }
     if let Some((span, message)) = crate::source::too_deep(source) {
         out.diagnostics.push(BundleDiagnostic::error(
             BundleErrorKind::Syntax,

@@ -324,7 +324,11 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&
 /// A hook's name without the hash of its declaration that ends it (`-1a2b3c4d`).
 fn without_hash(name: &str) -> &str {
     match name.rsplit_once('-') {
-        Some((stem, hash)) if hash.len() == 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => stem,
+        Some((stem, hash))
+            if hash.len() == crate::model::NAME_HASH_LEN && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            stem
+        }
         _ => name,
     }
 }

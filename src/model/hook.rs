@@ -125,6 +125,10 @@ impl Hook {
     }
 }
 
+/// How many hex digits of its declaration's hash end a config hook's name
+/// (`before-tool-guard-1a2b3c4d`).
+pub const NAME_HASH_LEN: usize = 8;
+
 /// The `(id, name)` pair of a declaration, by the scheme in the module docs.
 pub fn hook_identity(
     event: HookEvent,
@@ -144,7 +148,7 @@ pub fn hook_identity(
         "tools": tools.iter().map(ToolSelector::to_text).collect::<Vec<_>>(),
     });
     let hash = blake3::hash(identity.to_string().as_bytes()).to_hex();
-    let hash8 = &hash[..8];
+    let hash8 = &hash[..NAME_HASH_LEN];
     let stem = handler_stem(handler.path());
     (format!("hook:{}:{stem}:{hash8}", event.kebab()), format!("{}-{stem}-{hash8}", event.kebab()))
 }

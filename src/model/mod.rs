@@ -12,7 +12,7 @@ mod normalize;
 
 pub use events::{EventRules, HookEvent};
 pub use families::Family;
-pub use hook::{Handler, Hook, RouteRun, Trigger, hook_identity};
+pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
 pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, normalize};
 
 /// A host projection the build can emit.

@@ -93,7 +93,8 @@ struct BuildArgs {
     watch: bool,
     /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
     /// parallel; `.gitignore` is honoured, and `node_modules`, `.venv`, `target`, `.git`, `.jj`,
-    /// caches such as `__pycache__` and built artifacts are skipped. Each project publishes to its own `artifact/`.
+    /// caches such as `__pycache__` and built artifacts are skipped. Each project publishes
+    /// to its own `artifact/`.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config", "root"])]
     workspace: Option<PathBuf>,
     /// With --workspace: only projects whose path contains this text (repeatable).

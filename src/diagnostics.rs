@@ -294,7 +294,8 @@ impl<'a> Located<'a> {
         let mut elements: Vec<Element<'_>> = Vec::new();
         match (d.file.as_deref(), &self.frame) {
             (Some(file), Some(frame)) => {
-                let label = d.json_path.as_deref().map(|p| format!("at `{p}`")).unwrap_or_default();
+                let label =
+                    d.json_path.as_deref().filter(|p| !p.is_empty()).map(|p| format!("at `{p}`")).unwrap_or_default();
                 elements.push(
                     Snippet::source(frame.lines)
                         .line_start(frame.first_line)

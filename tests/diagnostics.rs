@@ -626,3 +626,77 @@ fn a_name_the_route_runtime_lacks_lists_what_it_exports() {
     assert_eq!(report["diagnostics"][0]["message"], "`@agent-bundle/runtime` has no export named `Foo`");
     assert_eq!(report["diagnostics"][0]["help"], "import one of the names it exports: `Agent`");
 }
+
+/// A name a builtin lacks (as Node 20 has it, the oldest the wrappers run on) is refused
+/// where it is imported, with the name it is likely a typo of: Node would refuse the
+/// wrapper as it loads, and a shared route's would stop the whole runtime, every route in it.
+#[test]
+fn a_name_a_builtin_lacks_is_refused_where_it_is_imported() {
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let handler = "import { readFilSync } from 'node:fs';\nexport default () => { void readFilSync; };\n";
+    let route = "import { glob } from 'fs/promises';\nexport const config = { runtime: 'shared' };\n\
+                 export default () => { void glob; return null; };\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/stop.ts", handler),
+        ("src/events/prompt/submit.tsx", route),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<(&str, &str, &str, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+                d["file"].as_str().unwrap(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("AB4838", "node:fs has no export named `readFilSync`", "src/stop.ts", 1),
+            ("AB4838", "node:fs/promises has no export named `glob`", "src/events/prompt/submit.tsx", 1),
+        ],
+        "{report:#}"
+    );
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(help.starts_with("did you mean `readFileSync`? Node 20 (v20."), "{help}");
+    assert!(
+        report["diagnostics"][1]["help"]
+            .as_str()
+            .unwrap()
+            .contains("`import * as ns from \"node:fs/promises\"`, then `ns.glob`")
+    );
+}
+
+/// A builtin's name mistyped is said to be one, with the name it is likely a typo of.
+#[test]
+fn a_builtin_mistyped_is_named_as_one() {
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let handler =
+        "import fs from 'node:fss';\nimport cp from 'child_proces';\nexport default () => { void fs, cp; };\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["message"].as_str().unwrap(), d["help"].as_str().unwrap().split('?').next().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("\"node:fss\" is not a Node builtin", "did you mean `node:fs`"),
+            (
+                "bare import \"child_proces\" is not supported: handlers may import relative files and node: builtins",
+                "did you mean `child_process`"
+            ),
+        ]
+    );
+}

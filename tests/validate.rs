@@ -329,15 +329,6 @@ fn stop_hook(handler: &str) -> [(&str, &str); 2] {
     [("agent-bundle.config.ts", config), ("src/stop.ts", handler)]
 }
 
-/// A name a builtin lacks is refused when the wrapper loads, as Node refuses the handler's
-/// own import (the bundle reads builtins through their namespaces, where it was `undefined`).
-#[test]
-fn a_name_a_builtin_lacks_fails_the_wrapper_as_node_would() {
-    let handler = "import { readFilSync } from 'node:fs';\nexport default () => { void readFilSync; };\n";
-    let message = load_failure(&stop_hook(handler));
-    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
-}
-
 /// A handler module that throws while it loads fails every run of its hook, whatever the
 /// input: `validate` (which runs each wrapper on empty stdin) reports it, with where.
 #[test]
@@ -392,17 +383,6 @@ fn validates(dir: &Path) {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-}
-
-/// A shared route's named import that its builtin lacks stops the whole runtime from
-/// loading (its bundle links as one): what Node said is the message, not its version line.
-#[test]
-fn a_runtime_that_does_not_link_says_what_node_said() {
-    let route = "import { readFilSync } from 'node:fs';\nexport const config = { runtime: 'shared' };\n\
-                 export default () => { void readFilSync; return null; };\n";
-    let config = "export default { plugin: { name: 'linkless' }, targets: ['claude'] };\n";
-    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
-    assert!(message.contains("does not provide an export named 'readFilSync'"), "{message}");
 }
 
 /// A wrapper that writes a file where it runs writes it in a scratch folder, never in the

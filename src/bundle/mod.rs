@@ -14,6 +14,7 @@
 //! machine. [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy
 //! module runtime (`__ab_require`, evaluation depth-first post-order like ESM).
 
+mod builtins;
 mod link;
 mod resolve;
 mod source_map;

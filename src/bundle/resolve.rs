@@ -26,81 +26,6 @@ pub enum ResolveFailure {
 /// Prefix of the keys of virtual modules, which the tool itself provides.
 const VIRTUAL_PREFIX: &str = "agent-bundle:";
 
-/// `require("module").builtinModules` of Node 20.
-const NODE_BUILTINS: &[&str] = &[
-    "_http_agent",
-    "_http_client",
-    "_http_common",
-    "_http_incoming",
-    "_http_outgoing",
-    "_http_server",
-    "_stream_duplex",
-    "_stream_passthrough",
-    "_stream_readable",
-    "_stream_transform",
-    "_stream_wrap",
-    "_stream_writable",
-    "_tls_common",
-    "_tls_wrap",
-    "assert",
-    "assert/strict",
-    "async_hooks",
-    "buffer",
-    "child_process",
-    "cluster",
-    "console",
-    "constants",
-    "crypto",
-    "dgram",
-    "diagnostics_channel",
-    "dns",
-    "dns/promises",
-    "domain",
-    "events",
-    "fs",
-    "fs/promises",
-    "http",
-    "http2",
-    "https",
-    "inspector",
-    "inspector/promises",
-    "module",
-    "net",
-    "os",
-    "path",
-    "path/posix",
-    "path/win32",
-    "perf_hooks",
-    "process",
-    "punycode",
-    "querystring",
-    "readline",
-    "readline/promises",
-    "repl",
-    "stream",
-    "stream/consumers",
-    "stream/promises",
-    "stream/web",
-    "string_decoder",
-    "sys",
-    "timers",
-    "timers/promises",
-    "tls",
-    "trace_events",
-    "tty",
-    "url",
-    "util",
-    "util/types",
-    "v8",
-    "vm",
-    "wasi",
-    "worker_threads",
-    "zlib",
-];
-
-/// Node 20 builtins that exist only with the `node:` prefix.
-const NODE_PREFIXED_ONLY: &[&str] = &["sea", "test", "test/reporters"];
-
 /// Extensions probed after a specifier without one, in order.
 const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
 
@@ -130,12 +55,8 @@ pub fn resolve(
     if let Some(key) = aliases.get(specifier) {
         return Ok(Resolved::Module(key.clone()));
     }
-    if let Some(name) = specifier.strip_prefix("node:") {
-        return if NODE_BUILTINS.contains(&name) || NODE_PREFIXED_ONLY.contains(&name) {
-            Ok(Resolved::Builtin(specifier.to_owned()))
-        } else {
-            Err(ResolveFailure::NotFound)
-        };
+    if specifier.starts_with("node:") {
+        return super::builtins::builtin(specifier).map(Resolved::Builtin).ok_or(ResolveFailure::NotFound);
     }
     if is_relative(specifier) {
         return resolve_relative(from_key, specifier, exists);
@@ -143,10 +64,7 @@ pub fn resolve(
     if specifier.is_empty() || specifier.starts_with('/') || specifier.starts_with('\\') || specifier.contains(':') {
         return Err(ResolveFailure::NotFound);
     }
-    if NODE_BUILTINS.contains(&specifier) {
-        return Ok(Resolved::Builtin(format!("node:{specifier}")));
-    }
-    Err(ResolveFailure::Bare)
+    super::builtins::builtin(specifier).map(Resolved::Builtin).ok_or(ResolveFailure::Bare)
 }
 
 fn is_relative(specifier: &str) -> bool {

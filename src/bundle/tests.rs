@@ -635,8 +635,43 @@ fn an_import_of_a_name_its_module_does_not_export_is_an_error() {
             ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("nope")),
             ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("default")),
             ("src/main.ts".into(), "AB4838", "'./a.js'".into(), missing("gone")),
+            ("src/main.ts".into(), "AB4838", "'node:fs'".into(), "node:fs has no export named `readFileSynk`".into()),
         ],
-        "builtins are not checked: their exports are Node's"
+    );
+}
+
+/// A builtin's names reach through `export *` as a module's do: present, missing, or given
+/// twice by two builtins as different bindings (`constants` of `node:fs` and of `node:os`).
+#[test]
+fn a_builtins_names_through_export_star_resolve_as_esm_links_them() {
+    let files = [
+        (
+            "src/main.ts",
+            "import { join, readFileSync, nope } from './barrel.js';\nexport default () => [join, readFileSync, nope];\n",
+        ),
+        ("src/barrel.ts", "export * from 'node:path';\nexport * from './fs.js';\n"),
+        ("src/fs.ts", "export * from 'node:fs';\n"),
+    ];
+    let errors = link_errors(&files, "src/main.ts");
+    let expected = "src/barrel.ts has no export named `nope`";
+    assert_eq!(errors, [("src/main.ts".into(), "AB4838", "'./barrel.js'".into(), expected.into())]);
+    let files = [
+        (
+            "src/main.ts",
+            "import * as ns from './barrel.js';\nexport default () => ['constants' in ns, typeof ns.EOL, typeof ns.stat];\n",
+        ),
+        ("src/barrel.ts", "export * from 'node:fs';\nexport * from 'node:os';\n"),
+    ];
+    let ambiguous = "src/barrel.ts exports `constants` ambiguously: two `export *` give it different bindings";
+    let importing =
+        [("src/main.ts", "import { constants } from './barrel.js';\nexport default () => constants;\n"), files[1]];
+    assert_eq!(link_errors(&importing, "src/main.ts")[0].3, ambiguous);
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.trim(),
+        r#"{"name":"default","result":[false,"string","function"]}"#,
+        "as Node leaves it out"
     );
 }
 

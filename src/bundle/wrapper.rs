@@ -154,8 +154,14 @@ impl<'a> ModuleGraph<'a> {
         let mut diagnostics = Vec::new();
         for (key, chunk) in &self.modules {
             for (binding, span) in &chunk.links.imported {
-                let LinkSource::Module(source) = &binding.source else { continue };
+                let source = match &binding.source {
+                    LinkSource::Module(source) | LinkSource::Builtin(source) => source,
+                };
                 let (message, help) = match resolve_export(&chunks, binding, &mut BTreeSet::new()) {
+                    Export::Missing if matches!(binding.source, LinkSource::Builtin(_)) => (
+                        format!("{source} has no export named `{}`", binding.name),
+                        builtin_export_help(source, &binding.name),
+                    ),
                     Export::Missing => {
                         // A module of this tool's is named as routes import it.
                         let named = named_as(source);
@@ -250,7 +256,8 @@ enum Export {
     Missing,
     /// Two `export *` give it different bindings.
     Ambiguous,
-    /// It may come from a Node builtin, whose exports the bundler does not know.
+    /// It may come from a module the graph does not hold (one whose compile failed), or a
+    /// builtin the table lacks.
     Unknown,
 }
 
@@ -261,15 +268,22 @@ fn resolve_export(
     binding: &Binding,
     visiting: &mut BTreeSet<Binding>,
 ) -> Export {
-    let LinkSource::Module(key) = &binding.source else {
-        return Export::Unknown;
+    if binding.name == "*" {
+        return Export::Found(binding.clone());
+    }
+    let key = match &binding.source {
+        LinkSource::Builtin(name) => {
+            return match super::builtins::exports(name, &binding.name) {
+                Some(true) => Export::Found(binding.clone()),
+                Some(false) => Export::Missing,
+                None => Export::Unknown,
+            };
+        }
+        LinkSource::Module(key) => key,
     };
     let Some(chunk) = chunks.get(key.as_str()) else {
         return Export::Unknown;
     };
-    if binding.name == "*" {
-        return Export::Found(binding.clone());
-    }
     if !visiting.insert(binding.clone()) {
         return Export::Missing;
     }
@@ -302,7 +316,13 @@ fn resolve_export(
 fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTreeSet<String>) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for star in chunks.get(key).map(|chunk| chunk.links.stars.as_slice()).unwrap_or_default() {
-        let LinkSource::Module(source) = star else { continue };
+        let source = match star {
+            LinkSource::Builtin(name) => {
+                names.extend(super::builtins::export_names(name).iter().map(|name| (*name).to_owned()));
+                continue;
+            }
+            LinkSource::Module(source) => source,
+        };
         if !seen.insert(source.clone()) {
             continue;
         }
@@ -312,6 +332,17 @@ fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTree
         names.extend(star_names(chunks, source, seen));
     }
     names
+}
+
+/// Why a builtin lacks `name`: the names are the oldest supported Node's, and a newer Node's
+/// can still be read where it exists.
+fn builtin_export_help(builtin: &str, name: &str) -> String {
+    let help = format!(
+        "{}, the oldest Node the wrappers run on, has no such name; one only a newer Node has is read \
+         from the namespace: `import * as ns from \"{builtin}\"`, then `ns.{name}` (`undefined` on an older Node)",
+        super::builtins::oldest_node()
+    );
+    crate::diagnostics::suggesting(name, super::builtins::export_names(builtin).iter().copied(), &help)
 }
 
 /// The host-independent part of a wrapper: the runtime and the handler's modules, linked.

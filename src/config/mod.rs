@@ -194,8 +194,15 @@ impl Reader<'_> {
 
     /// Reports each key of `properties` (an object at `path`) that is not one of `known`, at
     /// the key itself: `unknown <what> `key``.
-    fn unknown_keys(&mut self, properties: &[Property], known: &[&str], path: &str, what: &str, help: &str) {
-        for property in properties.iter().filter(|property| !known.contains(&property.key.as_str())) {
+    fn unknown_keys<'p>(
+        &mut self,
+        properties: impl IntoIterator<Item = &'p Property>,
+        known: &[&str],
+        path: &str,
+        what: &str,
+        help: &str,
+    ) {
+        for property in properties.into_iter().filter(|property| !known.contains(&property.key.as_str())) {
             self.diagnostics.push(
                 Diagnostic::error(Code::UnknownConfigKey, format!("unknown {what} `{}`", property.key))
                     .in_file(self.file)
@@ -216,8 +223,20 @@ impl Reader<'_> {
             self.expected(root, "", "an object literal");
             return None;
         };
+        // The plugin's own keys written beside `plugin` (as a package.json has them).
+        let (misplaced, others): (Vec<&Property>, Vec<&Property>) =
+            properties.iter().partition(|property| PLUGIN_KEYS.contains(&property.key.as_str()));
+        for property in misplaced {
+            self.diagnostics.push(
+                Diagnostic::error(Code::UnknownConfigKey, format!("`{}` belongs in `plugin`", property.key))
+                    .in_file(self.file)
+                    .at(property.key_span)
+                    .at_path(&property.key)
+                    .with_help(format!("write it inside the plugin's entry: `plugin: {{ {}: … }}`", property.key)),
+            );
+        }
         let help = format!("this version of agent-bundle reads {}", TOP_LEVEL_KEYS.join(", "));
-        self.unknown_keys(properties, &TOP_LEVEL_KEYS, "", "config key", &help);
+        self.unknown_keys(others, &TOP_LEVEL_KEYS, "", "config key", &help);
         let plugin = self.plugin(root.get("plugin"), root);
         let targets = root.get("targets").and_then(|v| self.targets(v, "targets"));
         let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
@@ -508,6 +527,32 @@ mod tests {
         let helps: Vec<_> = parsed.diagnostics.iter().map(|d| d.help.as_deref().unwrap()).collect();
         assert_eq!(helps[1], "did you mean `version`? `plugin` takes name, description and version");
         assert_eq!(helps[4], "did you mean `targets`? a payload takes source and targets");
+    }
+
+    /// The plugin's name or version written at the top, as a package.json has them, is said
+    /// to belong in `plugin`.
+    #[test]
+    fn a_plugin_key_at_the_top_is_said_to_belong_in_plugin() {
+        let text = "export default { name: 'p', version: '1.0.0', targets: ['claude'] };\n";
+        let parsed = parse("agent-bundle.config.ts", text);
+        let found: Vec<_> =
+            parsed.diagnostics.iter().map(|d| (d.code, d.message.as_str(), d.help.as_deref().unwrap())).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Code::UnknownConfigKey,
+                    "`name` belongs in `plugin`",
+                    "write it inside the plugin's entry: `plugin: { name: … }`"
+                ),
+                (
+                    Code::UnknownConfigKey,
+                    "`version` belongs in `plugin`",
+                    "write it inside the plugin's entry: `plugin: { version: … }`"
+                ),
+                (Code::MissingPluginName, "the config has no `plugin`", "add `plugin: { name: 'my-plugin' }`"),
+            ]
+        );
     }
 
     #[test]

@@ -703,7 +703,10 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
                 ),
             )
             .in_file(hook.source_file.clone())
-            .with_help(if model.targets.iter().any(|&t| hook.reaches(t)) {
+            .with_help(if model.default_targets {
+                "the config sets no `targets`, so the build is for `portable` alone, which runs no hooks: add \
+                 `targets: ['claude', 'codex', 'cursor']` (the hosts you mean)"
+            } else if model.targets.iter().any(|&t| hook.reaches(t)) {
                 "no selected host has this event; see `agent-bundle matrix`"
             } else {
                 "its `targets` names none of the hosts this build selects: nothing is emitted for it"

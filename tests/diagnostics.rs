@@ -315,6 +315,10 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     let narrowed = config("{ stop: { handler: './src/hooks/h.ts', targets: ['cursor'] } }", "['claude', 'cursor']");
     let why = help(&narrowed, &["--target", "claude"]);
     assert!(why.contains("its `targets` names none of the hosts this build selects"), "{why}");
+    // Without `targets`, the build is for `portable`, which runs no hooks: that is the fix.
+    let unset = "export default { plugin: { name: 'p' }, hooks: { stop: './src/hooks/h.ts' } };\n";
+    let why = help(unset, &[]);
+    assert!(why.starts_with("the config sets no `targets`, so the build is for `portable` alone"), "{why}");
 
     // A route is located by its file alone: the config does not name it.
     let route = "export default () => null;\n";

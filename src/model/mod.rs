@@ -95,8 +95,14 @@ impl ToolSelector {
         }
         let (target, name) = text.split_once(':')?;
         let target = Target::parse(target)?;
-        let valid_name = !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control());
-        valid_name.then(|| ToolSelector::Native { target, name: name.to_owned() })
+        Self::is_tool_name(name).then(|| ToolSelector::Native { target, name: name.to_owned() })
+    }
+
+    /// Whether `name` can be one tool's exact name (`Bash`, `mcp__memory__read-graph`,
+    /// Cursor's `MCP:search`): anything else is a matcher pattern (`Edit|Write`, `mcp__.*`),
+    /// which would be matched as text, so that no tool ever has it.
+    fn is_tool_name(name: &str) -> bool {
+        !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "_-.:".contains(c))
     }
 
     pub fn to_text(&self) -> String {
@@ -110,6 +116,11 @@ impl ToolSelector {
     /// likely meant (a canonical tool, or its native name on another host: `claud:Bash` →
     /// `claude:Bash`).
     pub fn unknown_help(given: &str) -> String {
+        if let Some((target, name)) = given.split_once(':').filter(|(_, name)| !name.is_empty())
+            && Target::parse(target).is_some()
+        {
+            return Self::pattern_help(target, name);
+        }
         let canonical = CanonicalTool::ALL.map(|tool| tool.as_str().to_owned());
         let native = given
             .split_once(':')
@@ -117,11 +128,28 @@ impl ToolSelector {
             .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
         let meant: Vec<String> =
             canonical.into_iter().chain(native).filter(|name| Self::parse(name).is_some()).collect();
-        crate::diagnostics::suggesting(
-            given,
-            meant.iter().map(String::as_str),
-            "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`",
-        )
+        let help = match Self::is_tool_name(given) && !given.contains(':') {
+            // A host's own name (`Bash`), which means nothing on the other hosts.
+            true => format!(
+                "use shell, file.read, file.write, mcp, agent, or a host's own tool name after the host: \
+                 `claude:{given}`"
+            ),
+            false => "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`".to_owned(),
+        };
+        crate::diagnostics::suggesting(given, meant.iter().map(String::as_str), &help)
+    }
+
+    /// The help for a native name that is no tool's name: most often a host's matcher
+    /// pattern carried over, which a selector spells as one selector per tool.
+    fn pattern_help(target: &str, name: &str) -> String {
+        let tools: Vec<&str> = name.split(['|', ',']).map(str::trim).collect();
+        if tools.len() > 1 && tools.iter().all(|tool| Self::is_tool_name(tool)) {
+            let each: Vec<String> = tools.iter().map(|tool| format!("'{target}:{tool}'")).collect();
+            return format!("a selector names one tool exactly, not a matcher pattern: write {}", each.join(", "));
+        }
+        "a selector names one tool exactly (letters, digits, `_`, `-`, `.`, `:`), not a matcher pattern: list each \
+         tool, use `mcp` for every MCP tool, or leave `tools` out to run on every tool"
+            .to_owned()
     }
 }
 
@@ -135,6 +163,24 @@ mod tests {
         assert!(help.starts_with("did you mean `claude:Bash`? use shell"), "{help}");
         assert!(ToolSelector::unknown_help("mpc").starts_with("did you mean `mcp`? "));
         assert!(ToolSelector::unknown_help("claude:").starts_with("use shell"), "no empty native name suggested");
+    }
+
+    /// A host's matcher pattern is no tool's name: taken as one, it would match no tool, and
+    /// the hook would never run.
+    #[test]
+    fn a_matcher_pattern_is_no_native_selector() {
+        for pattern in ["claude:Edit|Write", "claude:mcp__.*", "claude:*", "codex:^Bash$", "claude:Bash(git:*)"] {
+            assert_eq!(ToolSelector::parse(pattern), None, "{pattern}");
+        }
+        for name in ["claude:mcp__memory__read-graph", "cursor:MCP:search", "codex:apply_patch", "claude:Ünï"] {
+            assert!(ToolSelector::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(
+            ToolSelector::unknown_help("claude:Edit|Write"),
+            "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'"
+        );
+        assert!(ToolSelector::unknown_help("claude:mcp__.*").contains("use `mcp` for every MCP tool"));
+        assert!(ToolSelector::unknown_help("Bash").ends_with("a host's own tool name after the host: `claude:Bash`"));
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub struct Model {
     pub version: String,
     /// Selected targets, sorted and deduplicated.
     pub targets: Vec<Target>,
+    /// Whether `targets` is the default (`portable`): neither the config nor `--target` chose.
+    pub default_targets: bool,
     /// In planning order: by event, then by id.
     pub hooks: Vec<Hook>,
     pub payloads: Vec<Payload>,
@@ -172,6 +174,7 @@ pub fn normalize(
         description: config.plugin.description.clone(),
         version,
         targets,
+        default_targets: target_override.is_none() && config.targets.is_none(),
         hooks,
         payloads,
     };

@@ -12,7 +12,7 @@ use oxc_ast::ast::{
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, ObjectPropertyKind,
     RegExpLiteral, Statement, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
-    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, VariableDeclaration,
+    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration,
     VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
@@ -20,6 +20,7 @@ use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
+use oxc_syntax::operator::UnaryOperator;
 use oxc_syntax::scope::ScopeFlags;
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
@@ -388,6 +389,8 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
+    /// The identifier `typeof` is applied to last, which may name nothing.
+    typeof_operand: Option<Span>,
 }
 
 impl<'s> Checker<'s> {
@@ -405,6 +408,7 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
+            typeof_operand: None,
         }
     }
 
@@ -807,6 +811,20 @@ impl<'a> Visit<'a> for Checker<'_> {
                 &format!("write `{path}.{name}`, or declare the namespace once"),
             );
         }
+        // CommonJS's module variables, which an ES module lacks: Node would throw on every
+        // run. (`typeof __dirname`, as code meant for both kinds of module tests, is fine.)
+        if matches!(it.name.as_str(), "__dirname" | "__filename")
+            && unbound()
+            && self.typeof_operand != Some(it.span.into())
+        {
+            self.error(
+                BundleErrorKind::Require,
+                it.span.into(),
+                format!("`{}` does not exist in the ES modules hooks run as", it.name),
+                "this file's folder is not there when the hook runs: data it needs ships inside the wrapper as an \
+                 import (`import rules from './rules.json'`)",
+            );
+        }
         // Bundled, a module is a function, whose `arguments` a reference would read.
         if it.name == "arguments"
             && self.ordinary_function_depth == 0
@@ -819,6 +837,15 @@ impl<'a> Visit<'a> for Checker<'_> {
                 "use rest parameters in a function: `(...args) => …`",
             );
         }
+    }
+
+    fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
+        if it.operator == UnaryOperator::Typeof
+            && let Expression::Identifier(operand) = it.argument.without_parentheses()
+        {
+            self.typeof_operand = Some(operand.span.into());
+        }
+        walk::walk_unary_expression(self, it);
     }
 
     fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
@@ -925,6 +952,26 @@ mod tests {
             errors("src/a.ts", "export const here = import.meta.url;\n"),
             one(BundleErrorKind::ImportMeta, "import.meta")
         );
+    }
+
+    /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with
+    /// `typeof`, or declared, they are fine.
+    #[test]
+    fn commonjs_module_variables_are_an_error_unless_tested_or_declared() {
+        assert_eq!(
+            errors(
+                "src/a.ts",
+                "import { join } from 'node:path';\nexport const rules = join(__dirname, 'rules.txt');\n"
+            ),
+            one(BundleErrorKind::Require, "__dirname")
+        );
+        assert_eq!(
+            errors("src/a.ts", "export default () => __filename;\n"),
+            one(BundleErrorKind::Require, "__filename")
+        );
+        let guarded = "export const here = typeof (__dirname) === 'string' ? 'cjs' : 'esm';\n\
+                       const __filename = 'x';\nexport const file = __filename;\n";
+        assert_eq!(errors("src/a.ts", guarded), []);
     }
 
     #[test]

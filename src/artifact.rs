@@ -548,7 +548,18 @@ impl SharedRuntime {
                 let log = runtime.shut_down();
                 match waited {
                     Err(interrupted) => Err(interrupted.to_string()),
-                    _ => Err(format!(
+                    // It loads every route before it answers: one whose module never finishes
+                    // loading (a loop, a top-level wait) holds it.
+                    Ok(None) => Err(format!(
+                        "the shared runtime {RUNTIME_PATH} did not answer MCP `initialize` within {} s: a route's \
+                         module that does not finish loading holds it{}",
+                        RUNTIME_START.as_secs(),
+                        match log.trim() {
+                            "" => String::new(),
+                            _ => format!(" (it printed: {})", crate::child::node_failure(&log)),
+                        }
+                    )),
+                    Ok(Some(_)) => Err(format!(
                         "the shared runtime {RUNTIME_PATH} did not start: {}",
                         crate::child::node_failure(&log)
                     )),

@@ -321,13 +321,8 @@ fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>
                 Diagnostic::error(Code::WrapperLoad, format!("the shared runtime for {host}: {failure}"))
                     .in_file(path.to_owned())
             })),
-            Err(message) => diagnostics.push(
-                Diagnostic::error(
-                    Code::WrapperLoad,
-                    format!("the shared runtime does not start for {host}: {message}"),
-                )
-                .in_file(path.to_owned()),
-            ),
+            Err(message) => diagnostics
+                .push(Diagnostic::error(Code::WrapperLoad, format!("for {host}, {message}")).in_file(path.to_owned())),
         }
     }
 }

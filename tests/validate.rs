@@ -351,6 +351,18 @@ fn a_shared_route_that_throws_while_loading_fails_validation() {
     assert_eq!(message, expected);
 }
 
+/// A shared route whose module never finishes loading holds the runtime before it answers
+/// MCP `initialize`: `validate` says so once the runtime's time to start is up.
+#[test]
+fn a_shared_route_that_never_finishes_loading_fails_validation_saying_so() {
+    let route = "export const config = { runtime: 'shared' };\nwhile (Date.now() > 0) {}\nexport default () => null;\n";
+    let config = "export default { plugin: { name: 'busy' }, targets: ['claude'] };\n";
+    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    let expected = "for claude, the shared runtime mcp/event-runtime.mjs did not answer MCP \
+                    `initialize` within 10 s: a route's module that does not finish loading holds it";
+    assert_eq!(message, expected);
+}
+
 /// A module that reads a file relative to the working folder as it loads finds it in the
 /// plugin's project, where `validate` is run, and nowhere a host runs it: validation runs
 /// the wrapper in the artifact, so it fails wherever it is started.

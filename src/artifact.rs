@@ -411,7 +411,11 @@ pub fn simulate(
     let (timeout, by_config) = match hook.timeout {
         // (No host waits longer than a day; a tampered manifest may say anything.)
         Some(seconds) => (Duration::from_secs(seconds.clamp(1, MAX_SIMULATION_SECONDS)), "its config's `timeout`"),
-        None => (DEFAULT_SIMULATION_TIMEOUT, "no `timeout` in its config"),
+        None => (
+            DEFAULT_SIMULATION_TIMEOUT,
+            "the simulation's own limit: the config sets no `timeout`, and a host waits its own default, \
+             10 minutes on Claude Code and Codex; set `timeout` to what the hook needs",
+        ),
     };
     let started = Instant::now();
     let mut command = scratch.node();

@@ -1,12 +1,16 @@
 //! The query graph: salsa inputs at the floor, every stage a tracked function above them.
 //!
 //! ```text
-//! inputs:  SourceFile { path, bytes, executable }     Project { files, settings }
+//! inputs:  SourceFile { path, bytes, executable }     Project { files, outside_dirs, settings }
 //!   parse_config(project)        → ConfigReturn (value with spans, diagnostics)
 //!   config(project)              → Config (no spans: backdates on reformatting)
+//!   package_version(project)     → the version of package.json, if any
+//!   routes(project)              → RoutesReturn (the event routes under src/events/)
 //!   normalize(project)           → NormalizeReturn
 //!   model(project)               → Model (backdates when only diagnostics change)
 //!   host_plan(project, target)   → HostPlan
+//!   folder(project, key)         → Folder (the files directly in one folder)
+//!   transpiled(file)             → Transpiled (one file's transpile, whatever its imports resolve to)
 //!   module_chunk(project, key)   → ModuleChunk (transpiled + linked module)
 //!   linked_handler(project, link) → LinkedHandler (a handler linked with the runtime, host-free)
 //!   wrapper(project, hook, host) → WrapperReturn (one self-contained .mjs)

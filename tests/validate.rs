@@ -209,6 +209,28 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");
 }
 
+/// `AGENT_BUNDLE_CLAUDE` set but empty counts as unset, as every variable the tool reads:
+/// with no `claude` on PATH, asking for the host's validation is a usage error.
+#[test]
+fn an_empty_claude_variable_counts_as_unset() {
+    let dir = built_policy();
+    // A PATH with `node` alone.
+    let node = std::process::Command::new("sh").args(["-c", "command -v node"]).output().unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(String::from_utf8(node.stdout).unwrap().trim(), bin.join("node")).unwrap();
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--host-validation"])
+        .env("AGENT_BUNDLE_CLAUDE", "")
+        .env("PATH", &bin)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--host-validation needs `claude` on PATH (or AGENT_BUNDLE_CLAUDE)"), "{stderr}");
+}
+
 /// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes at once (not when
 /// a wrapper's load times out), prints no half report (`--json` gets `{ ok: false, error:
 /// "interrupted" }`) and exits with 130.

@@ -277,14 +277,37 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
     assert!(detached_was_alive, "the answer came while the detached process still held the pipes");
 }
 
-/// A simulated hook that never answers is stopped at its config's `timeout`, and the
-/// message says where the limit came from, and what the hook printed until then.
+/// A simulated hook that never answers is stopped at its config's `timeout`, or the
+/// simulation's own 5 s, and the message says where the limit came from, and what the hook
+/// printed until then.
 #[test]
 fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
-    let handler = "export default () => {\n  console.log('waiting');\n  \
-                   return new Promise(() => { setInterval(() => {}, 1000); });\n};\n";
-    let config = "export default { plugin: { name: 'slow' }, targets: ['claude'], hooks: { stop: { handler: './src/stop.ts', timeout: 1 } } };\n";
-    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    let stopped = |timeout: &str| {
+        let handler = "export default () => {\n  console.log('waiting');\n  \
+                       return new Promise(() => { setInterval(() => {}, 1000); });\n};\n";
+        let config = format!(
+            "export default {{ plugin: {{ name: 'slow' }}, targets: ['claude'], hooks: {{ stop: {{ handler: './src/stop.ts'{timeout} }} }} }};\n"
+        );
+        simulated_stop(&[("agent-bundle.config.ts", &config), ("src/stop.ts", handler)])
+    };
+    let stderr = stopped(", timeout: 1");
+    assert!(
+        stderr.contains(
+            "did not answer within 1 s (its config's `timeout`)\nwhat the hook printed before that:\n  waiting\n"
+        ),
+        "{stderr}"
+    );
+    let stderr = stopped("");
+    assert!(
+        stderr.contains("did not answer within 5 s (the simulation's own limit: the config sets no `timeout`"),
+        "{stderr}"
+    );
+}
+
+/// The stderr of `hooks simulate` of the one Claude Code stop hook of a project of `files`,
+/// which fails.
+fn simulated_stop(files: &[(&str, &str)]) -> String {
+    let dir = support::project(files);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
     let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
@@ -292,13 +315,7 @@ fn hooks_simulate_stops_a_hook_at_its_timeout_and_says_whose_it_is() {
     let name = hooks[0]["name"].as_str().unwrap();
     let output = support::simulate(dir.path(), "claude", name, input, &[]);
     assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(
-            "did not answer within 1 s (its config's `timeout`)\nwhat the hook printed before that:\n  waiting\n"
-        ),
-        "{stderr}"
-    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// A simulated hook that fails after printing: the error is the runtime's message, and what

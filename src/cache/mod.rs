@@ -25,12 +25,13 @@
 //!    over the final name. Readers never see a partial entry.
 //! 7. **The cache never fails a build.** Every IO or network error degrades to a miss or a
 //!    dropped put; an unreachable or failing remote costs one warning
-//!    ([`Cache::take_warnings`]) and is then disabled for the rest of the process.
+//!    ([`Cache::take_warnings`]) and is then disabled for the rest of the process (a
+//!    refused upload, 401/403 or a redirect, stops only the uploads: reads go on).
 //! 8. **Objects before records.** A caller puts a stage's output objects before the
 //!    record that names them (locally and remotely), so a reader that sees a record can
 //!    normally fetch its objects; if it cannot, that is a miss and the stage runs.
 //! 9. **Use bumps the mtime.** A hit sets the entry's mtime to now (cheaply, at most once
-//!    a minute per entry), so `gc` evicts least recently used entries first.
+//!    a day per entry), so `gc` evicts least recently used entries first.
 //!
 //! salsa memoizes inside one process; this cache is what a *new* process (or another
 //! machine) reuses. A stage computes an **action key** from the hashes of its complete

@@ -1,7 +1,8 @@
 //! The command line: parse arguments, call the library, print, map to an exit code.
 //!
 //! Architecture invariant: this is the only module that prints or decides exit codes.
-//! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage.
+//! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage,
+//! 130 stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
 
 /// `print!` and `println!` without their panic when stdout fails (see
 /// [`report::write_stdout`]).
@@ -44,7 +45,7 @@ struct Cli {
 enum Command {
     /// Compile the project into one artifact folder every selected host loads natively.
     Build(BuildArgs),
-    /// Build, then rebuild on every change until Ctrl-C.
+    /// Build, then rebuild on every change until Ctrl-C (or SIGTERM, SIGHUP).
     Watch(BuildArgs),
     /// Show how each hook lands on each host, without writing anything.
     Inspect(InspectArgs),
@@ -616,7 +617,9 @@ fn simulate_command(
 
 fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     use crate::validate::{HostValidation, claude_on_path, validate};
-    let claude = std::env::var_os("AGENT_BUNDLE_CLAUDE").map(PathBuf::from).or_else(claude_on_path);
+    // (Set but empty, it counts as unset, as every variable the tool reads does.)
+    let named = std::env::var_os("AGENT_BUNDLE_CLAUDE").filter(|name| !name.is_empty());
+    let claude = named.map(PathBuf::from).or_else(claude_on_path);
     let host_validation = match (args.host_validation, args.no_host_validation, claude) {
         (_, true, _) => HostValidation::Off,
         (true, false, None) => {

@@ -69,7 +69,11 @@ pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
             )
             .at_path("plugin.name")
             .for_host(target)
-            .with_help("rename the plugin: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters, satisfies every host"),
+            .with_help(
+                "rename the plugin: lowercase kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`), at most 64 characters, and none \
+                 Claude Code reserves (`claude`, `anthropic`, or starting with `claude-`, `anthropic-`, `cc-plugin-`), \
+                 satisfies every host",
+            ),
         );
     }
     for hook in model.hooks.iter().filter(|hook| hook.reaches(target)) {

@@ -338,6 +338,10 @@ impl ProjectView for FilesView<'_> {
         let prefix = format!("{path}/");
         self.files.range(prefix.clone()..).next().is_some_and(|(key, _)| key.starts_with(&prefix))
     }
+
+    fn native_event_help(&self, name: &str) -> Option<String> {
+        hosts::native_event_help(name)
+    }
 }
 
 /// Event routes under `src/events/` and their configs.

@@ -49,6 +49,17 @@ fn unknown_event_key() {
         "hooks.beforeToolUse",
         "",
     );
+    // A host's own name, given two handlers, is said once, as what it is here.
+    let config = config("{ PreToolUse: ['./src/hooks/h.ts', './src/hooks/h.ts'] }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/hooks/h.ts", HANDLER)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    let help = diagnostics[0]["help"].as_str().unwrap();
+    assert!(
+        help.starts_with("`PreToolUse` is what Claude Code and Codex call the config event `beforeTool`; "),
+        "{help}"
+    );
 }
 
 #[test]

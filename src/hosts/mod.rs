@@ -163,6 +163,33 @@ impl HookSupport {
     }
 }
 
+/// What the hosts that call an event `name` (`PreToolUse`, Cursor's `beforeShellExecution`)
+/// have it as here: a config event, or an event route (`src/events/prompt/submit.tsx`).
+pub fn native_event_help(name: &str) -> Option<String> {
+    let rows = || {
+        let hosts = HOSTS.iter().filter_map(|table| Some((table.display_name, table.hooks.as_ref()?)));
+        hosts.flat_map(|(host, hooks)| hooks.events.iter().map(move |row| (host, row.native, row.family)))
+    };
+    // As written, else in another case (`preToolUse` is Cursor's, `PreToolUse` Claude Code's).
+    let mut named: Vec<(&str, &str, Family)> = rows().filter(|(_, native, _)| *native == name).collect();
+    if named.is_empty() {
+        named = rows().filter(|(_, native, _)| native.eq_ignore_ascii_case(name)).collect();
+    }
+    let &(_, native, family) = named.first()?;
+    let hosts: Vec<&str> =
+        named.iter().filter(|(_, n, f)| (*n, *f) == (native, family)).map(|(host, _, _)| *host).collect();
+    let hosts = match hosts.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
+        None => unreachable!("the first row named it"),
+    };
+    let here = match crate::model::HookEvent::ALL.into_iter().find(|event| event.family() == Some(family)) {
+        Some(event) => format!("the config event `{}`", event.key()),
+        None => format!("the event route `src/events/{}.tsx`", family.key()),
+    };
+    Some(format!("`{native}` is what {hosts} call{} {here}", if hosts.contains(" and ") { "" } else { "s" }))
+}
+
 /// JSON types an envelope field may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JsonType {
@@ -389,6 +416,28 @@ fn check_kebab_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host's own event name is said as what it is here, with the hosts that use it as
+    /// written (another case is the nearest host's).
+    #[test]
+    fn a_native_event_name_is_said_as_what_it_is_here() {
+        let help = native_event_help;
+        assert_eq!(
+            help("PreToolUse").as_deref(),
+            Some("`PreToolUse` is what Claude Code and Codex call the config event `beforeTool`")
+        );
+        assert_eq!(
+            help("preToolUse").as_deref(),
+            Some("`preToolUse` is what Cursor calls the config event `beforeTool`")
+        );
+        assert_eq!(
+            help("userpromptsubmit").as_deref(),
+            Some(
+                "`UserPromptSubmit` is what Claude Code and Codex call the event route `src/events/prompt/submit.tsx`"
+            )
+        );
+        assert_eq!(help("beforeTool"), None);
+    }
 
     #[test]
     fn every_mcp_script_argument_reads_back_as_its_artifact_path() {

@@ -62,6 +62,9 @@ pub trait ProjectView {
     fn is_file(&self, path: &str) -> bool;
     /// Whether any file lives below the directory `path`.
     fn has_files_under(&self, path: &str) -> bool;
+    /// What a host's own name for an event (`PreToolUse`) is called here, said as help: the
+    /// hosts know their names, this stage does not.
+    fn native_event_help(&self, name: &str) -> Option<String>;
 }
 
 /// Artifact directories a payload must not shadow.
@@ -204,9 +207,13 @@ struct Normalizer<'a> {
 }
 
 impl Normalizer<'_> {
+    /// Reports `diagnostic` once: an array of handlers under one unknown event key, say,
+    /// repeats it word for word.
     fn push(&mut self, diagnostic: Diagnostic) {
-        let file = self.project.config_file().to_owned();
-        self.diagnostics.push(diagnostic.in_file(file));
+        let diagnostic = diagnostic.in_file(self.project.config_file().to_owned());
+        if !self.diagnostics.contains(&diagnostic) {
+            self.diagnostics.push(diagnostic);
+        }
     }
 
     fn target(&mut self, item: &Item<String>) -> Option<Target> {
@@ -226,15 +233,19 @@ impl Normalizer<'_> {
         let event = HookEvent::from_key(&decl.event.value);
         if event.is_none() {
             let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
-            self.push(
-                Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
-                    .at_path(&decl.event.path)
-                    .with_help_suggesting(
-                        &decl.event.value,
-                        names.iter().copied(),
-                        &format!("config hooks take {}; other events are event routes", names.join(", ")),
-                    ),
+            let hosted: Vec<_> =
+                HookEvent::ALL.into_iter().filter(|e| e.family().is_some()).map(HookEvent::key).collect();
+            let takes = format!(
+                "config hooks take {}; other events, `workspaceOpen` among them, are event routes \
+                 (`src/events/<family>.tsx`)",
+                hosted.join(", ")
             );
+            let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
+                .at_path(&decl.event.path);
+            self.push(match self.project.native_event_help(&decl.event.value) {
+                Some(native) => unknown.with_help(format!("{native}; {takes}")),
+                None => unknown.with_help_suggesting(&decl.event.value, names.iter().copied(), &takes),
+            });
         }
         let handler = self.handler(decl, payloads);
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));

@@ -15,7 +15,8 @@ use serde::Deserialize;
 
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
-use crate::hosts::RUNTIME_PATH;
+use crate::hosts::{self, HookEnv, RUNTIME_PATH};
+use crate::model::Target;
 use crate::output::{FileKind, OutputFile};
 use crate::stamp::Summary;
 
@@ -418,7 +419,9 @@ pub fn simulate(
         ),
     };
     let started = Instant::now();
-    let mut command = scratch.node();
+    let target =
+        Target::parse(&hook.host).ok_or_else(|| format!("the manifest names an unknown host {:?}", hook.host))?;
+    let mut command = scratch.hook_node(target, &artifact)?;
     command.arg(&wrapper);
     command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1");
     let crate::child::Ran { status, stdout, mut stderr } =
@@ -518,6 +521,30 @@ impl Scratch {
         let mut command = Command::new("node");
         command.current_dir(self.0.path().join("work")).env(RUNTIME_DIR_VAR, self.0.path().join("runtime"));
         command
+    }
+
+    /// `node` with the environment `target` gives a hook, as it gives it: the plugin's root
+    /// is the artifact, its data folder one made here, the project the working folder. What
+    /// the caller's shell holds of any host's variables is not passed on: a handler must not
+    /// pass here for reading what its host never sets.
+    fn hook_node(&self, target: Target, artifact: &Path) -> Result<Command, String> {
+        let mut command = self.node();
+        for name in hosts::hook_env_names() {
+            command.env_remove(name);
+        }
+        for &(name, value) in hosts::table(target).hooks.as_ref().map_or(&[][..], |hooks| hooks.env) {
+            let path = match value {
+                HookEnv::PluginRoot => artifact.to_path_buf(),
+                HookEnv::PluginData => {
+                    let data = self.0.path().join("data");
+                    std::fs::create_dir_all(&data).map_err(|e| format!("cannot create a scratch folder: {e}"))?;
+                    data
+                }
+                HookEnv::ProjectDir => self.0.path().join("work"),
+            };
+            command.env(name, path);
+        }
+        Ok(command)
     }
 }
 

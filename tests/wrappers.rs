@@ -185,6 +185,41 @@ fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
     assert!(stderr.contains("Codex SubagentStop does not support additionalContext"), "{stderr}");
 }
 
+/// A simulated hook gets the variables its host sets (the plugin's root is the artifact,
+/// the project the working folder, the data folder a fresh one), and none of what the
+/// caller's shell holds of any host's variables.
+#[test]
+fn hooks_simulate_gives_a_hook_its_hosts_environment_and_no_other() {
+    let handler = "export default () => ({ additionalContext: JSON.stringify(Object.fromEntries(\n  \
+                   ['CLAUDE_PLUGIN_ROOT', 'CLAUDE_PLUGIN_DATA', 'CLAUDE_PROJECT_DIR', 'PLUGIN_ROOT', 'CURSOR_PLUGIN_ROOT']\n    \
+                   .map((name) => [name, process.env[name] ?? null]))) + ' ' + process.cwd() });\n";
+    let config = "export default { plugin: { name: 'env' }, targets: ['claude', 'codex'], hooks: { sessionStart: './src/start.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/start.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","source":"startup"}"#;
+    let context = |target: &str| {
+        let mut command = support::bin();
+        command.args(["hooks", "simulate", "--target", target, "--hook", "session-start", "--input", input, "--json"]);
+        let output = command.env("CURSOR_PLUGIN_ROOT", "/from/the/shell").current_dir(dir.path()).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let text = report["result"]["additionalContext"].as_str().unwrap().to_owned();
+        let (env, cwd) = text.rsplit_once(' ').unwrap();
+        (serde_json::from_str::<Value>(env).unwrap(), cwd.to_owned())
+    };
+    let artifact = dir.path().join("artifact").canonicalize().unwrap();
+    let (claude, cwd) = context("claude");
+    assert_eq!(claude["CLAUDE_PLUGIN_ROOT"], artifact.to_str().unwrap());
+    assert_eq!(claude["CLAUDE_PROJECT_DIR"], cwd.as_str());
+    let data = claude["CLAUDE_PLUGIN_DATA"].as_str().unwrap();
+    assert!(data.ends_with("/data") && !data.starts_with(artifact.to_str().unwrap()), "{data}");
+    assert_eq!((&claude["PLUGIN_ROOT"], &claude["CURSOR_PLUGIN_ROOT"]), (&Value::Null, &Value::Null), "{claude}");
+    let (codex, _) = context("codex");
+    assert_eq!(codex["PLUGIN_ROOT"], artifact.to_str().unwrap());
+    assert_eq!(codex["CLAUDE_PLUGIN_ROOT"], artifact.to_str().unwrap());
+    assert_eq!(codex["CLAUDE_PROJECT_DIR"], Value::Null, "Codex sets no project directory");
+}
+
 #[test]
 fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     let dir = support::example("hooks-and-scripts");

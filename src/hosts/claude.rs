@@ -5,8 +5,8 @@
 //! no `permissionDecision`: `allow` would skip the user's permission prompt.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, NUMBER, OBJECT, STRING,
-    STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport, NUMBER,
+    OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -25,6 +25,12 @@ pub static TABLE: HostTable = HostTable {
     manifest_path: |_| ".claude-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${CLAUDE_PLUGIN_ROOT}",
+        // (As the hook payloads captured from Claude Code 2.1.332 show.)
+        env: &[
+            ("CLAUDE_PLUGIN_ROOT", HookEnv::PluginRoot),
+            ("CLAUDE_PLUGIN_DATA", HookEnv::PluginData),
+            ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
+        ],
         document_path: "hooks/hooks.json",
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

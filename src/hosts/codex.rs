@@ -8,8 +8,8 @@
 //! only documented rewrite form.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, OBJECT, STRING,
-    STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport, OBJECT,
+    STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -28,6 +28,14 @@ pub static TABLE: HostTable = HostTable {
     manifest_path: |_| ".codex-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${PLUGIN_ROOT}",
+        // (As the hook payloads captured from Codex 0.171.0 show: Claude Code's names too, and
+        // no project directory.)
+        env: &[
+            ("PLUGIN_ROOT", HookEnv::PluginRoot),
+            ("PLUGIN_DATA", HookEnv::PluginData),
+            ("CLAUDE_PLUGIN_ROOT", HookEnv::PluginRoot),
+            ("CLAUDE_PLUGIN_DATA", HookEnv::PluginData),
+        ],
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

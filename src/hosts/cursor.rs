@@ -7,8 +7,8 @@
 //! picks up Claude Code's `hooks/hooks.json`.
 
 use super::{
-    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookSupport, HostPlan, HostTable, McpSupport, NUMBER,
-    OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
+    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
+    NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -27,6 +27,13 @@ pub static TABLE: HostTable = HostTable {
     manifest_path: |_| ".cursor-plugin/plugin.json",
     hooks: Some(HookSupport {
         root_token: "${CURSOR_PLUGIN_ROOT}",
+        // (Cursor's hooks documentation names the project variables; the plugin root is what
+        // plugins' hook commands rely on.)
+        env: &[
+            ("CURSOR_PLUGIN_ROOT", HookEnv::PluginRoot),
+            ("CURSOR_PROJECT_DIR", HookEnv::ProjectDir),
+            ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
+        ],
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Flat,
         event_key: "hook_event_name",

@@ -125,6 +125,25 @@ pub struct HookSupport {
     pub events: &'static [EventRow],
     /// Canonical selector → native matcher pattern (a regex); `None` = the host has no such tool.
     pub selectors: &'static [(CanonicalTool, Option<&'static str>)],
+    /// The variables the host sets in a hook's environment, which `hooks simulate` sets as
+    /// it would.
+    pub env: &'static [(&'static str, HookEnv)],
+}
+
+/// What a host sets a variable of a hook's environment to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEnv {
+    /// The installed plugin's directory (the artifact).
+    PluginRoot,
+    /// The plugin's own data directory, kept across updates.
+    PluginData,
+    /// The user's project, where the hook runs.
+    ProjectDir,
+}
+
+/// Every variable some host sets in a hook's environment.
+pub fn hook_env_names() -> impl Iterator<Item = &'static str> {
+    HOSTS.iter().filter_map(|table| table.hooks.as_ref()).flat_map(|hooks| hooks.env.iter().map(|(name, _)| *name))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

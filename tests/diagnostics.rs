@@ -466,6 +466,9 @@ fn a_failure_s_summary_says_what_became_of_the_artifact() {
     let kept = "Build failed: 1 error(s), 0 warning(s); the previous artifact was left as it was.";
     assert_eq!(last_line(&["build"]), kept);
     assert_eq!(last_line(&["inspect", "--hooks"]), "Inspection failed: 1 error(s), 0 warning(s).");
+    // Nor does it claim, on stdout, to have inspected the project.
+    let inspected = support::run(dir.path(), &["inspect", "--hooks"]).stdout;
+    assert!(!String::from_utf8_lossy(&inspected).contains("Inspected "), "{}", String::from_utf8_lossy(&inspected));
 }
 
 #[test]

@@ -96,8 +96,11 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 outln!("  (no selected host receives this hook)");
             }
         }
-        let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-        outln!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
+        // (A failed inspection ends with its own summary line, on stderr.)
+        if !compiled.has_errors() {
+            let targets: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
+            outln!("Inspected {}: {} hook(s) for {}", model.name, rows.len(), targets.join(", "));
+        }
     }
     Ok(!compiled.has_errors())
 }

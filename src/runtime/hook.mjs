@@ -17,9 +17,10 @@
 //   a continuing hook never writes a permission decision, so it can never widen
 //   what the host allows.
 // - runHook never throws. Any failure (bad input, a throwing handler, an
-//   invalid result) writes one line `agent-bundle hook <name>: <message>` to
-//   stderr, nothing to stdout, and sets exit code 1, which hosts treat as a
-//   non-blocking error: a failure never denies.
+//   invalid result, what the handler left running failing before the answer)
+//   writes one line `agent-bundle hook <name>: <message>` to stderr, nothing to
+//   stdout, and sets exit code 1, which hosts treat as a non-blocking error: a
+//   failure never denies.
 // - Success writes the projected JSON without a trailing newline, or nothing
 //   when there is nothing to say; exit code 0.
 //
@@ -27,6 +28,7 @@
 // uses only `node:` builtins.
 
 import { readFileSync, readSync, realpathSync, writeSync } from "node:fs";
+import { inspect } from "node:util";
 
 const STDIN_CAP = 1024 * 1024;
 const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
@@ -86,22 +88,11 @@ export async function runHook(spec, load) {
       ? "handler never settled: its promise is still pending and nothing keeps Node running"
       : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
+  const stray = strayFailures(spec, () => answered);
   try {
-    // The handler's modules are evaluated (and its default export checked) first, whatever
-    // the input: a module that throws fails every run, which `agent-bundle validate` (empty
-    // stdin) must see.
-    const handler = await attempt("handler module failed to load", load);
-    if (typeof handler !== "function") fail("handler module must default-export a function");
-    const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
-    const input = parseInput(await readStdin());
-    const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
-    const envelope = context.nativeInput;
-    const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
-    checkRequirements(spec, event, result);
-    const output = project(spec.output, result);
-    const text = simulate
-      ? JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n"
-      : output === null ? "" : JSON.stringify(output);
+    const text = await Promise.race([answerOf(spec, load), stray.failed]);
+    // A stray failure that came first fails the hook even when the answer is ready.
+    if (stray.failing) await stray.failed;
     if (text !== "") writeAll(1, text);
     process.exitCode = 0;
   } catch (error) {
@@ -111,6 +102,49 @@ export async function runHook(spec, load) {
     answered = true;
     endSoon();
   }
+}
+
+/** The text to write on stdout for the envelope on stdin ("" for none); throws on any failure. */
+async function answerOf(spec, load) {
+  // The handler's modules are evaluated (and its default export checked) first, whatever
+  // the input: a module that throws fails every run, which `agent-bundle validate` (empty
+  // stdin) must see.
+  const handler = await attempt("handler module failed to load", load);
+  if (typeof handler !== "function") fail("handler module must default-export a function");
+  const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
+  const input = parseInput(await readStdin());
+  const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
+  const envelope = context.nativeInput;
+  const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
+  checkRequirements(spec, event, result);
+  const output = project(spec.output, result);
+  if (simulate) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n";
+  return output === null ? "" : JSON.stringify(output);
+}
+
+/**
+ * Catches what the handler left running failing outside its call (a throw in a timer, a
+ * rejection nobody awaits), which would crash Node with a raw trace and exit code 1, even
+ * after an answer. Before the answer, `failing` turns true at once and `failed` rejects with
+ * the failure, as the handler's own throw would; after it, the answer (and its exit code)
+ * stands and the error is a note on stderr.
+ */
+function strayFailures(spec, isAnswered) {
+  const stray = { failing: false, failed: null };
+  let reject;
+  stray.failed = new Promise((_, rejecter) => (reject = rejecter));
+  const on = (what) => (error) => {
+    const failure = located(what, error);
+    if (isAnswered()) {
+      failure.then(({ message }) => report(spec, `after the hook answered (the answer stands): ${message}`));
+    } else if (!stray.failing) {
+      stray.failing = true;
+      failure.then(reject);
+    }
+  };
+  process.on("uncaughtException", on("handler failed"));
+  process.on("unhandledRejection", on("handler left a promise rejected"));
+  return stray;
 }
 
 // The host waits for the process to end, and a hook it times out fails open: a handle the
@@ -158,10 +192,15 @@ function fail(message) {
   throw new Error(message);
 }
 
-/** The message of a thrown value, whatever was thrown. */
+/**
+ * The message of a thrown value, whatever was thrown: an error's message, a string as it is,
+ * anything else on one line as Node prints it (`{ code: 42 }`, `null`), not `[object Object]`.
+ */
 export function messageOf(error) {
   try {
-    return error instanceof Error ? error.message || error.name : String(error);
+    if (error instanceof Error) return error.message || error.name;
+    if (typeof error === "string") return error;
+    return inspect(error, { depth: 2, breakLength: Infinity, maxArrayLength: 10, maxStringLength: 200 });
   } catch {
     return "unprintable error";
   }
@@ -343,8 +382,13 @@ async function attempt(what, run) {
   try {
     return await run();
   } catch (error) {
-    return fail(`${what}: ${messageOf(error)}${await whereThrown(error)}`);
+    throw await located(what, error);
   }
+}
+
+/** The failure `<what>: <message> (at <where>)` of a thrown value. */
+async function located(what, error) {
+  return new Error(`${what}: ${messageOf(error)}${await whereThrown(error)}`);
 }
 
 // The wrapper's own file and the source map that ends it, once a failure needs them (`null`:

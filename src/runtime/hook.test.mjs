@@ -472,6 +472,20 @@ describe("projection", PARALLEL, () => {
     assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
   });
 
+  test("what the handler left running failing after the answer is a note; the answer and its exit code stand", { timeout: 5000 }, async () => {
+    const deny = claudeOut({ permissionDecision: "deny", permissionDecisionReason: "r" });
+    for (const [late, note] of [
+      [`Promise.reject(new Error("x"))`, "handler left a promise rejected: x"],
+      [`{ throw new Error("y"); }`, "handler failed: y"],
+    ]) {
+      const handler = `() => { setTimeout(() => ${late}, 0); return { outcome: "deny", reason: "r" }; }`;
+      const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), deny);
+      assert.equal(r.stderr, `agent-bundle hook ${CLAUDE_PRE.hook}: after the hook answered (the answer stands): ${note}\n`);
+    }
+  });
+
   test("console.dir, console.table and process.stdout go to stderr too", async () => {
     const handler = `() => { console.dir({ a: 1 }); console.table([1]); process.stdout.write("raw\\n"); return { outcome: "deny", reason: "x" }; }`;
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
@@ -573,6 +587,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],
+    ["a thrown object is printed, not [object Object]", { handler: `() => { throw { code: 42 }; }` }, "handler failed: { code: 42 }"],
+    ["thrown null", { handler: `() => { throw null; }` }, "handler failed: null"],
     ["a module that throws while loading", { load: `() => { throw new Error("at load"); }` }, "handler module failed to load: at load"],
     // Where: the map's one mapping is at the start of a line (0-based) of the test wrapper;
     // `handler` is on line 3 and the loader on line 4.
@@ -587,6 +603,11 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["a promise that never settles", { handler: `() => new Promise(() => {})` }, "handler never settled: its promise is still pending and nothing keeps Node running"],
     ["process.exit in the handler", { handler: `() => { process.exit(2); }` }, "handler called process.exit(2) before it answered: return the outcome instead"],
     ["process.exit(0) in the handler", { handler: `() => { process.exit(0); }` }, "handler called process.exit(0) before it answered: return the outcome instead"],
+    // What the handler left running fails before it answered: the hook fails, at once.
+    ["a throw in a timer the handler left, before the answer", { handler: `async () => { setTimeout(() => { throw new Error("late"); }, 0); await new Promise((r) => setTimeout(r, 60_000)); return { outcome: "deny", reason: "r" }; }` }, "handler failed: late"],
+    ["the same where the bundle's map has the line", { handler: `async () => { setTimeout(() => { throw new Error("late"); }, 0); await new Promise((r) => setTimeout(r, 60_000)); }`, end: sourceMap(";;;AAME") }, "handler failed: late (at src/hooks/x.ts:7:3)"],
+    ["a rejection nobody awaits, before the answer", { handler: `async () => { Promise.reject(new Error("dropped")); await new Promise((r) => setTimeout(r, 60_000)); }` }, "handler left a promise rejected: dropped"],
+    ["a throw in a timer while the handler's promise never settles", { handler: `() => { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }` }, "handler failed: late"],
     ["mutating the frozen event throws", { handler: `(e) => { try { e.toolInput.command = "x"; } catch { throw new Error("frozen"); } }` }, "handler failed: frozen"],
     // result shape
     ["string result", { handler: `() => "deny"` }, "handler must return void or a result object"],

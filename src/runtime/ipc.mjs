@@ -8,10 +8,12 @@
 //   wrapper --(one JSON line)--> Unix socket --> server renders the route
 //   wrapper <--(one JSON line)-- { status: "ok", output } | { status: "error", code }
 //
-// - The socket is `<dir>/event-<hash>.sock`, where dir is
-//   $AGENT_BUNDLE_RUNTIME_DIR or `<tmpdir>/agent-bundle-<uid>` (0700, ours), and
-//   hash is the 128-bit cyrb128 hash of "<epoch>:<target>:<install root>" in 32
-//   hex digits: two installs, two targets or two builds never share a runtime. Not
+// - The socket is `<dir>/event-<install><build>.sock`, where dir is
+//   $AGENT_BUNDLE_RUNTIME_DIR or `<tmpdir>/agent-bundle-<uid>` (0700, ours), install
+//   is 16 hex digits of the cyrb128 hash of "<target>:<install root>" and build 16 of
+//   "<epoch>:<target>:<install root>": two installs, two targets or two builds never
+//   share a runtime, and a wrapper that finds no runtime of its build can tell one of
+//   another build of its install (a host still running the previous build's). Not
 //   sha256: the name proves nothing (the directory guards access, the epoch is
 //   checked on every request), and loading node:crypto would cost every hook ~5 ms.
 // - The wrapper starts connecting before it reads stdin, so the connection is
@@ -24,9 +26,9 @@
 //   epoch mismatch, an invalid message or a failed render is an error: stale
 //   code never answers and nothing is fabricated.
 
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 export const PROTOCOL_VERSION = 1;
 export const MESSAGE_CAP = 1024 * 1024;
@@ -36,6 +38,8 @@ export const TOO_BIG = "Event runtime message exceeds the 1 MiB limit.";
 // terminator included. A socket's name is `event-<32 hex>.sock`.
 const MAX_SOCKET_PATH = process.platform === "linux" ? 107 : 103;
 const SOCKET_NAME_LENGTH = "event-.sock".length + 32;
+// The part of a socket's name that all builds of one install (and target) share.
+const INSTALL_PREFIX_LENGTH = "event-".length + 16;
 
 /**
  * The per-user directory holding runtime sockets. macOS's per-user TMPDIR
@@ -57,7 +61,9 @@ export function fitsSocketAddress(path) {
 
 /** The socket path of the runtime for `epoch` and `target` installed at `root`. */
 export function endpoint(epoch, target, root) {
-  return join(runtimeDir(), `event-${cyrb128(`${epoch}:${target}:${root}`)}.sock`);
+  const install = cyrb128(`${target}:${root}`).slice(0, 16);
+  const build = cyrb128(`${epoch}:${target}:${root}`).slice(0, 16);
+  return join(runtimeDir(), `event-${install}${build}.sock`);
 }
 
 /** cyrb128 (bryc, public domain) over UTF-16 code units, as 32 hex digits. */
@@ -160,11 +166,36 @@ function openSocket(net, shared) {
       const gone = error.code === "ENOENT" || error.code === "ECONNREFUSED";
       reject(
         gone
-          ? runtimeError("runtime-unavailable", `shared runtime unavailable: no live socket at ${path}`)
+          ? runtimeError("runtime-unavailable", unavailable(path))
           : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`),
       );
     });
   });
+}
+
+// Why no runtime answers at `path`. After a rebuild, the host's MCP server still runs the
+// previous build's runtime, whose socket the wrappers of this build do not look for: that is
+// worth saying, for one readdir on the failure path only.
+function unavailable(path) {
+  const message = `shared runtime unavailable: no live socket at ${path}`;
+  const other = otherBuild(path);
+  if (other === null) return message;
+  return (
+    `${message}; a runtime of another build of this plugin has its socket here (${other}): ` +
+    "restart the host's MCP server to load this build (Claude Code: /mcp, then reconnect; or start a new session)"
+  );
+}
+
+// The name of a socket of another build of the same install and target beside `path`, or null.
+function otherBuild(path) {
+  const name = basename(path);
+  const install = name.slice(0, INSTALL_PREFIX_LENGTH);
+  try {
+    const others = readdirSync(dirname(path));
+    return others.find((other) => other !== name && other.startsWith(install) && other.endsWith(".sock")) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -10,10 +10,10 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -64,6 +64,9 @@ let calls = 0;
 const Route = async ({ canonical }) => {
   calls += 1;
   if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
+  if (canonical.payload.toolInput.command === "fail-object") throw { code: 42 };
+  if (canonical.payload.toolInput.command === "exit") process.exit(3);
+  if (canonical.payload.toolInput.command === "exit-later") setTimeout(() => process.exit(4), 0);
   if (canonical.payload.toolInput.command === "slow") {
     console.error("rendering slow");
     await new Promise((r) => setTimeout(r, 2000));
@@ -130,6 +133,23 @@ function startServer(root, runtimeDir) {
     child.on("close", () => reject(new Error(`runtime exited: ${server.stderr}`)));
   });
   return server;
+}
+
+/** Runs the runtime of `root` to its end with `args`, `input` on stdin; resolves with how it ended. */
+function runRuntime(root, runtimeDir, { args = ["--target", "claude"], input = "" } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, "mcp", "event-runtime.mjs"), ...args], {
+      env: { ...childEnv, AGENT_BUNDLE_RUNTIME_DIR: runtimeDir },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    child.stdin.on("error", () => {}); // EPIPE when it ends before reading
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
 }
 
 /** Closes the server's stdin (as a host does at the end of a session) and waits for it. */
@@ -313,6 +333,23 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const stale = await runWrapper(current, dir);
     assert.equal(stale.code, 1);
     assert.equal(stale.stdout, "");
+    // As a rebuild's wrappers do while the host still runs the previous build's runtime.
+    const hint =
+      `; a runtime of another build of this plugin has its socket here (${socket}): ` +
+      "restart the host's MCP server to load this build (Claude Code: /mcp, then reconnect; or start a new session)\n";
+    assert.match(stale.stderr, /handler failed: shared runtime unavailable: no live socket at /);
+    assert.ok(stale.stderr.endsWith(hint), stale.stderr);
+    await stopServer(server);
+  });
+
+  test("another install's runtime is not taken for another build of this one", async () => {
+    const root = artifact();
+    const other = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(other, dir).ready;
+    const r = await runWrapper(root, dir);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /handler failed: shared runtime unavailable: no live socket at \S+\n$/);
     await stopServer(server);
   });
 
@@ -346,6 +383,9 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(failed.code, 1);
     assert.equal(failed.stdout, "");
     assert.match(failed.stderr, /\(runtime-failed\): Event route rendering failed: boom/);
+    const object = await runWrapper(root, dir, { command: "fail-object" });
+    assert.equal(object.code, 1);
+    assert.match(object.stderr, /\(runtime-failed\): Event route rendering failed: \{ code: 42 \}\n$/);
     const slow = await runWrapper(root, dir, { command: "slow", fallback: true });
     assert.equal(slow.code, 1, "a timeout never falls back");
     assert.equal(slow.stdout, "");
@@ -383,6 +423,56 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.match(server.stderr, /a route failed outside its render: stray timer/);
     assert.match(server.stderr, /a route left a promise rejected: stray rejection/);
     assert.equal(await stopServer(server), 0);
+  });
+
+  test("a route's process.exit fails its render, or is ignored after it; the runtime serves on", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const exited = await runWrapper(root, dir, { command: "exit", fallback: true });
+    assert.equal(exited.code, 1, "a refused request never falls back");
+    assert.equal(exited.stdout, "");
+    assert.match(
+      exited.stderr,
+      /\(runtime-failed\): Event route rendering failed: route called process\.exit\(3\) while rendering: the shared runtime does not exit for a route; render the outcome or throw instead\n$/,
+    );
+    const later = await runWrapper(root, dir, { command: "exit-later" });
+    assert.equal(later.code, 0, later.stderr);
+    await logged(server, /a route called process\.exit\(4\) outside its render; ignored, the runtime serves on/);
+    const after = await runWrapper(root, dir);
+    assert.equal(after.code, 0, after.stderr);
+    assert.match(contextOf(after), new RegExp(`^call 3 seq 3 pid ${server.child.pid}$`));
+    // The runtime's own exit still works, and removes the socket.
+    assert.equal(await stopServer(server), 0);
+    assert.deepEqual(sockets(dir), []);
+  });
+
+  test("a runtime that cannot own its socket exits 1 before answering MCP, saying why", async () => {
+    const root = artifact();
+    const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} })}\n`;
+    const open = freshRuntimeDir();
+    chmodSync(open, 0o755);
+    const refused = await runRuntime(root, open, { input: initialize });
+    assert.deepEqual([refused.code, refused.stdout], [1, ""]);
+    assert.equal(
+      refused.stderr,
+      `agent-bundle event runtime: could not start: refusing the runtime directory ${open}: it is accessible to other users\n`,
+    );
+    const deep = join(freshRuntimeDir(), "d".repeat(100));
+    const tooLong = await runRuntime(root, deep, { input: initialize });
+    assert.deepEqual([tooLong.code, tooLong.stdout], [1, ""]);
+    assert.match(tooLong.stderr, /^agent-bundle event runtime: could not start: the socket path \S+ is too long for a Unix socket/);
+  });
+
+  test("a target the runtime was not built for is a usage error naming the ones it serves", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const usage = "agent-bundle event runtime: usage: event-runtime.mjs --target <host>, where <host> is one of claude";
+    const bogus = await runRuntime(root, dir, { args: ["--target", "bogus"] });
+    assert.deepEqual([bogus.code, bogus.stdout, bogus.stderr], [2, "", `${usage} (not bogus)\n`]);
+    const missing = await runRuntime(root, dir, { args: [] });
+    assert.deepEqual([missing.code, missing.stderr], [2, `${usage}\n`]);
+    assert.deepEqual(sockets(dir), []);
   });
 
   test("a runtime whose socket was taken over leaves the new owner's socket in place", async () => {
@@ -531,12 +621,18 @@ describe("older Node", () => {
 });
 
 describe("endpoint", () => {
-  test("the socket name is cyrb128 of epoch, target and install root", async () => {
+  test("the socket name is cyrb128 of target and install root, then of epoch, target and install root", async () => {
     const { cyrb128, endpoint } = await import("./ipc.mjs");
     assert.equal(cyrb128(""), "027ae52ecfc796215593990d4b41437c");
     assert.equal(cyrb128("demo@1.0.0+0001:claude:/plugins/demo"), cyrb128("demo@1.0.0+0001:claude:/plugins/demo"));
     assert.notEqual(cyrb128("demo@1.0.0+0001:claude:/a"), cyrb128("demo@1.0.0+0001:claude:/b"));
-    assert.match(endpoint("e", "claude", "/r"), new RegExp(`event-${cyrb128("e:claude:/r")}\\.sock$`));
+    const name = `event-${cyrb128("claude:/r").slice(0, 16)}${cyrb128("e:claude:/r").slice(0, 16)}.sock`;
+    assert.equal(basename(endpoint("e", "claude", "/r")), name);
+    // Two builds of one install share the first half; another install or target does not.
+    const install = (path) => basename(path).slice(0, "event-".length + 16);
+    assert.equal(install(endpoint("f", "claude", "/r")), install(name));
+    assert.notEqual(install(endpoint("e", "claude", "/s")), install(name));
+    assert.notEqual(install(endpoint("e", "codex", "/r")), install(name));
   });
 
   test("a temporary folder too deep for a socket address moves the sockets under /tmp", async () => {

@@ -362,12 +362,32 @@ pub enum SharedMode {
     Standalone,
 }
 
+/// What `hooks simulate` is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputForm {
+    /// Canonical fields (`sessionId`), which the wrapper encodes into the host's envelope.
+    Canonical,
+    /// The host's own envelope (`session_id`), as captured from it, passed unchanged.
+    Native,
+}
+
+impl InputForm {
+    /// The wrapper's `AGENT_BUNDLE_HOOK_SIMULATION`, which names the form.
+    fn simulation_variable(self) -> &'static str {
+        match self {
+            InputForm::Canonical => "1",
+            InputForm::Native => "native",
+        }
+    }
+}
+
 /// Hosts send at most this much; simulation input is held to the same limit.
 pub const MAX_INPUT: usize = 1024 * 1024;
 
-/// Runs the emitted wrapper of `hook` with canonical `input`, exactly as the host would run
-/// it, plus `AGENT_BUNDLE_HOOK_SIMULATION=1` (the wrapper then encodes the canonical input
-/// into the host's envelope and reports what it sent back). A shared route talks to a
+/// Runs the emitted wrapper of `hook` with `input`, exactly as the host would run it, plus
+/// `AGENT_BUNDLE_HOOK_SIMULATION` (`1`: the wrapper encodes the canonical input into the
+/// host's envelope; `native`: it takes the input as the host's envelope; either way it
+/// reports what it sent back). A shared route talks to a
 /// runtime started from the artifact for this run (`SharedMode::Runtime`), or to none, so
 /// its fallback renders; either way in a private socket directory, never a live session's.
 pub fn simulate(
@@ -375,6 +395,7 @@ pub fn simulate(
     hook: &HookRow,
     input: &serde_json::Value,
     mode: SharedMode,
+    form: InputForm,
 ) -> Result<Simulation, String> {
     let Some(path) = hook.path.as_deref().filter(|_| hook.kind != "prebuilt") else {
         return Err(format!(
@@ -423,7 +444,7 @@ pub fn simulate(
         Target::parse(&hook.host).ok_or_else(|| format!("the manifest names an unknown host {:?}", hook.host))?;
     let mut command = scratch.hook_node(target, &artifact)?;
     command.arg(&wrapper);
-    command.env("AGENT_BUNDLE_HOOK_SIMULATION", "1");
+    command.env("AGENT_BUNDLE_HOOK_SIMULATION", form.simulation_variable());
     let crate::child::Ran { status, stdout, mut stderr } =
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();

@@ -185,6 +185,30 @@ fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
     assert!(stderr.contains("Codex SubagentStop does not support additionalContext"), "{stderr}");
 }
 
+/// `--native` takes the host's own input, as captured from it (fields the matrix does not
+/// list included, as the wrapper takes them); canonical input holding a host's field says so.
+#[test]
+fn hooks_simulate_takes_a_hosts_own_input_with_native() {
+    let handler = "export default (event: { stopHookActive?: boolean }) => \
+                   (event.stopHookActive ? undefined : { outcome: 'deny' as const, reason: 'keep going' });\n";
+    let config = "export default { plugin: { name: 'native' }, targets: ['claude', 'codex'], hooks: { stop: './src/stop.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    for (target, host_dir) in [("claude", support::CLAUDE), ("codex", support::CODEX)] {
+        let payload = support::payload(host_dir, "Stop");
+        let output = support::simulate(dir.path(), target, "stop", &payload.to_string(), &["--native", "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{target}: {}", String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["nativeInput"], payload, "{target}: passed unchanged");
+        assert_eq!(report["result"]["outcome"], "deny", "{target}");
+    }
+    let payload = support::payload(support::CLAUDE, "Stop").to_string();
+    let output = support::simulate(dir.path(), "claude", "stop", &payload, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("; this is the host's own input: pass it with --native"), "{stderr}");
+}
+
 /// A simulated hook gets the variables its host sets (the plugin's root is the artifact,
 /// the project the working folder, the data folder a fresh one), and none of what the
 /// caller's shell holds of any host's variables.

@@ -147,7 +147,7 @@ enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run a hook's real emitted wrapper on a canonical input, as its host would.
+    /// Run a hook's real emitted wrapper on a canonical input (or the host's own), as its host would.
     #[command(group = clap::ArgGroup::new("canonical_input").required(true))]
     Simulate {
         /// The artifact folder `agent-bundle build` wrote.
@@ -166,6 +166,10 @@ enum HooksCommand {
         /// File holding the canonical input.
         #[arg(long, group = "canonical_input")]
         input_file: Option<PathBuf>,
+        /// The input is the host's own hook input (its stdin, as captured from it), passed to
+        /// the wrapper unchanged, not canonical.
+        #[arg(long)]
+        native: bool,
         /// Render a shared route in its standalone fallback instead of in the artifact's
         /// shared runtime (which the simulator otherwise starts for the run).
         #[arg(long)]
@@ -224,9 +228,20 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate_command(args),
         Command::Cache(command) => cache::run(command),
         Command::Hooks(HooksCommand::List { artifact, target, json }) => list_command(&artifact, target, json),
-        Command::Hooks(HooksCommand::Simulate { artifact, target, hook, input, input_file, standalone, json }) => {
+        Command::Hooks(HooksCommand::Simulate {
+            artifact,
+            target,
+            hook,
+            input,
+            input_file,
+            native,
+            standalone,
+            json,
+        }) => {
             let mode = if standalone { artifact::SharedMode::Standalone } else { artifact::SharedMode::Runtime };
-            simulate_command(&artifact, target, &hook, input, input_file, mode, json)
+            let form = if native { artifact::InputForm::Native } else { artifact::InputForm::Canonical };
+            input_text(input, input_file)
+                .and_then(|text| simulate_command(&artifact, target, &hook, &text, mode, form, json))
         }
         Command::Matrix => {
             out!("{}", crate::hosts::matrix::render_markdown());
@@ -547,24 +562,26 @@ fn read_input_file(path: &Path) -> Result<String, Failure> {
     String::from_utf8(bytes).map_err(|e| cannot(&e))
 }
 
+/// The simulation input, given inline or in a file.
+fn input_text(input: Option<String>, input_file: Option<PathBuf>) -> Result<String, Failure> {
+    match (input, input_file) {
+        (Some(text), None) => Ok(text),
+        (None, Some(path)) => read_input_file(&path),
+        _ => Err(Failure::Usage("provide exactly one of --input or --input-file".into())),
+    }
+}
+
 fn simulate_command(
     dir: &Path,
     target: Target,
     wanted: &str,
-    input: Option<String>,
-    input_file: Option<PathBuf>,
+    text: &str,
     mode: artifact::SharedMode,
+    form: artifact::InputForm,
     json: bool,
 ) -> Result<bool, Failure> {
-    let text = match (input, input_file) {
-        (Some(text), None) => text,
-        (None, Some(path)) => read_input_file(&path)?,
-        _ => {
-            return Err(Failure::Usage("provide exactly one of --input or --input-file".into()));
-        }
-    };
     let input: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
     if !input.is_object() {
         return Err(Failure::Usage("input must be a JSON object".into()));
     }
@@ -575,7 +592,7 @@ fn simulate_command(
     if let Some(why) = artifact::refused_mode(hook, mode) {
         return Err(Failure::Usage(why));
     }
-    let simulation = artifact::simulate(dir, hook, &input, mode).map_err(Failure::Run)?;
+    let simulation = artifact::simulate(dir, hook, &input, mode, form).map_err(Failure::Run)?;
     let matched = hook.matches_tool(&simulation.native_input);
     if json {
         report::print_json(&serde_json::json!({

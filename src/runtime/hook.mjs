@@ -111,9 +111,11 @@ async function answerOf(spec, load) {
   // stdin) must see.
   const handler = await attempt("handler module failed to load", load);
   if (typeof handler !== "function") fail("handler module must default-export a function");
-  const simulate = process.env.AGENT_BUNDLE_HOOK_SIMULATION === "1";
+  // `1`: canonical input, encoded into the host's envelope; `native`: the envelope itself.
+  const simulation = process.env.AGENT_BUNDLE_HOOK_SIMULATION;
+  const simulate = simulation === "1" || simulation === "native";
   const input = parseInput(await readStdin());
-  const { event, context } = decodeNative(spec, simulate ? encodeCanonical(spec, input) : input);
+  const { event, context } = decodeNative(spec, simulation === "1" ? encodeCanonical(spec, input) : input);
   const envelope = context.nativeInput;
   const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
   checkRequirements(spec, event, result);
@@ -351,10 +353,14 @@ function decodeValue(field, value) {
 // that the normal validation path runs on exactly what a host would send.
 function encodeCanonical(spec, input) {
   const known = new Set(spec.fields.map((field) => field.canonical));
-  for (const key of Object.keys(input)) {
-    if (!known.has(key)) {
-      fail(`simulation input has unknown field ${key} for ${spec.nativeEvent} (its canonical fields: ${[...known].join(", ")})`);
-    }
+  const unknown = Object.keys(input).find((key) => !known.has(key));
+  if (unknown !== undefined) {
+    // The host's own input (`hook_event_name`, `session_id`), as captured from it.
+    const native = new Set([spec.eventKey, ...spec.fields.flatMap((field) => field.native)]);
+    const hint = Object.keys(input).some((key) => !known.has(key) && native.has(key))
+      ? "; this is the host's own input: pass it with --native"
+      : "";
+    fail(`simulation input has unknown field ${unknown} for ${spec.nativeEvent} (its canonical fields: ${[...known].join(", ")})${hint}`);
   }
   const envelope = {};
   for (const field of spec.fields) {

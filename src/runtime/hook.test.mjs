@@ -719,9 +719,12 @@ describe("simulation mode", PARALLEL, () => {
     assert.deepEqual(again.nativeOutput, { followup_message: "again" });
   });
 
-  test("unknown canonical field", async () => {
-    const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, env: SIM });
-    failsWith(r, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${CLAUDE_PRE.fields.map((f) => f.canonical).join(", ")})`);
+  test("unknown canonical field, and a host's own field, which is a hint to pass the host's input", async () => {
+    const fields = CLAUDE_PRE.fields.map((f) => f.canonical).join(", ");
+    const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, toolNme: "Bash" }, env: SIM });
+    failsWith(r, CLAUDE_PRE, `simulation input has unknown field toolNme for PreToolUse (its canonical fields: ${fields})`);
+    const native = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, env: SIM });
+    failsWith(native, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${fields}); this is the host's own input: pass it with --native`);
   });
 
   test("simulated input is validated like a native envelope, in canonical names", async () => {

@@ -459,6 +459,9 @@ fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diag
     diagnostics.extend(failures);
 }
 
+/// How many lines of what a host validator that gave no report printed are quoted.
+const SAID_LINES: usize = 4;
+
 /// Findings of `claude plugin validate --json`, as diagnostics; a warning saying why when
 /// it did not run or answer.
 fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, Diagnostic> {
@@ -469,10 +472,15 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, 
         Ok(ran) => match (ran.status, serde_json::from_str::<Value>(&ran.stdout)) {
             (None, _) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
             (Some(_), Ok(report)) => return Ok(findings(&report, dir)),
-            (Some(status), Err(_)) => match ran.stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
-                Some(said) => format!("it printed no JSON report ({status}; it said: {said})"),
-                None => format!("it printed no JSON report ({status})"),
-            },
+            (Some(status), Err(_)) => {
+                // Its first lines: why it failed comes first, advice after.
+                let said: Vec<&str> =
+                    ran.stderr.lines().map(str::trim).filter(|line| !line.is_empty()).take(SAID_LINES).collect();
+                match said.is_empty() {
+                    true => format!("it printed no JSON report ({status})"),
+                    false => format!("it printed no JSON report ({status}; it said: {})", said.join(" / ")),
+                }
+            }
         },
         Err(error) => error.to_string(),
     };

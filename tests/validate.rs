@@ -192,7 +192,8 @@ fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
 fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     let dir = built_policy();
     let fake = dir.path().join("fake-claude");
-    fs::write(&fake, "#!/bin/sh\necho 'not json'\necho 'claude native binary not installed' >&2\nexit 1\n").unwrap();
+    let said = "echo 'claude native binary not installed' >&2\necho >&2\necho 'Or reinstall' >&2\n";
+    fs::write(&fake, format!("#!/bin/sh\necho 'not json'\n{said}exit 1\n")).unwrap();
     fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = |json: bool| {
         let mut command = support::bin();
@@ -203,7 +204,8 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
     assert_eq!((&report["ok"], &report["hostValidation"]), (&Value::Bool(true), &Value::Bool(false)), "{report:#}");
     let warning = &report["diagnostics"][0];
     assert_eq!((warning["code"].as_str(), warning["severity"].as_str()), (Some("AB6019"), Some("warning")));
-    let expected = "printed no JSON report (exit status: 1; it said: claude native binary not installed)";
+    let expected =
+        "printed no JSON report (exit status: 1; it said: claude native binary not installed / Or reinstall)";
     assert!(warning["message"].as_str().unwrap().contains(expected), "{warning:#}");
     let human = String::from_utf8(run(false).stdout).unwrap();
     assert!(human.starts_with("Validation succeeded: ") && !human.contains("claude plugin validate"), "{human}");

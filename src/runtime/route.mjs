@@ -119,7 +119,10 @@ async function render(node, state, inContext) {
   }
   if (Array.isArray(node)) return renderAll(node, state, inContext);
   if (typeof node !== "object" || node.$$typeof !== ELEMENT) {
-    throw new Error(`route rendered ${describe(node)}, which is not an element, text or null`);
+    throw new Error(
+      `route rendered ${describe(node)}: a route renders elements (<Agent.Result value={…} />, ` +
+        "<Agent.Context>text</Agent.Context>) or null",
+    );
   }
 
   const { type, props } = node;

@@ -428,8 +428,8 @@ describe("errors", PARALLEL, () => {
     const cases = [
       [`jsx("div", { children: "hi" })`, "route rendered unsupported element type <div>: use function components, Fragment, Agent.Result or Agent.Context"],
       [`jsx(Symbol("x"), {})`, "route rendered unsupported element type Symbol(x): use function components, Fragment, Agent.Result or Agent.Context"],
-      [`{ type: "div" }`, "route rendered an object, which is not an element, text or null"],
-      [`() => null`, "route rendered a function, which is not an element, text or null"],
+      [`{ type: "div" }`, "route rendered an object: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
+      [`() => null`, "route rendered a function: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
     ];
     for (const [value, message] of cases) {
       renderFails(await run({ spec: PRE, route: `async function Route() { return ${value}; }`, input: preInput }), PRE, message);

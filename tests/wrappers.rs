@@ -185,6 +185,29 @@ fn a_result_the_event_does_not_allow_fails_instead_of_reaching_the_host() {
     assert!(stderr.contains("Codex SubagentStop does not support additionalContext"), "{stderr}");
 }
 
+/// A tool event's `context.tool` names the tool canonically, whatever the host calls it:
+/// Claude Code's `Bash` and Codex's `apply_patch`, on their real payloads.
+#[test]
+fn a_handler_reads_the_tool_canonically_from_its_context() {
+    let handler = "export default (_event: unknown, context: { tool: string | null }) => \
+                   ({ outcome: 'deny' as const, reason: String(context.tool) });\n";
+    let config = "export default { plugin: { name: 'tools' }, targets: ['claude', 'codex'], hooks: { beforeTool: './src/guard.ts' } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/guard.ts", handler)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let mut patch = support::payload(support::CODEX, "PreToolUse");
+    patch["tool_name"] = "apply_patch".into();
+    patch["tool_input"] = serde_json::json!({ "command": "*** Begin Patch\n*** End Patch\n" });
+    for (target, payload, tool) in
+        [("claude", support::payload(support::CLAUDE, "PreToolUse"), "shell"), ("codex", patch, "file.write")]
+    {
+        let output =
+            support::simulate(dir.path(), target, "before-tool", &payload.to_string(), &["--native", "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{target}: {}", String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["result"]["reason"], tool, "{target}");
+    }
+}
+
 /// `--native` takes the host's own input, as captured from it (fields the matrix does not
 /// list included, as the wrapper takes them); canonical input holding a host's field says so.
 #[test]

@@ -37,7 +37,7 @@ pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option
     let hooks = table.hooks.as_ref()?;
     let row = hooks.row_for(trigger)?;
     let rules = trigger.rules();
-    Some(json!({
+    let mut spec = json!({
         "hook": hook_name,
         "host": table.target.as_str(),
         "hostName": table.display_name,
@@ -53,7 +53,15 @@ pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option
             "violation": rules.violation,
         },
         "output": output(row),
-    }))
+    });
+    // A tool event's tool, named canonically for the handler (`context.tool`): the host's
+    // own names for one differ from host to host.
+    if row.fields.iter().any(|field| field.canonical == "toolName") {
+        let tools =
+            hooks.selectors.iter().filter_map(|(tool, pattern)| Some((tool.as_str().to_owned(), json!((*pattern)?))));
+        spec["tools"] = Value::Object(tools.collect());
+    }
+    Some(spec)
 }
 
 fn fields(row: &EventRow) -> Vec<Value> {

@@ -186,8 +186,16 @@ export function decodeNative(spec, input) {
     hostContractRevision: spec.hostContractRevision,
     nativeEvent: spec.nativeEvent,
     nativeInput: envelope,
+    ...(spec.tools && { tool: canonicalTool(spec.tools, event.toolName) }),
   });
   return { event, context };
+}
+
+// The canonical selector (`shell`, `file.write`, …) whose host pattern the tool's name
+// matches, or null: what the handler can branch on whatever the host calls the tool.
+function canonicalTool(tools, name) {
+  const found = Object.entries(tools).find(([, pattern]) => new RegExp(pattern).test(name));
+  return found ? found[0] : null;
 }
 
 function fail(message) {

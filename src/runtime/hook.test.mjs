@@ -322,6 +322,17 @@ describe("projection", PARALLEL, () => {
     writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "no rm" }));
   });
 
+  test("a tool event's context names its tool canonically, by the spec's host patterns", async () => {
+    const tools = { shell: "^(?:Bash|PowerShell)$", "file.write": "^(?:Edit|Write)$", mcp: "^mcp__" };
+    const named = (toolName) =>
+      run({ spec: { ...CLAUDE_PRE, tools }, input: { ...claudePre, tool_name: toolName }, handler: `(e, c) => ({ additionalContext: String(c.tool) })` });
+    writes(await named("Bash"), claudeOut({ additionalContext: "shell" }));
+    writes(await named("mcp__memory__read"), claudeOut({ additionalContext: "mcp" }));
+    writes(await named("WebSearch"), claudeOut({ additionalContext: "null" }));
+    const without = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `(e, c) => ({ additionalContext: String("tool" in c) })` });
+    writes(without, claudeOut({ additionalContext: "false" }), "no tools in the spec, no tool in the context");
+  });
+
   test("claude async deny", async () => {
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `async (e) => ({ outcome: "deny", reason: "tool " + e.toolName })` });
     writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "tool Bash" }));

@@ -97,6 +97,8 @@ async function canonicalIdentity(event, context, { family, sequence = 1 }) {
       source: "native",
     }),
     payload: event,
+    // A tool family's tool, named canonically (`shell`), as handlers get it in `context`.
+    ...("tool" in context && { tool: context.tool }),
   });
 }
 

@@ -182,6 +182,14 @@ describe("projection", PARALLEL, () => {
     writes(await run({ spec: PRE, route, input: preInput }), hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no Bash" }));
   });
 
+  test("a tool family's canonical names its tool canonically", async () => {
+    const route = `async function Route({ canonical }) {
+      return jsx(Agent.Result, { value: { outcome: "deny", reason: String(canonical.tool) } });
+    }`;
+    const spec = { ...PRE, tools: { shell: "^Bash$", "file.write": "^Write$" } };
+    writes(await run({ spec, route, input: preInput }), hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "shell" }));
+  });
+
   test("tool/before deny with context inside the Result", async () => {
     const route = `async function Route() {
       return jsx(Agent.Result, { value: { outcome: "deny", reason: "no" }, children: jsx(Agent.Context, { children: "see policy" }) });

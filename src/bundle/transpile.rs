@@ -10,10 +10,10 @@ use oxc_ast::ast::{
     AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXFragment, ObjectPropertyKind,
-    RegExpLiteral, Statement, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
-    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration,
-    VariableDeclarationKind, WithClause,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
+    JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement, StringLiteral,
+    TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
+    TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -22,6 +22,7 @@ use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::operator::UnaryOperator;
 use oxc_syntax::scope::ScopeFlags;
+use oxc_syntax::symbol::SymbolId;
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
@@ -47,6 +48,10 @@ pub enum BundleErrorKind {
     ReservedName,
     /// A module file the loader could not read.
     Unreadable,
+    /// A name a module does not export (`Agent.Contxt`).
+    MissingExport,
+    /// A JSX tag naming nothing declared or imported.
+    UndefinedComponent,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -278,6 +283,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
+    checker.agent_bindings = agent_bindings(&program);
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
@@ -391,6 +397,8 @@ struct Checker<'s> {
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
     /// The identifier `typeof` is applied to last, which may name nothing.
     typeof_operand: Option<Span>,
+    /// The local bindings of `Agent` imported from the route components' module.
+    agent_bindings: Vec<SymbolId>,
 }
 
 impl<'s> Checker<'s> {
@@ -409,6 +417,7 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
             typeof_operand: None,
+            agent_bindings: Vec::new(),
         }
     }
 
@@ -432,6 +441,45 @@ impl<'s> Checker<'s> {
                 "import a JavaScript or TypeScript module without attributes",
             );
         }
+    }
+
+    /// A component's tag names something declared or imported: rendered, an undeclared one
+    /// throws a ReferenceError on every run (no component is a global).
+    fn component_declared(&mut self, tag: &IdentifierReference<'_>) {
+        if self.scoping.get_reference(tag.reference_id()).symbol_id().is_some() {
+            return;
+        }
+        let help = match tag.name.as_str() {
+            "Agent" => format!("import it: `import {{ Agent }} from \"{AGENT_SPECIFIER}\"`"),
+            name => format!("declare or import `{name}`"),
+        };
+        self.error(
+            BundleErrorKind::UndefinedComponent,
+            tag.span.into(),
+            format!("`{}` is not declared or imported in this module", tag.name),
+            &help,
+        );
+    }
+
+    /// `<Agent.X>` names one of the route components (`Agent.Contxt` would be `undefined`,
+    /// which fails every render).
+    fn agent_component(&mut self, object: &IdentifierReference<'_>, property: &JSXIdentifier<'_>) {
+        let symbol = self.scoping.get_reference(object.reference_id()).symbol_id();
+        if symbol.is_none_or(|symbol| !self.agent_bindings.contains(&symbol))
+            || AGENT_COMPONENTS.contains(&property.name.as_str())
+        {
+            return;
+        }
+        let components: Vec<String> = AGENT_COMPONENTS.iter().map(|c| format!("`{}.{c}`", object.name)).collect();
+        let help = format!("the route components are {}", components.join(" and "));
+        self.diagnostics.push(
+            BundleDiagnostic::error(
+                BundleErrorKind::MissingExport,
+                property.span.into(),
+                format!("`Agent` has no component `{}`", property.name),
+            )
+            .with_help(crate::diagnostics::suggesting(&property.name, AGENT_COMPONENTS, &help)),
+        );
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -848,6 +896,20 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_unary_expression(self, it);
     }
 
+    fn visit_jsx_opening_element(&mut self, it: &JSXOpeningElement<'a>) {
+        match &it.name {
+            JSXElementName::IdentifierReference(tag) => self.component_declared(tag),
+            JSXElementName::MemberExpression(member) => {
+                if let JSXMemberExpressionObject::IdentifierReference(object) = &member.object {
+                    self.component_declared(object);
+                    self.agent_component(object, &member.property);
+                }
+            }
+            _ => {}
+        }
+        walk::walk_jsx_opening_element(self, it);
+    }
+
     fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
         self.first_jsx.get_or_insert(it.span.into());
         walk::walk_jsx_element(self, it);
@@ -857,6 +919,28 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.first_jsx.get_or_insert(it.span.into());
         walk::walk_jsx_fragment(self, it);
     }
+}
+
+/// The specifier routes import their components from, and the components `Agent` holds
+/// (`src/runtime/agent.mjs`).
+pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
+const AGENT_COMPONENTS: [&str; 2] = ["Result", "Context"];
+
+/// The local bindings of `import { Agent } from "@agent-bundle/runtime"` (renamed or not).
+fn agent_bindings(program: &Program<'_>) -> Vec<SymbolId> {
+    let imports = program.body.iter().filter_map(|statement| match statement {
+        Statement::ImportDeclaration(import) if import.source.value == AGENT_SPECIFIER => import.specifiers.as_ref(),
+        _ => None,
+    });
+    imports
+        .flatten()
+        .filter_map(|specifier| match specifier {
+            ImportDeclarationSpecifier::ImportSpecifier(named) if named.imported.name() == "Agent" => {
+                named.local.symbol_id.get()
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The specifier of `import(<literal>)`: a string or a template without substitutions.
@@ -917,7 +1001,8 @@ mod tests {
 
     #[test]
     fn jsx_in_a_ts_file_says_to_rename_it() {
-        let source = "export default () => <Agent.Context>hi</Agent.Context>;\n";
+        let source =
+            "import { Agent } from '@agent-bundle/runtime';\nexport default () => <Agent.Context>hi</Agent.Context>;\n";
         let out = transpile("src/events/prompt/submit.ts", source);
         let help = out.diagnostics.iter().find(|d| d.is_error()).and_then(|d| d.help.as_deref());
         assert_eq!(help, Some("this is JSX, which a .ts file cannot hold: rename the file .tsx"));
@@ -952,6 +1037,36 @@ mod tests {
             errors("src/a.ts", "export const here = import.meta.url;\n"),
             one(BundleErrorKind::ImportMeta, "import.meta")
         );
+    }
+
+    /// A route's tags name what exists: `Agent`'s components, imported; a component declared
+    /// or imported. Either mistake fails every render.
+    #[test]
+    fn a_tag_names_a_declared_component_and_one_of_agents() {
+        let import = "import { Agent } from '@agent-bundle/runtime';\n";
+        let route = |body: &str| format!("{import}function Note() {{ return 'n'; }}\nexport default () => {body};\n");
+        assert_eq!(
+            errors("src/events/stop.tsx", &route("<Agent.Contxt>x</Agent.Contxt>")),
+            one(BundleErrorKind::MissingExport, "Contxt")
+        );
+        let help =
+            transpile("src/events/stop.tsx", &route("<Agent.Contxt>x</Agent.Contxt>")).diagnostics[0].help.clone();
+        assert_eq!(
+            help.as_deref(),
+            Some("did you mean `Context`? the route components are `Agent.Result` and `Agent.Context`")
+        );
+        assert_eq!(
+            errors("src/events/stop.tsx", "export default () => <Agent.Context>x</Agent.Context>;\n"),
+            one(BundleErrorKind::UndefinedComponent, "Agent")
+        );
+        assert_eq!(
+            errors("src/events/stop.tsx", &route("<Notes />")),
+            one(BundleErrorKind::UndefinedComponent, "Notes")
+        );
+        let fine = "import { Agent as A } from '@agent-bundle/runtime';\nconst Local = { Box: () => null };\n\
+                    function Note() { return 'n'; }\n\
+                    export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><div /></A.Result>;\n";
+        assert_eq!(errors("src/events/stop.tsx", fine), []);
     }
 
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with

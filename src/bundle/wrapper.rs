@@ -45,7 +45,7 @@ pub fn aliases() -> BTreeMap<String, String> {
     BTreeMap::from([
         ("agent-bundle/jsx-runtime".to_owned(), JSX_KEY.to_owned()),
         ("agent-bundle".to_owned(), JSX_KEY.to_owned()),
-        ("@agent-bundle/runtime".to_owned(), AGENT_KEY.to_owned()),
+        (super::transpile::AGENT_SPECIFIER.to_owned(), AGENT_KEY.to_owned()),
     ])
 }
 
@@ -232,6 +232,8 @@ impl<'a> ModuleGraph<'a> {
                 let code = match problem.kind {
                     BundleErrorKind::Syntax => Code::ModuleSyntax,
                     BundleErrorKind::Unreadable => Code::UnreadableInput,
+                    BundleErrorKind::MissingExport => Code::MissingExport,
+                    BundleErrorKind::UndefinedComponent => Code::UndefinedComponent,
                     _ => Code::UnsupportedImport,
                 };
                 let mut diagnostic = match problem.severity {

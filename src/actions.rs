@@ -147,14 +147,16 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 /// What a chunk holds besides its code, as its record's values: the wrapper key covers
 /// them too, since linking reads them (a side-effect `import 'node:os'` lives in
 /// `builtins` alone).
-fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 4] {
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 5] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
+    let context_at = chunk.context_at.map(|span| [span.start, span.end]);
     [
         ("imports", json!(imports).to_string()),
         ("builtins", printed(&chunk.builtins)),
         ("links", printed(&chunk.links)),
         ("mappings", printed(&chunk.mappings)),
+        ("context", printed(&context_at)),
     ]
 }
 
@@ -177,11 +179,21 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let builtins: Vec<String> = serde_json::from_str(record.values.get("builtins")?).ok()?;
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
+    let context_at: Option<[u32; 2]> = serde_json::from_str(record.values.get("context")?).ok()?;
     let imports = imports
         .into_iter()
         .map(|(specifier, key, start, end)| ModuleImport { specifier, key, span: Span { start, end } })
         .collect();
-    Some(ModuleChunk { code, imports, builtins, links, mappings, unresolved: Vec::new(), diagnostics: Vec::new() })
+    Some(ModuleChunk {
+        code,
+        imports,
+        builtins,
+        links,
+        mappings,
+        unresolved: Vec::new(),
+        diagnostics: Vec::new(),
+        context_at: context_at.map(|[start, end]| Span { start, end }),
+    })
 }
 
 /// Linking a handler with the runtime (the body every host's wrapper of it shares), through

@@ -635,6 +635,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
             (path.clone(), db::wrapper(&*db, project, key).clone())
         })
         .collect();
+    diagnostics.extend(contexts_no_host_takes(db, project, &model, &plans));
     let runtime = db::event_runtime(db, project).as_ref();
     let mut seen_modules = std::collections::HashSet::new();
     let bundles = wrappers.iter().map(|(_, w)| &w.diagnostics).chain(runtime.map(|r| &r.diagnostics));
@@ -674,6 +675,50 @@ fn outside_dirs_wanted<'a>(
         }
     }
     dirs
+}
+
+/// A route whose own file renders `Agent.Context` for a host that takes no context for its
+/// family (Cursor's `beforeSubmitPrompt`): every run there that renders it fails. A warning,
+/// since the route may render it only where the host takes it.
+fn contexts_no_host_takes(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
+        let crate::model::Handler::Module(module) = &hook.handler else { continue };
+        let takes_none = |plan: &&HostPlan| {
+            let row = hosts::table(plan.target).hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger));
+            plan.hooks.iter().any(|planned| planned.hook_name == hook.name)
+                && row.is_some_and(|row| row.context.is_none())
+        };
+        let mut hosts_without = plans.iter().filter(takes_none).peekable();
+        if hosts_without.peek().is_none() {
+            continue;
+        }
+        let Some(at) = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).context_at else {
+            continue;
+        };
+        for plan in hosts_without {
+            let table = hosts::table(plan.target);
+            let native =
+                table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger)).map_or("", |row| row.native);
+            let message = format!(
+                "route {} renders `Agent.Context`, which {} takes no context for ({native}): such a run fails there",
+                hook.trigger.key(),
+                table.display_name
+            );
+            diagnostics.push(
+                Diagnostic::warning(Code::ContextNotTaken, message)
+                    .in_file(module.clone())
+                    .at(at)
+                    .for_host(plan.target)
+                    .with_help(format!(
+                        "leave {} out with the route's `config.targets`, or render the context only where the host \
+                         takes it (`canonical.provenance.host`; see `agent-bundle matrix`)",
+                        plan.target.as_str()
+                    )),
+            );
+        }
+    }
+    diagnostics
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something

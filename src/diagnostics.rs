@@ -92,6 +92,7 @@ codes! {
     RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
     SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime.";
     SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it and it has no standalone fallback.";
+    ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context` for a host that takes no context for its family (a warning: such a run fails there).";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";
     PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";

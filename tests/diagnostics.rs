@@ -718,3 +718,40 @@ fn a_builtin_mistyped_is_named_as_one() {
         ]
     );
 }
+
+/// A route whose file renders `Agent.Context` for a host that takes no context for its
+/// family is warned of, for that host alone (AB4818), from a cached chunk too; leaving the
+/// host out of the route's targets silences it.
+#[test]
+fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
+    let config = "export default { plugin: { name: 'ctx' }, targets: ['claude', 'cursor'] };\n";
+    let route = |config: &str| {
+        format!(
+            "import {{ Agent }} from '@agent-bundle/runtime';\n{config}export default () => <Agent.Context>hi</Agent.Context>;\n"
+        )
+    };
+    let warnings = |dir: &std::path::Path| {
+        let (code, report) = build_json(dir, &[]);
+        assert_eq!(code, 0, "{report:#}");
+        let found: Vec<(String, String, u64)> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap().to_owned(),
+                    d["host"].as_str().unwrap().to_owned(),
+                    d["line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        found
+    };
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", &route(""))]);
+    let expected = [("AB4818".to_owned(), "cursor".to_owned(), 2)];
+    assert_eq!(warnings(dir.path()), expected);
+    assert_eq!(warnings(dir.path()), expected, "a build from the cache warns as well");
+    let claude_only = route("export const config = { targets: ['claude'] };\n");
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", &claude_only)]);
+    assert_eq!(warnings(dir.path()), []);
+}

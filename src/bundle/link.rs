@@ -39,6 +39,8 @@ pub struct ModuleChunk {
     /// directories outside the root they point into, `resolve::outside_dirs`, and tries again).
     pub unresolved: Vec<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
+    /// Where the module first renders `Agent.Context` (`Transpiled::context_at`).
+    pub context_at: Option<Span>,
 }
 
 impl ModuleChunk {
@@ -182,6 +184,7 @@ pub fn link_module(
         mappings: Vec::new(),
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
+        context_at: transpiled.context_at,
     };
     // Checks on the original source may have failed while the transpiled code is still sound:
     // link it anyway, to report unresolvable imports too.

@@ -91,6 +91,9 @@ pub struct Transpiled {
     pub request_spans: BTreeMap<String, VecDeque<Span>>,
     /// Where to point at a request the transpiler added itself (the JSX runtime import).
     pub fallback_span: Span,
+    /// Where the module first renders `Agent.Context` (some hosts have no context channel
+    /// for some route families).
+    pub context_at: Option<Span>,
     /// Original spans of the local names of `export { ... }` lists.
     pub export_spans: BTreeMap<String, Span>,
     /// Where the code came from, in code order (none for the tool's own modules).
@@ -223,6 +226,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         diagnostics: Vec::new(),
         request_spans: BTreeMap::new(),
         fallback_span: Span::new(0, 0),
+        context_at: None,
         export_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
@@ -287,6 +291,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
+    out.context_at = checker.context_at;
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
     for request in values.into_iter().chain(types) {
@@ -399,6 +404,8 @@ struct Checker<'s> {
     typeof_operand: Option<Span>,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
+    /// The first `<Agent.Context>` tag.
+    context_at: Option<Span>,
 }
 
 impl<'s> Checker<'s> {
@@ -418,6 +425,7 @@ impl<'s> Checker<'s> {
             namespace_exports: BTreeMap::new(),
             typeof_operand: None,
             agent_bindings: Vec::new(),
+            context_at: None,
         }
     }
 
@@ -465,9 +473,13 @@ impl<'s> Checker<'s> {
     /// which fails every render).
     fn agent_component(&mut self, object: &IdentifierReference<'_>, property: &JSXIdentifier<'_>) {
         let symbol = self.scoping.get_reference(object.reference_id()).symbol_id();
-        if symbol.is_none_or(|symbol| !self.agent_bindings.contains(&symbol))
-            || AGENT_COMPONENTS.contains(&property.name.as_str())
-        {
+        if symbol.is_none_or(|symbol| !self.agent_bindings.contains(&symbol)) {
+            return;
+        }
+        if property.name == "Context" {
+            self.context_at.get_or_insert(property.span.into());
+        }
+        if AGENT_COMPONENTS.contains(&property.name.as_str()) {
             return;
         }
         let components: Vec<String> = AGENT_COMPONENTS.iter().map(|c| format!("`{}.{c}`", object.name)).collect();

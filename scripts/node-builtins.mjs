@@ -13,7 +13,8 @@ const lines = [
   `# The ES module exports of Node's builtins, besides \`default\` (Node ${process.version}).`,
   '# Written by scripts/node-builtins.mjs; a module named with `node:` exists only with that prefix.',
 ];
-for (const name of [...builtinModules, ...PREFIXED_ONLY].sort()) {
+// (A newer Node lists some of them too.)
+for (const name of [...new Set([...builtinModules, ...PREFIXED_ONLY])].sort()) {
   const namespace = await import(name.startsWith('node:') ? name : `node:${name}`);
   lines.push(`${name}:`);
   let line = '';

@@ -14,13 +14,6 @@ pub fn node_version() -> &'static str {
     header.rsplit_once("(Node ").and_then(|(_, rest)| rest.strip_suffix(").")).unwrap_or("20")
 }
 
-/// How help names the Node the table is from: "Node 20 (v20.20.2)".
-pub fn oldest_node() -> String {
-    let version = node_version();
-    let major = version.trim_start_matches('v').split('.').next().unwrap_or(version);
-    format!("Node {major} ({version})")
-}
-
 /// A builtin module: whether it exists only with the `node:` prefix, and its export names
 /// besides `default`, sorted.
 struct Module {
@@ -45,6 +38,11 @@ fn modules() -> &'static BTreeMap<&'static str, Module> {
                 None => (name, false),
             };
             current = Some(modules.entry(name).or_insert(Module { prefixed_only, exports: Vec::new() }));
+        }
+        // (`exports` searches them.)
+        for module in modules.values_mut() {
+            module.exports.sort_unstable();
+            module.exports.dedup();
         }
         modules
     })
@@ -102,17 +100,21 @@ mod tests {
         assert_eq!(exports("node:lodash", "x"), None);
         assert!(export_names("node:path").contains(&"join"));
         assert!(names().any(|name| name == "node:test/reporters"));
-        assert!(oldest_node().starts_with("Node 20 (v20."), "{}", oldest_node());
+        assert!(node_version().starts_with("v20."), "{}", node_version());
     }
 
-    /// The table is what the Node running the tests exports, when it is the Node the table
-    /// was taken from (a newer Node only adds names; the wrappers run on both).
+    /// The table is what the Node running the tests prints, when it is the Node the table
+    /// was taken from (another Node prints another table: the script is run again under the
+    /// Node the wrappers are meant to check against).
     #[test]
     fn table_matches_node() {
         let version = std::process::Command::new("node").arg("--version").output().expect("node runs");
         let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
         if version != node_version() {
-            eprintln!("table_matches_node: the table is Node {}'s, this is Node {version}", node_version());
+            eprintln!(
+                "table_matches_node: the table is Node {}'s, this is Node {version}: not compared",
+                node_version()
+            );
             return;
         }
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/node-builtins.mjs");

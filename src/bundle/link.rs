@@ -447,8 +447,8 @@ impl<'c> Linker<'c> {
             }
             Err(ResolveFailure::NotFound) if specifier.starts_with("node:") => {
                 let help = format!(
-                    "{}, the oldest Node the wrappers run on, has no such builtin module",
-                    super::builtins::oldest_node()
+                    "Node {} has no such builtin module (the wrappers run on Node 20 and newer)",
+                    super::builtins::node_version()
                 );
                 let known: Vec<String> = super::builtins::names()
                     .map(|name| if name.starts_with("node:") { name.to_owned() } else { format!("node:{name}") })
@@ -1058,6 +1058,24 @@ pub fn assemble(header: &str, chunks: &[(&str, &ModuleChunk)], epilogue: &str) -
     for builtin in builtins {
         let _ = writeln!(out, "import * as {} from {};", builtin_local(builtin), js_string(builtin));
     }
+    // The chunks read a builtin's exports through its namespace, where a name it lacks is
+    // `undefined`. The build checked the names against the Node 20 it took its table from;
+    // an earlier Node 20 may lack one it added: imported once more by name, Node refuses
+    // such a name when it links the bundle, as it would have refused the handler's own
+    // import. (Not the tool's own modules' names, nor `default`, which every builtin has:
+    // each line costs a wrapper's every run.)
+    let named = chunks
+        .iter()
+        .filter(|(key, _)| super::virtual_module(key).is_none())
+        .flat_map(|(_, chunk)| &chunk.links.imported)
+        .filter(|(binding, _)| binding.name != "default")
+        .filter_map(|(binding, _)| match &binding.source {
+            LinkSource::Builtin(name) => Some((name.as_str(), binding.name.as_str())),
+            LinkSource::Module(_) => None,
+        });
+    for (i, (specifier, name)) in named.collect::<BTreeSet<_>>().into_iter().enumerate() {
+        let _ = writeln!(out, "import {{ {} as __ab_named{i} }} from {};", js_string(name), js_string(specifier));
+    }
     out.push_str(RUNTIME);
     let mut lines = source_map::line_breaks(&out);
     let mut modules = Vec::with_capacity(chunks.len() + 1);
@@ -1385,11 +1403,12 @@ mod tests {
             "EPILOGUE\n",
         )
         .code;
-        // The namespaces the chunks read builtins through (their names were checked when the
-        // graph was linked), then the module runtime.
+        // The namespaces, then every name the project's modules import from them once more
+        // (for an earlier Node 20 than the build's table to check), `default` and the tool's
+        // own modules' names aside.
         assert!(out.starts_with(
             "// header\nimport * as __ab_node_fs from \"node:fs\";\nimport * as __ab_node_path from \"node:path\";\n\
-             const __ab_modules = new Map();\n"
+             import { \"join\" as __ab_named0 } from \"node:path\";\nconst __ab_modules = new Map();\n"
         ), "{out}");
         assert!(out.ends_with(&format!("{}{}{}EPILOGUE\n", a.code, b.code, c.code)));
         assert_eq!(out.matches("import * as").count(), 2);

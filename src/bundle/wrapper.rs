@@ -259,8 +259,7 @@ enum Export {
     Missing,
     /// Two `export *` give it different bindings.
     Ambiguous,
-    /// It may come from a module the graph does not hold (one whose compile failed), or a
-    /// builtin the table lacks.
+    /// It may come from a module the graph does not hold (one whose compile failed).
     Unknown,
 }
 
@@ -337,13 +336,14 @@ fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTree
     names
 }
 
-/// Why a builtin lacks `name`: the names are the oldest supported Node's, and a newer Node's
-/// can still be read where it exists.
+/// Why a builtin lacks `name`: the names are those of the Node 20 the table was taken from,
+/// and a newer Node's can still be read where it exists.
 fn builtin_export_help(builtin: &str, name: &str) -> String {
     let help = format!(
-        "{}, the oldest Node the wrappers run on, has no such name; one only a newer Node has is read \
-         from the namespace: `import * as ns from \"{builtin}\"`, then `ns.{name}` (`undefined` on an older Node)",
-        super::builtins::oldest_node()
+        "the build checks a builtin's names against Node {}'s (the wrappers run on Node 20 and newer); one \
+         only a newer Node has is read from the namespace: `import * as ns from \"{builtin}\"`, then \
+         `ns.{name}` (`undefined` on an older Node)",
+        super::builtins::node_version()
     );
     crate::diagnostics::suggesting(name, super::builtins::export_names(builtin).iter().copied(), &help)
 }

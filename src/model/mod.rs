@@ -128,15 +128,15 @@ impl ToolSelector {
             .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
         let meant: Vec<String> =
             canonical.into_iter().chain(native).filter(|name| Self::parse(name).is_some()).collect();
-        let help = match Self::is_tool_name(given) && !given.contains(':') {
+        let help = "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`";
+        match crate::diagnostics::suggesting(given, meant.iter().map(String::as_str), help) {
             // A host's own name (`Bash`), which means nothing on the other hosts.
-            true => format!(
+            unsuggested if unsuggested == help && Self::is_tool_name(given) && !given.contains(':') => format!(
                 "use shell, file.read, file.write, mcp, agent, or a host's own tool name after the host: \
-                 `claude:{given}`"
+                 `<target>:{given}` (`claude:{given}`, say)"
             ),
-            false => "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`".to_owned(),
-        };
-        crate::diagnostics::suggesting(given, meant.iter().map(String::as_str), &help)
+            help => help,
+        }
     }
 
     /// The help for a native name that is no tool's name: most often a host's matcher
@@ -180,7 +180,12 @@ mod tests {
             "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'"
         );
         assert!(ToolSelector::unknown_help("claude:mcp__.*").contains("use `mcp` for every MCP tool"));
-        assert!(ToolSelector::unknown_help("Bash").ends_with("a host's own tool name after the host: `claude:Bash`"));
+        assert!(ToolSelector::unknown_help("Bash").ends_with("after the host: `<target>:Bash` (`claude:Bash`, say)"));
+        let typo = ToolSelector::unknown_help("shel");
+        assert_eq!(
+            typo,
+            "did you mean `shell`? use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`"
+        );
     }
 
     #[test]

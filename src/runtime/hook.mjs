@@ -28,7 +28,7 @@
 // uses only `node:` builtins.
 
 import { readFileSync, readSync, realpathSync, writeSync } from "node:fs";
-import { inspect } from "node:util";
+import { inspect, types } from "node:util";
 
 const STDIN_CAP = 1024 * 1024;
 const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
@@ -68,7 +68,8 @@ export async function runHook(spec, load) {
   // The process ending before the answer (a handler promise that never settles, with
   // nothing left to keep Node running; a handler calling process.exit) would say
   // nothing of why.
-  let answered = false;
+  // How the hook ended: null until then, "answered" or "failed".
+  let ended = null;
   let exitedWith = null;
   const exit = process.exit;
   process.exit = (...code) => {
@@ -76,30 +77,31 @@ export async function runHook(spec, load) {
     // process.exit(2) would make a host read the answer as a blocking error), and the
     // process ends once the answer is out (where a pipe's writes are asynchronous, as on
     // macOS, part of it may still be waiting).
-    if (answered) return whenWritten(() => exit.call(process));
+    if (ended) return whenWritten(() => exit.call(process));
     exitedWith = code.map(String).join(", ");
     // As called: an explicit `undefined` would reset the exit code.
     return exit.apply(process, code);
   };
   process.once("exit", () => {
-    if (answered) return;
+    if (ended) return;
     process.exitCode = 1;
     report(spec, exitedWith === null
       ? "handler never settled: its promise is still pending and nothing keeps Node running"
       : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
-  const stray = strayFailures(spec, () => answered);
+  const stray = strayFailures(spec, () => ended);
   try {
     const text = await Promise.race([answerOf(spec, load), stray.failed]);
     // A stray failure that came first fails the hook even when the answer is ready.
     if (stray.failing) await stray.failed;
     if (text !== "") writeAll(1, text);
     process.exitCode = 0;
+    ended = "answered";
   } catch (error) {
     process.exitCode = 1;
     report(spec, messageOf(error));
+    ended = "failed";
   } finally {
-    answered = true;
     endSoon();
   }
 }
@@ -129,15 +131,17 @@ async function answerOf(spec, load) {
  * rejection nobody awaits), which would crash Node with a raw trace and exit code 1, even
  * after an answer. Before the answer, `failing` turns true at once and `failed` rejects with
  * the failure, as the handler's own throw would; after it, the answer (and its exit code)
- * stands and the error is a note on stderr.
+ * stands and the error is a note on stderr; after a failure, whose one line is said, it is
+ * not said.
  */
-function strayFailures(spec, isAnswered) {
+function strayFailures(spec, ended) {
   const stray = { failing: false, failed: null };
   let reject;
   stray.failed = new Promise((_, rejecter) => (reject = rejecter));
   const on = (what) => (error) => {
+    if (ended() === "failed") return;
     const failure = located(what, error);
-    if (isAnswered()) {
+    if (ended() === "answered") {
       failure.then(({ message }) => report(spec, `after the hook answered (the answer stands): ${message}`));
     } else if (!stray.failing) {
       stray.failing = true;
@@ -194,8 +198,19 @@ export function decodeNative(spec, input) {
 // The canonical selector (`shell`, `file.write`, …) whose host pattern the tool's name
 // matches, or null: what the handler can branch on whatever the host calls the tool.
 function canonicalTool(tools, name) {
-  const found = Object.entries(tools).find(([, pattern]) => new RegExp(pattern).test(name));
+  const found = compiledTools(tools).find(([, pattern]) => pattern.test(name));
   return found ? found[0] : null;
+}
+
+// A spec's tool patterns, compiled once (the shared runtime decodes many events per spec).
+const compiled = new WeakMap();
+function compiledTools(tools) {
+  let patterns = compiled.get(tools);
+  if (patterns === undefined) {
+    patterns = Object.entries(tools).map(([tool, pattern]) => [tool, new RegExp(pattern)]);
+    compiled.set(tools, patterns);
+  }
+  return patterns;
 }
 
 function fail(message) {
@@ -208,7 +223,8 @@ function fail(message) {
  */
 export function messageOf(error) {
   try {
-    if (error instanceof Error) return error.message || error.name;
+    // (`isNativeError`: an Error of another realm, a `vm` context's, is one too.)
+    if (types.isNativeError(error)) return error.message || error.name;
     if (typeof error === "string") return error;
     return inspect(error, { depth: 2, breakLength: Infinity, maxArrayLength: 10, maxStringLength: 200 });
   } catch {

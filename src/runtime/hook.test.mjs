@@ -497,6 +497,23 @@ describe("projection", PARALLEL, () => {
     }
   });
 
+  test("a rejection the handler leaves as it answers comes after the answer: a note", async () => {
+    const handler = `() => { Promise.reject(new Error("x")); return { outcome: "deny", reason: "r" }; }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "r" }));
+    assert.match(r.stderr, /after the hook answered \(the answer stands\): handler left a promise rejected: x/);
+  });
+
+  test("after a failure, what the handler left running failing is not said: one line", { timeout: 5000 }, async () => {
+    const handler = `() => { setTimeout(() => { throw new Error("later"); }, 0); throw new Error("now"); }`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /handler failed: now/);
+  });
+
   test("console.dir, console.table and process.stdout go to stderr too", async () => {
     const handler = `() => { console.dir({ a: 1 }); console.table([1]); process.stdout.write("raw\\n"); return { outcome: "deny", reason: "x" }; }`;
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });

@@ -181,8 +181,8 @@ function unavailable(path) {
   const other = otherBuild(path);
   if (other === null) return message;
   return (
-    `${message}; a runtime of another build of this plugin has its socket here (${other}): ` +
-    "restart the host's MCP server to load this build (Claude Code: /mcp, then reconnect; or start a new session)"
+    `${message}; another build of this plugin has a socket here (${other}): if the host's MCP server ` +
+    "runs that build, restart it to load this one (Claude Code: /mcp, then reconnect; or start a new session)"
   );
 }
 

@@ -71,7 +71,7 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   // Every hook of the session relies on this process: a route's stray error (a throw in
   // a timer, a rejection nobody awaits, from its render or from loading it) is reported,
   // and the runtime serves on; so does a route's process.exit.
-  const exit = guardExit(log);
+  const exit = guardExit();
   const target = targetArgument(process.argv.slice(2), runtime, exit);
   process.on("uncaughtException", (error) => log(`a route failed outside its render: ${messageOf(error)}`));
   process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
@@ -99,19 +99,22 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
  * ignored outside one (say, from a timer a finished render left), instead of ending the
  * runtime. Returns the real exit, for the runtime's own.
  */
-function guardExit(log) {
+function guardExit() {
   const exit = process.exit;
   process.exit = (...code) => {
     const called = `process.exit(${code.map(String).join(", ")})`;
     const fail = rendering.getStore()?.fail;
-    if (!fail) return log(`a route called ${called} outside its render; ignored, the runtime serves on`);
-    // Made here, so that its stack names the route's line that called it.
-    fail(
-      new Error(
-        `route called ${called} while rendering: the shared runtime does not exit for a route; ` +
-          "render the outcome or throw instead",
-      ),
+    // Made here, so that its stack names the route's line that called it; thrown, as exit
+    // never returns, so that nothing after the call runs. Outside a render the runtime's
+    // handler of uncaught errors logs it (and a module's, as it loads, fails that route).
+    const error = new Error(
+      fail
+        ? `route called ${called} while rendering: the shared runtime does not exit for a route; ` +
+            "render the outcome or throw instead"
+        : `route code called ${called}, which the shared runtime does not do for a route`,
     );
+    fail?.(error);
+    throw error;
   };
   return (...code) => exit.apply(process, code);
 }

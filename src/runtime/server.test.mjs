@@ -65,7 +65,10 @@ const Route = async ({ canonical }) => {
   calls += 1;
   if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
   if (canonical.payload.toolInput.command === "fail-object") throw { code: 42 };
-  if (canonical.payload.toolInput.command === "exit") process.exit(3);
+  if (canonical.payload.toolInput.command === "exit") {
+    process.exit(3);
+    console.error("ran on after process.exit");
+  }
   if (canonical.payload.toolInput.command === "exit-later") setTimeout(() => process.exit(4), 0);
   if (canonical.payload.toolInput.command === "slow") {
     console.error("rendering slow");
@@ -335,8 +338,8 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(stale.stdout, "");
     // As a rebuild's wrappers do while the host still runs the previous build's runtime.
     const hint =
-      `; a runtime of another build of this plugin has its socket here (${socket}): ` +
-      "restart the host's MCP server to load this build (Claude Code: /mcp, then reconnect; or start a new session)\n";
+      `; another build of this plugin has a socket here (${socket}): if the host's MCP server ` +
+      "runs that build, restart it to load this one (Claude Code: /mcp, then reconnect; or start a new session)\n";
     assert.match(stale.stderr, /handler failed: shared runtime unavailable: no live socket at /);
     assert.ok(stale.stderr.endsWith(hint), stale.stderr);
     await stopServer(server);
@@ -438,7 +441,8 @@ describe("shared runtime", { concurrency: 4 }, () => {
     );
     const later = await runWrapper(root, dir, { command: "exit-later" });
     assert.equal(later.code, 0, later.stderr);
-    await logged(server, /a route called process\.exit\(4\) outside its render; ignored, the runtime serves on/);
+    await logged(server, /a route failed outside its render: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
+    assert.doesNotMatch(server.stderr, /ran on after process\.exit/, "nothing after the call runs");
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
     assert.match(contextOf(after), new RegExp(`^call 3 seq 3 pid ${server.child.pid}$`));

@@ -430,18 +430,16 @@ pub fn simulate(
         (Some(_), Some(_)) => Some("shared"),
         (Some(_), None) => Some("standalone"),
     };
-    let (timeout, by_config) = match hook.timeout {
-        // (No host waits longer than a day; a tampered manifest may say anything.)
-        Some(seconds) => (Duration::from_secs(seconds.clamp(1, MAX_SIMULATION_SECONDS)), "its config's `timeout`"),
-        None => (
-            DEFAULT_SIMULATION_TIMEOUT,
-            "the simulation's own limit: the config sets no `timeout`, and a host waits its own default, \
-             10 minutes on Claude Code and Codex; set `timeout` to what the hook needs",
-        ),
-    };
-    let started = Instant::now();
     let target =
         Target::parse(&hook.host).ok_or_else(|| format!("the manifest names an unknown host {:?}", hook.host))?;
+    let (timeout, by_config) = match hook.timeout {
+        // (No host waits longer than a day; a tampered manifest may say anything.)
+        Some(seconds) => {
+            (Duration::from_secs(seconds.clamp(1, MAX_SIMULATION_SECONDS)), "its config's `timeout`".to_owned())
+        }
+        None => (DEFAULT_SIMULATION_TIMEOUT, simulation_limit(target)),
+    };
+    let started = Instant::now();
     let mut command = scratch.hook_node(target, &artifact)?;
     command.arg(&wrapper);
     command.env("AGENT_BUNDLE_HOOK_SIMULATION", form.simulation_variable());
@@ -537,30 +535,33 @@ impl Scratch {
         Ok(Scratch(dir))
     }
 
-    /// `node`, to be run in the working folder, finding the runtime's sockets here.
+    /// `node`, to be run in the working folder, finding the runtime's sockets here, without
+    /// what the caller's shell holds of any host's hook variables: a handler or a route must
+    /// not pass here for reading what its host never sets.
     pub(crate) fn node(&self) -> Command {
         let mut command = Command::new("node");
         command.current_dir(self.0.path().join("work")).env(RUNTIME_DIR_VAR, self.0.path().join("runtime"));
+        for name in hosts::hook_env_names() {
+            command.env_remove(name);
+        }
         command
     }
 
     /// `node` with the environment `target` gives a hook, as it gives it: the plugin's root
-    /// is the artifact, its data folder one made here, the project the working folder. What
-    /// the caller's shell holds of any host's variables is not passed on: a handler must not
-    /// pass here for reading what its host never sets.
+    /// is the artifact, its data and home folders ones made here, the project the working
+    /// folder.
     fn hook_node(&self, target: Target, artifact: &Path) -> Result<Command, String> {
         let mut command = self.node();
-        for name in hosts::hook_env_names() {
-            command.env_remove(name);
-        }
         for &(name, value) in hosts::table(target).hooks.as_ref().map_or(&[][..], |hooks| hooks.env) {
+            let fresh = |name: &str| {
+                let folder = self.0.path().join(name);
+                std::fs::create_dir_all(&folder).map_err(|e| format!("cannot create a scratch folder: {e}"))?;
+                Ok::<_, String>(folder)
+            };
             let path = match value {
                 HookEnv::PluginRoot => artifact.to_path_buf(),
-                HookEnv::PluginData => {
-                    let data = self.0.path().join("data");
-                    std::fs::create_dir_all(&data).map_err(|e| format!("cannot create a scratch folder: {e}"))?;
-                    data
-                }
+                HookEnv::PluginData => fresh("data")?,
+                HookEnv::HostHome => fresh("home")?,
                 HookEnv::ProjectDir => self.0.path().join("work"),
             };
             command.env(name, path);
@@ -657,6 +658,22 @@ const MAX_SIMULATION_SECONDS: u64 = 24 * 60 * 60;
 /// How long a simulated hook may take when its config sets no `timeout` (hosts default to
 /// minutes; a simulation is run by hand and should not hang that long).
 const DEFAULT_SIMULATION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why a hook with no `timeout` was stopped at the simulation's own limit, and how long its
+/// host would have waited.
+fn simulation_limit(target: Target) -> String {
+    let table = hosts::table(target);
+    let waits = match table.hooks.as_ref().and_then(|hooks| hooks.default_timeout) {
+        Some(seconds) if seconds % 60 == 0 => format!("{} minutes", seconds / 60),
+        Some(seconds) => format!("{seconds} s"),
+        None => "its own default".to_owned(),
+    };
+    format!(
+        "the simulation's own limit: the config sets no `timeout`, and {} waits {waits}; set `timeout` to what \
+         the hook needs",
+        table.display_name
+    )
+}
 
 #[cfg(test)]
 mod tests {

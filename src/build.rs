@@ -749,12 +749,20 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
             )
             .in_file(hook.source_file.clone())
             .with_help(if model.default_targets {
-                "the config sets no `targets`, so the build is for `portable` alone, which runs no hooks: add \
-                 `targets: ['claude', 'codex', 'cursor']` (the hosts you mean)"
+                let hook_hosts: Vec<String> = hosts::HOSTS
+                    .iter()
+                    .filter(|t| t.hooks.is_some())
+                    .map(|t| format!("'{}'", t.target.as_str()))
+                    .collect();
+                format!(
+                    "the config sets no `targets`, so the build is for `portable` alone, which runs no hooks: add \
+                     `targets: [{}]` (the hosts you mean)",
+                    hook_hosts.join(", ")
+                )
             } else if model.targets.iter().any(|&t| hook.reaches(t)) {
-                "no selected host has this event; see `agent-bundle matrix`"
+                "no selected host has this event; see `agent-bundle matrix`".to_owned()
             } else {
-                "its `targets` names none of the hosts this build selects: nothing is emitted for it"
+                "its `targets` names none of the hosts this build selects: nothing is emitted for it".to_owned()
             });
             // A route is its file, which the config does not name.
             match hook.trigger {

@@ -72,6 +72,10 @@ fn tools_on_an_event_that_is_not_a_tool_event() {
 fn unknown_selector() {
     let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['files.write'] } }";
     expect_one(&config(hooks, "['claude']"), &[], "AB4202", "hooks.beforeTool.tools[0]", "");
+    // A host's matcher pattern is refused alone: the host the rest do not apply to is not
+    // told so again.
+    let hooks = "{ beforeTool: { handler: './src/hooks/h.ts', tools: ['claude:Edit|Write', 'cursor:Shell'] } }";
+    expect_one(&config(hooks, "['claude', 'cursor']"), &[], "AB4202", "hooks.beforeTool.tools[0]", "");
 }
 
 #[test]
@@ -699,8 +703,8 @@ fn a_name_a_builtin_lacks_is_refused_where_it_is_imported() {
 #[test]
 fn a_builtin_mistyped_is_named_as_one() {
     let config = "export default { plugin: { name: 'r' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
-    let handler =
-        "import fs from 'node:fss';\nimport cp from 'child_proces';\nexport default () => { void fs, cp; };\n";
+    let handler = "import fs from 'node:fss';\nimport cp from 'child_proces';\nimport { test } from 'test';\n\
+                   export default () => { void fs, cp, test; };\n";
     let dir = project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1, "{report:#}");
@@ -717,6 +721,10 @@ fn a_builtin_mistyped_is_named_as_one() {
             (
                 "bare import \"child_proces\" is not supported: handlers may import relative files and node: builtins",
                 "did you mean `child_process`"
+            ),
+            (
+                "bare import \"test\" is not supported: handlers may import relative files and node: builtins",
+                "did you mean `node:test`"
             ),
         ]
     );

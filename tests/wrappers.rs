@@ -225,6 +225,11 @@ fn hooks_simulate_takes_a_hosts_own_input_with_native() {
         assert_eq!(report["nativeInput"], payload, "{target}: passed unchanged");
         assert_eq!(report["result"]["outcome"], "deny", "{target}");
     }
+    // A whole capture (its environment beside its input) says to pass the input.
+    let capture = serde_json::json!({ "env": {}, "stdin": support::payload(support::CLAUDE, "Stop") }).to_string();
+    let output = support::simulate(dir.path(), "claude", "stop", &capture, &["--native"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("pass its `stdin`"));
     let payload = support::payload(support::CLAUDE, "Stop").to_string();
     let output = support::simulate(dir.path(), "claude", "stop", &payload, &[]);
     assert_eq!(output.status.code(), Some(1));
@@ -238,7 +243,7 @@ fn hooks_simulate_takes_a_hosts_own_input_with_native() {
 #[test]
 fn hooks_simulate_gives_a_hook_its_hosts_environment_and_no_other() {
     let handler = "export default () => ({ additionalContext: JSON.stringify(Object.fromEntries(\n  \
-                   ['CLAUDE_PLUGIN_ROOT', 'CLAUDE_PLUGIN_DATA', 'CLAUDE_PROJECT_DIR', 'PLUGIN_ROOT', 'CURSOR_PLUGIN_ROOT']\n    \
+                   ['CLAUDE_PLUGIN_ROOT', 'CLAUDE_PLUGIN_DATA', 'CLAUDE_PROJECT_DIR', 'PLUGIN_ROOT', 'CURSOR_PLUGIN_ROOT', 'CODEX_HOME']\n    \
                    .map((name) => [name, process.env[name] ?? null]))) + ' ' + process.cwd() });\n";
     let config = "export default { plugin: { name: 'env' }, targets: ['claude', 'codex'], hooks: { sessionStart: './src/start.ts' } };\n";
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/start.ts", handler)]);
@@ -265,6 +270,22 @@ fn hooks_simulate_gives_a_hook_its_hosts_environment_and_no_other() {
     assert_eq!(codex["PLUGIN_ROOT"], artifact.to_str().unwrap());
     assert_eq!(codex["CLAUDE_PLUGIN_ROOT"], artifact.to_str().unwrap());
     assert_eq!(codex["CLAUDE_PROJECT_DIR"], Value::Null, "Codex sets no project directory");
+    assert!(codex["CODEX_HOME"].as_str().unwrap().ends_with("/home"), "{codex}");
+    assert_eq!(claude["CODEX_HOME"], Value::Null, "{claude}");
+
+    // Nor does a shared route, in the runtime the simulation starts, see the shell's.
+    let route = "import { Agent } from '@agent-bundle/runtime';\nexport const config = { runtime: 'shared' };\n\
+                 export default () => <Agent.Context>{String(process.env.CLAUDE_PLUGIN_ROOT)}</Agent.Context>;\n";
+    let config = "export default { plugin: { name: 'env' }, targets: ['claude'] };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","prompt":"hi"}"#;
+    let mut command = support::bin();
+    command.args(["hooks", "simulate", "--target", "claude", "--hook", "event-route", "--input", input, "--json"]);
+    let output = command.env("CLAUDE_PLUGIN_ROOT", "/from/the/shell").current_dir(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["result"]["additionalContext"], "undefined", "{report:#}");
 }
 
 #[test]

@@ -437,11 +437,14 @@ impl<'c> Linker<'c> {
                             "bare import \"{specifier}\" is not supported: handlers may import relative files and node: builtins"
                         ),
                     )
-                    .with_help(crate::diagnostics::suggesting(
-                        specifier,
-                        super::builtins::names(),
-                        "vendor the code as a relative module, or use a prebuilt handler",
-                    )),
+                    .with_help(match super::builtins::builtin(&format!("node:{specifier}")) {
+                        Some(name) => format!("did you mean `{name}`? that builtin exists only with the `node:` prefix"),
+                        None => crate::diagnostics::suggesting(
+                            specifier,
+                            super::builtins::names(),
+                            "vendor the code as a relative module, or use a prebuilt handler",
+                        ),
+                    }),
                 );
                 None
             }
@@ -1296,11 +1299,11 @@ mod tests {
 
     #[test]
     fn jsx_imports_the_aliased_runtime() {
-        let chunk = compile("src/view.tsx", "export const V = () => <div>{1}</div>;\n");
+        let chunk = compile("src/view.tsx", "const B = () => 1;\nexport const V = () => <B>{1}</B>;\n");
         assert!(chunk.diagnostics.is_empty(), "{:?}", chunk.diagnostics);
         assert_eq!(chunk.imports[0].key, "agent-bundle:runtime/jsx.mjs");
-        assert_eq!(chunk.imports[0].span, Span::new(23, 37));
-        assert!(chunk.code.contains("(0, __ab_i0.jsx)(\"div\", { children: 1 })"), "{}", chunk.code);
+        assert_eq!(chunk.imports[0].span, Span::new(42, 52));
+        assert!(chunk.code.contains("(0, __ab_i0.jsx)(B, { children: 1 })"), "{}", chunk.code);
     }
 
     #[test]

@@ -640,6 +640,26 @@ fn an_import_of_a_name_its_module_does_not_export_is_an_error() {
     );
 }
 
+/// A re-export of a name its source lacks is said where it is re-exported, once (as Node
+/// says it); re-exports that lead back to themselves are refused where they are imported.
+#[test]
+fn a_broken_re_export_is_said_where_it_is() {
+    let files = [
+        ("src/main.ts", "import { x } from './b.js';\nexport default () => x;\n"),
+        ("src/b.ts", "export { readFilSync as x } from 'node:fs';\n"),
+    ];
+    let expected =
+        ("src/b.ts".into(), "AB4838", "'node:fs'".into(), "node:fs has no export named `readFilSync`".into());
+    assert_eq!(link_errors(&files, "src/main.ts"), [expected]);
+    let files = [
+        ("src/main.ts", "import { x } from './b.js';\nexport default () => x;\n"),
+        ("src/b.ts", "export { x } from './c.js';\n"),
+        ("src/c.ts", "export { x } from './b.js';\n"),
+    ];
+    let errors = link_errors(&files, "src/main.ts");
+    assert!(errors.iter().any(|(file, ..)| file == "src/main.ts"), "{errors:#?}");
+}
+
 /// A builtin's names reach through `export *` as a module's do: present, missing, or given
 /// twice by two builtins as different bindings (`constants` of `node:fs` and of `node:os`).
 #[test]

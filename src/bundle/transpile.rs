@@ -7,13 +7,14 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
-    ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
-    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
-    JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement, StringLiteral,
-    TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
-    TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, ConditionalExpression, Declaration,
+    Decorator, ExportAllDeclaration, ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind,
+    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
+    IfStatement, ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement,
+    JSXElementName, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement, LogicalExpression,
+    ObjectPropertyKind, Program, RegExpLiteral, Statement, StringLiteral, TSExportAssignment,
+    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
+    UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -22,7 +23,7 @@ use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::operator::UnaryOperator;
 use oxc_syntax::scope::ScopeFlags;
-use oxc_syntax::symbol::SymbolId;
+use oxc_syntax::symbol::{SymbolFlags, SymbolId};
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
@@ -288,6 +289,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
+    checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
@@ -400,12 +402,17 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// The identifier `typeof` is applied to last, which may name nothing.
-    typeof_operand: Option<Span>,
+    /// How many conditionals (`?:`, `if`, `&&`, `||`, `??`) that test `typeof __dirname` or
+    /// `typeof __filename` enclose the node: code meant for both kinds of module, whose
+    /// CommonJS branch an ES module never takes.
+    commonjs_guards: u32,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
     context_at: Option<Span>,
+    /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
+    /// route renders: elsewhere JSX may build plain data.
+    renders_routes: bool,
 }
 
 impl<'s> Checker<'s> {
@@ -423,9 +430,10 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
-            typeof_operand: None,
+            commonjs_guards: 0,
             agent_bindings: Vec::new(),
             context_at: None,
+            renders_routes: false,
         }
     }
 
@@ -451,14 +459,37 @@ impl<'s> Checker<'s> {
         }
     }
 
+    /// Whether `name` is the route components' `Agent`, imported.
+    fn is_agent(&self, name: &IdentifierReference<'_>) -> bool {
+        let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
+        symbol.is_some_and(|symbol| self.agent_bindings.contains(&symbol))
+    }
+
+    /// Walks with `commonjs_guards` raised when `guarded`.
+    fn guarded_if(&mut self, guarded: bool, walk: impl FnOnce(&mut Self)) {
+        self.commonjs_guards += u32::from(guarded);
+        walk(self);
+        self.commonjs_guards -= u32::from(guarded);
+    }
+
+    /// Whether `name` is bound to something that exists when the module runs: declared or
+    /// imported as a value, not only for TypeScript (`declare const`, `import type`).
+    fn bound_at_run_time(&self, name: &IdentifierReference<'_>) -> bool {
+        let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
+        symbol.is_some_and(|symbol| {
+            !self.scoping.symbol_flags(symbol).intersects(SymbolFlags::Ambient | SymbolFlags::TypeImport)
+        })
+    }
+
     /// A component's tag names something declared or imported: rendered, an undeclared one
     /// throws a ReferenceError on every run (no component is a global).
     fn component_declared(&mut self, tag: &IdentifierReference<'_>) {
-        if self.scoping.get_reference(tag.reference_id()).symbol_id().is_some() {
+        if self.bound_at_run_time(tag) {
             return;
         }
         let help = match tag.name.as_str() {
             "Agent" => format!("import it: `import {{ Agent }} from \"{AGENT_SPECIFIER}\"`"),
+            "Fragment" => "import it: `import { Fragment } from \"agent-bundle\"`, or write `<>…</>`".to_owned(),
             name => format!("declare or import `{name}`"),
         };
         self.error(
@@ -472,8 +503,7 @@ impl<'s> Checker<'s> {
     /// `<Agent.X>` names one of the route components (`Agent.Contxt` would be `undefined`,
     /// which fails every render).
     fn agent_component(&mut self, object: &IdentifierReference<'_>, property: &JSXIdentifier<'_>) {
-        let symbol = self.scoping.get_reference(object.reference_id()).symbol_id();
-        if symbol.is_none_or(|symbol| !self.agent_bindings.contains(&symbol)) {
+        if !self.is_agent(object) {
             return;
         }
         if property.name == "Context" {
@@ -872,11 +902,8 @@ impl<'a> Visit<'a> for Checker<'_> {
             );
         }
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
-        // run. (`typeof __dirname`, as code meant for both kinds of module tests, is fine.)
-        if matches!(it.name.as_str(), "__dirname" | "__filename")
-            && unbound()
-            && self.typeof_operand != Some(it.span.into())
-        {
+        // run. (Code meant for both kinds of module tests them with `typeof` first.)
+        if is_commonjs_variable(&it.name) && self.commonjs_guards == 0 && !self.bound_at_run_time(it) {
             self.error(
                 BundleErrorKind::Require,
                 it.span.into(),
@@ -899,20 +926,43 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
     }
 
+    fn visit_conditional_expression(&mut self, it: &ConditionalExpression<'a>) {
+        self.guarded_if(tests_commonjs(&it.test), |checker| walk::walk_conditional_expression(checker, it));
+    }
+
+    fn visit_if_statement(&mut self, it: &IfStatement<'a>) {
+        self.guarded_if(tests_commonjs(&it.test), |checker| walk::walk_if_statement(checker, it));
+    }
+
+    fn visit_logical_expression(&mut self, it: &LogicalExpression<'a>) {
+        self.guarded_if(tests_commonjs(&it.left), |checker| walk::walk_logical_expression(checker, it));
+    }
+
     fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-        if it.operator == UnaryOperator::Typeof
-            && let Expression::Identifier(operand) = it.argument.without_parentheses()
-        {
-            self.typeof_operand = Some(operand.span.into());
-        }
-        walk::walk_unary_expression(self, it);
+        let tested = it.operator == UnaryOperator::Typeof && tests_commonjs(&it.argument);
+        self.guarded_if(tested, |checker| walk::walk_unary_expression(checker, it));
     }
 
     fn visit_jsx_opening_element(&mut self, it: &JSXOpeningElement<'a>) {
         match &it.name {
+            JSXElementName::Identifier(tag) if self.renders_routes => self.error(
+                BundleErrorKind::UndefinedComponent,
+                tag.span.into(),
+                format!("`<{}>` is an HTML element, which a route cannot render", tag.name),
+                "render `Agent.Result` or `Agent.Context`, text, or a component (a capitalized name)",
+            ),
+            JSXElementName::IdentifierReference(tag) if self.is_agent(tag) => self.error(
+                BundleErrorKind::MissingExport,
+                tag.span.into(),
+                format!("`{}` holds the route components and is none itself", tag.name),
+                &format!("render `{0}.Result` or `{0}.Context`", tag.name),
+            ),
             JSXElementName::IdentifierReference(tag) => self.component_declared(tag),
             JSXElementName::MemberExpression(member) => {
-                if let JSXMemberExpressionObject::IdentifierReference(object) = &member.object {
+                // (`globalThis` is there in every module.)
+                if let JSXMemberExpressionObject::IdentifierReference(object) = &member.object
+                    && object.name != "globalThis"
+                {
                     self.component_declared(object);
                     self.agent_component(object, &member.property);
                 }
@@ -937,6 +987,28 @@ impl<'a> Visit<'a> for Checker<'_> {
 /// (`src/runtime/agent.mjs`).
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
 const AGENT_COMPONENTS: [&str; 2] = ["Result", "Context"];
+
+fn is_commonjs_variable(name: &str) -> bool {
+    matches!(name, "__dirname" | "__filename")
+}
+
+/// Whether `test` applies `typeof` to `__dirname` or `__filename` (parenthesized, or under a
+/// TypeScript assertion, too).
+fn tests_commonjs(test: &Expression<'_>) -> bool {
+    #[derive(Default)]
+    struct Finds(bool);
+    impl<'a> Visit<'a> for Finds {
+        fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
+            let operand = it.argument.get_inner_expression();
+            self.0 |= it.operator == UnaryOperator::Typeof
+                && matches!(operand, Expression::Identifier(name) if is_commonjs_variable(&name.name));
+            walk::walk_unary_expression(self, it);
+        }
+    }
+    let mut finds = Finds::default();
+    finds.visit_expression(test);
+    finds.0
+}
 
 /// The local bindings of `import { Agent } from "@agent-bundle/runtime"` (renamed or not).
 fn agent_bindings(program: &Program<'_>) -> Vec<SymbolId> {
@@ -1024,8 +1096,8 @@ mod tests {
     #[test]
     fn early_errors_are_syntax_errors() {
         assert_eq!(errors("src/a.ts", "let a = 1;\nlet a = 2;\n"), one(BundleErrorKind::Syntax, "a"));
-        assert_eq!(errors("src/a.js", "const x = <div/>;\n").len(), 1);
-        assert!(errors("src/a.jsx", "export const x = <div/>;\n").is_empty());
+        assert_eq!(errors("src/a.js", "const X = 1;\nconst x = <X/>;\n").len(), 1);
+        assert!(errors("src/a.jsx", "const X = 1;\nexport const x = <X/>;\n").is_empty());
     }
 
     #[test]
@@ -1077,8 +1149,15 @@ mod tests {
         );
         let fine = "import { Agent as A } from '@agent-bundle/runtime';\nconst Local = { Box: () => null };\n\
                     function Note() { return 'n'; }\n\
-                    export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><div /></A.Result>;\n";
+                    export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><globalThis.X /></A.Result>;\n";
         assert_eq!(errors("src/events/stop.tsx", fine), []);
+        // What exists for TypeScript alone, an HTML element, `Agent` itself: none renders.
+        assert_eq!(
+            errors("src/events/stop.tsx", "declare const Ghost: any;\nexport default () => <Ghost />;\n"),
+            one(BundleErrorKind::UndefinedComponent, "Ghost")
+        );
+        assert_eq!(errors("src/events/stop.tsx", &route("<div />")), one(BundleErrorKind::UndefinedComponent, "div"));
+        assert_eq!(errors("src/events/stop.tsx", &route("<Agent />")), one(BundleErrorKind::MissingExport, "Agent"));
     }
 
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with
@@ -1096,9 +1175,18 @@ mod tests {
             errors("src/a.ts", "export default () => __filename;\n"),
             one(BundleErrorKind::Require, "__filename")
         );
-        let guarded = "export const here = typeof (__dirname) === 'string' ? 'cjs' : 'esm';\n\
-                       const __filename = 'x';\nexport const file = __filename;\n";
+        let guarded = "export const here = typeof (__dirname as unknown) === 'string' ? 'cjs' : 'esm';\n\
+                       export const dir = typeof __dirname !== 'undefined' ? __dirname : process.cwd();\n\
+                       export function file() { if (typeof __filename === 'string') return __filename; return ''; }\n\
+                       export const either = (typeof __dirname === 'string' && __dirname) || '.';\n";
         assert_eq!(errors("src/a.ts", guarded), []);
+        let declared = "const __filename = 'x';\nexport const file = __filename;\n";
+        assert_eq!(errors("src/a.ts", declared), []);
+        // Declared for TypeScript alone, it is still not there.
+        assert_eq!(
+            errors("src/a.ts", "declare const __dirname: string;\nexport default () => __dirname;\n"),
+            one(BundleErrorKind::Require, "__dirname")
+        );
     }
 
     #[test]

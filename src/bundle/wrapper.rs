@@ -163,7 +163,7 @@ impl<'a> ModuleGraph<'a> {
                         format!("{source} has no export named `{}`", binding.name),
                         builtin_export_help(source, &binding.name),
                     ),
-                    Export::Missing => {
+                    Export::Missing | Export::Circular => {
                         // A module of this tool's is named as routes import it.
                         let named = named_as(source);
                         let help = match &named {
@@ -257,9 +257,12 @@ enum Export {
     /// The binding it names, in the module that declares it (or a namespace, `*`).
     Found(Binding),
     Missing,
+    /// Re-exports that lead back to themselves (which ESM refuses as it would a missing name).
+    Circular,
     /// Two `export *` give it different bindings.
     Ambiguous,
-    /// It may come from a module the graph does not hold (one whose compile failed).
+    /// It may come from a module the graph does not hold (one whose compile failed), or
+    /// from a re-export that is itself missing (reported where it is re-exported).
     Unknown,
 }
 
@@ -287,11 +290,17 @@ fn resolve_export(
         return Export::Unknown;
     };
     if !visiting.insert(binding.clone()) {
-        return Export::Missing;
+        return Export::Circular;
     }
     match chunk.links.exports.get(&binding.name) {
         Some(None) => return Export::Found(binding.clone()),
-        Some(Some(origin)) => return resolve_export(chunks, origin, visiting),
+        // A re-export of a name its own source lacks is reported where it is re-exported.
+        Some(Some(origin)) => {
+            return match resolve_export(chunks, origin, visiting) {
+                Export::Missing => Export::Unknown,
+                resolved => resolved,
+            };
+        }
         None if binding.name == "default" => return Export::Missing, // `export *` never gives a default
         None => {}
     }
@@ -303,7 +312,7 @@ fn resolve_export(
             Export::Found(resolved) => found = Some(resolved),
             Export::Ambiguous => return Export::Ambiguous,
             Export::Unknown => unknown = true,
-            Export::Missing => {}
+            Export::Missing | Export::Circular => {}
         }
     }
     match (found, unknown) {

@@ -148,7 +148,7 @@ enum HooksCommand {
         json: bool,
     },
     /// Run a hook's real emitted wrapper on a canonical input (or the host's own), as its host would.
-    #[command(group = clap::ArgGroup::new("canonical_input").required(true))]
+    #[command(group = clap::ArgGroup::new("input_source").required(true))]
     Simulate {
         /// The artifact folder `agent-bundle build` wrote.
         #[arg(long, default_value = "artifact")]
@@ -160,11 +160,11 @@ enum HooksCommand {
         /// it (`before-tool-guard`), or a start of one name.
         #[arg(long)]
         hook: String,
-        /// Canonical input as a JSON object, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'.
-        #[arg(long, group = "canonical_input")]
+        /// The input as a JSON object: canonical, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}', or the host's own with --native.
+        #[arg(long, group = "input_source")]
         input: Option<String>,
-        /// File holding the canonical input.
-        #[arg(long, group = "canonical_input")]
+        /// File holding the input.
+        #[arg(long, group = "input_source")]
         input_file: Option<PathBuf>,
         /// The input is the host's own hook input (its stdin, as captured from it), passed to
         /// the wrapper unchanged, not canonical.
@@ -584,6 +584,16 @@ fn simulate_command(
         serde_json::from_str(text).map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
     if !input.is_object() {
         return Err(Failure::Usage("input must be a JSON object".into()));
+    }
+    // A capture of a hook's run (as `reference` payloads are kept) holds the input beside
+    // the environment.
+    if let Some(capture) = input.as_object().filter(|object| object.len() == 2)
+        && capture.contains_key("env")
+        && capture.get("stdin").is_some_and(serde_json::Value::is_object)
+    {
+        return Err(Failure::Usage(
+            "the input holds `env` and `stdin`, as a capture of a hook's run does: pass its `stdin`".into(),
+        ));
     }
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
     // A name the artifact does not have is a wrong invocation, like a wrong option.

@@ -31,6 +31,7 @@ pub static TABLE: HostTable = HostTable {
             ("CLAUDE_PLUGIN_DATA", HookEnv::PluginData),
             ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
         ],
+        default_timeout: Some(600),
         document_path: "hooks/hooks.json",
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

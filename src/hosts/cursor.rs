@@ -34,6 +34,8 @@ pub static TABLE: HostTable = HostTable {
             ("CURSOR_PROJECT_DIR", HookEnv::ProjectDir),
             ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
         ],
+        // ("Platform default", undocumented.)
+        default_timeout: None,
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Flat,
         event_key: "hook_event_name",

@@ -128,6 +128,8 @@ pub struct HookSupport {
     /// The variables the host sets in a hook's environment, which `hooks simulate` sets as
     /// it would.
     pub env: &'static [(&'static str, HookEnv)],
+    /// How long the host waits for a hook with no `timeout`, in seconds, where documented.
+    pub default_timeout: Option<u32>,
 }
 
 /// What a host sets a variable of a hook's environment to.
@@ -139,6 +141,8 @@ pub enum HookEnv {
     PluginData,
     /// The user's project, where the hook runs.
     ProjectDir,
+    /// The host's own settings folder (`~/.codex`).
+    HostHome,
 }
 
 /// Every variable some host sets in a hook's environment.

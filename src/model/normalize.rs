@@ -233,19 +233,19 @@ impl Normalizer<'_> {
         let event = HookEvent::from_key(&decl.event.value);
         if event.is_none() {
             let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
-            let hosted: Vec<_> =
-                HookEvent::ALL.into_iter().filter(|e| e.family().is_some()).map(HookEvent::key).collect();
+            let (hosted, unhosted): (Vec<_>, Vec<_>) = HookEvent::ALL.into_iter().partition(|e| e.family().is_some());
+            let quoted = |events: Vec<HookEvent>| events.iter().map(|e| format!("`{}`", e.key())).collect::<Vec<_>>();
             let takes = format!(
-                "config hooks take {}; other events, `workspaceOpen` among them, are event routes \
-                 (`src/events/<family>.tsx`)",
-                hosted.join(", ")
+                "config hooks take {}; other events, {} among them, are event routes (`src/events/<family>.tsx`)",
+                hosted.iter().map(|e| e.key()).collect::<Vec<_>>().join(", "),
+                quoted(unhosted).join(", ")
             );
             let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
                 .at_path(&decl.event.path);
-            self.push(match self.project.native_event_help(&decl.event.value) {
-                Some(native) => unknown.with_help(format!("{native}; {takes}")),
-                None => unknown.with_help_suggesting(&decl.event.value, names.iter().copied(), &takes),
-            });
+            // A near miss of an event here (`sessionstart`) first, then a host's own name.
+            let suggested = crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes);
+            let native = self.project.native_event_help(&decl.event.value).filter(|_| suggested == takes);
+            self.push(unknown.with_help(native.map_or(suggested, |native| format!("{native}; {takes}"))));
         }
         let handler = self.handler(decl, payloads);
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
@@ -416,6 +416,7 @@ impl Normalizer<'_> {
             return Vec::new();
         }
         let mut selectors: Vec<ToolSelector> = Vec::new();
+        let mut refused = false;
         for item in &tools.value {
             let Some(selector) = ToolSelector::parse(&item.value) else {
                 self.push(
@@ -423,6 +424,7 @@ impl Normalizer<'_> {
                         .at_path(&item.path)
                         .with_help(ToolSelector::unknown_help(&item.value)),
                 );
+                refused = true;
                 continue;
             };
             if let (ToolSelector::Native { target, .. }, Some(targets)) = (&selector, targets)
@@ -436,13 +438,16 @@ impl Normalizer<'_> {
                     .at_path(&item.path)
                     .with_help("add the host to the hook's `targets`, or remove the selector"),
                 );
+                refused = true;
                 continue;
             }
             if !selectors.contains(&selector) {
                 selectors.push(selector);
             }
         }
-        selectors
+        // With a selector refused, what is left says nothing of what was meant: a host the
+        // rest do not apply to is not told so again (the build fails on the refusal).
+        if refused { Vec::new() } else { selectors }
     }
 
     fn args(&mut self, decl: &HookDecl, handler: Option<&Handler>) -> Vec<String> {

@@ -254,14 +254,17 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                                 route.tools.push(selector);
                             }
                         }
+                        ValueKind::String(text) => error(
+                            tool,
+                            &join_index(&key_path, index),
+                            format!("unknown tool selector `{text}`"),
+                            &ToolSelector::unknown_help(text),
+                        ),
                         _ => error(
                             tool,
                             &join_index(&key_path, index),
-                            "unknown tool selector".into(),
-                            &ToolSelector::unknown_help(match &tool.kind {
-                                ValueKind::String(text) => text,
-                                _ => "",
-                            }),
+                            "a tool selector is a string".into(),
+                            &ToolSelector::unknown_help(""),
                         ),
                     }
                 }
@@ -356,6 +359,11 @@ mod tests {
         let empty = discover_one("src/events/tool/before.tsx", "export const config = { tools: [] };\n");
         let codes: Vec<_> = empty.diagnostics.iter().map(|d| (d.code, d.json_path.clone())).collect();
         assert_eq!(codes, [(Code::RouteConfig, Some("tools".into()))], "no tool, not every tool");
+        let pattern =
+            discover_one("src/events/tool/before.tsx", "export const config = { tools: ['claude:Edit|Write'] };\n");
+        let found: Vec<_> = pattern.diagnostics.iter().map(|d| (d.message.as_str(), d.help.as_deref())).collect();
+        let help = "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'";
+        assert_eq!(found, [("unknown tool selector `claude:Edit|Write`", Some(help))]);
         let nowhere = discover_one("src/events/stop.tsx", "export const config = { targets: [] };\n");
         assert_eq!(nowhere.diagnostics[0].json_path.as_deref(), Some("targets"), "no host, not every host");
         // Node's timers hold at most 2^31 - 1 ms.

@@ -182,7 +182,7 @@ function unavailable(path) {
   if (other === null) return message;
   return (
     `${message}; another build of this plugin has a socket here (${other}): if the host's MCP server ` +
-    "runs that build, restart it to load this one (Claude Code: /mcp, then reconnect; or start a new session)"
+    "runs that build, restart it to load this one (a new session starts it anew)"
   );
 }
 

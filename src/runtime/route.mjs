@@ -177,6 +177,8 @@ function checkValue(value) {
 function describe(value) {
   if (typeof value === "function") return `a function${value.name ? ` (${value.name})` : ""}`;
   if (typeof value === "symbol") return String(value);
+  // A tag naming a property nothing has (`<rt.Agent.Contxt>`).
+  if (value === undefined) return "undefined (a tag naming nothing)";
   if (value === null || typeof value !== "object") return `${typeof value} ${String(value)}`;
   return Array.isArray(value) ? "an array" : "an object";
 }

@@ -436,6 +436,7 @@ describe("errors", PARALLEL, () => {
     const cases = [
       [`jsx("div", { children: "hi" })`, "route rendered unsupported element type <div>: use function components, Fragment, Agent.Result or Agent.Context"],
       [`jsx(Symbol("x"), {})`, "route rendered unsupported element type Symbol(x): use function components, Fragment, Agent.Result or Agent.Context"],
+      [`jsx(Agent.Contxt, {})`, "route rendered unsupported element type undefined (a tag naming nothing): use function components, Fragment, Agent.Result or Agent.Context"],
       [`{ type: "div" }`, "route rendered an object: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
       [`() => null`, "route rendered a function: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
     ];

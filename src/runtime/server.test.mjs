@@ -339,7 +339,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     // As a rebuild's wrappers do while the host still runs the previous build's runtime.
     const hint =
       `; another build of this plugin has a socket here (${socket}): if the host's MCP server ` +
-      "runs that build, restart it to load this one (Claude Code: /mcp, then reconnect; or start a new session)\n";
+      "runs that build, restart it to load this one (a new session starts it anew)\n";
     assert.match(stale.stderr, /handler failed: shared runtime unavailable: no live socket at /);
     assert.ok(stale.stderr.endsWith(hint), stale.stderr);
     await stopServer(server);

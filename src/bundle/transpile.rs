@@ -12,7 +12,7 @@ use oxc_ast::ast::{
     ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
     IfStatement, ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement,
     JSXElementName, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement, LogicalExpression,
-    ObjectPropertyKind, Program, RegExpLiteral, Statement, StringLiteral, TSExportAssignment,
+    ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression, StringLiteral, TSExportAssignment,
     TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
     UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
@@ -53,6 +53,8 @@ pub enum BundleErrorKind {
     MissingExport,
     /// A JSX tag naming nothing declared or imported.
     UndefinedComponent,
+    /// A read of the hook's stdin, which the wrapper has read (a warning).
+    ReadsStdin,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -67,6 +69,10 @@ pub struct BundleDiagnostic {
 impl BundleDiagnostic {
     pub(crate) fn error(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
         Self { kind, severity: Severity::Error, span, message: message.into(), help: None }
+    }
+
+    pub(crate) fn warning(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
+        Self { kind, severity: Severity::Warning, span, message: message.into(), help: None }
     }
 
     pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -290,6 +296,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
+    checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
@@ -413,6 +420,8 @@ struct Checker<'s> {
     /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
     /// route renders: elsewhere JSX may build plain data.
     renders_routes: bool,
+    /// Whether the module is this tool's own (the runtime, which reads the hook's stdin).
+    tool_module: bool,
 }
 
 impl<'s> Checker<'s> {
@@ -434,6 +443,7 @@ impl<'s> Checker<'s> {
             agent_bindings: Vec::new(),
             context_at: None,
             renders_routes: false,
+            tool_module: false,
         }
     }
 
@@ -457,6 +467,31 @@ impl<'s> Checker<'s> {
                 "import a JavaScript or TypeScript module without attributes",
             );
         }
+    }
+
+    /// Whether `member` is the global `process.stdin`.
+    fn is_process_stdin(&self, member: &StaticMemberExpression<'_>) -> bool {
+        member.property.name == "stdin"
+            && matches!(&member.object, Expression::Identifier(object) if object.name == "process" && !self.bound_at_run_time(object))
+    }
+
+    /// A hook's stdin, which the wrapper has read already: what a handler reads there is
+    /// nothing (a script ported from a host's hooks reads its input so).
+    fn reads_stdin(&mut self, span: oxc_span::Span) {
+        if self.tool_module {
+            return;
+        }
+        self.diagnostics.push(
+            BundleDiagnostic::warning(
+                BundleErrorKind::ReadsStdin,
+                span.into(),
+                "this reads the hook's stdin, which the wrapper has read already: it finds nothing",
+            )
+            .with_help(
+                "a handler gets the host's input decoded as its first argument (`event`), and as the host sent \
+                 it as `context.nativeInput` (a route: the `native` prop)",
+            ),
+        );
     }
 
     /// Whether `name` is the route components' `Agent`, imported.
@@ -719,7 +754,35 @@ impl<'a> Visit<'a> for Checker<'_> {
                 "import it instead: `import fs from \"node:fs\"`, or `await import(\"./module\")` in an async function",
             );
         }
+        // `readFileSync(0)` or `readFileSync('/dev/stdin')`, as a hook script reads its input.
+        let reads = match &it.callee {
+            Expression::Identifier(callee) => callee.name == "readFileSync",
+            Expression::StaticMemberExpression(callee) => callee.property.name == "readFileSync",
+            _ => false,
+        };
+        let stdin = match it.arguments.first().and_then(|argument| argument.as_expression()) {
+            Some(Expression::NumericLiteral(fd)) => fd.value == 0.0,
+            Some(Expression::StringLiteral(path)) => path.value == "/dev/stdin",
+            _ => false,
+        };
+        if reads && stdin {
+            self.reads_stdin(it.span);
+        }
         walk::walk_call_expression(self, it);
+    }
+
+    fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        // `process.stdin` (but `process.stdin.isTTY`, which reads nothing).
+        if let Expression::StaticMemberExpression(inner) = &it.object
+            && it.property.name == "isTTY"
+            && self.is_process_stdin(inner)
+        {
+            return;
+        }
+        if self.is_process_stdin(it) {
+            self.reads_stdin(it.span);
+        }
+        walk::walk_static_member_expression(self, it);
     }
 
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
@@ -1158,6 +1221,31 @@ mod tests {
         );
         assert_eq!(errors("src/events/stop.tsx", &route("<div />")), one(BundleErrorKind::UndefinedComponent, "div"));
         assert_eq!(errors("src/events/stop.tsx", &route("<Agent />")), one(BundleErrorKind::MissingExport, "Agent"));
+    }
+
+    /// Reading the hook's stdin finds nothing: the wrapper has read it. A warning, at the read.
+    #[test]
+    fn a_read_of_stdin_is_warned_of() {
+        let warnings = |source: &str| -> Vec<String> {
+            let out = transpile("src/h.ts", source);
+            out.diagnostics
+                .iter()
+                .filter(|d| d.kind == BundleErrorKind::ReadsStdin && d.severity == Severity::Warning)
+                .map(|d| source[d.span.range()].to_owned())
+                .collect()
+        };
+        let reads = "import { readFileSync } from 'node:fs';\nimport * as fs from 'node:fs';\n\
+                     export const a = readFileSync(0, 'utf8');\nexport const b = fs.readFileSync('/dev/stdin');\n\
+                     export const c = process.stdin.read();\n";
+        assert_eq!(warnings(reads), ["readFileSync(0, 'utf8')", "fs.readFileSync('/dev/stdin')", "process.stdin"],);
+        let fine = "import { readFileSync } from 'node:fs';\nexport const tty = process.stdin.isTTY;\n\
+                    export const rules = readFileSync('rules.txt');\nconst process = { stdin: 1 };\nexport const x = process.stdin;\n";
+        assert_eq!(warnings(fine), Vec::<String>::new());
+        assert!(
+            transpile(crate::bundle::RUNTIME_KEY, crate::bundle::virtual_module(crate::bundle::RUNTIME_KEY).unwrap())
+                .diagnostics
+                .is_empty()
+        );
     }
 
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with

@@ -235,6 +235,7 @@ impl<'a> ModuleGraph<'a> {
                     BundleErrorKind::Unreadable => Code::UnreadableInput,
                     BundleErrorKind::MissingExport => Code::MissingExport,
                     BundleErrorKind::UndefinedComponent => Code::UndefinedComponent,
+                    BundleErrorKind::ReadsStdin => Code::ReadsStdin,
                     _ => Code::UnsupportedImport,
                 };
                 let mut diagnostic = match problem.severity {

@@ -622,7 +622,11 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
     for plan in &plans {
         diagnostics.extend(plan.diagnostics.iter().cloned());
     }
-    diagnostics.extend(unreached_hooks(&model));
+    // (Where the config has errors, a mistyped target say, what reaches no host follows from
+    // them: said again per hook, it would bury them.)
+    if !has_errors(&diagnostics) {
+        diagnostics.extend(unreached_hooks(&model));
+    }
 
     let requests: Vec<(String, Target, String)> = plans
         .iter()

@@ -81,6 +81,8 @@ fn unknown_selector() {
 #[test]
 fn unknown_target() {
     expect_one(&config("{ stop: './src/hooks/h.ts' }", "['claude', 'gemini']"), &[], "AB4100", "targets[1]", "");
+    // The only target mistyped: the hooks that then reach no host are not said to, each.
+    expect_one(&config("{ stop: './src/hooks/h.ts' }", "['claud']"), &[], "AB4100", "targets[0]", "");
 }
 
 #[test]

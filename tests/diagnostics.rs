@@ -767,4 +767,10 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
     let claude_only = route("export const config = { targets: ['claude'] };\n");
     let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", &claude_only)]);
     assert_eq!(warnings(dir.path()), []);
+    // A route that reads which host it renders for chooses where the context goes.
+    let guarded = "import { Agent } from '@agent-bundle/runtime';\n\
+                   export default ({ canonical }: { canonical: { provenance: { host: string } } }) =>\n  \
+                   canonical.provenance.host === 'cursor' ? null : <Agent.Context>hi</Agent.Context>;\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", guarded)]);
+    assert_eq!(warnings(dir.path()), []);
 }

@@ -695,6 +695,24 @@ fn a_builtins_names_through_export_star_resolve_as_esm_links_them() {
     );
 }
 
+/// A name a module lacks is said with the one it most likely meant.
+#[test]
+fn a_missing_name_is_said_with_the_one_meant() {
+    let files: BTreeMap<String, String> = [
+        ("src/main.ts", "import { matchDenyed } from './rules.js';\nexport default () => matchDenyed;\n"),
+        ("src/rules.ts", "export const matchDenied = 1;\nexport const other = 2;\n"),
+    ]
+    .into_iter()
+    .map(|(key, text)| (key.to_owned(), text.to_owned()))
+    .collect();
+    let (chunks, errors) = compile_graph(&files, "src/main.ts");
+    assert!(errors.is_empty(), "{errors:#?}");
+    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, "src/main.ts"], |key| &chunks[key]);
+    let helps: Vec<Option<String>> = graph.diagnostics().into_iter().map(|d| d.help).collect();
+    let help = "did you mean `matchDenied`? export `matchDenyed` from src/rules.ts, or import a name it exports";
+    assert_eq!(helps, [Some(help.to_owned())]);
+}
+
 /// A named import from JSON (which TypeScript allows) says how to read the name instead.
 #[test]
 fn a_named_import_from_json_says_to_read_the_data() {

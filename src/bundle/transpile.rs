@@ -300,7 +300,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     checker.visit_program(&program);
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
-    out.context_at = checker.context_at;
+    // A route that reads which host it renders for is taken to render the context only where
+    // the host takes it.
+    out.context_at = checker.context_at.filter(|_| !checker.reads_host);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
     for request in values.into_iter().chain(types) {
@@ -417,6 +419,8 @@ struct Checker<'s> {
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
     context_at: Option<Span>,
+    /// Whether the module reads a `provenance` (`canonical.provenance.host`).
+    reads_host: bool,
     /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
     /// route renders: elsewhere JSX may build plain data.
     renders_routes: bool,
@@ -442,6 +446,7 @@ impl<'s> Checker<'s> {
             commonjs_guards: 0,
             agent_bindings: Vec::new(),
             context_at: None,
+            reads_host: false,
             renders_routes: false,
             tool_module: false,
         }
@@ -485,7 +490,8 @@ impl<'s> Checker<'s> {
             BundleDiagnostic::warning(
                 BundleErrorKind::ReadsStdin,
                 span.into(),
-                "this reads the hook's stdin, which the wrapper has read already: it finds nothing",
+                "this reads the hook's stdin, which the wrapper has read already (in the shared runtime, stdin \
+                 is the MCP server's): it finds nothing the host sent",
             )
             .with_help(
                 "a handler gets the host's input decoded as its first argument (`event`), and as the host sent \
@@ -745,7 +751,8 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
         if let Expression::Identifier(callee) = &it.callee
             && callee.name == "require"
-            && self.scoping.get_reference(callee.reference_id()).symbol_id().is_none()
+            && self.commonjs_guards == 0
+            && !self.bound_at_run_time(callee)
         {
             self.error(
                 BundleErrorKind::Require,
@@ -756,8 +763,10 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         // `readFileSync(0)` or `readFileSync('/dev/stdin')`, as a hook script reads its input.
         let reads = match &it.callee {
-            Expression::Identifier(callee) => callee.name == "readFileSync",
-            Expression::StaticMemberExpression(callee) => callee.property.name == "readFileSync",
+            Expression::Identifier(callee) => matches!(callee.name.as_str(), "readFileSync" | "readSync"),
+            Expression::StaticMemberExpression(callee) => {
+                matches!(callee.property.name.as_str(), "readFileSync" | "readSync")
+            }
             _ => false,
         };
         let stdin = match it.arguments.first().and_then(|argument| argument.as_expression()) {
@@ -772,6 +781,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        self.reads_host |= it.property.name == "provenance";
         // `process.stdin` (but `process.stdin.isTTY`, which reads nothing).
         if let Expression::StaticMemberExpression(inner) = &it.object
             && it.property.name == "isTTY"
@@ -966,7 +976,10 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
-        if is_commonjs_variable(&it.name) && self.commonjs_guards == 0 && !self.bound_at_run_time(it) {
+        if matches!(it.name.as_str(), "__dirname" | "__filename")
+            && self.commonjs_guards == 0
+            && !self.bound_at_run_time(it)
+        {
             self.error(
                 BundleErrorKind::Require,
                 it.span.into(),
@@ -1002,8 +1015,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-        let tested = it.operator == UnaryOperator::Typeof && tests_commonjs(&it.argument);
-        self.guarded_if(tested, |checker| walk::walk_unary_expression(checker, it));
+        self.guarded_if(is_commonjs_typeof(it), |checker| walk::walk_unary_expression(checker, it));
     }
 
     fn visit_jsx_opening_element(&mut self, it: &JSXOpeningElement<'a>) {
@@ -1051,20 +1063,26 @@ impl<'a> Visit<'a> for Checker<'_> {
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
 const AGENT_COMPONENTS: [&str; 2] = ["Result", "Context"];
 
+/// CommonJS's module variables, which an ES module lacks (`require` is refused where it is
+/// called).
 fn is_commonjs_variable(name: &str) -> bool {
-    matches!(name, "__dirname" | "__filename")
+    matches!(name, "__dirname" | "__filename" | "require")
 }
 
-/// Whether `test` applies `typeof` to `__dirname` or `__filename` (parenthesized, or under a
-/// TypeScript assertion, too).
+/// `typeof __dirname` (parenthesized, or under a TypeScript assertion, too), which throws
+/// in no kind of module.
+fn is_commonjs_typeof(it: &UnaryExpression<'_>) -> bool {
+    it.operator == UnaryOperator::Typeof
+        && matches!(it.argument.get_inner_expression(), Expression::Identifier(name) if is_commonjs_variable(&name.name))
+}
+
+/// Whether `test` applies `typeof` to one of CommonJS's module variables.
 fn tests_commonjs(test: &Expression<'_>) -> bool {
     #[derive(Default)]
     struct Finds(bool);
     impl<'a> Visit<'a> for Finds {
         fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-            let operand = it.argument.get_inner_expression();
-            self.0 |= it.operator == UnaryOperator::Typeof
-                && matches!(operand, Expression::Identifier(name) if is_commonjs_variable(&name.name));
+            self.0 |= is_commonjs_typeof(it);
             walk::walk_unary_expression(self, it);
         }
     }
@@ -1234,10 +1252,16 @@ mod tests {
                 .map(|d| source[d.span.range()].to_owned())
                 .collect()
         };
-        let reads = "import { readFileSync } from 'node:fs';\nimport * as fs from 'node:fs';\n\
+        let reads = "import { readFileSync, readSync } from 'node:fs';\nimport * as fs from 'node:fs';\n\
                      export const a = readFileSync(0, 'utf8');\nexport const b = fs.readFileSync('/dev/stdin');\n\
-                     export const c = process.stdin.read();\n";
-        assert_eq!(warnings(reads), ["readFileSync(0, 'utf8')", "fs.readFileSync('/dev/stdin')", "process.stdin"],);
+                     export const c = process.stdin.read();\nexport const d = readSync(0, Buffer.alloc(9));\n";
+        let expected = [
+            "readFileSync(0, 'utf8')",
+            "fs.readFileSync('/dev/stdin')",
+            "process.stdin",
+            "readSync(0, Buffer.alloc(9))",
+        ];
+        assert_eq!(warnings(reads), expected);
         let fine = "import { readFileSync } from 'node:fs';\nexport const tty = process.stdin.isTTY;\n\
                     export const rules = readFileSync('rules.txt');\nconst process = { stdin: 1 };\nexport const x = process.stdin;\n";
         assert_eq!(warnings(fine), Vec::<String>::new());
@@ -1268,7 +1292,9 @@ mod tests {
                        export function file() { if (typeof __filename === 'string') return __filename; return ''; }\n\
                        export const either = (typeof __dirname === 'string' && __dirname) || '.';\n";
         assert_eq!(errors("src/a.ts", guarded), []);
-        let declared = "const __filename = 'x';\nexport const file = __filename;\n";
+        let declared = "const __filename = 'x';\nexport const file = __filename;\n\
+                        export const isCjs = typeof __dirname === 'string';\n\
+                        export const fs = typeof require === 'function' ? require('node:fs') : null;\n";
         assert_eq!(errors("src/a.ts", declared), []);
         // Declared for TypeScript alone, it is still not there.
         assert_eq!(

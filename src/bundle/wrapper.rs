@@ -178,7 +178,14 @@ impl<'a> ModuleGraph<'a> {
                                  and read `data.{}`",
                                 binding.name
                             ),
-                            None => format!("export `{}` from {source}, or import a name it exports", binding.name),
+                            None => {
+                                let exported = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
+                                crate::diagnostics::suggesting(
+                                    &binding.name,
+                                    exported.into_iter().flatten().map(String::as_str),
+                                    &format!("export `{}` from {source}, or import a name it exports", binding.name),
+                                )
+                            }
                         };
                         let module = named.as_deref().unwrap_or(source);
                         (format!("{module} has no export named `{}`", binding.name), help)

@@ -145,7 +145,7 @@ async function render(node, state, inContext) {
   if (typeof type === "function") return render(type(props), state, inContext);
   const name = typeof type === "string" ? `<${type}>` : describe(type);
   throw new Error(
-    `route rendered unsupported element type ${name}: use function components, Fragment, Agent.Result or Agent.Context`,
+    `route rendered unsupported element type ${name}: use function components, fragments (<>…</>), Agent.Result or Agent.Context`,
   );
 }
 

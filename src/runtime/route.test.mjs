@@ -434,9 +434,9 @@ describe("errors", PARALLEL, () => {
 
   test("unknown element types and values", async () => {
     const cases = [
-      [`jsx("div", { children: "hi" })`, "route rendered unsupported element type <div>: use function components, Fragment, Agent.Result or Agent.Context"],
-      [`jsx(Symbol("x"), {})`, "route rendered unsupported element type Symbol(x): use function components, Fragment, Agent.Result or Agent.Context"],
-      [`jsx(Agent.Contxt, {})`, "route rendered unsupported element type undefined (a tag naming nothing): use function components, Fragment, Agent.Result or Agent.Context"],
+      [`jsx("div", { children: "hi" })`, "route rendered unsupported element type <div>: use function components, fragments (<>…</>), Agent.Result or Agent.Context"],
+      [`jsx(Symbol("x"), {})`, "route rendered unsupported element type Symbol(x): use function components, fragments (<>…</>), Agent.Result or Agent.Context"],
+      [`jsx(Agent.Contxt, {})`, "route rendered unsupported element type undefined (a tag naming nothing): use function components, fragments (<>…</>), Agent.Result or Agent.Context"],
       [`{ type: "div" }`, "route rendered an object: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
       [`() => null`, "route rendered a function: a route renders elements (<Agent.Result value={…} />, <Agent.Context>text</Agent.Context>) or null"],
     ];

@@ -102,7 +102,8 @@ pub fn module_chunk(
     });
     // The specifiers are the source's whatever they resolve to: kept when only resolving
     // failed (an import outside the root is resolved again once its directory is listed).
-    if chunk.diagnostics.iter().all(|d| d.kind == bundle::BundleErrorKind::UnresolvedImport) {
+    let errors = chunk.diagnostics.iter().filter(|d| d.is_error());
+    if errors.clone().all(|d| d.kind == bundle::BundleErrorKind::UnresolvedImport) {
         let specifiers: Vec<&str> = resolutions.iter().map(|(s, _)| s.as_str()).collect();
         let record = ActionRecord {
             outputs: BTreeMap::new(),
@@ -110,7 +111,8 @@ pub fn module_chunk(
         };
         cache.put_action(&imports_key, &record);
     }
-    if chunk.diagnostics.is_empty() {
+    // A chunk with warnings is kept with them: a build from the cache says them again.
+    if !chunk.diagnostics.iter().any(bundle::BundleDiagnostic::is_error) {
         cache.put_action(&chunk_key(key, &source_hash, &resolutions), &encode_chunk(cache, &chunk));
     }
     chunk
@@ -147,7 +149,7 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 /// What a chunk holds besides its code, as its record's values: the wrapper key covers
 /// them too, since linking reads them (a side-effect `import 'node:os'` lives in
 /// `builtins` alone).
-fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 5] {
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 6] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
     let context_at = chunk.context_at.map(|span| [span.start, span.end]);
@@ -157,6 +159,7 @@ fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 5] {
         ("links", printed(&chunk.links)),
         ("mappings", printed(&chunk.mappings)),
         ("context", printed(&context_at)),
+        ("warnings", printed(&chunk.diagnostics)),
     ]
 }
 
@@ -180,6 +183,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
     let context_at: Option<[u32; 2]> = serde_json::from_str(record.values.get("context")?).ok()?;
+    let diagnostics = serde_json::from_str(record.values.get("warnings")?).ok()?;
     let imports = imports
         .into_iter()
         .map(|(specifier, key, start, end)| ModuleImport { specifier, key, span: Span { start, end } })
@@ -191,7 +195,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         links,
         mappings,
         unresolved: Vec::new(),
-        diagnostics: Vec::new(),
+        diagnostics,
         context_at: context_at.map(|[start, end]| Span { start, end }),
     })
 }

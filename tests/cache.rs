@@ -38,6 +38,27 @@ fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_n
     assert_eq!(warm["published"]["written"], serde_json::json!([]));
 }
 
+/// A build that warns (no stamp, no artifact record: every build runs the stages) still
+/// transpiles and bundles nothing the second time: a module is cached with its warnings,
+/// which a build from the cache says again.
+#[test]
+fn a_build_with_warnings_is_all_cache_hits_the_second_time_and_says_them_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        "export default { plugin: { name: 'warns' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let handler = "import { readFileSync } from 'node:fs';\nexport default () => { void readFileSync(0); };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    let codes = |report: &Value| -> Vec<String> {
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+    };
+    let cold = build(dir.path(), cache.path());
+    assert_eq!(codes(&cold), ["AB4840"]);
+    let warm = build(dir.path(), cache.path());
+    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
+    assert_eq!(codes(&warm), ["AB4840"], "said again");
+    assert_eq!(warm["published"]["written"], serde_json::json!([]));
+}
+
 /// Without the stamp (a touched or copied checkout), the inputs' hash finds the manifest the
 /// last clean build published, and an artifact that still matches it byte for byte is left
 /// alone; one edited in place does not match and is rebuilt.

@@ -30,13 +30,13 @@ pub use crate::source::Span;
 
 use super::source_map::Origin;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Severity {
     Error,
     Warning,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BundleErrorKind {
     Syntax,
     BareImport,
@@ -57,7 +57,7 @@ pub enum BundleErrorKind {
     ReadsStdin,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BundleDiagnostic {
     pub kind: BundleErrorKind,
     pub severity: Severity,

@@ -4,8 +4,9 @@
 //!
 //! Every key starts with [`COMPILER`] (this binary's version, sources and action format
 //! revision), then every input that can change the output, and nothing else: no absolute
-//! paths, no timestamps. Results with diagnostics are never cached (they are cheap to
-//! recompute and must always be reported).
+//! paths, no timestamps. Results with errors are never cached (they are cheap to recompute
+//! and must always be reported); a module chunk is cached with its warnings, which a build
+//! from the cache reports again.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -27,9 +28,10 @@ use crate::stamp::Summary;
 /// meaning changes (4: module chunks record their links, which the graph checks; 5: an
 /// artifact's pack is an LZ4 frame, `packEncoding`; 6: a wrapper's key covers what each
 /// linked chunk imports, links and takes from Node, not only its code; 7: chunks record
-/// their source mappings, wrappers their source map).
+/// their source mappings, wrappers their source map; 8: chunks record where they render
+/// `Agent.Context`, and their warnings).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/7 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/8 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on

@@ -252,7 +252,8 @@ fn hooks_simulate_gives_a_hook_its_hosts_environment_and_no_other() {
     let context = |target: &str| {
         let mut command = support::bin();
         command.args(["hooks", "simulate", "--target", target, "--hook", "session-start", "--input", input, "--json"]);
-        let output = command.env("CURSOR_PLUGIN_ROOT", "/from/the/shell").current_dir(dir.path()).output().unwrap();
+        command.env("CURSOR_PLUGIN_ROOT", "/from/the/shell").env("CODEX_HOME", "/from/the/shell");
+        let output = command.current_dir(dir.path()).output().unwrap();
         assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
         let text = report["result"]["additionalContext"].as_str().unwrap().to_owned();

@@ -657,7 +657,9 @@ fn a_broken_re_export_is_said_where_it_is() {
         ("src/c.ts", "export { x } from './b.js';\n"),
     ];
     let errors = link_errors(&files, "src/main.ts");
-    assert!(errors.iter().any(|(file, ..)| file == "src/main.ts"), "{errors:#?}");
+    let at_main: Vec<_> = errors.iter().filter(|(file, ..)| file == "src/main.ts").collect();
+    assert_eq!(at_main.len(), 1, "{errors:#?}");
+    assert_eq!(at_main[0].3, "src/b.ts has no export named `x`");
 }
 
 /// A builtin's names reach through `export *` as a module's do: present, missing, or given

@@ -7,14 +7,14 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, ConditionalExpression, Declaration,
-    Decorator, ExportAllDeclaration, ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind,
-    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
-    IfStatement, ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement,
-    JSXElementName, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement, LogicalExpression,
-    ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression, StringLiteral, TSExportAssignment,
-    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
-    UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
+    ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
+    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
+    JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement,
+    StaticMemberExpression, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
+    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration,
+    VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -295,6 +295,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
+    checker.commonjs_tested = commonjs_tested(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
@@ -411,15 +412,15 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// How many conditionals (`?:`, `if`, `&&`, `||`, `??`) that test `typeof __dirname` or
-    /// `typeof __filename` enclose the node: code meant for both kinds of module, whose
-    /// CommonJS branch an ES module never takes.
-    commonjs_guards: u32,
+    /// CommonJS's variables the module tests with `typeof` somewhere: code meant for both
+    /// kinds of module, whose CommonJS branch an ES module never takes, however it is
+    /// written (`?:`, `if`, an early return, a flag), so their uses there are left alone.
+    commonjs_tested: Vec<String>,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
     context_at: Option<Span>,
-    /// Whether the module reads a `provenance` (`canonical.provenance.host`).
+    /// Whether the module reads `provenance.host` (`canonical.provenance.host`).
     reads_host: bool,
     /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
     /// route renders: elsewhere JSX may build plain data.
@@ -443,7 +444,7 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
-            commonjs_guards: 0,
+            commonjs_tested: Vec::new(),
             agent_bindings: Vec::new(),
             context_at: None,
             reads_host: false,
@@ -506,20 +507,27 @@ impl<'s> Checker<'s> {
         symbol.is_some_and(|symbol| self.agent_bindings.contains(&symbol))
     }
 
-    /// Walks with `commonjs_guards` raised when `guarded`.
-    fn guarded_if(&mut self, guarded: bool, walk: impl FnOnce(&mut Self)) {
-        self.commonjs_guards += u32::from(guarded);
-        walk(self);
-        self.commonjs_guards -= u32::from(guarded);
-    }
-
     /// Whether `name` is bound to something that exists when the module runs: declared or
-    /// imported as a value, not only for TypeScript (`declare const`, `import type`).
+    /// imported as a value, not only for TypeScript (`declare const`, `import type`). (The
+    /// flags of merged declarations are merged: a function or class, say, with a `declare
+    /// namespace` of its name, is there.)
     fn bound_at_run_time(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
         symbol.is_some_and(|symbol| {
-            !self.scoping.symbol_flags(symbol).intersects(SymbolFlags::Ambient | SymbolFlags::TypeImport)
+            let flags = self.scoping.symbol_flags(symbol);
+            let declared_only = flags.contains(SymbolFlags::Ambient)
+                && !flags.intersects(SymbolFlags::Function | SymbolFlags::Class | SymbolFlags::Enum);
+            !declared_only && !flags.contains(SymbolFlags::TypeImport)
         })
+    }
+
+    /// Whether `name`, one of CommonJS's variables, is used as itself: a value (not in a
+    /// type), bound to nothing, in a module that never tests it with `typeof`.
+    fn commonjs_used(&self, name: &IdentifierReference<'_>) -> bool {
+        let value = self.scoping.get_reference(name.reference_id()).flags().is_value();
+        value
+            && !self.bound_at_run_time(name)
+            && !self.commonjs_tested.iter().any(|tested| tested == name.name.as_str())
     }
 
     /// A component's tag names something declared or imported: rendered, an undeclared one
@@ -751,8 +759,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
         if let Expression::Identifier(callee) = &it.callee
             && callee.name == "require"
-            && self.commonjs_guards == 0
-            && !self.bound_at_run_time(callee)
+            && self.commonjs_used(callee)
         {
             self.error(
                 BundleErrorKind::Require,
@@ -781,7 +788,8 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.reads_host |= it.property.name == "provenance";
+        self.reads_host |= it.property.name == "host"
+            && matches!(&it.object, Expression::StaticMemberExpression(inner) if inner.property.name == "provenance");
         // `process.stdin` (but `process.stdin.isTTY`, which reads nothing).
         if let Expression::StaticMemberExpression(inner) = &it.object
             && it.property.name == "isTTY"
@@ -976,10 +984,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
-        if matches!(it.name.as_str(), "__dirname" | "__filename")
-            && self.commonjs_guards == 0
-            && !self.bound_at_run_time(it)
-        {
+        if matches!(it.name.as_str(), "__dirname" | "__filename") && self.commonjs_used(it) {
             self.error(
                 BundleErrorKind::Require,
                 it.span.into(),
@@ -1000,22 +1005,6 @@ impl<'a> Visit<'a> for Checker<'_> {
                 "use rest parameters in a function: `(...args) => …`",
             );
         }
-    }
-
-    fn visit_conditional_expression(&mut self, it: &ConditionalExpression<'a>) {
-        self.guarded_if(tests_commonjs(&it.test), |checker| walk::walk_conditional_expression(checker, it));
-    }
-
-    fn visit_if_statement(&mut self, it: &IfStatement<'a>) {
-        self.guarded_if(tests_commonjs(&it.test), |checker| walk::walk_if_statement(checker, it));
-    }
-
-    fn visit_logical_expression(&mut self, it: &LogicalExpression<'a>) {
-        self.guarded_if(tests_commonjs(&it.left), |checker| walk::walk_logical_expression(checker, it));
-    }
-
-    fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-        self.guarded_if(is_commonjs_typeof(it), |checker| walk::walk_unary_expression(checker, it));
     }
 
     fn visit_jsx_opening_element(&mut self, it: &JSXOpeningElement<'a>) {
@@ -1069,26 +1058,26 @@ fn is_commonjs_variable(name: &str) -> bool {
     matches!(name, "__dirname" | "__filename" | "require")
 }
 
-/// `typeof __dirname` (parenthesized, or under a TypeScript assertion, too), which throws
-/// in no kind of module.
-fn is_commonjs_typeof(it: &UnaryExpression<'_>) -> bool {
-    it.operator == UnaryOperator::Typeof
-        && matches!(it.argument.get_inner_expression(), Expression::Identifier(name) if is_commonjs_variable(&name.name))
-}
-
-/// Whether `test` applies `typeof` to one of CommonJS's module variables.
-fn tests_commonjs(test: &Expression<'_>) -> bool {
+/// CommonJS's variables `program` applies `typeof` to (parenthesized, or under a TypeScript
+/// assertion, too), in one pass.
+fn commonjs_tested(program: &Program<'_>) -> Vec<String> {
     #[derive(Default)]
-    struct Finds(bool);
-    impl<'a> Visit<'a> for Finds {
+    struct Tested(Vec<String>);
+    impl<'a> Visit<'a> for Tested {
         fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-            self.0 |= is_commonjs_typeof(it);
+            if it.operator == UnaryOperator::Typeof
+                && let Expression::Identifier(name) = it.argument.get_inner_expression()
+                && is_commonjs_variable(&name.name)
+                && !self.0.iter().any(|tested| tested == name.name.as_str())
+            {
+                self.0.push(name.name.to_string());
+            }
             walk::walk_unary_expression(self, it);
         }
     }
-    let mut finds = Finds::default();
-    finds.visit_expression(test);
-    finds.0
+    let mut tested = Tested::default();
+    tested.visit_program(program);
+    tested.0
 }
 
 /// The local bindings of `import { Agent } from "@agent-bundle/runtime"` (renamed or not).
@@ -1232,6 +1221,10 @@ mod tests {
                     function Note() { return 'n'; }\n\
                     export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><globalThis.X /></A.Result>;\n";
         assert_eq!(errors("src/events/stop.tsx", fine), []);
+        // A function merged with a `declare namespace` of its name is there.
+        let merged = "export function Card() { return null; }\nexport declare namespace Card { interface Props {} }\n\
+                      export default () => <Card />;\n";
+        assert_eq!(errors("src/events/stop.tsx", merged), []);
         // What exists for TypeScript alone, an HTML element, `Agent` itself: none renders.
         assert_eq!(
             errors("src/events/stop.tsx", "declare const Ghost: any;\nexport default () => <Ghost />;\n"),
@@ -1263,7 +1256,8 @@ mod tests {
         ];
         assert_eq!(warnings(reads), expected);
         let fine = "import { readFileSync } from 'node:fs';\nexport const tty = process.stdin.isTTY;\n\
-                    export const rules = readFileSync('rules.txt');\nconst process = { stdin: 1 };\nexport const x = process.stdin;\n";
+                    export const rules = readFileSync('rules.txt');\n\
+                    export function local() { const process = { stdin: 1 }; return process.stdin; }\n";
         assert_eq!(warnings(fine), Vec::<String>::new());
         assert!(
             transpile(crate::bundle::RUNTIME_KEY, crate::bundle::virtual_module(crate::bundle::RUNTIME_KEY).unwrap())
@@ -1296,6 +1290,10 @@ mod tests {
                         export const isCjs = typeof __dirname === 'string';\n\
                         export const fs = typeof require === 'function' ? require('node:fs') : null;\n";
         assert_eq!(errors("src/a.ts", declared), []);
+        // Tested once, anywhere (an early return, a flag), or named in a type only.
+        let early = "export function dir() {\n  if (typeof __dirname === 'undefined') return '.';\n  return __dirname;\n}\n\
+                     export type Dir = typeof __filename;\nexport let file: typeof __filename;\n";
+        assert_eq!(errors("src/a.ts", early), []);
         // Declared for TypeScript alone, it is still not there.
         assert_eq!(
             errors("src/a.ts", "declare const __dirname: string;\nexport default () => __dirname;\n"),

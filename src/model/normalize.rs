@@ -252,7 +252,7 @@ impl Normalizer<'_> {
         let timeout = decl.timeout.as_ref().and_then(|t| self.timeout(t));
         let tools = self.tools(decl, event, targets.as_deref());
         let args = self.args(decl, handler.as_ref());
-        let (event, handler) = (event?, handler?);
+        let (event, handler, tools) = (event?, handler?, tools?);
         let (id, name) = hook_identity(event, &handler, targets.as_deref(), &tools, timeout, &args);
         Some(Hook {
             id,
@@ -391,9 +391,14 @@ impl Normalizer<'_> {
         seconds
     }
 
-    fn tools(&mut self, decl: &HookDecl, event: Option<HookEvent>, targets: Option<&[Target]>) -> Vec<ToolSelector> {
+    fn tools(
+        &mut self,
+        decl: &HookDecl,
+        event: Option<HookEvent>,
+        targets: Option<&[Target]>,
+    ) -> Option<Vec<ToolSelector>> {
         let Some(tools) = &decl.tools else {
-            return Vec::new();
+            return Some(Vec::new());
         };
         if event.is_some_and(|e| !e.takes_tools()) {
             self.push(
@@ -404,7 +409,7 @@ impl Normalizer<'_> {
                 .at_path(&tools.path)
                 .with_help("remove `tools`: this event fires regardless of tools"),
             );
-            return Vec::new();
+            return None;
         }
         if tools.value.is_empty() {
             // Read as "no filter" it would run on every tool: the opposite of what it says.
@@ -413,7 +418,7 @@ impl Normalizer<'_> {
                     .at_path(&tools.path)
                     .with_help("name the tools, or remove `tools` to run on every tool"),
             );
-            return Vec::new();
+            return None;
         }
         let mut selectors: Vec<ToolSelector> = Vec::new();
         let mut refused = false;
@@ -445,9 +450,9 @@ impl Normalizer<'_> {
                 selectors.push(selector);
             }
         }
-        // With a selector refused, what is left says nothing of what was meant: a host the
-        // rest do not apply to is not told so again (the build fails on the refusal).
-        if refused { Vec::new() } else { selectors }
+        // With a selector refused, what is left says nothing of what was meant (none would
+        // read as every tool): the hook is left out, and the build fails on the refusal.
+        (!refused).then_some(selectors)
     }
 
     fn args(&mut self, decl: &HookDecl, handler: Option<&Handler>) -> Vec<String> {

@@ -757,17 +757,6 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        if let Expression::Identifier(callee) = &it.callee
-            && callee.name == "require"
-            && self.commonjs_used(callee)
-        {
-            self.error(
-                BundleErrorKind::Require,
-                callee.span.into(),
-                "`require()` does not exist in the ES modules hooks run as",
-                "import it instead: `import fs from \"node:fs\"`, or `await import(\"./module\")` in an async function",
-            );
-        }
         // `readFileSync(0)` or `readFileSync('/dev/stdin')`, as a hook script reads its input.
         let reads = match &it.callee {
             Expression::Identifier(callee) => matches!(callee.name.as_str(), "readFileSync" | "readSync"),
@@ -984,13 +973,15 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
-        if matches!(it.name.as_str(), "__dirname" | "__filename") && self.commonjs_used(it) {
+        if let Some(help) = commonjs_help(&it.name)
+            && self.commonjs_used(it)
+        {
+            let name = if it.name == "require" { "require()" } else { it.name.as_str() };
             self.error(
                 BundleErrorKind::Require,
                 it.span.into(),
-                format!("`{}` does not exist in the ES modules hooks run as", it.name),
-                "this file's folder is not there when the hook runs: data it needs ships inside the wrapper as an \
-                 import (`import rules from './rules.json'`)",
+                format!("`{name}` does not exist in the ES modules hooks run as"),
+                help,
             );
         }
         // Bundled, a module is a function, whose `arguments` a reference would read.
@@ -1052,10 +1043,24 @@ impl<'a> Visit<'a> for Checker<'_> {
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
 const AGENT_COMPONENTS: [&str; 2] = ["Result", "Context"];
 
-/// CommonJS's module variables, which an ES module lacks (`require` is refused where it is
-/// called).
+/// What to write instead of CommonJS's module variable `name`, which an ES module lacks
+/// (`None`: not one of them).
+fn commonjs_help(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "require" => {
+            "import it instead: `import fs from \"node:fs\"`, or `await import(\"./module\")` in an async function"
+        }
+        "module" | "exports" => "export instead: `export default …`, `export const …`",
+        "__dirname" | "__filename" => {
+            "this file's folder is not there when the hook runs: data it needs ships inside the wrapper as an \
+             import (`import rules from './rules.json'`)"
+        }
+        _ => return None,
+    })
+}
+
 fn is_commonjs_variable(name: &str) -> bool {
-    matches!(name, "__dirname" | "__filename" | "require")
+    commonjs_help(name).is_some()
 }
 
 /// CommonJS's variables `program` applies `typeof` to (parenthesized, or under a TypeScript
@@ -1290,6 +1295,13 @@ mod tests {
                         export const isCjs = typeof __dirname === 'string';\n\
                         export const fs = typeof require === 'function' ? require('node:fs') : null;\n";
         assert_eq!(errors("src/a.ts", declared), []);
+        // `require` as a value, `module.exports`, `exports.x`: each is CommonJS's.
+        let cjs = "export const where = require.resolve('x');\nmodule.exports = 1;\nexports.y = 2;\n";
+        let found: Vec<String> = errors("src/a.ts", cjs).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["require", "module", "exports"]);
+        // UMD: tested first.
+        let umd = "if (typeof module === 'object' && module.exports) { module.exports = {}; }\nexport {};\n";
+        assert_eq!(errors("src/a.ts", umd), []);
         // Tested once, anywhere (an early return, a flag), or named in a type only.
         let early = "export function dir() {\n  if (typeof __dirname === 'undefined') return '.';\n  return __dirname;\n}\n\
                      export type Dir = typeof __filename;\nexport let file: typeof __filename;\n";

@@ -448,6 +448,20 @@ impl<'c> Linker<'c> {
                 );
                 None
             }
+            // A newer Node's module, loaded with `import()` where a `catch` can take Node 20's
+            // refusal: kept, and said.
+            Err(ResolveFailure::NotFound) if specifier.starts_with("node:") && kind == Request::Dynamic => {
+                self.chunk.diagnostics.push(BundleDiagnostic::warning(
+                    BundleErrorKind::UnresolvedImport,
+                    span,
+                    format!(
+                        "\"{specifier}\" is not a builtin of Node {}: this import() fails there, and on every Node \
+                         without it",
+                        super::builtins::node_version()
+                    ),
+                ));
+                Some(Target::Builtin(specifier.to_owned()))
+            }
             Err(ResolveFailure::NotFound) if specifier.starts_with("node:") => {
                 let help = format!(
                     "Node {} has no such builtin module (the wrappers run on Node 20 and newer)",

@@ -13,8 +13,8 @@ use oxc_ast::ast::{
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
     JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement,
     StaticMemberExpression, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
-    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, UnaryExpression, VariableDeclaration,
-    VariableDeclarationKind, WithClause,
+    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression,
+    VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -412,10 +412,12 @@ struct Checker<'s> {
     namespaces: Vec<(String, BTreeSet<String>)>,
     /// The names each namespace path has exported so far.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// CommonJS's variables the module tests with `typeof` somewhere: code meant for both
-    /// kinds of module, whose CommonJS branch an ES module never takes, however it is
-    /// written (`?:`, `if`, an early return, a flag), so their uses there are left alone.
-    commonjs_tested: Vec<String>,
+    /// Whether the module tests one of CommonJS's variables with `typeof` somewhere: code
+    /// meant for both kinds of module, whose CommonJS branch an ES module never takes, however
+    /// it is written (`?:`, `if`, an early return, a flag), so their uses are left alone.
+    commonjs_tested: bool,
+    /// How many `try` blocks with a `catch` enclose the node (what fails there is caught).
+    try_depth: u32,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
@@ -444,7 +446,8 @@ impl<'s> Checker<'s> {
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
-            commonjs_tested: Vec::new(),
+            commonjs_tested: false,
+            try_depth: 0,
             agent_bindings: Vec::new(),
             context_at: None,
             reads_host: false,
@@ -509,25 +512,28 @@ impl<'s> Checker<'s> {
 
     /// Whether `name` is bound to something that exists when the module runs: declared or
     /// imported as a value, not only for TypeScript (`declare const`, `import type`). (The
-    /// flags of merged declarations are merged: a function or class, say, with a `declare
-    /// namespace` of its name, is there.)
+    /// flags of merged declarations are merged: a value, a function or a class with a
+    /// `declare namespace` of its name is there.)
     fn bound_at_run_time(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
         symbol.is_some_and(|symbol| {
             let flags = self.scoping.symbol_flags(symbol);
-            let declared_only = flags.contains(SymbolFlags::Ambient)
-                && !flags.intersects(SymbolFlags::Function | SymbolFlags::Class | SymbolFlags::Enum);
+            let merged = SymbolFlags::Function
+                | SymbolFlags::Class
+                | SymbolFlags::Enum
+                | SymbolFlags::NamespaceModule
+                | SymbolFlags::ValueModule;
+            let declared_only = flags.contains(SymbolFlags::Ambient) && !flags.intersects(merged);
             !declared_only && !flags.contains(SymbolFlags::TypeImport)
         })
     }
 
-    /// Whether `name`, one of CommonJS's variables, is used as itself: a value (not in a
-    /// type), bound to nothing, in a module that never tests it with `typeof`.
+    /// Whether `name`, one of CommonJS's variables, is used as itself where nothing catches
+    /// its absence: a value (not in a type), bound to nothing, outside a `try` block, in a
+    /// module that tests none of them with `typeof`.
     fn commonjs_used(&self, name: &IdentifierReference<'_>) -> bool {
         let value = self.scoping.get_reference(name.reference_id()).flags().is_value();
-        value
-            && !self.bound_at_run_time(name)
-            && !self.commonjs_tested.iter().any(|tested| tested == name.name.as_str())
+        value && !self.bound_at_run_time(name) && !self.commonjs_tested && self.try_depth == 0
     }
 
     /// A component's tag names something declared or imported: rendered, an undeclared one
@@ -669,7 +675,26 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_await_expression(self, it);
     }
 
+    fn visit_try_statement(&mut self, it: &TryStatement<'a>) {
+        let caught = u32::from(it.handler.is_some());
+        self.try_depth += caught;
+        self.visit_block_statement(&it.block);
+        self.try_depth -= caught;
+        if let Some(handler) = &it.handler {
+            self.visit_catch_clause(handler);
+        }
+        if let Some(finalizer) = &it.finalizer {
+            self.visit_block_statement(finalizer);
+        }
+    }
+
     fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
+        // `for await (const chunk of process.stdin)`.
+        if let Expression::StaticMemberExpression(stream) = it.right.get_inner_expression()
+            && self.is_process_stdin(stream)
+        {
+            self.reads_stdin(it.right.span());
+        }
         if it.r#await && self.function_depth == 0 {
             let span = self.keyword_span(it.span.start, it.left.span().start, "await");
             self.error(
@@ -757,11 +782,19 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        // `readFileSync(0)` or `readFileSync('/dev/stdin')`, as a hook script reads its input.
-        let reads = match &it.callee {
-            Expression::Identifier(callee) => matches!(callee.name.as_str(), "readFileSync" | "readSync"),
+        // What a hook script reads its input with: an imported `readFileSync(0)` or
+        // `fs.readFileSync('/dev/stdin')`, and `process.stdin`'s reading methods.
+        let imported = |name: &IdentifierReference<'_>| {
+            let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
+            symbol.is_some_and(|symbol| self.scoping.symbol_flags(symbol).contains(SymbolFlags::Import))
+        };
+        let reads_file = match &it.callee {
+            Expression::Identifier(callee) => {
+                matches!(callee.name.as_str(), "readFileSync" | "readSync") && imported(callee)
+            }
             Expression::StaticMemberExpression(callee) => {
                 matches!(callee.property.name.as_str(), "readFileSync" | "readSync")
+                    && matches!(&callee.object, Expression::Identifier(object) if imported(object))
             }
             _ => false,
         };
@@ -770,7 +803,14 @@ impl<'a> Visit<'a> for Checker<'_> {
             Some(Expression::StringLiteral(path)) => path.value == "/dev/stdin",
             _ => false,
         };
-        if reads && stdin {
+        let reads_stream = match &it.callee {
+            Expression::StaticMemberExpression(callee) => {
+                STREAM_READS.contains(&callee.property.name.as_str())
+                    && matches!(callee.object.get_inner_expression(), Expression::StaticMemberExpression(stream) if self.is_process_stdin(stream))
+            }
+            _ => false,
+        };
+        if (reads_file && stdin) || reads_stream {
             self.reads_stdin(it.span);
         }
         walk::walk_call_expression(self, it);
@@ -779,16 +819,6 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
         self.reads_host |= it.property.name == "host"
             && matches!(&it.object, Expression::StaticMemberExpression(inner) if inner.property.name == "provenance");
-        // `process.stdin` (but `process.stdin.isTTY`, which reads nothing).
-        if let Expression::StaticMemberExpression(inner) = &it.object
-            && it.property.name == "isTTY"
-            && self.is_process_stdin(inner)
-        {
-            return;
-        }
-        if self.is_process_stdin(it) {
-            self.reads_stdin(it.span);
-        }
         walk::walk_static_member_expression(self, it);
     }
 
@@ -1043,6 +1073,10 @@ impl<'a> Visit<'a> for Checker<'_> {
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
 const AGENT_COMPONENTS: [&str; 2] = ["Result", "Context"];
 
+/// The methods of a readable stream that read it (`process.stdin.on('data', …)`).
+const STREAM_READS: [&str; 9] =
+    ["read", "on", "once", "addListener", "prependListener", "pipe", "setEncoding", "resume", "toArray"];
+
 /// What to write instead of CommonJS's module variable `name`, which an ES module lacks
 /// (`None`: not one of them).
 fn commonjs_help(name: &str) -> Option<&'static str> {
@@ -1063,20 +1097,15 @@ fn is_commonjs_variable(name: &str) -> bool {
     commonjs_help(name).is_some()
 }
 
-/// CommonJS's variables `program` applies `typeof` to (parenthesized, or under a TypeScript
-/// assertion, too), in one pass.
-fn commonjs_tested(program: &Program<'_>) -> Vec<String> {
+/// Whether `program` applies `typeof` to one of CommonJS's variables (parenthesized, or under
+/// a TypeScript assertion, too), in one pass.
+fn commonjs_tested(program: &Program<'_>) -> bool {
     #[derive(Default)]
-    struct Tested(Vec<String>);
+    struct Tested(bool);
     impl<'a> Visit<'a> for Tested {
         fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-            if it.operator == UnaryOperator::Typeof
-                && let Expression::Identifier(name) = it.argument.get_inner_expression()
-                && is_commonjs_variable(&name.name)
-                && !self.0.iter().any(|tested| tested == name.name.as_str())
-            {
-                self.0.push(name.name.to_string());
-            }
+            self.0 |= it.operator == UnaryOperator::Typeof
+                && matches!(it.argument.get_inner_expression(), Expression::Identifier(name) if is_commonjs_variable(&name.name));
             walk::walk_unary_expression(self, it);
         }
     }
@@ -1226,9 +1255,10 @@ mod tests {
                     function Note() { return 'n'; }\n\
                     export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><globalThis.X /></A.Result>;\n";
         assert_eq!(errors("src/events/stop.tsx", fine), []);
-        // A function merged with a `declare namespace` of its name is there.
+        // A function, or a value, merged with a `declare namespace` of its name is there.
         let merged = "export function Card() { return null; }\nexport declare namespace Card { interface Props {} }\n\
-                      export default () => <Card />;\n";
+                      const Box = () => null;\ndeclare namespace Box { type Props = {}; }\n\
+                      export default () => <><Card /><Box /></>;\n";
         assert_eq!(errors("src/events/stop.tsx", merged), []);
         // What exists for TypeScript alone, an HTML element, `Agent` itself: none renders.
         assert_eq!(
@@ -1252,14 +1282,23 @@ mod tests {
         };
         let reads = "import { readFileSync, readSync } from 'node:fs';\nimport * as fs from 'node:fs';\n\
                      export const a = readFileSync(0, 'utf8');\nexport const b = fs.readFileSync('/dev/stdin');\n\
-                     export const c = process.stdin.read();\nexport const d = readSync(0, Buffer.alloc(9));\n";
+                     export const c = process.stdin.read();\nexport const d = readSync(0, Buffer.alloc(9));\n\
+                     export async function e() { for await (const chunk of process.stdin) void chunk; }\n";
         let expected = [
             "readFileSync(0, 'utf8')",
             "fs.readFileSync('/dev/stdin')",
-            "process.stdin",
+            "process.stdin.read()",
             "readSync(0, Buffer.alloc(9))",
+            "process.stdin",
         ];
         assert_eq!(warnings(reads), expected);
+        // What reads nothing: the stream's state, methods that read nothing, a local or
+        // another object's `readFileSync`.
+        let others = "import { isatty } from 'node:tty';\nexport const a = (process.stdin as any).isTTY;\n\
+                      export const { isTTY } = process.stdin;\nexport const b = isatty(process.stdin.fd);\n\
+                      export const c = () => process.stdin.pause();\nconst archive = { readFileSync: (i: number) => i };\n\
+                      export const d = archive.readFileSync(0);\nfunction readSync(i: number) { return i; }\nexport const e = readSync(0);\n";
+        assert_eq!(warnings(others), Vec::<String>::new());
         let fine = "import { readFileSync } from 'node:fs';\nexport const tty = process.stdin.isTTY;\n\
                     export const rules = readFileSync('rules.txt');\n\
                     export function local() { const process = { stdin: 1 }; return process.stdin; }\n";
@@ -1299,6 +1338,15 @@ mod tests {
         let cjs = "export const where = require.resolve('x');\nmodule.exports = 1;\nexports.y = 2;\n";
         let found: Vec<String> = errors("src/a.ts", cjs).into_iter().map(|(_, text)| text).collect();
         assert_eq!(found, ["require", "module", "exports"]);
+        // One of them tested says the module is written for both kinds: the others are left
+        // alone too; and what a `try` block's `catch` catches fails nothing.
+        let either = "export const isCjs = typeof require === 'function';\nexport const f = isCjs ? __filename : '';\n\
+                      if (typeof exports === 'object') { module.exports = {}; }\n";
+        assert_eq!(errors("src/a.ts", either), []);
+        let caught = "let dir: string;\ntry { dir = __dirname; } catch { dir = '.'; }\nexport { dir };\n";
+        assert_eq!(errors("src/a.ts", caught), []);
+        let finally = "try { void 0; } finally { void __dirname; }\nexport {};\n";
+        assert_eq!(errors("src/a.ts", finally), one(BundleErrorKind::Require, "__dirname"));
         // UMD: tested first.
         let umd = "if (typeof module === 'object' && module.exports) { module.exports = {}; }\nexport {};\n";
         assert_eq!(errors("src/a.ts", umd), []);

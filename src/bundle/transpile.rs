@@ -12,9 +12,9 @@ use oxc_ast::ast::{
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
     JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement,
-    StaticMemberExpression, StringLiteral, TSExportAssignment, TSImportEqualsDeclaration, TSModuleBlock,
-    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression,
-    VariableDeclaration, VariableDeclarationKind, WithClause,
+    StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
+    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
+    TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -954,6 +954,12 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_ts_export_assignment(self, it);
     }
 
+    // `declare module 'x' {}` and `declare global {}` describe other modules and the global
+    // scope to TypeScript: nothing in them is this module's, or runs.
+    fn visit_ts_external_module_declaration(&mut self, _: &TSExternalModuleDeclaration<'a>) {}
+
+    fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
+
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         let path = match self.namespaces.last() {
             Some((outer, _)) => format!("{outer}.{}", it.id.name),
@@ -1255,6 +1261,12 @@ mod tests {
                     function Note() { return 'n'; }\n\
                     export default () => <A.Result value={{}}><A.Context><Note /></A.Context><Local.Box /><globalThis.X /></A.Result>;\n";
         assert_eq!(errors("src/events/stop.tsx", fine), []);
+        // What `declare module` and `declare global` hold is no export of this module's.
+        let shims = "declare module '*.svg' { const c: string; export default c; }\n\
+                     declare module '*.txt' { const c: string; export default c; }\n\
+                     declare module 'legacy' { function legacy(x: string): number; export = legacy; }\n\
+                     declare global { interface Window { x: number } }\nexport default () => null;\n";
+        assert_eq!(errors("src/a.ts", shims), []);
         // A function, or a value, merged with a `declare namespace` of its name is there.
         let merged = "export function Card() { return null; }\nexport declare namespace Card { interface Props {} }\n\
                       const Box = () => null;\ndeclare namespace Box { type Props = {}; }\n\

@@ -99,6 +99,15 @@ fn bundle(files: &BTreeMap<String, String>, entry: &str) -> Result<String, Vec<(
     Ok(handler_body("// agent-bundle test bundle", &graph).with_epilogue(&epilogue))
 }
 
+/// The help of each of the graph's link diagnostics for `src/main.ts`, whose modules compile.
+fn link_helps(files: &[(&str, &str)]) -> Vec<Option<String>> {
+    let files: BTreeMap<String, String> = files.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let (chunks, errors) = compile_graph(&files, "src/main.ts");
+    assert!(errors.is_empty(), "{errors:#?}");
+    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, "src/main.ts"], |key| &chunks[key]);
+    graph.diagnostics().into_iter().map(|d| d.help).collect()
+}
+
 /// The graph's link errors for `entry`: (file, code, the text at the span, message).
 fn link_errors(files: &[(&str, &str)], entry: &str) -> Vec<(String, &'static str, String, String)> {
     let files: BTreeMap<String, String> = files.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
@@ -719,17 +728,10 @@ fn a_newer_nodes_builtin_is_imported_dynamically_where_it_can_be_caught() {
 /// A name a module lacks is said with the one it most likely meant.
 #[test]
 fn a_missing_name_is_said_with_the_one_meant() {
-    let files: BTreeMap<String, String> = [
+    let helps = link_helps(&[
         ("src/main.ts", "import { matchDenyed } from './rules.js';\nexport default () => matchDenyed;\n"),
         ("src/rules.ts", "export const matchDenied = 1;\nexport const other = 2;\n"),
-    ]
-    .into_iter()
-    .map(|(key, text)| (key.to_owned(), text.to_owned()))
-    .collect();
-    let (chunks, errors) = compile_graph(&files, "src/main.ts");
-    assert!(errors.is_empty(), "{errors:#?}");
-    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, "src/main.ts"], |key| &chunks[key]);
-    let helps: Vec<Option<String>> = graph.diagnostics().into_iter().map(|d| d.help).collect();
+    ]);
     let help = "did you mean `matchDenied`? export `matchDenyed` from src/rules.ts, or import a name it exports";
     assert_eq!(helps, [Some(help.to_owned())]);
 }
@@ -737,17 +739,10 @@ fn a_missing_name_is_said_with_the_one_meant() {
 /// A named import from JSON (which TypeScript allows) says how to read the name instead.
 #[test]
 fn a_named_import_from_json_says_to_read_the_data() {
-    let files: BTreeMap<String, String> = [
+    let helps = link_helps(&[
         ("src/main.ts", "import { deny } from './rules.json';\nexport default () => deny;\n"),
         ("src/rules.json", "{\"deny\": []}"),
-    ]
-    .into_iter()
-    .map(|(key, text)| (key.to_owned(), text.to_owned()))
-    .collect();
-    let (chunks, errors) = compile_graph(&files, "src/main.ts");
-    assert!(errors.is_empty(), "{errors:#?}");
-    let graph = ModuleGraph::collect(&[HOOK_RUNTIME_KEY, "src/main.ts"], |key| &chunks[key]);
-    let helps: Vec<Option<String>> = graph.diagnostics().into_iter().map(|d| d.help).collect();
+    ]);
     let help = "a JSON module exports its data as `default` only: import that (`import data from …`) and read \
                 `data.deny`";
     assert_eq!(helps, [Some(help.to_owned())]);

@@ -65,6 +65,10 @@ pub struct ModuleLinks {
     /// What the default export is when no handler or route can be it, and why (`a string,
     /// not a function`): a handler or route module must default-export a function.
     pub default_not_function: Option<String>,
+    /// The names the module exports as types only (`Transpiled::type_exports`): importing or
+    /// re-exporting one without `type` is what TypeScript allows, and the name reads as
+    /// nothing, as its uses are types.
+    pub type_exports: BTreeSet<String>,
 }
 
 /// A name in a module's exports (`*` for its namespace).
@@ -188,10 +192,12 @@ pub fn link_module(
     };
     // Checks on the original source may have failed while the transpiled code is still sound:
     // link it anyway, to report unresolvable imports too.
+    let type_exports = std::mem::take(&mut transpiled.type_exports);
     let Some(code) = transpiled.code.take() else {
         return chunk;
     };
     Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
+    chunk.links.type_exports = type_exports;
     if super::transpile::is_json_module(key) {
         chunk.links.default_not_function = Some("JSON data, not a function".to_owned());
     }

@@ -725,6 +725,27 @@ fn a_newer_nodes_builtin_is_imported_dynamically_where_it_can_be_caught() {
     assert!(said[0].1.starts_with("\"node:sqlite\" is not a builtin of Node v20."), "{said:?}");
 }
 
+/// A type imported or re-exported without `type`, as TypeScript allows, links: its uses are
+/// types, and the name reads as nothing.
+#[test]
+fn a_type_re_exported_without_type_links() {
+    let files = [
+        (
+            "src/main.ts",
+            "import { Props, v, Alias } from './b.js';\nconst p: Props = { a: 1 };\nconst q: Alias = 2;\nexport default () => [p.a, q, v];\n",
+        ),
+        ("src/b.ts", "export { Props, v } from './a.js';\nimport { Alias } from './a.js';\nexport { Alias };\n"),
+        ("src/a.ts", "export interface Props { a: number }\nexport type Alias = number;\nexport const v = 'v';\n"),
+    ];
+    assert_eq!(link_errors(&files, "src/main.ts"), []);
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), r#"{"name":"default","result":[1,2,"v"]}"#);
+    // A value the module lacks is still said.
+    let files = [("src/main.ts", "import { Prop } from './a.js';\nexport default () => Prop;\n"), files[2]];
+    assert_eq!(link_errors(&files, "src/main.ts")[0].3, "src/a.ts has no export named `Prop`");
+}
+
 /// A name a module lacks is said with the one it most likely meant.
 #[test]
 fn a_missing_name_is_said_with_the_one_meant() {

@@ -11,10 +11,11 @@ use oxc_ast::ast::{
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
-    JSXMemberExpressionObject, JSXOpeningElement, ObjectPropertyKind, Program, RegExpLiteral, Statement,
-    StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
-    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
-    TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
+    JSXMemberExpressionObject, JSXOpeningElement, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral,
+    Statement, StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration,
+    TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
+    TSNamespaceDeclarationBody, TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind,
+    WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -101,6 +102,9 @@ pub struct Transpiled {
     /// Where the module first renders `Agent.Context` (some hosts have no context channel
     /// for some route families).
     pub context_at: Option<Span>,
+    /// The names the module exports as types only (`export interface Props`), which the
+    /// transpiled code no longer has.
+    pub type_exports: BTreeSet<String>,
     /// Original spans of the local names of `export { ... }` lists.
     pub export_spans: BTreeMap<String, Span>,
     /// Where the code came from, in code order (none for the tool's own modules).
@@ -234,6 +238,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         request_spans: BTreeMap::new(),
         fallback_span: Span::new(0, 0),
         context_at: None,
+        type_exports: BTreeSet::new(),
         export_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
@@ -304,6 +309,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     // A route that reads which host it renders for is taken to render the context only where
     // the host takes it.
     out.context_at = checker.context_at.filter(|_| !checker.reads_host);
+    out.type_exports = std::mem::take(&mut checker.type_exports);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
     for request in values.into_iter().chain(types) {
@@ -424,6 +430,8 @@ struct Checker<'s> {
     context_at: Option<Span>,
     /// Whether the module reads `provenance.host` (`canonical.provenance.host`).
     reads_host: bool,
+    /// See [`Transpiled::type_exports`].
+    type_exports: BTreeSet<String>,
     /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
     /// route renders: elsewhere JSX may build plain data.
     renders_routes: bool,
@@ -451,6 +459,7 @@ impl<'s> Checker<'s> {
             agent_bindings: Vec::new(),
             context_at: None,
             reads_host: false,
+            type_exports: BTreeSet::new(),
             renders_routes: false,
             tool_module: false,
         }
@@ -863,8 +872,12 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_from_declaration(&mut self, it: &ExportFromDeclaration<'a>) {
-        for specifier in it.specifiers.iter().filter(|s| !it.export_kind.is_type() && !s.export_kind.is_type()) {
-            self.exports(&specifier.exported.name(), specifier.exported.span());
+        for specifier in &it.specifiers {
+            if it.export_kind.is_type() || specifier.export_kind.is_type() {
+                self.type_exports.insert(specifier.exported.name().to_string());
+            } else {
+                self.exports(&specifier.exported.name(), specifier.exported.span());
+            }
         }
         let type_only = it.export_kind.is_type()
             || (!it.specifiers.is_empty() && it.specifiers.iter().all(|s| s.export_kind.is_type()));
@@ -878,6 +891,20 @@ impl<'a> Visit<'a> for Checker<'_> {
             if !it.export_kind.is_type() && !specifier.export_kind.is_type() {
                 self.exports(&specifier.exported.name(), specifier.exported.span());
             }
+            // `export type { Props }`, or `export { Props }` of a local interface or alias.
+            let local_type = match &specifier.local {
+                ModuleExportName::IdentifierReference(local) => {
+                    self.scoping.get_reference(local.reference_id()).symbol_id().is_some_and(|symbol| {
+                        let flags = self.scoping.symbol_flags(symbol);
+                        flags.intersects(SymbolFlags::Interface | SymbolFlags::TypeAlias) && !flags.is_value()
+                    })
+                }
+                _ => false,
+            };
+            if self.namespaces.is_empty() && (it.export_kind.is_type() || specifier.export_kind.is_type() || local_type)
+            {
+                self.type_exports.insert(specifier.exported.name().to_string());
+            }
         }
         walk::walk_export_named_declaration(self, it);
     }
@@ -890,6 +917,12 @@ impl<'a> Visit<'a> for Checker<'_> {
             return walk::walk_export_declaration(self, it);
         }
         match &it.declaration {
+            Declaration::TSInterfaceDeclaration(interface) => {
+                self.type_exports.insert(interface.id.name.to_string());
+            }
+            Declaration::TSTypeAliasDeclaration(alias) => {
+                self.type_exports.insert(alias.id.name.to_string());
+            }
             Declaration::VariableDeclaration(variables) if !variables.declare => {
                 for declarator in &variables.declarations {
                     for id in declarator.id.get_binding_identifiers() {

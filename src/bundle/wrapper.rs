@@ -309,6 +309,7 @@ fn resolve_export(
                 resolved => resolved,
             };
         }
+        None if chunk.links.type_exports.contains(&binding.name) => return Export::Found(binding.clone()),
         None if binding.name == "default" => return Export::Missing, // `export *` never gives a default
         None => {}
     }

@@ -741,9 +741,14 @@ fn a_type_re_exported_without_type_links() {
     let run = bundle_and_run(&files, "src/main.ts");
     assert!(run.success, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":[1,2,"v"]}"#);
-    // A value the module lacks is still said.
+    // A value the module lacks is still said, and so is a type used as a value.
     let files = [("src/main.ts", "import { Prop } from './a.js';\nexport default () => Prop;\n"), files[2]];
     assert_eq!(link_errors(&files, "src/main.ts")[0].3, "src/a.ts has no export named `Prop`");
+    let files = [("src/main.ts", "import { Props } from './a.js';\nexport default () => String(Props);\n"), files[1]];
+    assert_eq!(
+        link_errors(&files, "src/main.ts")[0].3,
+        "`Props` is a type in src/a.ts, which this module uses as a value"
+    );
 }
 
 /// A name a module lacks is said with the one it most likely meant.

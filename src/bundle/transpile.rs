@@ -300,6 +300,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
+    checker.fs_reads = fs_reads(&program);
     checker.commonjs_tested = commonjs_tested(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.tool_module = super::virtual_module(key).is_some();
@@ -422,8 +423,10 @@ struct Checker<'s> {
     /// meant for both kinds of module, whose CommonJS branch an ES module never takes, however
     /// it is written (`?:`, `if`, an early return, a flag), so their uses are left alone.
     commonjs_tested: bool,
-    /// How many `try` blocks with a `catch` enclose the node (what fails there is caught).
-    try_depth: u32,
+    /// The function depth of each `try` block with a `catch` that encloses the node: what
+    /// fails at that depth is caught (in a function written there, which may run after the
+    /// block, it is not).
+    caught_at: Vec<u32>,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
@@ -432,6 +435,8 @@ struct Checker<'s> {
     reads_host: bool,
     /// See [`Transpiled::type_exports`].
     type_exports: BTreeSet<String>,
+    /// What the module imports from `node:fs` that reads a file.
+    fs_reads: FsReads,
     /// Whether the module is one of the event routes' (under `src/events/`), whose JSX a
     /// route renders: elsewhere JSX may build plain data.
     renders_routes: bool,
@@ -455,11 +460,12 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
             commonjs_tested: false,
-            try_depth: 0,
+            caught_at: Vec::new(),
             agent_bindings: Vec::new(),
             context_at: None,
             reads_host: false,
             type_exports: BTreeSet::new(),
+            fs_reads: FsReads::default(),
             renders_routes: false,
             tool_module: false,
         }
@@ -538,11 +544,12 @@ impl<'s> Checker<'s> {
     }
 
     /// Whether `name`, one of CommonJS's variables, is used as itself where nothing catches
-    /// its absence: a value (not in a type), bound to nothing, outside a `try` block, in a
-    /// module that tests none of them with `typeof`.
+    /// its absence: a value (not in a type), bound to nothing, not directly in a `try` block
+    /// with a `catch`, in a module that tests none of them with `typeof`.
     fn commonjs_used(&self, name: &IdentifierReference<'_>) -> bool {
         let value = self.scoping.get_reference(name.reference_id()).flags().is_value();
-        value && !self.bound_at_run_time(name) && !self.commonjs_tested && self.try_depth == 0
+        let caught = self.caught_at.last() == Some(&self.function_depth);
+        value && !self.bound_at_run_time(name) && !self.commonjs_tested && !caught
     }
 
     /// A component's tag names something declared or imported: rendered, an undeclared one
@@ -685,10 +692,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_try_statement(&mut self, it: &TryStatement<'a>) {
-        let caught = u32::from(it.handler.is_some());
-        self.try_depth += caught;
+        let caught = it.handler.is_some();
+        if caught {
+            self.caught_at.push(self.function_depth);
+        }
         self.visit_block_statement(&it.block);
-        self.try_depth -= caught;
+        if caught {
+            self.caught_at.pop();
+        }
         if let Some(handler) = &it.handler {
             self.visit_catch_clause(handler);
         }
@@ -793,17 +804,15 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
         // What a hook script reads its input with: an imported `readFileSync(0)` or
         // `fs.readFileSync('/dev/stdin')`, and `process.stdin`'s reading methods.
-        let imported = |name: &IdentifierReference<'_>| {
+        let bound_to = |name: &IdentifierReference<'_>, symbols: &[SymbolId]| {
             let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
-            symbol.is_some_and(|symbol| self.scoping.symbol_flags(symbol).contains(SymbolFlags::Import))
+            symbol.is_some_and(|symbol| symbols.contains(&symbol))
         };
         let reads_file = match &it.callee {
-            Expression::Identifier(callee) => {
-                matches!(callee.name.as_str(), "readFileSync" | "readSync") && imported(callee)
-            }
+            Expression::Identifier(callee) => bound_to(callee, &self.fs_reads.functions),
             Expression::StaticMemberExpression(callee) => {
                 matches!(callee.property.name.as_str(), "readFileSync" | "readSync")
-                    && matches!(&callee.object, Expression::Identifier(object) if imported(object))
+                    && matches!(&callee.object, Expression::Identifier(object) if bound_to(object, &self.fs_reads.modules))
             }
             _ => false,
         };
@@ -1153,6 +1162,40 @@ fn commonjs_tested(program: &Program<'_>) -> bool {
     tested.0
 }
 
+/// The local bindings of what `node:fs` gives to read a file with: `readFileSync` and
+/// `readSync` (renamed or not), and the module itself (`import fs`, `import * as fs`).
+#[derive(Default)]
+struct FsReads {
+    functions: Vec<SymbolId>,
+    modules: Vec<SymbolId>,
+}
+
+fn fs_reads(program: &Program<'_>) -> FsReads {
+    let mut reads = FsReads::default();
+    let imports = program.body.iter().filter_map(|statement| match statement {
+        Statement::ImportDeclaration(import) if matches!(import.source.value.as_str(), "fs" | "node:fs") => {
+            import.specifiers.as_ref()
+        }
+        _ => None,
+    });
+    for specifier in imports.flatten() {
+        match specifier {
+            ImportDeclarationSpecifier::ImportSpecifier(named) => {
+                if matches!(named.imported.name().as_str(), "readFileSync" | "readSync") {
+                    reads.functions.extend(named.local.symbol_id.get());
+                }
+            }
+            ImportDeclarationSpecifier::ImportDefaultSpecifier(module) => {
+                reads.modules.extend(module.local.symbol_id.get())
+            }
+            ImportDeclarationSpecifier::ImportNamespaceSpecifier(module) => {
+                reads.modules.extend(module.local.symbol_id.get());
+            }
+        }
+    }
+    reads
+}
+
 /// The local bindings of `import { Agent } from "@agent-bundle/runtime"` (renamed or not).
 fn agent_bindings(program: &Program<'_>) -> Vec<SymbolId> {
     let imports = program.body.iter().filter_map(|statement| match statement {
@@ -1339,6 +1382,10 @@ mod tests {
         assert_eq!(warnings(reads), expected);
         // What reads nothing: the stream's state, methods that read nothing, a local or
         // another object's `readFileSync`.
+        let renamed = "import { readFileSync as slurp } from 'node:fs';\nexport const a = slurp(0, 'utf8');\n";
+        assert_eq!(warnings(renamed), ["slurp(0, 'utf8')"]);
+        let project_own = "import { readSync } from './db.js';\nexport const a = readSync(0);\n";
+        assert_eq!(warnings(project_own), Vec::<String>::new());
         let others = "import { isatty } from 'node:tty';\nexport const a = (process.stdin as any).isTTY;\n\
                       export const { isTTY } = process.stdin;\nexport const b = isatty(process.stdin.fd);\n\
                       export const c = () => process.stdin.pause();\nconst archive = { readFileSync: (i: number) => i };\n\
@@ -1392,6 +1439,10 @@ mod tests {
         assert_eq!(errors("src/a.ts", caught), []);
         let finally = "try { void 0; } finally { void __dirname; }\nexport {};\n";
         assert_eq!(errors("src/a.ts", finally), one(BundleErrorKind::Require, "__dirname"));
+        // A function written in a `try` block runs where it is called, which no catch covers.
+        let later =
+            "let f = () => 'x';\ntry { f = () => __dirname; } catch { /* never */ }\nexport const v = () => f();\n";
+        assert_eq!(errors("src/a.ts", later), one(BundleErrorKind::Require, "__dirname"));
         // UMD: tested first.
         let umd = "if (typeof module === 'object' && module.exports) { module.exports = {}; }\nexport {};\n";
         assert_eq!(errors("src/a.ts", umd), []);

@@ -200,6 +200,17 @@ impl<'a> ModuleGraph<'a> {
                             binding.name
                         ),
                     ),
+                    // A re-export of a type (never elided: the transpiler cannot tell) is fine;
+                    // an import of one that survived is used as a value (one used only as a
+                    // type is elided), which gets `undefined`.
+                    Export::TypeOnly if chunk.links.exports.values().any(|origin| origin.as_ref() == Some(binding)) => {
+                        continue;
+                    }
+                    Export::TypeOnly => (
+                        format!("`{}` is a type in {source}, which this module uses as a value", binding.name),
+                        "a type has no value at run time: use it in types only (`import type`), or import a value"
+                            .to_owned(),
+                    ),
                     Export::Found(_) | Export::Unknown => continue,
                 };
                 diagnostics.push(
@@ -267,6 +278,9 @@ enum Export {
     Missing,
     /// Re-exports that lead back to themselves (which ESM refuses as it would a missing name).
     Circular,
+    /// A type (`export interface`), which the transpiled module no longer has: imported or
+    /// re-exported without `type`, as TypeScript allows, it is there only for types.
+    TypeOnly,
     /// Two `export *` give it different bindings.
     Ambiguous,
     /// It may come from a module the graph does not hold (one whose compile failed), or
@@ -309,11 +323,11 @@ fn resolve_export(
                 resolved => resolved,
             };
         }
-        None if chunk.links.type_exports.contains(&binding.name) => return Export::Found(binding.clone()),
+        None if chunk.links.type_exports.contains(&binding.name) => return Export::TypeOnly,
         None if binding.name == "default" => return Export::Missing, // `export *` never gives a default
         None => {}
     }
-    let (mut found, mut unknown) = (None, false);
+    let (mut found, mut unknown, mut type_only) = (None, false, false);
     for star in &chunk.links.stars {
         let through = Binding { source: star.clone(), name: binding.name.clone() };
         match resolve_export(chunks, &through, visiting) {
@@ -321,13 +335,15 @@ fn resolve_export(
             Export::Found(resolved) => found = Some(resolved),
             Export::Ambiguous => return Export::Ambiguous,
             Export::Unknown => unknown = true,
+            Export::TypeOnly => type_only = true,
             Export::Missing | Export::Circular => {}
         }
     }
-    match (found, unknown) {
-        (Some(resolved), _) => Export::Found(resolved),
-        (None, true) => Export::Unknown,
-        (None, false) => Export::Missing,
+    match (found, unknown, type_only) {
+        (Some(resolved), ..) => Export::Found(resolved),
+        (None, true, _) => Export::Unknown,
+        (None, false, true) => Export::TypeOnly,
+        (None, false, false) => Export::Missing,
     }
 }
 

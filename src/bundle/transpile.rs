@@ -301,10 +301,10 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
     checker.fs_reads = fs_reads(&program);
-    checker.commonjs_tested = commonjs_tested(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
+    checker.say_commonjs_uses();
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     // A route that reads which host it renders for is taken to render the context only where
@@ -423,6 +423,9 @@ struct Checker<'s> {
     /// meant for both kinds of module, whose CommonJS branch an ES module never takes, however
     /// it is written (`?:`, `if`, an early return, a flag), so their uses are left alone.
     commonjs_tested: bool,
+    /// The uses of CommonJS's variables nothing catches, said once the walk has seen whether
+    /// the module tests them (the test may come after a use).
+    commonjs_uses: Vec<(Span, String)>,
     /// The function depth of each `try` block with a `catch` that encloses the node: what
     /// fails at that depth is caught (in a function written there, which may run after the
     /// block, it is not).
@@ -460,6 +463,7 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
             commonjs_tested: false,
+            commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
             agent_bindings: Vec::new(),
             context_at: None,
@@ -545,11 +549,28 @@ impl<'s> Checker<'s> {
 
     /// Whether `name`, one of CommonJS's variables, is used as itself where nothing catches
     /// its absence: a value (not in a type), bound to nothing, not directly in a `try` block
-    /// with a `catch`, in a module that tests none of them with `typeof`.
+    /// with a `catch`.
     fn commonjs_used(&self, name: &IdentifierReference<'_>) -> bool {
         let value = self.scoping.get_reference(name.reference_id()).flags().is_value();
         let caught = self.caught_at.last() == Some(&self.function_depth);
-        value && !self.bound_at_run_time(name) && !self.commonjs_tested && !caught
+        value && !self.bound_at_run_time(name) && !caught
+    }
+
+    /// The uses of CommonJS's variables the walk found, unless the module tests one of them.
+    fn say_commonjs_uses(&mut self) {
+        if self.commonjs_tested {
+            return;
+        }
+        for (span, name) in std::mem::take(&mut self.commonjs_uses) {
+            let help = commonjs_help(&name).expect("only CommonJS's variables are kept");
+            let shown = if name == "require" { "require()" } else { name.as_str() };
+            self.error(
+                BundleErrorKind::Require,
+                span,
+                format!("`{shown}` does not exist in the ES modules hooks run as"),
+                help,
+            );
+        }
     }
 
     /// A component's tag names something declared or imported: rendered, an undeclared one
@@ -689,6 +710,13 @@ impl<'a> Visit<'a> for Checker<'_> {
             );
         }
         walk::walk_await_expression(self, it);
+    }
+
+    fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
+        // `typeof __dirname` (parenthesized, or under a TypeScript assertion, too).
+        self.commonjs_tested |= it.operator == UnaryOperator::Typeof
+            && matches!(it.argument.get_inner_expression(), Expression::Identifier(name) if is_commonjs_variable(&name.name));
+        walk::walk_unary_expression(self, it);
     }
 
     fn visit_try_statement(&mut self, it: &TryStatement<'a>) {
@@ -1051,16 +1079,8 @@ impl<'a> Visit<'a> for Checker<'_> {
         }
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
-        if let Some(help) = commonjs_help(&it.name)
-            && self.commonjs_used(it)
-        {
-            let name = if it.name == "require" { "require()" } else { it.name.as_str() };
-            self.error(
-                BundleErrorKind::Require,
-                it.span.into(),
-                format!("`{name}` does not exist in the ES modules hooks run as"),
-                help,
-            );
+        if is_commonjs_variable(&it.name) && self.commonjs_used(it) {
+            self.commonjs_uses.push((it.span.into(), it.name.to_string()));
         }
         // Bundled, a module is a function, whose `arguments` a reference would read.
         if it.name == "arguments"
@@ -1145,21 +1165,18 @@ fn is_commonjs_variable(name: &str) -> bool {
     commonjs_help(name).is_some()
 }
 
-/// Whether `program` applies `typeof` to one of CommonJS's variables (parenthesized, or under
-/// a TypeScript assertion, too), in one pass.
-fn commonjs_tested(program: &Program<'_>) -> bool {
-    #[derive(Default)]
-    struct Tested(bool);
-    impl<'a> Visit<'a> for Tested {
-        fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
-            self.0 |= it.operator == UnaryOperator::Typeof
-                && matches!(it.argument.get_inner_expression(), Expression::Identifier(name) if is_commonjs_variable(&name.name));
-            walk::walk_unary_expression(self, it);
+/// What `program`'s import declarations of any of `sources` bind.
+fn imported_from<'p, 'a>(
+    program: &'p Program<'a>,
+    sources: &'p [&str],
+) -> impl Iterator<Item = &'p ImportDeclarationSpecifier<'a>> {
+    let imports = program.body.iter().filter_map(|statement| match statement {
+        Statement::ImportDeclaration(import) if sources.contains(&import.source.value.as_str()) => {
+            import.specifiers.as_ref()
         }
-    }
-    let mut tested = Tested::default();
-    tested.visit_program(program);
-    tested.0
+        _ => None,
+    });
+    imports.flatten()
 }
 
 /// The local bindings of what `node:fs` gives to read a file with: `readFileSync` and
@@ -1172,13 +1189,7 @@ struct FsReads {
 
 fn fs_reads(program: &Program<'_>) -> FsReads {
     let mut reads = FsReads::default();
-    let imports = program.body.iter().filter_map(|statement| match statement {
-        Statement::ImportDeclaration(import) if matches!(import.source.value.as_str(), "fs" | "node:fs") => {
-            import.specifiers.as_ref()
-        }
-        _ => None,
-    });
-    for specifier in imports.flatten() {
+    for specifier in imported_from(program, &["fs", "node:fs"]) {
         match specifier {
             ImportDeclarationSpecifier::ImportSpecifier(named) => {
                 if matches!(named.imported.name().as_str(), "readFileSync" | "readSync") {
@@ -1198,12 +1209,7 @@ fn fs_reads(program: &Program<'_>) -> FsReads {
 
 /// The local bindings of `import { Agent } from "@agent-bundle/runtime"` (renamed or not).
 fn agent_bindings(program: &Program<'_>) -> Vec<SymbolId> {
-    let imports = program.body.iter().filter_map(|statement| match statement {
-        Statement::ImportDeclaration(import) if import.source.value == AGENT_SPECIFIER => import.specifiers.as_ref(),
-        _ => None,
-    });
-    imports
-        .flatten()
+    imported_from(program, &[AGENT_SPECIFIER])
         .filter_map(|specifier| match specifier {
             ImportDeclarationSpecifier::ImportSpecifier(named) if named.imported.name() == "Agent" => {
                 named.local.symbol_id.get()

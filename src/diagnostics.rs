@@ -200,6 +200,11 @@ pub fn suggesting<'a>(given: &str, known: impl IntoIterator<Item = &'a str>, hel
     }
 }
 
+/// Whether one of the `known` words is close enough to `given` to be suggested.
+pub fn has_suggestion<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> bool {
+    closest(given, known).is_some()
+}
+
 /// The `known` word `given` is most likely a typo of: the nearest in edits (a swap of two
 /// letters is one; case is none), if a third of its letters or fewer, or one, differ.
 fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {

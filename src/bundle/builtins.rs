@@ -1,7 +1,8 @@
 //! Node's builtin modules and the names each exports to an ES module, read from
-//! `node-builtins.txt` (written by `scripts/node-builtins.mjs` under Node 20, the oldest Node
-//! the wrappers run on). The bundler keeps builtins external: this table lets it refuse at
-//! build time what Node would refuse when it loads the wrapper.
+//! `node-builtins.txt` (written by `scripts/node-builtins.mjs` under the Node 20 release its
+//! header names). The bundler keeps builtins external: this table lets it refuse at build
+//! time what Node would refuse when it loads the wrapper (an earlier Node 20 lacking a name
+//! the table has still refuses it then: the wrapper imports each name once more).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

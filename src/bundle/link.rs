@@ -65,9 +65,9 @@ pub struct ModuleLinks {
     /// What the default export is when no handler or route can be it, and why (`a string,
     /// not a function`): a handler or route module must default-export a function.
     pub default_not_function: Option<String>,
-    /// The names the module exports as types only (`Transpiled::type_exports`): importing or
-    /// re-exporting one without `type` is what TypeScript allows, and the name reads as
-    /// nothing, as its uses are types.
+    /// The names the module exports as types only (`Transpiled::type_exports`): re-exporting
+    /// one without `type` is what TypeScript allows (an import of one the transpiler kept is
+    /// used as a value, which it has not).
     pub type_exports: BTreeSet<String>,
 }
 

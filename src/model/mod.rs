@@ -128,15 +128,16 @@ impl ToolSelector {
             .flat_map(|(_, name)| Target::ALL.into_iter().map(move |target| format!("{}:{name}", target.as_str())));
         let meant: Vec<String> =
             canonical.into_iter().chain(native).filter(|name| Self::parse(name).is_some()).collect();
-        let help = "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`";
-        match crate::diagnostics::suggesting(given, meant.iter().map(String::as_str), help) {
-            // A host's own name (`Bash`), which means nothing on the other hosts.
-            unsuggested if unsuggested == help && Self::is_tool_name(given) && !given.contains(':') => format!(
+        let meant = || meant.iter().map(String::as_str);
+        // A host's own name (`Bash`), which means nothing on the other hosts.
+        if !crate::diagnostics::has_suggestion(given, meant()) && Self::is_tool_name(given) && !given.contains(':') {
+            return format!(
                 "use shell, file.read, file.write, mcp, agent, or a host's own tool name after the host: \
                  `<target>:{given}` (`claude:{given}`, say)"
-            ),
-            help => help,
+            );
         }
+        let help = "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`";
+        crate::diagnostics::suggesting(given, meant(), help)
     }
 
     /// The help for a native name that is no tool's name: most often a host's matcher

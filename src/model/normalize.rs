@@ -243,9 +243,12 @@ impl Normalizer<'_> {
             let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
                 .at_path(&decl.event.path);
             // A near miss of an event here (`sessionstart`) first, then a host's own name.
-            let suggested = crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes);
-            let native = self.project.native_event_help(&decl.event.value).filter(|_| suggested == takes);
-            self.push(unknown.with_help(native.map_or(suggested, |native| format!("{native}; {takes}"))));
+            let near = crate::diagnostics::has_suggestion(&decl.event.value, names.iter().copied());
+            let help = match self.project.native_event_help(&decl.event.value).filter(|_| !near) {
+                Some(native) => format!("{native}; {takes}"),
+                None => crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes),
+            };
+            self.push(unknown.with_help(help));
         }
         let handler = self.handler(decl, payloads);
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));

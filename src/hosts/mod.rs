@@ -201,16 +201,16 @@ pub fn native_event_help(name: &str) -> Option<String> {
     let &(_, native, family) = named.first()?;
     let hosts: Vec<&str> =
         named.iter().filter(|(_, n, f)| (*n, *f) == (native, family)).map(|(host, _, _)| *host).collect();
-    let hosts = match hosts.split_last() {
-        Some((last, [])) => (*last).to_owned(),
-        Some((last, others)) => format!("{} and {last}", others.join(", ")),
-        None => unreachable!("the first row named it"),
+    let (last, others) = hosts.split_last()?;
+    let (hosts, call) = match others {
+        [] => ((*last).to_owned(), "calls"),
+        _ => (format!("{} and {last}", others.join(", ")), "call"),
     };
     let here = match crate::model::HookEvent::ALL.into_iter().find(|event| event.family() == Some(family)) {
         Some(event) => format!("the config event `{}`", event.key()),
         None => format!("the event route `src/events/{}.tsx`", family.key()),
     };
-    Some(format!("`{native}` is what {hosts} call{} {here}", if hosts.contains(" and ") { "" } else { "s" }))
+    Some(format!("`{native}` is what {hosts} {call} {here}"))
 }
 
 /// JSON types an envelope field may have.

@@ -95,9 +95,9 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
 }
 
 /**
- * Makes a route's process.exit fail the render it was called from, and be logged and
- * ignored outside one (say, from a timer a finished render left), instead of ending the
- * runtime. Returns the real exit, for the runtime's own.
+ * Makes a route's process.exit throw where it is called and fail the render it was called
+ * from (outside one, from a timer a finished render left, say, the runtime logs it as any
+ * uncaught error), instead of ending the runtime. Returns the real exit, for the runtime's own.
  */
 function guardExit() {
   const exit = process.exit;

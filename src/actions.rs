@@ -199,6 +199,8 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         unresolved: Vec::new(),
         diagnostics,
         context_at: context_at.map(|[start, end]| Span { start, end }),
+        // (Only a chunk without errors is recorded, and every such chunk was linked.)
+        linked: true,
     })
 }
 

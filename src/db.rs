@@ -498,22 +498,24 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
     let graph =
         bundle::ModuleGraph::collect(roots, |key| module_chunk(db, project, ModuleKey::new(db, key.to_owned())));
     let mut diagnostics = graph.diagnostics();
-    if diagnostics.iter().all(|d| !d.is_error()) {
-        for &root in roots.iter().filter(|root| bundle::virtual_module(root).is_none()) {
-            let chunk = graph.chunk(root);
-            if !chunk.is_some_and(|c| c.has_default_export()) {
-                diagnostics.push(
-                    Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
-                        .in_file(root.to_owned())
-                        .with_help("export the handler function: `export default (event) => { … }`"),
-                );
-            } else if let Some(what) = chunk.and_then(|c| c.links.default_not_function.as_deref()) {
-                diagnostics.push(
-                    Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
-                        .in_file(root.to_owned())
-                        .with_help("export the function: `export default (event) => { … }`"),
-                );
-            }
+    // (A root that did not link, having failed to parse, said so already.)
+    let linked_roots = roots.iter().filter(|root| bundle::virtual_module(root).is_none()).filter_map(|&root| {
+        let chunk = graph.chunk(root).expect("the graph holds its roots");
+        chunk.linked.then_some((root, chunk))
+    });
+    for (root, chunk) in linked_roots {
+        if !chunk.has_default_export() {
+            diagnostics.push(
+                Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
+                    .in_file(root.to_owned())
+                    .with_help("export the handler function: `export default (event) => { … }`"),
+            );
+        } else if let Some(what) = chunk.links.default_not_function.as_deref() {
+            diagnostics.push(
+                Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
+                    .in_file(root.to_owned())
+                    .with_help("export the function: `export default (event) => { … }`"),
+            );
         }
     }
     let body = (!crate::diagnostics::has_errors(&diagnostics)).then(|| {

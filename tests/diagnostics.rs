@@ -701,6 +701,42 @@ fn a_name_a_builtin_lacks_is_refused_where_it_is_imported() {
     );
 }
 
+/// A module that fails a check still says what it imports and exports: its own errors, the
+/// names its imports lack and a handler's missing default export are said in one build, not
+/// one fix at a time. Nothing is said of names imported from a module that does not parse.
+#[test]
+fn every_error_of_a_module_graph_is_said_at_once() {
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let handler = "import { readFilSync } from 'node:fs';\nimport { helpr } from './lib.ts';\n\
+                   import { broken } from './broken.ts';\nconsole.log(__dirname, readFilSync, helpr, broken);\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/stop.ts", handler),
+        ("src/lib.ts", "export const helper = require('node:os');\n"),
+        ("src/broken.ts", "export const broken = ;\n"),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<(&str, &str, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["file"].as_str().unwrap(), d["line"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("AB4837", "src/stop.ts", 4),
+            ("AB4837", "src/lib.ts", 1),
+            ("AB4836", "src/broken.ts", 1),
+            ("AB4838", "src/stop.ts", 1),
+            ("AB4838", "src/stop.ts", 2),
+            ("AB4218", "agent-bundle.config.ts", 1),
+        ],
+        "{report:#}"
+    );
+}
+
 /// A builtin's name mistyped is said to be one, with the name it is likely a typo of.
 #[test]
 fn a_builtin_mistyped_is_named_as_one() {

@@ -41,6 +41,10 @@ pub struct ModuleChunk {
     pub diagnostics: Vec<BundleDiagnostic>,
     /// Where the module first renders `Agent.Context` (`Transpiled::context_at`).
     pub context_at: Option<Span>,
+    /// Whether `links` says what the module imports and exports: its code transpiled and was
+    /// linked, though a check may have failed (a module that does not parse, or could not be
+    /// read, links nothing, and the graph takes nothing of it as missing).
+    pub linked: bool,
 }
 
 impl ModuleChunk {
@@ -189,6 +193,7 @@ pub fn link_module(
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
         context_at: transpiled.context_at,
+        linked: false,
     };
     // Checks on the original source may have failed while the transpiled code is still sound:
     // link it anyway, to report unresolvable imports too.
@@ -196,7 +201,7 @@ pub fn link_module(
     let Some(code) = transpiled.code.take() else {
         return chunk;
     };
-    Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
+    chunk.linked = Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
     chunk.links.type_exports = type_exports;
     if super::transpile::is_json_module(key) {
         chunk.links.default_not_function = Some("JSON data, not a function".to_owned());
@@ -323,12 +328,13 @@ impl<'c> Linker<'c> {
         }
     }
 
-    fn link(mut self, code: &str) {
+    /// Links the transpiled `code`; false when it does not parse (said as an error).
+    fn link(mut self, code: &str) -> bool {
         let allocator = Allocator::default();
         let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
         if parsed.panicked || parsed.diagnostics.has_errors() {
             if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
-                return; // Already reported on the original source.
+                return false; // Already reported on the original source.
             }
             let message = parsed.diagnostics.errors().next().map_or_else(String::new, |d| d.message.to_string());
             self.chunk.diagnostics.push(BundleDiagnostic::error(
@@ -336,7 +342,7 @@ impl<'c> Linker<'c> {
                 Span::new(0, 0),
                 format!("internal error: the transpiled code of {} does not parse: {message}", self.key),
             ));
-            return;
+            return false;
         }
         let program = parsed.program;
         let semantic = SemanticBuilder::new().build(&program);
@@ -379,6 +385,7 @@ impl<'c> Linker<'c> {
             self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
         }
         self.finish(code);
+        true
     }
 
     /// Resolve `specifier`, record the import, and report failures at its original span,

@@ -94,6 +94,7 @@ impl ModuleChunk {
             unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
             context_at: None,
+            linked: false,
         }
     }
 }
@@ -138,13 +139,11 @@ impl<'a> ModuleGraph<'a> {
         keys
     }
 
-    /// Every module's own problems, then, when there are none, the imports that name no
-    /// export (which need the whole graph).
+    /// Every module's own problems, then the imports that name no export (which need the
+    /// whole graph), all at once: a module that failed a check still says what it exports.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut diagnostics = self.module_diagnostics();
-        if diagnostics.iter().all(|d| !d.is_error()) {
-            diagnostics.extend(self.link_diagnostics());
-        }
+        diagnostics.extend(self.link_diagnostics());
         diagnostics
     }
 
@@ -283,7 +282,8 @@ enum Export {
     TypeOnly,
     /// Two `export *` give it different bindings.
     Ambiguous,
-    /// It may come from a module the graph does not hold (one whose compile failed), or
+    /// It may come from a module the graph does not hold or could not link (one that does not
+    /// parse), or
     /// from a re-export that is itself missing (reported where it is re-exported).
     Unknown,
 }
@@ -308,7 +308,7 @@ fn resolve_export(
         }
         LinkSource::Module(key) => key,
     };
-    let Some(chunk) = chunks.get(key.as_str()) else {
+    let Some(chunk) = chunks.get(key.as_str()).filter(|chunk| chunk.linked) else {
         return Export::Unknown;
     };
     if !visiting.insert(binding.clone()) {

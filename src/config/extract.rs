@@ -400,12 +400,11 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
 /// `agent-bundle/config` under that name or another (`import { defineConfig as define }`),
 /// or through a namespace (`ab.defineConfig`); or named so and imported from nowhere.
 fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
-    let ours = |source: &str| matches!(source, "agent-bundle" | "agent-bundle/config");
     match callee {
         Expression::Identifier(id) => match import_of(program, &id.name) {
             None => id.name == "defineConfig",
             Some((source, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
-                ours(source) && specifier.imported.name() == "defineConfig"
+                is_agent_bundle_module(source) && specifier.imported.name() == "defineConfig"
             }
             Some(_) => false,
         },
@@ -413,10 +412,31 @@ fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
             member.property.name == "defineConfig"
                 && matches!(&member.object, Expression::Identifier(namespace)
                     if matches!(import_of(program, &namespace.name),
-                        Some((source, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_))) if ours(source)))
+                        Some((source, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_))) if is_agent_bundle_module(source)))
         }
         _ => false,
     }
+}
+
+/// Where a `defineConfig` that is not agent-bundle's was imported from (a package of
+/// another name, a mistyped `agent-bundle/confg`): it is the likely reason the call is
+/// refused.
+fn foreign_define_config<'a>(program: &Program<'a>, callee: &Expression<'_>) -> Option<&'a str> {
+    let (source, specifier) = match callee {
+        Expression::Identifier(id) => import_of(program, &id.name)?,
+        Expression::StaticMemberExpression(member) if member.property.name == "defineConfig" => {
+            let Expression::Identifier(namespace) = &member.object else { return None };
+            return import_source(program, &namespace.name).filter(|source| !is_agent_bundle_module(source));
+        }
+        _ => return None,
+    };
+    let ImportDeclarationSpecifier::ImportSpecifier(specifier) = specifier else { return None };
+    (specifier.imported.name() == "defineConfig" && !is_agent_bundle_module(source)).then_some(source)
+}
+
+/// The modules agent-bundle's `defineConfig` is imported from.
+fn is_agent_bundle_module(source: &str) -> bool {
+    matches!(source, "agent-bundle" | "agent-bundle/config")
 }
 
 /// The import that binds `name` in the file: where from, and its specifier.
@@ -549,10 +569,18 @@ impl<'x, 'a> Reader<'x, 'a> {
                         }
                         Some(kind) => (format!("expected an object literal, found {kind}"), factory_help(self.target)),
                         None => match expr {
-                            Expression::CallExpression(_) if self.target == ExtractTarget::DefaultExport => (
-                                self.found(expr),
-                                "only `defineConfig({ ... })` may wrap the config: agent-bundle reads this file statically and never executes it".to_string(),
-                            ),
+                            Expression::CallExpression(call) if self.target == ExtractTarget::DefaultExport => {
+                                match foreign_define_config(self.program, &call.callee) {
+                                    Some(source) => (
+                                        format!("this `defineConfig` is imported from '{source}', not from agent-bundle"),
+                                        "import it from agent-bundle: `import { defineConfig } from 'agent-bundle/config'`".to_string(),
+                                    ),
+                                    None => (
+                                        self.found(expr),
+                                        "only `defineConfig({ ... })` may wrap the config: agent-bundle reads this file statically and never executes it".to_string(),
+                                    ),
+                                }
+                            }
                             _ => (self.found(expr), LITERAL_HELP.to_string()),
                         },
                     };
@@ -1218,11 +1246,12 @@ export default defineConfig({
         for source in [
             "import { defineConfig as define } from './mine';\nexport default define({ a: 1 });",
             "import * as other from 'other';\nexport default other.defineConfig({ a: 1 });",
-            "import { other as define } from 'agent-bundle/config';\nexport default define({ a: 1 });",
             "import { defineConfig } from './mine';\nexport default defineConfig({ a: 1 });",
         ] {
-            assert!(single(source).message.starts_with("found "), "{source}");
+            assert!(single(source).message.ends_with("not from agent-bundle"), "{source}");
         }
+        let source = "import { other as define } from 'agent-bundle/config';\nexport default define({ a: 1 });";
+        assert!(single(source).message.starts_with("found "), "{source}");
     }
 
     #[test]
@@ -1470,6 +1499,26 @@ export default defineConfig({
         assert_eq!(e.message, "found a class");
         let e = single("export { default } from './shared';");
         assert_eq!(e.message, "found a re-export from './shared', which cannot be followed statically");
+    }
+
+    /// A `defineConfig` of another package (or a mistyped path) is named as the reason.
+    #[test]
+    fn a_define_config_imported_from_elsewhere_says_where_from() {
+        for (source, from) in [
+            (
+                "import { defineConfig } from '@agent-bundle/sdk';\nexport default defineConfig({});",
+                "@agent-bundle/sdk",
+            ),
+            ("import { defineConfig as d } from 'agent-bundle/confg';\nexport default d({});", "agent-bundle/confg"),
+            ("import * as ab from 'vite';\nexport default ab.defineConfig({});", "vite"),
+        ] {
+            let e = single(source);
+            assert_eq!(e.message, format!("this `defineConfig` is imported from '{from}', not from agent-bundle"));
+            assert!(e.help.contains("from 'agent-bundle/config'"), "{}", e.help);
+        }
+        // agent-bundle's own, as a default import, is only refused as a call.
+        let e = single("import ab from 'agent-bundle';\nexport default ab.defineConfig({});");
+        assert_eq!(e.message, "found a function call `ab.defineConfig(...)`");
     }
 
     #[test]

@@ -16,10 +16,11 @@ use serde_json::{Value, json};
 use crate::bundle::{self, Assembled, ModuleChunk, ModuleImport, ResolveFailure, Resolved, Span, Transpiled};
 use crate::cache::{ActionRecord, Cache, Hash, KeyBuilder};
 use crate::db::{Settings, WorkCounters};
+use crate::diagnostics::Diagnostic;
 use crate::emit::MANIFEST_FILE;
 use crate::loader::DiskFiles;
 use crate::output::OutputFile;
-use crate::stamp::Summary;
+use crate::stamp::{Clean, Summary};
 
 /// Names this compiler in every action key: its version, the revision of what its actions
 /// record, and a fingerprint of the sources it was built from (`build.rs`: host tables,
@@ -31,7 +32,7 @@ use crate::stamp::Summary;
 /// their source mappings, wrappers their source map; 8: chunks record where they render
 /// `Agent.Context`, and their warnings).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/8 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/9 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -328,8 +329,8 @@ pub fn outside_dirs(cache: &Cache, key: &Hash) -> Option<Vec<String>> {
 
 /// What the clean build of an [`artifact_key`]'s inputs published.
 pub struct PublishedArtifact {
-    /// The blake3 of its manifest.
-    pub manifest: Hash,
+    /// The blake3 of its manifest, and its warnings.
+    pub clean: Clean,
     /// Its [`crate::artifact::pack`] and the manifest's length at the pack's start.
     pack: Option<(Hash, usize)>,
 }
@@ -339,10 +340,16 @@ pub struct PublishedArtifact {
 pub fn published_artifact(cache: &Cache, key: &Hash) -> Option<PublishedArtifact> {
     let record = cache.probe_action(key)?;
     let manifest = record.values.get("manifest")?.parse().ok()?;
+    // (Warnings this build cannot read, a code it does not know: no answer.)
+    let warnings = match record.values.get("warnings") {
+        Some(warnings) => serde_json::from_str(warnings).ok()?,
+        None => Vec::new(),
+    };
     // A pack in an encoding this build does not read is no pack: the stages answer instead.
     let readable = record.values.get("packEncoding").is_some_and(|e| e == crate::artifact::PACK_ENCODING);
     let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok()).filter(|_| readable);
-    Some(PublishedArtifact { manifest, pack: record.outputs.get("pack").copied().zip(manifest_len) })
+    let pack = record.outputs.get("pack").copied().zip(manifest_len);
+    Some(PublishedArtifact { clean: Clean { manifest, warnings }, pack })
 }
 
 /// The files of `published`, from its pack in the cache (verified), or `None`.
@@ -351,13 +358,18 @@ pub fn restore_artifact(
     published: &PublishedArtifact,
 ) -> Option<(BTreeMap<String, OutputFile>, Summary)> {
     let (pack, manifest_len) = published.pack?;
-    crate::artifact::unpack(&cache.get_object(&pack)?, manifest_len, &published.manifest)
+    crate::artifact::unpack(&cache.get_object(&pack)?, manifest_len, &published.clean.manifest)
 }
 
-/// Records that a clean build of `key`'s inputs published `files`: their manifest's hash,
-/// and every file in one pack object unless they are larger than
-/// [`crate::artifact::PACK_LIMIT`].
-pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<String, OutputFile>) {
+/// Records that a clean build of `key`'s inputs published `files` with `warnings`: their
+/// manifest's hash, the warnings (when there are any), and every file in one pack object
+/// unless they are larger than [`crate::artifact::PACK_LIMIT`].
+pub fn record_published_artifact(
+    cache: &Cache,
+    key: &Hash,
+    files: &BTreeMap<String, OutputFile>,
+    warnings: &[Diagnostic],
+) {
     let Some(manifest) = files.get(MANIFEST_FILE) else {
         return;
     };
@@ -365,6 +377,9 @@ pub fn record_published_artifact(cache: &Cache, key: &Hash, files: &BTreeMap<Str
         outputs: BTreeMap::new(),
         values: BTreeMap::from([("manifest".to_owned(), Hash::of(&manifest.bytes).to_hex())]),
     };
+    if !warnings.is_empty() {
+        record.values.insert("warnings".to_owned(), printed(&warnings));
+    }
     if let Some(pack) = crate::artifact::pack(files) {
         record.outputs.insert("pack".to_owned(), cache.put_object(&pack));
         record.values.insert("manifestBytes".to_owned(), manifest.bytes.len().to_string());
@@ -438,7 +453,7 @@ mod tests {
         };
         let (small, large) = (Hash::of(b"small"), Hash::of(b"large"));
         let files = artifact(vec![7; 16]);
-        record_published_artifact(&cache, &small, &files);
+        record_published_artifact(&cache, &small, &files, &[]);
         let restored = restore_artifact(&cache, &published_artifact(&cache, &small).unwrap()).unwrap();
         assert_eq!(restored.0, files);
         let mut unmarked = cache.probe_action(&small).unwrap();
@@ -446,7 +461,7 @@ mod tests {
         cache.put_action(&Hash::of(b"unmarked"), &unmarked);
         let published = published_artifact(&cache, &Hash::of(b"unmarked")).unwrap();
         assert!(published.pack.is_none(), "a pack without its encoding (a raw one of an older build) is not read");
-        record_published_artifact(&cache, &large, &artifact(vec![7; crate::artifact::PACK_LIMIT + 1]));
+        record_published_artifact(&cache, &large, &artifact(vec![7; crate::artifact::PACK_LIMIT + 1]), &[]);
         let published = published_artifact(&cache, &large).unwrap();
         assert!(published.pack.is_none() && restore_artifact(&cache, &published).is_none());
     }

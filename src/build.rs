@@ -82,11 +82,12 @@ impl BuildOutput {
         BuildOutput { compiled, published: None, work: Work::default(), shortcut: None }
     }
 
-    /// The hash of the manifest a clean build published (no diagnostic at all): what a stamp
-    /// may vouch for. `None` for any other build.
-    pub fn clean_manifest(&self) -> Option<Hash> {
-        let clean = self.published.is_some() && self.compiled.diagnostics.is_empty();
-        clean.then(|| self.compiled.files.get(emit::MANIFEST_FILE)).flatten().map(|file| Hash::of(&file.bytes))
+    /// What a build that published without errors leaves for a stamp or the cache to answer
+    /// from: its manifest's hash and its warnings. `None` for any other build.
+    pub fn clean(&self) -> Option<stamp::Clean> {
+        let published = self.published.is_some() && !self.compiled.has_errors();
+        let manifest = published.then(|| self.compiled.files.get(emit::MANIFEST_FILE)).flatten()?;
+        Some(stamp::Clean { manifest: Hash::of(&manifest.bytes), warnings: self.compiled.diagnostics.clone() })
     }
 }
 
@@ -175,7 +176,7 @@ pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
     }
     Ok(match stamp::check(&options.root, &options.out_dir, &settings)? {
         stamp::Found::UpToDate(stamp) => {
-            let mut output = answered(options, stamp.summary.clone(), Shortcut::Stamp, None);
+            let mut output = answered(options, stamp.summary.clone(), Shortcut::Stamp, None, stamp.warnings());
             note_unlistable(&mut output.compiled, stamp.unlistable());
             Checked::UpToDate(Box::new(output))
         }
@@ -279,14 +280,15 @@ fn answer_stale(
         if let Some(previous) = previous {
             let mut now = snapshot.clone();
             now.add_outside(found.clone());
-            if let Some(summary) = stamp::renew(&options.root, &options.out_dir, *previous, &published.manifest, now) {
-                return Ok(answered(options, summary, Shortcut::Cache, None));
+            if let Some(summary) = stamp::renew(&options.root, &options.out_dir, *previous, &published.clean, now) {
+                return Ok(answered(options, summary, Shortcut::Cache, None, &published.clean.warnings));
             }
         }
-        if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &published.manifest).filter(whole) {
+        let clean = &published.clean;
+        if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &clean.manifest).filter(whole) {
             snapshot.add_outside(found);
-            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
-            let mut output = answered(options, summary, Shortcut::Cache, None);
+            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), clean);
+            let mut output = answered(options, summary, Shortcut::Cache, None, &clean.warnings);
             output.compiled.diagnostics.extend(unsaved);
             return Ok(output);
         }
@@ -295,8 +297,8 @@ fn answer_stale(
         {
             let stats = emit::publish::publish(&options.out_dir, &options.root, &files)?;
             snapshot.add_outside(found);
-            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), &published.manifest);
-            let mut output = answered(options, summary, Shortcut::Restored, Some(stats));
+            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), clean);
+            let mut output = answered(options, summary, Shortcut::Restored, Some(stats), &clean.warnings);
             output.compiled.diagnostics.extend(unsaved);
             return Ok(output);
         }
@@ -308,8 +310,8 @@ fn answer_stale(
     let mut compiled = None;
     on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {})));
     let (mut output, rounds) = compiled.expect("on_pool runs the stages")?;
-    match (&output.compiled.model, output.clean_manifest()) {
-        (Some(model), Some(manifest)) => {
+    match (&output.compiled.model, output.clean()) {
+        (Some(model), Some(clean)) => {
             let from_stamp: BTreeSet<String> = snapshot.outside_dirs().collect();
             if !from_stamp.is_empty() {
                 let listed = found.iter().chain(rounds.iter().flatten()).map(|dir| dir.key.clone());
@@ -326,7 +328,7 @@ fn answer_stale(
                 }
             };
             snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
-            actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files);
+            actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files, &clean.warnings);
             let summary = stamp::Summary {
                 plugin: model.name.clone(),
                 version: model.version.clone(),
@@ -334,7 +336,7 @@ fn answer_stale(
                 files: output.compiled.files.len(),
                 payload_sources: model.emitted_payloads().map(|payload| payload.source.clone()).collect(),
             };
-            let unsaved = save_stamp(options, &settings, snapshot, summary, &manifest);
+            let unsaved = save_stamp(options, &settings, snapshot, summary, &clean);
             output.compiled.diagnostics.extend(unsaved);
         }
         _ => stamp::clear(&options.root),
@@ -349,9 +351,9 @@ fn save_stamp(
     settings: &str,
     snapshot: stamp::Snapshot,
     summary: stamp::Summary,
-    manifest: &Hash,
+    clean: &stamp::Clean,
 ) -> Option<Diagnostic> {
-    let error = stamp::save(&options.root, &options.out_dir, settings, snapshot, summary, manifest).err()?;
+    let error = stamp::save(&options.root, &options.out_dir, settings, snapshot, summary, clean).err()?;
     let message = format!("cannot record this build's stamp ({}): {error}", stamp::stamp_path(&options.root).display());
     let help = "without it, every build reads and hashes the whole project";
     Some(Diagnostic::warning(Code::StateUnwritable, message).with_help(help))
@@ -363,11 +365,11 @@ fn stamp_settings(options: &BuildOptions) -> String {
 }
 
 /// Saves the stamp a clean build leaves, for the last build of `workspace`, which published
-/// the artifact whose manifest hashes to `manifest` without a diagnostic: when the project
+/// the artifact whose manifest hashes to `clean.manifest` without an error: when the project
 /// on disk still holds exactly the inputs that build read and the artifact is still the
 /// one it published (every file checked). Watch mode does so as it ends, so that the next
 /// `build` of an unchanged project is a no-op. Returns whether it saved one.
-pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest: &Hash) -> std::io::Result<bool> {
+pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, clean: &stamp::Clean) -> std::io::Result<bool> {
     // The states first: a file edited after them leaves the stamp stale, never the reverse.
     let mut snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
     let mut disk = snapshot.read()?;
@@ -382,12 +384,12 @@ pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, manifest:
     }
     // (What the walk passed over in a payload may have come there since the last compile
     // checked it: that is for the next build to tell.)
-    let summary = crate::artifact::matches_manifest(&options.out_dir, manifest);
+    let summary = crate::artifact::matches_manifest(&options.out_dir, &clean.manifest);
     let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.passed_over())) else {
         return Ok(false);
     };
     snapshot.add_outside(outside);
-    stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, manifest)?;
+    stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, clean)?;
     Ok(true)
 }
 
@@ -465,10 +467,20 @@ fn answered(
     summary: stamp::Summary,
     by: Shortcut,
     published: Option<PublishStats>,
+    warnings: &[Diagnostic],
 ) -> BuildOutput {
     let published = published.unwrap_or(PublishStats { unchanged: summary.files, ..PublishStats::default() });
+    let mut compiled = finish_empty();
+    compiled.diagnostics = warnings.to_vec();
+    // The files they point into are the inputs the build that said them read: those on
+    // disk now (only a frame is missing, should one have changed since).
+    for file in warnings.iter().filter_map(|warning| warning.file.as_ref()) {
+        if let Ok(bytes) = std::fs::read(options.root.join(file)) {
+            compiled.texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(&bytes)));
+        }
+    }
     BuildOutput {
-        compiled: finish_empty(),
+        compiled,
         published: Some(published),
         work: Work { cache: options.cache.stats(), ..Work::default() },
         shortcut: Some((summary, by)),
@@ -1047,8 +1059,8 @@ mod tests {
         let mut workspace = Workspace::new(Database::new(), root.clone());
         let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
-        let manifest = output.clean_manifest().expect("a clean build");
-        let stamped = || stamp_last_build(&options, &workspace, &manifest).unwrap();
+        let clean = output.clean().expect("a clean build");
+        let stamped = || stamp_last_build(&options, &workspace, &clean).unwrap();
 
         let handler = root.join("src/a.ts");
         std::fs::write(&handler, "export default () => null;\n").unwrap();

@@ -45,6 +45,11 @@ macro_rules! codes {
                 match self { $(Code::$variant => $code,)* }
             }
 
+            /// The code whose [`Code::as_str`] is `code`.
+            pub fn parse(code: &str) -> Option<Code> {
+                Code::ALL.iter().copied().find(|known| known.as_str() == code)
+            }
+
             /// A kebab-case name for the pattern the diagnostic flags.
             pub fn name(self) -> &'static str {
                 match self { $(Code::$variant => $name,)* }
@@ -114,8 +119,10 @@ codes! {
     HostValidation = "AB6019", "host-validation-finding", "The host's own validator (claude plugin validate) reported a problem.";
 }
 
-/// One reported problem.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// One reported problem. Stored as a [`DiagnosticRecord`] where a build says its warnings
+/// again without running (the stamp, the cache's `artifact` records).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(into = "DiagnosticRecord", try_from = "DiagnosticRecord")]
 pub struct Diagnostic {
     pub code: Code,
     pub severity: Severity,
@@ -184,6 +191,68 @@ impl Diagnostic {
     /// The help `help`, led by the `known` word `given` is most likely a typo of ([`suggesting`]).
     pub fn with_help_suggesting<'a>(self, given: &str, known: impl IntoIterator<Item = &'a str>, help: &str) -> Self {
         self.with_help(suggesting(given, known, help))
+    }
+}
+
+/// A [`Diagnostic`] as stored: its code, severity and host by name, its span as
+/// `[start, end]`; a record naming a code or host this build does not know is refused.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DiagnosticRecord {
+    code: String,
+    severity: String,
+    message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    span: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    json_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    help: Option<String>,
+}
+
+impl From<Diagnostic> for DiagnosticRecord {
+    fn from(d: Diagnostic) -> DiagnosticRecord {
+        DiagnosticRecord {
+            code: d.code.as_str().to_owned(),
+            severity: d.severity.as_str().to_owned(),
+            message: d.message,
+            file: d.file,
+            span: d.span.map(|span| [span.start, span.end]),
+            json_path: d.json_path,
+            host: d.host.map(|host| host.as_str().to_owned()),
+            help: d.help,
+        }
+    }
+}
+
+impl TryFrom<DiagnosticRecord> for Diagnostic {
+    type Error = String;
+
+    fn try_from(record: DiagnosticRecord) -> Result<Diagnostic, String> {
+        let code = Code::parse(&record.code).ok_or_else(|| format!("unknown code {}", record.code))?;
+        let severity = match record.severity.as_str() {
+            "error" => Severity::Error,
+            "warning" => Severity::Warning,
+            other => return Err(format!("unknown severity {other}")),
+        };
+        let host = match &record.host {
+            Some(name) => Some(Target::parse(name).ok_or_else(|| format!("unknown host {name}"))?),
+            None => None,
+        };
+        Ok(Diagnostic {
+            code,
+            severity,
+            message: record.message,
+            file: record.file,
+            span: record.span.map(|[start, end]| Span { start, end }),
+            json_path: record.json_path,
+            host,
+            help: record.help,
+        })
     }
 }
 

@@ -4,11 +4,10 @@
 //! as walking and stat-ing the inputs.
 //!
 //! The stamp lives in `<root>/.agent-bundle/stamp.json`, never in the artifact. It is only
-//! written after a build that published with no diagnostics at all (warnings are printed
-//! again by a real build), but for the warning that a folder could not be listed, which
-//! the stamp records and a no-op repeats. A file modified within a second before the stamp
-//! was written is treated as changed ("racily clean"): its time alone cannot prove it
-//! unchanged.
+//! written after a build that published without errors ([`Clean`]); its warnings are
+//! recorded, and a no-op says them again, as it does the warning that a folder could not
+//! be listed. A file modified within a second before the stamp was written is treated as
+//! changed ("racily clean"): its time alone cannot prove it unchanged.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -18,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Hash;
+use crate::diagnostics::Diagnostic;
 use crate::emit::MANIFEST_FILE;
 use crate::loader::{DiskFiles, OutsideDir, OutsideState, input_tree, is_at_or_below, is_outside, read_files};
 
@@ -30,6 +30,15 @@ pub fn stamp_path(root: &Path) -> PathBuf {
 /// Why: file systems with coarse timestamps can give an edit made just before the stamp the
 /// same time as the stamp itself; such files are always re-read.
 const RACY_WINDOW_NS: i128 = 1_000_000_000;
+
+/// What a build that published without errors leaves for a later one to answer from: the
+/// hash of the manifest it published, and the warnings it said (which a build answered by
+/// the stamp or the cache says again: they follow from the inputs alone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clean {
+    pub manifest: Hash,
+    pub warnings: Vec<Diagnostic>,
+}
 
 /// What the last clean build saw and produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +58,9 @@ pub struct Stamp {
     unlistable: Vec<String>,
     /// What the walk passed over (`Snapshot::passed_over`).
     passed_over: Vec<String>,
+    /// The build's warnings ([`Clean::warnings`]).
+    #[serde(default)]
+    warnings: Vec<Diagnostic>,
 }
 
 /// Enough to report an up-to-date build without running it.
@@ -404,6 +416,11 @@ impl Stamp {
         &self.unlistable
     }
 
+    /// The warnings of the build it records.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
     /// The no-op's question once the walk is known to find the same inputs
     /// ([`Stamp::walk_unchanged`]), asked without building a snapshot (what a stale build
     /// needs): whether each input is in the state recorded, and the artifact as it was.
@@ -479,8 +496,8 @@ fn artifact_states(out_dir: &Path) -> io::Result<Vec<FileState>> {
 /// edit during the build), no directories are recorded and the next build walks. Outside
 /// directories keep the states they had when listed (the build changes none of them).
 ///
-/// The artifact recorded is the one whose manifest hashes to `manifest`, what this build
-/// published: stamping is a publisher's turn (see `emit::publish::take_turn`),
+/// The artifact recorded is the one whose manifest hashes to `clean.manifest`, what this
+/// build published: stamping is a publisher's turn (see `emit::publish::take_turn`),
 /// and when another build of the project published in between, nothing is stamped.
 pub fn save(
     root: &Path,
@@ -488,11 +505,12 @@ pub fn save(
     settings: &str,
     before: Snapshot,
     summary: Summary,
-    manifest: &Hash,
+    clean: &Clean,
 ) -> io::Result<()> {
     let _turn = crate::emit::publish::take_turn(out_dir)?;
     let path = stamp_path(root);
-    if read_state_file(&out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes)).as_ref() != Some(manifest) {
+    let published = read_state_file(&out_dir.join(MANIFEST_FILE)).map(|bytes| Hash::of(&bytes));
+    if published.as_ref() != Some(&clean.manifest) {
         clear(root);
         return Ok(());
     }
@@ -518,24 +536,26 @@ pub fn save(
         input_dirs,
         inputs: before.inputs,
         outputs: artifact_states(out_dir)?,
-        manifest: manifest.to_hex(),
+        manifest: clean.manifest.to_hex(),
         saved_at_ns,
         summary,
         unlistable,
         passed_over,
+        warnings: clean.warnings.clone(),
     };
     write_json(&path, &stamp)
 }
 
 /// When `previous` vouches for the artifact at `out_dir` as the one whose manifest hashes
-/// to `manifest` (`Stamp::vouches_for`), records that only the inputs' states changed, to
-/// those `now` holds (taken before they were read), and returns what the artifact holds.
+/// to `clean.manifest` (`Stamp::vouches_for`), records that only the inputs' states changed,
+/// to those `now` holds (taken before they were read), with the warnings a build of them
+/// says, and returns what the artifact holds.
 /// Checked and recorded in one publisher's turn, so no publish comes in between; the build
 /// wrote nothing, so unlike [`save`] no second walk is needed to prove it added no input.
-pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now: Snapshot) -> Option<Summary> {
+pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, clean: &Clean, now: Snapshot) -> Option<Summary> {
     let _turn = crate::emit::publish::take_turn(out_dir).ok()?;
     // (What the walk passed over in a payload now: only a compile says whether it is new.)
-    if !previous.vouches_for(out_dir, manifest) || previous.summary.loses_any_of(&now.passed_over) {
+    if !previous.vouches_for(out_dir, &clean.manifest) || previous.summary.loses_any_of(&now.passed_over) {
         return None;
     }
     let stamp = Stamp {
@@ -544,6 +564,7 @@ pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, manifest: &Hash, now:
         unlistable: now.unlistable,
         passed_over: now.passed_over,
         saved_at_ns: now_ns(),
+        warnings: clean.warnings.clone(),
         ..previous
     };
     // The stamp is an optimization: failing to write it must not fail the build.
@@ -600,13 +621,17 @@ mod tests {
         (dir, out)
     }
 
+    /// A build of the artifact at `out` without warnings.
+    fn clean(out: &Path) -> Clean {
+        Clean { manifest: Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap()), warnings: Vec::new() }
+    }
+
     fn saved(root: &Path) -> Stamp {
         serde_json::from_slice(&fs::read(stamp_path(root)).unwrap()).unwrap()
     }
 
     fn stamp(root: &Path, out: &Path) {
-        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
-        save(root, out, "settings", Snapshot::take(root, out).unwrap(), summary(), &manifest).unwrap();
+        save(root, out, "settings", Snapshot::take(root, out).unwrap(), summary(), &clean(out)).unwrap();
     }
 
     fn fresh(root: &Path, out: &Path) -> bool {
@@ -628,10 +653,9 @@ mod tests {
     fn what_came_into_a_payload_during_the_publish_is_never_stamped_as_whole() {
         let (dir, out) = project();
         let with_payload = Summary { payload_sources: vec!["src".into()], ..summary() };
-        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
         let before = Snapshot::take(dir.path(), &out).unwrap();
         std::os::unix::fs::symlink("a.ts", dir.path().join("src/link.ts")).unwrap();
-        save(dir.path(), &out, "settings", before, with_payload, &manifest).unwrap();
+        save(dir.path(), &out, "settings", before, with_payload, &clean(&out)).unwrap();
         assert!(saved(dir.path()).input_dirs.is_empty(), "the next build walks");
         assert!(!fresh(dir.path(), &out));
 
@@ -768,8 +792,9 @@ mod tests {
         let (dir, out) = project();
         stamp(dir.path(), &out);
         let before = Snapshot::take(dir.path(), &out).unwrap();
+        let clean = clean(&out);
         fs::write(out.join(MANIFEST_FILE), "{\"another\":1}").unwrap();
-        save(dir.path(), &out, "settings", before, summary(), &Hash::of(b"{}")).unwrap();
+        save(dir.path(), &out, "settings", before, summary(), &clean).unwrap();
         assert!(!stamp_path(dir.path()).exists(), "the earlier stamp is gone and no other was saved");
     }
 
@@ -797,18 +822,18 @@ mod tests {
     fn renewing_records_the_inputs_now_unless_the_artifact_changed() {
         let (dir, out) = project();
         stamp(dir.path(), &out);
-        let manifest = Hash::of(b"{}");
+        let clean = clean(&out);
         let past = SystemTime::now() - Duration::from_secs(5);
         fs::File::options().append(true).open(dir.path().join("src/a.ts")).unwrap().set_modified(past).unwrap();
         let (previous, now) = (stale_stamp(dir.path(), &out), Snapshot::take(dir.path(), &out).unwrap());
-        assert_eq!(renew(dir.path(), &out, previous, &manifest, now), Some(summary()));
+        assert_eq!(renew(dir.path(), &out, previous, &clean, now), Some(summary()));
         assert!(fresh(dir.path(), &out), "the renewed stamp answers");
 
         let earlier = past - Duration::from_secs(1);
         fs::File::options().append(true).open(dir.path().join("src/a.ts")).unwrap().set_modified(earlier).unwrap();
         let (previous, now) = (stale_stamp(dir.path(), &out), Snapshot::take(dir.path(), &out).unwrap());
         fs::remove_file(out.join("hooks/a.mjs")).unwrap();
-        assert_eq!(renew(dir.path(), &out, previous, &manifest, now), None);
+        assert_eq!(renew(dir.path(), &out, previous, &clean, now), None);
         assert!(!fresh(dir.path(), &out), "nothing was renewed");
     }
 
@@ -823,8 +848,7 @@ mod tests {
         }
         let mut before = Snapshot::take(dir.path(), &out).unwrap();
         before.add_outside(Vec::new());
-        let manifest = Hash::of(&fs::read(out.join(MANIFEST_FILE)).unwrap());
-        save(dir.path(), &out, "settings", before, summary(), &manifest).unwrap();
+        save(dir.path(), &out, "settings", before, summary(), &clean(&out)).unwrap();
         // The walk's directories no longer hold (an entry came and went): the check walks.
         fs::write(dir.path().join("scratch"), "").unwrap();
         fs::remove_file(dir.path().join("scratch")).unwrap();

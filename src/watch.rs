@@ -36,10 +36,10 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use rayon::prelude::*;
 
 use crate::build::{self, BuildOptions, BuildOutput};
-use crate::cache::Hash;
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
 use crate::loader::{Workspace, lies_in_skipped_dir};
+use crate::stamp::Clean;
 use crate::workspace::Listed;
 
 /// Why: editors save in bursts (write, rename, chmod); 30 ms of quiet catches a burst
@@ -365,9 +365,8 @@ struct Session {
     /// Inputs that changed in builds that could not read or publish the project: the next
     /// build that can reports them.
     unreported: BTreeSet<String>,
-    /// The manifest's hash when the last build published without a diagnostic: what a
-    /// clean build would stamp.
-    clean: Option<Hash>,
+    /// What the last build left to stamp, when it published without an error.
+    clean: Option<Clean>,
     /// Each file the last publish left in the artifact, with its size: what a change seen
     /// in the artifact is checked against.
     published: Vec<(PathBuf, u64)>,
@@ -408,8 +407,8 @@ impl Session {
     /// changed since (its inputs, its artifact): the next `build` is then a no-op. Failing
     /// to is no failure (the stamp is an optimization).
     fn stamp(&self) {
-        if let Some(manifest) = &self.clean {
-            let _ = build::stamp_last_build(&self.options, &self.workspace, manifest);
+        if let Some(clean) = &self.clean {
+            let _ = build::stamp_last_build(&self.options, &self.workspace, clean);
         }
     }
 
@@ -554,7 +553,7 @@ impl Session {
             output
         });
         (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
-        self.clean = output.as_ref().ok().and_then(BuildOutput::clean_manifest);
+        self.clean = output.as_ref().ok().and_then(BuildOutput::clean);
         let output = output.map(|mut output| {
             build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
             output

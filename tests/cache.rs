@@ -38,25 +38,42 @@ fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_n
     assert_eq!(warm["published"]["written"], serde_json::json!([]));
 }
 
-/// A build that warns (no stamp, no artifact record: every build runs the stages) still
-/// transpiles and bundles nothing the second time: a module is cached with its warnings,
-/// which a build from the cache says again.
+/// A build that warns is a clean build like any other: the next one in a new process runs
+/// nothing (answered by the cache, then by the stamp), and a fresh checkout is restored,
+/// each saying the warning again, located. A module is cached with its warnings too.
 #[test]
-fn a_build_with_warnings_is_all_cache_hits_the_second_time_and_says_them_again() {
+fn a_build_with_warnings_is_answered_without_running_and_says_them_again() {
     let cache = tempfile::tempdir().unwrap();
     let config =
         "export default { plugin: { name: 'warns' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
     let handler = "import { readFileSync } from 'node:fs';\nexport default () => { void readFileSync(0); };\n";
-    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
-    let codes = |report: &Value| -> Vec<String> {
-        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+    let files = [("agent-bundle.config.ts", config), ("src/stop.ts", handler)];
+    let dir = support::project(&files);
+    let said = |report: &Value| -> Vec<(String, String, u64, u64)> {
+        let said = report["diagnostics"].as_array().unwrap().iter();
+        let field = |d: &Value, key: &str| d[key].as_str().unwrap().to_owned();
+        said.map(|d| (field(d, "code"), field(d, "file"), d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()))
+            .collect()
     };
+    let warning = [("AB4840".to_owned(), "src/stop.ts".to_owned(), 2, 29)];
     let cold = build(dir.path(), cache.path());
-    assert_eq!(codes(&cold), ["AB4840"]);
+    assert_eq!(said(&cold), warning);
     let warm = build(dir.path(), cache.path());
-    assert_eq!((work(&warm, "transpiled"), work(&warm, "bundled")), (0, 0), "{:#}", warm["work"]);
-    assert_eq!(codes(&warm), ["AB4840"], "said again");
-    assert_eq!(warm["published"]["written"], serde_json::json!([]));
+    assert_eq!(warm["upToDateBy"], "cache", "{warm:#}");
+    assert_eq!(said(&warm), warning, "said again");
+    // Past the racy window of the first build's writes.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let no_op = (0..2).map(|_| build(dir.path(), cache.path())).find(|report| report["upToDateBy"] == "stamp");
+    assert_eq!(said(&no_op.expect("a no-op answered by the stamp")), warning);
+
+    let checkout = support::project(&files);
+    let fresh = build(checkout.path(), cache.path());
+    assert_eq!(fresh["restoredFromCache"], true, "{fresh:#}");
+    assert_eq!(said(&fresh), warning);
+    fs::remove_file(cache.path().join("v1/last-build.json")).ok();
+    fs::remove_dir_all(checkout.path().join("artifact")).unwrap();
+    let stages = support::build_json(checkout.path(), &["--no-cache"]).1;
+    assert_eq!(said(&stages), warning, "the stages say what the cache said");
 }
 
 /// Without the stamp (a touched or copied checkout), the inputs' hash finds the manifest the

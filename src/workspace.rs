@@ -455,7 +455,8 @@ impl Threads {
     pub fn new(cache: &Cache, jobs: Option<usize>) -> Threads {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let builds = jobs.unwrap_or(if cache.has_remote() { crate::cache::remote_concurrency() } else { cores });
-        Threads { checks: jobs.unwrap_or(cores), builds }
+        // (Checks stat files: more threads than cores only wait on each other.)
+        Threads { checks: jobs.map_or(cores, |jobs| jobs.min(cores)), builds }
     }
 }
 
@@ -464,10 +465,41 @@ pub fn thread_pool(cache: &Cache, jobs: Option<usize>) -> std::io::Result<rayon:
     pool_of(Threads::new(cache, jobs).builds)
 }
 
-/// A pool whose threads have [`STACK_SIZE`] stacks, and know it ([`on_deep_pool`]).
+/// A pool whose threads have [`STACK_SIZE`] stacks, and know it ([`on_deep_pool`]): of
+/// `threads` threads, or of as many as can be had (half as many each time): each reserves
+/// its stack's address space, which a limit (`ulimit -v`, strict overcommit) may grant for
+/// a few only.
 fn pool_of(threads: usize) -> std::io::Result<rayon::ThreadPool> {
-    let builder = rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(STACK_SIZE);
-    builder.start_handler(|_| ON_DEEP_POOL.set(true)).build().map_err(std::io::Error::other)
+    let mut threads = threads.max(1);
+    loop {
+        // Spawned here, to be joined when the pool fails: the threads it started exit, but
+        // only once they run, and hold their stacks until then.
+        let spawned = std::sync::Mutex::new(Vec::new());
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(STACK_SIZE)
+            .start_handler(|_| ON_DEEP_POOL.set(true))
+            .spawn_handler(|thread| {
+                let builder = std::thread::Builder::new().stack_size(thread.stack_size().unwrap_or(STACK_SIZE));
+                let handle = builder.spawn(|| thread.run())?;
+                spawned.lock().expect("no panics while locked").push(handle);
+                Ok(())
+            })
+            .build();
+        match built {
+            Ok(pool) => return Ok(pool),
+            Err(_) if threads > 1 => {
+                for handle in spawned.into_inner().expect("no panics while locked") {
+                    let _ = handle.join();
+                }
+                threads /= 2;
+            }
+            Err(error) => {
+                let message = format!("cannot start a thread with a {} MiB stack: {error}", STACK_SIZE >> 20);
+                return Err(std::io::Error::other(message));
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -488,7 +520,7 @@ pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         return pool.install(work);
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    match pool_of(cores).or_else(|_| pool_of(1)) {
+    match pool_of(cores) {
         Ok(pool) => SHARED.get_or_init(|| pool).install(work),
         // Not even one deep thread to be had (a memory limit): here, with rayon's global pool
         // for what runs in parallel, as before pools were made on demand (deep input may

@@ -258,6 +258,23 @@ fn a_flipped_byte_in_a_cache_object_is_detected_and_the_output_stays_right() {
     assert_eq!(artifact_files(&reference.path().join("artifact")), artifact_files(&rebuilt.path().join("artifact")));
 }
 
+/// An object found corrupt is counted, and `cache stats` says so in words too.
+#[test]
+fn cache_stats_says_how_many_objects_were_missing_or_corrupt() {
+    let cache = tempfile::tempdir().unwrap();
+    build(support::example("prebuilt-plugin").path(), cache.path());
+    for object in cache_files(cache.path(), "cas") {
+        let mut bytes = fs::read(&object).unwrap();
+        bytes[0] ^= 0x20;
+        fs::write(&object, bytes).unwrap();
+    }
+    let report = build(support::example("prebuilt-plugin").path(), cache.path());
+    assert_eq!(report["restoredFromCache"], false, "a corrupt pack is never served: {report:#}");
+    let stats = support::run(cache.path(), &["cache", "stats", "--cache-dir", cache.path().to_str().unwrap()]);
+    let text = String::from_utf8(stats.stdout).unwrap();
+    assert!(text.contains("; 1 object(s) missing or corrupt"), "{text}");
+}
+
 /// A shard folder `cache verify` may not list is said to be unread, and every other entry is
 /// checked (a corrupt one removed); `cache stats`, which would count what is not so, fails
 /// naming it.

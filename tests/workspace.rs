@@ -246,3 +246,22 @@ fn catches(pid: u32, signal: libc::c_int) -> bool {
     let caught = status.lines().find_map(|line| line.strip_prefix("SigCgt:")).unwrap_or_default();
     u64::from_str_radix(caught.trim(), 16).is_ok_and(|mask| mask & (1 << (signal - 1)) != 0)
 }
+
+/// Under a limit on address space (`ulimit -v`, as strict overcommit has), not every thread
+/// asked for can reserve its deep stack: the workspace builds on as many as can be had.
+#[test]
+fn a_workspace_builds_on_the_threads_a_memory_limit_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/monorepo"), dir.path());
+    // 4 GiB: room for the process and a few 256 MiB stacks, not for 32.
+    let limited = "ulimit -v 4194304 && exec \"$0\" \"$@\"";
+    let output = std::process::Command::new("sh")
+        .args(["-c", limited, env!("CARGO_BIN_EXE_agent-bundle"), "build", "--workspace", "-j", "32", "--json"])
+        .env("AGENT_BUNDLE_CACHE_DIR", dir.path().join(".cache"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["projects"].as_array().unwrap().len(), 2, "{report:#}");
+}

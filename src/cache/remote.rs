@@ -166,7 +166,12 @@ impl Remote {
             let bucket = s3::resolve(&options.url, &options.s3, parse_base_url)?;
             (bucket.base, bucket.loopback, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
         } else {
-            let (base, loopback) = parse_base_url(&options.url)?;
+            let (base, loopback) =
+                parse_base_url(&options.url).map_err(|error| match error.ends_with(EXPECTED_HTTP) {
+                    // (The remote may be a bucket too.)
+                    true => format!("{error} or s3://BUCKET[/PREFIX]"),
+                    false => error,
+                })?;
             let auth = match &options.token {
                 Some(token)
                     if !token.is_ascii() || token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() =>
@@ -459,13 +464,21 @@ fn read_certificates(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>
     Ok(certificates)
 }
 
+/// What an HTTP remote's URL (or an S3 endpoint's) looks like.
+const EXPECTED_HTTP: &str = "expected http[s]://host[:port][/prefix]";
+
 /// Checks a remote URL; returns it without a trailing slash, and whether it names this
 /// machine (`localhost`, 127.0.0.0/8, `[::1]`).
 fn parse_base_url(url: &str) -> Result<(String, bool), String> {
-    let bad = |why: &str| format!("bad remote cache URL {:?}: {why}", without_credentials(url));
+    let bad = |why: &str| format!("bad remote cache URL {:?}: {why}", without_secrets(url));
+    match url.split_once("://") {
+        None if url.is_empty() => return Err(bad(EXPECTED_HTTP)),
+        Some((_, "")) => return Err(bad("no host")),
+        _ => {}
+    }
     let uri: ureq::http::Uri = url.parse().map_err(|e| bad(&format!("{e}")))?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
-        return Err(bad("expected http[s]://host[:port][/prefix]"));
+        return Err(bad(EXPECTED_HTTP));
     }
     let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.as_str().contains('@') {
@@ -483,13 +496,18 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     Ok((url.trim_end_matches('/').to_owned(), loopback))
 }
 
-/// `url` with any `user:password@` replaced by `***@`, for messages.
-fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+/// `url` with any `user:password@` replaced by `***@` and any query or fragment by `?***`
+/// (where tokens are put too), for messages that end in a CI job's log.
+fn without_secrets(url: &str) -> String {
+    let (url, hidden) = match url.find(['?', '#']) {
+        Some(at) => (&url[..at], "?***"),
+        None => (url, ""),
+    };
+    let Some((scheme, rest)) = url.split_once("://") else { return format!("{url}{hidden}") };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***{}", &rest[at..]),
-        None => url.to_owned(),
+        Some(at) => format!("{scheme}://***{}{hidden}", &rest[at..]),
+        None => format!("{url}{hidden}"),
     }
 }
 
@@ -687,5 +705,9 @@ mod tests {
         }
         let error = parse_base_url("https://ci:hunter2@cache.example/x").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("https://***@cache.example/x"), "{error}");
+        let error = parse_base_url("https://cache.example/x?token=hunter2").unwrap_err();
+        assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x?***\""), "{error}");
+        let error = parse_base_url("http://").unwrap_err();
+        assert!(error.ends_with(": no host"), "{error}");
     }
 }

@@ -186,18 +186,24 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 outln!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
                 outln!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
                 match last {
-                    Some((b, rate)) => outln!(
-                        "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote{}",
-                        b.action_hits,
-                        b.action_misses,
-                        rate * 100.0,
-                        b.remote_hits,
-                        match b.object_misses {
-                            0 => String::new(),
-                            // A record whose object is gone answers nothing: its stage ran.
-                            n => format!("; {n} object(s) missing"),
+                    Some((b, rate)) => {
+                        let mut line = format!(
+                            "  last build: {} hits, {} misses ({:.0}% hit rate), {} from the remote",
+                            b.action_hits,
+                            b.action_misses,
+                            rate * 100.0,
+                            b.remote_hits,
+                        );
+                        // A record whose object is gone or corrupt answers nothing: its stage ran.
+                        if b.object_misses > 0 {
+                            line += &format!("; {} object(s) missing or corrupt", b.object_misses);
                         }
-                    ),
+                        if b.remote_errors > 0 {
+                            line +=
+                                &format!("; {} remote request(s) failed or served a corrupt entry", b.remote_errors);
+                        }
+                        outln!("{line}");
+                    }
                     None => outln!("  last build: none recorded"),
                 }
             }

@@ -463,9 +463,12 @@ fn a_stdout_that_fails_is_an_error_not_a_panic() {
 fn json_failures_are_json_documents_too() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
-    let cases: [(Vec<&str>, i32, &str); 2] = [
+    let not_an_artifact = dir.path().to_str().unwrap();
+    let cases: [(Vec<&str>, i32, &str); 4] = [
         (vec!["build", "--json", "--root", missing.to_str().unwrap()], 2, "is not a directory"),
-        (vec!["hooks", "list", "--json", "--artifact", missing.to_str().unwrap()], 1, "cannot read"),
+        (vec!["hooks", "list", "--json", "--artifact", missing.to_str().unwrap()], 2, "is not a directory"),
+        (vec!["validate", "--json", "--artifact", missing.to_str().unwrap()], 2, "is not a directory"),
+        (vec!["hooks", "list", "--json", "--artifact", not_an_artifact], 1, "cannot read"),
     ];
     for (args, code, message) in cases {
         let output = support::run(dir.path(), &args);

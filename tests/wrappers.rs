@@ -588,3 +588,32 @@ fn an_endless_input_file_is_refused_at_the_limit() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 1 MiB limit"));
 }
+
+/// `--input-file -` reads standard input, and a byte-order mark an editor left before the
+/// JSON is no part of it.
+#[test]
+fn an_input_file_may_be_standard_input_and_start_with_a_byte_order_mark() {
+    use std::io::Write;
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    let input =
+        format!("\u{feff}{{\"sessionId\":\"s\",\"transcriptPath\":\"/t\",\"cwd\":\"{cwd}\",\"stopHookActive\":false}}");
+    let mut simulation = support::bin()
+        .args(["hooks", "simulate", "--target", "claude", "--hook", stop["name"].as_str().unwrap()])
+        .args(["--input-file", "-", "--json"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    simulation.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = simulation.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["nativeInput"]["session_id"], "s", "{report:#}");
+}

@@ -304,7 +304,11 @@ fn parse_scaled(text: &str, scale: &Scale<'_, impl Fn(&str) -> Option<u64>>) -> 
     if number.is_empty() {
         return Err(format!("`{text}` is not {what}: give a whole number and a unit ({units}), e.g. {example}"));
     }
-    let multiplier = (scale.unit)(unit).ok_or_else(|| format!("unknown unit `{unit}` in `{text}` (use {units})"))?;
+    let multiplier = match (scale.unit)(unit) {
+        Some(multiplier) => multiplier,
+        None if unit.is_empty() => return Err(format!("`{text}` has no unit: give one of {units}, e.g. {example}")),
+        None => return Err(format!("unknown unit `{unit}` in `{text}` (use {units})")),
+    };
     let value = number.parse::<u64>().ok().and_then(|n| n.checked_mul(multiplier)).filter(|value| value <= max);
     value.ok_or_else(|| format!("`{text}` is too large for {what}"))
 }
@@ -326,5 +330,6 @@ mod tests {
         assert!(parse_size("-1").unwrap_err().contains("give a whole number and a unit"));
         assert!(parse_age("-5d").unwrap_err().contains("give a whole number and a unit"));
         assert!(parse_age("5y").unwrap_err().contains("unknown unit `y`"));
+        assert_eq!(parse_age("0").unwrap_err(), "`0` has no unit: give one of s, m, h or d, e.g. 30d");
     }
 }

@@ -163,7 +163,7 @@ enum HooksCommand {
         /// The input as a JSON object: canonical, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}', or the host's own with --native.
         #[arg(long, group = "input_source")]
         input: Option<String>,
-        /// File holding the input.
+        /// File holding the input (`-`: standard input).
         #[arg(long, group = "input_source")]
         input_file: Option<PathBuf>,
         /// The input is the host's own hook input (its stdin, as captured from it), passed to
@@ -191,7 +191,10 @@ fn without_empty_env(command: clap::Command) -> clap::Command {
 }
 
 fn parse_target(name: &str) -> Result<Target, String> {
-    Target::parse(name).ok_or_else(|| format!("unknown target `{name}` (targets are {})", Target::names()))
+    let help = format!("targets are {}", Target::names());
+    let known = Target::ALL.map(Target::as_str);
+    Target::parse(name)
+        .ok_or_else(|| format!("unknown target `{name}`: {}", crate::diagnostics::suggesting(name, known, &help)))
 }
 
 /// Runs the CLI with the process arguments.
@@ -227,7 +230,9 @@ pub fn run() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate_command(args),
         Command::Cache(command) => cache::run(command),
-        Command::Hooks(HooksCommand::List { artifact, target, json }) => list_command(&artifact, target, json),
+        Command::Hooks(HooksCommand::List { artifact, target, json }) => {
+            artifact_dir(&artifact).and_then(|()| list_command(&artifact, target, json))
+        }
         Command::Hooks(HooksCommand::Simulate {
             artifact,
             target,
@@ -240,7 +245,8 @@ pub fn run() -> ExitCode {
         }) => {
             let mode = if standalone { artifact::SharedMode::Standalone } else { artifact::SharedMode::Runtime };
             let form = if native { artifact::InputForm::Native } else { artifact::InputForm::Canonical };
-            input_text(input, input_file)
+            artifact_dir(&artifact)
+                .and_then(|()| input_text(input, input_file))
                 .and_then(|text| simulate_command(&artifact, target, &hook, &text, mode, form, json))
         }
         Command::Matrix => {
@@ -501,6 +507,14 @@ impl BuildArgs {
     }
 }
 
+/// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).
+fn artifact_dir(dir: &Path) -> Result<(), Failure> {
+    match dir.is_dir() {
+        true => Ok(()),
+        false => Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display()))),
+    }
+}
+
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
     let wanted = |kind: &str, host: &str| kind != "prebuilt" && target.is_none_or(|t| host == t.as_str());
@@ -555,11 +569,18 @@ fn read_input_file(path: &Path) -> Result<String, Failure> {
         |e: &dyn std::fmt::Display| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
     let mut bytes = Vec::new();
     let limit = artifact::MAX_INPUT as u64 + 1;
-    std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes)).map_err(|e| cannot(&e))?;
+    let read = match path.as_os_str() == "-" {
+        true => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
+        false => std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes)),
+    };
+    read.map_err(|e| cannot(&e))?;
     if bytes.len() > artifact::MAX_INPUT {
         return Err(Failure::Usage("simulation input exceeds the 1 MiB limit".into()));
     }
-    String::from_utf8(bytes).map_err(|e| cannot(&e))
+    // (An editor's byte-order mark is no part of the JSON, as Node's JSON.parse of a file
+    // read by most tools takes it.)
+    let text = String::from_utf8(bytes).map_err(|e| cannot(&e))?;
+    Ok(text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text))
 }
 
 /// The simulation input, given inline or in a file.
@@ -655,9 +676,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
         (_, false, Some(binary)) => HostValidation::Claude(binary),
         (false, false, None) => HostValidation::Off,
     };
-    if !args.artifact.is_dir() {
-        return Err(Failure::Usage(format!("--artifact {} is not a directory", args.artifact.display())));
-    }
+    artifact_dir(&args.artifact)?;
     let validation = validate(&args.artifact, &host_validation);
     if crate::interrupt::cut_short() {
         // The checks cut short report nothing true.
@@ -689,7 +708,8 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
 
 /// Whether stderr wants colors.
 fn color() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    // (no-color.org: set and not empty.)
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
 #[cfg(test)]

@@ -152,10 +152,12 @@ fn trigger(build: &WatchBuild<'_>) -> String {
 fn what_was_published(stats: &crate::emit::publish::PublishStats) -> String {
     let written: Vec<&str> =
         stats.written.iter().filter(|path| *path != crate::emit::MANIFEST_FILE).map(String::as_str).collect();
+    // (Named, the manifest, rewritten by every publish, would only hide what changed;
+    // counted, it is one of the files, as `build` counts it.)
     let mut shown = match written.len() {
         0 => vec![],
         1..=3 => vec![written.join(", ")],
-        n => vec![format!("{n} files")],
+        _ => vec![format!("{} files", stats.written.len())],
     };
     if stats.removed_files() > 0 {
         shown.push(format!("{} removed", stats.removed_files()));
@@ -232,7 +234,7 @@ mod tests {
         };
         let manifest = crate::emit::MANIFEST_FILE;
         assert_eq!(what_was_published(&stats(&[manifest, "hooks/a.mjs"], 0)), "hooks/a.mjs");
-        assert_eq!(what_was_published(&stats(&[manifest, "a", "b", "c", "d"], 2)), "4 files, 2 removed");
+        assert_eq!(what_was_published(&stats(&[manifest, "a", "b", "c", "d"], 2)), "5 files, 2 removed");
         assert_eq!(what_was_published(&stats(&[manifest], 1)), "1 removed");
         assert_eq!(what_was_published(&stats(&[manifest], 0)), manifest);
     }

@@ -913,3 +913,21 @@ fn the_build_s_state_is_never_a_fifo_waited_on_or_a_link_written_through() {
     }
     assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0, "no workspace memo written through the link");
 }
+
+/// A diagnostic names its file from where the command ran, so that `file:line:col` opens
+/// from the terminal: below `--root` as given, with `--json` keeping the project's own key.
+#[test]
+fn diagnostics_name_files_from_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    support::copy_tree(&support::repo().join("examples/guarded"), &dir.path().join("plugin"));
+    let handler = dir.path().join("plugin/src/hooks/audit.ts");
+    fs::write(&handler, "export default (;\n").unwrap();
+    let output = support::run(dir.path(), &["build", "--root", "plugin"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--> plugin/src/hooks/audit.ts:1:"), "{stderr}");
+    let output = support::run(&dir.path().join("plugin"), &["build"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--> src/hooks/audit.ts:1:"), "{stderr}");
+    let (_, report) = build_json(&dir.path().join("plugin"), &[]);
+    assert_eq!(report["diagnostics"][0]["file"], "src/hooks/audit.ts", "{report:#}");
+}

@@ -22,7 +22,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                 &serde_json::json!({ "ok": false, "plugin": null, "targets": [], "hooks": [], "diagnostics": diagnostics }),
             );
         } else {
-            report::print_diagnostics(&compiled, None, None);
+            report::print_diagnostics(&compiled, report::shown_root(&options.root).as_deref(), None);
         }
         return Ok(false);
     };
@@ -71,7 +71,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
             "diagnostics": report::diagnostics_json(&compiled),
         }));
     } else {
-        report::print_diagnostics(&compiled, None, None);
+        report::print_diagnostics(&compiled, report::shown_root(&options.root).as_deref(), None);
         for row in &rows {
             outln!(
                 "{} ({}, {}) handler {}",

@@ -453,7 +453,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         value["work"]["cacheWarnings"] = serde_json::json!(warnings);
         report::print_json(&value);
     } else {
-        report::print_diagnostics(compiled, None, Some(&options.out_dir));
+        report::print_diagnostics(compiled, report::shown_root(&options.root).as_deref(), Some(&options.out_dir));
         report::print_cache_warnings(&warnings);
         if let Some((summary, by)) = &output.shortcut {
             let targets = summary.targets.join(", ");

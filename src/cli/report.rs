@@ -36,7 +36,7 @@ fn located(compiled: &Compiled) -> Vec<Located<'_>> {
 }
 
 /// Prints `compiled`'s diagnostics with code frames; their files are shown below `project`
-/// (the project's path in a workspace) when given. With errors, a summary line follows: of a
+/// (the project's folder, [`shown_root`]) when given. With errors, a summary line follows: of a
 /// build whose artifact is `artifact`, or of an inspection (`None`).
 pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, artifact: Option<&Path>) {
     /// Code frames shown; the rest are one line each (`--json` has every field of all).
@@ -142,10 +142,26 @@ pub(super) fn print_cache_warnings(warnings: &[String]) {
 
 /// A path relative to the working directory when it is below it (`./` for that directory).
 pub(super) fn display_path(path: &Path) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    match path.strip_prefix(&cwd) {
-        Ok(relative) if relative.as_os_str().is_empty() => "./".to_owned(),
-        Ok(relative) => format!("{}/", relative.display()),
-        Err(_) => path.display().to_string(),
+    match below_cwd(path) {
+        Some(relative) if relative.is_empty() => "./".to_owned(),
+        Some(relative) => format!("{relative}/"),
+        None => path.display().to_string(),
     }
+}
+
+/// How diagnostics name a project's folder before their files: relative to the working
+/// directory, so that `file:line:col` opens from where the command ran (`None`: it is
+/// that directory).
+pub(super) fn shown_root(root: &Path) -> Option<String> {
+    match below_cwd(root) {
+        Some(relative) if relative.is_empty() => None,
+        Some(relative) => Some(relative),
+        None => Some(root.display().to_string()),
+    }
+}
+
+/// `path` relative to the working directory, if it is below it (empty: that directory).
+fn below_cwd(path: &Path) -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    path.strip_prefix(cwd).ok().map(|relative| relative.display().to_string())
 }

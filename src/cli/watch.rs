@@ -92,7 +92,8 @@ fn print_round(
             outln!("{value}");
         } else {
             if let Ok(output) = &build.output {
-                report::print_diagnostics(&output.compiled, project.as_deref(), Some(&build.options.out_dir));
+                let shown = report::shown_root(&build.options.root);
+                report::print_diagnostics(&output.compiled, shown.as_deref(), Some(&build.options.out_dir));
             }
             eprintln!("{}", status_line(build, project.as_deref()));
         }

@@ -200,7 +200,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                 && !output.compiled.diagnostics.is_empty()
             {
                 out!("{}", std::mem::take(&mut out));
-                report::print_diagnostics(&output.compiled, Some(&name), Some(&result.options.out_dir));
+                let shown = report::shown_root(&result.options.root);
+                report::print_diagnostics(&output.compiled, shown.as_deref(), Some(&result.options.out_dir));
             }
         }
         let _ = writeln!(

@@ -931,3 +931,29 @@ fn diagnostics_name_files_from_the_working_directory() {
     let (_, report) = build_json(&dir.path().join("plugin"), &[]);
     assert_eq!(report["diagnostics"][0]["file"], "src/hooks/audit.ts", "{report:#}");
 }
+
+/// An invalid value taken from an environment variable names the variable: clap names the
+/// option, which was never typed.
+#[test]
+fn an_invalid_value_from_the_environment_names_its_variable() {
+    let dir = support::example("guarded");
+    let output = support::bin()
+        .args(["build", "--json"])
+        .env("AGENT_BUNDLE_CACHE_MAX_SIZE", "lots")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("note: that value is the environment variable AGENT_BUNDLE_CACHE_MAX_SIZE's"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["error"].as_str().unwrap().contains("AGENT_BUNDLE_CACHE_MAX_SIZE"), "{report:#}");
+    // Typed on the command line, it is the option's.
+    let output = support::bin()
+        .args(["build", "--cache-max-size", "lots"])
+        .env("AGENT_BUNDLE_CACHE_MAX_SIZE", "lots")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("environment variable"));
+}

@@ -208,8 +208,14 @@ pub fn run() -> ExitCode {
             if !error.use_stderr() {
                 return ExitCode::SUCCESS; // --help, --version
             }
+            let mut message = usage_error_message(&error);
+            if let Some(variable) = invalid_value_from_environment(&error) {
+                let note = format!("that value is the environment variable {variable}'s, not the command line's");
+                eprintln!("note: {note}");
+                message = format!("{message} ({note})");
+            }
             if asked_for_json(std::env::args_os()) {
-                report::print_json(&serde_json::json!({ "ok": false, "error": usage_error_message(&error) }));
+                report::print_json(&serde_json::json!({ "ok": false, "error": message }));
             }
             return ExitCode::from(2);
         }
@@ -292,6 +298,23 @@ fn asked_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
 }
 
 /// A parse error's message without clap's `error: ` and its usage lines.
+/// The environment variable an invalid value came from, when its option was not given:
+/// clap names the option either way, which the user never typed.
+fn invalid_value_from_environment(error: &clap::Error) -> Option<String> {
+    let clap::error::ContextValue::String(invalid) = error.get(clap::error::ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let option = invalid.split([' ', '=']).next()?;
+    let long = option.strip_prefix("--")?;
+    let given = std::env::args().any(|arg| arg == option || arg.starts_with(&format!("{option}=")));
+    fn variable(command: &clap::Command, long: &str) -> Option<std::ffi::OsString> {
+        let own = command.get_arguments().find(|arg| arg.get_long() == Some(long)).and_then(|arg| arg.get_env());
+        own.map(ToOwned::to_owned).or_else(|| command.get_subcommands().find_map(|sub| variable(sub, long)))
+    }
+    let variable = variable(&Cli::command(), long).filter(|_| !given)?;
+    std::env::var_os(&variable).is_some().then(|| variable.to_string_lossy().into_owned())
+}
+
 fn usage_error_message(error: &clap::Error) -> String {
     // The message runs to the first blank line (a missing argument is named on the next).
     let rendered = error.render().to_string();

@@ -558,6 +558,11 @@ impl<'c> Linker<'c> {
         self.edits.push(Edit { start: span.start, end, text: String::new() });
     }
 
+    /// Where the original source names `name` of the module `specifier`.
+    fn imported_name_span(&self, specifier: &str, name: &str) -> Option<Span> {
+        self.transpiled.imported_name_spans.get(&(specifier.to_owned(), name.to_owned())).copied()
+    }
+
     fn link_request_statement(&mut self, code: &str, statement: &Statement<'_>) {
         let Some(declaration) = statement.as_module_declaration() else {
             return;
@@ -577,7 +582,8 @@ impl<'c> Linker<'c> {
                     let replacement = if name == "*" { namespace.whole() } else { namespace.member(&name) };
                     let binding = namespace.binding(&name);
                     if name != "*" {
-                        self.links.imported.push((binding.clone(), namespace.span));
+                        let span = self.imported_name_span(&import.source.value, &name).unwrap_or(namespace.span);
+                        self.links.imported.push((binding.clone(), span));
                     }
                     if let Some(symbol) = local.symbol_id.get() {
                         self.replacements.insert(symbol, replacement);
@@ -594,7 +600,8 @@ impl<'c> Linker<'c> {
                     let (name, exported) = (specifier.local.name(), specifier.exported.name().to_string());
                     self.getters.insert(exported.clone(), namespace.member(&name).expr);
                     let binding = namespace.binding(&name);
-                    self.links.imported.push((binding.clone(), namespace.span));
+                    let span = self.imported_name_span(&export.source.value, &name).unwrap_or(namespace.span);
+                    self.links.imported.push((binding.clone(), span));
                     self.links.exports.insert(exported, Some(binding));
                 }
             }

@@ -107,6 +107,9 @@ pub struct Transpiled {
     pub type_exports: BTreeSet<String>,
     /// Original spans of the local names of `export { ... }` lists.
     pub export_spans: BTreeMap<String, Span>,
+    /// Original spans of the names imported or re-exported from each specifier (`default`
+    /// for a default import), where each is first named: what a missing export points at.
+    pub imported_name_spans: BTreeMap<(String, String), Span>,
     /// Where the code came from, in code order (none for the tool's own modules).
     pub origins: Vec<Origin>,
 }
@@ -240,6 +243,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         context_at: None,
         type_exports: BTreeSet::new(),
         export_spans: BTreeMap::new(),
+        imported_name_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
     // (Spans are 32-bit offsets, a JSON module's too.)
@@ -317,6 +321,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         out.request_spans.entry(request.specifier).or_default().push_back(request.span);
     }
     out.export_spans = checker.export_spans;
+    out.imported_name_spans = checker.imported_name_spans;
     if early_errors {
         return out;
     }
@@ -412,6 +417,7 @@ struct Checker<'s> {
     first_jsx: Option<Span>,
     reserved_reported: Vec<Span>,
     export_spans: BTreeMap<String, Span>,
+    imported_name_spans: BTreeMap<(String, String), Span>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
     /// The namespaces being walked, innermost last: each one's dotted path and the names
@@ -459,6 +465,7 @@ impl<'s> Checker<'s> {
             first_jsx: None,
             reserved_reported: Vec::new(),
             export_spans: BTreeMap::new(),
+            imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
             namespace_exports: BTreeMap::new(),
@@ -477,6 +484,10 @@ impl<'s> Checker<'s> {
 
     fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {
         self.diagnostics.push(BundleDiagnostic::error(kind, span, message).with_help(help));
+    }
+
+    fn imported_name(&mut self, specifier: &str, name: String, span: oxc_span::Span) {
+        self.imported_name_spans.entry((specifier.to_owned(), name)).or_insert(span.into());
     }
 
     fn request(&mut self, specifier: &str, span: oxc_span::Span, type_only: bool) {
@@ -902,6 +913,14 @@ impl<'a> Visit<'a> for Checker<'_> {
                     })
             });
         self.attributed_request(&it.source, it.with_clause.as_deref(), type_only);
+        for specifier in it.specifiers.iter().flatten() {
+            let (name, span) = match specifier {
+                ImportDeclarationSpecifier::ImportSpecifier(s) => (s.imported.name().to_string(), s.imported.span()),
+                ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => ("default".to_owned(), s.local.span),
+                ImportDeclarationSpecifier::ImportNamespaceSpecifier(_) => continue,
+            };
+            self.imported_name(&it.source.value, name, span);
+        }
         if it.phase.is_some() {
             self.unsupported_phase(it.span);
         }
@@ -910,6 +929,7 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_export_from_declaration(&mut self, it: &ExportFromDeclaration<'a>) {
         for specifier in &it.specifiers {
+            self.imported_name(&it.source.value, specifier.local.name().to_string(), specifier.local.span());
             if it.export_kind.is_type() || specifier.export_kind.is_type() {
                 self.type_exports.insert(specifier.exported.name().to_string());
             } else {

@@ -887,7 +887,10 @@ fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts
             && let (Some(path), Some(value)) =
                 (&diagnostic.json_path, diagnostic.file.as_deref().and_then(|f| values.get(f)))
         {
-            diagnostic.span = crate::config::span_of(value, path);
+            diagnostic.span = match diagnostic.at_key {
+                true => crate::config::key_span_of(value, path),
+                false => crate::config::span_of(value, path),
+            };
         }
         if let Some(file) = &diagnostic.file
             && !texts.contains_key(file)

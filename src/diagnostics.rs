@@ -133,6 +133,9 @@ pub struct Diagnostic {
     pub span: Option<Span>,
     /// Where in the config the offending value sits, e.g. `hooks.beforeTool[1].tools[0]`.
     pub json_path: Option<String>,
+    /// Whether the fault is the name of the key at `json_path` (`hooks.PreToolUse`), not its
+    /// value: the span is then the key's.
+    pub at_key: bool,
     pub host: Option<Target>,
     pub help: Option<String>,
 }
@@ -154,6 +157,7 @@ impl Diagnostic {
             file: None,
             span: None,
             json_path: None,
+            at_key: false,
             host: None,
             help: None,
         }
@@ -171,6 +175,13 @@ impl Diagnostic {
 
     pub fn at_path(mut self, json_path: impl Into<String>) -> Self {
         self.json_path = Some(json_path.into());
+        self
+    }
+
+    /// At the name of the key `json_path` leads to ([`Diagnostic::at_key`]).
+    pub fn at_key_of(mut self, json_path: impl Into<String>) -> Self {
+        self.json_path = Some(json_path.into());
+        self.at_key = true;
         self
     }
 
@@ -208,6 +219,8 @@ struct DiagnosticRecord {
     span: Option<[u32; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     json_path: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    at_key: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     host: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,6 +236,7 @@ impl From<Diagnostic> for DiagnosticRecord {
             file: d.file,
             span: d.span.map(|span| [span.start, span.end]),
             json_path: d.json_path,
+            at_key: d.at_key,
             host: d.host.map(|host| host.as_str().to_owned()),
             help: d.help,
         }
@@ -250,6 +264,7 @@ impl TryFrom<DiagnosticRecord> for Diagnostic {
             file: record.file,
             span: record.span.map(|[start, end]| Span { start, end }),
             json_path: record.json_path,
+            at_key: record.at_key,
             host,
             help: record.help,
         })

@@ -55,6 +55,8 @@ fn unknown_event_key() {
     let (_, report) = build_json(dir.path(), &[]);
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{report:#}");
+    // At the key, whose name is the fault (`  hooks: { PreToolUse: …`).
+    assert_eq!((&diagnostics[0]["line"], &diagnostics[0]["column"]), (&5.into(), &12.into()), "{report:#}");
     let help = diagnostics[0]["help"].as_str().unwrap();
     assert!(
         help.starts_with("`PreToolUse` is what Claude Code and Codex call the config event `beforeTool`; "),

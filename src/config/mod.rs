@@ -110,17 +110,28 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
 
 /// Finds the span of the value at `json_path` in an extracted config.
 pub fn span_of(root: &Value, json_path: &str) -> Option<crate::source::Span> {
-    let mut value = root;
+    reach(root, json_path).map(|(value, _)| value.span)
+}
+
+/// The span of the name of the key `json_path` ends with (`None` when it ends with an index).
+pub fn key_span_of(root: &Value, json_path: &str) -> Option<crate::source::Span> {
+    reach(root, json_path)?.1
+}
+
+/// The value at `json_path`, and the span of the key it is under when the path ends with one.
+fn reach<'v>(root: &'v Value, json_path: &str) -> Option<(&'v Value, Option<crate::source::Span>)> {
+    let (mut value, mut key_span) = (root, None);
     for segment in split_path(json_path) {
-        value = match (&value.kind, segment) {
+        (value, key_span) = match (&value.kind, segment) {
             (ValueKind::Object(properties), PathSegment::Key(key)) => {
-                &properties.iter().rev().find(|p| p.key == key)?.value
+                let property = properties.iter().rev().find(|p| p.key == key)?;
+                (&property.value, Some(property.key_span))
             }
-            (ValueKind::Array(items), PathSegment::Index(index)) => items.get(index)?,
+            (ValueKind::Array(items), PathSegment::Index(index)) => (items.get(index)?, None),
             _ => return None,
         };
     }
-    Some(value.span)
+    Some((value, key_span))
 }
 
 enum PathSegment {

@@ -241,7 +241,7 @@ impl Normalizer<'_> {
                 quoted(unhosted).join(", ")
             );
             let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
-                .at_path(&decl.event.path);
+                .at_key_of(&decl.event.path);
             // A near miss of an event here (`sessionstart`) first, then a host's own name.
             let near = crate::diagnostics::has_suggestion(&decl.event.value, names.iter().copied());
             let help = match self.project.native_event_help(&decl.event.value).filter(|_| !near) {

@@ -291,7 +291,10 @@ impl Workspace {
             self.listed.retain(|dir| !is_at_or_below(dir, &key));
             self.unlistable.retain(|dir| !is_at_or_below(dir, &key));
             if fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
-                if is_never_entered(path) || is_watched_artifact(path, before_listing) {
+                let skipped = path.file_name().is_some_and(is_skipped_dir)
+                    || watched_tagged_cache(path, before_listing).is_some()
+                    || is_watched_artifact(path, before_listing);
+                if skipped {
                     continue;
                 }
                 if !may_list(path) {
@@ -468,6 +471,9 @@ pub struct InputTree {
     listed: Vec<(String, Metadata)>,
     /// Every directory skipped for holding a manifest (key, metadata).
     artifacts: Vec<(String, Metadata)>,
+    /// Every folder skipped for being tagged as a cache, and its tag (key, metadata): the
+    /// tag going, or made no tag, makes it a folder of inputs.
+    tagged_caches: Vec<(String, Metadata)>,
     /// Every folder this process may not list (key, metadata): nothing in it is an input,
     /// until its mode changes.
     pub unlistable: Vec<(String, Metadata)>,
@@ -486,7 +492,8 @@ impl InputTree {
     /// its change time when its mode does). None when some directory has no key (it cannot
     /// be checked again).
     pub fn dir_states(&self) -> impl Iterator<Item = &(String, Metadata)> {
-        self.listed.iter().chain(&self.artifacts).chain(&self.unlistable).filter(|_| !self.unnamed_dirs)
+        let skipped = self.artifacts.iter().chain(&self.tagged_caches);
+        self.listed.iter().chain(skipped).chain(&self.unlistable).filter(|_| !self.unnamed_dirs)
     }
 
     /// The keys of the folders this process may not list.
@@ -505,6 +512,7 @@ fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) 
         files: Vec::new(),
         listed: Vec::new(),
         artifacts: Vec::new(),
+        tagged_caches: Vec::new(),
         unlistable: Vec::new(),
         unnamed_dirs: false,
         passed_over: Vec::new(),
@@ -554,8 +562,15 @@ fn walk_dir(
         };
         if file_type.is_file() {
             tree.files.push((name, path));
-        } else if file_type.is_dir() && is_cache_folder(&path) {
-            // Nothing a payload would miss.
+        } else if file_type.is_dir() && is_cache_dir(&entry.file_name()) {
+            // A tool's cache by its name: nothing a payload would miss.
+        } else if file_type.is_dir()
+            && !is_skipped_dir(&entry.file_name())
+            && let Some(states) = watched_tagged_cache(&path, before_listing)
+        {
+            // Nothing a payload would miss either.
+            let tag = format!("{name}/{CACHE_TAG}");
+            tree.tagged_caches.extend([(name, states.0), (tag, states.1)]);
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
             // Symbolic links and special files are not inputs; skipped folders hold none.
             passed_over(tree);
@@ -623,11 +638,12 @@ fn walk_reads(path: &Path) -> bool {
 }
 
 /// The path whose change a change at `path` is, as a walk of `root` sees it: a manifest
-/// appearing or going makes its folder an artifact or a folder of inputs (the root's own is
-/// a file like any: the project is never skipped).
+/// or a cache's tag appearing, going or changing makes its folder an artifact or a cache, or
+/// a folder of inputs (the root's own is a file like any: the project is never skipped).
 fn as_walked<'a>(root: &Path, path: &'a Path) -> &'a Path {
+    let marks_folder = |name: &std::ffi::OsStr| name == MANIFEST_FILE || name == CACHE_TAG;
     match path.parent() {
-        Some(folder) if folder != root && path.file_name().is_some_and(|name| name == MANIFEST_FILE) => folder,
+        Some(folder) if folder != root && path.file_name().is_some_and(marks_folder) => folder,
         _ => path,
     }
 }
@@ -885,11 +901,27 @@ fn is_cache_folder(path: &Path) -> bool {
     }
 }
 
+/// The file that tags a folder as a cache (<https://bford.info/cachedir/>).
+const CACHE_TAG: &str = "CACHEDIR.TAG";
+
+/// When the folder at `path` is tagged as a cache ([`is_tagged_cache`]), its state and its
+/// tag's, once shown to `before_listing` (watch mode watches it, for its tag may go) and
+/// checked again.
+fn watched_tagged_cache(path: &Path, before_listing: BeforeListing) -> Option<(Metadata, Metadata)> {
+    if !is_tagged_cache(path) {
+        return None;
+    }
+    before_listing(path);
+    let folder = fs::symlink_metadata(path).ok()?;
+    let tag = fs::symlink_metadata(path.join(CACHE_TAG)).ok()?;
+    is_tagged_cache(path).then_some((folder, tag))
+}
+
 /// Whether the folder at `path` holds a `CACHEDIR.TAG` with its signature
 /// (<https://bford.info/cachedir/>), a regular file (a pipe would hold the read).
 fn is_tagged_cache(path: &Path) -> bool {
     const SIGNATURE: &[u8; 43] = b"Signature: 8a477f597d28d172789f06886806bc55";
-    let tag = path.join("CACHEDIR.TAG");
+    let tag = path.join(CACHE_TAG);
     if !fs::symlink_metadata(&tag).is_ok_and(|metadata| metadata.is_file()) {
         return false;
     }

@@ -163,8 +163,14 @@ fn a_cache_inside_the_project_is_no_input() {
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let no_op = (0..2).map(|_| build_json(dir.path(), &args).1).find(|report| report["upToDateBy"] == "stamp");
     assert!(no_op.is_some(), "a no-op answered by the stamp");
-    let stamp = fs::read_to_string(dir.path().join(".agent-bundle/stamp.json")).unwrap();
-    assert!(!stamp.contains(".cache/"), "the cache is not among the inputs");
+    let stamp: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join(".agent-bundle/stamp.json")).unwrap()).unwrap();
+    let inputs = stamp["inputs"].as_array().unwrap();
+    assert!(!inputs.is_empty() && inputs.iter().all(|row| !row[0].as_str().unwrap().starts_with(".cache/")));
+    // (Only its state and its tag's are recorded: the tag going would make it inputs.)
+    let states: Vec<&str> =
+        stamp["input_dirs"].as_array().unwrap().iter().map(|row| row[0].as_str().unwrap()).collect();
+    assert!(states.contains(&".cache") && states.contains(&".cache/CACHEDIR.TAG"), "{states:?}");
 }
 
 /// What the walk passes over outside every payload (a nested `node_modules`, a link, beside
@@ -956,4 +962,33 @@ fn an_invalid_value_from_the_environment_names_its_variable() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&output.stderr).contains("environment variable"));
+}
+
+/// A folder tagged as a cache holds no inputs; the stamp records its state and its tag's,
+/// so the tag going (or made no tag) is no no-op: its files are read and published.
+#[test]
+fn a_cache_tag_gone_from_a_payload_folder_is_seen_by_the_next_build() {
+    let dir = support::example("prebuilt-plugin");
+    let cache = dir.path().join("dist/runtime/cache");
+    fs::create_dir_all(&cache).unwrap();
+    fs::write(cache.join("x.txt"), "x").unwrap();
+    let tag = cache.join("CACHEDIR.TAG");
+    fs::write(&tag, "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    let published = dir.path().join("artifact/runtime/cache/x.txt");
+    assert_eq!(build_json(dir.path(), &[]).0, 0);
+    // Past the racy window of that build, so that the stamp answers when nothing changed.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let no_op = (0..2).map(|_| build_json(dir.path(), &[]).1).find(|report| report["upToDateBy"] == "stamp");
+    assert!(no_op.is_some(), "a no-op answered by the stamp");
+    assert!(!published.exists(), "a cache is no payload");
+    fs::write(&tag, "not a tag any more\n").unwrap();
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["upToDateBy"]), (0, &serde_json::Value::Null), "{report:#}");
+    assert!(published.is_file());
+    fs::remove_file(&tag).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    fs::write(&tag, "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    assert!(report["upToDateBy"].is_null(), "{report:#}");
+    assert!(!published.exists(), "a cache again");
 }

@@ -707,6 +707,34 @@ fn a_built_artifact_inside_a_payload_fails_its_build_until_its_manifest_goes() {
     interrupt(child);
 }
 
+/// A folder tagged as a cache (`CACHEDIR.TAG`) holds no inputs; its tag going (or made no
+/// tag) makes it a folder of the payload, read at once, and a tag coming back drops it.
+#[test]
+fn a_cache_tag_coming_or_going_in_a_payload_is_seen_at_once() {
+    let dir = support::example("prebuilt-plugin");
+    let cache = dir.path().join("dist/runtime/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("x.txt"), "x").unwrap();
+    let tag = cache.join("CACHEDIR.TAG");
+    std::fs::write(&tag, "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    let published = dir.path().join("artifact/runtime/cache/x.txt");
+    let (child, builds) = watching(dir.path());
+    assert!(!published.exists(), "a cache is no payload");
+    std::fs::remove_file(&tag).unwrap();
+    while !published.exists() {
+        next_build(&builds);
+    }
+    std::fs::write(&tag, "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    while published.exists() {
+        next_build(&builds);
+    }
+    std::fs::write(&tag, "not a tag\n").unwrap();
+    while !published.exists() {
+        next_build(&builds);
+    }
+    interrupt(child);
+}
+
 /// What a payload would lose that appears in it while watching (a symbolic link, a
 /// dependency folder) fails the next build, though it changes no input; gone, it publishes.
 /// A cache its scripts leave (`__pycache__`) is no loss: no build at all.

@@ -344,6 +344,8 @@ pub fn refused_mode(hook: &HookRow, mode: SharedMode) -> Option<String> {
 /// What a simulated run returned.
 #[derive(Clone, Debug)]
 pub struct Simulation {
+    /// What the wrapper made of the input, gave the host and decoded of it (`null` when it
+    /// failed).
     pub native_input: serde_json::Value,
     pub native_output: serde_json::Value,
     pub result: serde_json::Value,
@@ -351,6 +353,10 @@ pub struct Simulation {
     pub elapsed: Duration,
     /// What rendered a route: `shared` (the runtime the simulator started) or `standalone`.
     pub rendered_by: Option<&'static str>,
+    /// Why the hook failed, as the host would see it fail: it exited non-zero
+    /// (`exit_code`), or did not answer in time (no exit code).
+    pub failure: Option<String>,
+    pub exit_code: Option<i32>,
 }
 
 /// Where `hooks simulate` renders a shared route.
@@ -446,19 +452,30 @@ pub fn simulate(
     let crate::child::Ran { status, stdout, mut stderr } =
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
-    if status.is_none() {
+    let failed = |failure: String, stderr: String, exit_code: Option<i32>| Simulation {
+        native_input: serde_json::Value::Null,
+        native_output: serde_json::Value::Null,
+        result: serde_json::Value::Null,
+        stderr,
+        elapsed,
+        rendered_by,
+        failure: Some(failure),
+        exit_code,
+    };
+    let Some(status) = status else {
         // What the hook printed, not the runtime's log.
         let late = format!("the wrapper did not answer within {} s ({by_config})", timeout.as_secs());
-        return Err(with_printed(late, &stderr));
-    }
+        return Ok(failed(with_printed(late, &stderr), stderr, None));
+    };
     // What a shared route printed as it rendered, and what the runtime said of it.
     let runtime_log = runtime.map(|runtime| without_start_line(&runtime.shut_down())).unwrap_or_default();
-    if let Some(status) = status.filter(|status| !status.success()) {
-        let failure = wrapper_failure(&stderr, status);
-        return Err(match runtime_log.trim_end() {
-            "" => failure,
-            log => format!("{failure}\nthe shared runtime printed:\n{}", indented(log)),
-        });
+    if !status.success() {
+        let failure = match (wrapper_failure(&stderr, status), runtime_log.trim_end()) {
+            (failure, "") => failure,
+            (failure, log) => format!("{failure}\nthe shared runtime printed:\n{}", indented(log)),
+        };
+        stderr.push_str(&runtime_log);
+        return Ok(failed(failure, stderr, status.code()));
     }
     stderr.push_str(&runtime_log);
     let report: serde_json::Value =
@@ -470,6 +487,8 @@ pub fn simulate(
         stderr,
         elapsed,
         rendered_by,
+        failure: None,
+        exit_code: Some(0),
     })
 }
 

@@ -528,6 +528,10 @@ fn an_outcome_the_host_would_not_read_fails_the_hook() {
     assert_eq!(report["nativeInput"]["conversation_id"], "s", "{report:#}");
     let errored = stopped("error");
     assert_eq!(errored.status.code(), Some(1));
+    // With `--json`, the failed run is reported whole.
+    let report: Value = serde_json::from_slice(&errored.stdout).unwrap();
+    assert_eq!((&report["ok"], &report["exitCode"], &report["hook"]), (&false.into(), &1.into(), &stop), "{report:#}");
+    assert!(report["error"].as_str().unwrap().contains("reads this outcome only when status"), "{report:#}");
     let stderr = String::from_utf8_lossy(&errored.stderr);
     assert!(
         stderr.contains(r#"Cursor subagentStop reads this outcome only when status is "completed"; it is "error""#),

@@ -649,40 +649,49 @@ fn simulate_command(
     let simulation = artifact::simulate(dir, hook, &input, mode, form).map_err(Failure::Run)?;
     let matched = hook.matches_tool(&simulation.native_input);
     if json {
+        // (A hook that failed is reported whole too: what it printed, how it exited.)
         report::print_json(&serde_json::json!({
+            "ok": simulation.failure.is_none(), "error": simulation.failure,
             "hook": hook.name, "host": hook.host, "nativeEvent": hook.native_event,
             "renderedBy": simulation.rendered_by, "matcherMatches": matched,
             "nativeInput": simulation.native_input, "nativeOutput": simulation.native_output,
-            "result": simulation.result, "stderr": simulation.stderr,
+            "result": simulation.result, "stderr": simulation.stderr, "exitCode": simulation.exit_code,
         }));
-    } else {
-        if !simulation.stderr.is_empty() {
-            eprint!("{}", simulation.stderr);
+        if let Some(failure) = &simulation.failure {
+            // (As every failure with `--json` is said on stderr too.)
+            eprintln!("error: {failure}");
         }
-        let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
-        outln!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
-        let output = if simulation.native_output.is_null() {
-            "(nothing: the host continues)".to_owned()
-        } else {
-            pretty(&simulation.native_output)
-        };
-        outln!("native output:\n{output}");
-        outln!("outcome:\n{}", pretty(&simulation.result));
-        if matched == Some(false) {
-            eprintln!(
-                "note: {} would not run this hook for {}: its matcher is {} (the simulation ran it all the same)",
-                hook.host,
-                simulation.native_input["tool_name"].as_str().unwrap_or_default(),
-                hook.matcher.as_deref().unwrap_or_default()
-            );
-        }
-        let by = match simulation.rendered_by {
-            Some("shared") => " (rendered by the shared runtime)",
-            Some(_) => " (rendered standalone)",
-            None => "",
-        };
-        outln!("Simulated {} on {} in {} ms{by}", hook.name, hook.host, simulation.elapsed.as_millis());
+        return Ok(simulation.failure.is_none());
     }
+    if let Some(failure) = simulation.failure {
+        return Err(Failure::Run(failure));
+    }
+    if !simulation.stderr.is_empty() {
+        eprint!("{}", simulation.stderr);
+    }
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    outln!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
+    let output = if simulation.native_output.is_null() {
+        "(nothing: the host continues)".to_owned()
+    } else {
+        pretty(&simulation.native_output)
+    };
+    outln!("native output:\n{output}");
+    outln!("outcome:\n{}", pretty(&simulation.result));
+    if matched == Some(false) {
+        eprintln!(
+            "note: {} would not run this hook for {}: its matcher is {} (the simulation ran it all the same)",
+            hook.host,
+            simulation.native_input["tool_name"].as_str().unwrap_or_default(),
+            hook.matcher.as_deref().unwrap_or_default()
+        );
+    }
+    let by = match simulation.rendered_by {
+        Some("shared") => " (rendered by the shared runtime)",
+        Some(_) => " (rendered standalone)",
+        None => "",
+    };
+    outln!("Simulated {} on {} in {} ms{by}", hook.name, hook.host, simulation.elapsed.as_millis());
     Ok(true)
 }
 

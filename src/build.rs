@@ -365,17 +365,26 @@ fn stamp_settings(options: &BuildOptions) -> String {
 }
 
 /// Saves the stamp a clean build leaves, for the last build of `workspace`, which published
-/// the artifact whose manifest hashes to `clean.manifest` without an error: when the project
-/// on disk still holds exactly the inputs that build read and the artifact is still the
-/// one it published (every file checked). Watch mode does so as it ends, so that the next
-/// `build` of an unchanged project is a no-op. Returns whether it saved one.
-pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, clean: &stamp::Clean) -> std::io::Result<bool> {
+/// `files`, the artifact whose manifest hashes to `clean.manifest`, without an error: when
+/// the project on disk still holds exactly the inputs that build read and the artifact is
+/// still the one it published (every file checked). It records the artifact in the cache
+/// too, as a build of those inputs would (the `artifact` action: a project whose imports
+/// reach no folder above it), for a stamp no later build trusts, an edit made within a
+/// second of it. Watch mode does so as it ends, so that the next `build` of an unchanged
+/// project runs no stage. Returns whether it saved one.
+pub fn stamp_last_build(
+    options: &BuildOptions,
+    workspace: &Workspace,
+    clean: &stamp::Clean,
+    files: &BTreeMap<String, OutputFile>,
+) -> std::io::Result<bool> {
     // The states first: a file edited after them leaves the stamp stale, never the reverse.
     let mut snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
     let mut disk = snapshot.read()?;
+    let outside_keys = workspace.outside_keys();
     let mut outside = Vec::new();
-    for key in workspace.outside_keys() {
-        let (dir, files) = crate::loader::list_outside_dir(&options.root, &key, &mut |_| {})?;
+    for key in &outside_keys {
+        let (dir, files) = crate::loader::list_outside_dir(&options.root, key, &mut |_| {})?;
         disk.extend(files);
         outside.push(dir);
     }
@@ -388,6 +397,10 @@ pub fn stamp_last_build(options: &BuildOptions, workspace: &Workspace, clean: &s
     let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.passed_over())) else {
         return Ok(false);
     };
+    if outside_keys.is_empty() {
+        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&disk));
+        actions::record_published_artifact(&options.cache, &key, files, &clean.warnings);
+    }
     snapshot.add_outside(outside);
     stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, clean)?;
     Ok(true)
@@ -905,6 +918,7 @@ fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::CacheOptions;
     use crate::loader::DiskFiles;
     use std::sync::Mutex;
 
@@ -1057,19 +1071,23 @@ mod tests {
             config: None,
             targets: None,
             out_dir: root.join("artifact"),
-            cache: Arc::new(Cache::disabled()),
+            cache: Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap()),
         };
         let mut workspace = Workspace::new(Database::new(), root.clone());
         let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
         let clean = output.clean().expect("a clean build");
-        let stamped = || stamp_last_build(&options, &workspace, &clean).unwrap();
+        let stamped = || stamp_last_build(&options, &workspace, &clean, &output.compiled.files).unwrap();
 
         let handler = root.join("src/a.ts");
         std::fs::write(&handler, "export default () => null;\n").unwrap();
         assert!(!stamped(), "an input edited since");
         std::fs::write(&handler, "export default () => undefined;\n").unwrap();
         assert!(stamped(), "the same bytes again, whatever their state");
+        // The cache answers these inputs too, as a build would have recorded them.
+        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&workspace.inputs()));
+        let published = actions::published_artifact(&options.cache, &key).expect("the artifact action recorded");
+        assert_eq!(published.clean, clean);
         let wrapper = output.compiled.files.keys().find(|path| path.ends_with(".mjs")).unwrap();
         std::fs::write(options.out_dir.join(wrapper), "edited").unwrap();
         assert!(!stamped(), "an artifact file edited since");

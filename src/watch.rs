@@ -39,6 +39,7 @@ use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
 use crate::loader::{Workspace, lies_in_skipped_dir};
+use crate::output::OutputFile;
 use crate::stamp::Clean;
 use crate::workspace::Listed;
 
@@ -365,8 +366,9 @@ struct Session {
     /// Inputs that changed in builds that could not read or publish the project: the next
     /// build that can reports them.
     unreported: BTreeSet<String>,
-    /// What the last build left to stamp, when it published without an error.
-    clean: Option<Clean>,
+    /// What the last build left to stamp, and the artifact it published, when it published
+    /// without an error.
+    clean: Option<(Clean, BTreeMap<String, OutputFile>)>,
     /// Each file the last publish left in the artifact, with its size: what a change seen
     /// in the artifact is checked against.
     published: Vec<(PathBuf, u64)>,
@@ -407,8 +409,8 @@ impl Session {
     /// changed since (its inputs, its artifact): the next `build` is then a no-op. Failing
     /// to is no failure (the stamp is an optimization).
     fn stamp(&self) {
-        if let Some(clean) = &self.clean {
-            let _ = build::stamp_last_build(&self.options, &self.workspace, clean);
+        if let Some((clean, files)) = &self.clean {
+            let _ = build::stamp_last_build(&self.options, &self.workspace, clean, files);
         }
     }
 
@@ -553,7 +555,7 @@ impl Session {
             output
         });
         (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
-        self.clean = output.as_ref().ok().and_then(BuildOutput::clean);
+        self.clean = output.as_ref().ok().and_then(|output| Some((output.clean()?, output.compiled.files.clone())));
         let output = output.map(|mut output| {
             build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
             output

@@ -19,7 +19,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         if args.source.json {
             let diagnostics = report::diagnostics_json(&compiled);
             report::print_json(
-                &serde_json::json!({ "ok": false, "plugin": null, "targets": [], "hooks": [], "diagnostics": diagnostics }),
+                &serde_json::json!({ "ok": false, "plugin": null, "targets": null, "hooks": [], "diagnostics": diagnostics }),
             );
         } else {
             report::print_diagnostics(&compiled, report::shown_root(&options.root).as_deref(), None);

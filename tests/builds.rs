@@ -706,6 +706,12 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
             report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
         assert_eq!(codes, ["AB4001"], "{args:?}: {report:#}");
         assert_eq!(report["diagnostics"][0]["message"], message.as_str());
+        // The same shape whichever command failed.
+        assert_eq!(
+            (&report["plugin"], &report["targets"]),
+            (&serde_json::Value::Null, &serde_json::Value::Null),
+            "{args:?}: {report:#}"
+        );
     }
 
     // A config's name that is a link is said to be one.

@@ -273,6 +273,12 @@ fn cache_stats_says_how_many_objects_were_missing_or_corrupt() {
     let stats = support::run(cache.path(), &["cache", "stats", "--cache-dir", cache.path().to_str().unwrap()]);
     let text = String::from_utf8(stats.stdout).unwrap();
     assert!(text.contains("; 1 object(s) missing or corrupt"), "{text}");
+    // A relative `--cache-dir` is named absolute in `--json`, as every folder there is.
+    let parent = cache.path().parent().unwrap();
+    let relative = cache.path().file_name().unwrap().to_str().unwrap();
+    let stats = support::run(parent, &["cache", "stats", "--json", "--cache-dir", relative]);
+    let report: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(report["dir"], cache.path().to_str().unwrap());
 }
 
 /// A shard folder `cache verify` may not list is said to be unread, and every other entry is

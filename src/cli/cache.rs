@@ -155,7 +155,8 @@ impl Maintained {
         if dir.exists() && !dir.is_dir() {
             return Err(Failure::Usage(format!("the cache directory {} is not a directory", dir.display())));
         }
-        Ok(dir)
+        // Absolute, as every command's `--json` names its folders.
+        Ok(std::path::absolute(&dir).unwrap_or(dir))
     }
 }
 

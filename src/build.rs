@@ -488,7 +488,9 @@ fn answered(
     // The files they point into are the inputs the build that said them read: those on
     // disk now (only a frame is missing, should one have changed since).
     for file in warnings.iter().filter_map(|warning| warning.file.as_ref()) {
-        if let Ok(bytes) = std::fs::read(options.root.join(file)) {
+        if !compiled.texts.contains_key(file)
+            && let Ok(bytes) = std::fs::read(options.root.join(file))
+        {
             compiled.texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(&bytes)));
         }
     }

@@ -336,8 +336,9 @@ impl Workspace {
     /// and anything below one, is no loss (a link or a pipe of a cache's name is).
     fn may_lie_in_payload(&self, path: &Path) -> bool {
         let below_cache = || {
-            let relative = path.strip_prefix(&self.root).ok().and_then(Path::parent);
-            relative.is_some_and(|folder| folder.iter().any(is_cache_dir))
+            let Some(folder) = path.strip_prefix(&self.root).ok().and_then(Path::parent) else { return false };
+            let tagged = || self.root.join(folder).ancestors().take(folder.iter().count()).any(is_tagged_cache);
+            folder.iter().any(is_cache_dir) || tagged()
         };
         let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && is_cache_folder(path);
         let passed_over = |metadata: fs::Metadata| !(metadata.is_file() || is_cache(&metadata));

@@ -927,7 +927,8 @@ fn the_build_s_state_is_never_a_fifo_waited_on_or_a_link_written_through() {
 }
 
 /// A diagnostic names its file from where the command ran, so that `file:line:col` opens
-/// from the terminal: below `--root` as given, with `--json` keeping the project's own key.
+/// from the terminal (relative to it when the project is below it), with `--json` keeping the
+/// project's own key.
 #[test]
 fn diagnostics_name_files_from_the_working_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -968,6 +969,17 @@ fn an_invalid_value_from_the_environment_names_its_variable() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&output.stderr).contains("environment variable"));
+    // An argument that is not UTF-8 is read as one all the same.
+    use std::os::unix::ffi::OsStrExt;
+    let output = support::bin()
+        .args(["build", "--target", "clade", "--root"])
+        .arg(std::ffi::OsStr::from_bytes(b"/tmp/\xff"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean `claude`?") && !stderr.contains("panicked"), "{stderr}");
 }
 
 /// A folder tagged as a cache holds no inputs; the stamp records its state and its tag's,

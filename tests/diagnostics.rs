@@ -705,17 +705,22 @@ fn a_name_a_builtin_lacks_is_refused_where_it_is_imported() {
 
 /// A module that fails a check still says what it imports and exports: its own errors, the
 /// names its imports lack and a handler's missing default export are said in one build, not
-/// one fix at a time. Nothing is said of names imported from a module that does not parse.
+/// one fix at a time. Nothing is said of names asked of a module that does not parse, nor of
+/// one re-exporting from a module that does not resolve (what it exports is not all known).
 #[test]
 fn every_error_of_a_module_graph_is_said_at_once() {
-    let config = "export default { plugin: { name: 'r' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'], \
+                  hooks: { stop: './src/stop.ts', sessionStart: './src/start.ts' } };\n";
     let handler = "import { readFilSync } from 'node:fs';\nimport { helpr } from './lib.ts';\n\
-                   import { broken } from './broken.ts';\nconsole.log(__dirname, readFilSync, helpr, broken);\n";
+                   import { broken } from './broken.ts';\nimport { foo } from './barrel.ts';\n\
+                   console.log(__dirname, readFilSync, helpr, broken, foo);\n";
     let dir = project(&[
         ("agent-bundle.config.ts", config),
         ("src/stop.ts", handler),
         ("src/lib.ts", "export const helper = require('node:os');\n"),
         ("src/broken.ts", "export const broken = ;\n"),
+        ("src/barrel.ts", "export { foo } from './missing.js';\nexport * from './gone.js';\n"),
+        ("src/start.ts", "export { default } from './impl.js';\n"),
     ]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1, "{report:#}");
@@ -728,9 +733,12 @@ fn every_error_of_a_module_graph_is_said_at_once() {
     assert_eq!(
         found,
         [
-            ("AB4837", "src/stop.ts", 4),
+            ("AB4837", "src/start.ts", 1),
+            ("AB4837", "src/stop.ts", 5),
             ("AB4837", "src/lib.ts", 1),
             ("AB4836", "src/broken.ts", 1),
+            ("AB4837", "src/barrel.ts", 1),
+            ("AB4837", "src/barrel.ts", 2),
             ("AB4838", "src/stop.ts", 1),
             ("AB4838", "src/stop.ts", 2),
             ("AB4218", "agent-bundle.config.ts", 1),

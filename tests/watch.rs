@@ -720,6 +720,11 @@ fn a_cache_tag_coming_or_going_in_a_payload_is_seen_at_once() {
     let published = dir.path().join("artifact/runtime/cache/x.txt");
     let (child, builds) = watching(dir.path());
     assert!(!published.exists(), "a cache is no payload");
+    // What a tool writes in its cache is no change of the payload: no build.
+    std::fs::create_dir(cache.join("sub")).unwrap();
+    std::fs::write(cache.join("sub/y.txt"), "y").unwrap();
+    std::fs::write(cache.join("z.txt"), "z").unwrap();
+    assert!(builds.recv_timeout(Duration::from_millis(700)).is_err(), "a write in a cache built nothing");
     std::fs::remove_file(&tag).unwrap();
     while !published.exists() {
         next_build(&builds);

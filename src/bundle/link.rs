@@ -43,7 +43,8 @@ pub struct ModuleChunk {
     pub context_at: Option<Span>,
     /// Whether `links` says what the module imports and exports: its code transpiled and was
     /// linked, though a check may have failed (a module that does not parse, or could not be
-    /// read, links nothing, and the graph takes nothing of it as missing).
+    /// read, links nothing, and one re-exporting from a module that did not resolve says not
+    /// all it exports: the graph takes nothing of either as missing).
     pub linked: bool,
 }
 
@@ -298,6 +299,9 @@ struct Linker<'c> {
     replacements: HashMap<SymbolId, Replacement>,
     /// Original span of each request, by its position in the transpiled code.
     site_spans: BTreeMap<u32, Span>,
+    /// Set when a re-export's module did not resolve: what the module exports is then not
+    /// all known (`ModuleChunk::linked`).
+    exports_unknown: bool,
 }
 
 impl<'c> Linker<'c> {
@@ -325,10 +329,12 @@ impl<'c> Linker<'c> {
             rename_default_function: false,
             replacements: HashMap::new(),
             site_spans: BTreeMap::new(),
+            exports_unknown: false,
         }
     }
 
-    /// Links the transpiled `code`; false when it does not parse (said as an error).
+    /// Links the transpiled `code`; false when it does not parse (said as an error), or
+    /// when some of what it exports comes from a module that did not resolve.
     fn link(mut self, code: &str) -> bool {
         let allocator = Allocator::default();
         let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
@@ -384,8 +390,9 @@ impl<'c> Linker<'c> {
             };
             self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
         }
+        let exports_known = !self.exports_unknown;
         self.finish(code);
-        true
+        exports_known
     }
 
     /// Resolve `specifier`, record the import, and report failures at its original span,
@@ -594,6 +601,7 @@ impl<'c> Linker<'c> {
             ModuleDeclaration::ExportFromDeclaration(export) => {
                 self.remove_statement(code, export.span);
                 let Some(namespace) = self.static_request(&export.source.value, export.span.start) else {
+                    self.exports_unknown = true;
                     return;
                 };
                 for specifier in &export.specifiers {
@@ -608,6 +616,7 @@ impl<'c> Linker<'c> {
             ModuleDeclaration::ExportAllDeclaration(export) => {
                 self.remove_statement(code, export.span);
                 let Some(namespace) = self.static_request(&export.source.value, export.span.start) else {
+                    self.exports_unknown = true;
                     return;
                 };
                 match &export.exported {

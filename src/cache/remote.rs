@@ -497,17 +497,21 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
 }
 
 /// `url` with any `user:password@` replaced by `***@` and any query or fragment by `?***`
-/// (where tokens are put too), for messages that end in a CI job's log.
+/// (where tokens are put too), for messages that end in a CI job's log. The credentials go
+/// first: a password may hold a `?` or a `#`.
 fn without_secrets(url: &str) -> String {
-    let (url, hidden) = match url.find(['?', '#']) {
-        Some(at) => (&url[..at], "?***"),
-        None => (url, ""),
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
     };
-    let Some((scheme, rest)) = url.split_once("://") else { return format!("{url}{hidden}") };
     let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***{}{hidden}", &rest[at..]),
-        None => format!("{url}{hidden}"),
+    let rest = match rest[..authority_end].rfind('@') {
+        Some(at) => format!("***{}", &rest[at..]),
+        None => rest.to_owned(),
+    };
+    match rest.find(['?', '#']) {
+        Some(at) => format!("{scheme}{}?***", &rest[..at]),
+        None => format!("{scheme}{rest}"),
     }
 }
 
@@ -705,6 +709,10 @@ mod tests {
         }
         let error = parse_base_url("https://ci:hunter2@cache.example/x").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("https://***@cache.example/x"), "{error}");
+        let error = parse_base_url("https://ci:hunt#er2@cache.example/x").unwrap_err();
+        assert!(!error.contains("hunt") && error.contains("\"https://***@cache.example/x\""), "{error}");
+        let error = parse_base_url("https://ci:hu?nter2@cache.example/x?token=abc").unwrap_err();
+        assert!(!error.contains("hu") && error.contains("\"https://***@cache.example/x?***\""), "{error}");
         let error = parse_base_url("https://cache.example/x?token=hunter2").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x?***\""), "{error}");
         let error = parse_base_url("http://").unwrap_err();

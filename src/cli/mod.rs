@@ -297,7 +297,6 @@ fn asked_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
     args.skip(1).take_while(|arg| arg != "--").any(|arg| arg == "--json")
 }
 
-/// A parse error's message without clap's `error: ` and its usage lines.
 /// The environment variable an invalid value came from, when its option was not given:
 /// clap names the option either way, which the user never typed.
 fn invalid_value_from_environment(error: &clap::Error) -> Option<String> {
@@ -306,15 +305,21 @@ fn invalid_value_from_environment(error: &clap::Error) -> Option<String> {
     };
     let option = invalid.split([' ', '=']).next()?;
     let long = option.strip_prefix("--")?;
-    let given = std::env::args().any(|arg| arg == option || arg.starts_with(&format!("{option}=")));
     fn variable(command: &clap::Command, long: &str) -> Option<std::ffi::OsString> {
         let own = command.get_arguments().find(|arg| arg.get_long() == Some(long)).and_then(|arg| arg.get_env());
         own.map(ToOwned::to_owned).or_else(|| command.get_subcommands().find_map(|sub| variable(sub, long)))
     }
-    let variable = variable(&Cli::command(), long).filter(|_| !given)?;
-    std::env::var_os(&variable).is_some().then(|| variable.to_string_lossy().into_owned())
+    let variable = variable(&Cli::command(), long).filter(|variable| std::env::var_os(variable).is_some())?;
+    // (Arguments need not be UTF-8.)
+    let typed = |arg: std::ffi::OsString| {
+        let arg = arg.as_encoded_bytes();
+        arg == option.as_bytes() || arg.strip_prefix(option.as_bytes()).is_some_and(|rest| rest.starts_with(b"="))
+    };
+    let given = std::env::args_os().any(typed);
+    (!given).then(|| variable.to_string_lossy().into_owned())
 }
 
+/// A parse error's message without clap's `error: ` and its usage lines.
 fn usage_error_message(error: &clap::Error) -> String {
     // The message runs to the first blank line (a missing argument is named on the next).
     let rendered = error.render().to_string();

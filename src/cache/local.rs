@@ -46,11 +46,16 @@ pub(super) struct LocalStore {
 }
 
 impl LocalStore {
-    /// Creates the layout (and a `CACHEDIR.TAG`) if missing.
+    /// Creates the layout (and a `CACHEDIR.TAG`) if missing. A store whose own folders are
+    /// not folders of its own (a link to elsewhere) is refused: its writes, and the removal
+    /// of stale temporary files, would reach whatever they point to.
     pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
         let root = dir.join(VERSION_DIR);
         for sub in [OBJECTS_DIR, ACTIONS_DIR, TMP_DIR] {
             fs::create_dir_all(root.join(sub))?;
+        }
+        for folder in [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)] {
+            own_folder(&folder)?;
         }
         write_cachedir_tag(dir);
         Ok(LocalStore { root })
@@ -190,6 +195,20 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
             fs::rename(tmp, dest)
         }
         other => other,
+    }
+}
+
+/// Whether the store's folder at `path` is there (`false`: nothing is), and a folder, never
+/// a link to one: what lies behind a link is not the store's to read, write or remove.
+pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() => Ok(true),
+        Ok(_) => Err(io::Error::other(format!(
+            "{} is not a folder of the cache's own (a link, or a file): remove it",
+            path.display()
+        ))),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
     }
 }
 

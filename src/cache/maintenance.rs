@@ -256,6 +256,9 @@ fn remove_unless_used(entry: &Entry) -> bool {
 
 /// Removes the temporary files of killed processes (older than an hour) from `tmp`.
 pub(super) fn remove_stale_temps(tmp: &Path, now: SystemTime) {
+    if !local::own_folder(tmp).unwrap_or(false) {
+        return;
+    }
     let Ok(read) = fs::read_dir(tmp) else { return };
     for item in read.flatten() {
         let old = item
@@ -363,6 +366,10 @@ fn files(root: &Path, kind: Kind) -> io::Result<Listing> {
     let base = root.join(kind.dir());
     let mut out = BTreeMap::new();
     let mut unlisted = Vec::new();
+    // (A shard that is a link is no folder of entries: `verify` removes the link alone.)
+    if !local::own_folder(root)? || !local::own_folder(&base)? {
+        return Ok(Listing::default());
+    }
     let shards = match fs::read_dir(&base) {
         Ok(read) => read,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),

@@ -750,3 +750,31 @@ fn an_object_the_remote_answered_missing_is_uploaded_again_whatever_head_says() 
     cache.put_object(&other);
     assert_eq!(seen.lock().unwrap().last().unwrap(), &format!("HEAD /cache/cas/{}", Hash::of(&other).to_hex()));
 }
+
+/// A store folder that is a link to elsewhere (a project shipping its own `.cache/`, built
+/// with `--cache-dir .cache`) is never read, written or cleaned through: the build goes on
+/// without a local cache, and `verify` and `gc` refuse it, leaving what it points to as it was.
+#[test]
+fn a_store_folder_that_is_a_link_is_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir_all(elsewhere.join("ab")).unwrap();
+    fs::write(elsewhere.join("old.txt"), "precious").unwrap();
+    fs::write(elsewhere.join("ab/file"), "precious").unwrap();
+    let long_ago = SystemTime::now() - Duration::from_secs(3 * 86400);
+    File::options().write(true).open(elsewhere.join("old.txt")).unwrap().set_modified(long_ago).unwrap();
+    for linked in ["tmp", "ac", "cas"] {
+        let cache = dir.path().join(format!("cache-{linked}"));
+        fs::create_dir_all(cache.join("v1")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, cache.join("v1").join(linked)).unwrap();
+        let opened = open(&cache);
+        assert!(opened.take_warnings().iter().any(|w| w.contains("is not a folder of the cache's own")), "{linked}");
+        opened.put_object(b"an object");
+        // (`tmp` is none of theirs to list: they go on, and leave it alone.)
+        let verified = maintenance::verify(&cache);
+        let collected = maintenance::gc(&cache, &GcOptions { max_bytes: Some(0), max_age: None });
+        assert_eq!((verified.is_err(), collected.is_err()), (linked != "tmp", linked != "tmp"), "{linked}");
+        let left: Vec<_> = walkdir::WalkDir::new(&elsewhere).into_iter().map(|e| e.unwrap().into_path()).collect();
+        assert_eq!(left.len(), 4, "{linked}: {left:?}");
+    }
+}

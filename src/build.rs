@@ -489,7 +489,7 @@ fn answered(
     // disk now (only a frame is missing, should one have changed since).
     for file in warnings.iter().filter_map(|warning| warning.file.as_ref()) {
         if !compiled.texts.contains_key(file)
-            && let Ok(bytes) = std::fs::read(options.root.join(file))
+            && let Ok(Some((bytes, _))) = crate::loader::read_file(&options.root.join(file))
         {
             compiled.texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(&bytes)));
         }

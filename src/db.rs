@@ -224,7 +224,7 @@ impl Db for Database {
 
 /// The error for a file the build needs that the loader could not read.
 pub fn unreadable(path: &str, why: &Unreadable) -> Diagnostic {
-    Diagnostic::error(Code::UnreadableInput, why.message(path)).in_file(path.to_owned()).with_help(Unreadable::HELP)
+    Diagnostic::error(Code::UnreadableInput, why.message(path)).in_file(path.to_owned()).with_help(why.help())
 }
 
 /// The config file of the project, if there is one.

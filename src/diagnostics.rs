@@ -71,7 +71,7 @@ codes! {
     MissingPluginName = "AB4005", "missing-plugin-name", "`plugin.name` is required.";
     ShadowedConfig = "AB4006", "shadowed-config", "A second `agent-bundle.config.*` at the project root, which the build ignores.";
     UnreadablePackageVersion = "AB4007", "unreadable-package-version", "The config sets no `plugin.version` and `package.json` gives none it can read.";
-    UnreadableInput = "AB4008", "unreadable-input", "A file the build needs (the config, a module, a route, a payload's file, `package.json` for the version) may not be read by this user (an error; files the build does not need may be unreadable), or a folder of the project may not be listed (a warning: nothing in it is read), nor one above the root that a failing import points into.";
+    UnreadableInput = "AB4008", "unreadable-input", "A file the build needs (the config, a module, a route, a payload's file, `package.json` for the version) may not be read by this user, or holds more than 1 GiB (an error; files the build does not need may be either), or a folder of the project may not be listed (a warning: nothing in it is read), nor one above the root that a failing import points into.";
     StateUnwritable = "AB4009", "state-unwritable", "The build's stamp cannot be written in the project's `.agent-bundle/` folder (a warning: the build is whole, but every build reads the whole project).";
     UnknownTarget = "AB4100", "unknown-target", "A target that is not `claude`, `codex`, `cursor` or `portable`.";
     DuplicateHook = "AB4101", "duplicate-hook", "Two declarations normalize to the same hook.";

@@ -28,14 +28,27 @@ pub type FileBytes = Result<Arc<[u8]>, Unreadable>;
 pub struct Unreadable(pub Arc<str>);
 
 impl Unreadable {
-    /// What to do about a file the build needs and may not read.
-    pub const HELP: &str = "the build needs this file: make it readable for the user running agent-bundle";
-
     /// The error's message for the file `path`.
     pub fn message(&self, path: &str) -> String {
         format!("cannot read `{path}`: {}", self.0)
     }
+
+    /// What to do about a file the build needs and does not read.
+    pub fn help(&self) -> &'static str {
+        match *self.0 == *TOO_LARGE {
+            true => "no plugin needs a file this large: leave it out of the project, or out of the payload",
+            false => "the build needs this file: make it readable for the user running agent-bundle",
+        }
+    }
 }
+
+/// The most bytes a file may hold to be read (an input, a file of an artifact): past it, a
+/// build that needs the file says so (AB4008). Why a bound: reading a file takes its size
+/// in memory at once, and a sparse file claims whatever size it likes.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Why a file past [`MAX_FILE_BYTES`] is not read.
+const TOO_LARGE: &str = "it holds more than 1 GiB, the most a file read by agent-bundle may";
 
 /// Directory names never read as project inputs: version control, dependencies (a Python
 /// virtual environment's too), build outputs, this tool's state. A payload holding one would
@@ -789,8 +802,7 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         };
         let read = match read_file_and_state(&entry.path()) {
             Ok(read) => read.map(|(bytes, metadata)| (Ok(bytes), metadata)),
-            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => Some((Err(denied()), before)),
-            Err(error) => return Err(error),
+            Err(error) => Some((Err(not_read(error)?), before)),
         };
         if let Some((bytes, metadata)) = read {
             let file_key = format!("{key}/{name}");
@@ -816,14 +828,19 @@ pub fn read_file(path: &Path) -> io::Result<Option<(Arc<[u8]>, bool)>> {
 fn read_input(path: &Path) -> io::Result<Option<(FileBytes, bool)>> {
     match read_file(path) {
         Ok(file) => Ok(file.map(|(bytes, executable)| (Ok(bytes), executable))),
-        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => Ok(Some((Err(denied()), false))),
-        Err(error) => Err(error),
+        Err(error) => Ok(Some((Err(not_read(error)?), false))),
     }
 }
 
-/// Why a file this process may not read is not read.
-fn denied() -> Unreadable {
-    Unreadable(io::ErrorKind::PermissionDenied.to_string().into())
+/// Why a file is not read, when the error is the file's own (this process may not read it,
+/// it is too large): it is an input all the same. Other errors (an I/O error, too many open
+/// files) fail the reading.
+fn not_read(error: io::Error) -> io::Result<Unreadable> {
+    match error.kind() {
+        io::ErrorKind::PermissionDenied => Ok(Unreadable(io::ErrorKind::PermissionDenied.to_string().into())),
+        io::ErrorKind::FileTooLarge => Ok(Unreadable(TOO_LARGE.into())),
+        _ => Err(error),
+    }
 }
 
 fn is_executable(metadata: &Metadata) -> bool {
@@ -852,6 +869,10 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
     };
     if !metadata.is_file() {
         return Ok(None);
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        let message = format!("cannot read {}: {TOO_LARGE}", path.display());
+        return Err(io::Error::new(io::ErrorKind::FileTooLarge, message));
     }
     // One read of the size `fstat` gave (thousands of small files: `fs::read` would add a
     // seek and a second read each), into the shared buffer itself (a `Vec` made into an

@@ -1010,3 +1010,28 @@ fn a_cache_tag_gone_from_a_payload_folder_is_seen_by_the_next_build() {
     assert!(report["upToDateBy"].is_null(), "{report:#}");
     assert!(!published.exists(), "a cache again");
 }
+
+/// A file past the 1 GiB a file may hold (a sparse file claims any size) is never read: a
+/// build that does not need it goes on, one whose payload holds it says so where it is, and
+/// an artifact whose manifest is one is refused; never an abort on the allocation.
+#[test]
+fn a_huge_file_is_refused_where_it_is_needed_and_never_read() {
+    let dir = support::example("prebuilt-plugin");
+    let huge = |path: &std::path::Path| fs::File::create(path).unwrap().set_len(40 << 30).unwrap();
+    huge(&dir.path().join("notes.bin"));
+    let (code, report) = build_json(dir.path(), &["--no-cache"]);
+    assert_eq!(code, 0, "a file no stage needs: {report:#}");
+    huge(&dir.path().join("dist/runtime/model.bin"));
+    let (code, report) = build_json(dir.path(), &["--no-cache"]);
+    assert_eq!(code, 1, "{report:#}");
+    let error = &report["diagnostics"][0];
+    assert_eq!((&error["code"], &error["file"]), (&"AB4008".into(), &"dist/runtime/model.bin".into()), "{report:#}");
+    assert!(error["message"].as_str().unwrap().contains("more than 1 GiB"), "{report:#}");
+    assert!(error["help"].as_str().unwrap().contains("leave it out"), "{report:#}");
+
+    huge(&dir.path().join("artifact/agent-bundle.manifest.json"));
+    let output = support::run(dir.path(), &["hooks", "list", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["error"].as_str().unwrap().contains("more than 1 GiB"), "{report:#}");
+}

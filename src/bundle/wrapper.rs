@@ -80,7 +80,7 @@ impl ModuleChunk {
     /// The chunk of a module the loader could not read, `why` being the system's reason.
     pub fn unreadable(key: &str, why: &crate::loader::Unreadable) -> ModuleChunk {
         let mut chunk = ModuleChunk::failed(BundleErrorKind::Unreadable, Span::default(), why.message(key));
-        chunk.diagnostics[0].help = Some(crate::loader::Unreadable::HELP.to_owned());
+        chunk.diagnostics[0].help = Some(why.help().to_owned());
         chunk
     }
 

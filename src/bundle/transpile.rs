@@ -322,7 +322,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     }
     out.export_spans = checker.export_spans;
     out.imported_name_spans = checker.imported_name_spans;
-    if early_errors {
+    // (Printed, statements nested past the bound would take memory as the square of their
+    // depth.)
+    if early_errors || checker.statements_too_deep {
         return out;
     }
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
@@ -436,6 +438,10 @@ struct Checker<'s> {
     /// fails at that depth is caught (in a function written there, which may run after the
     /// block, it is not).
     caught_at: Vec<u32>,
+    /// How many statements the walk is in (an `else if` is none deeper), and whether they
+    /// went past [`MAX_STATEMENT_NESTING`].
+    statements_nested: u32,
+    statements_too_deep: bool,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag.
@@ -472,6 +478,8 @@ impl<'s> Checker<'s> {
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
+            statements_nested: 0,
+            statements_too_deep: false,
             agent_bindings: Vec::new(),
             context_at: None,
             reads_host: false,
@@ -697,6 +705,30 @@ impl<'s> Checker<'s> {
 }
 
 impl<'a> Visit<'a> for Checker<'_> {
+    fn visit_statement(&mut self, it: &Statement<'a>) {
+        self.statements_nested += 1;
+        if self.statements_nested <= MAX_STATEMENT_NESTING {
+            walk::walk_statement(self, it);
+        } else if !self.statements_too_deep {
+            self.statements_too_deep = true;
+            let message = format!("statements nest more than {MAX_STATEMENT_NESTING} levels deep here");
+            let help = "no written code nests so deep (printed, each level is indented once more): split it";
+            self.error(BundleErrorKind::Syntax, it.span().into(), message, help);
+        }
+        self.statements_nested -= 1;
+    }
+
+    fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
+        self.visit_expression(&it.test);
+        self.visit_statement(&it.consequent);
+        match &it.alternate {
+            // `else if`: a chain, printed flat, no deeper.
+            Some(Statement::IfStatement(next)) => self.visit_if_statement(next.as_ref()),
+            Some(alternate) => self.visit_statement(alternate),
+            None => {}
+        }
+    }
+
     fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
         self.function_depth += 1;
         self.ordinary_function_depth += 1;
@@ -1155,6 +1187,11 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_jsx_fragment(self, it);
     }
 }
+
+/// The deepest statements may nest (`if (a) if (b) …`, braced or not, loops, blocks; an
+/// `else if` chain is flat): the printer indents each level once more, so the output grows
+/// with the square of the depth, and no written code comes near.
+const MAX_STATEMENT_NESTING: u32 = 1_000;
 
 /// The specifier routes import their components from, and the components `Agent` holds
 /// (`src/runtime/agent.mjs`).
@@ -1654,5 +1691,25 @@ mod tests {
         let kinds: Vec<BundleErrorKind> = chunk.diagnostics.iter().map(|d| d.kind).collect();
         assert_eq!(kinds, [BundleErrorKind::BareImport, BundleErrorKind::ImportMeta]);
         assert!(chunk.code.is_empty());
+    }
+
+    /// Statements nested past the bound (printed, each level indented once more: output the
+    /// square of the depth) are refused, and nothing is printed; an `else if` chain is flat.
+    #[test]
+    fn statements_nested_too_deep_are_refused_but_else_if_chains_are_flat() {
+        // (On a build's deep stack: the parser recurses once per level.)
+        crate::workspace::on_deep_pool(statements_nested_too_deep);
+    }
+
+    fn statements_nested_too_deep() {
+        let nested = |depth: usize| format!("let a = 1;\n{}a;\nexport default () => a;\n", "if (a) ".repeat(depth));
+        let out = transpile("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize - 1));
+        assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let out = transpile("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize + 1));
+        assert!(out.code.is_none(), "not printed");
+        assert_eq!(errors("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize + 1)).len(), 1);
+        let chain: String = (0..3 * MAX_STATEMENT_NESTING).map(|i| format!("if (a === {i}) {{}} else ")).collect();
+        let out = transpile("src/h.ts", &format!("let a = 1;\n{chain}{{}}\nexport default () => a;\n"));
+        assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     }
 }

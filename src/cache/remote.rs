@@ -202,6 +202,9 @@ impl Remote {
             .max_idle_connections_per_host(connections)
             .http_status_as_error(false)
             .timeout_connect(Some(connect))
+            // The whole head too: a server trickling its headers a byte at a time would reset
+            // the wait of every read.
+            .timeout_recv_response(Some(idle))
             .timeout_per_read(Some(idle))
             .timeout_per_write(Some(idle))
             .timeout_recv_body(Some(body))
@@ -565,6 +568,25 @@ mod tests {
         // A byte every 50 ms never trips the idle timeout; the body's bound does.
         let trickled = remote_within(url, 1000, Duration::from_millis(500)).get(Kind::Object, &Hash::of(b"x"));
         assert!(matches!(trickled, Fetch::Failed(_)));
+    }
+
+    #[test]
+    fn a_head_that_trickles_past_the_idle_timeout_is_given_up_on() {
+        let url = serve_once(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n");
+            for _ in 0..1200 {
+                std::thread::sleep(Duration::from_millis(50));
+                if stream.write_all(b"X: a\r\n").is_err() {
+                    return;
+                }
+            }
+        });
+        // A header line every 50 ms never trips the idle timeout of each read; the head's
+        // half a second does, long before the minute the server would trickle for.
+        let started = std::time::Instant::now();
+        let trickled = remote(url, 500).get(Kind::Object, &Hash::of(b"x"));
+        assert!(matches!(trickled, Fetch::Failed(_)), "{trickled:?}");
+        assert!(started.elapsed() < Duration::from_secs(30), "given up on, not waited out");
     }
 
     #[test]

@@ -421,6 +421,12 @@ pub fn simulate(
     }
     let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
     let wrapper: PathBuf = artifact.join(path);
+    // The artifact's own file, not what a link there leads to (`validate` says so: AB6004).
+    let own_file = std::fs::symlink_metadata(&wrapper).is_ok_and(|metadata| metadata.is_file())
+        && wrapper.canonicalize().is_ok_and(|real| real == wrapper);
+    if !own_file {
+        return Err(format!("{} is not a file of the artifact's own (a link, or behind one)", wrapper.display()));
+    }
     // From here on node runs: a signal stops it and the scratch folder goes too.
     crate::interrupt::install();
     let scratch = Scratch::new()?;

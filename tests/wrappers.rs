@@ -621,3 +621,24 @@ fn an_input_file_may_be_standard_input_and_start_with_a_byte_order_mark() {
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["nativeInput"]["session_id"], "s", "{report:#}");
 }
+
+/// `hooks simulate` runs the artifact's own wrapper, never what a link in its place (or a
+/// linked folder above it) leads to.
+#[test]
+fn a_wrapper_that_is_a_link_is_never_simulated() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
+    let wrapper = dir.path().join("artifact").join(stop["path"].as_str().unwrap());
+    let elsewhere = dir.path().join("elsewhere.mjs");
+    fs::write(&elsewhere, "process.stdout.write('{}');\n").unwrap();
+    fs::remove_file(&wrapper).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &wrapper).unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
+    let output = support::simulate(dir.path(), "claude", stop["name"].as_str().unwrap(), &input, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a file of the artifact's own"));
+}

@@ -247,7 +247,7 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
         .finish();
     if let Some(record) = cache.get_action(&key)
         && let Some(paths) = record.values.get("paths").and_then(|p| serde_json::from_str::<Vec<String>>(p).ok())
-        && paths.iter().all(|path| crate::output::is_artifact_path(path))
+        && paths.iter().all(|path| crate::output::is_artifact_path(path) && path != MANIFEST_FILE)
     {
         let restored: Option<Vec<OutputFile>> = paths
             .into_iter()
@@ -478,5 +478,8 @@ mod tests {
         let again = documents(&cache, "identity", || document("hooks.json"));
         assert_eq!(again, document("hooks.json"));
         assert_eq!(documents(&cache, "identity", || panic!("a hit")), document("hooks.json"));
+        // Nor one naming the manifest, which only the build writes.
+        documents(&cache, "other", || document(MANIFEST_FILE));
+        assert_eq!(documents(&cache, "other", || document("hooks.json")), document("hooks.json"));
     }
 }

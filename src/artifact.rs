@@ -226,7 +226,10 @@ pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTre
         files.insert(row.path.clone(), file);
     }
     let ended = frame.fill_buf().is_ok_and(|rest| rest.is_empty());
-    (ended && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
+    // (No file where another's folder goes: no build lays out such files, and publishing
+    // them fails.)
+    let laid_out = crate::output::folders_of(files.keys().map(String::as_str)).iter().all(|f| !files.contains_key(*f));
+    (ended && laid_out && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
 }
 
 /// The next `len` bytes `frame` decodes. A file within one decoded block (most of them) is
@@ -807,5 +810,13 @@ mod tests {
         escaping.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
         let pack = super::pack(&escaping).unwrap();
         assert!(unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_none(), "a path outside the artifact");
+
+        // `hooks/a.mjs/x` beside the file `hooks/a.mjs`: no folder where a file goes.
+        let mut colliding = files.clone();
+        let manifest =
+            String::from_utf8(colliding[MANIFEST_FILE].bytes.to_vec()).unwrap().replace("bin/run", "hooks/a.mjs/x");
+        colliding.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
+        let pack = super::pack(&colliding).unwrap();
+        assert!(unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_none(), "a file in a file");
     }
 }

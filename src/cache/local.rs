@@ -52,7 +52,7 @@ impl LocalStore {
     pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
         let root = dir.join(VERSION_DIR);
         for sub in [OBJECTS_DIR, ACTIONS_DIR, TMP_DIR] {
-            fs::create_dir_all(root.join(sub))?;
+            create_folders(&root.join(sub))?;
         }
         for folder in [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)] {
             own_folder(&folder)?;
@@ -165,7 +165,7 @@ pub(super) fn write_atomic(root: &Path, dest: &Path, bytes: &[u8]) -> io::Result
     let tmp_dir = root.join(TMP_DIR);
     let (tmp, mut file) = match create_temp(&tmp_dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir_all(&tmp_dir)?;
+            create_folders(&tmp_dir)?;
             create_temp(&tmp_dir)?
         }
         other => other?,
@@ -185,7 +185,7 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             // The shard directory does not exist yet (or the layout was wiped).
             if let Some(parent) = dest.parent() {
-                fs::create_dir_all(parent)?;
+                create_folders(parent)?;
             }
             fs::rename(tmp, dest)
         }
@@ -210,6 +210,38 @@ pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(error) => Err(error),
     }
+}
+
+/// Makes the folder at `path` and those missing above it, never writable by other users
+/// whatever the umask (see [`writable_by_others`]).
+pub(super) fn create_folders(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new().recursive(true).mode(0o755).create(path)
+}
+
+/// Why the store at `dir` is not this user's alone, if it is not: a folder of it owned by
+/// another user, or that any user may write in. What they put there ends up in this user's
+/// artifacts (a record is trusted for what it says a build published), as git refuses a
+/// repository another user owns. (A group's write is a team's choice.)
+pub(super) fn writable_by_others(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: `geteuid` reads the process's own id and cannot fail.
+    let user = unsafe { libc::geteuid() };
+    let root = dir.join(VERSION_DIR);
+    let folders = [dir.to_path_buf(), root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR)];
+    folders.iter().find_map(|folder| {
+        let metadata = fs::symlink_metadata(folder).ok()?;
+        let why = match (metadata.uid() != user, metadata.mode() & 0o002 != 0) {
+            (true, _) => format!("is owned by another user (uid {})", metadata.uid()),
+            (false, true) => "may be written by any user".to_owned(),
+            (false, false) => return None,
+        };
+        Some(format!(
+            "the build cache's folder {} {why}: what another user puts in the cache ends up in your \
+             artifacts; use a cache folder of your own (--cache-dir)",
+            folder.display()
+        ))
+    })
 }
 
 /// Removes what is in the store where no entry can be (a folder with all it holds, a link,

@@ -75,7 +75,7 @@ pub fn dir_stats(dir: &Path) -> io::Result<DirStats> {
 /// Records a build's counters in `<dir>/v1/last-build.json` (atomically).
 pub fn record_build(dir: &Path, stats: &CacheStats) -> io::Result<()> {
     let root = dir.join(VERSION_DIR);
-    fs::create_dir_all(root.join(TMP_DIR))?;
+    local::create_folders(&root.join(TMP_DIR))?;
     // Canonical like the records: keys sorted, no whitespace, one trailing newline.
     let mut fields: Vec<(&str, String)> =
         stat_fields(stats).into_iter().map(|(name, value)| (name, value.to_string())).collect();

@@ -342,9 +342,10 @@ impl Cache {
                 }
             }
         });
+        let shared = local.as_ref().and(options.dir.as_deref()).and_then(local::writable_by_others);
         let cache = Cache::with(local, remote);
         // Like every cache failure, an unusable directory costs a warning, never the build.
-        if let Some(warning) = unusable {
+        if let Some(warning) = unusable.or(shared) {
             cache.warn(warning);
         }
         if let Some(warning) = options.remote.as_ref().and_then(|remote| remote.s3.warning.clone()) {

@@ -778,3 +778,17 @@ fn a_store_folder_that_is_a_link_is_never_followed() {
         assert_eq!(left.len(), 4, "{linked}: {left:?}");
     }
 }
+
+/// A cache any user may write in is used, and said to be: what another user puts there would
+/// end up in this user's artifacts.
+#[test]
+fn a_cache_others_may_write_in_is_said_to_be() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    drop(open(&cache));
+    assert_eq!(open(&cache).take_warnings(), Vec::<String>::new());
+    fs::set_permissions(cache.join("v1/ac"), fs::Permissions::from_mode(0o777)).unwrap();
+    let warnings = open(&cache).take_warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("v1/ac may be written by any user"), "{warnings:?}");
+}

@@ -155,13 +155,12 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 6] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
-    let context_at = chunk.context_at.map(|span| [span.start, span.end]);
     [
         ("imports", json!(imports).to_string()),
         ("builtins", printed(&chunk.builtins)),
         ("links", printed(&chunk.links)),
         ("mappings", printed(&chunk.mappings)),
-        ("context", printed(&context_at)),
+        ("renders", printed(&chunk.renders)),
         ("warnings", printed(&chunk.diagnostics)),
     ]
 }
@@ -185,7 +184,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let builtins: Vec<String> = serde_json::from_str(record.values.get("builtins")?).ok()?;
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
-    let context_at: Option<[u32; 2]> = serde_json::from_str(record.values.get("context")?).ok()?;
+    let renders = serde_json::from_str(record.values.get("renders")?).ok()?;
     let diagnostics = serde_json::from_str(record.values.get("warnings")?).ok()?;
     let imports = imports
         .into_iter()
@@ -199,7 +198,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         mappings,
         unresolved: Vec::new(),
         diagnostics,
-        context_at: context_at.map(|[start, end]| Span { start, end }),
+        renders,
         // (Only a chunk without errors is recorded, and every such chunk was linked.)
         linked: true,
     })

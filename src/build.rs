@@ -667,6 +667,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
         })
         .collect();
     diagnostics.extend(contexts_no_host_takes(db, project, &model, &plans));
+    diagnostics.extend(results_no_family_takes(db, project, &model));
     let runtime = db::event_runtime(db, project).as_ref();
     let mut seen_modules = std::collections::HashSet::new();
     let bundles = wrappers.iter().map(|(_, w)| &w.diagnostics).chain(runtime.map(|r| &r.diagnostics));
@@ -724,7 +725,7 @@ fn contexts_no_host_takes(db: &Database, project: Project, model: &Model, plans:
         if hosts_without.peek().is_none() {
             continue;
         }
-        let Some(at) = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).context_at else {
+        let Some(at) = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).renders.context else {
             continue;
         };
         for plan in hosts_without {
@@ -747,6 +748,36 @@ fn contexts_no_host_takes(db: &Database, project: Project, model: &Model, plans:
                         plan.target.as_str()
                     )),
             );
+        }
+    }
+    diagnostics
+}
+
+/// A route linking a module that renders an `Agent.Result` its family takes on no host (a
+/// deny on `session/end`, a new input on `stop`): every run that renders it fails. A
+/// warning, since a component several routes share may render it only for some.
+fn results_no_family_takes(db: &Database, project: Project, model: &Model) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
+        let crate::model::Handler::Module(module) = &hook.handler else { continue };
+        let rules = hook.trigger.rules();
+        let chunk = |key: &str| db::module_chunk(db, project, db::ModuleKey::new(db, key.to_owned()));
+        let graph = crate::bundle::ModuleGraph::collect(&[module.as_str()], chunk);
+        for (key, linked) in graph.chunks() {
+            let refused = [
+                (linked.renders.deny, rules.deny, "denies"),
+                (linked.renders.rewrite, rules.rewrite, "gives a new tool input"),
+            ];
+            for (at, what) in refused.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
+                let family = hook.trigger.key();
+                let message =
+                    format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
+                diagnostics.push(
+                    Diagnostic::warning(Code::ResultNotTaken, message).in_file(key.to_owned()).at(at).with_help(
+                        format!("{}; a run that renders it fails (see `agent-bundle matrix`)", rules.violation),
+                    ),
+                );
+            }
         }
     }
     diagnostics

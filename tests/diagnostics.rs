@@ -778,6 +778,51 @@ fn a_builtin_mistyped_is_named_as_one() {
     );
 }
 
+/// A route whose module graph renders an `Agent.Result` its family never takes (a deny on
+/// an observation-only family, a new tool input on `stop`) is warned of where the value is
+/// written, in a component's file too (AB4841), from cached chunks as well; a family that
+/// takes it says nothing.
+#[test]
+fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
+    let config = "export default { plugin: { name: 'res' }, targets: ['claude'] };\n";
+    let component = "import { Agent } from '@agent-bundle/runtime';\n\
+                     export const Deny = ({ reason }: { reason: string }) =>\n  \
+                     <Agent.Result value={{ outcome: 'deny', reason }} />;\n";
+    let uses = |body: &str| {
+        format!(
+            "import {{ Agent }} from '@agent-bundle/runtime';\nimport {{ Deny }} from '../components/Deny.tsx';\n\
+             export default () => {body};\n"
+        )
+    };
+    let (end, stop, before) = (
+        uses("<Deny reason=\"no\" />"),
+        uses("<Agent.Result value={{ updatedInput: { command: 'ls' } }} />"),
+        uses("<Deny reason=\"no\" />"),
+    );
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/events/components/Deny.tsx", component),
+        ("src/events/session/end.tsx", &end),
+        ("src/events/stop.tsx", &stop),
+        ("src/events/tool/before.tsx", &before),
+    ]);
+    let warnings = || {
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 0, "{report:#}");
+        let said = report["diagnostics"].as_array().unwrap().iter();
+        let field = |d: &serde_json::Value, key: &str| d[key].as_str().unwrap().to_owned();
+        said.map(|d| (field(d, "code"), field(d, "file"), d["line"].as_u64().unwrap())).collect::<Vec<_>>()
+    };
+    let expected = [
+        ("AB4841".to_owned(), "src/events/components/Deny.tsx".to_owned(), 3),
+        ("AB4841".to_owned(), "src/events/stop.tsx".to_owned(), 3),
+    ];
+    assert_eq!(warnings(), expected);
+    // Another config: the stages run again, each module's chunk from the cache.
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), format!("// again\n{config}")).unwrap();
+    assert_eq!(warnings(), expected, "a build from cached chunks warns as well");
+}
+
 /// A route whose file renders `Agent.Context` for a host that takes no context for its
 /// family is warned of, for that host alone (AB4818), from a cached chunk too; leaving the
 /// host out of the route's targets silences it.

@@ -39,8 +39,8 @@ pub struct ModuleChunk {
     /// directories outside the root they point into, `resolve::outside_dirs`, and tries again).
     pub unresolved: Vec<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
-    /// Where the module first renders `Agent.Context` (`Transpiled::context_at`).
-    pub context_at: Option<Span>,
+    /// What the module renders that some families or hosts do not take (`Transpiled::renders`).
+    pub renders: super::transpile::Renders,
     /// Whether `links` says what the module imports and exports: its code transpiled and was
     /// linked, though a check may have failed (a module that does not parse, or could not be
     /// read, links nothing, and one re-exporting from a module that did not resolve says not
@@ -193,7 +193,7 @@ pub fn link_module(
         mappings: Vec::new(),
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
-        context_at: transpiled.context_at,
+        renders: transpiled.renders,
         linked: false,
     };
     // Checks on the original source may have failed while the transpiled code is still sound:

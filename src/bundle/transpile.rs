@@ -10,12 +10,12 @@ use oxc_ast::ast::{
     AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXElement, JSXElementName, JSXFragment, JSXIdentifier,
-    JSXMemberExpressionObject, JSXOpeningElement, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral,
-    Statement, StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration,
-    TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration,
-    TSNamespaceDeclarationBody, TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind,
-    WithClause,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXElement,
+    JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement,
+    ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression, StringLiteral,
+    TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock,
+    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression,
+    VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -99,9 +99,8 @@ pub struct Transpiled {
     pub request_spans: BTreeMap<String, VecDeque<Span>>,
     /// Where to point at a request the transpiler added itself (the JSX runtime import).
     pub fallback_span: Span,
-    /// Where the module first renders `Agent.Context` (some hosts have no context channel
-    /// for some route families).
-    pub context_at: Option<Span>,
+    /// Where the module first renders what some route families or hosts do not take.
+    pub renders: Renders,
     /// The names the module exports as types only (`export interface Props`), which the
     /// transpiled code no longer has.
     pub type_exports: BTreeSet<String>,
@@ -240,7 +239,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         diagnostics: Vec::new(),
         request_spans: BTreeMap::new(),
         fallback_span: Span::new(0, 0),
-        context_at: None,
+        renders: Renders::default(),
         type_exports: BTreeSet::new(),
         export_spans: BTreeMap::new(),
         imported_name_spans: BTreeMap::new(),
@@ -313,7 +312,10 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     // A route that reads which host it renders for is taken to render the context only where
     // the host takes it.
-    out.context_at = checker.context_at.filter(|_| !checker.reads_host);
+    // A route that reads which host it renders for is taken to render the context only where
+    // the host takes it.
+    let context = checker.renders.context.filter(|_| !checker.reads_host);
+    out.renders = Renders { context, ..checker.renders };
     out.type_exports = std::mem::take(&mut checker.type_exports);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
@@ -444,8 +446,8 @@ struct Checker<'s> {
     statements_too_deep: bool,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
-    /// The first `<Agent.Context>` tag.
-    context_at: Option<Span>,
+    /// The first `<Agent.Context>` tag, and the first `Agent.Result` deciding or rewriting.
+    renders: Renders,
     /// Whether the module reads `provenance.host` (`canonical.provenance.host`).
     reads_host: bool,
     /// See [`Transpiled::type_exports`].
@@ -481,7 +483,7 @@ impl<'s> Checker<'s> {
             statements_nested: 0,
             statements_too_deep: false,
             agent_bindings: Vec::new(),
-            context_at: None,
+            renders: Renders::default(),
             reads_host: false,
             type_exports: BTreeSet::new(),
             fs_reads: FsReads::default(),
@@ -618,7 +620,7 @@ impl<'s> Checker<'s> {
             return;
         }
         if property.name == "Context" {
-            self.context_at.get_or_insert(property.span.into());
+            self.renders.context.get_or_insert(property.span.into());
         }
         if AGENT_COMPONENTS.contains(&property.name.as_str()) {
             return;
@@ -633,6 +635,28 @@ impl<'s> Checker<'s> {
             )
             .with_help(crate::diagnostics::suggesting(&property.name, AGENT_COMPONENTS, &help)),
         );
+    }
+
+    /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host: a
+    /// deny (`outcome: 'deny'`), a new tool input (`updatedInput`).
+    fn result_value(&mut self, attributes: &[JSXAttributeItem<'_>]) {
+        let value = attributes.iter().find_map(|item| match item {
+            JSXAttributeItem::Attribute(attribute) if attribute.is_identifier("value") => attribute.value.as_ref(),
+            _ => None,
+        });
+        let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
+        let JSXExpression::ObjectExpression(object) = &container.expression else { return };
+        for property in object.properties.iter().filter_map(|property| property.as_property()) {
+            match property.key.static_name().as_deref() {
+                Some("outcome") if matches!(&property.value, Expression::StringLiteral(s) if s.value == "deny") => {
+                    self.renders.deny.get_or_insert(property.span.into());
+                }
+                Some("updatedInput") => {
+                    self.renders.rewrite.get_or_insert(property.span.into());
+                }
+                _ => {}
+            }
+        }
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -1170,6 +1194,9 @@ impl<'a> Visit<'a> for Checker<'_> {
                 {
                     self.component_declared(object);
                     self.agent_component(object, &member.property);
+                    if member.property.name == "Result" && self.is_agent(object) {
+                        self.result_value(&it.attributes);
+                    }
                 }
             }
             _ => {}
@@ -1186,6 +1213,19 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.first_jsx.get_or_insert(it.span.into());
         walk::walk_jsx_fragment(self, it);
     }
+}
+
+/// Where a module first renders, as a route, what some families or hosts do not take: the
+/// build checks them against the family of each route linking the module, and each host's
+/// context channel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Renders {
+    /// `<Agent.Context>` (left out when the module reads which host it renders for).
+    pub context: Option<Span>,
+    /// An `Agent.Result` whose value says `outcome: 'deny'`.
+    pub deny: Option<Span>,
+    /// An `Agent.Result` whose value gives `updatedInput`.
+    pub rewrite: Option<Span>,
 }
 
 /// The deepest statements may nest (`if (a) if (b) …`, braced or not, loops, blocks; an
@@ -1711,5 +1751,24 @@ mod tests {
         let chain: String = (0..3 * MAX_STATEMENT_NESTING).map(|i| format!("if (a === {i}) {{}} else ")).collect();
         let out = transpile("src/h.ts", &format!("let a = 1;\n{chain}{{}}\nexport default () => a;\n"));
         assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    }
+
+    /// An `Agent.Result` whose value is written out as an object is read for what it asks:
+    /// a deny, a new tool input; anything else (a value computed, another `Result`) for
+    /// nothing.
+    #[test]
+    fn what_an_agent_result_asks_is_recorded_where_it_is_written() {
+        let renders = |body: &str| {
+            let source = format!("import {{ Agent }} from '@agent-bundle/runtime';\nexport default () => {body};\n");
+            let renders = transpile("src/events/stop.tsx", &source).renders;
+            let text = |span: Option<Span>| span.map(|span| source[span.start as usize..span.end as usize].to_owned());
+            (text(renders.deny), text(renders.rewrite))
+        };
+        let both = renders("<Agent.Result value={{ outcome: 'deny', updatedInput: {} }} />");
+        assert_eq!(both, (Some("outcome: 'deny'".to_owned()), Some("updatedInput: {}".to_owned())));
+        assert_eq!(renders("<Agent.Result value={{ outcome: 'continue' }} />"), (None, None));
+        assert_eq!(renders("<Agent.Result value={computed()} />"), (None, None));
+        let other = "<><Result value={{ outcome: 'deny' }} /></>;\nconst Result = (_: object) => null";
+        assert_eq!(renders(other), (None, None), "not agent-bundle's");
     }
 }

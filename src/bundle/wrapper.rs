@@ -93,7 +93,7 @@ impl ModuleChunk {
             mappings: Vec::new(),
             unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
-            context_at: None,
+            renders: Default::default(),
             linked: false,
         }
     }

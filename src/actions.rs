@@ -247,6 +247,7 @@ pub fn documents(cache: &Cache, identity: &str, write: impl FnOnce() -> Vec<Outp
     if let Some(record) = cache.get_action(&key)
         && let Some(paths) = record.values.get("paths").and_then(|p| serde_json::from_str::<Vec<String>>(p).ok())
         && paths.iter().all(|path| crate::output::is_artifact_path(path) && path != MANIFEST_FILE)
+        && crate::output::folders_of(paths.iter().map(String::as_str)).iter().all(|f| !paths.iter().any(|p| p == f))
     {
         let restored: Option<Vec<OutputFile>> = paths
             .into_iter()
@@ -477,8 +478,11 @@ mod tests {
         let again = documents(&cache, "identity", || document("hooks.json"));
         assert_eq!(again, document("hooks.json"));
         assert_eq!(documents(&cache, "identity", || panic!("a hit")), document("hooks.json"));
-        // Nor one naming the manifest, which only the build writes.
+        // Nor one naming the manifest, which only the build writes, or a file in a file.
         documents(&cache, "other", || document(MANIFEST_FILE));
         assert_eq!(documents(&cache, "other", || document("hooks.json")), document("hooks.json"));
+        let nested = || [document("hooks"), document("hooks/hooks.json")].concat();
+        documents(&cache, "nested", nested);
+        assert_eq!(documents(&cache, "nested", || document("hooks.json")), document("hooks.json"));
     }
 }

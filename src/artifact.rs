@@ -423,13 +423,7 @@ pub fn simulate(
         return Err(format!("the manifest names {path:?} for hook {}, a path outside the artifact", hook.name));
     }
     let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
-    let wrapper: PathBuf = artifact.join(path);
-    // The artifact's own file, not what a link there leads to (`validate` says so: AB6004).
-    let own_file = std::fs::symlink_metadata(&wrapper).is_ok_and(|metadata| metadata.is_file())
-        && wrapper.canonicalize().is_ok_and(|real| real == wrapper);
-    if !own_file {
-        return Err(format!("{} is not a file of the artifact's own (a link, or behind one)", wrapper.display()));
-    }
+    let wrapper = own_file(&artifact, path)?;
     // From here on node runs: a signal stops it and the scratch folder goes too.
     crate::interrupt::install();
     let scratch = Scratch::new()?;
@@ -499,6 +493,18 @@ pub fn simulate(
         failure: None,
         exit_code: Some(0),
     })
+}
+
+/// The artifact's own file at `path` (in the artifact at `artifact`, a canonical path): a
+/// regular file reached through no link. Run, what a link there leads to would be code the
+/// artifact does not hold (`validate` reports the link: AB6004).
+fn own_file(artifact: &Path, path: &str) -> Result<PathBuf, String> {
+    let full = artifact.join(path);
+    let regular = std::fs::symlink_metadata(&full).is_ok_and(|metadata| metadata.is_file());
+    match regular && full.canonicalize().is_ok_and(|real| real == full) {
+        true => Ok(full),
+        false => Err(format!("{} is not a file of the artifact's own (a link, or behind one)", full.display())),
+    }
 }
 
 /// Why a wrapper failed: the runtime's own message (from its first `agent-bundle hook` line
@@ -601,7 +607,7 @@ impl Scratch {
 impl SharedRuntime {
     pub(crate) fn start(artifact: &Path, host: &str, scratch: &Scratch) -> Result<SharedRuntime, String> {
         let artifact = artifact.canonicalize().map_err(|e| format!("cannot open {}: {e}", artifact.display()))?;
-        let mut child = spawn_node(scratch.node().arg(artifact.join(RUNTIME_PATH)).args(["--target", host]))?;
+        let mut child = spawn_node(scratch.node().arg(own_file(&artifact, RUNTIME_PATH)?).args(["--target", host]))?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = crate::child::Drain::start(child.stderr.take().expect("stderr is piped"));

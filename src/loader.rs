@@ -885,7 +885,8 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
         Ok(()) => {}
         Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
             let mut whole = Vec::new();
-            if let Err(error) = file.rewind().and_then(|()| file.read_to_end(&mut whole)) {
+            let mut read_again = |file: &mut fs::File| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut whole);
+            if let Err(error) = file.rewind().and_then(|()| read_again(&mut file)) {
                 return absent(error);
             }
             bytes = whole.into();

@@ -642,3 +642,31 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a file of the artifact's own"));
 }
+
+/// Nor the shared runtime a route renders in: `hooks simulate` and `validate` never run
+/// what a link in its place leads to.
+#[test]
+fn a_shared_runtime_that_is_a_link_is_never_run() {
+    let dir = support::example("routes");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let runtime = dir.path().join("artifact/mcp/event-runtime.mjs");
+    let elsewhere = dir.path().join("elsewhere.mjs");
+    fs::write(&elsewhere, "import fs from 'node:fs';\nfs.writeFileSync(process.env.MARKER, 'ran');\n").unwrap();
+    fs::remove_file(&runtime).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &runtime).unwrap();
+    let marker = dir.path().join("ran");
+    let cwd = dir.path().to_str().unwrap();
+    let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","prompt":"hi"}}"#);
+    let simulate = support::bin()
+        .args(["hooks", "simulate", "--target", "claude", "--hook", "event-route-prompt-submit", "--input", &input])
+        .env("MARKER", &marker)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(simulate.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&simulate.stderr).contains("not a file of the artifact's own"));
+    let mut validate = support::bin();
+    validate.args(["validate", "--no-host-validation"]).env("MARKER", &marker).current_dir(dir.path());
+    assert_eq!(validate.output().unwrap().status.code(), Some(1));
+    assert!(!marker.exists(), "what the link leads to never ran");
+}

@@ -730,7 +730,10 @@ impl<'s> Checker<'s> {
 
 impl<'a> Visit<'a> for Checker<'_> {
     fn visit_statement(&mut self, it: &Statement<'a>) {
-        self.statements_nested += 1;
+        // A block is no level of its own: the statement whose body it is is one, and blocks
+        // within blocks are bounded as brackets.
+        let level = u32::from(!matches!(it, Statement::BlockStatement(_)));
+        self.statements_nested += level;
         if self.statements_nested <= MAX_STATEMENT_NESTING {
             walk::walk_statement(self, it);
         } else if !self.statements_too_deep {
@@ -739,7 +742,7 @@ impl<'a> Visit<'a> for Checker<'_> {
             let help = "no written code nests so deep (printed, each level is indented once more): split it";
             self.error(BundleErrorKind::Syntax, it.span().into(), message, help);
         }
-        self.statements_nested -= 1;
+        self.statements_nested -= level;
     }
 
     fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
@@ -1744,6 +1747,12 @@ mod tests {
     fn statements_nested_too_deep() {
         let nested = |depth: usize| format!("let a = 1;\n{}a;\nexport default () => a;\n", "if (a) ".repeat(depth));
         let out = transpile("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize - 1));
+        assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        // Braced, each level is one too (within the brackets' own bound).
+        let depth = MAX_STATEMENT_NESTING as usize - 1;
+        let braced =
+            format!("let a = 1;\n{}a;{}\nexport default () => a;\n", "for (;;) {".repeat(depth), "}".repeat(depth));
+        let out = transpile("src/h.ts", &braced);
         assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
         let out = transpile("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize + 1));
         assert!(out.code.is_none(), "not printed");

@@ -37,7 +37,20 @@ impl Kind {
             Kind::Action => ACTIONS_DIR,
         }
     }
+
+    /// The largest entry of this kind, in the store or from a remote (a record is far
+    /// smaller than an object): a larger file is none, and is never read (a sparse one
+    /// claims any size it likes).
+    pub(super) fn max_bytes(self) -> u64 {
+        match self {
+            Kind::Object => 1 << 30,
+            Kind::Action => 16 << 20,
+        }
+    }
 }
+
+/// The largest of the store's own small files (`last-build.json`, `usage.json`) read back.
+pub(super) const MAX_STATE_BYTES: u64 = 1 << 20;
 
 #[derive(Debug)]
 pub(super) struct LocalStore {
@@ -51,11 +64,12 @@ impl LocalStore {
     /// of stale temporary files, would reach whatever they point to.
     pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
         let root = dir.join(VERSION_DIR);
-        for sub in [OBJECTS_DIR, ACTIONS_DIR, TMP_DIR] {
-            create_folders(&root.join(sub))?;
-        }
         for folder in [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)] {
-            own_folder(&folder)?;
+            // Checked before it is made (making it would follow a link there) and after.
+            if !own_folder(&folder)? {
+                create_folders(&folder)?;
+                own_folder(&folder)?;
+            }
         }
         write_cachedir_tag(dir);
         Ok(LocalStore { root })
@@ -72,7 +86,7 @@ impl LocalStore {
     /// The verified object, or `None` (a corrupt one is removed).
     pub(super) fn get_object(&self, hash: &Hash) -> Option<Vec<u8>> {
         let path = self.path(Kind::Object, hash);
-        let (file, bytes, modified) = read_entry(&path)?;
+        let (file, bytes, modified) = read_entry(&path, Kind::Object.max_bytes())?;
         if Hash::of(&bytes) != *hash {
             remove_corrupt(&path);
             return None;
@@ -84,7 +98,7 @@ impl LocalStore {
     /// The verified record, or `None` (a corrupt one is removed).
     pub(super) fn get_record(&self, key: &Hash) -> Option<ActionRecord> {
         let path = self.path(Kind::Action, key);
-        let (file, bytes, modified) = read_entry(&path)?;
+        let (file, bytes, modified) = read_entry(&path, Kind::Action.max_bytes())?;
         let Some(record) = record::decode(&bytes) else {
             remove_corrupt(&path);
             return None;
@@ -105,7 +119,7 @@ impl LocalStore {
             // next read). A record is small: compare it whole.
             let same = match kind {
                 Kind::Object => true,
-                Kind::Action => read_regular(&path).is_some_and(|old| old == bytes),
+                Kind::Action => read_regular(&path, kind.max_bytes()).is_some_and(|old| old == bytes),
             };
             if same {
                 touch(&file, meta.modified().ok());
@@ -122,19 +136,23 @@ pub(super) fn entry_path(root: &Path, kind: Kind, hash: &Hash) -> PathBuf {
     root.join(kind.dir()).join(&hex[..2]).join(hex)
 }
 
-/// Reads a whole entry file; `None` if it is missing or unreadable. One read of the size
-/// `fstat` gave: entries are immutable, so a shorter file is a broken one (a miss), and a
-/// longer one fails verification.
-fn read_entry(path: &Path) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
+/// Reads a whole entry file; `None` if it is missing, unreadable or larger than `max`. One
+/// read of the size `fstat` gave: entries are immutable, so a shorter file is a broken one
+/// (a miss), and a longer one fails verification.
+fn read_entry(path: &Path, max: u64) -> Option<(File, Vec<u8>, Option<SystemTime>)> {
     let (mut file, meta) = open_entry(path)?;
+    if meta.len() > max {
+        return None;
+    }
     let mut bytes = vec![0; meta.len() as usize];
     file.read_exact(&mut bytes).ok()?;
     Some((file, bytes, meta.modified().ok()))
 }
 
-/// The bytes of the store's file at `path`, if it is a regular file (see [`open_entry`]).
-pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
-    read_entry(path).map(|(_, bytes, _)| bytes)
+/// The bytes of the store's file at `path`, if it is a regular file (see [`open_entry`]) of
+/// at most `max` bytes.
+pub(super) fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
+    read_entry(path, max).map(|(_, bytes, _)| bytes)
 }
 
 /// An entry file, opened for reading, if it is one: never a link (followed elsewhere) or a
@@ -212,11 +230,11 @@ pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
     }
 }
 
-/// Makes the folder at `path` and those missing above it, never writable by other users
-/// whatever the umask (see [`writable_by_others`]).
+/// Makes the folder at `path` and those missing above it, never writable by users outside
+/// its group whatever the umask (see [`writable_by_others`]).
 pub(super) fn create_folders(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new().recursive(true).mode(0o755).create(path)
+    fs::DirBuilder::new().recursive(true).mode(0o775).create(path)
 }
 
 /// Why the store at `dir` is not this user's alone, if it is not: a folder of it owned by
@@ -228,9 +246,14 @@ pub(super) fn writable_by_others(dir: &Path) -> Option<String> {
     // SAFETY: `geteuid` reads the process's own id and cannot fail.
     let user = unsafe { libc::geteuid() };
     let root = dir.join(VERSION_DIR);
-    let folders = [dir.to_path_buf(), root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR)];
-    folders.iter().find_map(|folder| {
-        let metadata = fs::symlink_metadata(folder).ok()?;
+    let own = [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)];
+    // (The cache folder itself may be a link the user chose: what it leads to is checked.)
+    let folders = std::iter::once((dir.to_path_buf(), fs::metadata(dir))).chain(own.map(|f| {
+        let metadata = fs::symlink_metadata(&f);
+        (f, metadata)
+    }));
+    folders.into_iter().find_map(|(folder, metadata)| {
+        let metadata = metadata.ok()?;
         let why = match (metadata.uid() != user, metadata.mode() & 0o002 != 0) {
             (true, _) => format!("is owned by another user (uid {})", metadata.uid()),
             (false, true) => "may be written by any user".to_owned(),

@@ -75,7 +75,12 @@ pub fn dir_stats(dir: &Path) -> io::Result<DirStats> {
 /// Records a build's counters in `<dir>/v1/last-build.json` (atomically).
 pub fn record_build(dir: &Path, stats: &CacheStats) -> io::Result<()> {
     let root = dir.join(VERSION_DIR);
-    local::create_folders(&root.join(TMP_DIR))?;
+    // Never through a link where the store's folders go (a store refused for one).
+    for folder in [&root, &root.join(TMP_DIR)] {
+        if !local::own_folder(folder)? {
+            local::create_folders(folder)?;
+        }
+    }
     // Canonical like the records: keys sorted, no whitespace, one trailing newline.
     let mut fields: Vec<(&str, String)> =
         stat_fields(stats).into_iter().map(|(name, value)| (name, value.to_string())).collect();
@@ -99,7 +104,8 @@ fn stat_fields(stats: &CacheStats) -> [(&'static str, u64); 7] {
 }
 
 fn read_last_build(path: &Path) -> Option<CacheStats> {
-    let value: serde_json::Value = serde_json::from_slice(&super::local::read_regular(path)?).ok()?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&super::local::read_regular(path, local::MAX_STATE_BYTES)?).ok()?;
     if value.get("format")?.as_str()? != LAST_BUILD_FORMAT {
         return None;
     }
@@ -145,7 +151,8 @@ pub(super) fn start_usage(dir: &Path) -> io::Result<()> {
 }
 
 fn read_usage(root: &Path) -> Option<u64> {
-    let value: serde_json::Value = serde_json::from_slice(&super::local::read_regular(&root.join(USAGE_FILE))?).ok()?;
+    let usage = super::local::read_regular(&root.join(USAGE_FILE), local::MAX_STATE_BYTES)?;
+    let value: serde_json::Value = serde_json::from_slice(&usage).ok()?;
     if value.get("format")?.as_str()? != USAGE_FORMAT {
         return None;
     }
@@ -212,7 +219,7 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
         all.iter().zip(&remove).filter(|(e, r)| e.kind == Kind::Object && !**r).map(|(e, _)| e.hash).collect();
     for (i, entry) in all.iter().enumerate() {
         if entry.kind == Kind::Action && !remove[i] {
-            let complete = super::local::read_regular(&entry.path)
+            let complete = super::local::read_regular(&entry.path, Kind::Action.max_bytes())
                 .and_then(|bytes| record::decode(&bytes))
                 .is_some_and(|record| record.outputs.values().all(|h| kept_objects.contains(h)));
             remove[i] = !complete;
@@ -298,7 +305,14 @@ pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
                 report.corrupt.push(path);
                 continue;
             };
-            let bytes = match super::local::read_regular(&path) {
+            // (A file larger than any entry is none, and is not read: a sparse one claims any size.)
+            if fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.len() > kind.max_bytes()) {
+                report.checked += 1;
+                let _ = fs::remove_file(&path);
+                report.corrupt.push(path);
+                continue;
+            }
+            let bytes = match super::local::read_regular(&path, kind.max_bytes()) {
                 Some(bytes) => bytes,
                 None if fs::symlink_metadata(&path).is_err() => continue, // removed meanwhile
                 None => {

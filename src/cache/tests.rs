@@ -763,17 +763,21 @@ fn a_store_folder_that_is_a_link_is_never_followed() {
     fs::write(elsewhere.join("ab/file"), "precious").unwrap();
     let long_ago = SystemTime::now() - Duration::from_secs(3 * 86400);
     File::options().write(true).open(elsewhere.join("old.txt")).unwrap().set_modified(long_ago).unwrap();
-    for linked in ["tmp", "ac", "cas"] {
+    for linked in ["tmp", "ac", "cas", "v1"] {
         let cache = dir.path().join(format!("cache-{linked}"));
-        fs::create_dir_all(cache.join("v1")).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, cache.join("v1").join(linked)).unwrap();
+        fs::create_dir_all(&cache).unwrap();
+        let link = if linked == "v1" { cache.join("v1") } else { cache.join("v1").join(linked) };
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
         let opened = open(&cache);
         assert!(opened.take_warnings().iter().any(|w| w.contains("is not a folder of the cache's own")), "{linked}");
         opened.put_object(b"an object");
+        let _ = maintenance::record_build(&cache, &CacheStats { action_misses: 1, ..CacheStats::default() });
         // (`tmp` is none of theirs to list: they go on, and leave it alone.)
         let verified = maintenance::verify(&cache);
         let collected = maintenance::gc(&cache, &GcOptions { max_bytes: Some(0), max_age: None });
-        assert_eq!((verified.is_err(), collected.is_err()), (linked != "tmp", linked != "tmp"), "{linked}");
+        let refused = linked != "tmp";
+        assert_eq!((verified.is_err(), collected.is_err()), (refused, refused), "{linked}");
         let left: Vec<_> = walkdir::WalkDir::new(&elsewhere).into_iter().map(|e| e.unwrap().into_path()).collect();
         assert_eq!(left.len(), 4, "{linked}: {left:?}");
     }
@@ -788,7 +792,29 @@ fn a_cache_others_may_write_in_is_said_to_be() {
     let cache = dir.path().join("cache");
     drop(open(&cache));
     assert_eq!(open(&cache).take_warnings(), Vec::<String>::new());
+    // A cache folder that is a link (to a larger disk, say) is judged by what it leads to.
+    let linked = dir.path().join("linked");
+    std::os::unix::fs::symlink(&cache, &linked).unwrap();
+    assert_eq!(open(&linked).take_warnings(), Vec::<String>::new());
     fs::set_permissions(cache.join("v1/ac"), fs::Permissions::from_mode(0o777)).unwrap();
     let warnings = open(&cache).take_warnings();
     assert!(warnings.len() == 1 && warnings[0].contains("v1/ac may be written by any user"), "{warnings:?}");
+}
+
+/// An entry larger than any entry of its kind (a sparse file claims any size) is a miss,
+/// never read, and `verify` removes it as corrupt.
+#[test]
+fn an_entry_past_its_kind_bound_is_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    let hash = cache.put_object(b"an object");
+    let key = KeyBuilder::new("k").finish();
+    cache.put_action(&key, &record(&[("out", hash)], &[]));
+    for path in [object_path(dir.path(), &hash), action_path(dir.path(), &key)] {
+        File::options().write(true).open(path).unwrap().set_len(1 << 40).unwrap();
+    }
+    let cache = open(dir.path());
+    assert_eq!((cache.get_object(&hash), cache.get_action(&key)), (None, None));
+    let report = maintenance::verify(dir.path()).unwrap();
+    assert_eq!(report.corrupt.len(), 2, "{report:?}");
 }

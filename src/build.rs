@@ -667,7 +667,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
         })
         .collect();
     diagnostics.extend(contexts_no_host_takes(db, project, &model, &plans));
-    diagnostics.extend(results_no_family_takes(db, project, &model));
+    diagnostics.extend(results_no_family_takes(db, project, &model, &plans));
     let runtime = db::event_runtime(db, project).as_ref();
     let mut seen_modules = std::collections::HashSet::new();
     let bundles = wrappers.iter().map(|(_, w)| &w.diagnostics).chain(runtime.map(|r| &r.diagnostics));
@@ -753,31 +753,29 @@ fn contexts_no_host_takes(db: &Database, project: Project, model: &Model, plans:
     diagnostics
 }
 
-/// A route linking a module that renders an `Agent.Result` its family takes on no host (a
-/// deny on `session/end`, a new input on `stop`): every run that renders it fails. A
-/// warning, since a component several routes share may render it only for some.
-fn results_no_family_takes(db: &Database, project: Project, model: &Model) -> Vec<Diagnostic> {
+/// A route whose own file renders an `Agent.Result` its family takes on no host (a deny on
+/// `session/end`, a new input on `stop`): every run that renders it fails. Only the route's
+/// file: a module it links may export such a component beside what the route takes from
+/// it. A warning, since the route may render it on a path that never runs.
+fn results_no_family_takes(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
+    let planned =
+        |hook: &crate::model::Hook| plans.iter().any(|plan| plan.hooks.iter().any(|p| p.hook_name == hook.name));
+    for hook in model.hooks.iter().filter(|hook| hook.route.is_some() && planned(hook)) {
         let crate::model::Handler::Module(module) = &hook.handler else { continue };
         let rules = hook.trigger.rules();
-        let chunk = |key: &str| db::module_chunk(db, project, db::ModuleKey::new(db, key.to_owned()));
-        let graph = crate::bundle::ModuleGraph::collect(&[module.as_str()], chunk);
-        for (key, linked) in graph.chunks() {
-            let refused = [
-                (linked.renders.deny, rules.deny, "denies"),
-                (linked.renders.rewrite, rules.rewrite, "gives a new tool input"),
-            ];
-            for (at, what) in refused.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
-                let family = hook.trigger.key();
-                let message =
-                    format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
-                diagnostics.push(
-                    Diagnostic::warning(Code::ResultNotTaken, message).in_file(key.to_owned()).at(at).with_help(
-                        format!("{}; a run that renders it fails (see `agent-bundle matrix`)", rules.violation),
-                    ),
-                );
-            }
+        let renders = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).renders;
+        let refused =
+            [(renders.deny, rules.deny, "denies"), (renders.rewrite, rules.rewrite, "gives a new tool input")];
+        for (at, what) in refused.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
+            let family = hook.trigger.key();
+            let message = format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
+            diagnostics.push(
+                Diagnostic::warning(Code::ResultNotTaken, message)
+                    .in_file(module.clone())
+                    .at(at)
+                    .with_help(format!("{}; a run that renders it fails", rules.violation)),
+            );
         }
     }
     diagnostics

@@ -889,6 +889,10 @@ fn read_file_and_state(path: &Path) -> io::Result<Option<(Arc<[u8]>, Metadata)>>
             if let Err(error) = file.rewind().and_then(|()| read_again(&mut file)) {
                 return absent(error);
             }
+            if whole.len() as u64 > MAX_FILE_BYTES {
+                let message = format!("cannot read {}: {TOO_LARGE}", path.display());
+                return Err(io::Error::new(io::ErrorKind::FileTooLarge, message));
+            }
             bytes = whole.into();
         }
         Err(error) => return absent(error),

@@ -778,33 +778,32 @@ fn a_builtin_mistyped_is_named_as_one() {
     );
 }
 
-/// A route whose module graph renders an `Agent.Result` its family never takes (a deny on
-/// an observation-only family, a new tool input on `stop`) is warned of where the value is
-/// written, in a component's file too (AB4841), from cached chunks as well; a family that
-/// takes it says nothing.
+/// A route whose file renders an `Agent.Result` its family never takes (a deny on an
+/// observation-only family, a new tool input on `stop`) is warned of where the value is
+/// written (AB4841), from cached chunks as well; a family that takes it, a value passed on
+/// (`updatedInput` may be `undefined`), and a module the route only imports from (which may
+/// export such a component beside what the route takes) say nothing.
 #[test]
 fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     let config = "export default { plugin: { name: 'res' }, targets: ['claude'] };\n";
-    let component = "import { Agent } from '@agent-bundle/runtime';\n\
-                     export const Deny = ({ reason }: { reason: string }) =>\n  \
-                     <Agent.Result value={{ outcome: 'deny', reason }} />;\n";
-    let uses = |body: &str| {
+    let helpers = "import { Agent } from '@agent-bundle/runtime';\n\
+                   export const Deny = ({ reason }: { reason: string }) =>\n  \
+                   <Agent.Result value={{ outcome: 'deny', reason }} />;\nexport const log = (_: string) => {};\n";
+    // (`up` leads from the route's folder to `src/events/`.)
+    let route = |body: &str, up: &str| {
         format!(
-            "import {{ Agent }} from '@agent-bundle/runtime';\nimport {{ Deny }} from '../components/Deny.tsx';\n\
-             export default () => {body};\n"
+            "import {{ Agent }} from '@agent-bundle/runtime';\nimport {{ Deny, log }} from '{up}components/ui.tsx';\n\
+             export default (props: {{ input?: object }}) => {{ log('x'); return {body}; }};\n"
         )
     };
-    let (end, stop, before) = (
-        uses("<Deny reason=\"no\" />"),
-        uses("<Agent.Result value={{ updatedInput: { command: 'ls' } }} />"),
-        uses("<Deny reason=\"no\" />"),
-    );
     let dir = project(&[
         ("agent-bundle.config.ts", config),
-        ("src/events/components/Deny.tsx", component),
-        ("src/events/session/end.tsx", &end),
-        ("src/events/stop.tsx", &stop),
-        ("src/events/tool/before.tsx", &before),
+        ("src/events/components/ui.tsx", helpers),
+        ("src/events/session/end.tsx", &route("null", "../")),
+        ("src/events/session/start.tsx", &route("<Agent.Result value={{ outcome: 'deny' as const }} />", "../")),
+        ("src/events/stop.tsx", &route("<Agent.Result value={{ updatedInput: { command: 'ls' } }} />", "./")),
+        ("src/events/agent/stop.tsx", &route("<Agent.Result value={{ updatedInput: props.input }} />", "../")),
+        ("src/events/tool/before.tsx", &route("<Deny reason=\"no\" />", "../")),
     ]);
     let warnings = || {
         let (code, report) = build_json(dir.path(), &[]);
@@ -814,7 +813,7 @@ fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
         said.map(|d| (field(d, "code"), field(d, "file"), d["line"].as_u64().unwrap())).collect::<Vec<_>>()
     };
     let expected = [
-        ("AB4841".to_owned(), "src/events/components/Deny.tsx".to_owned(), 3),
+        ("AB4841".to_owned(), "src/events/session/start.tsx".to_owned(), 3),
         ("AB4841".to_owned(), "src/events/stop.tsx".to_owned(), 3),
     ];
     assert_eq!(warnings(), expected);

@@ -312,8 +312,6 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     // A route that reads which host it renders for is taken to render the context only where
     // the host takes it.
-    // A route that reads which host it renders for is taken to render the context only where
-    // the host takes it.
     let context = checker.renders.context.filter(|_| !checker.reads_host);
     out.renders = Renders { context, ..checker.renders };
     out.type_exports = std::mem::take(&mut checker.type_exports);
@@ -638,7 +636,8 @@ impl<'s> Checker<'s> {
     }
 
     /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host: a
-    /// deny (`outcome: 'deny'`), a new tool input (`updatedInput`).
+    /// deny (`outcome: 'deny'`), a new tool input (`updatedInput` written out as an object or
+    /// array; one passed on, `undefined` perhaps, may ask for nothing).
     fn result_value(&mut self, attributes: &[JSXAttributeItem<'_>]) {
         let value = attributes.iter().find_map(|item| match item {
             JSXAttributeItem::Attribute(attribute) if attribute.is_identifier("value") => attribute.value.as_ref(),
@@ -647,11 +646,15 @@ impl<'s> Checker<'s> {
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         let JSXExpression::ObjectExpression(object) = &container.expression else { return };
         for property in object.properties.iter().filter_map(|property| property.as_property()) {
+            // (`'deny' as const`, `(…)`: the value itself.)
+            let value = property.value.get_inner_expression();
             match property.key.static_name().as_deref() {
-                Some("outcome") if matches!(&property.value, Expression::StringLiteral(s) if s.value == "deny") => {
+                Some("outcome") if matches!(value, Expression::StringLiteral(s) if s.value == "deny") => {
                     self.renders.deny.get_or_insert(property.span.into());
                 }
-                Some("updatedInput") => {
+                Some("updatedInput")
+                    if matches!(value, Expression::ObjectExpression(_) | Expression::ArrayExpression(_)) =>
+                {
                     self.renders.rewrite.get_or_insert(property.span.into());
                 }
                 _ => {}
@@ -1776,6 +1779,12 @@ mod tests {
         let both = renders("<Agent.Result value={{ outcome: 'deny', updatedInput: {} }} />");
         assert_eq!(both, (Some("outcome: 'deny'".to_owned()), Some("updatedInput: {}".to_owned())));
         assert_eq!(renders("<Agent.Result value={{ outcome: 'continue' }} />"), (None, None));
+        let typed = renders("<Agent.Result value={{ outcome: ('deny' as const), updatedInput: [] }} />");
+        assert_eq!(typed, (Some("outcome: ('deny' as const)".to_owned()), Some("updatedInput: []".to_owned())));
+        // Passed on, it may be `undefined`, which asks for nothing.
+        let passed = "<Agent.Result value={{ outcome: undefined, updatedInput: props.input }} />";
+        assert_eq!(renders(&passed.replace("props.input", "undefined")), (None, None));
+        assert_eq!(renders(passed), (None, None));
         assert_eq!(renders("<Agent.Result value={computed()} />"), (None, None));
         let other = "<><Result value={{ outcome: 'deny' }} /></>;\nconst Result = (_: object) => null";
         assert_eq!(renders(other), (None, None), "not agent-bundle's");

@@ -355,7 +355,10 @@ fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
             return Err(io::Error::other(format!("cannot read {}: {why}", shard.display())));
         }
         for (path, hash) in listing.files {
-            let (Some(hash), Ok(meta)) = (hash, fs::metadata(&path)) else {
+            // (A file past its kind's bound is no entry: `verify` removes it, and it counts for
+            // nothing, or a sparse one would make the size bound evict every real entry.)
+            let meta = fs::metadata(&path).ok().filter(|meta| meta.len() <= kind.max_bytes());
+            let (Some(hash), Some(meta)) = (hash, meta) else {
                 continue;
             };
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);

@@ -813,8 +813,14 @@ fn an_entry_past_its_kind_bound_is_never_read() {
     for path in [object_path(dir.path(), &hash), action_path(dir.path(), &key)] {
         File::options().write(true).open(path).unwrap().set_len(1 << 40).unwrap();
     }
+    let kept = open(dir.path()).put_object(b"another object");
     let cache = open(dir.path());
     assert_eq!((cache.get_object(&hash), cache.get_action(&key)), (None, None));
+    // Counted for nothing: a size bound evicts no real entry for them.
+    let stats = maintenance::dir_stats(dir.path()).unwrap();
+    assert_eq!((stats.objects, stats.actions, stats.object_bytes), (1, 0, 14));
+    maintenance::gc(dir.path(), &GcOptions { max_bytes: Some(1 << 20), max_age: None }).unwrap();
+    assert_eq!(open(dir.path()).get_object(&kept).as_deref(), Some(b"another object".as_slice()));
     let report = maintenance::verify(dir.path()).unwrap();
     assert_eq!(report.corrupt.len(), 2, "{report:?}");
 }

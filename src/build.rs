@@ -666,8 +666,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
             (path.clone(), db::wrapper(&*db, project, key).clone())
         })
         .collect();
-    diagnostics.extend(contexts_no_host_takes(db, project, &model, &plans));
-    diagnostics.extend(results_no_family_takes(db, project, &model, &plans));
+    diagnostics.extend(answers_not_taken(db, project, &model, &plans));
     let runtime = db::event_runtime(db, project).as_ref();
     let mut seen_modules = std::collections::HashSet::new();
     let bundles = wrappers.iter().map(|(_, w)| &w.diagnostics).chain(runtime.map(|r| &r.diagnostics));
@@ -709,72 +708,51 @@ fn outside_dirs_wanted<'a>(
     dirs
 }
 
-/// A route whose own file renders `Agent.Context` for a host that takes no context for its
-/// family (Cursor's `beforeSubmitPrompt`): every run there that renders it fails. A warning,
-/// since the route may render it only where the host takes it.
-fn contexts_no_host_takes(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
+/// What a route's own file renders that no run of it can take: `Agent.Context` for a host
+/// with no context channel for its family (Cursor's `beforeSubmitPrompt`; AB4818, per host),
+/// an `Agent.Result` that denies or gives a new tool input where the family takes none (a
+/// deny on `session/end`; AB4841). Every run that renders it fails. Warnings, since the
+/// route may render it only where it is taken, or on a path that never runs. Only the
+/// route's file: a module it links may export such a component beside what it takes.
+fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
         let crate::model::Handler::Module(module) = &hook.handler else { continue };
-        let takes_none = |plan: &&HostPlan| {
-            let row = hosts::table(plan.target).hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger));
-            plan.hooks.iter().any(|planned| planned.hook_name == hook.name)
-                && row.is_some_and(|row| row.context.is_none())
-        };
-        let mut hosts_without = plans.iter().filter(takes_none).peekable();
-        if hosts_without.peek().is_none() {
+        let planned: Vec<&HostPlan> =
+            plans.iter().filter(|plan| plan.hooks.iter().any(|planned| planned.hook_name == hook.name)).collect();
+        if planned.is_empty() {
             continue;
         }
-        let Some(at) = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).renders.context else {
-            continue;
-        };
-        for plan in hosts_without {
-            let table = hosts::table(plan.target);
-            let native =
-                table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger)).map_or("", |row| row.native);
-            let message = format!(
-                "route {} renders `Agent.Context`, which {} takes no context for ({native}): such a run fails there",
-                hook.trigger.key(),
-                table.display_name
-            );
-            diagnostics.push(
-                Diagnostic::warning(Code::ContextNotTaken, message)
-                    .in_file(module.clone())
-                    .at(at)
-                    .for_host(plan.target)
-                    .with_help(format!(
-                        "leave {} out with the route's `config.targets`, or render the context only where the host \
-                         takes it (`canonical.provenance.host`; see `agent-bundle matrix`)",
-                        plan.target.as_str()
-                    )),
-            );
-        }
-    }
-    diagnostics
-}
-
-/// A route whose own file renders an `Agent.Result` its family takes on no host (a deny on
-/// `session/end`, a new input on `stop`): every run that renders it fails. Only the route's
-/// file: a module it links may export such a component beside what the route takes from
-/// it. A warning, since the route may render it on a path that never runs.
-fn results_no_family_takes(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
-    let mut diagnostics = Vec::new();
-    let planned =
-        |hook: &crate::model::Hook| plans.iter().any(|plan| plan.hooks.iter().any(|p| p.hook_name == hook.name));
-    for hook in model.hooks.iter().filter(|hook| hook.route.is_some() && planned(hook)) {
-        let crate::model::Handler::Module(module) = &hook.handler else { continue };
-        let rules = hook.trigger.rules();
         let renders = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).renders;
-        let refused =
+        let family = hook.trigger.key();
+        let rows = planned.iter().filter_map(|plan| {
+            let table = hosts::table(plan.target);
+            Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
+        });
+        if let Some(at) = renders.context {
+            for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
+                let message = format!(
+                    "route {family} renders `Agent.Context`, which {} takes no context for ({}): such a run fails \
+                     there",
+                    table.display_name, row.native
+                );
+                let help = format!(
+                    "leave {} out with the route's `config.targets`, or render the context only where the host \
+                     takes it (`canonical.provenance.host`; see `agent-bundle matrix`)",
+                    target.as_str()
+                );
+                let warning = Diagnostic::warning(Code::ContextNotTaken, message).in_file(module.clone()).at(at);
+                diagnostics.push(warning.for_host(target).with_help(help));
+            }
+        }
+        let rules = hook.trigger.rules();
+        let results =
             [(renders.deny, rules.deny, "denies"), (renders.rewrite, rules.rewrite, "gives a new tool input")];
-        for (at, what) in refused.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
-            let family = hook.trigger.key();
+        for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
             let message = format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
+            let help = format!("{}; a run that renders it fails", rules.violation);
             diagnostics.push(
-                Diagnostic::warning(Code::ResultNotTaken, message)
-                    .in_file(module.clone())
-                    .at(at)
-                    .with_help(format!("{}; a run that renders it fails", rules.violation)),
+                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
             );
         }
     }

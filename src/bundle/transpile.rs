@@ -1222,21 +1222,22 @@ impl<'a> Visit<'a> for Checker<'_> {
 }
 
 /// Where a module first renders, as a route, what some families or hosts do not take: the
-/// build checks them against the family of each route linking the module, and each host's
-/// context channel.
+/// build checks a route's own file against its family's rules and each host's context
+/// channel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Renders {
     /// `<Agent.Context>` (left out when the module reads which host it renders for).
     pub context: Option<Span>,
     /// An `Agent.Result` whose value says `outcome: 'deny'`.
     pub deny: Option<Span>,
-    /// An `Agent.Result` whose value gives `updatedInput`.
+    /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
     pub rewrite: Option<Span>,
 }
 
-/// The deepest statements may nest (`if (a) if (b) …`, braced or not, loops, blocks; an
-/// `else if` chain is flat): the printer indents each level once more, so the output grows
-/// with the square of the depth, and no written code comes near.
+/// The deepest statements may nest (`if (a) if (b) …`, loops, labels, braced or not: a block
+/// is no level of its own, and an `else if` chain is flat): the printer indents each level
+/// once more, so the output grows with the square of the depth, and no written code comes
+/// near.
 const MAX_STATEMENT_NESTING: u32 = 1_000;
 
 /// The specifier routes import their components from, and the components `Agent` holds

@@ -527,6 +527,20 @@ mod tests {
         url
     }
 
+    /// A server that answers with `head`, then one byte every `pause`, `bytes` times (or until
+    /// the client goes).
+    fn serve_trickling(head: &'static [u8], bytes: usize, pause: Duration) -> String {
+        serve_once(move |stream| {
+            let _ = stream.write_all(head);
+            for _ in 0..bytes {
+                std::thread::sleep(pause);
+                if stream.write_all(b"x").is_err() {
+                    return;
+                }
+            }
+        })
+    }
+
     fn skip_request_head(stream: &std::net::TcpStream) {
         let mut reader = BufReader::new(stream);
         let mut line = String::new();
@@ -547,15 +561,7 @@ mod tests {
 
     #[test]
     fn a_body_that_trickles_past_the_request_timeout_is_given_up_on() {
-        let url = serve_once(|stream| {
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
-            for _ in 0..100 {
-                std::thread::sleep(Duration::from_millis(50));
-                if stream.write_all(b"x").is_err() {
-                    return;
-                }
-            }
-        });
+        let url = serve_trickling(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 100, Duration::from_millis(50));
         // A byte every 50 ms never trips the idle timeout; the body's bound does.
         let trickled = remote_within(url, 1000, Duration::from_millis(500)).get(Kind::Object, &Hash::of(b"x"));
         assert!(matches!(trickled, Fetch::Failed(_)));
@@ -563,15 +569,7 @@ mod tests {
 
     #[test]
     fn a_head_that_trickles_past_the_idle_timeout_is_given_up_on() {
-        let url = serve_once(|stream| {
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nX: ");
-            for _ in 0..1200 {
-                std::thread::sleep(Duration::from_millis(50));
-                if stream.write_all(b"a").is_err() {
-                    return;
-                }
-            }
-        });
+        let url = serve_trickling(b"HTTP/1.1 200 OK\r\nX: ", 1200, Duration::from_millis(50));
         // A byte of one header every 50 ms never trips the idle timeout of each read; the
         // head's half a second does, long before the minute the server would trickle for.
         let started = std::time::Instant::now();
@@ -582,15 +580,7 @@ mod tests {
 
     #[test]
     fn a_body_that_trickles_slower_than_the_least_rate_is_given_up_on_after_its_grace() {
-        let url = serve_once(|stream| {
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
-            for _ in 0..1000 {
-                std::thread::sleep(Duration::from_millis(20));
-                if stream.write_all(b"x").is_err() {
-                    return;
-                }
-            }
-        });
+        let url = serve_trickling(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 1000, Duration::from_millis(20));
         let started = std::time::Instant::now();
         // Under the idle timeout between bytes, far from the body timeout: the rate says.
         let trickled = remote(url, 300).get(Kind::Object, &Hash::of(b"x"));

@@ -548,21 +548,19 @@ impl<'s> Checker<'s> {
         symbol.is_some_and(|symbol| self.agent_bindings.contains(&symbol))
     }
 
-    /// Whether `name` is bound to something that exists when the module runs: declared or
-    /// imported as a value, not only for TypeScript (`declare const`, `import type`). (The
-    /// flags of merged declarations are merged: a value, a function or a class with a
-    /// `declare namespace` of its name is there.)
+    /// Whether `name` is bound to something that exists when the module runs: one of its
+    /// declarations is a value (or a value import) not only written for TypeScript: `declare
+    /// function require`, `declare class`, `interface`, `import type` bind nothing. (A value,
+    /// a function or a class merged with a `declare namespace` of its name is there.)
     fn bound_at_run_time(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
-        symbol.is_some_and(|symbol| {
-            let flags = self.scoping.symbol_flags(symbol);
-            let merged = SymbolFlags::Function
-                | SymbolFlags::Class
-                | SymbolFlags::Enum
-                | SymbolFlags::NamespaceModule
-                | SymbolFlags::ValueModule;
-            let declared_only = flags.contains(SymbolFlags::Ambient) && !flags.intersects(merged);
-            !declared_only && !flags.contains(SymbolFlags::TypeImport)
+        let runs = |flags: SymbolFlags| {
+            let value = SymbolFlags::Value | SymbolFlags::CatchVariable | SymbolFlags::Import;
+            flags.intersects(value) && !flags.intersects(SymbolFlags::Ambient | SymbolFlags::TypeImport)
+        };
+        symbol.is_some_and(|symbol| match self.scoping.symbol_redeclarations(symbol) {
+            [] => runs(self.scoping.symbol_flags(symbol)),
+            declarations => declarations.iter().any(|declaration| runs(declaration.flags)),
         })
     }
 
@@ -1459,10 +1457,18 @@ mod tests {
                       export default () => <><Card /><Box /></>;\n";
         assert_eq!(errors("src/events/stop.tsx", merged), []);
         // What exists for TypeScript alone, an HTML element, `Agent` itself: none renders.
-        assert_eq!(
-            errors("src/events/stop.tsx", "declare const Ghost: any;\nexport default () => <Ghost />;\n"),
-            one(BundleErrorKind::UndefinedComponent, "Ghost")
-        );
+        for ghost in [
+            "declare const Ghost: any;",
+            "declare class Ghost {}",
+            "declare function Ghost(): null;",
+            "interface Ghost {}",
+        ] {
+            assert_eq!(
+                errors("src/events/stop.tsx", &format!("{ghost}\nexport default () => <Ghost />;\n")),
+                one(BundleErrorKind::UndefinedComponent, "Ghost"),
+                "{ghost}"
+            );
+        }
         assert_eq!(errors("src/events/stop.tsx", &route("<div />")), one(BundleErrorKind::UndefinedComponent, "div"));
         assert_eq!(errors("src/events/stop.tsx", &route("<Agent />")), one(BundleErrorKind::MissingExport, "Agent"));
     }
@@ -1575,6 +1581,9 @@ mod tests {
         );
         let local = "const require = (name: string) => name;\nexport default () => require(\"x\");\n";
         assert!(transpile("src/a.ts", local).diagnostics.is_empty());
+        // Declared for TypeScript's sake (no `@types/node`), it is still not there.
+        let declared = "declare function require(name: string): any;\nexport default () => require(\"node:fs\");\n";
+        assert_eq!(errors("src/a.ts", declared), one(BundleErrorKind::Require, "require"));
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub fn check(options: &BuildOptions) -> std::io::Result<Checked> {
         stamp::Found::UpToDate(stamp) => {
             let mut output = answered(options, stamp.summary.clone(), Shortcut::Stamp, None, stamp.warnings());
             note_unlistable(&mut output.compiled, stamp.unlistable());
+            note_artifact_path(&mut output.compiled, &options.out_dir);
             Checked::UpToDate(Box::new(output))
         }
         stamp::Found::Stale(snapshot, previous) => {
@@ -195,6 +196,7 @@ pub fn build_stale(
     let unlistable = stale.snapshot.unlistable().to_vec();
     let mut output = answer_stale(options, stale, on_pool)?;
     note_unlistable(&mut output.compiled, &unlistable);
+    note_artifact_path(&mut output.compiled, &options.out_dir);
     Ok(output)
 }
 
@@ -209,6 +211,25 @@ pub fn note_unlistable<'a>(compiled: &mut Compiled, unlistable: impl IntoIterato
         )
         .with_help("if the plugin needs what it holds, make it readable for the user running agent-bundle")
     }));
+}
+
+/// Warns when the artifact's path (made absolute) is not UTF-8: Node reads the path of the
+/// script it runs as UTF-8, so a wrapper there cannot be loaded by its path.
+pub fn note_artifact_path(compiled: &mut Compiled, out_dir: &Path) {
+    let absolute = std::path::absolute(out_dir).unwrap_or_else(|_| out_dir.to_path_buf());
+    if absolute.to_str().is_some() {
+        return;
+    }
+    compiled.diagnostics.push(
+        Diagnostic::warning(
+            Code::ArtifactPathNotUtf8,
+            format!("the artifact's path {} is not UTF-8: Node cannot load its files from there", absolute.display()),
+        )
+        .with_help(
+            "`hooks simulate`, `validate` and a host running the plugin in place fail there (a host that installs \
+             a copy elsewhere does not): build into a folder whose path is UTF-8 with `--out`",
+        ),
+    );
 }
 
 /// Why an import above the root does not resolve: each folder there that it needed and this

@@ -73,6 +73,7 @@ codes! {
     UnreadablePackageVersion = "AB4007", "unreadable-package-version", "The config sets no `plugin.version` and `package.json` gives none it can read.";
     UnreadableInput = "AB4008", "unreadable-input", "A file the build needs (the config, a module, a route, a payload's file, `package.json` for the version) may not be read by this user, or holds more than 1 GiB (an error; files the build does not need may be either), or a folder of the project may not be listed (a warning: nothing in it is read), nor one above the root that a failing import points into.";
     StateUnwritable = "AB4009", "state-unwritable", "The build's stamp cannot be written in the project's `.agent-bundle/` folder (a warning: the build is whole, but every build reads the whole project).";
+    ArtifactPathNotUtf8 = "AB4010", "artifact-path-not-utf8", "The artifact's folder has a path that is not UTF-8, from which Node loads no file (a warning: `hooks simulate`, `validate` and a host running the plugin where it was built fail; a host that installs a copy elsewhere does not).";
     UnknownTarget = "AB4100", "unknown-target", "A target that is not `claude`, `codex`, `cursor` or `portable`.";
     DuplicateHook = "AB4101", "duplicate-hook", "Two declarations normalize to the same hook.";
     InvalidPluginName = "AB4102", "invalid-plugin-name", "A plugin name that some selected host rejects.";

@@ -558,6 +558,7 @@ impl Session {
         self.clean = output.as_ref().ok().and_then(|output| Some((output.clean()?, output.compiled.files.clone())));
         let output = output.map(|mut output| {
             build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
+            build::note_artifact_path(&mut output.compiled, &self.options.out_dir);
             output
         });
         if !root.is_dir()

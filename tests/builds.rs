@@ -773,6 +773,34 @@ fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     assert_eq!(readable["diagnostics"], serde_json::json!([]));
 }
 
+/// An artifact whose path is not UTF-8 builds, and says that Node cannot load it from there
+/// (AB4010), an up-to-date build too; `--out` into a UTF-8 folder builds it without a word.
+#[test]
+fn an_artifact_path_that_is_not_utf8_is_warned_of() {
+    use std::os::unix::ffi::OsStrExt;
+    let (dir, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let out = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let cache = cache.path().to_str().unwrap();
+    let code_of = |report: &serde_json::Value| {
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].clone()).collect::<Vec<_>>()
+    };
+    let build = || {
+        let mut command = support::bin();
+        let output = command.args(["build", "--json", "--cache-dir", cache, "--out"]).arg(&out);
+        let output = output.current_dir(dir.path()).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let report = build();
+    assert_eq!(code_of(&report), ["AB4010"], "{report:#}");
+    assert_eq!(report["diagnostics"][0]["severity"], "warning");
+    assert!(out.join("agent-bundle.manifest.json").is_file());
+    let again = build();
+    assert_eq!((code_of(&again), &again["upToDate"]), (vec!["AB4010".into()], &true.into()), "{again:#}");
+    let (code, plain) = build_json(dir.path(), &["--cache-dir", cache]);
+    assert_eq!((code, code_of(&plain)), (0, vec![]), "{plain:#}");
+}
+
 /// Shared code above the root that the build may not list (mode 000, or 311: searchable,
 /// not readable), or may not reach (below a folder it may not search), is a located import
 /// error with the folder's warning, not a failure to read the project; once readable, it

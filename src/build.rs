@@ -865,8 +865,8 @@ fn compose(
             kind: FileKind::Bundle,
         });
         // (A module that was linked was read.)
-        let read = modules.iter().filter_map(|m| files.get(m)).filter_map(|f| Some((f, f.bytes(db).as_ref().ok()?)));
-        inputs.extend(read.map(|(f, bytes)| Input { path: f.path(db), bytes }));
+        let read = modules.iter().filter_map(|m| files.get(m)).filter_map(|&f| Some((f, db::content_hash(db, f)?)));
+        inputs.extend(read.map(|(f, hash)| Input { path: f.path(db), hash }));
     }
     let mut diagnostics = Vec::new();
     for payload in model.emitted_payloads() {
@@ -880,13 +880,14 @@ fn compose(
                 }
             };
             let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
-            artifact.add(emit::payload_file(artifact_path, bytes.clone(), file.executable(db)));
-            inputs.push(Input { path, bytes });
+            let hash = db::content_hash(db, *file).expect("a file read has a hash");
+            artifact.add_hashed(emit::payload_file(artifact_path, bytes.clone(), file.executable(db)), hash);
+            inputs.push(Input { path, hash });
         }
     }
     for file in [db::config_file(db, project), files.get("package.json").copied()].into_iter().flatten() {
-        if let Ok(bytes) = file.bytes(db) {
-            inputs.push(Input { path: file.path(db), bytes });
+        if let Some(hash) = db::content_hash(db, file) {
+            inputs.push(Input { path: file.path(db), hash });
         }
     }
     if !diagnostics.is_empty() {
@@ -983,19 +984,24 @@ mod tests {
         assert!(!compile(&workspace.db, first).has_errors());
         executed(&log);
 
-        // Editing one handler: its module and its two wrappers, nothing else.
+        // Editing one handler: its module and its two wrappers, and its hash for the
+        // manifest, nothing else.
         let edited =
             workspace.sync(project(CONFIG, "export default () => { return undefined; };\n"), Settings::default());
         assert!(!compile(&workspace.db, edited).has_errors());
-        assert_eq!(executed(&log), ["linked_handler", "module_chunk", "transpiled", "wrapper", "wrapper"]);
+        assert_eq!(
+            executed(&log),
+            ["content_hash", "linked_handler", "module_chunk", "transpiled", "wrapper", "wrapper"]
+        );
 
-        // Reformatting the config: it is re-read, and everything after it is reused.
+        // Reformatting the config: it is re-read (and hashed for the manifest), and everything
+        // after it is reused.
         let reformatted = workspace.sync(
             project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
             Settings::default(),
         );
         assert!(!compile(&workspace.db, reformatted).has_errors());
-        assert_eq!(executed(&log), ["config", "parse_config"]);
+        assert_eq!(executed(&log), ["config", "content_hash", "parse_config"]);
 
         // A file added where no import looks re-runs no module.
         let mut grown = project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n");

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bundle::{self, ModuleChunk};
-use crate::cache::Cache;
+use crate::cache::{Cache, Hash};
 use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan, RouteForm};
@@ -261,6 +261,14 @@ pub fn config_not_found(config_file: Option<&str>, root: Option<&Path>) -> Diagn
             ))
         }
     }
+}
+
+/// The blake3 of a file's bytes (`None`: it could not be read), hashed once per content: the
+/// manifest names every payload file and every input by it, and a watch session's builds
+/// would otherwise hash a large payload again on every edit.
+#[salsa::tracked(returns(copy))]
+pub fn content_hash(db: &dyn Db, file: SourceFile) -> Option<Hash> {
+    file.bytes(db).as_deref().ok().map(Hash::of)
 }
 
 #[salsa::tracked(returns(ref))]

@@ -8,6 +8,7 @@ pub mod publish;
 
 use std::collections::BTreeMap;
 
+use crate::cache::Hash;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::HostPlan;
 use crate::model::Model;
@@ -22,13 +23,15 @@ pub const MANIFEST_VERSION: u32 = 1;
 #[derive(Default)]
 pub struct Artifact {
     files: BTreeMap<String, OutputFile>,
+    /// The hashes of files added with theirs (a payload's, hashed once per content).
+    hashes: BTreeMap<String, Hash>,
     diagnostics: Vec<Diagnostic>,
 }
 
 /// A file the build read, recorded in the manifest.
 pub struct Input<'a> {
     pub path: &'a str,
-    pub bytes: &'a [u8],
+    pub hash: Hash,
 }
 
 impl Artifact {
@@ -49,6 +52,14 @@ impl Artifact {
         }
     }
 
+    /// [`Artifact::add`] of a file whose bytes hash to `hash`.
+    pub fn add_hashed(&mut self, file: OutputFile, hash: Hash) {
+        if !self.files.contains_key(&file.path) {
+            self.hashes.insert(file.path.clone(), hash);
+        }
+        self.add(file);
+    }
+
     /// Adds the manifest and returns every file with the composition diagnostics.
     pub fn finish(
         mut self,
@@ -57,7 +68,7 @@ impl Artifact {
         runtime_epoch: Option<&str>,
         inputs: &[Input<'_>],
     ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
-        let mut manifest = manifest(model, plans, &self.files, inputs);
+        let mut manifest = manifest(model, plans, &self.files, &self.hashes, inputs);
         if let Some(epoch) = runtime_epoch {
             manifest["eventRuntime"] = serde_json::json!({ "path": crate::hosts::RUNTIME_PATH, "epoch": epoch });
         }
@@ -70,16 +81,18 @@ fn manifest(
     model: &Model,
     plans: &[&HostPlan],
     files: &BTreeMap<String, OutputFile>,
+    hashes: &BTreeMap<String, Hash>,
     inputs: &[Input<'_>],
 ) -> serde_json::Value {
     use serde_json::json;
     let files: Vec<_> = files
         .values()
         .map(|file| {
+            let hash = hashes.get(&file.path).copied().unwrap_or_else(|| Hash::of(&file.bytes));
             let mut row = json!({
                 "path": file.path,
                 "bytes": file.bytes.len(),
-                "blake3": blake3::hash(&file.bytes).to_hex().as_str(),
+                "blake3": hash.to_hex(),
                 "kind": file.kind.as_str(),
             });
             if file.executable {
@@ -89,10 +102,8 @@ fn manifest(
         })
         .collect();
     let hooks: Vec<_> = plans.iter().flat_map(|plan| plan.hooks.iter().map(|h| hook_row(plan.target, h))).collect();
-    let mut inputs: Vec<_> = inputs
-        .iter()
-        .map(|input| json!({ "path": input.path, "blake3": blake3::hash(input.bytes).to_hex().as_str() }))
-        .collect();
+    let mut inputs: Vec<_> =
+        inputs.iter().map(|input| json!({ "path": input.path, "blake3": input.hash.to_hex() })).collect();
     inputs.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
     inputs.dedup();
     let mut manifest = json!({

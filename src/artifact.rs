@@ -381,22 +381,25 @@ pub enum InputForm {
 }
 
 impl InputForm {
-    /// The wrapper's `AGENT_BUNDLE_HOOK_SIMULATION`, which names the form.
-    fn simulation_variable(self) -> &'static str {
+    /// The wrapper's one argument under simulation, which names the form (a host runs it
+    /// with none).
+    fn simulation_argument(self) -> &'static str {
         match self {
-            InputForm::Canonical => "1",
-            InputForm::Native => "native",
+            InputForm::Canonical => "--agent-bundle-simulation=canonical",
+            InputForm::Native => "--agent-bundle-simulation=native",
         }
     }
 }
 
-/// Hosts send at most this much; simulation input is held to the same limit.
-pub const MAX_INPUT: usize = 1024 * 1024;
+/// A wrapper reads at most this much (the runtime's `STDIN_CAP`); simulation input is held
+/// to the same limit.
+pub const MAX_INPUT: usize = 64 * 1024 * 1024;
+pub const INPUT_TOO_BIG: &str = "simulation input exceeds the 64 MiB limit";
 
 /// Runs the emitted wrapper of `hook` with `input`, exactly as the host would run it, plus
-/// `AGENT_BUNDLE_HOOK_SIMULATION` (`1`: the wrapper encodes the canonical input into the
-/// host's envelope; `native`: it takes the input as the host's envelope; either way it
-/// reports what it sent back). A shared route talks to a
+/// the argument that names the input's form ([`InputForm`]: the wrapper encodes canonical
+/// input into the host's envelope, or takes the host's envelope; either way it reports what
+/// it sent back). A shared route talks to a
 /// runtime started from the artifact for this run (`SharedMode::Runtime`), or to none, so
 /// its fallback renders; either way in a private socket directory, never a live session's.
 pub fn simulate(
@@ -417,7 +420,7 @@ pub fn simulate(
     }
     let input = input.to_string();
     if input.len() > MAX_INPUT {
-        return Err("simulation input exceeds the 1 MiB limit".into());
+        return Err(INPUT_TOO_BIG.into());
     }
     if !crate::output::is_artifact_path(path) {
         return Err(format!("the manifest names {path:?} for hook {}, a path outside the artifact", hook.name));
@@ -450,8 +453,7 @@ pub fn simulate(
     };
     let started = Instant::now();
     let mut command = scratch.hook_node(target, &artifact)?;
-    command.arg(&wrapper);
-    command.env("AGENT_BUNDLE_HOOK_SIMULATION", form.simulation_variable());
+    command.arg(&wrapper).arg(form.simulation_argument());
     let crate::child::Ran { status, stdout, mut stderr } =
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();

@@ -327,7 +327,7 @@ fn the_runtime_refuses_another_epoch_and_malformed_or_oversized_messages() {
     let mut extra = request(&built.epoch());
     extra["unexpected"] = true.into();
     assert_eq!(code(exchange(socket, format!("{extra}\n").as_bytes())), (json!("error"), json!("invalid-message")));
-    let oversized = vec![b' '; 1024 * 1024 + 1];
+    let oversized = vec![b' '; 64 * 1024 * 1024 + 64 * 1024 + 1];
     assert_eq!(code(exchange(socket, &oversized)), (json!("error"), json!("invalid-message")));
 
     // Still serving after all that.

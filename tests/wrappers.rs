@@ -64,6 +64,12 @@ fn a_denying_before_tool_hook_answers_with_the_native_decision() {
             json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
         );
     }
+    // A tool call of several MiB (a long Write, a patch) is judged as any other: a wrapper
+    // that refused it would fail open, and the call would go through unjudged.
+    let mut long = with_command(payload(CLAUDE, "PreToolUse"), "echo POLICY_DENY_ME");
+    long["tool_input"]["content"] = "#".repeat(3 * 1024 * 1024).into();
+    let (code, output, stderr) = run("beforeTool", "claude", &long, &[]);
+    assert_eq!((code, &output["hookSpecificOutput"]["permissionDecision"]), (0, &json!("deny")), "{stderr}");
     let cursor = json!({
         "conversation_id": "c1", "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse",
         "cursor_version": "3.7.21", "workspace_roots": ["/w"], "user_email": null, "transcript_path": null,
@@ -132,12 +138,12 @@ fn bad_input_fails_with_a_message_and_nothing_on_stdout() {
     missing.as_object_mut().unwrap().remove("tool_use_id");
     let mut wrong_type = pre_tool.clone();
     wrong_type["tool_input"] = "echo hi".into();
-    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(1024 * 1024));
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(64 * 1024 * 1024));
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (Vec::new(), "stdin must contain exactly one JSON value"),
         (b"{not json".to_vec(), "stdin must contain exactly one JSON value"),
         (b"[1, 2]".to_vec(), "stdin JSON value must be an object"),
-        (huge.into_bytes(), "stdin exceeds the 1 MiB native-payload limit"),
+        (huge.into_bytes(), "stdin exceeds the 64 MiB native-payload limit"),
         (wrong_event.to_string().into_bytes(), "native hook_event_name must equal PreToolUse"),
         (missing.to_string().into_bytes(), "native PreToolUse tool_use_id is required"),
         (wrong_type.to_string().into_bytes(), "native PreToolUse tool_input must be object"),
@@ -590,7 +596,7 @@ fn an_endless_input_file_is_refused_at_the_limit() {
     let args = ["hooks", "simulate", "--target", "claude", "--hook", name, "--input-file", "/dev/zero"];
     let output = support::run(dir.path(), &args);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 1 MiB limit"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 64 MiB limit"));
 }
 
 /// `--input-file -` reads standard input, and a byte-order mark an editor left before the

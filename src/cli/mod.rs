@@ -603,7 +603,7 @@ fn read_input_file(path: &Path) -> Result<String, Failure> {
     };
     read.map_err(|e| cannot(&e))?;
     if bytes.len() > artifact::MAX_INPUT {
-        return Err(Failure::Usage("simulation input exceeds the 1 MiB limit".into()));
+        return Err(Failure::Usage(artifact::INPUT_TOO_BIG.into()));
     }
     // (An editor's byte-order mark is no part of the JSON, as Node's JSON.parse of a file
     // read by most tools takes it.)

@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 
 /** The environment a test's child runs with: nothing of the test runner's own. */
 export const childEnv = { ...process.env };
-delete childEnv.AGENT_BUNDLE_HOOK_SIMULATION;
 delete childEnv.NODE_TEST_CONTEXT;
 delete childEnv.NODE_OPTIONS;
 

@@ -30,8 +30,16 @@
 import { readFileSync, readSync, realpathSync, writeSync } from "node:fs";
 import { inspect, types } from "node:util";
 
-const STDIN_CAP = 1024 * 1024;
-const TOO_BIG = "stdin exceeds the 1 MiB native-payload limit";
+// Far past any envelope a host sends (a tool's whole input or response): a cap only so that
+// a runaway writer cannot take the machine's memory. Whatever a host can send, the hook must
+// read: one it refuses fails open, and a tool call too big for its guard would go through.
+const STDIN_CAP = 64 * 1024 * 1024;
+const TOO_BIG = "stdin exceeds the 64 MiB native-payload limit";
+// `hooks simulate` runs a wrapper with one argument naming its input's form: `canonical`
+// (encoded into the host's envelope) or `native`; a host runs it with none. An argument,
+// not a variable: one left exported in a shell would reach every hook a host runs there,
+// and answer it in a shape the host ignores.
+const SIMULATION_FLAG = "--agent-bundle-simulation=";
 const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
 
 // stdout belongs to the host protocol: a stray console.log would corrupt the
@@ -113,17 +121,22 @@ async function answerOf(spec, load) {
   // stdin) must see.
   const handler = await attempt("handler module failed to load", load);
   if (typeof handler !== "function") fail("handler module must default-export a function");
-  // `1`: canonical input, encoded into the host's envelope; `native`: the envelope itself.
-  const simulation = process.env.AGENT_BUNDLE_HOOK_SIMULATION;
-  const simulate = simulation === "1" || simulation === "native";
+  const simulation = simulationForm();
   const input = parseInput(await readStdin());
-  const { event, context } = decodeNative(spec, simulation === "1" ? encodeCanonical(spec, input) : input);
+  const { event, context } = decodeNative(spec, simulation === "canonical" ? encodeCanonical(spec, input) : input);
   const envelope = context.nativeInput;
   const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
-  if (simulate) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n";
+  if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n";
   return output === null ? "" : JSON.stringify(output);
+}
+
+/** The form of a simulation's input (`canonical` or `native`), or null when a host runs the hook. */
+function simulationForm() {
+  const argument = process.argv[2] ?? "";
+  const form = argument.startsWith(SIMULATION_FLAG) ? argument.slice(SIMULATION_FLAG.length) : null;
+  return form === "canonical" || form === "native" ? form : null;
 }
 
 /**
@@ -236,11 +249,16 @@ export function messageOf(error) {
 // reads are the fast path (no stream set-up); a non-blocking stdin (EAGAIN)
 // falls back to the async stream for the rest. Returns a string or a promise.
 function readStdin() {
-  // One allocation of cap + 1 bytes: the extra byte is how we notice overflow
-  // without ever buffering more than the cap.
-  const buf = Buffer.allocUnsafe(STDIN_CAP + 1);
+  // Grown as it fills, so a usual envelope costs one small buffer; a byte past the cap is
+  // how overflow is noticed without ever buffering more than the cap.
+  let buf = Buffer.allocUnsafe(64 * 1024);
   let size = 0;
   for (;;) {
+    if (size === buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(buf.length * 4, STDIN_CAP + 1));
+      buf.copy(grown, 0, 0, size);
+      buf = grown;
+    }
     let n;
     try {
       n = readSync(0, buf, size, buf.length - size, null);

@@ -43,7 +43,7 @@ stdin.on = function (name, ...rest) {
  * marker appears; `prelude` is code placed before runHook; `load` is JS source
  * for runHook's loader; `end` ends the file (line 5, after runHook's on line 4).
  */
-function run({ spec, handler = "() => undefined", load = "() => handler", input, holdBack, env = {}, prelude = "", end = "" }) {
+function run({ spec, handler = "() => undefined", load = "() => handler", input, holdBack, env = {}, args = [], prelude = "", end = "" }) {
   const file = join(workDir, `hook-${++wrapperCount}.mjs`);
   writeFileSync(
     file,
@@ -51,7 +51,7 @@ function run({ spec, handler = "() => undefined", load = "() => handler", input,
       `const SPEC = ${JSON.stringify(spec)};\nconst handler = ${handler};\nawait runHook(SPEC, ${load});\n${end}`,
   );
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file], { env: { ...childEnv, ...env } });
+    const child = spawn(process.execPath, [file, ...args], { env: { ...childEnv, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (data) => (stdout += data));
@@ -542,17 +542,28 @@ describe("stdin", PARALLEL, () => {
     return text;
   }
 
-  test("exactly 1 MiB of valid JSON is accepted", async () => {
-    const r = await run({ spec: CLAUDE_PRE, input: paddedEnvelope(MiB), handler: `(e, c) => ({ additionalContext: String(c.nativeInput.pad.length) })` });
-    writes(r, hookSpecific("PreToolUse", { additionalContext: String(MiB - JSON.stringify({ ...claudePre, pad: "" }).length) }));
+  // What a wrapper reads at most: far past any envelope a host sends, since one it refuses
+  // fails open (a Write too big for its guard would go through).
+  const CAP = 64 * MiB;
+  const TOO_BIG = "stdin exceeds the 64 MiB native-payload limit";
+  const padOf = (size) => String(size - JSON.stringify({ ...claudePre, pad: "" }).length);
+
+  test("exactly the 64 MiB cap of valid JSON is accepted", { timeout: 20_000 }, async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: paddedEnvelope(CAP), handler: `(e, c) => ({ outcome: "deny", reason: String(c.nativeInput.pad.length) })` });
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: padOf(CAP) }));
   });
 
-  test("1 MiB + 1 byte is rejected", async () => {
-    failsWith(await run({ spec: CLAUDE_PRE, input: paddedEnvelope(MiB + 1) }), CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+  test("a few MiB, past what a buffer first holds, are read whole", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: paddedEnvelope(3 * MiB + 7), handler: `(e, c) => ({ additionalContext: String(c.nativeInput.pad.length) })` });
+    writes(r, hookSpecific("PreToolUse", { additionalContext: padOf(3 * MiB + 7) }));
   });
 
-  test("a much larger stdin fails without reading it all", async () => {
-    failsWith(await run({ spec: CLAUDE_PRE, input: Buffer.alloc(8 * MiB, 0x20) }), CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+  test("the cap + 1 byte is rejected", { timeout: 20_000 }, async () => {
+    failsWith(await run({ spec: CLAUDE_PRE, input: paddedEnvelope(CAP + 1) }), CLAUDE_PRE, TOO_BIG);
+  });
+
+  test("a much larger stdin fails without reading it all", { timeout: 20_000 }, async () => {
+    failsWith(await run({ spec: CLAUDE_PRE, input: Buffer.alloc(CAP + 16 * MiB, 0x20) }), CLAUDE_PRE, TOO_BIG);
   });
 
   // Half the payload is read synchronously, then EAGAIN: the async fallback
@@ -570,16 +581,16 @@ describe("stdin", PARALLEL, () => {
     writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "echo hi" }));
   });
 
-  test("non-blocking stdin keeps the 1 MiB cap", { timeout: 20_000 }, async () => {
-    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(MiB + 1), holdBack: 1000 });
+  test("non-blocking stdin keeps the cap", { timeout: 20_000 }, async () => {
+    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(CAP + 1), holdBack: 1000 });
     assert.ok(r.fallback, "the async path ran");
-    failsWith(r, CLAUDE_PRE, "stdin exceeds the 1 MiB native-payload limit");
+    failsWith(r, CLAUDE_PRE, TOO_BIG);
   });
 
-  test("non-blocking stdin accepts exactly 1 MiB", { timeout: 20_000 }, async () => {
-    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(MiB), holdBack: 1000, handler: `(e, c) => ({ outcome: "deny", reason: "pad " + c.nativeInput.pad.length })` });
+  test("non-blocking stdin accepts exactly the cap", { timeout: 20_000 }, async () => {
+    const r = await run({ spec: CLAUDE_PRE, prelude: FALLBACK_PRELUDE, input: paddedEnvelope(CAP), holdBack: 1000, handler: `(e, c) => ({ outcome: "deny", reason: "pad " + c.nativeInput.pad.length })` });
     assert.ok(r.fallback, "the async path ran");
-    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: `pad ${MiB - JSON.stringify({ ...claudePre, pad: "" }).length}` }));
+    writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: `pad ${padOf(CAP)}` }));
   });
 });
 
@@ -676,7 +687,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
 });
 
 describe("simulation mode", PARALLEL, () => {
-  const SIM = { AGENT_BUNDLE_HOOK_SIMULATION: "1" };
+  const SIM = ["--agent-bundle-simulation=canonical"];
   const canonical = {
     sessionId: "s1",
     transcriptPath: "/t.jsonl",
@@ -695,7 +706,7 @@ describe("simulation mode", PARALLEL, () => {
 
   test("claude round trip: canonical in, native input/output and result out", async () => {
     const handler = `(e, c) => ({ updatedInput: { command: e.toolInput.command.replace("rm", "echo") }, additionalContext: c.nativeInput.session_id })`;
-    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, env: SIM, handler }));
+    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, args: SIM, handler }));
     assert.deepEqual(out, {
       nativeInput: {
         session_id: "s1",
@@ -713,13 +724,13 @@ describe("simulation mode", PARALLEL, () => {
   });
 
   test("continue gives nativeOutput null", async () => {
-    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, env: SIM }));
+    const out = simulated(await run({ spec: CLAUDE_PRE, input: canonical, args: SIM }));
     assert.equal(out.nativeOutput, null);
     assert.deepEqual(out.result, { outcome: "continue" });
   });
 
   test("deny result keeps its reason", async () => {
-    const out = simulated(await run({ spec: CODEX_PRE, input: { ...canonical, transcriptPath: null }, env: SIM, handler: `() => ({ outcome: "deny", reason: "no" })` }));
+    const out = simulated(await run({ spec: CODEX_PRE, input: { ...canonical, transcriptPath: null }, args: SIM, handler: `() => ({ outcome: "deny", reason: "no" })` }));
     assert.equal(out.nativeInput.transcript_path, null);
     assert.deepEqual(out.nativeOutput, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no" }));
     assert.deepEqual(out.result, { outcome: "deny", reason: "no" });
@@ -727,21 +738,21 @@ describe("simulation mode", PARALLEL, () => {
 
   test("decoders are reversed: json and positive-count", async () => {
     const post = simulated(
-      await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: { exitCode: 2 } }, env: SIM, handler: `(e) => ({ additionalContext: "exit " + e.toolResponse.exitCode })` }),
+      await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: { exitCode: 2 } }, args: SIM, handler: `(e) => ({ additionalContext: "exit " + e.toolResponse.exitCode })` }),
     );
     assert.deepEqual(post.nativeInput, { session_id: "s", tool_name: "Shell", tool_output: '{"exitCode":2}', hook_event_name: "postToolUse" });
     assert.deepEqual(post.nativeOutput, { additional_context: "exit 2" });
-    const text = simulated(await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: "plain" }, env: SIM }));
+    const text = simulated(await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: "plain" }, args: SIM }));
     assert.equal(text.nativeInput.tool_output, "plain");
     const stop = simulated(
-      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: true }, env: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
+      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: true }, args: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
     );
     assert.deepEqual(stop.nativeInput, { session_id: "s", loop_count: 1, hook_event_name: "stop" });
     assert.equal(stop.nativeOutput, null);
-    const yes = await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: "yes" }, env: SIM });
+    const yes = await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: "yes" }, args: SIM });
     failsWith(yes, CURSOR.stop, "simulation input stopHookActive must be boolean (native loop_count)");
     const again = simulated(
-      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: false }, env: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
+      await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: false }, args: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
     );
     assert.equal(again.nativeInput.loop_count, 0);
     assert.deepEqual(again.nativeOutput, { followup_message: "again" });
@@ -749,21 +760,34 @@ describe("simulation mode", PARALLEL, () => {
 
   test("unknown canonical field, and a host's own field, which is a hint to pass the host's input", async () => {
     const fields = CLAUDE_PRE.fields.map((f) => f.canonical).join(", ");
-    const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, toolNme: "Bash" }, env: SIM });
+    const r = await run({ spec: CLAUDE_PRE, input: { ...canonical, toolNme: "Bash" }, args: SIM });
     failsWith(r, CLAUDE_PRE, `simulation input has unknown field toolNme for PreToolUse (its canonical fields: ${fields})`);
-    const native = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, env: SIM });
+    const native = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, args: SIM });
     failsWith(native, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${fields}); this is the host's own input: pass it with --native`);
   });
 
   test("simulated input is validated like a native envelope, in canonical names", async () => {
     const { toolName, ...rest } = canonical;
-    failsWith(await run({ spec: CLAUDE_PRE, input: rest, env: SIM }), CLAUDE_PRE, "simulation input toolName is required for PreToolUse (native tool_name)");
-    failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, env: SIM }), CLAUDE_PRE, "simulation input toolName must be string (native tool_name)");
+    failsWith(await run({ spec: CLAUDE_PRE, input: rest, args: SIM }), CLAUDE_PRE, "simulation input toolName is required for PreToolUse (native tool_name)");
+    failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, args: SIM }), CLAUDE_PRE, "simulation input toolName must be string (native tool_name)");
+  });
+
+  // Hosts pass their environment on to hooks: a variable a developer left exported after
+  // testing must not turn a host's run into a simulation (whose answer the host ignores).
+  test("only the argument simulates: no variable does, and a host's run answers natively", async () => {
+    const deny = `() => ({ outcome: "deny", reason: "no" })`;
+    const denied = hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no" });
+    for (const value of ["1", "native", "canonical"]) {
+      writes(await run({ spec: CLAUDE_PRE, input: claudePre, env: { AGENT_BUNDLE_HOOK_SIMULATION: value }, handler: deny }), denied);
+    }
+    writes(await run({ spec: CLAUDE_PRE, input: claudePre, args: ["--agent-bundle-simulation=other"], handler: deny }), denied);
+    const native = simulated(await run({ spec: CLAUDE_PRE, input: claudePre, args: ["--agent-bundle-simulation=native"], handler: deny }));
+    assert.deepEqual(native.nativeOutput, denied);
   });
 
   test("simulated failures write nothing to stdout", async () => {
-    const r = await run({ spec: CLAUDE_PRE, input: canonical, env: SIM, handler: `() => ({ outcome: "deny" })` });
+    const r = await run({ spec: CLAUDE_PRE, input: canonical, args: SIM, handler: `() => ({ outcome: "deny" })` });
     failsWith(r, CLAUDE_PRE, "denied beforeTool hook requires a nonempty reason");
-    failsWith(await run({ spec: CLAUDE_PRE, input: "[]", env: SIM }), CLAUDE_PRE, "stdin JSON value must be an object");
+    failsWith(await run({ spec: CLAUDE_PRE, input: "[]", args: SIM }), CLAUDE_PRE, "stdin JSON value must be an object");
   });
 });

@@ -20,7 +20,7 @@
 //   made while the host's envelope is read and validated; it takes node:net as
 //   a builtin (process.getBuiltinModule), which starts faster than importing it
 //   as an ES module.
-// - A message is at most 1 MiB, newline-terminated; one request per connection.
+// - A message is at most 64 MiB, newline-terminated; one request per connection.
 // - Failure is closed. The only fallback is the route's compiled standalone form,
 //   and only when no live socket exists (runtime-unavailable). A timeout, an
 //   epoch mismatch, an invalid message or a failed render is an error: stale
@@ -31,8 +31,10 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 
 export const PROTOCOL_VERSION = 1;
-export const MESSAGE_CAP = 1024 * 1024;
-export const TOO_BIG = "Event runtime message exceeds the 1 MiB limit.";
+// As much as a wrapper reads from its host (hook.mjs's STDIN_CAP), and room for the request's
+// own fields: an envelope a wrapper took is never too big for the runtime.
+export const MESSAGE_CAP = 64 * 1024 * 1024 + 64 * 1024;
+export const TOO_BIG = "Event runtime message exceeds the 64 MiB limit.";
 
 // A socket path must fit `sun_path`: 108 bytes on Linux, 104 on macOS and the BSDs, the
 // terminator included. A socket's name is `event-<32 hex>.sock`.
@@ -236,14 +238,8 @@ function socketFor(epoch, target) {
 }
 
 function exchange(connection, request, timeoutMs, epoch) {
+  // (Never past MESSAGE_CAP: the envelope is one the wrapper read, at most STDIN_CAP.)
   const text = JSON.stringify(request);
-  if (Buffer.byteLength(text) >= MESSAGE_CAP) {
-    // Too big for a runtime; without one, the standalone form answers as it would anyway.
-    return connection.then((socket) => {
-      socket.destroy();
-      throw runtimeError("invalid-message", TOO_BIG);
-    });
-  }
   return new Promise((resolve, reject) => {
     let socket = null;
     let settled = false;

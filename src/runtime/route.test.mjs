@@ -36,7 +36,7 @@ let wrapperCount = 0;
  * use jsx, jsxs, Fragment, Agent and a `report(value)` helper that writes JSON
  * to stderr); `input` is an object sent as JSON.
  */
-function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs = 5000, env = {}, prelude = "" }) {
+function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs = 5000, env = {}, args = [], prelude = "" }) {
   const file = join(workDir, `route-${++wrapperCount}.mjs`);
   writeFileSync(
     file,
@@ -50,7 +50,7 @@ function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs 
   );
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [file], { env: { ...childEnv, ...env } });
+    const child = spawn(process.execPath, [file, ...args], { env: { ...childEnv, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (data) => (stdout += data));
@@ -486,7 +486,7 @@ describe("errors", PARALLEL, () => {
 });
 
 describe("simulation mode", PARALLEL, () => {
-  const SIM = { AGENT_BUNDLE_HOOK_SIMULATION: "1" };
+  const SIM = ["--agent-bundle-simulation=canonical"];
 
   test("canonical input in; native input, output and result out", async () => {
     const route = `async function Route({ canonical, native }) {
@@ -495,7 +495,7 @@ describe("simulation mode", PARALLEL, () => {
         children: jsx(Agent.Context, { children: canonical.provenance.nativeEvent }) });
     }`;
     const input = { sessionId: "s1", transcriptPath: "/t.jsonl", cwd: "/p", toolName: "Bash", toolInput: { command: "rm -rf /" }, toolUseId: "u1" };
-    const r = await run({ spec: PRE, route, input, env: SIM });
+    const r = await run({ spec: PRE, route, input, args: SIM });
     assert.equal(r.code, 0, r.stderr);
     const nativeInput = { session_id: "s1", transcript_path: "/t.jsonl", cwd: "/p", tool_name: "Bash", tool_input: { command: "rm -rf /" }, tool_use_id: "u1", hook_event_name: "PreToolUse" };
     assert.deepEqual(reports(r), [{ key: sha256(JSON.stringify({ event: "tool/before", native: nativeInput, target: "claude" })), native: nativeInput, payload: input }]);
@@ -509,7 +509,7 @@ describe("simulation mode", PARALLEL, () => {
 
   test("an observation-only route simulates to a null output", async () => {
     const input = { sessionId: "s1", transcriptPath: "/t.jsonl", cwd: "/p", reason: "clear" };
-    const r = await run({ spec: END, route: "async function Route() { return null; }", input, env: SIM });
+    const r = await run({ spec: END, route: "async function Route() { return null; }", input, args: SIM });
     succeeds(r);
     assert.deepEqual(JSON.parse(r.stdout), {
       nativeInput: { session_id: "s1", transcript_path: "/t.jsonl", cwd: "/p", reason: "clear", hook_event_name: "SessionEnd" },

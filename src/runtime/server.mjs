@@ -45,8 +45,9 @@ const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
 // How long a connection may take to deliver its request line. A wrapper connects before
-// it reads its stdin, so this covers a host writing up to 1 MiB and the wrapper decoding
-// it: ~20 ms alone, under 1 s for 32 such wrappers at once on 2 cores. A connection that
+// it reads its stdin, so this covers a host writing the envelope and the wrapper decoding
+// it: ~20 ms for 1 MiB, under 1 s for 32 such wrappers at once on 2 cores, about 1 s for one
+// of 64 MiB, the most a wrapper reads. A connection that
 // misses it is dropped, so a stalled client cannot hold a descriptor; one dropped wrongly
 // fails a real hook (no fallback), hence the wide margin.
 const REQUEST_DEADLINE_MS = 10_000;
@@ -408,7 +409,7 @@ function serveMcp(runtime, shutdown, exit) {
   lines.on("line", (line) => {
     if (line.trim() === "") return;
     if (Buffer.byteLength(line) > MESSAGE_CAP) {
-      return write({ id: null, error: { code: -32600, message: "message exceeds 1 MiB" } });
+      return write({ id: null, error: { code: -32600, message: "message exceeds 64 MiB" } });
     }
     let message;
     try {

@@ -12,10 +12,10 @@ use oxc_ast::ast::{
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXElement,
     JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement,
-    ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression, StringLiteral,
-    TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock,
-    TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression,
-    VariableDeclaration, VariableDeclarationKind, WithClause,
+    ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression,
+    StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration,
+    TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement,
+    UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -324,7 +324,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     out.imported_name_spans = checker.imported_name_spans;
     // (Printed, statements nested past the bound would take memory as the square of their
     // depth.)
-    if early_errors || checker.statements_too_deep {
+    if early_errors || checker.nested_too_deep {
         return out;
     }
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
@@ -422,11 +422,15 @@ struct Checker<'s> {
     imported_name_spans: BTreeMap<(String, String), Span>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
-    /// The namespaces being walked, innermost last: each one's dotted path and the names
-    /// exported by its earlier declarations (a namespace declared again merges with them).
-    namespaces: Vec<(String, BTreeSet<String>)>,
-    /// The names each namespace path has exported so far.
+    /// The dotted paths of the namespaces being walked, innermost last.
+    namespaces: Vec<String>,
+    /// The names each namespace path has exported so far: while one of its declarations is
+    /// walked, those of its earlier declarations (a namespace declared again merges with
+    /// them), since a declaration's own are added once it is walked.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
+    /// Where an `import` or `export` may be: the statements directly in the module, or in a
+    /// namespace's body (by where they start).
+    module_level: BTreeSet<u32>,
     /// Whether the module tests one of CommonJS's variables with `typeof` somewhere: code
     /// meant for both kinds of module, whose CommonJS branch an ES module never takes, however
     /// it is written (`?:`, `if`, an early return, a flag), so their uses are left alone.
@@ -439,9 +443,10 @@ struct Checker<'s> {
     /// block, it is not).
     caught_at: Vec<u32>,
     /// How many statements the walk is in (an `else if` is none deeper), and whether they
-    /// went past [`MAX_STATEMENT_NESTING`].
+    /// went past [`MAX_STATEMENT_NESTING`], or namespaces past [`MAX_NAMESPACE_NESTING`]
+    /// (then the module is not printed).
     statements_nested: u32,
-    statements_too_deep: bool,
+    nested_too_deep: bool,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag, and the first `Agent.Result` deciding or rewriting.
@@ -474,12 +479,13 @@ impl<'s> Checker<'s> {
             imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
+            module_level: BTreeSet::new(),
             namespace_exports: BTreeMap::new(),
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
             statements_nested: 0,
-            statements_too_deep: false,
+            nested_too_deep: false,
             agent_bindings: Vec::new(),
             renders: Renders::default(),
             reads_host: false,
@@ -737,8 +743,8 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.statements_nested += level;
         if self.statements_nested <= MAX_STATEMENT_NESTING {
             walk::walk_statement(self, it);
-        } else if !self.statements_too_deep {
-            self.statements_too_deep = true;
+        } else if !self.nested_too_deep {
+            self.nested_too_deep = true;
             let message = format!("statements nest more than {MAX_STATEMENT_NESTING} levels deep here");
             let help = "no written code nests so deep (printed, each level is indented once more): split it";
             self.error(BundleErrorKind::Syntax, it.span().into(), message, help);
@@ -1111,12 +1117,19 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
+        if self.namespaces.len() == MAX_NAMESPACE_NESTING {
+            let message = format!("namespaces nest more than {MAX_NAMESPACE_NESTING} levels deep here");
+            let help = "each level runs as a function inside the one around it, which Node cannot parse so deep: \
+                        use a flatter structure (modules, or objects)";
+            self.error(BundleErrorKind::Syntax, it.id.span.into(), message, help);
+            self.nested_too_deep = true;
+            return;
+        }
         let path = match self.namespaces.last() {
-            Some((outer, _)) => format!("{outer}.{}", it.id.name),
+            Some(outer) => format!("{outer}.{}", it.id.name),
             None => it.id.name.to_string(),
         };
-        let earlier = self.namespace_exports.get(&path).cloned().unwrap_or_default();
-        self.namespaces.push((path.clone(), earlier));
+        self.namespaces.push(path.clone());
         walk::walk_ts_namespace_declaration(self, it);
         self.namespaces.pop();
         match &it.body {
@@ -1129,6 +1142,33 @@ impl<'a> Visit<'a> for Checker<'_> {
                 self.namespace_exports.entry(path).or_default().insert(inner.id.name.to_string());
             }
         }
+    }
+
+    fn visit_program(&mut self, it: &Program<'a>) {
+        self.module_level.extend(it.body.iter().map(|statement| statement.span().start));
+        walk::walk_program(self, it);
+    }
+
+    fn visit_ts_module_block(&mut self, it: &TSModuleBlock<'a>) {
+        self.module_level.extend(it.body.iter().map(|statement| statement.span().start));
+        walk::walk_ts_module_block(self, it);
+    }
+
+    /// An `import` or `export` in a function or a block is a syntax error to Node, which
+    /// would refuse every run of the wrapper: said where it is written, and not read as
+    /// one of the module's (its names would mislead every later check).
+    fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
+        if self.module_level.contains(&it.span().start) {
+            walk::walk_module_declaration(self, it);
+            return;
+        }
+        let keyword = if matches!(it, ModuleDeclaration::ImportDeclaration(_)) { "import" } else { "export" };
+        self.error(
+            BundleErrorKind::Syntax,
+            self.keyword_span(it.span().start, it.span().end, keyword),
+            format!("`{keyword}` may only appear at the top level of a module"),
+            "move it out of the function or block, to the top level of the file",
+        );
     }
 
     fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
@@ -1146,7 +1186,9 @@ impl<'a> Visit<'a> for Checker<'_> {
             let reference = self.scoping.get_reference(it.reference_id());
             reference.flags().is_value() && reference.symbol_id().is_none()
         };
-        if let Some((path, _)) = self.namespaces.iter().rev().find(|(_, earlier)| earlier.contains(it.name.as_str()))
+        let exported_earlier =
+            |path: &String| self.namespace_exports.get(path).is_some_and(|names| names.contains(it.name.as_str()));
+        if let Some(path) = self.namespaces.iter().rev().find(|path| exported_earlier(path))
             && unbound()
         {
             let (path, name) = (path.clone(), it.name.to_string());
@@ -1237,6 +1279,11 @@ pub struct Renders {
 /// once more, so the output grows with the square of the depth, and no written code comes
 /// near.
 const MAX_STATEMENT_NESTING: u32 = 1_000;
+
+/// The deepest namespaces may nest (`namespace A.B.C`, or one in another): each level runs
+/// as a function called inside the one around it, which Node's parser gives up on a few
+/// hundred levels down; no written code comes near.
+const MAX_NAMESPACE_NESTING: usize = 100;
 
 /// The specifier routes import their components from, and the components `Agent` holds
 /// (`src/runtime/agent.mjs`).
@@ -1773,6 +1820,56 @@ mod tests {
         let chain: String = (0..3 * MAX_STATEMENT_NESTING).map(|i| format!("if (a === {i}) {{}} else ")).collect();
         let out = transpile("src/h.ts", &format!("let a = 1;\n{chain}{{}}\nexport default () => a;\n"));
         assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    }
+
+    /// Namespaces nest as functions do when they run: deeper than Node parses is refused,
+    /// dotted or not, where the level past the bound is named.
+    #[test]
+    fn namespaces_nested_too_deep_are_refused() {
+        crate::workspace::on_deep_pool(|| {
+            let dotted = |depth: usize| {
+                let path = vec!["N"; depth].join(".");
+                format!("namespace {path} {{ export const x = 1; }}\nexport default () => 1;\n")
+            };
+            assert!(errors("src/h.ts", &dotted(MAX_NAMESPACE_NESTING)).is_empty());
+            let too_deep = transpile("src/h.ts", &dotted(2_000));
+            assert_eq!(too_deep.diagnostics.len(), 1, "{:?}", too_deep.diagnostics);
+            assert!(too_deep.code.is_none());
+            let blocks = |depth: usize| {
+                format!(
+                    "{}export const x = 1;{}\nexport default () => 1;\n",
+                    "namespace N { ".repeat(depth),
+                    "}".repeat(depth)
+                )
+            };
+            assert!(errors("src/h.ts", &blocks(MAX_NAMESPACE_NESTING)).is_empty());
+            assert_eq!(errors("src/h.ts", &blocks(MAX_NAMESPACE_NESTING + 1)), one(BundleErrorKind::Syntax, "N"));
+            let merged: String = (0..100).map(|i| format!("namespace N {{ export const x{i} = {i}; }}\n")).collect();
+            assert!(errors("src/h.ts", &format!("{merged}export default () => N.x0;\n")).is_empty());
+        });
+    }
+
+    /// `import` and `export` in a function or a block are syntax errors to Node: refused
+    /// where they are written; in a namespace's body they are its members.
+    #[test]
+    fn import_and_export_below_the_top_level_are_refused() {
+        for nested in [
+            "export default () => {\n  export const x = 1;\n};\n",
+            "{ export const x = 1; }\nexport default () => 1;\n",
+            "if (1) { export * from './nope.js'; }\nexport default () => 1;\n",
+            "function f() { import { a } from './nope.js'; }\nexport default () => 1;\n",
+            "class C { m() { { export default 1; } } }\nexport default () => 1;\n",
+        ] {
+            let found = errors("src/h.ts", nested);
+            assert_eq!(found.len(), 1, "{nested}: {found:?}");
+            assert_eq!(found[0].0, BundleErrorKind::Syntax, "{nested}");
+            assert!(["import", "export"].contains(&found[0].1.as_str()), "{nested}: {found:?}");
+            // Not read as the module's: nothing to resolve.
+            assert!(transpile("src/h.ts", nested).request_spans.is_empty(), "{nested}");
+        }
+        let members = "namespace N { export const x = 1; export namespace M { export const y = 2; } }\n\
+                       export default () => N.x + N.M.y;\n";
+        assert!(errors("src/h.ts", members).is_empty());
     }
 
     /// An `Agent.Result` whose value is written out as an object is read for what it asks:

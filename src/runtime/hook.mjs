@@ -85,13 +85,19 @@ export async function runHook(spec, load) {
     // process.exit(2) would make a host read the answer as a blocking error), and the
     // process ends once the answer is out (where a pipe's writes are asynchronous, as on
     // macOS, part of it may still be waiting).
-    if (ended) return whenWritten(() => exit.call(process));
+    if (ended) return whenWritten(() => exit.call(process, exitCodeOf(ended)));
     exitedWith = code.map(String).join(", ");
     // As called: an explicit `undefined` would reset the exit code.
     return exit.apply(process, code);
   };
   process.once("exit", () => {
-    if (ended) return;
+    if (ended) {
+      // What the handler left running may have set another code since: a timer's
+      // `process.exitCode = 2` would make a host read a failure, or the answer, as a
+      // blocking error. The hook's own stands.
+      process.exitCode = exitCodeOf(ended);
+      return;
+    }
     process.exitCode = 1;
     report(spec, exitedWith === null
       ? "handler never settled: its promise is still pending and nothing keeps Node running"
@@ -103,15 +109,20 @@ export async function runHook(spec, load) {
     // A stray failure that came first fails the hook even when the answer is ready.
     if (stray.failing) await stray.failed;
     if (text !== "") writeAll(1, text);
-    process.exitCode = 0;
     ended = "answered";
+    process.exitCode = exitCodeOf(ended);
   } catch (error) {
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf("failed");
     report(spec, messageOf(error));
     ended = "failed";
   } finally {
     endSoon();
   }
+}
+
+/** The exit code of a hook that `ended` ("answered" or "failed"): a failure never blocks. */
+function exitCodeOf(ended) {
+  return ended === "answered" ? 0 : 1;
 }
 
 /** The text to write on stdout for the envelope on stdin ("" for none); throws on any failure. */
@@ -304,6 +315,37 @@ function parseInput(text) {
   return value;
 }
 
+/**
+ * Where `value` holds what JSON would not carry as it is (a Map, a class instance, a
+ * bigint, a function, NaN, a cycle), as "<path> is <what>", or null. (An `undefined` is
+ * left out, as JSON leaves it.)
+ */
+function notJsonData(value, path, enclosing) {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "undefined":
+      return null;
+    case "number":
+      return Number.isFinite(value) ? null : `${path} is ${value}`;
+    case "object":
+      break;
+    default:
+      return `${path} is a ${typeof value}`;
+  }
+  if (value === null) return null;
+  if (enclosing.has(value)) return `${path} is a cycle back to an object that holds it`;
+  const array = Array.isArray(value);
+  if (!array && !isPlainObject(value)) return `${path} is an object of class ${value.constructor?.name ?? "unknown"}`;
+  enclosing.add(value);
+  for (const [key, item] of Object.entries(value)) {
+    const found = notJsonData(item, array ? `${path}[${key}]` : `${path}.${key}`, enclosing);
+    if (found) return found;
+  }
+  enclosing.delete(value);
+  return null;
+}
+
 function isPlainObject(value) {
   if (value === null || typeof value !== "object") return false;
   const proto = Object.getPrototypeOf(value);
@@ -492,7 +534,7 @@ function position(frame, file) {
 
 // Validates the handler's return value; returns the normalized result
 // { outcome, reason?, updatedInput?, additionalContext? }.
-function checkResult(spec, value) {
+export function checkResult(spec, value) {
   if (value === undefined || value === null) return { outcome: "continue" };
   if (!isPlainObject(value)) fail("handler must return void or a result object");
   for (const key of Object.keys(value)) {
@@ -518,6 +560,8 @@ function checkResult(spec, value) {
   if (updatedInput !== undefined && !isPlainObject(updatedInput)) {
     fail("handler result updatedInput must be an object");
   }
+  const notData = updatedInput === undefined ? null : notJsonData(updatedInput, "updatedInput", new Set());
+  if (notData) fail(`handler result updatedInput must hold JSON data only: ${notData}`);
 
   const denied = outcome === "deny";
   const { rules, output } = spec;
@@ -528,7 +572,7 @@ function checkResult(spec, value) {
   ) {
     fail(rules.violation);
   }
-  if (reason !== undefined && !denied) fail("reason is only valid for a denied beforeTool, stop, or agentStop hook");
+  if (reason !== undefined && !denied) fail('reason is only valid with outcome "deny"');
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
   const missing =

@@ -483,6 +483,19 @@ describe("projection", PARALLEL, () => {
     assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
   });
 
+  // Exit code 2 is a blocking error to Claude Code: one a handler's leftover work sets must
+  // neither turn a failure into a block nor the answer into an error.
+  test("an exit code the handler set, or left a timer to set, gives way to the hook's own", { timeout: 5000 }, async () => {
+    const later = `setTimeout(() => { process.exitCode = 2; }, 5);`;
+    const answered = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { ${later} return { outcome: "deny", reason: "x" }; }` });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.deepEqual(JSON.parse(answered.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+    const failed = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { ${later} throw new Error("bug"); }` });
+    failsWith(failed, CLAUDE_PRE, "handler failed: bug");
+    const now = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { process.exitCode = 2; }` });
+    writesNothing(now);
+  });
+
   test("what the handler left running failing after the answer is a note; the answer and its exit code stand", { timeout: 5000 }, async () => {
     const deny = claudeOut({ permissionDecision: "deny", permissionDecisionReason: "r" });
     for (const [late, note] of [
@@ -666,8 +679,12 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["rewrite where the event cannot", { spec: CLAUDE_POST, input: fixture("claude-code-2.1.332", "PostToolUse"), handler: `() => ({ updatedInput: {} })` }, RULES.afterTool.violation],
     ["rewrite while denying", { handler: deny(", updatedInput: {}") }, RULES.beforeTool.violation],
     ["context where the event cannot", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ additionalContext: "x" })` }, RULES.stop.violation],
-    ["reason without deny", { handler: `() => ({ reason: "r" })` }, "reason is only valid for a denied beforeTool, stop, or agentStop hook"],
-    ["reason with continue", { handler: `() => ({ outcome: "continue", reason: "r" })` }, "reason is only valid for a denied beforeTool, stop, or agentStop hook"],
+    ["reason without deny", { handler: `() => ({ reason: "r" })` }, 'reason is only valid with outcome "deny"'],
+    ["updatedInput holding a bigint", { handler: `() => ({ updatedInput: { command: "ls", n: [1n] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n[0] is a bigint"],
+    ["updatedInput holding a cycle", { handler: `() => { const input = { command: "ls" }; input.self = input; return { updatedInput: input }; }` }, "handler result updatedInput must hold JSON data only: updatedInput.self is a cycle back to an object that holds it"],
+    ["updatedInput holding a class's object", { handler: `() => ({ updatedInput: { when: new Date(0) } })` }, "handler result updatedInput must hold JSON data only: updatedInput.when is an object of class Date"],
+    ["updatedInput holding NaN", { handler: `() => ({ updatedInput: { n: NaN } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n is NaN"],
+    ["reason with continue", { handler: `() => ({ outcome: "continue", reason: "r" })` }, 'reason is only valid with outcome "deny"'],
     ["deny without reason", { handler: `() => ({ outcome: "deny" })` }, "denied beforeTool hook requires a nonempty reason"],
     ["deny with blank reason", { handler: `() => ({ outcome: "deny", reason: " \\n " })` }, "denied beforeTool hook requires a nonempty reason"],
     ["stop deny without reason", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ outcome: "deny", reason: "" })` }, "denied stop hook requires a nonempty reason"],

@@ -26,7 +26,7 @@ import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { decodeNative, messageOf, protocolStdout, whereThrown } from "./hook.mjs";
+import { checkResult, decodeNative, messageOf, protocolStdout, whereThrown } from "./hook.mjs";
 import { renderRoute, routeComponent } from "./route.mjs";
 import {
   MESSAGE_CAP,
@@ -220,11 +220,16 @@ async function handle(line, runtime, target, routes, state) {
   if (route.module.error) throw new Error(route.module.error);
   state.sequence += 1;
   const meta = { family: route.family, timeoutMs: route.timeoutMs, sequence: state.sequence, shared: true };
+  let output;
   try {
-    return { status: "ok", output: await renderShared(route.module.component, decoded, meta) };
+    output = await renderShared(route.module.component, decoded, meta);
   } catch (error) {
     throw new Error(`Event route rendering failed: ${messageOf(error)}${await whereThrown(error)}`);
   }
+  // Checked as its wrapper checks it, before the reply's JSON: what JSON would not carry (a
+  // Map, a bigint, a cycle) fails here as it does standalone, rather than arriving changed
+  // or failing the reply.
+  return { status: "ok", output: checkResult(spec, output) };
 }
 
 // Renders in an async context of its own, so that a process.exit of the route's fails this

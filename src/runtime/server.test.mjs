@@ -74,6 +74,8 @@ const Route = async ({ canonical }) => {
     console.error("rendering slow");
     await new Promise((r) => setTimeout(r, 2000));
   }
+  if (canonical.payload.toolInput.command === "bigint") return jsx(Agent.Result, { value: { updatedInput: { n: 1n } } });
+  if (canonical.payload.toolInput.command === "map") return jsx(Agent.Result, { value: { updatedInput: new Map([["command", "ls"]]) } });
   if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
   if (canonical.payload.toolInput.command === "stray") {
     setTimeout(() => { throw new Error("stray timer"); }, 0);
@@ -293,6 +295,26 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(closed.code, 1);
     assert.equal(closed.stdout, "");
     assert.match(closed.stderr, /handler failed: shared runtime unavailable: no live socket at /);
+  });
+
+  // Checked in the runtime as its wrapper checks it standalone: not changed by the reply's
+  // JSON (a Map arriving as `{}`, a tool's whole input replaced), nor a reply never sent.
+  test("a result JSON would not carry fails at once, shared as standalone", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    for (const [command, message] of [
+      ["bigint", /updatedInput must hold JSON data only: updatedInput\.n is a bigint/],
+      ["map", /updatedInput must be an object/],
+    ]) {
+      const shared = await runWrapper(root, dir, { command });
+      assert.equal(shared.code, 1, shared.stderr);
+      assert.match(shared.stderr, message);
+      const standalone = await runWrapper(root, freshRuntimeDir(), { fallback: true, command });
+      assert.equal(standalone.code, 1, standalone.stderr);
+      assert.match(standalone.stderr, message);
+    }
+    await stopServer(server);
   });
 
   // A wrapper forwards whatever envelope it read: the runtime takes as much.

@@ -518,12 +518,14 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
                     .in_file(root.to_owned())
                     .with_help("export the handler function: `export default (event) => { … }`"),
             );
-        } else if let Some(what) = chunk.links.default_not_function.as_deref() {
-            diagnostics.push(
-                Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
-                    .in_file(root.to_owned())
-                    .with_help("export the function: `export default (event) => { … }`"),
-            );
+        } else if let Some((what, exported_at)) = &chunk.links.default_not_function {
+            let diagnostic = Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
+                .in_file(root.to_owned())
+                .with_help("export the function: `export default (event) => { … }`");
+            diagnostics.push(match exported_at {
+                Some(span) => diagnostic.at(*span),
+                None => diagnostic,
+            });
         }
     }
     let body = (!crate::diagnostics::has_errors(&diagnostics)).then(|| {

@@ -177,7 +177,7 @@ fn a_default_export_that_is_no_function() {
     let generator = "a generator function, whose call returns an iterator, never a result";
     for (handler, what) in [
         ("export default 'hello';\n", "a string, not a function"),
-        ("export default class {}\n", "a class, not a function"),
+        ("const a = 1;\n\nexport default class {}\n", "a class, not a function"),
         ("export default function* () {}\n", generator),
         ("export default async function* named() {}\n", generator),
         ("export default (function* () {});\n", generator),
@@ -191,6 +191,10 @@ fn a_default_export_that_is_no_function() {
         assert_eq!(report["diagnostics"][0]["code"], "AB4219", "{report:#}");
         let message = report["diagnostics"][0]["message"].as_str().unwrap();
         assert_eq!(message, format!("`src/hooks/h.ts` default-exports {what}"));
+        // Pointed at where it is exported.
+        let line = handler.lines().position(|line| line.starts_with("export default")).unwrap() + 1;
+        let at = (&report["diagnostics"][0]["line"], &report["diagnostics"][0]["column"]);
+        assert_eq!(at, (&line.into(), &8.into()), "{report:#}");
     }
     let config = config("{}", "['claude']");
     let dir = project(&[("agent-bundle.config.ts", &config), ("src/events/stop.tsx", "export default { a: 1 };\n")]);

@@ -68,8 +68,9 @@ pub struct ModuleLinks {
     /// each with the span of its specifier.
     pub imported: Vec<(Binding, Span)>,
     /// What the default export is when no handler or route can be it, and why (`a string,
-    /// not a function`): a handler or route module must default-export a function.
-    pub default_not_function: Option<String>,
+    /// not a function`), with where it is exported: a handler or route module must
+    /// default-export a function.
+    pub default_not_function: Option<(String, Option<Span>)>,
     /// The names the module exports as types only (`Transpiled::type_exports`): re-exporting
     /// one without `type` is what TypeScript allows (an import of one the transpiler kept is
     /// used as a value, which it has not).
@@ -205,7 +206,7 @@ pub fn link_module(
     chunk.linked = Linker::new(key, &mut transpiled, resolve, &mut chunk).link(&code);
     chunk.links.type_exports = type_exports;
     if super::transpile::is_json_module(key) {
-        chunk.links.default_not_function = Some("JSON data, not a function".to_owned());
+        chunk.links.default_not_function = Some(("JSON data, not a function".to_owned(), None));
     }
     chunk.diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     if chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
@@ -685,7 +686,9 @@ impl<'c> Linker<'c> {
             }
             ModuleDeclaration::ExportDefaultDeclaration(export) => {
                 let start = export.span.start;
-                self.links.default_not_function = non_function_default(&export.declaration).map(str::to_owned);
+                let exported_at = self.transpiled.export_spans.get("default").copied();
+                self.links.default_not_function =
+                    non_function_default(&export.declaration).map(|what| (what.to_owned(), exported_at));
                 match &export.declaration {
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                         self.edits.push(Edit { start, end: function.span.start, text: String::new() });

@@ -1074,6 +1074,9 @@ impl<'a> Visit<'a> for Checker<'_> {
         if !overload && !matches!(it.declaration, ExportDefaultDeclarationKind::TSInterfaceDeclaration(_)) {
             let span = self.keyword_span(it.span.start, it.span.end, "default");
             self.exports("default", oxc_span::Span::new(span.start, span.end));
+            // (No local binding is named `default`: the key is free for what a default
+            // export that is no function points at.)
+            self.export_spans.entry("default".to_owned()).or_insert(span);
         }
         walk::walk_export_default_declaration(self, it);
     }

@@ -302,9 +302,24 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     if status == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// The artifact's sibling `.<name>.agent-bundle-<suffix>`. A name too long to carry that
+/// within a file name's 255 bytes is cut short and told apart by its hash.
 fn sibling(out: &Path, suffix: &str) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "artifact".into());
-    out.with_file_name(format!(".{name}.agent-bundle-{suffix}"))
+    const NAME_MAX: usize = 255;
+    const HASH_DIGITS: usize = 16;
+    let name = out.file_name().map_or(&b"artifact"[..], |name| name.as_bytes());
+    let decoration = format!(".agent-bundle-{suffix}");
+    let room = NAME_MAX - ".".len() - decoration.len();
+    let mut sibling = b".".to_vec();
+    if name.len() <= room {
+        sibling.extend_from_slice(name);
+    } else {
+        sibling.extend_from_slice(&name[..room - HASH_DIGITS - 1]);
+        sibling.push(b'-');
+        sibling.extend_from_slice(&blake3::hash(name).to_hex().as_bytes()[..HASH_DIGITS]);
+    }
+    sibling.extend_from_slice(decoration.as_bytes());
+    out.with_file_name(std::ffi::OsStr::from_bytes(&sibling))
 }
 
 /// Removes a leftover staging or set-aside sibling, whatever it is: these names are ours.
@@ -457,6 +472,20 @@ mod tests {
         let out = dir.path().join("file/artifact");
         let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap_err();
         assert!(error.to_string().starts_with(&format!("cannot publish {}: ", out.display())), "{error}");
+    }
+
+    /// An artifact's name as long as a file's may be still publishes: the staging folder
+    /// beside it takes a shortened name.
+    #[test]
+    fn an_artifact_with_the_longest_name_publishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("y".repeat(255));
+        let stats = publish(&out, dir.path(), &artifact(&[("a.txt", "a")])).unwrap();
+        assert_eq!(stats.written, ["a.txt", MANIFEST_FILE]);
+        publish(&out, dir.path(), &artifact(&[("a.txt", "b")])).unwrap();
+        assert_eq!(fs::read_to_string(out.join("a.txt")).unwrap(), "b");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no staging folder left");
+        assert_ne!(sibling(&out, "staging"), sibling(&dir.path().join(format!("{}z", "y".repeat(254))), "staging"));
     }
 
     #[test]

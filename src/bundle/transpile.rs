@@ -292,6 +292,10 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         return out;
     }
     let mut program = parsed.program;
+    if let Some(too_deep) = NestingBound::first_past(&program) {
+        out.diagnostics.push(too_deep);
+        return out;
+    }
 
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
@@ -322,9 +326,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     }
     out.export_spans = checker.export_spans;
     out.imported_name_spans = checker.imported_name_spans;
-    // (Printed, statements nested past the bound would take memory as the square of their
-    // depth.)
-    if early_errors || checker.nested_too_deep {
+    if early_errors {
         return out;
     }
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
@@ -442,11 +444,6 @@ struct Checker<'s> {
     /// fails at that depth is caught (in a function written there, which may run after the
     /// block, it is not).
     caught_at: Vec<u32>,
-    /// How many statements the walk is in (an `else if` is none deeper), and whether they
-    /// went past [`MAX_STATEMENT_NESTING`], or namespaces past [`MAX_NAMESPACE_NESTING`]
-    /// (then the module is not printed).
-    statements_nested: u32,
-    nested_too_deep: bool,
     /// The local bindings of `Agent` imported from the route components' module.
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag, and the first `Agent.Result` deciding or rewriting.
@@ -484,8 +481,6 @@ impl<'s> Checker<'s> {
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
-            statements_nested: 0,
-            nested_too_deep: false,
             agent_bindings: Vec::new(),
             renders: Renders::default(),
             reads_host: false,
@@ -736,33 +731,6 @@ impl<'s> Checker<'s> {
 }
 
 impl<'a> Visit<'a> for Checker<'_> {
-    fn visit_statement(&mut self, it: &Statement<'a>) {
-        // A block is no level of its own: the statement whose body it is is one, and blocks
-        // within blocks are bounded as brackets.
-        let level = u32::from(!matches!(it, Statement::BlockStatement(_)));
-        self.statements_nested += level;
-        if self.statements_nested <= MAX_STATEMENT_NESTING {
-            walk::walk_statement(self, it);
-        } else if !self.nested_too_deep {
-            self.nested_too_deep = true;
-            let message = format!("statements nest more than {MAX_STATEMENT_NESTING} levels deep here");
-            let help = "no written code nests so deep (printed, each level is indented once more): split it";
-            self.error(BundleErrorKind::Syntax, it.span().into(), message, help);
-        }
-        self.statements_nested -= level;
-    }
-
-    fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
-        self.visit_expression(&it.test);
-        self.visit_statement(&it.consequent);
-        match &it.alternate {
-            // `else if`: a chain, printed flat, no deeper.
-            Some(Statement::IfStatement(next)) => self.visit_if_statement(next.as_ref()),
-            Some(alternate) => self.visit_statement(alternate),
-            None => {}
-        }
-    }
-
     fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
         self.function_depth += 1;
         self.ordinary_function_depth += 1;
@@ -1120,14 +1088,6 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        if self.namespaces.len() == MAX_NAMESPACE_NESTING {
-            let message = format!("namespaces nest more than {MAX_NAMESPACE_NESTING} levels deep here");
-            let help = "each level runs as a function inside the one around it, which Node cannot parse so deep: \
-                        use a flatter structure (modules, or objects)";
-            self.error(BundleErrorKind::Syntax, it.id.span.into(), message, help);
-            self.nested_too_deep = true;
-            return;
-        }
         let path = match self.namespaces.last() {
             Some(outer) => format!("{outer}.{}", it.id.name),
             None => it.id.name.to_string(),
@@ -1286,7 +1246,81 @@ const MAX_STATEMENT_NESTING: u32 = 1_000;
 /// The deepest namespaces may nest (`namespace A.B.C`, or one in another): each level runs
 /// as a function called inside the one around it, which Node's parser gives up on a few
 /// hundred levels down; no written code comes near.
-const MAX_NAMESPACE_NESTING: usize = 100;
+const MAX_NAMESPACE_NESTING: u32 = 100;
+
+/// Finds the first statement nested past [`MAX_STATEMENT_NESTING`], or namespace past
+/// [`MAX_NAMESPACE_NESTING`]. Checked before semantic analysis, whose check of a label
+/// walks every statement around it (a chain of labels takes time as the square of its
+/// length), and such a module is never printed.
+#[derive(Default)]
+struct NestingBound {
+    /// How many statements the walk is in (an `else if` is none deeper).
+    statements: u32,
+    namespaces: u32,
+    found: Option<BundleDiagnostic>,
+}
+
+impl NestingBound {
+    fn first_past(program: &Program<'_>) -> Option<BundleDiagnostic> {
+        let mut bound = NestingBound::default();
+        bound.visit_program(program);
+        bound.found
+    }
+
+    fn refuse(&mut self, span: oxc_span::Span, message: String, help: &str) {
+        self.found = Some(BundleDiagnostic::error(BundleErrorKind::Syntax, span.into(), message).with_help(help));
+    }
+}
+
+impl<'a> Visit<'a> for NestingBound {
+    fn visit_statement(&mut self, it: &Statement<'a>) {
+        if self.found.is_some() {
+            return;
+        }
+        // A block is no level of its own: the statement whose body it is is one, and blocks
+        // within blocks are bounded as brackets.
+        let level = u32::from(!matches!(it, Statement::BlockStatement(_)));
+        self.statements += level;
+        if self.statements <= MAX_STATEMENT_NESTING {
+            walk::walk_statement(self, it);
+        } else {
+            let message = format!("statements nest more than {MAX_STATEMENT_NESTING} levels deep here");
+            self.refuse(
+                it.span(),
+                message,
+                "no written code nests so deep (printed, each level is indented once more): split it",
+            );
+        }
+        self.statements -= level;
+    }
+
+    fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
+        self.visit_expression(&it.test);
+        self.visit_statement(&it.consequent);
+        match &it.alternate {
+            // `else if`: a chain, printed flat, no deeper.
+            Some(Statement::IfStatement(next)) => self.visit_if_statement(next.as_ref()),
+            Some(alternate) => self.visit_statement(alternate),
+            None => {}
+        }
+    }
+
+    fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
+        if self.found.is_some() {
+            return;
+        }
+        self.namespaces += 1;
+        if self.namespaces <= MAX_NAMESPACE_NESTING {
+            walk::walk_ts_namespace_declaration(self, it);
+        } else {
+            let message = format!("namespaces nest more than {MAX_NAMESPACE_NESTING} levels deep here");
+            let help = "each level runs as a function inside the one around it, which Node cannot parse so deep: \
+                        use a flatter structure (modules, or objects)";
+            self.refuse(it.id.span, message, help);
+        }
+        self.namespaces -= 1;
+    }
+}
 
 /// The specifier routes import their components from, and the components `Agent` holds
 /// (`src/runtime/agent.mjs`).
@@ -1820,6 +1854,12 @@ mod tests {
         let out = transpile("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize + 1));
         assert!(out.code.is_none(), "not printed");
         assert_eq!(errors("src/h.ts", &nested(MAX_STATEMENT_NESTING as usize + 1)).len(), 1);
+        // A chain of labels is a statement in each: refused before semantic analysis, whose
+        // check of each label walks the ones around it.
+        let labels: String = (0..20_000).map(|i| format!("l{i}: ")).collect();
+        let found = errors("src/h.ts", &format!("{labels};\nexport default () => 1;\n"));
+        assert_eq!(found.len(), 1);
+        assert!(found[0].1.starts_with(&format!("l{MAX_STATEMENT_NESTING}: ")), "the label past the bound");
         let chain: String = (0..3 * MAX_STATEMENT_NESTING).map(|i| format!("if (a === {i}) {{}} else ")).collect();
         let out = transpile("src/h.ts", &format!("let a = 1;\n{chain}{{}}\nexport default () => a;\n"));
         assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
@@ -1830,19 +1870,19 @@ mod tests {
     #[test]
     fn namespaces_nested_too_deep_are_refused() {
         crate::workspace::on_deep_pool(|| {
-            let dotted = |depth: usize| {
-                let path = vec!["N"; depth].join(".");
+            let dotted = |depth: u32| {
+                let path = vec!["N"; depth as usize].join(".");
                 format!("namespace {path} {{ export const x = 1; }}\nexport default () => 1;\n")
             };
             assert!(errors("src/h.ts", &dotted(MAX_NAMESPACE_NESTING)).is_empty());
             let too_deep = transpile("src/h.ts", &dotted(2_000));
             assert_eq!(too_deep.diagnostics.len(), 1, "{:?}", too_deep.diagnostics);
             assert!(too_deep.code.is_none());
-            let blocks = |depth: usize| {
+            let blocks = |depth: u32| {
                 format!(
                     "{}export const x = 1;{}\nexport default () => 1;\n",
-                    "namespace N { ".repeat(depth),
-                    "}".repeat(depth)
+                    "namespace N { ".repeat(depth as usize),
+                    "}".repeat(depth as usize)
                 )
             };
             assert!(errors("src/h.ts", &blocks(MAX_NAMESPACE_NESTING)).is_empty());

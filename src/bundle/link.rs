@@ -686,7 +686,7 @@ impl<'c> Linker<'c> {
             }
             ModuleDeclaration::ExportDefaultDeclaration(export) => {
                 let start = export.span.start;
-                let exported_at = self.transpiled.export_spans.get("default").copied();
+                let exported_at = self.transpiled.default_export_span;
                 self.links.default_not_function =
                     non_function_default(&export.declaration).map(|what| (what.to_owned(), exported_at));
                 match &export.declaration {

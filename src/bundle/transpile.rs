@@ -106,6 +106,8 @@ pub struct Transpiled {
     pub type_exports: BTreeSet<String>,
     /// Original spans of the local names of `export { ... }` lists.
     pub export_spans: BTreeMap<String, Span>,
+    /// Where the module's `export default` is (its `default` keyword).
+    pub default_export_span: Option<Span>,
     /// Original spans of the names imported or re-exported from each specifier (`default`
     /// for a default import), where each is first named: what a missing export points at.
     pub imported_name_spans: BTreeMap<(String, String), Span>,
@@ -242,6 +244,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         renders: Renders::default(),
         type_exports: BTreeSet::new(),
         export_spans: BTreeMap::new(),
+        default_export_span: None,
         imported_name_spans: BTreeMap::new(),
         origins: Vec::new(),
     };
@@ -308,6 +311,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
     checker.fs_reads = fs_reads(&program);
+    checker.signatures = function_signatures(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
@@ -325,6 +329,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         out.request_spans.entry(request.specifier).or_default().push_back(request.span);
     }
     out.export_spans = checker.export_spans;
+    out.default_export_span = checker.default_export_span;
     out.imported_name_spans = checker.imported_name_spans;
     if early_errors {
         return out;
@@ -421,6 +426,10 @@ struct Checker<'s> {
     first_jsx: Option<Span>,
     reserved_reported: Vec<Span>,
     export_spans: BTreeMap<String, Span>,
+    default_export_span: Option<Span>,
+    /// Where the names of function signatures without a body (overloads, `function f(): T;`)
+    /// start: declarations for TypeScript alone.
+    signatures: BTreeSet<u32>,
     imported_name_spans: BTreeMap<(String, String), Span>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
@@ -473,6 +482,8 @@ impl<'s> Checker<'s> {
             first_jsx: None,
             reserved_reported: Vec::new(),
             export_spans: BTreeMap::new(),
+            default_export_span: None,
+            signatures: BTreeSet::new(),
             imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
@@ -551,17 +562,19 @@ impl<'s> Checker<'s> {
 
     /// Whether `name` is bound to something that exists when the module runs: one of its
     /// declarations is a value (or a value import) not only written for TypeScript: `declare
-    /// function require`, `declare class`, `interface`, `import type` bind nothing. (A value,
+    /// function require`, a function signature without a body, `declare class`, `interface`,
+    /// `import type` bind nothing. (A value,
     /// a function or a class merged with a `declare namespace` of its name is there.)
     fn bound_at_run_time(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
-        let runs = |flags: SymbolFlags| {
+        let runs = |flags: SymbolFlags, span: oxc_span::Span| {
             let value = SymbolFlags::Value | SymbolFlags::CatchVariable | SymbolFlags::Import;
-            flags.intersects(value) && !flags.intersects(SymbolFlags::Ambient | SymbolFlags::TypeImport)
+            let signature = flags.contains(SymbolFlags::Function) && self.signatures.contains(&span.start);
+            flags.intersects(value) && !flags.intersects(SymbolFlags::Ambient | SymbolFlags::TypeImport) && !signature
         };
         symbol.is_some_and(|symbol| match self.scoping.symbol_redeclarations(symbol) {
-            [] => runs(self.scoping.symbol_flags(symbol)),
-            declarations => declarations.iter().any(|declaration| runs(declaration.flags)),
+            [] => runs(self.scoping.symbol_flags(symbol), self.scoping.symbol_span(symbol)),
+            declarations => declarations.iter().any(|declaration| runs(declaration.flags, declaration.span)),
         })
     }
 
@@ -602,12 +615,15 @@ impl<'s> Checker<'s> {
             "Fragment" => "import it: `import { Fragment } from \"agent-bundle\"`, or write `<>…</>`".to_owned(),
             name => format!("declare or import `{name}`"),
         };
-        self.error(
-            BundleErrorKind::UndefinedComponent,
-            tag.span.into(),
-            format!("`{}` is not declared or imported in this module", tag.name),
-            &help,
-        );
+        let declared = self.scoping.get_reference(tag.reference_id()).symbol_id().is_some();
+        let message = match declared {
+            true => format!(
+                "`{}` is declared for TypeScript only: nothing of that name exists when the module runs",
+                tag.name
+            ),
+            false => format!("`{}` is not declared or imported in this module", tag.name),
+        };
+        self.error(BundleErrorKind::UndefinedComponent, tag.span.into(), message, &help);
     }
 
     /// `<Agent.X>` names one of the route components (`Agent.Contxt` would be `undefined`,
@@ -1042,9 +1058,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if !overload && !matches!(it.declaration, ExportDefaultDeclarationKind::TSInterfaceDeclaration(_)) {
             let span = self.keyword_span(it.span.start, it.span.end, "default");
             self.exports("default", oxc_span::Span::new(span.start, span.end));
-            // (No local binding is named `default`: the key is free for what a default
-            // export that is no function points at.)
-            self.export_spans.entry("default".to_owned()).or_insert(span);
+            self.default_export_span.get_or_insert(span);
         }
         walk::walk_export_default_declaration(self, it);
     }
@@ -1121,6 +1135,19 @@ impl<'a> Visit<'a> for Checker<'_> {
     /// would refuse every run of the wrapper: said where it is written, and not read as
     /// one of the module's (its names would mislead every later check).
     fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
+        if let ModuleDeclaration::ExportNamedDeclaration(list) = it
+            && !list.export_kind.is_type()
+            && !self.namespaces.is_empty()
+        {
+            // TypeScript's TS1194: a namespace exports what it declares.
+            self.error(
+                BundleErrorKind::Syntax,
+                self.keyword_span(list.span.start, list.span.end, "export"),
+                "a namespace cannot export a list of names",
+                "export each where it is declared: `export const a = …`",
+            );
+            return;
+        }
         if self.module_level.contains(&it.span().start) {
             walk::walk_module_declaration(self, it);
             return;
@@ -1351,6 +1378,24 @@ fn is_commonjs_variable(name: &str) -> bool {
     commonjs_help(name).is_some()
 }
 
+/// Where the names of `program`'s function signatures without a body start
+/// ([`Checker::signatures`]).
+fn function_signatures(program: &Program<'_>) -> BTreeSet<u32> {
+    #[derive(Default)]
+    struct Signatures(BTreeSet<u32>);
+    impl<'a> Visit<'a> for Signatures {
+        fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+            if let (None, Some(id)) = (&it.body, &it.id) {
+                self.0.insert(id.span.start);
+            }
+            walk::walk_function(self, it, flags);
+        }
+    }
+    let mut signatures = Signatures::default();
+    signatures.visit_program(program);
+    signatures.0
+}
+
 /// What `program`'s import declarations of any of `sources` bind.
 fn imported_from<'p, 'a>(
     program: &'p Program<'a>,
@@ -1545,6 +1590,7 @@ mod tests {
             "declare const Ghost: any;",
             "declare class Ghost {}",
             "declare function Ghost(): null;",
+            "function Ghost(): null;",
             "interface Ghost {}",
         ] {
             assert_eq!(
@@ -1668,6 +1714,12 @@ mod tests {
         // Declared for TypeScript's sake (no `@types/node`), it is still not there.
         let declared = "declare function require(name: string): any;\nexport default () => require(\"node:fs\");\n";
         assert_eq!(errors("src/a.ts", declared), one(BundleErrorKind::Require, "require"));
+        let signature = "function require(name: string): any;\nexport default () => require(\"node:fs\");\n";
+        assert_eq!(errors("src/a.ts", signature), one(BundleErrorKind::Require, "require"));
+        // Overloads with the implementation are there.
+        let overloaded = "function require(name: string): string;\nfunction require(name: any) { return name; }\n\
+                          export default () => require(\"x\");\n";
+        assert!(transpile("src/a.ts", overloaded).diagnostics.is_empty());
     }
 
     #[test]
@@ -1911,8 +1963,12 @@ mod tests {
             assert!(transpile("src/h.ts", nested).request_spans.is_empty(), "{nested}");
         }
         let members = "namespace N { export const x = 1; export namespace M { export const y = 2; } }\n\
-                       export default () => N.x + N.M.y;\n";
+                       export type { T };\ntype T = 1;\nexport default () => N.x + N.M.y;\n";
         assert!(errors("src/h.ts", members).is_empty());
+        // A namespace exports what it declares: a list is TypeScript's TS1194, and Node's
+        // syntax error once transpiled.
+        let list = "namespace N { const a = 1; export { a }; }\nexport default () => 1;\n";
+        assert_eq!(errors("src/h.ts", list), one(BundleErrorKind::Syntax, "export"));
     }
 
     /// An `Agent.Result` whose value is written out as an object is read for what it asks:

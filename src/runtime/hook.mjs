@@ -90,14 +90,18 @@ export async function runHook(spec, load) {
     // As called: an explicit `undefined` would reset the exit code.
     return exit.apply(process, code);
   };
+  // Once the hook answered or failed, its code is the process's, whatever the handler set
+  // since (a timer's `process.exitCode = 2`, or an `exit` listener of its own, which runs
+  // after any of ours: a code 2 would make a host read a failure, or the answer, as a
+  // blocking error). Set once every `exit` listener has run.
+  const emit = process.emit;
+  process.emit = function (name, ...args) {
+    const listened = emit.call(this, name, ...args);
+    if (name === "exit" && ended) process.exitCode = exitCodeOf(ended);
+    return listened;
+  };
   process.once("exit", () => {
-    if (ended) {
-      // What the handler left running may have set another code since: a timer's
-      // `process.exitCode = 2` would make a host read a failure, or the answer, as a
-      // blocking error. The hook's own stands.
-      process.exitCode = exitCodeOf(ended);
-      return;
-    }
+    if (ended) return;
     process.exitCode = 1;
     report(spec, exitedWith === null
       ? "handler never settled: its promise is still pending and nothing keeps Node running"
@@ -266,7 +270,8 @@ function readStdin() {
   let size = 0;
   for (;;) {
     if (size === buf.length) {
-      const grown = Buffer.allocUnsafe(Math.min(buf.length * 4, STDIN_CAP + 1));
+      // (Straight to the cap past the last step short of it: no copy of 64 MiB to see a byte more.)
+      const grown = Buffer.allocUnsafe(buf.length * 4 >= STDIN_CAP ? STDIN_CAP + 1 : buf.length * 4);
       buf.copy(grown, 0, 0, size);
       buf = grown;
     }
@@ -317,30 +322,46 @@ function parseInput(text) {
 
 /**
  * Where `value` holds what JSON would not carry as it is (a Map, a class instance, a
- * bigint, a function, NaN, a cycle), as "<path> is <what>", or null. (An `undefined` is
- * left out, as JSON leaves it.)
+ * bigint, a function, NaN, a cycle, an array's `undefined` or hole, which JSON writes as
+ * null), as "<path> is <what>", or null. (An object's `undefined` field is left out, as
+ * JSON leaves it.) The path is made only on the way back from what failed.
  */
 function notJsonData(value, path, enclosing) {
+  const found = notJsonAt(value, enclosing);
+  return found && `${path}${found.at.reverse().join("")} is ${found.what}`;
+}
+
+function notJsonAt(value, enclosing) {
   switch (typeof value) {
     case "string":
     case "boolean":
     case "undefined":
       return null;
     case "number":
-      return Number.isFinite(value) ? null : `${path} is ${value}`;
+      return Number.isFinite(value) ? null : { at: [], what: String(value) };
     case "object":
       break;
     default:
-      return `${path} is a ${typeof value}`;
+      return { at: [], what: `a ${typeof value}` };
   }
   if (value === null) return null;
-  if (enclosing.has(value)) return `${path} is a cycle back to an object that holds it`;
+  if (enclosing.has(value)) return { at: [], what: "a cycle back to an object that holds it" };
   const array = Array.isArray(value);
-  if (!array && !isPlainObject(value)) return `${path} is an object of class ${value.constructor?.name ?? "unknown"}`;
+  if (!array && !isPlainObject(value)) {
+    return { at: [], what: `an object of class ${value.constructor?.name ?? "unknown"}` };
+  }
   enclosing.add(value);
-  for (const [key, item] of Object.entries(value)) {
-    const found = notJsonData(item, array ? `${path}[${key}]` : `${path}.${key}`, enclosing);
-    if (found) return found;
+  if (array) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const found = item === undefined ? { at: [], what: i in value ? "undefined" : "a hole" } : notJsonAt(item, enclosing);
+      if (found) return (found.at.push(`[${i}]`), found);
+    }
+  } else {
+    for (const key of Object.keys(value)) {
+      const found = notJsonAt(value[key], enclosing);
+      if (found) return (found.at.push(`.${key}`), found);
+    }
   }
   enclosing.delete(value);
   return null;

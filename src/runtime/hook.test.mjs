@@ -494,6 +494,10 @@ describe("projection", PARALLEL, () => {
     failsWith(failed, CLAUDE_PRE, "handler failed: bug");
     const now = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { process.exitCode = 2; }` });
     writesNothing(now);
+    // An `exit` listener of the handler's runs after the hook's own.
+    const listening = `process.on("exit", () => { process.exitCode = 2; })`;
+    writesNothing(await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { ${listening}; }` }));
+    failsWith(await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => { ${listening}; throw new Error("bug"); }` }), CLAUDE_PRE, "handler failed: bug");
   });
 
   test("what the handler left running failing after the answer is a note; the answer and its exit code stand", { timeout: 5000 }, async () => {
@@ -683,6 +687,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["updatedInput holding a bigint", { handler: `() => ({ updatedInput: { command: "ls", n: [1n] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n[0] is a bigint"],
     ["updatedInput holding a cycle", { handler: `() => { const input = { command: "ls" }; input.self = input; return { updatedInput: input }; }` }, "handler result updatedInput must hold JSON data only: updatedInput.self is a cycle back to an object that holds it"],
     ["updatedInput holding a class's object", { handler: `() => ({ updatedInput: { when: new Date(0) } })` }, "handler result updatedInput must hold JSON data only: updatedInput.when is an object of class Date"],
+    ["updatedInput holding undefined in an array", { handler: `() => ({ updatedInput: { a: [1, undefined], b: undefined } })` }, "handler result updatedInput must hold JSON data only: updatedInput.a[1] is undefined"],
+    ["updatedInput holding a hole", { handler: `() => ({ updatedInput: { a: [{ b: [1, , 2] }] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.a[0].b[1] is a hole"],
     ["updatedInput holding NaN", { handler: `() => ({ updatedInput: { n: NaN } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n is NaN"],
     ["reason with continue", { handler: `() => ({ outcome: "continue", reason: "r" })` }, 'reason is only valid with outcome "deny"'],
     ["deny without reason", { handler: `() => ({ outcome: "deny" })` }, "denied beforeTool hook requires a nonempty reason"],

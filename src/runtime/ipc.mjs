@@ -238,7 +238,8 @@ function socketFor(epoch, target) {
 }
 
 function exchange(connection, request, timeoutMs, epoch) {
-  // (Never past MESSAGE_CAP: the envelope is one the wrapper read, at most STDIN_CAP.)
+  // (About the size of the envelope the wrapper read, at most STDIN_CAP: one written again
+  // longer, as `1e20` is, past MESSAGE_CAP, is refused by the runtime as invalid-message.)
   const text = JSON.stringify(request);
   return new Promise((resolve, reject) => {
     let socket = null;

@@ -143,7 +143,7 @@ pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, 
     let mut pipe = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     let writer = std::thread::spawn(move || {
-        // The wrapper may stop reading early (e.g. past the 1 MiB cap): a broken pipe is fine.
+        // The wrapper may stop reading early (e.g. past the 64 MiB cap): a broken pipe is fine.
         let _ = pipe.write_all(&input);
     });
     let output = child.wait_with_output().unwrap();

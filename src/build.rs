@@ -16,7 +16,7 @@ use crate::cache::{Cache, CacheStats, Hash};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
-use crate::hosts::{self, HostPlan};
+use crate::hosts::{self, Approval, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, OutsideDir, Workspace};
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
@@ -767,14 +767,47 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             }
         }
         let rules = hook.trigger.rules();
-        let results =
-            [(renders.deny, rules.deny, "denies"), (renders.rewrite, rules.rewrite, "gives a new tool input")];
+        let results = [
+            (renders.deny, rules.deny, "denies"),
+            (renders.rewrite, rules.rewrite, "gives a new tool input"),
+            (renders.allow, rules.allow, "allows"),
+            (renders.ask, rules.ask, "asks the user"),
+        ];
         for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
             let message = format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
             let help = format!("{}; a run that renders it fails", rules.violation);
             diagnostics.push(
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
             );
+        }
+        // An `allow` or `ask` the family takes, on a host with no channel for it.
+        let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)]
+            .map(|(at, taken, approval)| (at.filter(|_| !renders.reads_host), taken, approval));
+        for (at, approval) in
+            approvals.into_iter().filter_map(|(at, taken, approval)| Some((at?, approval)).filter(|_| taken))
+        {
+            for plan in &planned {
+                let table = hosts::table(plan.target);
+                let Some(hooks) = table.hooks.as_ref() else { continue };
+                let Some(row) = hooks.row_for(hook.trigger) else { continue };
+                if hook.trigger.family().is_some_and(|family| hooks.approval(family, approval).is_some()) {
+                    continue;
+                }
+                let message = format!(
+                    "route {family} renders an `Agent.Result` with outcome `{}`, which {} takes none of ({}): such a \
+                     run fails there",
+                    approval.as_str(),
+                    table.display_name,
+                    row.native
+                );
+                let help = format!(
+                    "leave {} out with the route's `config.targets`, or decide so only where the host takes it \
+                     (`canonical.provenance.host`; see `agent-bundle matrix`)",
+                    plan.target.as_str()
+                );
+                let warning = Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at);
+                diagnostics.push(warning.for_host(plan.target).with_help(help));
+            }
         }
     }
     diagnostics

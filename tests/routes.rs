@@ -243,3 +243,81 @@ fn a_key_after_a_spread_renders() {
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["result"]["additionalContext"], "hello");
 }
+
+/// A route may approve as well as deny where its family and host take it: `allow` and `ask`
+/// on a tool call, `allow` on a permission request. A host without the channel fails the
+/// hook at run time, and the build says so where the route decides (AB4841, for that host).
+#[test]
+fn a_route_allows_or_asks_where_the_host_takes_it() {
+    let config = "import { defineConfig } from 'agent-bundle/config';\n\
+                  export default defineConfig({ plugin: { name: 'approvals' }, targets: ['claude', 'codex', 'cursor'] });\n";
+    let route = |decide: &str| {
+        format!(
+            "import {{ Agent }} from '@agent-bundle/runtime';\n\
+             export default async function Route({{ canonical }}) {{\n  \
+               const command = canonical.payload.toolInput.command;\n  \
+               {decide}\n  return null;\n}}\n"
+        )
+    };
+    let before = route(
+        "if (command === 'ls') return <Agent.Result value={{ outcome: 'allow' }} />;\n  \
+         if (command === 'rm x') return <Agent.Result value={{ outcome: 'ask', reason: 'removes x' }} />;",
+    );
+    let request = route("if (command === 'ls') return <Agent.Result value={{ outcome: 'allow' }} />;");
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/events/tool/before.tsx", &before),
+        ("src/events/permission/request.tsx", &request),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    // Codex has neither on a tool call, Cursor no `ask`: said where the route decides.
+    let mut warned: Vec<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap().to_owned(), d["message"].as_str().unwrap().to_owned()))
+        .collect();
+    warned.sort();
+    let warned: Vec<(&str, bool)> =
+        warned.iter().map(|(code, message)| (code.as_str(), message.contains("takes none of"))).collect();
+    assert_eq!(warned, [("AB4841", true); 3], "{report:#}");
+
+    let with_command = |host_dir: &str, event: &str, command: &str| {
+        let mut input = payload(host_dir, event);
+        input["tool_input"]["command"] = command.into();
+        input
+    };
+    let claude = wrapper(dir.path(), &report, "tool/before", "claude");
+    let (code, output, stderr) = run(&claude, &with_command(CLAUDE, "PreToolUse", "ls"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(output, json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}));
+    let (code, output, stderr) = run(&claude, &with_command(CLAUDE, "PreToolUse", "rm x"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let asked =
+        json!({"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "removes x"});
+    assert_eq!(output["hookSpecificOutput"], asked);
+    let codex = wrapper(dir.path(), &report, "tool/before", "codex");
+    let (code, output, stderr) = run(&codex, &with_command(CODEX, "PreToolUse", "ls"), &[]);
+    assert_eq!((code, output), (1, Value::Null));
+    assert!(stderr.contains("Codex PreToolUse does not support outcome allow"), "{stderr}");
+    let cursor = wrapper(dir.path(), &report, "tool/before", "cursor");
+    let cursor_input = json!({
+        "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "preToolUse",
+        "tool_name": "Shell", "tool_input": {"command": "ls"}, "tool_use_id": "t1", "cwd": "/w",
+    });
+    let (code, output, stderr) = run(&cursor, &cursor_input, &[]);
+    assert_eq!((code, output), (0, json!({"permission": "allow"})), "{stderr}");
+
+    // A permission request, as Claude Code and Codex send it (a tool call without its id).
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let mut input = with_command(host_dir, "PreToolUse", "ls");
+        input["hook_event_name"] = "PermissionRequest".into();
+        input.as_object_mut().unwrap().remove("tool_use_id");
+        let script = wrapper(dir.path(), &report, "permission/request", host);
+        let (code, output, stderr) = run(&script, &input, &[]);
+        assert_eq!(code, 0, "{host}: {stderr}");
+        let allowed = json!({"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}});
+        assert_eq!(output["hookSpecificOutput"], allowed, "{host}");
+    }
+}

@@ -321,7 +321,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     // A route that reads which host it renders for is taken to render the context only where
     // the host takes it.
     let context = checker.renders.context.filter(|_| !checker.reads_host);
-    out.renders = Renders { context, ..checker.renders };
+    out.renders = Renders { context, reads_host: checker.reads_host, ..checker.renders };
     out.type_exports = std::mem::take(&mut checker.type_exports);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
@@ -651,7 +651,7 @@ impl<'s> Checker<'s> {
     }
 
     /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host: a
-    /// deny (`outcome: 'deny'`), a new tool input (`updatedInput` written out as an object or
+    /// decision (`outcome: 'deny'`, `'allow'`, `'ask'`), a new tool input (`updatedInput` written out as an object or
     /// array; one passed on, `undefined` perhaps, may ask for nothing).
     fn result_value(&mut self, attributes: &[JSXAttributeItem<'_>]) {
         let value = attributes.iter().find_map(|item| match item {
@@ -664,8 +664,15 @@ impl<'s> Checker<'s> {
             // (`'deny' as const`, `(…)`: the value itself.)
             let value = property.value.get_inner_expression();
             match property.key.static_name().as_deref() {
-                Some("outcome") if matches!(value, Expression::StringLiteral(s) if s.value == "deny") => {
-                    self.renders.deny.get_or_insert(property.span.into());
+                Some("outcome") => {
+                    let Expression::StringLiteral(outcome) = value else { continue };
+                    let asked = match outcome.value.as_str() {
+                        "deny" => &mut self.renders.deny,
+                        "allow" => &mut self.renders.allow,
+                        "ask" => &mut self.renders.ask,
+                        _ => continue,
+                    };
+                    asked.get_or_insert(property.span.into());
                 }
                 Some("updatedInput")
                     if matches!(value, Expression::ObjectExpression(_) | Expression::ArrayExpression(_)) =>
@@ -1260,6 +1267,12 @@ pub struct Renders {
     pub context: Option<Span>,
     /// An `Agent.Result` whose value says `outcome: 'deny'`.
     pub deny: Option<Span>,
+    /// An `Agent.Result` whose value says `outcome: 'allow'`, or `'ask'`.
+    pub allow: Option<Span>,
+    pub ask: Option<Span>,
+    /// Whether the module reads which host it renders for (`canonical.provenance.host`): a
+    /// route that does is taken to decide only where the host takes it.
+    pub reads_host: bool,
     /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
     pub rewrite: Option<Span>,
 }

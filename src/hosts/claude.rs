@@ -5,8 +5,8 @@
 //! no `permissionDecision`: `allow` would skip the user's permission prompt.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport, NUMBER,
-    OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
+    NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -32,6 +32,13 @@ pub static TABLE: HostTable = HostTable {
             ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
         ],
         default_timeout: Some(600),
+        approvals: &[
+            (Family::ToolBefore, Approval::Allow, Shape::PermissionAllow),
+            (Family::ToolBefore, Approval::Ask, Shape::PermissionAsk),
+            (Family::ModelSwitchBefore, Approval::Allow, Shape::PermissionAllow),
+            (Family::ModelSwitchBefore, Approval::Ask, Shape::PermissionAsk),
+            (Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow),
+        ],
         document_path: "hooks/hooks.json",
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

@@ -8,8 +8,8 @@
 //! only documented rewrite form.
 
 use super::{
-    ANY, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport, OBJECT,
-    STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
+    OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -38,6 +38,9 @@ pub static TABLE: HostTable = HostTable {
             ("CODEX_HOME", HookEnv::HostHome),
         ],
         default_timeout: Some(600),
+        // (PreToolUse takes `allow` only with a new input, its rewrite; `ask` fails the hook
+        // and the call goes on: host-formats §2.5.)
+        approvals: &[(Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow)],
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

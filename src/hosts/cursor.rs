@@ -7,8 +7,8 @@
 //! picks up Claude Code's `hooks/hooks.json`.
 
 use super::{
-    ARRAY, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
-    NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
+    ARRAY, Approval, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable,
+    McpSupport, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -36,6 +36,8 @@ pub static TABLE: HostTable = HostTable {
         ],
         // ("Platform default", undocumented.)
         default_timeout: None,
+        // (`ask` is accepted but not enforced: host-formats §3.)
+        approvals: &[(Family::ToolBefore, Approval::Allow, Shape::PermissionFieldAllow)],
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Flat,
         event_key: "hook_event_name",

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Decode, EventRow, HOSTS};
+use super::{Approval, Decode, EventRow, HOSTS, Shape};
 use crate::model::{CanonicalTool, Family, HookEvent};
 
 pub fn render_markdown() -> String {
@@ -21,7 +21,7 @@ pub fn render_markdown() -> String {
         let _ = write!(out, "| `{}` |", event.key());
         for table in HOSTS {
             let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(crate::model::Trigger::Config(event)));
-            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
+            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), |row| describe_row(row, &[])));
         }
         out.push('\n');
     }
@@ -45,14 +45,23 @@ pub fn render_markdown() -> String {
         "\n## Event-route families\n\n\
          Every family a `src/events/<family>.tsx` route can handle, per host: the native event,\n\
          then what the route's `Agent.Result` / `Agent.Context` become. \"—\" means unavailable: the\n\
-         route is not emitted for that host. \"observe only\": any decision or context fails the hook.\n\n",
+         route is not emitted for that host. \"observe only\": any decision or context fails the hook.\n\
+         Besides `continue` and `deny`, a route's `outcome` may be `allow` (the host's own prompt or\n\
+         rule is passed over) or `ask` (the user is asked) where a cell names it; elsewhere it fails\n\
+         the hook, as `outcome` values other than `continue` and `deny` do in a config hook.\n\n",
     );
     header(&mut out, "Family");
     for family in Family::ALL {
         let _ = write!(out, "| `{}` |", family.key());
         for table in HOSTS {
-            let row = table.hooks.as_ref().and_then(|hooks| hooks.row(*family));
-            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_row));
+            let cell = table.hooks.as_ref().and_then(|hooks| {
+                let approvals: Vec<_> = Approval::ALL
+                    .into_iter()
+                    .filter_map(|approval| Some((approval, hooks.approval(*family, approval)?)))
+                    .collect();
+                Some(describe_row(hooks.row(*family)?, &approvals))
+            });
+            let _ = write!(out, " {} |", cell.unwrap_or_else(|| "—".to_owned()));
         }
         out.push('\n');
     }
@@ -117,13 +126,16 @@ fn describe_fields(row: &EventRow) -> String {
     fields.collect::<Vec<_>>().join("<br>")
 }
 
-fn describe_row(row: &EventRow) -> String {
+fn describe_row(row: &EventRow, approvals: &[(Approval, Shape)]) -> String {
     let mut parts = vec![format!("`{}`", row.native)];
     let channels = [("deny", row.deny), ("context", row.context), ("rewrite", row.rewrite)];
     for (name, shape) in channels {
         if let Some(shape) = shape {
             parts.push(format!("{name} → {}", shape.describe()));
         }
+    }
+    for (approval, shape) in approvals {
+        parts.push(format!("{} → {}", approval.as_str(), shape.describe()));
     }
     if parts.len() == 1 {
         parts.push("observe only".into());

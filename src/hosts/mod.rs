@@ -130,6 +130,29 @@ pub struct HookSupport {
     pub env: &'static [(&'static str, HookEnv)],
     /// How long the host waits for a hook with no `timeout`, in seconds, where documented.
     pub default_timeout: Option<u32>,
+    /// How a route's `allow` or `ask` is written back, per family, where the host has a
+    /// channel for it (config hooks answer neither).
+    pub approvals: &'static [(Family, Approval, Shape)],
+}
+
+/// A route's decision the other way from a deny: `allow` (the host's own prompt or rule is
+/// passed over) or `ask` (the user is asked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    Allow,
+    Ask,
+}
+
+impl Approval {
+    pub const ALL: [Approval; 2] = [Approval::Allow, Approval::Ask];
+
+    /// The `outcome` a route's `Agent.Result` gives for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Allow => "allow",
+            Approval::Ask => "ask",
+        }
+    }
 }
 
 /// What a host sets a variable of a hook's environment to.
@@ -179,6 +202,11 @@ impl HookSupport {
     /// The row a hook registers under, if this host receives it.
     pub fn row_for(&self, trigger: Trigger) -> Option<&EventRow> {
         self.row(trigger.family()?)
+    }
+
+    /// How `approval` is written back for `family`, if this host takes it.
+    pub fn approval(&self, family: Family, approval: Approval) -> Option<Shape> {
+        self.approvals.iter().find(|(f, a, _)| *f == family && *a == approval).map(|(_, _, shape)| *shape)
     }
 
     pub fn selector(&self, tool: CanonicalTool) -> Option<&'static str> {
@@ -323,6 +351,15 @@ pub enum Shape {
     PermissionBehaviorDeny,
     /// Cursor `continue: false` + `user_message` (beforeSubmitPrompt).
     ContinueFalseUserMessage,
+    /// `hookSpecificOutput.permissionDecision: "allow"` + `permissionDecisionReason`, shown to
+    /// the user when given.
+    PermissionAllow,
+    /// `hookSpecificOutput.permissionDecision: "ask"` + `permissionDecisionReason`.
+    PermissionAsk,
+    /// `hookSpecificOutput.decision: {behavior: "allow"}` (PermissionRequest).
+    PermissionBehaviorAllow,
+    /// Cursor `permission: "allow"`.
+    PermissionFieldAllow,
 }
 
 impl Shape {
@@ -353,6 +390,14 @@ impl Shape {
             Shape::PermissionBehaviorDeny => json!({"hookSpecificOutput": {
                 "hookEventName": native_event, "decision": {"behavior": "deny", "message": "$reason"}}}),
             Shape::ContinueFalseUserMessage => json!({"continue": false, "user_message": "$reason"}),
+            Shape::PermissionAllow => json!({"hookSpecificOutput": {
+                "hookEventName": native_event, "permissionDecision": "allow", "permissionDecisionReason": "$reason"}}),
+            Shape::PermissionAsk => json!({"hookSpecificOutput": {
+                "hookEventName": native_event, "permissionDecision": "ask", "permissionDecisionReason": "$reason"}}),
+            Shape::PermissionBehaviorAllow => {
+                json!({"hookSpecificOutput": {"hookEventName": native_event, "decision": {"behavior": "allow"}}})
+            }
+            Shape::PermissionFieldAllow => json!({"permission": "allow"}),
         }
     }
 
@@ -390,6 +435,10 @@ impl Shape {
             Shape::ContinueFalse => "`continue: false` + `stopReason`",
             Shape::PermissionBehaviorDeny => "`decision.behavior: deny`",
             Shape::ContinueFalseUserMessage => "`continue: false` + `user_message`",
+            Shape::PermissionAllow => "`permissionDecision: allow`",
+            Shape::PermissionAsk => "`permissionDecision: ask`",
+            Shape::PermissionBehaviorAllow => "`decision.behavior: allow`",
+            Shape::PermissionFieldAllow => "`permission: allow`",
         }
     }
 }

@@ -54,6 +54,19 @@ pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option
         },
         "output": output(row),
     });
+    // What a route may answer beyond a deny, and how this host writes it (null: no channel);
+    // absent where the event takes neither, as a config hook's does.
+    for approval in super::Approval::ALL {
+        let taken = match approval {
+            super::Approval::Allow => rules.allow,
+            super::Approval::Ask => rules.ask,
+        };
+        if let (true, Some(family)) = (taken, trigger.family()) {
+            let shape = hooks.approval(family, approval);
+            spec["rules"][approval.as_str()] = true.into();
+            spec["output"][approval.as_str()] = shape.map_or(Value::Null, |shape| shape.template(row.native));
+        }
+    }
     // A tool event's tool, named canonically for the handler (`context.tool`): the host's
     // own names for one differ from host to host.
     if row.fields.iter().any(|field| field.canonical == "toolName") {

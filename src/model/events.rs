@@ -19,6 +19,9 @@ pub struct EventRules {
     pub deny: bool,
     pub rewrite: bool,
     pub context: bool,
+    /// Whether a route may answer `allow` / `ask` (a config hook answers neither).
+    pub allow: bool,
+    pub ask: bool,
     /// The message a result that breaks the deny/rewrite/context rules fails with.
     pub violation: String,
 }
@@ -77,30 +80,40 @@ impl HookEvent {
                 deny: false,
                 rewrite: false,
                 context: true,
+                allow: false,
+                ask: false,
                 violation: format!("{} cannot deny, stop, or replace input", self.key()),
             },
             HookEvent::BeforeTool => EventRules {
                 deny: true,
                 rewrite: true,
                 context: true,
+                allow: false,
+                ask: false,
                 violation: "beforeTool cannot stop or replace input while denying".into(),
             },
             HookEvent::Stop => EventRules {
                 deny: true,
                 rewrite: false,
                 context: false,
+                allow: false,
+                ask: false,
                 violation: "stop only accepts continue or deny with a reason".into(),
             },
             HookEvent::AgentStop => EventRules {
                 deny: true,
                 rewrite: false,
                 context: true,
+                allow: false,
+                ask: false,
                 violation: "agentStop cannot stop the parent flow or replace input".into(),
             },
             HookEvent::WorkspaceOpen => EventRules {
                 deny: false,
                 rewrite: false,
                 context: false,
+                allow: false,
+                ask: false,
                 violation: "workspaceOpen is observation-only".into(),
             },
         }

@@ -82,13 +82,18 @@ impl Family {
             | Family::ModelSwitchAfter
             | Family::WorkspaceOpen => (false, false, false),
         };
+        let (allow, ask) = match self {
+            Family::ToolBefore | Family::ModelSwitchBefore => (true, true),
+            Family::PermissionRequest => (true, false),
+            _ => (false, false),
+        };
         let violation = match (deny, context) {
             (false, false) => {
                 format!("{} is observation-only: it cannot deny, replace input or add context", self.key())
             }
             _ => format!("{} does not admit this result (see `agent-bundle matrix`)", self.key()),
         };
-        EventRules { deny, rewrite, context, violation }
+        EventRules { deny, rewrite, context, allow, ask, violation }
     }
 }
 

@@ -6,8 +6,9 @@
 //     <Agent.Context>Extra context for the model.</Agent.Context>
 //   </Agent.Result>
 //
-// - `Agent.Result` takes `value` = `{ outcome?: "continue" | "deny", reason?,
-//   updatedInput? }` and optional children. A route renders at most one.
+// - `Agent.Result` takes `value` = `{ outcome?: "continue" | "deny" | "allow" | "ask",
+//   reason?, updatedInput? }` and optional children (`allow` and `ask` where the family
+//   and host take them). A route renders at most one.
 // - `Agent.Context` takes text children (strings, numbers, or components
 //   rendering those); every Context's text becomes `additionalContext`.
 //

@@ -41,6 +41,8 @@ const TOO_BIG = "stdin exceeds the 64 MiB native-payload limit";
 // and answer it in a shape the host ignores.
 const SIMULATION_FLAG = "--agent-bundle-simulation=";
 const RESULT_KEYS = ["outcome", "reason", "updatedInput", "additionalContext"];
+// The decisions besides deny that some events take (a spec's `rules.allow`, `rules.ask`).
+const APPROVALS = ["allow", "ask"];
 
 // stdout belongs to the host protocol: a stray console.log would corrupt the
 // answer (or, for some Claude Code events, be injected as context), so whatever
@@ -122,6 +124,12 @@ export async function runHook(spec, load) {
   } finally {
     endSoon();
   }
+}
+
+/** `"a" or "b"`, `"a", "b" or "c"`: the quoted `values`, as a sentence lists them. */
+function alternatives(values) {
+  const quoted = values.map((value) => JSON.stringify(value));
+  return quoted.length < 2 ? quoted.join("") : `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)}`;
 }
 
 /** The exit code of a hook that `ended` ("answered" or "failed"): a failure never blocks. */
@@ -565,14 +573,19 @@ export function checkResult(spec, value) {
   }
   // Known keys holding `undefined` count as absent (as they would in JSON).
   const { outcome = "continue", reason, updatedInput, additionalContext } = value;
-  if (outcome !== "continue" && outcome !== "deny") {
+  const { rules, output } = spec;
+  // `allow` and `ask` only where the event takes them (a route's tool/before, say): a config
+  // hook's outcomes are continue and deny.
+  const approvals = APPROVALS.filter((approval) => rules[approval]);
+  const outcomes = ["continue", "deny", ...approvals];
+  if (!outcomes.includes(outcome)) {
     const given =
       typeof outcome === "string" ? JSON.stringify(outcome)
       : outcome === null ? "null"
       : Array.isArray(outcome) ? "an array"
       : /^[aeiou]/.test(typeof outcome) ? `an ${typeof outcome}`
       : `a ${typeof outcome}`;
-    fail(`handler result outcome is invalid: ${given}, where "continue" or "deny" is expected`);
+    fail(`handler result outcome is invalid: ${given}, where ${alternatives(outcomes)} is expected`);
   }
   if (reason !== undefined && typeof reason !== "string") fail("handler result reason must be a string");
   if (additionalContext !== undefined && typeof additionalContext !== "string") {
@@ -585,7 +598,6 @@ export function checkResult(spec, value) {
   if (notData) fail(`handler result updatedInput must hold JSON data only: ${notData}`);
 
   const denied = outcome === "deny";
-  const { rules, output } = spec;
   if (
     (denied && !rules.deny) ||
     (updatedInput !== undefined && (!rules.rewrite || denied)) ||
@@ -593,15 +605,21 @@ export function checkResult(spec, value) {
   ) {
     fail(rules.violation);
   }
-  if (reason !== undefined && !denied) fail('reason is only valid with outcome "deny"');
+  if (reason !== undefined && outcome === "continue") {
+    fail(`reason is only valid with outcome ${alternatives(["deny", ...approvals])}`);
+  }
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
   const missing =
-    denied && !output.deny ? "outcome deny"
+    outcome !== "continue" && !output[outcome] ? `outcome ${outcome}`
     : additionalContext && !output.context ? "additionalContext"
     : updatedInput !== undefined && !output.rewrite ? "updatedInput"
     : null;
   if (missing) fail(`${spec.hostName} ${spec.nativeEvent} does not support ${missing}`);
+  // A reason the host's answer has no place for would be dropped unsaid.
+  if (reason !== undefined && !JSON.stringify(output[outcome]).includes('"$reason"')) {
+    fail(`${spec.hostName} ${spec.nativeEvent} takes no reason with outcome ${outcome}`);
+  }
 
   const result = { outcome };
   if (reason !== undefined) result.reason = reason;
@@ -641,7 +659,7 @@ function checkRequirement(spec, event, result, { field, equals, stringInput, too
 // when there is nothing to write.
 function project(templates, result) {
   const merged = {};
-  if (result.outcome === "deny") merge(merged, templates.deny);
+  if (result.outcome !== "continue") merge(merged, templates[result.outcome]);
   if (result.additionalContext) merge(merged, templates.context);
   if (result.updatedInput !== undefined) merge(merged, templates.rewrite);
   if (Object.keys(merged).length === 0) return null;

@@ -550,6 +550,46 @@ describe("projection", PARALLEL, () => {
   });
 });
 
+// A route's tool/before and permission/request, as the Rust tables write their specs:
+// `allow` and `ask` where the event takes them, each with the host's template (or null).
+describe("allow and ask", PARALLEL, () => {
+  const decision = (value) => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: value, permissionDecisionReason: "$reason" } });
+  const ROUTE_PRE = {
+    ...CLAUDE_PRE,
+    event: "tool/before",
+    rules: { ...CLAUDE_PRE.rules, allow: true, ask: true },
+    output: { ...CLAUDE_PRE.output, allow: decision("allow"), ask: decision("ask") },
+  };
+  const returning = (result) => `() => (${JSON.stringify(result)})`;
+
+  test("allow, ask and allow with a new input, in the host's decision", async () => {
+    writes(await run({ spec: ROUTE_PRE, input: claudePre, handler: returning({ outcome: "allow" }) }), hookSpecific("PreToolUse", { permissionDecision: "allow" }));
+    writes(
+      await run({ spec: ROUTE_PRE, input: claudePre, handler: returning({ outcome: "ask", reason: "check the path" }) }),
+      hookSpecific("PreToolUse", { permissionDecision: "ask", permissionDecisionReason: "check the path" }),
+    );
+    writes(
+      await run({ spec: ROUTE_PRE, input: claudePre, handler: returning({ outcome: "allow", updatedInput: { command: "ls" } }) }),
+      hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { command: "ls" } }),
+    );
+  });
+
+  test("a host without the channel fails, as does a reason it has no place for", async () => {
+    const codexLike = { ...ROUTE_PRE, output: { ...ROUTE_PRE.output, ask: null } };
+    failsWith(await run({ spec: codexLike, input: claudePre, handler: returning({ outcome: "ask" }) }), codexLike, "Claude Code PreToolUse does not support outcome ask");
+    const behaviorAllow = { hookSpecificOutput: { hookEventName: "PreToolUse", decision: { behavior: "allow" } } };
+    const noReason = { ...ROUTE_PRE, rules: { ...ROUTE_PRE.rules, ask: undefined }, output: { ...ROUTE_PRE.output, allow: behaviorAllow } };
+    writes(await run({ spec: noReason, input: claudePre, handler: returning({ outcome: "allow" }) }), behaviorAllow);
+    failsWith(await run({ spec: noReason, input: claudePre, handler: returning({ outcome: "allow", reason: "fine" }) }), noReason, "Claude Code PreToolUse takes no reason with outcome allow");
+    failsWith(await run({ spec: noReason, input: claudePre, handler: returning({ outcome: "ask" }) }), noReason, 'handler result outcome is invalid: "ask", where "continue", "deny" or "allow" is expected');
+    failsWith(await run({ spec: ROUTE_PRE, input: claudePre, handler: returning({ reason: "r" }) }), ROUTE_PRE, 'reason is only valid with outcome "deny", "allow" or "ask"');
+  });
+
+  test("a config hook answers neither", async () => {
+    failsWith(await run({ spec: CLAUDE_PRE, input: claudePre, handler: returning({ outcome: "allow" }) }), CLAUDE_PRE, 'handler result outcome is invalid: "allow", where "continue" or "deny" is expected');
+  });
+});
+
 describe("stdin", PARALLEL, () => {
   // A valid PreToolUse envelope of exactly `size` bytes.
   function paddedEnvelope(size) {

@@ -1288,6 +1288,11 @@ const MAX_STATEMENT_NESTING: u32 = 1_000;
 /// hundred levels down; no written code comes near.
 const MAX_NAMESPACE_NESTING: u32 = 100;
 
+/// The deepest functions may nest (arrows, methods, and namespaces, which run as functions):
+/// Node's parser gives up on braced arrows between 600 and 800 levels down, within the
+/// brackets' own bound; no written code comes near.
+const MAX_FUNCTION_NESTING: u32 = 500;
+
 /// Finds the first statement nested past [`MAX_STATEMENT_NESTING`], or namespace past
 /// [`MAX_NAMESPACE_NESTING`]. Checked before semantic analysis, whose check of a label
 /// walks every statement around it (a chain of labels takes time as the square of its
@@ -1297,6 +1302,7 @@ struct NestingBound {
     /// How many statements the walk is in (an `else if` is none deeper).
     statements: u32,
     namespaces: u32,
+    functions: u32,
     found: Option<BundleDiagnostic>,
 }
 
@@ -1309,6 +1315,21 @@ impl NestingBound {
 
     fn refuse(&mut self, span: oxc_span::Span, message: String, help: &str) {
         self.found = Some(BundleDiagnostic::error(BundleErrorKind::Syntax, span.into(), message).with_help(help));
+    }
+
+    /// Walks a function's body (`walk`) one function deeper, unless that is past the bound.
+    fn in_function(&mut self, span: oxc_span::Span, walk: impl FnOnce(&mut Self)) {
+        if self.found.is_some() {
+            return;
+        }
+        self.functions += 1;
+        if self.functions <= MAX_FUNCTION_NESTING {
+            walk(self);
+        } else {
+            let message = format!("functions nest more than {MAX_FUNCTION_NESTING} levels deep here");
+            self.refuse(span, message, "Node's parser gives up on functions nested much deeper: split it");
+        }
+        self.functions -= 1;
     }
 }
 
@@ -1345,13 +1366,21 @@ impl<'a> Visit<'a> for NestingBound {
         }
     }
 
+    fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+        self.in_function(it.span, |bound| walk::walk_function(bound, it, flags));
+    }
+
+    fn visit_arrow_function_expression(&mut self, it: &oxc_ast::ast::ArrowFunctionExpression<'a>) {
+        self.in_function(it.span, |bound| walk::walk_arrow_function_expression(bound, it));
+    }
+
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         if self.found.is_some() {
             return;
         }
         self.namespaces += 1;
         if self.namespaces <= MAX_NAMESPACE_NESTING {
-            walk::walk_ts_namespace_declaration(self, it);
+            self.in_function(it.span, |bound| walk::walk_ts_namespace_declaration(bound, it));
         } else {
             let message = format!("namespaces nest more than {MAX_NAMESPACE_NESTING} levels deep here");
             let help = "each level runs as a function inside the one around it, which Node cannot parse so deep: \
@@ -1952,6 +1981,27 @@ mod tests {
             };
             assert!(errors("src/h.ts", &blocks(MAX_NAMESPACE_NESTING)).is_empty());
             assert_eq!(errors("src/h.ts", &blocks(MAX_NAMESPACE_NESTING + 1)), one(BundleErrorKind::Syntax, "N"));
+            // Functions nest as deep as Node parses them, a namespace counting as one.
+            let arrows = |depth: u32| {
+                let depth = depth as usize;
+                format!(
+                    "export const f = {}1{};\nexport default () => 1;\n",
+                    "() => { return ".repeat(depth),
+                    "}".repeat(depth)
+                )
+            };
+            assert!(errors("src/h.ts", &arrows(MAX_FUNCTION_NESTING - 1)).is_empty());
+            assert_eq!(errors("src/h.ts", &arrows(MAX_FUNCTION_NESTING + 1)).len(), 1);
+            let in_namespaces = |depth: u32| {
+                let body = arrows(depth).replace("export default () => 1;\n", "");
+                format!("{}{body}{}\nexport default () => 1;\n", "namespace N { ".repeat(50), "}".repeat(50))
+            };
+            assert!(errors("src/h.ts", &in_namespaces(MAX_FUNCTION_NESTING - 50)).is_empty());
+            assert_eq!(
+                errors("src/h.ts", &in_namespaces(MAX_FUNCTION_NESTING - 49)).len(),
+                1,
+                "a namespace is a function"
+            );
             let merged: String = (0..100).map(|i| format!("namespace N {{ export const x{i} = {i}; }}\n")).collect();
             assert!(errors("src/h.ts", &format!("{merged}export default () => N.x0;\n")).is_empty());
         });

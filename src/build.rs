@@ -770,8 +770,8 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
         let results = [
             (renders.deny, rules.deny, "denies"),
             (renders.rewrite, rules.rewrite, "gives a new tool input"),
-            (renders.allow, rules.allow, "allows"),
-            (renders.ask, rules.ask, "asks the user"),
+            (renders.allow.map(|approved| approved.at), rules.allow, "allows"),
+            (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
         ];
         for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
             let message = format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
@@ -780,32 +780,42 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
             );
         }
-        // An `allow` or `ask` the family takes, on a host with no channel for it.
+        // An `allow` or `ask` the family takes, on a host with no channel for it, or whose
+        // answer has no place for the reason given, or reads it only with a new input.
         let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)]
-            .map(|(at, taken, approval)| (at.filter(|_| !renders.reads_host), taken, approval));
-        for (at, approval) in
-            approvals.into_iter().filter_map(|(at, taken, approval)| Some((at?, approval)).filter(|_| taken))
+            .map(|(approved, taken, approval)| (approved.filter(|_| taken && !renders.reads_host), approval));
+        for (approved, approval) in approvals.into_iter().filter_map(|(approved, approval)| Some((approved?, approval)))
         {
             for plan in &planned {
                 let table = hosts::table(plan.target);
                 let Some(hooks) = table.hooks.as_ref() else { continue };
-                let Some(row) = hooks.row_for(hook.trigger) else { continue };
-                if hook.trigger.family().is_some_and(|family| hooks.approval(family, approval).is_some()) {
-                    continue;
-                }
+                let (Some(row), Some(family)) = (hooks.row_for(hook.trigger), hook.trigger.family()) else { continue };
+                let outcome = approval.as_str();
+                let why = match hooks.approval(family, approval) {
+                    None => format!("which {} takes none of", table.display_name),
+                    Some(shape) if approved.reason && !shape.takes_reason() => {
+                        format!("with a reason, which {} has no place for", table.display_name)
+                    }
+                    Some(shape)
+                        if !approved.rewrite && shape.requirement() == Some(hosts::Requirement::WithRewrite) =>
+                    {
+                        format!("without a new tool input, which {} reads it only with", table.display_name)
+                    }
+                    Some(_) => continue,
+                };
                 let message = format!(
-                    "route {family} renders an `Agent.Result` with outcome `{}`, which {} takes none of ({}): such a \
-                     run fails there",
-                    approval.as_str(),
-                    table.display_name,
-                    row.native
+                    "route {family_key} renders an `Agent.Result` with outcome `{outcome}` {why} ({}): such a run \
+                     fails there",
+                    row.native,
+                    family_key = family.key(),
                 );
                 let help = format!(
                     "leave {} out with the route's `config.targets`, or decide so only where the host takes it \
                      (`canonical.provenance.host`; see `agent-bundle matrix`)",
                     plan.target.as_str()
                 );
-                let warning = Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at);
+                let warning =
+                    Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(approved.at);
                 diagnostics.push(warning.for_host(plan.target).with_help(help));
             }
         }

@@ -261,6 +261,7 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
     };
     let before = route(
         "if (command === 'ls') return <Agent.Result value={{ outcome: 'allow' }} />;\n  \
+         if (command === 'cat x') return <Agent.Result value={{ outcome: 'allow', updatedInput: { command: 'cat y' } }} />;\n  \
          if (command === 'rm x') return <Agent.Result value={{ outcome: 'ask', reason: 'removes x' }} />;",
     );
     let request = route("if (command === 'ls') return <Agent.Result value={{ outcome: 'allow' }} />;");
@@ -271,17 +272,32 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
     ]);
     let (code, report) = support::build_json(dir.path(), &[]);
     assert_eq!(code, 0, "{report:#}");
-    // Codex has neither on a tool call, Cursor no `ask`: said where the route decides.
-    let mut warned: Vec<(String, String)> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_owned(), d["message"].as_str().unwrap().to_owned()))
-        .collect();
-    warned.sort();
-    let warned: Vec<(&str, bool)> =
-        warned.iter().map(|(code, message)| (code.as_str(), message.contains("takes none of"))).collect();
-    assert_eq!(warned, [("AB4841", true); 3], "{report:#}");
+    // Codex reads `allow` on a tool call only with a new input (the first one written has
+    // none) and no `ask`, Cursor no `ask`: said where the route decides, for that host.
+    let warned = |report: &Value| -> Vec<(String, String, String)> {
+        let mut warned: Vec<_> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let message = d["message"].as_str().unwrap();
+                let why = ["takes none of", "reads it only with", "has no place for"]
+                    .iter()
+                    .find(|why| message.contains(**why));
+                (
+                    d["code"].as_str().unwrap().to_owned(),
+                    d["host"].as_str().unwrap_or("").to_owned(),
+                    why.unwrap_or(&message).to_string(),
+                )
+            })
+            .collect();
+        warned.sort();
+        warned
+    };
+    let expected = [("codex", "reads it only with"), ("codex", "takes none of"), ("cursor", "takes none of")];
+    let expected: Vec<_> =
+        expected.iter().map(|(host, why)| ("AB4841".to_owned(), host.to_string(), why.to_string())).collect();
+    assert_eq!(warned(&report), expected, "{report:#}");
 
     let with_command = |host_dir: &str, event: &str, command: &str| {
         let mut input = payload(host_dir, event);
@@ -300,7 +316,15 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
     let codex = wrapper(dir.path(), &report, "tool/before", "codex");
     let (code, output, stderr) = run(&codex, &with_command(CODEX, "PreToolUse", "ls"), &[]);
     assert_eq!((code, output), (1, Value::Null));
-    assert!(stderr.contains("Codex PreToolUse does not support outcome allow"), "{stderr}");
+    assert!(stderr.contains("Codex PreToolUse reads outcome allow only with updatedInput"), "{stderr}");
+    let (code, output, stderr) = run(&codex, &with_command(CODEX, "PreToolUse", "cat x"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let rewritten =
+        json!({"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "cat y"}});
+    assert_eq!(output["hookSpecificOutput"], rewritten);
+    let (code, output, stderr) = run(&codex, &with_command(CODEX, "PreToolUse", "rm x"), &[]);
+    assert_eq!((code, output), (1, Value::Null));
+    assert!(stderr.contains("Codex PreToolUse does not support outcome ask"), "{stderr}");
     let cursor = wrapper(dir.path(), &report, "tool/before", "cursor");
     let cursor_input = json!({
         "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "preToolUse",
@@ -320,4 +344,30 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
         let allowed = json!({"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}});
         assert_eq!(output["hookSpecificOutput"], allowed, "{host}");
     }
+
+    // A reason no host's answer has a place for is warned of; a route that reads which host
+    // it renders for is taken to decide where the host takes it; a model switch is asked about.
+    let reasoned = route("if (command === 'ls') return <Agent.Result value={{ outcome: 'allow', reason: 'fine' }} />;");
+    std::fs::write(dir.path().join("src/events/permission/request.tsx"), reasoned).unwrap();
+    let aware = "import { Agent } from '@agent-bundle/runtime';\n\
+                 export default async function Route({ canonical }) {\n  \
+                   const { host } = canonical.provenance;\n  \
+                   if (host === 'claude') return <Agent.Result value={{ outcome: 'ask', reason: 'check' }} />;\n  \
+                   return null;\n}\n";
+    std::fs::write(dir.path().join("src/events/tool/before.tsx"), aware).unwrap();
+    std::fs::create_dir_all(dir.path().join("src/events/model-switch")).unwrap();
+    std::fs::write(dir.path().join("src/events/model-switch/before.tsx"), aware).unwrap();
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let expected = [("claude", "has no place for"), ("codex", "has no place for")];
+    let expected: Vec<_> =
+        expected.iter().map(|(host, why)| ("AB4841".to_owned(), host.to_string(), why.to_string())).collect();
+    assert_eq!(warned(&report), expected, "{report:#}");
+    let switch = wrapper(dir.path(), &report, "model-switch/before", "claude");
+    let input = json!({"session_id": "s", "transcript_path": "/t", "cwd": "/w", "hook_event_name": "PreModelSwitch", "to_model": "m"});
+    let (code, output, stderr) = run(&switch, &input, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let asked =
+        json!({"hookEventName": "PreModelSwitch", "permissionDecision": "ask", "permissionDecisionReason": "check"});
+    assert_eq!(output["hookSpecificOutput"], asked);
 }

@@ -660,19 +660,25 @@ impl<'s> Checker<'s> {
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         let JSXExpression::ObjectExpression(object) = &container.expression else { return };
-        for property in object.properties.iter().filter_map(|property| property.as_property()) {
+        let properties: Vec<_> = object.properties.iter().filter_map(|property| property.as_property()).collect();
+        let gives = |key: &str| properties.iter().any(|property| property.key.static_name().as_deref() == Some(key));
+        for property in &properties {
             // (`'deny' as const`, `(…)`: the value itself.)
             let value = property.value.get_inner_expression();
             match property.key.static_name().as_deref() {
                 Some("outcome") => {
                     let Expression::StringLiteral(outcome) = value else { continue };
-                    let asked = match outcome.value.as_str() {
-                        "deny" => &mut self.renders.deny,
-                        "allow" => &mut self.renders.allow,
-                        "ask" => &mut self.renders.ask,
-                        _ => continue,
+                    let approved = || Approved {
+                        at: property.span.into(),
+                        reason: gives("reason"),
+                        rewrite: gives("updatedInput"),
                     };
-                    asked.get_or_insert(property.span.into());
+                    match outcome.value.as_str() {
+                        "deny" => _ = self.renders.deny.get_or_insert(property.span.into()),
+                        "allow" => _ = self.renders.allow.get_or_insert_with(approved),
+                        "ask" => _ = self.renders.ask.get_or_insert_with(approved),
+                        _ => {}
+                    }
                 }
                 Some("updatedInput")
                     if matches!(value, Expression::ObjectExpression(_) | Expression::ArrayExpression(_)) =>
@@ -931,9 +937,15 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.reads_host |= it.property.name == "host"
-            && matches!(&it.object, Expression::StaticMemberExpression(inner) if inner.property.name == "provenance");
+        self.reads_host |= it.property.name == "provenance";
         walk::walk_static_member_expression(self, it);
+    }
+
+    /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
+    /// of the provenance as a `.provenance` is.
+    fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
+        self.reads_host |= it.key.static_name().is_some_and(|name| name == "provenance");
+        walk::walk_binding_property(self, it);
     }
 
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
@@ -1268,13 +1280,23 @@ pub struct Renders {
     /// An `Agent.Result` whose value says `outcome: 'deny'`.
     pub deny: Option<Span>,
     /// An `Agent.Result` whose value says `outcome: 'allow'`, or `'ask'`.
-    pub allow: Option<Span>,
-    pub ask: Option<Span>,
-    /// Whether the module reads which host it renders for (`canonical.provenance.host`): a
-    /// route that does is taken to decide only where the host takes it.
+    pub allow: Option<Approved>,
+    pub ask: Option<Approved>,
+    /// Whether the module reads which host it renders for (`canonical.provenance`): a route
+    /// that does is taken to decide only where the host takes it.
     pub reads_host: bool,
     /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
     pub rewrite: Option<Span>,
+}
+
+/// An `Agent.Result` that allows or asks, as it is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Approved {
+    /// The `outcome` property.
+    pub at: Span,
+    /// Whether the same value gives a `reason`, and an `updatedInput`.
+    pub reason: bool,
+    pub rewrite: bool,
 }
 
 /// The deepest statements may nest (`if (a) if (b) …`, loops, labels, braced or not: a block

@@ -38,9 +38,12 @@ pub static TABLE: HostTable = HostTable {
             ("CODEX_HOME", HookEnv::HostHome),
         ],
         default_timeout: Some(600),
-        // (PreToolUse takes `allow` only with a new input, its rewrite; `ask` fails the hook
-        // and the call goes on: host-formats §2.5.)
-        approvals: &[(Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow)],
+        // (PreToolUse reads `allow` only with a new input, its rewrite's form; `ask` fails the
+        // hook and the call goes on: host-formats §2.5.)
+        approvals: &[
+            (Family::ToolBefore, Approval::Allow, Shape::PermissionAllowWithInput),
+            (Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow),
+        ],
         document_path: HOOKS_DOCUMENT,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",

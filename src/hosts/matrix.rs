@@ -135,7 +135,8 @@ fn describe_row(row: &EventRow, approvals: &[(Approval, Shape)]) -> String {
         }
     }
     for (approval, shape) in approvals {
-        parts.push(format!("{} → {}", approval.as_str(), shape.describe()));
+        let reason = if shape.takes_reason() { "" } else { " (no reason)" };
+        parts.push(format!("{} → {}{reason}", approval.as_str(), shape.describe()));
     }
     if parts.len() == 1 {
         parts.push("observe only".into());

@@ -360,6 +360,9 @@ pub enum Shape {
     PermissionBehaviorAllow,
     /// Cursor `permission: "allow"`.
     PermissionFieldAllow,
+    /// `hookSpecificOutput.permissionDecision: "allow"`, read only with a new input (Codex's
+    /// PreToolUse, where it is the rewrite's own form).
+    PermissionAllowWithInput,
 }
 
 impl Shape {
@@ -398,6 +401,9 @@ impl Shape {
                 json!({"hookSpecificOutput": {"hookEventName": native_event, "decision": {"behavior": "allow"}}})
             }
             Shape::PermissionFieldAllow => json!({"permission": "allow"}),
+            Shape::PermissionAllowWithInput => {
+                json!({"hookSpecificOutput": {"hookEventName": native_event, "permissionDecision": "allow"}})
+            }
         }
     }
 
@@ -413,6 +419,7 @@ impl Shape {
             Shape::PermissionAllowUpdatedInput => {
                 Some(Requirement::StringInput { key: "command", tools: &["Bash", "apply_patch"] })
             }
+            Shape::PermissionAllowWithInput => Some(Requirement::WithRewrite),
             _ => None,
         }
     }
@@ -439,7 +446,14 @@ impl Shape {
             Shape::PermissionAsk => "`permissionDecision: ask`",
             Shape::PermissionBehaviorAllow => "`decision.behavior: allow`",
             Shape::PermissionFieldAllow => "`permission: allow`",
+            Shape::PermissionAllowWithInput => "`permissionDecision: allow`, only with `updatedInput`",
         }
+    }
+
+    /// Whether the host's answer has a place for the result's `reason` (a description of a
+    /// shape that has none says so).
+    pub fn takes_reason(self) -> bool {
+        self.template("").to_string().contains("\"$reason\"")
     }
 }
 
@@ -450,6 +464,8 @@ pub enum Requirement {
     FieldEquals { field: &'static str, value: &'static str },
     /// For these native tools, the rewritten input's `key` is a string.
     StringInput { key: &'static str, tools: &'static [&'static str] },
+    /// The result gives a new tool input too.
+    WithRewrite,
 }
 
 impl Requirement {
@@ -458,6 +474,7 @@ impl Requirement {
         match self {
             Requirement::FieldEquals { field, value } => serde_json::json!({ "field": field, "equals": value }),
             Requirement::StringInput { key, tools } => serde_json::json!({ "stringInput": key, "tools": tools }),
+            Requirement::WithRewrite => serde_json::json!({ "with": "updatedInput" }),
         }
     }
 }

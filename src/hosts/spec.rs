@@ -65,6 +65,9 @@ pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option
             let shape = hooks.approval(family, approval);
             spec["rules"][approval.as_str()] = true.into();
             spec["output"][approval.as_str()] = shape.map_or(Value::Null, |shape| shape.template(row.native));
+            if let Some(requirement) = shape.and_then(super::Shape::requirement) {
+                spec["output"]["requires"][approval.as_str()] = requirement.spec();
+            }
         }
     }
     // A tool event's tool, named canonically for the handler (`context.tool`): the host's

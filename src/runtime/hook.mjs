@@ -577,15 +577,16 @@ export function checkResult(spec, value) {
   // `allow` and `ask` only where the event takes them (a route's tool/before, say): a config
   // hook's outcomes are continue and deny.
   const approvals = APPROVALS.filter((approval) => rules[approval]);
-  const outcomes = ["continue", "deny", ...approvals];
-  if (!outcomes.includes(outcome)) {
+  // (A deny where the event takes none is said by the rules' own message, below.)
+  const decisions = [...(rules.deny ? ["deny"] : []), ...approvals];
+  if (!["continue", "deny", ...approvals].includes(outcome)) {
     const given =
       typeof outcome === "string" ? JSON.stringify(outcome)
       : outcome === null ? "null"
       : Array.isArray(outcome) ? "an array"
       : /^[aeiou]/.test(typeof outcome) ? `an ${typeof outcome}`
       : `a ${typeof outcome}`;
-    fail(`handler result outcome is invalid: ${given}, where ${alternatives(outcomes)} is expected`);
+    fail(`handler result outcome is invalid: ${given}, where ${alternatives(["continue", ...decisions])} is expected`);
   }
   if (reason !== undefined && typeof reason !== "string") fail("handler result reason must be a string");
   if (additionalContext !== undefined && typeof additionalContext !== "string") {
@@ -606,7 +607,7 @@ export function checkResult(spec, value) {
     fail(rules.violation);
   }
   if (reason !== undefined && outcome === "continue") {
-    fail(`reason is only valid with outcome ${alternatives(["deny", ...approvals])}`);
+    fail(decisions.length === 0 ? rules.violation : `reason is only valid with outcome ${alternatives(decisions)}`);
   }
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
@@ -633,6 +634,8 @@ export function checkResult(spec, value) {
 function checkRequirements(spec, event, result) {
   const given = {
     deny: result.outcome === "deny",
+    allow: result.outcome === "allow",
+    ask: result.outcome === "ask",
     context: Boolean(result.additionalContext),
     rewrite: result.updatedInput !== undefined,
   };
@@ -641,8 +644,11 @@ function checkRequirements(spec, event, result) {
   }
 }
 
-function checkRequirement(spec, event, result, { field, equals, stringInput, tools }) {
+function checkRequirement(spec, event, result, { field, equals, stringInput, tools, with: companion }) {
   const where = `${spec.hostName} ${spec.nativeEvent}`;
+  if (companion !== undefined && result[companion] === undefined) {
+    fail(`${where} reads outcome ${result.outcome} only with ${companion}`);
+  }
   if (field !== undefined && event[field] !== equals) {
     const name = spec.fields.find((f) => f.canonical === field)?.native[0] ?? field;
     const actual = event[field] === undefined ? "absent" : JSON.stringify(event[field]);

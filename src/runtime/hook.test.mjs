@@ -585,6 +585,21 @@ describe("allow and ask", PARALLEL, () => {
     failsWith(await run({ spec: ROUTE_PRE, input: claudePre, handler: returning({ reason: "r" }) }), ROUTE_PRE, 'reason is only valid with outcome "deny", "allow" or "ask"');
   });
 
+  test("an allow a host reads only with a new input; an event that takes no decision lists none", async () => {
+    const withInput = {
+      ...ROUTE_PRE,
+      output: { ...ROUTE_PRE.output, allow: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" } }, requires: { allow: { with: "updatedInput" } } },
+    };
+    failsWith(await run({ spec: withInput, input: claudePre, handler: returning({ outcome: "allow" }) }), withInput, "Claude Code PreToolUse reads outcome allow only with updatedInput");
+    writes(
+      await run({ spec: withInput, input: claudePre, handler: returning({ outcome: "allow", updatedInput: { command: "ls" } }) }),
+      hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { command: "ls" } }),
+    );
+    const observing = { ...CLAUDE_PRE, rules: { deny: false, rewrite: false, context: false, violation: "tool/failure is observation-only" } };
+    failsWith(await run({ spec: observing, input: claudePre, handler: returning({ outcome: "allow" }) }), observing, 'handler result outcome is invalid: "allow", where "continue" is expected');
+    failsWith(await run({ spec: observing, input: claudePre, handler: returning({ reason: "r" }) }), observing, "tool/failure is observation-only");
+  });
+
   test("a config hook answers neither", async () => {
     failsWith(await run({ spec: CLAUDE_PRE, input: claudePre, handler: returning({ outcome: "allow" }) }), CLAUDE_PRE, 'handler result outcome is invalid: "allow", where "continue" or "deny" is expected');
   });

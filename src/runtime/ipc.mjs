@@ -32,7 +32,7 @@ import { basename, dirname, join } from "node:path";
 
 export const PROTOCOL_VERSION = 1;
 // As much as a wrapper reads from its host (hook.mjs's STDIN_CAP), and room for the request's
-// own fields: an envelope a wrapper took is never too big for the runtime.
+// own fields: an envelope a wrapper took fits, written again about as long as it came.
 export const MESSAGE_CAP = 64 * 1024 * 1024 + 64 * 1024;
 export const TOO_BIG = "Event runtime message exceeds the 64 MiB limit.";
 

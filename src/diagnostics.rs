@@ -107,7 +107,7 @@ codes! {
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty, or lies in a folder agent-bundle never reads.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
     UnsafePrebuiltPath = "AB4749", "unsafe-prebuilt-path", "A prebuilt handler path holding a character a shell would read in the hook command.";
-    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run (an `import` or `export` below the top level, an export list in a namespace), or nests too deep (brackets or statements over 1,000 levels, or 50,000 with operators; functions over 500; namespaces over 100).";
+    ModuleSyntax = "AB4836", "module-syntax-error", "A handler module does not parse or transpile, uses syntax Node 20 cannot run (an `import` or `export` below the top level, an export list in a namespace), or nests too deep (brackets or statements over 1,000 levels, or 50,000 with operators; functions over 400; namespaces over 100).";
     UnsupportedImport = "AB4837", "unsupported-import", "An import the bundler cannot link into a self-contained wrapper, or CommonJS's `require`, `module`, `exports`, `__dirname` or `__filename`, which the ES module a wrapper is lacks.";
     MissingExport = "AB4838", "missing-export", "An import names an export its module does not have, or has ambiguously through two `export *` (or a route renders an `Agent` component there is none of).";
     UndefinedComponent = "AB4839", "undefined-component", "A JSX tag names a component nothing in its module declares or imports (or, in a module under `src/events/`, an HTML element, which no route renders).";

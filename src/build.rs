@@ -780,44 +780,55 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
             );
         }
-        // An `allow` or `ask` the family takes, on a host with no channel for it, or whose
-        // answer has no place for the reason given, or reads it only with a new input.
-        let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)]
-            .map(|(approved, taken, approval)| (approved.filter(|_| taken && !renders.reads_host), approval));
-        for (approved, approval) in approvals.into_iter().filter_map(|(approved, approval)| Some((approved?, approval)))
-        {
-            for plan in &planned {
-                let table = hosts::table(plan.target);
-                let Some(hooks) = table.hooks.as_ref() else { continue };
-                let (Some(row), Some(family)) = (hooks.row_for(hook.trigger), hook.trigger.family()) else { continue };
-                let outcome = approval.as_str();
-                let why = match hooks.approval(family, approval) {
-                    None => format!("which {} takes none of", table.display_name),
-                    Some(shape) if approved.reason && !shape.takes_reason() => {
-                        format!("with a reason, which {} has no place for", table.display_name)
-                    }
-                    Some(shape)
-                        if !approved.rewrite && shape.requirement() == Some(hosts::Requirement::WithRewrite) =>
-                    {
-                        format!("without a new tool input, which {} reads it only with", table.display_name)
-                    }
-                    Some(_) => continue,
-                };
-                let message = format!(
-                    "route {family_key} renders an `Agent.Result` with outcome `{outcome}` {why} ({}): such a run \
-                     fails there",
-                    row.native,
-                    family_key = family.key(),
-                );
-                let help = format!(
-                    "leave {} out with the route's `config.targets`, or decide so only where the host takes it \
-                     (`canonical.provenance.host`; see `agent-bundle matrix`)",
-                    plan.target.as_str()
-                );
-                let warning =
-                    Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(approved.at);
-                diagnostics.push(warning.for_host(plan.target).with_help(help));
-            }
+        diagnostics.extend(approvals_not_taken(hook, module, &renders, &planned));
+    }
+    diagnostics
+}
+
+/// An `allow` or `ask` a route's family takes, rendered for a host with no channel for it,
+/// or whose answer has no place for the reason given, or that reads it only with a new
+/// input (AB4841, for that host). A route that reads which host it renders for is taken to
+/// decide only where the host takes it.
+fn approvals_not_taken(
+    hook: &crate::model::Hook,
+    module: &str,
+    renders: &crate::bundle::Renders,
+    planned: &[&HostPlan],
+) -> Vec<Diagnostic> {
+    let (Some(family), rules) = (hook.trigger.family(), hook.trigger.rules()) else { return Vec::new() };
+    let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)];
+    let decided = approvals
+        .into_iter()
+        .filter(|_| !renders.reads_host)
+        .filter_map(|(approved, taken, approval)| Some((approved.filter(|_| taken)?, approval)));
+    let mut diagnostics = Vec::new();
+    for (approved, approval) in decided {
+        for plan in planned {
+            let table = hosts::table(plan.target);
+            let Some(hooks) = table.hooks.as_ref() else { continue };
+            let Some(row) = hooks.row(family) else { continue };
+            let why = match hooks.approval(family, approval) {
+                None => "takes none of",
+                Some(shape) if approved.reason && !shape.takes_reason() => "has no place for its reason",
+                Some(shape) if !approved.rewrite && shape.requirement() == Some(hosts::Requirement::WithRewrite) => {
+                    "reads it only with a new tool input"
+                }
+                Some(_) => continue,
+            };
+            let message = format!(
+                "route {} renders an `Agent.Result` with outcome `{}`, which {} {why} ({}): such a run fails there",
+                family.key(),
+                approval.as_str(),
+                table.display_name,
+                row.native,
+            );
+            let help = format!(
+                "leave {} out with the route's `config.targets`, or decide so only where the host takes it \
+                 (`canonical.provenance.host`; see `agent-bundle matrix`)",
+                plan.target.as_str()
+            );
+            let warning = Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(approved.at);
+            diagnostics.push(warning.for_host(plan.target).with_help(help));
         }
     }
     diagnostics

@@ -316,7 +316,7 @@ fn answer_stale(
         if let Some((files, summary)) =
             actions::restore_artifact(&options.cache, &published).filter(|(_, summary)| whole(summary))
         {
-            let stats = emit::publish::publish(&options.out_dir, &options.root, &files)?;
+            let stats = emit::publish::publish(&options.out_dir, &options.root, &files, None)?;
             snapshot.add_outside(found);
             let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), clean);
             let mut output = answered(options, summary, Shortcut::Restored, Some(stats), &clean.warnings);
@@ -329,7 +329,7 @@ fn answer_stale(
     workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
     let project = workspace.sync(disk, options.settings());
     let mut compiled = None;
-    on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {})));
+    on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {}, None)));
     let (mut output, rounds) = compiled.expect("on_pool runs the stages")?;
     match (&output.compiled.model, output.clean()) {
         (Some(model), Some(clean)) => {
@@ -590,12 +590,13 @@ fn finish_empty() -> Compiled {
 
 /// Compiles the workspace's `project` (following its imports out of the root) and publishes
 /// its artifact unless there are errors; also returns the outside directories it listed, by
-/// round.
+/// round. `last` is what this process published last (see `emit::publish::publish`).
 pub fn compile_and_publish(
     workspace: &mut Workspace,
     project: Project,
     options: &BuildOptions,
     before_listing: BeforeListing,
+    last: Option<&BTreeMap<String, OutputFile>>,
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
     let (transpiled_before, bundled_before) = workspace.db.work();
     let (project, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
@@ -613,7 +614,7 @@ pub fn compile_and_publish(
     let published = if compiled.has_errors() {
         None
     } else {
-        Some(emit::publish::publish(&options.out_dir, &options.root, &compiled.files)?)
+        Some(emit::publish::publish(&options.out_dir, &options.root, &compiled.files, last)?)
     };
     Ok((BuildOutput { compiled, published, work, shortcut: None }, outside))
 }
@@ -1165,7 +1166,7 @@ mod tests {
         };
         let mut workspace = Workspace::new(Database::new(), root.clone());
         let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
-        let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}).unwrap();
+        let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}, None).unwrap();
         let clean = output.clean().expect("a clean build");
         let stamped = || stamp_last_build(&options, &workspace, &clean, &output.compiled.files).unwrap();
 

@@ -542,8 +542,9 @@ impl Session {
         let read = project.is_ok();
         let cache_before = self.options.cache.stats();
         watches.lock().expect("no panics while locked").forget_below(std::slice::from_ref(&self.options.out_dir));
+        let last = self.clean.take().map(|(_, files)| files);
         let output = project.and_then(|project| {
-            build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch)
+            build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch, last.as_ref())
                 .map(|(output, _)| output)
         });
         if read && !initial {

@@ -44,8 +44,19 @@ impl PublishStats {
 /// itself: a project folder moved or removed while it was built is not made again to hold
 /// its artifact). A bare error of the system (a permission denied) says where, and what to
 /// do when it is a permission.
-pub fn publish(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
-    publish_at(out, anchor, files).map_err(|error| match error.raw_os_error() {
+///
+/// `last` is what this process published there before (a watch session's last build): while
+/// the artifact's manifest is still that publish's, a file of the size and mode it left is
+/// taken to hold the bytes it wrote, and is compared in memory instead of read back. (Like a
+/// no-op build, this trusts that no one edits an artifact's files in place, keeping their
+/// size: `agent-bundle validate` is what finds that.)
+pub fn publish(
+    out: &Path,
+    anchor: &Path,
+    files: &BTreeMap<String, OutputFile>,
+    last: Option<&BTreeMap<String, OutputFile>>,
+) -> io::Result<PublishStats> {
+    publish_at(out, anchor, files, last).map_err(|error| match error.raw_os_error() {
         Some(_) => {
             let help = match error.kind() {
                 io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
@@ -59,7 +70,12 @@ pub fn publish(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) 
     })
 }
 
-fn publish_at(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) -> io::Result<PublishStats> {
+fn publish_at(
+    out: &Path,
+    anchor: &Path,
+    files: &BTreeMap<String, OutputFile>,
+    last: Option<&BTreeMap<String, OutputFile>>,
+) -> io::Result<PublishStats> {
     if let Some(path) = files.keys().find(|path| !crate::output::is_artifact_path(path)) {
         let message = format!("refusing to publish {path:?}: not a path inside the artifact");
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
@@ -68,10 +84,12 @@ fn publish_at(out: &Path, anchor: &Path, files: &BTreeMap<String, OutputFile>) -
     make_dirs_below(anchor, parent_of(out))?;
     let _turn = take_turn(out)?;
     let existing = existing_entries(out)?;
+    let last = last.filter(|last| last.get(MANIFEST_FILE).is_some_and(|manifest| still_published(out, manifest)));
     let mut stats = PublishStats::default();
     for (path, file) in files {
+        let written = last.and_then(|last| last.get(path));
         // Without a previous artifact every file is new: no probe per file.
-        if !existing.files.is_empty() && is_unchanged(&out.join(path), file) {
+        if !existing.files.is_empty() && is_unchanged(&out.join(path), file, written) {
             stats.unchanged += 1;
         } else {
             stats.written.push(path.clone());
@@ -194,15 +212,30 @@ fn process_umask() -> Option<u32> {
     })
 }
 
-fn is_unchanged(path: &Path, file: &OutputFile) -> bool {
+/// Whether the file at `path` holds `file`: its size and mode, then its bytes, read back or,
+/// when the last publish `written` it (see [`publish`]), as that publish wrote them.
+fn is_unchanged(path: &Path, file: &OutputFile, written: Option<&OutputFile>) -> bool {
     let Ok(metadata) = fs::symlink_metadata(path) else {
         return false;
     };
     let executable = metadata.permissions().mode() & 0o111 != 0;
-    metadata.is_file()
-        && metadata.len() == file.bytes.len() as u64
-        && executable == file.executable
-        && fs::read(path).is_ok_and(|bytes| *bytes == *file.bytes)
+    let same_bytes = || match written {
+        Some(written) => written.executable == file.executable && same_contents(&written.bytes, &file.bytes),
+        None => fs::read(path).is_ok_and(|bytes| *bytes == *file.bytes),
+    };
+    metadata.is_file() && metadata.len() == file.bytes.len() as u64 && executable == file.executable && same_bytes()
+}
+
+/// Equal bytes, known at once when both are the one buffer (a payload file whose input did
+/// not change).
+fn same_contents(a: &std::sync::Arc<[u8]>, b: &std::sync::Arc<[u8]>) -> bool {
+    std::sync::Arc::ptr_eq(a, b) || a == b
+}
+
+/// Whether the artifact's manifest is still `manifest`: the artifact is the one that wrote
+/// it (no other build published in between).
+fn still_published(out: &Path, manifest: &OutputFile) -> bool {
+    fs::read(out.join(MANIFEST_FILE)).is_ok_and(|bytes| *bytes == *manifest.bytes)
 }
 
 /// What the current artifact holds, by artifact-relative path.
@@ -362,22 +395,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
         let first =
-            publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")])).unwrap();
+            publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "2"), ("gone.txt", "x")]), None)
+                .unwrap();
         assert_eq!(first.written.len(), 4);
         let inode = fs::metadata(out.join("a.json")).unwrap().ino();
 
-        let second = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        let second = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")]), None).unwrap();
         assert_eq!(second.written, ["hooks/b.mjs"]);
         assert_eq!(second.removed, ["gone.txt"]);
         assert_eq!(fs::metadata(out.join("a.json")).unwrap().ino(), inode);
         assert_eq!(fs::read_to_string(out.join("hooks/b.mjs")).unwrap(), "3");
         assert!(!out.join("gone.txt").exists());
 
-        let third = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")])).unwrap();
+        let third = publish(&out, dir.path(), &artifact(&[("a.json", "1"), ("hooks/b.mjs", "3")]), None).unwrap();
         assert!(!third.changed());
 
         // A folder goes with its files: listed, not counted as a file removed.
-        let fourth = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
+        let fourth = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
         assert_eq!(
             (fourth.removed.as_slice(), fourth.removed_files()),
             (&["hooks/".to_owned(), "hooks/b.mjs".to_owned()][..], 1)
@@ -390,7 +424,7 @@ mod tests {
     fn refuses_to_write_outside_the_artifact() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("nested/artifact");
-        let error = publish(&out, dir.path(), &artifact(&[("../../escaped.txt", "x")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("../../escaped.txt", "x")]), None).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         assert!(!dir.path().join("escaped.txt").exists() && !out.exists());
     }
@@ -399,7 +433,7 @@ mod tests {
     fn refuses_to_replace_a_directory_that_is_not_an_artifact() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("precious.txt"), "keep").unwrap();
-        let error = publish(dir.path(), dir.path(), &artifact(&[])).unwrap_err();
+        let error = publish(dir.path(), dir.path(), &artifact(&[]), None).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
     }
@@ -410,13 +444,13 @@ mod tests {
         let out = dir.path().join("artifact");
         fs::write(&out, "my notes").unwrap();
         fs::write(sibling(&out, "staging"), "left over").unwrap();
-        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert!(error.to_string().contains("is not a directory"), "{error}");
         assert_eq!(fs::read_to_string(&out).unwrap(), "my notes");
 
         fs::remove_file(&out).unwrap();
-        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, ["artifact"]);
     }
@@ -428,7 +462,7 @@ mod tests {
         fs::create_dir_all(out.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink("../host/plugins/demo", &out).unwrap();
         for bytes in ["1", "2"] {
-            publish(&out, dir.path(), &artifact(&[("a.json", bytes)])).unwrap();
+            publish(&out, dir.path(), &artifact(&[("a.json", bytes)]), None).unwrap();
             assert!(fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
             assert_eq!(fs::read_to_string(elsewhere.join("a.json")).unwrap(), bytes);
         }
@@ -441,7 +475,7 @@ mod tests {
     fn taking_the_turn_removes_what_a_killed_publish_left_beside_the_artifact() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
         // Killed while removing the previous artifact it had swapped into staging.
         fs::create_dir_all(sibling(&out, "staging").join("hooks")).unwrap();
         fs::write(sibling(&out, "staging").join("hooks/b.mjs"), "previous").unwrap();
@@ -457,11 +491,11 @@ mod tests {
     fn a_project_folder_gone_is_not_made_again() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
-        let error = publish(&root.join("artifact"), &root, &artifact(&[("a.json", "1")])).unwrap_err();
+        let error = publish(&root.join("artifact"), &root, &artifact(&[("a.json", "1")]), None).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
         assert!(!root.exists());
         fs::create_dir(&root).unwrap();
-        publish(&root.join("out/deep/artifact"), &root, &artifact(&[("a.json", "1")])).unwrap();
+        publish(&root.join("out/deep/artifact"), &root, &artifact(&[("a.json", "1")]), None).unwrap();
         assert_eq!(fs::read_to_string(root.join("out/deep/artifact/a.json")).unwrap(), "1");
     }
 
@@ -470,8 +504,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("file"), "").unwrap();
         let out = dir.path().join("file/artifact");
-        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap_err();
+        let error = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap_err();
         assert!(error.to_string().starts_with(&format!("cannot publish {}: ", out.display())), "{error}");
+    }
+
+    /// What this process published last is trusted for its files' bytes while the
+    /// artifact's manifest is that publish's (as a no-op trusts the artifact): a file edited
+    /// in place, its size kept, is not read back then; a resized one, or any once another
+    /// build's manifest is there, is.
+    #[test]
+    fn the_last_publish_is_trusted_for_bytes_while_its_manifest_is_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("artifact");
+        let files = artifact(&[("a.json", "1"), ("b.json", "22")]);
+        publish(&out, dir.path(), &files, None).unwrap();
+        fs::write(out.join("a.json"), "9").unwrap();
+        fs::write(out.join("b.json"), "333").unwrap();
+        let trusted = publish(&out, dir.path(), &files, Some(&files)).unwrap();
+        assert_eq!((trusted.written.as_slice(), trusted.unchanged), (&["b.json".to_owned()][..], 2));
+        assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "9", "trusted, not read back");
+        // Another build's manifest: nothing is trusted.
+        fs::write(out.join(MANIFEST_FILE), "{\"other\":1}").unwrap();
+        let read_back = publish(&out, dir.path(), &files, Some(&files)).unwrap();
+        assert_eq!(read_back.written, ["a.json", MANIFEST_FILE]);
+        assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");
     }
 
     /// An artifact's name as long as a file's may be still publishes: the staging folder
@@ -480,9 +536,9 @@ mod tests {
     fn an_artifact_with_the_longest_name_publishes() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("y".repeat(255));
-        let stats = publish(&out, dir.path(), &artifact(&[("a.txt", "a")])).unwrap();
+        let stats = publish(&out, dir.path(), &artifact(&[("a.txt", "a")]), None).unwrap();
         assert_eq!(stats.written, ["a.txt", MANIFEST_FILE]);
-        publish(&out, dir.path(), &artifact(&[("a.txt", "b")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.txt", "b")]), None).unwrap();
         assert_eq!(fs::read_to_string(out.join("a.txt")).unwrap(), "b");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no staging folder left");
         assert_ne!(sibling(&out, "staging"), sibling(&dir.path().join(format!("{}z", "y".repeat(254))), "staging"));
@@ -492,9 +548,9 @@ mod tests {
     fn an_interrupted_swap_is_recovered() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("artifact");
-        publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
+        publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
         fs::rename(&out, sibling(&out, "old")).unwrap();
-        let stats = publish(&out, dir.path(), &artifact(&[("a.json", "1")])).unwrap();
+        let stats = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
         assert!(!stats.changed());
         assert!(out.join("a.json").is_file());
     }

@@ -1023,6 +1023,35 @@ mod tests {
         ])
     }
 
+    /// The manifest is written as canonical JSON (sorted keys, two-space indent, a newline):
+    /// its typed rows declare their fields in that order, with every optional part present
+    /// here (a payload's executable file, the shared runtime, a description).
+    #[test]
+    fn the_manifest_is_canonical_json() {
+        let config = "export default { plugin: { name: 'm', description: 'd' }, targets: ['claude', 'codex'],\n  \
+                      payload: { bin: './bin' }, hooks: { stop: './src/a.ts' } };\n";
+        let mut disk = files(&[
+            ("agent-bundle.config.ts", config),
+            ("src/a.ts", "export default () => undefined;\n"),
+            (
+                "src/events/prompt/submit.tsx",
+                "export const config = { runtime: 'shared' };\nexport default () => null;\n",
+            ),
+        ]);
+        disk.insert("bin/run".to_owned(), (Ok(Arc::from(&b"#!/bin/sh\n"[..])), true));
+        let mut workspace = Workspace::new(Database::new(), PathBuf::from("/virtual"));
+        let project = workspace.sync(disk, Settings::default());
+        let compiled = compile(&workspace.db, project);
+        assert!(!compiled.has_errors(), "{:?}", compiled.diagnostics);
+        let text = std::str::from_utf8(&compiled.files[emit::MANIFEST_FILE].bytes).unwrap().to_owned();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for key in ["eventRuntime", "payloads"] {
+            assert!(value.get(key).is_some(), "{key} in {text}");
+        }
+        assert!(value["files"].as_array().unwrap().iter().any(|row| row["executable"] == true));
+        assert_eq!(text, crate::output::to_canonical_json(&value));
+    }
+
     /// The names of the queries salsa executed, sorted (parallel fan-out has no fixed order).
     fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {
         let mut names: Vec<String> =

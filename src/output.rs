@@ -73,7 +73,7 @@ pub fn to_canonical_json(value: &serde_json::Value) -> String {
 }
 
 /// `value` serialized with every object's keys in order, without copying the tree.
-struct Sorted<'a>(&'a serde_json::Value);
+pub(crate) struct Sorted<'a>(pub &'a serde_json::Value);
 
 impl serde::Serialize for Sorted<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -68,59 +68,112 @@ impl Artifact {
         runtime_epoch: Option<&str>,
         inputs: &[Input<'_>],
     ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
-        let mut manifest = manifest(model, plans, &self.files, &self.hashes, inputs);
-        if let Some(epoch) = runtime_epoch {
-            manifest["eventRuntime"] = serde_json::json!({ "path": crate::hosts::RUNTIME_PATH, "epoch": epoch });
-        }
-        self.add(OutputFile::json(MANIFEST_FILE, &manifest));
+        let manifest = manifest(model, plans, &self.files, &self.hashes, inputs, runtime_epoch);
+        self.add(OutputFile::generated(MANIFEST_FILE, manifest.into_bytes().into()));
         (self.files, self.diagnostics)
     }
 }
 
+/// The manifest, as canonical JSON: every row typed, its fields declared in the sorted order
+/// canonical JSON writes them in (the test below holds that), so that thousands of payload
+/// files cost no map per row.
 fn manifest(
     model: &Model,
     plans: &[&HostPlan],
     files: &BTreeMap<String, OutputFile>,
     hashes: &BTreeMap<String, Hash>,
     inputs: &[Input<'_>],
-) -> serde_json::Value {
-    use serde_json::json;
-    let files: Vec<_> = files
+    runtime_epoch: Option<&str>,
+) -> String {
+    let files = files
         .values()
-        .map(|file| {
-            let hash = hashes.get(&file.path).copied().unwrap_or_else(|| Hash::of(&file.bytes));
-            let mut row = json!({
-                "path": file.path,
-                "bytes": file.bytes.len(),
-                "blake3": hash.to_hex(),
-                "kind": file.kind.as_str(),
-            });
-            if file.executable {
-                row["executable"] = true.into();
-            }
-            row
+        .map(|file| FileRow {
+            blake3: hashes.get(&file.path).copied().unwrap_or_else(|| Hash::of(&file.bytes)).to_hex(),
+            bytes: file.bytes.len(),
+            executable: file.executable,
+            kind: file.kind.as_str(),
+            path: &file.path,
         })
         .collect();
     let hooks: Vec<_> = plans.iter().flat_map(|plan| plan.hooks.iter().map(|h| hook_row(plan.target, h))).collect();
     let mut inputs: Vec<_> =
-        inputs.iter().map(|input| json!({ "path": input.path, "blake3": input.hash.to_hex() })).collect();
-    inputs.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+        inputs.iter().map(|input| InputRow { blake3: input.hash.to_hex(), path: input.path }).collect();
+    inputs.sort_by(|a, b| a.path.cmp(b.path));
     inputs.dedup();
-    let mut manifest = json!({
-        "manifestVersion": MANIFEST_VERSION,
-        "compiler": { "name": "agent-bundle", "version": env!("CARGO_PKG_VERSION") },
-        "plugin": { "name": model.name, "version": model.version, "description": model.description },
-        "targets": model.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-        "files": files,
-        "hooks": hooks,
-        "inputs": inputs,
-    });
     let payloads: Vec<_> =
-        model.emitted_payloads().map(|payload| json!({ "name": payload.name, "source": payload.source })).collect();
-    if !payloads.is_empty() {
-        manifest["payloads"] = payloads.into();
-    }
-    manifest
+        model.emitted_payloads().map(|payload| PayloadRow { name: &payload.name, source: &payload.source }).collect();
+    let manifest = Manifest {
+        compiler: Compiler { name: "agent-bundle", version: env!("CARGO_PKG_VERSION") },
+        event_runtime: runtime_epoch.map(|epoch| EventRuntime { epoch, path: crate::hosts::RUNTIME_PATH }),
+        files,
+        hooks: crate::output::Sorted(&serde_json::Value::Array(hooks)),
+        inputs,
+        manifest_version: MANIFEST_VERSION,
+        payloads,
+        plugin: Plugin { description: model.description.as_deref(), name: &model.name, version: &model.version },
+        targets: model.targets.iter().map(|t| t.as_str()).collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&manifest).expect("the manifest always serializes");
+    text.push('\n');
+    text
+}
+
+// The manifest's shape; every struct's fields in sorted order (see `manifest`).
+#[derive(serde::Serialize)]
+struct Manifest<'a> {
+    compiler: Compiler,
+    #[serde(rename = "eventRuntime", skip_serializing_if = "Option::is_none")]
+    event_runtime: Option<EventRuntime<'a>>,
+    files: Vec<FileRow<'a>>,
+    hooks: crate::output::Sorted<'a>,
+    inputs: Vec<InputRow<'a>>,
+    #[serde(rename = "manifestVersion")]
+    manifest_version: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    payloads: Vec<PayloadRow<'a>>,
+    plugin: Plugin<'a>,
+    targets: Vec<&'static str>,
+}
+
+#[derive(serde::Serialize)]
+struct Compiler {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct EventRuntime<'a> {
+    epoch: &'a str,
+    path: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct FileRow<'a> {
+    blake3: String,
+    bytes: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    executable: bool,
+    kind: &'static str,
+    path: &'a str,
+}
+
+#[derive(serde::Serialize, PartialEq)]
+struct InputRow<'a> {
+    blake3: String,
+    path: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct PayloadRow<'a> {
+    name: &'a str,
+    source: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct Plugin<'a> {
+    description: Option<&'a str>,
+    name: &'a str,
+    version: &'a str,
 }
 
 /// One row of the hook index (the manifest's `hooks`, read back by `hooks list/simulate`).

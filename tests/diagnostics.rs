@@ -868,3 +868,35 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
     let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", guarded)]);
     assert_eq!(warnings(dir.path()), []);
 }
+
+/// The route components reached through a module that re-exports them are checked as where
+/// they are imported directly: `<Agent.Reslt>` is AB4838 at the name, suggesting `Result`;
+/// another module's components are left alone.
+#[test]
+fn agent_through_a_re_export_is_checked() {
+    let config = "export default { plugin: { name: 'p' }, targets: ['claude'] };\n";
+    let ui = "export { Agent } from '@agent-bundle/runtime';\nexport const Other = { Box: () => null };\n";
+    let route = |tag: &str| {
+        format!(
+            "import {{ Agent as A, Other }} from '../lib/ui.ts';\n\
+             export default async function Route() {{\n  return <><{tag} value={{{{}}}} /><Other.Box /></>;\n}}\n"
+        )
+    };
+    let build = |tag: &str| {
+        let dir = project(&[
+            ("agent-bundle.config.ts", config),
+            ("src/lib/ui.ts", ui),
+            ("src/events/stop.tsx", &route(tag)),
+        ]);
+        build_json(dir.path(), &[])
+    };
+    let (code, report) = build("A.Reslt");
+    assert_eq!(code, 1, "{report:#}");
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!((&diagnostic["code"], &diagnostic["file"]), (&"AB4838".into(), &"src/events/stop.tsx".into()));
+    assert_eq!((&diagnostic["line"], &diagnostic["column"]), (&3.into(), &15.into()), "{diagnostic:#}");
+    assert!(diagnostic["help"].as_str().unwrap().contains("did you mean `Result`?"), "{diagnostic:#}");
+    let (code, report) = build("A.Result");
+    assert_eq!(code, 0, "{report:#}");
+}

@@ -75,6 +75,19 @@ pub struct ModuleLinks {
     /// one without `type` is what TypeScript allows (an import of one the transpiler kept is
     /// used as a value, which it has not).
     pub type_exports: BTreeSet<String>,
+    /// JSX tags `<X.Y>` whose `X` is an imported binding (`Transpiled::imported_member_tags`):
+    /// the graph checks those that are the route components' `Agent`.
+    pub member_tags: Vec<MemberTag>,
+}
+
+/// A JSX tag `<local.member>` whose `local` is `binding`, imported.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct MemberTag {
+    pub binding: Binding,
+    pub local: String,
+    pub member: String,
+    /// The member's.
+    pub span: Span,
 }
 
 /// A name in a module's exports (`*` for its namespace).
@@ -593,6 +606,14 @@ impl<'c> Linker<'c> {
                         let span = self.imported_name_span(&import.source.value, &name).unwrap_or(namespace.span);
                         self.links.imported.push((binding.clone(), span));
                     }
+                    let tags = self.transpiled.imported_member_tags.iter();
+                    let tags = tags.filter(|tag| tag.specifier == import.source.value.as_str() && tag.name == name);
+                    self.links.member_tags.extend(tags.map(|tag| MemberTag {
+                        binding: binding.clone(),
+                        local: tag.local.clone(),
+                        member: tag.member.clone(),
+                        span: tag.span,
+                    }));
                     if let Some(symbol) = local.symbol_id.get() {
                         self.replacements.insert(symbol, replacement);
                         self.imported_bindings.insert(symbol, binding);

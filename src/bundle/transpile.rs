@@ -1,7 +1,7 @@
 //! Front end: parse the original TS/JS, report problems at spans of the original source, and
 //! transpile it to plain JavaScript (types stripped, JSX lowered) with oxc.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 
 use camino::Utf8Path;
@@ -111,6 +111,10 @@ pub struct Transpiled {
     /// Original spans of the names imported or re-exported from each specifier (`default`
     /// for a default import), where each is first named: what a missing export points at.
     pub imported_name_spans: BTreeMap<(String, String), Span>,
+    /// JSX tags `<X.Y>` whose `X` is imported from another module (`import { Agent } from
+    /// './ui'`, which may be the route components' `Agent` re-exported): only the linked
+    /// graph can tell what `Y` must be.
+    pub imported_member_tags: Vec<ImportedMemberTag>,
     /// Where the code came from, in code order (none for the tool's own modules).
     pub origins: Vec<Origin>,
 }
@@ -246,6 +250,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         export_spans: BTreeMap::new(),
         default_export_span: None,
         imported_name_spans: BTreeMap::new(),
+        imported_member_tags: Vec::new(),
         origins: Vec::new(),
     };
     // (Spans are 32-bit offsets, a JSON module's too.)
@@ -310,6 +315,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
 
     let mut checker = Checker::new(source, semantic.semantic.scoping());
     checker.agent_bindings = agent_bindings(&program);
+    checker.import_origins = import_origins(&program);
     checker.fs_reads = fs_reads(&program);
     checker.signatures = function_signatures(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
@@ -331,6 +337,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     out.export_spans = checker.export_spans;
     out.default_export_span = checker.default_export_span;
     out.imported_name_spans = checker.imported_name_spans;
+    out.imported_member_tags = checker.imported_member_tags;
     if early_errors {
         return out;
     }
@@ -431,6 +438,9 @@ struct Checker<'s> {
     /// start: declarations for TypeScript alone.
     signatures: BTreeSet<u32>,
     imported_name_spans: BTreeMap<(String, String), Span>,
+    imported_member_tags: Vec<ImportedMemberTag>,
+    /// What each value imported from a module is: its specifier and the name imported.
+    import_origins: HashMap<SymbolId, (String, String)>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
     /// The dotted paths of the namespaces being walked, innermost last.
@@ -484,6 +494,8 @@ impl<'s> Checker<'s> {
             export_spans: BTreeMap::new(),
             default_export_span: None,
             signatures: BTreeSet::new(),
+            imported_member_tags: Vec::new(),
+            import_origins: HashMap::new(),
             imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
@@ -635,19 +647,24 @@ impl<'s> Checker<'s> {
         if property.name == "Context" {
             self.renders.context.get_or_insert(property.span.into());
         }
-        if AGENT_COMPONENTS.contains(&property.name.as_str()) {
-            return;
+        if let Some((message, help)) = agent_component_problem(&object.name, &property.name) {
+            let error = BundleDiagnostic::error(BundleErrorKind::MissingExport, property.span.into(), message);
+            self.diagnostics.push(error.with_help(help));
         }
-        let components: Vec<String> = AGENT_COMPONENTS.iter().map(|c| format!("`{}.{c}`", object.name)).collect();
-        let help = format!("the route components are {}", components.join(" and "));
-        self.diagnostics.push(
-            BundleDiagnostic::error(
-                BundleErrorKind::MissingExport,
-                property.span.into(),
-                format!("`Agent` has no component `{}`", property.name),
-            )
-            .with_help(crate::diagnostics::suggesting(&property.name, AGENT_COMPONENTS, &help)),
-        );
+    }
+
+    /// Records `<X.Y>` where `X` is imported from a module other than the route components'
+    /// (whose `Agent` this module checks itself): linked, it may be their `Agent`.
+    fn imported_member_tag(&mut self, object: &IdentifierReference<'_>, property: &JSXIdentifier<'_>) {
+        let symbol = self.scoping.get_reference(object.reference_id()).symbol_id();
+        let Some((specifier, name)) = symbol.and_then(|symbol| self.import_origins.get(&symbol)) else { return };
+        self.imported_member_tags.push(ImportedMemberTag {
+            specifier: specifier.clone(),
+            name: name.clone(),
+            local: object.name.to_string(),
+            member: property.name.to_string(),
+            span: property.span.into(),
+        });
     }
 
     /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host: a
@@ -1249,6 +1266,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                 {
                     self.component_declared(object);
                     self.agent_component(object, &member.property);
+                    self.imported_member_tag(object, &member.property);
                     if member.property.name == "Result" && self.is_agent(object) {
                         self.result_value(&it.attributes);
                     }
@@ -1459,6 +1477,57 @@ fn function_signatures(program: &Program<'_>) -> BTreeSet<u32> {
     let mut signatures = Signatures::default();
     signatures.visit_program(program);
     signatures.0
+}
+
+/// What is wrong with `<local.member>` where `local` is the route components' `Agent`: the
+/// message and help when `member` is none of them.
+pub(crate) fn agent_component_problem(local: &str, member: &str) -> Option<(String, String)> {
+    if AGENT_COMPONENTS.contains(&member) {
+        return None;
+    }
+    let components: Vec<String> = AGENT_COMPONENTS.iter().map(|c| format!("`{local}.{c}`")).collect();
+    let help = format!("the route components are {}", components.join(" and "));
+    Some((
+        format!("`Agent` has no component `{member}`"),
+        crate::diagnostics::suggesting(member, AGENT_COMPONENTS, &help),
+    ))
+}
+
+/// A JSX tag `<X.Y>` whose `X` is imported: `name` of the module `specifier`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ImportedMemberTag {
+    pub specifier: String,
+    pub name: String,
+    /// `X` and `Y`, as written.
+    pub local: String,
+    pub member: String,
+    /// The member (`Y`).
+    pub span: Span,
+}
+
+/// What each value `program` imports by name or as a default is: the specifier and the name
+/// imported (`default` for a default import), but for the route components' module.
+fn import_origins(program: &Program<'_>) -> HashMap<SymbolId, (String, String)> {
+    let mut origins = HashMap::new();
+    for statement in &program.body {
+        let Statement::ImportDeclaration(import) = statement else { continue };
+        if import.import_kind.is_type() || import.source.value == AGENT_SPECIFIER {
+            continue;
+        }
+        for specifier in import.specifiers.iter().flatten() {
+            let (local, name) = match specifier {
+                ImportDeclarationSpecifier::ImportSpecifier(named) if !named.import_kind.is_type() => {
+                    (&named.local, named.imported.name().to_string())
+                }
+                ImportDeclarationSpecifier::ImportDefaultSpecifier(default) => (&default.local, "default".to_owned()),
+                _ => continue,
+            };
+            if let Some(symbol) = local.symbol_id.get() {
+                origins.insert(symbol, (import.source.value.to_string(), name));
+            }
+        }
+    }
+    origins
 }
 
 /// What `program`'s import declarations of any of `sources` bind.

@@ -139,11 +139,35 @@ impl<'a> ModuleGraph<'a> {
         keys
     }
 
-    /// Every module's own problems, then the imports that name no export (which need the
-    /// whole graph), all at once: a module that failed a check still says what it exports.
+    /// Every module's own problems, then the imports that name no export and the route
+    /// components rendered through a re-export (which need the whole graph), all at once: a
+    /// module that failed a check still says what it exports.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut diagnostics = self.module_diagnostics();
         diagnostics.extend(self.link_diagnostics());
+        diagnostics.extend(self.agent_tag_diagnostics());
+        diagnostics
+    }
+
+    /// `<Agent.Contxt>` where `Agent` is the route components' re-exported by another module
+    /// (`export { Agent } from '@agent-bundle/runtime'` in `./ui`): AB4838, as where it is
+    /// imported directly; every render would fail.
+    fn agent_tag_diagnostics(&self) -> Vec<Diagnostic> {
+        let chunks = self.by_key();
+        let agent = Binding { source: LinkSource::Module(AGENT_KEY.to_owned()), name: "Agent".to_owned() };
+        let mut diagnostics = Vec::new();
+        for (key, chunk) in &self.modules {
+            for tag in &chunk.links.member_tags {
+                let resolved = resolve_export(&chunks, &tag.binding, &mut BTreeSet::new());
+                if !matches!(resolved, Export::Found(found) if found == agent) {
+                    continue;
+                }
+                if let Some((message, help)) = super::transpile::agent_component_problem(&tag.local, &tag.member) {
+                    let error = Diagnostic::error(Code::MissingExport, message).in_file(key.clone()).at(tag.span);
+                    diagnostics.push(error.with_help(help));
+                }
+            }
+        }
         diagnostics
     }
 

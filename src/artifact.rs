@@ -483,8 +483,9 @@ pub fn simulate(
         return Ok(failed(failure, stderr, status.code()));
     }
     stderr.push_str(&runtime_log);
-    let report: serde_json::Value =
-        serde_json::from_str(stdout.trim()).map_err(|_| format!("the wrapper produced invalid JSON: {stdout:?}"))?;
+    let Ok(report) = serde_json::from_str::<serde_json::Value>(stdout.trim()) else {
+        return Ok(failed(format!("the wrapper produced invalid JSON: {stdout:?}"), stderr, status.code()));
+    };
     Ok(Simulation {
         native_input: report["nativeInput"].clone(),
         native_output: report["nativeOutput"].clone(),

@@ -883,11 +883,8 @@ fn agent_through_a_re_export_is_checked() {
         )
     };
     let build = |tag: &str| {
-        let dir = project(&[
-            ("agent-bundle.config.ts", config),
-            ("src/lib/ui.ts", ui),
-            ("src/events/stop.tsx", &route(tag)),
-        ]);
+        let dir =
+            project(&[("agent-bundle.config.ts", config), ("src/lib/ui.ts", ui), ("src/events/stop.tsx", &route(tag))]);
         build_json(dir.path(), &[])
     };
     let (code, report) = build("A.Reslt");

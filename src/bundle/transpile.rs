@@ -445,6 +445,8 @@ struct Checker<'s> {
     exported: BTreeMap<String, Span>,
     /// The dotted paths of the namespaces being walked, innermost last.
     namespaces: Vec<String>,
+    /// How many of them are `declare namespace`s: all that is in one is for TypeScript alone.
+    ambient_namespaces: u32,
     /// The names each namespace path has exported so far: while one of its declarations is
     /// walked, those of its earlier declarations (a namespace declared again merges with
     /// them), since a declaration's own are added once it is walked.
@@ -499,6 +501,7 @@ impl<'s> Checker<'s> {
             imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
+            ambient_namespaces: 0,
             module_level: BTreeSet::new(),
             namespace_exports: BTreeMap::new(),
             commonjs_tested: false,
@@ -1143,7 +1146,9 @@ impl<'a> Visit<'a> for Checker<'_> {
             None => it.id.name.to_string(),
         };
         self.namespaces.push(path.clone());
+        self.ambient_namespaces += u32::from(it.declare);
         walk::walk_ts_namespace_declaration(self, it);
+        self.ambient_namespaces -= u32::from(it.declare);
         self.namespaces.pop();
         match &it.body {
             TSNamespaceDeclarationBody::TSModuleBlock(block) => {
@@ -1174,6 +1179,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if let ModuleDeclaration::ExportNamedDeclaration(list) = it
             && !list.export_kind.is_type()
             && !self.namespaces.is_empty()
+            && self.ambient_namespaces == 0
         {
             // TypeScript's TS1194: a namespace exports what it declares.
             self.error(
@@ -2124,6 +2130,9 @@ mod tests {
         // syntax error once transpiled.
         let list = "namespace N { const a = 1; export { a }; }\nexport default () => 1;\n";
         assert_eq!(errors("src/h.ts", list), one(BundleErrorKind::Syntax, "export"));
+        // A declared namespace is TypeScript's alone, and may.
+        let declared = "declare namespace N { const a: number; export { a }; }\nexport default () => 1;\n";
+        assert!(errors("src/h.ts", declared).is_empty());
     }
 
     /// An `Agent.Result` whose value is written out as an object is read for what it asks:

@@ -151,8 +151,15 @@ async function answerOf(spec, load) {
   const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
-  if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }) + "\n";
-  return output === null ? "" : JSON.stringify(output);
+  if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }, wellFormed) + "\n";
+  return output === null ? "" : JSON.stringify(output, wellFormed);
+}
+
+// A string cut inside a character (`"😀".slice(0, 1)`) holds a lone surrogate, which JSON
+// writes as an escape that hosts parsing strictly refuse (Codex is written in Rust): the
+// answer would be lost, and a deny with it. Such a part becomes U+FFFD instead.
+function wellFormed(_key, value) {
+  return typeof value === "string" ? value.toWellFormed() : value;
 }
 
 /** The form of a simulation's input (`canonical` or `native`), or null when a host runs the hook. */

@@ -317,6 +317,14 @@ describe("real host payloads", PARALLEL, () => {
 describe("projection", PARALLEL, () => {
   const claudeOut = (body) => hookSpecific("PreToolUse", body);
 
+  // A lone surrogate would be written as an escape strict JSON readers (Rust's, Codex's)
+  // refuse, losing the answer: it becomes U+FFFD.
+  test("a string cut inside a character is written well-formed", async () => {
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => ({ outcome: "deny", reason: "no " + "😀".slice(0, 1) })` });
+    writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "no \ufffd" }));
+    assert.ok(!r.stdout.includes("\\ud83d"), r.stdout);
+  });
+
   test("claude deny", async () => {
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler: `() => ({ outcome: "deny", reason: "no rm" })` });
     writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "no rm" }));

@@ -781,6 +781,27 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
             );
         }
+        // What no family takes: a deny with a new input, a reason with no decision.
+        let never = [
+            (
+                renders.deny_rewrite,
+                "that denies and gives a new tool input",
+                "a deny keeps the tool's input: drop `updatedInput`, or do not deny",
+            ),
+            (
+                renders.stray_reason,
+                "with a reason and no decision",
+                "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
+            ),
+        ];
+        for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
+            let message = format!(
+                "route {family} renders an `Agent.Result` {what}, which no host takes: every run that renders it fails"
+            );
+            diagnostics.push(
+                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
+            );
+        }
         diagnostics.extend(approvals_not_taken(hook, module, &renders, &planned));
     }
     diagnostics

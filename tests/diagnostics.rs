@@ -897,3 +897,48 @@ fn agent_through_a_re_export_is_checked() {
     let (code, report) = build("A.Result");
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// What no family takes, written out in a route's own file: a deny with a new input, a
+/// reason with no decision (AB4841); a computed outcome is not taken to be none.
+#[test]
+fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
+    let config = "export default { plugin: { name: 'res' }, targets: ['claude'] };\n";
+    let route = |value: &str| {
+        format!(
+            "import {{ Agent }} from '@agent-bundle/runtime';\n\
+             export default (props: {{ no: boolean }}) =>\n  <Agent.Result value={{{value}}} />;\n"
+        )
+    };
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/events/tool/before.tsx", &route("{ outcome: 'deny', reason: 'no', updatedInput: { command: 'pwd' } }")),
+        ("src/events/stop.tsx", &route("{ outcome: 'continue', reason: 'r' }")),
+        ("src/events/prompt/submit.tsx", &route("{ reason: 'r' }")),
+        ("src/events/agent/stop.tsx", &route("{ outcome: props.no ? 'deny' : 'continue', reason: 'r' }")),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let mut said: Vec<(String, String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let field = |key: &str| d[key].as_str().unwrap().to_owned();
+            (field("code"), field("file"), field("message").split_once(" renders ").unwrap().1.to_owned())
+        })
+        .collect();
+    said.sort();
+    let warned = |file: &str, what: &str| {
+        let message = format!("an `Agent.Result` {what}, which no host takes: every run that renders it fails");
+        ("AB4841".to_owned(), file.to_owned(), message)
+    };
+    assert_eq!(
+        said,
+        [
+            warned("src/events/prompt/submit.tsx", "with a reason and no decision"),
+            warned("src/events/stop.tsx", "with a reason and no decision"),
+            warned("src/events/tool/before.tsx", "that denies and gives a new tool input"),
+        ],
+        "{report:#}"
+    );
+}

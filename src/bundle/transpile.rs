@@ -681,7 +681,18 @@ impl<'s> Checker<'s> {
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         let JSXExpression::ObjectExpression(object) = &container.expression else { return };
         let properties: Vec<_> = object.properties.iter().filter_map(|property| property.as_property()).collect();
-        let gives = |key: &str| properties.iter().any(|property| property.key.static_name().as_deref() == Some(key));
+        let given = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
+        let gives = |key: &str| given(key).is_some();
+        let outcome = given("outcome").map(|property| property.value.get_inner_expression());
+        let decides = match outcome {
+            None => false,
+            Some(Expression::StringLiteral(outcome)) => outcome.value != "continue",
+            // (Computed: it may decide.)
+            Some(_) => true,
+        };
+        if let Some(reason) = given("reason").filter(|_| !decides) {
+            self.renders.stray_reason.get_or_insert(reason.span.into());
+        }
         for property in &properties {
             // (`'deny' as const`, `(…)`: the value itself.)
             let value = property.value.get_inner_expression();
@@ -694,7 +705,12 @@ impl<'s> Checker<'s> {
                         rewrite: gives("updatedInput"),
                     };
                     match outcome.value.as_str() {
-                        "deny" => _ = self.renders.deny.get_or_insert(property.span.into()),
+                        "deny" => {
+                            self.renders.deny.get_or_insert(property.span.into());
+                            if gives("updatedInput") {
+                                self.renders.deny_rewrite.get_or_insert(property.span.into());
+                            }
+                        }
                         "allow" => _ = self.renders.allow.get_or_insert_with(approved),
                         "ask" => _ = self.renders.ask.get_or_insert_with(approved),
                         _ => {}
@@ -1309,6 +1325,10 @@ pub struct Renders {
     /// Whether the module reads which host it renders for (`canonical.provenance`): a route
     /// that does is taken to decide only where the host takes it.
     pub reads_host: bool,
+    /// An `Agent.Result` that denies and gives a new tool input, which no family takes.
+    pub deny_rewrite: Option<Span>,
+    /// An `Agent.Result` with a `reason` and no decision (`outcome` `'continue'`, or none).
+    pub stray_reason: Option<Span>,
     /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
     pub rewrite: Option<Span>,
 }

@@ -1360,6 +1360,15 @@ const MAX_NAMESPACE_NESTING: u32 = 100;
 /// written code comes near.
 const MAX_FUNCTION_NESTING: u32 = 400;
 
+/// The deepest expressions may nest where Node's parser recurses (`a ? b : c ? …`,
+/// `a = b = …`, `!!…`; not down the left of `a + b + …`, `a.b.c` or `f()()`, which it reads in a
+/// loop): it gives up on conditionals between 2,000 and 3,000 levels down.
+const MAX_EXPRESSION_NESTING: u32 = 1_500;
+
+/// The longest `else if` chain: printed flat, but Node's parser recurses once per `else`,
+/// and gives up between 3,000 and 5,000.
+const MAX_ELSE_IF_CHAIN: u32 = 2_000;
+
 /// Finds the first statement nested past [`MAX_STATEMENT_NESTING`], or namespace past
 /// [`MAX_NAMESPACE_NESTING`]. Checked before semantic analysis, whose check of a label
 /// walks every statement around it (a chain of labels takes time as the square of its
@@ -1370,6 +1379,9 @@ struct NestingBound {
     statements: u32,
     namespaces: u32,
     functions: u32,
+    expressions: u32,
+    /// How many `else if` the walk is into in the chain it is in.
+    else_ifs: u32,
     found: Option<BundleDiagnostic>,
 }
 
@@ -1423,13 +1435,74 @@ impl<'a> Visit<'a> for NestingBound {
     }
 
     fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
+        let chain = std::mem::take(&mut self.else_ifs);
         self.visit_expression(&it.test);
         self.visit_statement(&it.consequent);
+        self.else_ifs = chain;
         match &it.alternate {
-            // `else if`: a chain, printed flat, no deeper.
-            Some(Statement::IfStatement(next)) => self.visit_if_statement(next.as_ref()),
+            // `else if`: a chain, printed flat, no deeper, as long as Node parses it.
+            Some(Statement::IfStatement(next)) if self.else_ifs < MAX_ELSE_IF_CHAIN => {
+                self.else_ifs += 1;
+                self.visit_if_statement(next.as_ref());
+                self.else_ifs -= 1;
+            }
+            Some(Statement::IfStatement(next)) if self.found.is_none() => {
+                let message = format!("`else if` chains more than {MAX_ELSE_IF_CHAIN} times here");
+                self.refuse(
+                    next.span,
+                    message,
+                    "Node's parser gives up on longer chains: use a lookup table or a `switch`",
+                );
+            }
+            Some(Statement::IfStatement(_)) => {}
             Some(alternate) => self.visit_statement(alternate),
             None => {}
+        }
+    }
+
+    fn visit_expression(&mut self, it: &Expression<'a>) {
+        if self.found.is_some() {
+            return;
+        }
+        self.expressions += 1;
+        if self.expressions <= MAX_EXPRESSION_NESTING {
+            walk::walk_expression(self, it);
+        } else {
+            let message = format!("expressions nest more than {MAX_EXPRESSION_NESTING} levels deep here");
+            self.refuse(it.span(), message, "Node's parser gives up on expressions nested much deeper: split it");
+        }
+        self.expressions -= 1;
+    }
+
+    // Down the left of a chain Node reads in a loop: no deeper.
+    fn visit_binary_expression(&mut self, it: &oxc_ast::ast::BinaryExpression<'a>) {
+        // (`**` is read from the right, as nesting.)
+        if it.operator == oxc_syntax::operator::BinaryOperator::Exponential {
+            self.visit_expression(&it.left);
+        } else {
+            walk::walk_expression(self, &it.left);
+        }
+        self.visit_expression(&it.right);
+    }
+
+    fn visit_logical_expression(&mut self, it: &oxc_ast::ast::LogicalExpression<'a>) {
+        walk::walk_expression(self, &it.left);
+        self.visit_expression(&it.right);
+    }
+
+    fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        walk::walk_expression(self, &it.object);
+    }
+
+    fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
+        walk::walk_expression(self, &it.object);
+        self.visit_expression(&it.expression);
+    }
+
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        walk::walk_expression(self, &it.callee);
+        for argument in &it.arguments {
+            self.visit_argument(argument);
         }
     }
 
@@ -2072,7 +2145,7 @@ mod tests {
         let found = errors("src/h.ts", &format!("{labels};\nexport default () => 1;\n"));
         assert_eq!(found.len(), 1);
         assert!(found[0].1.starts_with(&format!("l{MAX_STATEMENT_NESTING}: ")), "the label past the bound");
-        let chain: String = (0..3 * MAX_STATEMENT_NESTING).map(|i| format!("if (a === {i}) {{}} else ")).collect();
+        let chain: String = (0..MAX_ELSE_IF_CHAIN).map(|i| format!("if (a === {i}) {{}} else ")).collect();
         let out = transpile("src/h.ts", &format!("let a = 1;\n{chain}{{}}\nexport default () => a;\n"));
         assert!(out.code.is_some() && out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     }
@@ -2122,6 +2195,32 @@ mod tests {
             );
             let merged: String = (0..100).map(|i| format!("namespace N {{ export const x{i} = {i}; }}\n")).collect();
             assert!(errors("src/h.ts", &format!("{merged}export default () => N.x0;\n")).is_empty());
+        });
+    }
+
+    /// Expressions nest as deep as Node parses them where it recurses (conditionals,
+    /// assignments, prefix operators), and without bound down the left of a chain it reads in
+    /// a loop; an `else if` chain is as long as Node parses it.
+    #[test]
+    fn expressions_nested_past_what_node_parses_are_refused() {
+        crate::workspace::on_deep_pool(|| {
+            let conditional = |depth: u32| {
+                format!("export const v = {}0;\nexport default () => 1;\n", "1 ? 1 : ".repeat(depth as usize))
+            };
+            assert!(errors("src/h.ts", &conditional(MAX_EXPRESSION_NESTING - 10)).is_empty());
+            assert_eq!(errors("src/h.ts", &conditional(MAX_EXPRESSION_NESTING + 10)).len(), 1);
+            let flat = format!(
+                "const a = {{ b: 1 }};\nexport const sum = {}1;\nexport const deep = a{};\nexport default () => 1;\n",
+                "1 + ".repeat(20_000),
+                ".b".repeat(5_000)
+            );
+            assert!(errors("src/h.ts", &flat).is_empty(), "a chain read in a loop is no nesting");
+            let chain = |length: u32| {
+                let branches: String = (0..length).map(|i| format!("if (n === {i}) return {i}; else ")).collect();
+                format!("export function f(n: number) {{ {branches}return -1; }}\nexport default () => 1;\n")
+            };
+            assert!(errors("src/h.ts", &chain(MAX_ELSE_IF_CHAIN)).is_empty());
+            assert_eq!(errors("src/h.ts", &chain(MAX_ELSE_IF_CHAIN + 2)).len(), 1);
         });
     }
 

@@ -751,7 +751,9 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             let table = hosts::table(plan.target);
             Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
         });
-        if let Some(at) = renders.context {
+        // (A route that reads which host it renders for is taken to decide where each host
+        // takes it.)
+        if let Some(at) = renders.context.filter(|_| !renders.reads_host) {
             for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
                 let message = format!(
                     "route {family} renders `Agent.Context`, which {} takes no context for ({}): such a run fails \

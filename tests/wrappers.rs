@@ -637,11 +637,11 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
     let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
     let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
-    let wrapper = dir.path().join("artifact").join(stop["path"].as_str().unwrap());
-    let elsewhere = dir.path().join("elsewhere.mjs");
-    fs::write(&elsewhere, "process.stdout.write('{}');\n").unwrap();
-    fs::remove_file(&wrapper).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &wrapper).unwrap();
+    replace_with_link(
+        dir.path(),
+        &Path::new("artifact").join(stop["path"].as_str().unwrap()),
+        "process.stdout.write('{}');\n",
+    );
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
     let output = support::simulate(dir.path(), "claude", stop["name"].as_str().unwrap(), &input, &[]);
@@ -655,11 +655,8 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
 fn a_shared_runtime_that_is_a_link_is_never_run() {
     let dir = support::example("routes");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let runtime = dir.path().join("artifact/mcp/event-runtime.mjs");
-    let elsewhere = dir.path().join("elsewhere.mjs");
-    fs::write(&elsewhere, "import fs from 'node:fs';\nfs.writeFileSync(process.env.MARKER, 'ran');\n").unwrap();
-    fs::remove_file(&runtime).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &runtime).unwrap();
+    let ran = "import fs from 'node:fs';\nfs.writeFileSync(process.env.MARKER, 'ran');\n";
+    replace_with_link(dir.path(), Path::new("artifact/mcp/event-runtime.mjs"), ran);
     let marker = dir.path().join("ran");
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","prompt":"hi"}}"#);
@@ -675,4 +672,13 @@ fn a_shared_runtime_that_is_a_link_is_never_run() {
     validate.args(["validate", "--no-host-validation"]).env("MARKER", &marker).current_dir(dir.path());
     assert_eq!(validate.output().unwrap().status.code(), Some(1));
     assert!(!marker.exists(), "what the link leads to never ran");
+}
+
+/// Puts in place of the artifact file `path` (below `project`) a link to a script of
+/// `source` outside the artifact.
+fn replace_with_link(project: &Path, path: &Path, source: &str) {
+    let elsewhere = project.join("elsewhere.mjs");
+    fs::write(&elsewhere, source).unwrap();
+    fs::remove_file(project.join(path)).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, project.join(path)).unwrap();
 }

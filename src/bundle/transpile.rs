@@ -324,10 +324,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     checker.say_commonjs_uses();
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
-    // A route that reads which host it renders for is taken to render the context only where
-    // the host takes it.
-    let context = checker.renders.context.filter(|_| !checker.reads_host);
-    out.renders = Renders { context, reads_host: checker.reads_host, ..checker.renders };
+    out.renders = checker.renders;
     out.type_exports = std::mem::take(&mut checker.type_exports);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
@@ -469,8 +466,6 @@ struct Checker<'s> {
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag, and the first `Agent.Result` deciding or rewriting.
     renders: Renders,
-    /// Whether the module reads `provenance.host` (`canonical.provenance.host`).
-    reads_host: bool,
     /// See [`Transpiled::type_exports`].
     type_exports: BTreeSet<String>,
     /// What the module imports from `node:fs` that reads a file.
@@ -509,7 +504,6 @@ impl<'s> Checker<'s> {
             caught_at: Vec::new(),
             agent_bindings: Vec::new(),
             renders: Renders::default(),
-            reads_host: false,
             type_exports: BTreeSet::new(),
             fs_reads: FsReads::default(),
             renders_routes: false,
@@ -973,14 +967,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.reads_host |= it.property.name == "provenance";
+        self.renders.reads_host |= it.property.name == "provenance";
         walk::walk_static_member_expression(self, it);
     }
 
     /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
     /// of the provenance as a `.provenance` is.
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        self.reads_host |= it.key.static_name().is_some_and(|name| name == "provenance");
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| name == "provenance");
         walk::walk_binding_property(self, it);
     }
 
@@ -1315,22 +1309,22 @@ impl<'a> Visit<'a> for Checker<'_> {
 /// channel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Renders {
-    /// `<Agent.Context>` (left out when the module reads which host it renders for).
+    /// `<Agent.Context>`.
     pub context: Option<Span>,
     /// An `Agent.Result` whose value says `outcome: 'deny'`.
     pub deny: Option<Span>,
+    /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
+    pub rewrite: Option<Span>,
     /// An `Agent.Result` whose value says `outcome: 'allow'`, or `'ask'`.
     pub allow: Option<Approved>,
     pub ask: Option<Approved>,
-    /// Whether the module reads which host it renders for (`canonical.provenance`): a route
-    /// that does is taken to decide only where the host takes it.
-    pub reads_host: bool,
     /// An `Agent.Result` that denies and gives a new tool input, which no family takes.
     pub deny_rewrite: Option<Span>,
     /// An `Agent.Result` with a `reason` and no decision (`outcome` `'continue'`, or none).
     pub stray_reason: Option<Span>,
-    /// An `Agent.Result` whose value gives `updatedInput` written out (an object or array).
-    pub rewrite: Option<Span>,
+    /// Whether the module reads which host it renders for (`canonical.provenance`): a route
+    /// that does is taken to render a context, allow or ask only where the host takes it.
+    pub reads_host: bool,
 }
 
 /// An `Agent.Result` that allows or asks, as it is written.
@@ -1369,17 +1363,53 @@ const MAX_EXPRESSION_NESTING: u32 = 1_500;
 /// and gives up between 3,000 and 5,000.
 const MAX_ELSE_IF_CHAIN: u32 = 2_000;
 
-/// Finds the first statement nested past [`MAX_STATEMENT_NESTING`], or namespace past
-/// [`MAX_NAMESPACE_NESTING`]. Checked before semantic analysis, whose check of a label
-/// walks every statement around it (a chain of labels takes time as the square of its
-/// length), and such a module is never printed.
+/// What a nesting bound counts, each level of it one deeper.
+#[derive(Clone, Copy)]
+enum Nesting {
+    Statements,
+    Functions,
+    Namespaces,
+    Expressions,
+}
+
+impl Nesting {
+    fn bound(self) -> u32 {
+        match self {
+            Nesting::Statements => MAX_STATEMENT_NESTING,
+            Nesting::Functions => MAX_FUNCTION_NESTING,
+            Nesting::Namespaces => MAX_NAMESPACE_NESTING,
+            Nesting::Expressions => MAX_EXPRESSION_NESTING,
+        }
+    }
+
+    /// The diagnostic's message and help past the bound.
+    fn refusal(self) -> (String, &'static str) {
+        let (what, help) = match self {
+            Nesting::Statements => {
+                ("statements", "no written code nests so deep (printed, each level is indented once more): split it")
+            }
+            Nesting::Functions => ("functions", "Node's parser gives up on functions nested much deeper: split it"),
+            Nesting::Namespaces => (
+                "namespaces",
+                "each level runs as a function inside the one around it, which Node cannot parse so deep: use a \
+                 flatter structure (modules, or objects)",
+            ),
+            Nesting::Expressions => {
+                ("expressions", "Node's parser gives up on expressions nested much deeper: split it")
+            }
+        };
+        (format!("{what} nest more than {} levels deep here", self.bound()), help)
+    }
+}
+
+/// Finds the first place a module nests past a bound ([`Nesting`], and the longest `else if`
+/// chain). Checked before semantic analysis, whose check of a label walks every statement
+/// around it (a chain of labels takes time as the square of its length), and such a module
+/// is never printed.
 #[derive(Default)]
 struct NestingBound {
-    /// How many statements the walk is in (an `else if` is none deeper).
-    statements: u32,
-    namespaces: u32,
-    functions: u32,
-    expressions: u32,
+    /// How deep the walk is, by [`Nesting`] (an `else if` is no statement deeper).
+    depths: [u32; 4],
     /// How many `else if` the walk is into in the chain it is in.
     else_ifs: u32,
     found: Option<BundleDiagnostic>,
@@ -1396,42 +1426,32 @@ impl NestingBound {
         self.found = Some(BundleDiagnostic::error(BundleErrorKind::Syntax, span.into(), message).with_help(help));
     }
 
-    /// Walks a function's body (`walk`) one function deeper, unless that is past the bound.
-    fn in_function(&mut self, span: oxc_span::Span, walk: impl FnOnce(&mut Self)) {
+    /// Walks (`walk`) one level of `nesting` deeper, unless that is past its bound (or a
+    /// bound was passed already).
+    fn deeper(&mut self, nesting: Nesting, span: oxc_span::Span, walk: impl FnOnce(&mut Self)) {
         if self.found.is_some() {
             return;
         }
-        self.functions += 1;
-        if self.functions <= MAX_FUNCTION_NESTING {
+        self.depths[nesting as usize] += 1;
+        if self.depths[nesting as usize] <= nesting.bound() {
             walk(self);
         } else {
-            let message = format!("functions nest more than {MAX_FUNCTION_NESTING} levels deep here");
-            self.refuse(span, message, "Node's parser gives up on functions nested much deeper: split it");
+            let (message, help) = nesting.refusal();
+            self.refuse(span, message, help);
         }
-        self.functions -= 1;
+        self.depths[nesting as usize] -= 1;
     }
 }
 
 impl<'a> Visit<'a> for NestingBound {
     fn visit_statement(&mut self, it: &Statement<'a>) {
-        if self.found.is_some() {
-            return;
+        match it {
+            // A block is no level of its own: the statement whose body it is is one, and
+            // blocks within blocks are bounded as brackets.
+            Statement::BlockStatement(_) if self.found.is_none() => walk::walk_statement(self, it),
+            Statement::BlockStatement(_) => {}
+            _ => self.deeper(Nesting::Statements, it.span(), |bound| walk::walk_statement(bound, it)),
         }
-        // A block is no level of its own: the statement whose body it is is one, and blocks
-        // within blocks are bounded as brackets.
-        let level = u32::from(!matches!(it, Statement::BlockStatement(_)));
-        self.statements += level;
-        if self.statements <= MAX_STATEMENT_NESTING {
-            walk::walk_statement(self, it);
-        } else {
-            let message = format!("statements nest more than {MAX_STATEMENT_NESTING} levels deep here");
-            self.refuse(
-                it.span(),
-                message,
-                "no written code nests so deep (printed, each level is indented once more): split it",
-            );
-        }
-        self.statements -= level;
     }
 
     fn visit_if_statement(&mut self, it: &oxc_ast::ast::IfStatement<'a>) {
@@ -1461,17 +1481,7 @@ impl<'a> Visit<'a> for NestingBound {
     }
 
     fn visit_expression(&mut self, it: &Expression<'a>) {
-        if self.found.is_some() {
-            return;
-        }
-        self.expressions += 1;
-        if self.expressions <= MAX_EXPRESSION_NESTING {
-            walk::walk_expression(self, it);
-        } else {
-            let message = format!("expressions nest more than {MAX_EXPRESSION_NESTING} levels deep here");
-            self.refuse(it.span(), message, "Node's parser gives up on expressions nested much deeper: split it");
-        }
-        self.expressions -= 1;
+        self.deeper(Nesting::Expressions, it.span(), |bound| walk::walk_expression(bound, it));
     }
 
     // Down the left of a chain Node reads in a loop: no deeper.
@@ -1507,27 +1517,18 @@ impl<'a> Visit<'a> for NestingBound {
     }
 
     fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
-        self.in_function(it.span, |bound| walk::walk_function(bound, it, flags));
+        self.deeper(Nesting::Functions, it.span, |bound| walk::walk_function(bound, it, flags));
     }
 
     fn visit_arrow_function_expression(&mut self, it: &oxc_ast::ast::ArrowFunctionExpression<'a>) {
-        self.in_function(it.span, |bound| walk::walk_arrow_function_expression(bound, it));
+        self.deeper(Nesting::Functions, it.span, |bound| walk::walk_arrow_function_expression(bound, it));
     }
 
+    /// A namespace runs as a function: one level of either.
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        if self.found.is_some() {
-            return;
-        }
-        self.namespaces += 1;
-        if self.namespaces <= MAX_NAMESPACE_NESTING {
-            self.in_function(it.span, |bound| walk::walk_ts_namespace_declaration(bound, it));
-        } else {
-            let message = format!("namespaces nest more than {MAX_NAMESPACE_NESTING} levels deep here");
-            let help = "each level runs as a function inside the one around it, which Node cannot parse so deep: \
-                        use a flatter structure (modules, or objects)";
-            self.refuse(it.id.span, message, help);
-        }
-        self.namespaces -= 1;
+        self.deeper(Nesting::Namespaces, it.id.span, |bound| {
+            bound.deeper(Nesting::Functions, it.span, |bound| walk::walk_ts_namespace_declaration(bound, it));
+        });
     }
 }
 

@@ -30,9 +30,10 @@ use crate::stamp::{Clean, Summary};
 /// artifact's pack is an LZ4 frame, `packEncoding`; 6: a wrapper's key covers what each
 /// linked chunk imports, links and takes from Node, not only its code; 7: chunks record
 /// their source mappings, wrappers their source map; 8: chunks record where they render
-/// `Agent.Context`, and their warnings).
+/// `Agent.Context`, and their warnings; 9: the artifact record holds the build's warnings; 10:
+/// chunks record their components, which the build follows from a route).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/9 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/10 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -152,7 +153,7 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 /// What a chunk holds besides its code, as its record's values: the wrapper key covers
 /// them too, since linking reads them (a side-effect `import 'node:os'` lives in
 /// `builtins` alone).
-fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 6] {
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 7] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
     [
@@ -161,6 +162,7 @@ fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 6] {
         ("links", printed(&chunk.links)),
         ("mappings", printed(&chunk.mappings)),
         ("renders", printed(&chunk.renders)),
+        ("components", printed(&chunk.components)),
         ("warnings", printed(&chunk.diagnostics)),
     ]
 }
@@ -185,6 +187,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
     let renders = serde_json::from_str(record.values.get("renders")?).ok()?;
+    let components = serde_json::from_str(record.values.get("components")?).ok()?;
     let diagnostics = serde_json::from_str(record.values.get("warnings")?).ok()?;
     let imports = imports
         .into_iter()
@@ -199,6 +202,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         unresolved: Vec::new(),
         diagnostics,
         renders,
+        components,
         // (Only a chunk without errors is recorded, and every such chunk was linked.)
         linked: true,
     })

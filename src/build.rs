@@ -730,12 +730,13 @@ fn outside_dirs_wanted<'a>(
     dirs
 }
 
-/// What a route's own file renders that no run of it can take: `Agent.Context` for a host
-/// with no context channel for its family (Cursor's `beforeSubmitPrompt`; AB4818, per host),
-/// an `Agent.Result` that denies or gives a new tool input where the family takes none (a
-/// deny on `session/end`; AB4841). Every run that renders it fails. Warnings, since the
-/// route may render it only where it is taken, or on a path that never runs. Only the
-/// route's file: a module it links may export such a component beside what it takes.
+/// What a route renders that no run of it can take: `Agent.Context` for a host with no
+/// context channel for its family (Cursor's `beforeSubmitPrompt`; AB4818, per host), an
+/// `Agent.Result` that denies or gives a new tool input where the family takes none (a deny
+/// on `session/end`; AB4841). Every run that renders it fails. Warnings, since the route may
+/// render it only where it is taken, or on a path that never runs. What its own file writes,
+/// and what the components it imports render, each where the route renders it (a module
+/// exporting such a component beside what the route renders says nothing).
 fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
@@ -745,67 +746,89 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
         if planned.is_empty() {
             continue;
         }
-        let renders = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone())).renders;
-        let family = hook.trigger.key();
-        let rows = planned.iter().filter_map(|plan| {
-            let table = hosts::table(plan.target);
-            Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
+        let graph = crate::bundle::ModuleGraph::collect(&[module], |key| {
+            db::module_chunk(db, project, db::ModuleKey::new(db, key.to_owned()))
         });
-        // (A route that reads which host it renders for is taken to decide where each host
-        // takes it.)
-        if let Some(at) = renders.context.filter(|_| !renders.reads_host) {
-            for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
-                let message = format!(
-                    "route {family} renders `Agent.Context`, which {} takes no context for ({}): such a run fails \
-                     there",
-                    table.display_name, row.native
-                );
-                let help = format!(
-                    "leave {} out with the route's `config.targets`, or render the context only where the host \
-                     takes it (`canonical.provenance.host`; see `agent-bundle matrix`)",
-                    target.as_str()
-                );
-                let warning = Diagnostic::warning(Code::ContextNotTaken, message).in_file(module.clone()).at(at);
-                diagnostics.push(warning.for_host(target).with_help(help));
-            }
+        let own = graph.chunk(module).map(|chunk| chunk.renders).unwrap_or_default();
+        diagnostics.extend(rendered_not_taken(hook, module, &own, "", &planned));
+        for through in graph.rendered_through_imports(module) {
+            // (The route may choose the component by host.)
+            let renders =
+                crate::bundle::Renders { reads_host: own.reads_host || through.renders.reads_host, ..through.renders };
+            let via = format!(" (through `{}`, {})", through.component, through.module);
+            diagnostics.extend(rendered_not_taken(hook, module, &renders, &via, &planned));
         }
-        let rules = hook.trigger.rules();
-        let results = [
-            (renders.deny, rules.deny, "denies"),
-            (renders.rewrite, rules.rewrite, "gives a new tool input"),
-            (renders.allow.map(|approved| approved.at), rules.allow, "allows"),
-            (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
-        ];
-        for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
-            let message = format!("route {family} renders an `Agent.Result` that {what}, which {family} never takes");
-            let help = format!("{}; a run that renders it fails", rules.violation);
-            diagnostics.push(
-                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
-            );
-        }
-        // What no family takes: a deny with a new input, a reason with no decision.
-        let never = [
-            (
-                renders.deny_rewrite,
-                "that denies and gives a new tool input",
-                "a deny keeps the tool's input: drop `updatedInput`, or do not deny",
-            ),
-            (
-                renders.stray_reason,
-                "with a reason and no decision",
-                "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
-            ),
-        ];
-        for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
-            let message = format!(
-                "route {family} renders an `Agent.Result` {what}, which no host takes: every run that renders it fails"
-            );
-            diagnostics.push(
-                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.clone()).at(at).with_help(help),
-            );
-        }
-        diagnostics.extend(approvals_not_taken(hook, module, &renders, &planned));
     }
+    diagnostics
+}
+
+/// What `renders`, rendered by the route `hook` in `module` (`via` a component, said in the
+/// message), gives that its family or a host it is `planned` for does not take.
+fn rendered_not_taken(
+    hook: &crate::model::Hook,
+    module: &str,
+    renders: &crate::bundle::Renders,
+    via: &str,
+    planned: &[&HostPlan],
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let family = hook.trigger.key();
+    let rows = planned.iter().filter_map(|plan| {
+        let table = hosts::table(plan.target);
+        Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
+    });
+    // (A route that reads which host it renders for is taken to decide where each host
+    // takes it.)
+    if let Some(at) = renders.context.filter(|_| !renders.reads_host) {
+        for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
+            let message = format!(
+                "route {family} renders `Agent.Context`{via}, which {} takes no context for ({}): such a run fails \
+                 there",
+                table.display_name, row.native
+            );
+            let help = format!(
+                "leave {} out with the route's `config.targets`, or render the context only where the host \
+                 takes it (`canonical.provenance.host`; see `agent-bundle matrix`)",
+                target.as_str()
+            );
+            let warning = Diagnostic::warning(Code::ContextNotTaken, message).in_file(module.to_owned()).at(at);
+            diagnostics.push(warning.for_host(target).with_help(help));
+        }
+    }
+    let rules = hook.trigger.rules();
+    let results = [
+        (renders.deny, rules.deny, "denies"),
+        (renders.rewrite, rules.rewrite, "gives a new tool input"),
+        (renders.allow.map(|approved| approved.at), rules.allow, "allows"),
+        (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
+    ];
+    for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
+        let message = format!("route {family} renders an `Agent.Result` that {what}{via}, which {family} never takes");
+        let help = format!("{}; a run that renders it fails", rules.violation);
+        diagnostics
+            .push(Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help));
+    }
+    // What no family takes: a deny with a new input, a reason with no decision.
+    let never = [
+        (
+            renders.deny_rewrite,
+            "that denies and gives a new tool input",
+            "a deny keeps the tool's input: drop `updatedInput`, or do not deny",
+        ),
+        (
+            renders.stray_reason,
+            "with a reason and no decision",
+            "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
+        ),
+    ];
+    for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
+        let message = format!(
+            "route {family} renders an `Agent.Result` {what}{via}, which no host takes: every run that renders it fails"
+        );
+        diagnostics
+            .push(Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help));
+    }
+    diagnostics.extend(approvals_not_taken(hook, module, renders, via, planned));
     diagnostics
 }
 
@@ -817,6 +840,7 @@ fn approvals_not_taken(
     hook: &crate::model::Hook,
     module: &str,
     renders: &crate::bundle::Renders,
+    via: &str,
     planned: &[&HostPlan],
 ) -> Vec<Diagnostic> {
     let (Some(family), rules) = (hook.trigger.family(), hook.trigger.rules()) else { return Vec::new() };
@@ -840,7 +864,7 @@ fn approvals_not_taken(
                 Some(_) => continue,
             };
             let message = format!(
-                "route {} renders an `Agent.Result` with outcome `{}`, which {} {why} ({}): such a run fails there",
+                "route {} renders an `Agent.Result` with outcome `{}`{via}, which {} {why} ({}): such a run fails there",
                 family.key(),
                 approval.as_str(),
                 table.display_name,

@@ -782,17 +782,22 @@ fn a_builtin_mistyped_is_named_as_one() {
     );
 }
 
-/// A route whose file renders an `Agent.Result` its family never takes (a deny on an
+/// A route that renders an `Agent.Result` its family never takes (a deny on an
 /// observation-only family, a new tool input on `stop`) is warned of where the value is
-/// written (AB4841), from cached chunks as well; a family that takes it, a value passed on
-/// (`updatedInput` may be `undefined`), and a module the route only imports from (which may
-/// export such a component beside what the route takes) say nothing.
+/// written (AB4841), or where the route renders the component of another module that renders
+/// it (through a re-export, and a component rendering another), from cached chunks as well;
+/// a family that takes it, a value passed on (`updatedInput` may be `undefined`), and a
+/// module the route only imports from (which may export such a component beside what the
+/// route renders) say nothing.
 #[test]
 fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     let config = "export default { plugin: { name: 'res' }, targets: ['claude'] };\n";
     let helpers = "import { Agent } from '@agent-bundle/runtime';\n\
                    export const Deny = ({ reason }: { reason: string }) =>\n  \
-                   <Agent.Result value={{ outcome: 'deny', reason }} />;\nexport const log = (_: string) => {};\n";
+                   <Agent.Result value={{ outcome: 'deny', reason }} />;\nexport const log = (_: string) => {};\n\
+                   function Refuse() { return <Deny reason=\"no\" />; }\nexport { Refuse as Block };\n";
+    let index = "export { Block as Stop } from './ui.tsx';\n";
+    let through_index = "import { Stop } from '../components/index.ts';\nexport default () => <Stop />;\n";
     // (`up` leads from the route's folder to `src/events/`.)
     let route = |body: &str, up: &str| {
         format!(
@@ -803,7 +808,9 @@ fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     let dir = project(&[
         ("agent-bundle.config.ts", config),
         ("src/events/components/ui.tsx", helpers),
-        ("src/events/session/end.tsx", &route("null", "../")),
+        ("src/events/components/index.ts", index),
+        ("src/events/session/end.tsx", &route("<Deny reason=\"no\" />", "../")),
+        ("src/events/agent/start.tsx", through_index),
         ("src/events/session/start.tsx", &route("<Agent.Result value={{ outcome: 'deny' as const }} />", "../")),
         ("src/events/stop.tsx", &route("<Agent.Result value={{ updatedInput: { command: 'ls' } }} />", "./")),
         ("src/events/agent/stop.tsx", &route("<Agent.Result value={{ updatedInput: props.input }} />", "../")),
@@ -818,9 +825,14 @@ fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     };
     let expected = [
         ("AB4841".to_owned(), "src/events/session/start.tsx".to_owned(), 3),
+        ("AB4841".to_owned(), "src/events/session/end.tsx".to_owned(), 3),
         ("AB4841".to_owned(), "src/events/stop.tsx".to_owned(), 3),
+        ("AB4841".to_owned(), "src/events/agent/start.tsx".to_owned(), 2),
     ];
     assert_eq!(warnings(), expected);
+    let (_, report) = build_json(dir.path(), &[]);
+    let message = report["diagnostics"][3]["message"].as_str().unwrap();
+    assert!(message.contains("that denies (through `Refuse`, src/events/components/ui.tsx)"), "{message}");
     // Another config: the stages run again, each module's chunk from the cache.
     std::fs::write(dir.path().join("agent-bundle.config.ts"), format!("// again\n{config}")).unwrap();
     assert_eq!(warnings(), expected, "a build from cached chunks warns as well");
@@ -867,6 +879,16 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
                    canonical.provenance.host === 'cursor' ? null : <Agent.Context>hi</Agent.Context>;\n";
     let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", guarded)]);
     assert_eq!(warnings(dir.path()), []);
+    // A component of another module's that renders it: where the route renders the component.
+    let note =
+        "import { Agent } from '@agent-bundle/runtime';\nexport default () => <Agent.Context>hi</Agent.Context>;\n";
+    let through = "import Note from '../../lib/note.tsx';\n\nexport default () => <Note />;\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/lib/note.tsx", note),
+        ("src/events/prompt/submit.tsx", through),
+    ]);
+    assert_eq!(warnings(dir.path()), [("AB4818".to_owned(), "cursor".to_owned(), 3)]);
 }
 
 /// The route components reached through a module that re-exports them are checked as where

@@ -41,6 +41,8 @@ pub struct ModuleChunk {
     pub diagnostics: Vec<BundleDiagnostic>,
     /// What the module renders that some families or hosts do not take (`Transpiled::renders`).
     pub renders: super::transpile::Renders,
+    /// What its components render (`Transpiled::components`).
+    pub components: super::transpile::Components,
     /// Whether `links` says what the module imports and exports: its code transpiled and was
     /// linked, though a check may have failed (a module that does not parse, or could not be
     /// read, links nothing, and one re-exporting from a module that did not resolve says not
@@ -208,6 +210,7 @@ pub fn link_module(
         unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
         renders: transpiled.renders,
+        components: std::mem::take(&mut transpiled.components),
         linked: false,
     };
     // Checks on the original source may have failed while the transpiled code is still sound:

@@ -101,6 +101,9 @@ pub struct Transpiled {
     pub fallback_span: Span,
     /// Where the module first renders what some route families or hosts do not take.
     pub renders: Renders,
+    /// What each of its components renders, and which it renders in turn: what the build
+    /// follows from a route into the modules it imports components from.
+    pub components: Components,
     /// The names the module exports as types only (`export interface Props`), which the
     /// transpiled code no longer has.
     pub type_exports: BTreeSet<String>,
@@ -246,6 +249,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         request_spans: BTreeMap::new(),
         fallback_span: Span::new(0, 0),
         renders: Renders::default(),
+        components: Components::default(),
         type_exports: BTreeSet::new(),
         export_spans: BTreeMap::new(),
         default_export_span: None,
@@ -318,6 +322,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     checker.import_origins = import_origins(&program);
     checker.fs_reads = fs_reads(&program);
     checker.signatures = function_signatures(&program);
+    (checker.component_statements, checker.components.exported) = top_level_values(&program);
     checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
     checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
@@ -325,6 +330,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     out.renders = checker.renders;
+    out.components = checker.components.declared_only();
     out.type_exports = std::mem::take(&mut checker.type_exports);
     // Value imports first, then type-only ones (the transpiler drops those).
     let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
@@ -392,7 +398,12 @@ fn transform_options() -> TransformOptions {
 /// The names a statement of a namespace body exports as members of the namespace.
 fn exported_names(statement: &Statement<'_>) -> Vec<String> {
     let Statement::ExportDeclaration(export) = statement else { return Vec::new() };
-    match &export.declaration {
+    declared_names(&export.declaration)
+}
+
+/// The values a declaration binds.
+fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
+    match declaration {
         Declaration::VariableDeclaration(variables) => variables
             .declarations
             .iter()
@@ -466,6 +477,10 @@ struct Checker<'s> {
     agent_bindings: Vec<SymbolId>,
     /// The first `<Agent.Context>` tag, and the first `Agent.Result` deciding or rewriting.
     renders: Renders,
+    /// The statements directly in the module that declare values, by where they start, with
+    /// the names they declare: what each renders is their components'.
+    component_statements: HashMap<u32, Vec<String>>,
+    components: Components,
     /// See [`Transpiled::type_exports`].
     type_exports: BTreeSet<String>,
     /// What the module imports from `node:fs` that reads a file.
@@ -504,6 +519,8 @@ impl<'s> Checker<'s> {
             caught_at: Vec::new(),
             agent_bindings: Vec::new(),
             renders: Renders::default(),
+            component_statements: HashMap::new(),
+            components: Components::default(),
             type_exports: BTreeSet::new(),
             fs_reads: FsReads::default(),
             renders_routes: false,
@@ -633,6 +650,20 @@ impl<'s> Checker<'s> {
             false => format!("`{}` is not declared or imported in this module", tag.name),
         };
         self.error(BundleErrorKind::UndefinedComponent, tag.span.into(), message, &help);
+    }
+
+    /// Records `<Tag>` where `Tag` is imported, or declared at the module's top level: what
+    /// it renders is the module's too, which only the linked graph knows of an imported one.
+    fn component_used(&mut self, tag: &IdentifierReference<'_>) {
+        let Some(symbol) = self.scoping.get_reference(tag.reference_id()).symbol_id() else { return };
+        let component = match self.import_origins.get(&symbol) {
+            Some((specifier, name)) => UsedComponent::Imported { specifier: specifier.clone(), name: name.clone() },
+            None if self.scoping.symbol_scope_id(symbol) == self.scoping.root_scope_id() => {
+                UsedComponent::Local(tag.name.to_string())
+            }
+            None => return,
+        };
+        self.components.uses.push(ComponentUse { component, span: tag.span.into() });
     }
 
     /// `<Agent.X>` names one of the route components (`Agent.Contxt` would be `undefined`,
@@ -1177,6 +1208,26 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_program(self, it);
     }
 
+    /// What a statement declaring components renders, and the components it renders, are
+    /// theirs (and the module's).
+    fn visit_statement(&mut self, it: &Statement<'a>) {
+        let Some(names) = self.component_statements.remove(&it.span().start) else {
+            return walk::walk_statement(self, it);
+        };
+        let first_use = self.components.uses.len();
+        let outer = std::mem::take(&mut self.renders);
+        walk::walk_statement(self, it);
+        let renders = std::mem::replace(&mut self.renders, outer);
+        self.renders.add(&renders);
+        let uses = &self.components.uses[first_use..];
+        if renders != Renders::default() || !uses.is_empty() {
+            let component = Component { renders, uses: uses.to_vec() };
+            for name in names {
+                self.components.declared.insert(name, component.clone());
+            }
+        }
+    }
+
     fn visit_ts_module_block(&mut self, it: &TSModuleBlock<'a>) {
         self.module_level.extend(it.body.iter().map(|statement| statement.span().start));
         walk::walk_ts_module_block(self, it);
@@ -1274,7 +1325,10 @@ impl<'a> Visit<'a> for Checker<'_> {
                 format!("`{}` holds the route components and is none itself", tag.name),
                 &format!("render `{0}.Result` or `{0}.Context`", tag.name),
             ),
-            JSXElementName::IdentifierReference(tag) => self.component_declared(tag),
+            JSXElementName::IdentifierReference(tag) => {
+                self.component_declared(tag);
+                self.component_used(tag);
+            }
             JSXElementName::MemberExpression(member) => {
                 // (`globalThis` is there in every module.)
                 if let JSXMemberExpressionObject::IdentifierReference(object) = &member.object
@@ -1335,6 +1389,120 @@ pub struct Approved {
     /// Whether the same value gives a `reason`, and an `updatedInput`.
     pub reason: bool,
     pub rewrite: bool,
+}
+
+impl Renders {
+    /// Adds what `other` renders that this does not yet (each first place is kept).
+    pub fn add(&mut self, other: &Renders) {
+        self.context = self.context.or(other.context);
+        self.deny = self.deny.or(other.deny);
+        self.rewrite = self.rewrite.or(other.rewrite);
+        self.allow = self.allow.or(other.allow);
+        self.ask = self.ask.or(other.ask);
+        self.deny_rewrite = self.deny_rewrite.or(other.deny_rewrite);
+        self.stray_reason = self.stray_reason.or(other.stray_reason);
+        self.reads_host |= other.reads_host;
+    }
+
+    /// The same, all rendered at `at` (where a module renders the component that renders it).
+    pub fn placed_at(self, at: Span) -> Renders {
+        let place = |span: Option<Span>| span.map(|_| at);
+        let approved = |approved: Option<Approved>| approved.map(|approved| Approved { at, ..approved });
+        Renders {
+            context: place(self.context),
+            deny: place(self.deny),
+            rewrite: place(self.rewrite),
+            allow: approved(self.allow),
+            ask: approved(self.ask),
+            deny_rewrite: place(self.deny_rewrite),
+            stray_reason: place(self.stray_reason),
+            reads_host: self.reads_host,
+        }
+    }
+}
+
+/// A module's components, as far as a route renders through them: a component renders
+/// `Agent.Result` and `Agent.Context` written in it, and what the components it renders do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Components {
+    /// By local name (`default` for an anonymous default export), those that render anything
+    /// or any component: what its top-level declaration renders.
+    pub declared: BTreeMap<String, Component>,
+    /// Each export name of a declared one, with its local name.
+    pub exported: BTreeMap<String, String>,
+    /// Every tag of a component imported or declared at the top level, anywhere in the
+    /// module, in source order.
+    pub uses: Vec<ComponentUse>,
+}
+
+impl Components {
+    /// Without the export names of what declares no component.
+    fn declared_only(mut self) -> Components {
+        self.exported.retain(|_, local| self.declared.contains_key(local));
+        self
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Component {
+    pub renders: Renders,
+    pub uses: Vec<ComponentUse>,
+}
+
+/// A component's tag: `<Deny>`, at the name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ComponentUse {
+    pub component: UsedComponent,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum UsedComponent {
+    /// Declared at the module's top level.
+    Local(String),
+    /// `name` of the module `specifier` (`default` for a default import).
+    Imported { specifier: String, name: String },
+}
+
+/// The statements directly in `program` that declare values, by where they start, with the
+/// names they declare (`default` for an anonymous default export), and each name the module
+/// exports of its own, with the local name it exports: where a component's tags lead.
+fn top_level_values(program: &Program<'_>) -> (HashMap<u32, Vec<String>>, BTreeMap<String, String>) {
+    let (mut statements, mut exported) = (HashMap::new(), BTreeMap::new());
+    for statement in &program.body {
+        let names = match statement {
+            Statement::ExportNamedDeclaration(export) => {
+                for specifier in &export.specifiers {
+                    exported.insert(specifier.exported.name().to_string(), specifier.local.name().to_string());
+                }
+                continue;
+            }
+            Statement::ExportDeclaration(export) => {
+                let names = declared_names(&export.declaration);
+                exported.extend(names.iter().map(|name| (name.clone(), name.clone())));
+                names
+            }
+            Statement::ExportDefaultDeclaration(export) => {
+                let local = match &export.declaration {
+                    ExportDefaultDeclarationKind::FunctionDeclaration(function) => function.id.as_ref(),
+                    ExportDefaultDeclarationKind::ClassDeclaration(class) => class.id.as_ref(),
+                    ExportDefaultDeclarationKind::Identifier(local) => {
+                        exported.insert("default".to_owned(), local.name.to_string());
+                        continue;
+                    }
+                    _ => None,
+                };
+                let local = local.map_or_else(|| "default".to_owned(), |id| id.name.to_string());
+                exported.insert("default".to_owned(), local.clone());
+                vec![local]
+            }
+            statement => statement.as_declaration().map(declared_names).unwrap_or_default(),
+        };
+        if !names.is_empty() {
+            statements.insert(statement.span().start, names);
+        }
+    }
+    (statements, exported)
 }
 
 /// The deepest statements may nest (`if (a) if (b) …`, loops, labels, braced or not: a block
@@ -2258,6 +2426,36 @@ mod tests {
     /// An `Agent.Result` whose value is written out as an object is read for what it asks:
     /// a deny, a new tool input; anything else (a value computed, another `Result`) for
     /// nothing.
+    /// What each top-level component renders and which components it renders, by local name,
+    /// with the module's own export names of them: what the build follows from a route.
+    #[test]
+    fn components_say_what_they_render_and_which_they_render() {
+        use super::{ComponentUse, UsedComponent};
+        let source = "import { Agent } from '@agent-bundle/runtime';\nimport { Base } from './base.tsx';\n\
+                      export function Deny() { return <Agent.Result value={{ outcome: 'deny' }} />; }\n\
+                      const Quiet = () => <Base />;\nexport { Quiet as Silent };\n\
+                      export default () => <><Deny /><Agent.Context>x</Agent.Context></>;\n\
+                      export const log = () => {};\n";
+        let components = transpile("src/events/components/ui.tsx", source).components;
+        let names: Vec<_> = components.declared.keys().map(String::as_str).collect();
+        assert_eq!(names, ["Deny", "Quiet", "default"]);
+        let exported: Vec<_> = components.exported.iter().map(|(e, l)| (e.as_str(), l.as_str())).collect();
+        assert_eq!(exported, [("Deny", "Deny"), ("Silent", "Quiet"), ("default", "default")]);
+        let (deny, quiet, default) =
+            (&components.declared["Deny"], &components.declared["Quiet"], &components.declared["default"]);
+        assert!(deny.renders.deny.is_some() && deny.renders.context.is_none() && deny.uses.is_empty());
+        let base = UsedComponent::Imported { specifier: "./base.tsx".into(), name: "Base".into() };
+        assert_eq!(quiet.uses.iter().map(|used| &used.component).collect::<Vec<_>>(), [&base]);
+        assert_eq!(quiet.renders, super::Renders::default());
+        assert!(default.renders.context.is_some() && default.renders.deny.is_none());
+        assert_eq!(
+            default.uses.iter().map(|used| &used.component).collect::<Vec<_>>(),
+            [&UsedComponent::Local("Deny".into())]
+        );
+        let all: Vec<&ComponentUse> = components.uses.iter().collect();
+        assert_eq!(all.len(), 2);
+    }
+
     #[test]
     fn what_an_agent_result_asks_is_recorded_where_it_is_written() {
         let renders = |body: &str| {

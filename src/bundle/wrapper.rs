@@ -6,9 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use super::transpile::UsedComponent;
 use super::{
-    Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Severity, Span,
-    assemble,
+    Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Renders, Severity,
+    Span, assemble,
 };
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -94,6 +95,7 @@ impl ModuleChunk {
             unresolved: Vec::new(),
             diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
             renders: Default::default(),
+            components: Default::default(),
             linked: false,
         }
     }
@@ -129,6 +131,28 @@ impl<'a> ModuleGraph<'a> {
 
     pub fn chunk(&self, key: &str) -> Option<&'a ModuleChunk> {
         self.modules.iter().find(|(k, _)| k == key).map(|(_, c)| *c)
+    }
+
+    /// What `key` renders through the components it imports (`<Deny>` from `./components`),
+    /// following the components they render in turn: each component once, placed at the
+    /// first of its tags in `key`.
+    pub fn rendered_through_imports(&self, key: &str) -> Vec<RenderedThrough> {
+        let chunks = self.by_key();
+        let Some(chunk) = chunks.get(key) else { return Vec::new() };
+        let mut seen = BTreeSet::new();
+        let mut through = Vec::new();
+        for used in &chunk.components.uses {
+            let UsedComponent::Imported { specifier, name } = &used.component else { continue };
+            let Some((module, component)) = imported_component(&chunks, key, specifier, name) else { continue };
+            if !seen.insert((module.clone(), component.clone())) {
+                continue;
+            }
+            let renders = component_renders(&chunks, &module, &component, &mut BTreeSet::new());
+            if renders != Renders::default() {
+                through.push(RenderedThrough { component, module, renders: renders.placed_at(used.span) });
+            }
+        }
+        through
     }
 
     /// Project files linked in (virtual modules excluded).
@@ -292,6 +316,60 @@ impl<'a> ModuleGraph<'a> {
         }
         diagnostics
     }
+}
+
+/// A component of another module's that a module renders, and what it renders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderedThrough {
+    /// Its name where it is declared (`default` for an anonymous default export).
+    pub component: String,
+    /// The module that declares it.
+    pub module: String,
+    pub renders: Renders,
+}
+
+/// The module and local name of the component `name` that `from` imports from `specifier`,
+/// through re-exports.
+fn imported_component(
+    chunks: &BTreeMap<&str, &ModuleChunk>,
+    from: &str,
+    specifier: &str,
+    name: &str,
+) -> Option<(String, String)> {
+    let import = chunks.get(from)?.imports.iter().find(|import| import.specifier == specifier)?;
+    let binding = Binding { source: LinkSource::Module(import.key.clone()), name: name.to_owned() };
+    let Export::Found(Binding { source: LinkSource::Module(module), name }) =
+        resolve_export(chunks, &binding, &mut BTreeSet::new())
+    else {
+        return None;
+    };
+    let component = chunks.get(module.as_str())?.components.exported.get(&name)?.clone();
+    Some((module, component))
+}
+
+/// What the component `name` of `module` renders, with the components it renders (`visiting`
+/// holds those on the way: a component rendering itself adds nothing).
+fn component_renders(
+    chunks: &BTreeMap<&str, &ModuleChunk>,
+    module: &str,
+    name: &str,
+    visiting: &mut BTreeSet<(String, String)>,
+) -> Renders {
+    let declared = chunks.get(module).and_then(|chunk| chunk.components.declared.get(name));
+    let Some(component) = declared.filter(|_| visiting.insert((module.to_owned(), name.to_owned()))) else {
+        return Renders::default();
+    };
+    let mut renders = component.renders;
+    for used in &component.uses {
+        let target = match &used.component {
+            UsedComponent::Local(local) => Some((module.to_owned(), local.clone())),
+            UsedComponent::Imported { specifier, name } => imported_component(chunks, module, specifier, name),
+        };
+        if let Some((module, name)) = target {
+            renders.add(&component_renders(chunks, &module, &name, visiting));
+        }
+    }
+    renders
 }
 
 /// What an export name resolves to (ES `ResolveExport`).

@@ -578,7 +578,12 @@ pub fn wrapper<'db>(db: &'db dyn Db, project: Project, key: WrapperKey<'db>) -> 
         LinkForm::Shared { fallback } => event_runtime(db, project).as_ref().and_then(|runtime| {
             let fallback = fallback.then_some(handler.as_str());
             let epoch = runtime.epoch.as_deref()?;
-            Some(bundle::shared_route_epilogue(hook_name, target.as_str(), &spec, epoch, family, timeout_ms, fallback))
+            let starting = hosts::table(target).mcp.as_ref().is_some_and(|mcp| {
+                hook.trigger.family().is_some_and(|family| mcp.runs_while_starting.contains(&family))
+            });
+            let startup_wait_ms = starting.then(|| hosts::STARTUP_WAIT_MS.min(timeout_ms / 2));
+            let call = bundle::SharedCall { epoch, family, timeout_ms, startup_wait_ms };
+            Some(bundle::shared_route_epilogue(hook_name, target.as_str(), &spec, &call, fallback))
         }),
     };
     let code = linked.body.as_ref().zip(epilogue).map(|(body, epilogue)| Arc::from(body.with_epilogue(&epilogue)));

@@ -96,8 +96,8 @@ codes! {
     UnknownRouteFamily = "AB4800", "unknown-route-family", "A file under src/events/ whose path names no event family.";
     DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";
     RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
-    SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime.";
-    SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it and it has no standalone fallback.";
+    SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime on that host, or the host runs the route's family once it has stopped it (Claude Code's `SessionEnd`).";
+    SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it, or where the host runs its family once it has stopped it (Claude Code's `SessionEnd`), and it has no standalone fallback.";
     ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context` for a host that takes no context for its family (a warning: such a run fails there).";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";

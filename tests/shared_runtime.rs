@@ -360,3 +360,42 @@ fn a_rebuilt_artifact_never_reaches_the_runtime_of_the_previous_build() {
     );
     runtime.shut_down();
 }
+
+/// Where Claude Code runs the plugin's MCP servers around a session: it starts them beside
+/// its `SessionStart` hooks, so a shared `session/start` route's wrapper waits for a runtime
+/// still starting there (not on Codex, which starts them first); it stops them before it runs
+/// `SessionEnd`, so a shared `session/end` route runs standalone there with its fallback
+/// (AB4816) and fails the build without one (AB4817).
+#[test]
+fn a_shared_route_follows_when_the_host_runs_the_runtime() {
+    let config = "export default { plugin: { name: 'life' }, targets: ['claude', 'codex'] };\n";
+    let start = "import { Agent } from '@agent-bundle/runtime';\nexport const config = { runtime: 'shared' };\n\
+                 export default () => <Agent.Context>hi</Agent.Context>;\n";
+    let end = |fallback: &str| {
+        format!("export const config = {{ runtime: 'shared'{fallback} }};\nexport default () => null;\n")
+    };
+    let with_fallback = end(", fallback: 'standalone'");
+    let built = Built::new(project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/events/session/start.tsx", start),
+        ("src/events/session/end.tsx", &with_fallback),
+    ]));
+    let wrapper = |name: &str| fs::read_to_string(built.artifact().join("hooks").join(name)).unwrap();
+    let call = |name: &str| wrapper(name).lines().find(|line| line.starts_with("const __ab_shared")).map(str::to_owned);
+    assert!(call("event-route-session-start.claude.mjs").unwrap().contains(r#""startupWaitMs":2500"#));
+    assert!(!call("event-route-session-start.codex.mjs").unwrap().contains("startupWaitMs"));
+    let end_wrapper = wrapper("event-route-session-end.claude.mjs");
+    assert!(end_wrapper.contains("renderRoute") && !end_wrapper.contains("forwardRoute"), "standalone");
+    let said: Vec<_> =
+        built.report["diagnostics"].as_array().unwrap().iter().map(|d| (&d["code"], &d["host"])).collect();
+    assert_eq!(said, [(&json!("AB4816"), &json!("claude"))], "{:#}", built.report);
+    let message = built.report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(message.contains("stops the plugin's MCP servers"), "{message}");
+
+    let without = end("");
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/session/end.tsx", &without)]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let said: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| (&d["code"], &d["host"])).collect();
+    assert_eq!(said, [(&json!("AB4817"), &json!("claude"))], "{report:#}");
+}

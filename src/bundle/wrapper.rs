@@ -517,21 +517,33 @@ pub fn route_epilogue(
     )
 }
 
+/// How a shared route's wrapper reaches the runtime.
+pub struct SharedCall<'a> {
+    /// The runtime's build (`event_runtime`'s epoch).
+    pub epoch: &'a str,
+    pub family: &'a str,
+    pub timeout_ms: u32,
+    /// How long to wait for a runtime the host may still be starting (`McpSupport`).
+    pub startup_wait_ms: Option<u32>,
+}
+
 /// The host-specific end of a shared route's wrapper: the envelope goes to the shared runtime
-/// of `epoch`; with a fallback, the bundled route renders when no runtime is live. The
+/// of `call.epoch`; with a fallback, the bundled route renders when no runtime is live. The
 /// connection is opened first, so it is made while stdin is read and validated.
 pub fn shared_route_epilogue(
     hook_name: &str,
     host: &str,
     spec: &str,
-    epoch: &str,
-    family: &str,
-    timeout_ms: u32,
+    call: &SharedCall<'_>,
     fallback_module: Option<&str>,
 ) -> String {
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let ipc = serde_json::Value::from(IPC_KEY);
-    let shared = serde_json::json!({ "epoch": epoch, "target": host, "family": family, "timeoutMs": timeout_ms });
+    let SharedCall { epoch, family, timeout_ms, startup_wait_ms } = *call;
+    let mut shared = serde_json::json!({ "epoch": epoch, "target": host, "family": family, "timeoutMs": timeout_ms });
+    if let Some(wait) = startup_wait_ms {
+        shared["startupWaitMs"] = wait.into();
+    }
     let standalone = match fallback_module {
         Some(module) => {
             let renderer = serde_json::Value::from(ROUTE_KEY);

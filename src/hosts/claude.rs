@@ -282,6 +282,10 @@ pub static TABLE: HostTable = HostTable {
         manifest_pointer: false,
         root_token: Some("${CLAUDE_PLUGIN_ROOT}"),
         names_transport: true,
+        // Seen with Claude Code 2.1.332: it sends the MCP servers SIGINT, waits for them to
+        // exit, then runs `SessionEnd`; it starts them beside the `SessionStart` hooks.
+        runs_after_stop: &[Family::SessionEnd],
+        runs_while_starting: &[Family::SessionStart],
     }),
 };
 

@@ -161,6 +161,10 @@ pub static TABLE: HostTable = HostTable {
         manifest_pointer: true,
         root_token: None,
         names_transport: true,
+        // (Codex 0.171.0 starts the MCP servers before `SessionStart`, and runs no
+        // `SessionEnd`.)
+        runs_after_stop: &[],
+        runs_while_starting: &[],
     }),
 };
 

@@ -189,6 +189,9 @@ pub static TABLE: HostTable = HostTable {
         manifest_pointer: true,
         root_token: Some("${CURSOR_PLUGIN_ROOT}"),
         names_transport: false,
+        // (Not seen: no Cursor client runs here.)
+        runs_after_stop: &[],
+        runs_while_starting: &[],
     }),
 };
 

@@ -61,7 +61,18 @@ pub struct McpSupport {
     /// Whether a server entry names its transport (`"type": "stdio"`); Cursor's have no
     /// `type` and infer it from `command` or `url`.
     pub names_transport: bool,
+    /// The families the host runs once it has stopped the plugin's MCP servers, and the
+    /// shared runtime with them: a shared route there never reaches it.
+    pub runs_after_stop: &'static [Family],
+    /// The families the host may run while it is still starting the plugin's MCP servers: a
+    /// shared route there waits a moment for the runtime to listen (`STARTUP_WAIT_MS`).
+    pub runs_while_starting: &'static [Family],
 }
+
+/// How long a shared route's wrapper waits for a runtime that may still be starting: Claude
+/// Code's took 250 ms from its start to listening beside a `SessionStart` hook, which had
+/// given up after 160 ms. At most half the route's budget.
+pub const STARTUP_WAIT_MS: u32 = 3000;
 
 /// Artifact path of the shared event runtime (the generated MCP server).
 pub const RUNTIME_PATH: &str = "mcp/event-runtime.mjs";

@@ -159,29 +159,34 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
 }
 
 /// Where a route runs on this host: `Some(None)` for a config hook, `None` when a shared route
-/// cannot run here at all (AB4817).
+/// cannot run here at all (AB4817): the host runs no MCP server, or runs the route's family
+/// once it has stopped them.
 fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<RouteForm>> {
     let Some(route) = &hook.route else { return Some(None) };
     if !route.shared {
         return Some(Some(RouteForm::Standalone));
     }
-    if table.mcp.is_some() {
-        return Some(Some(RouteForm::Shared { fallback: route.fallback }));
-    }
+    let host = table.display_name;
+    let why_not = match &table.mcp {
+        None => format!("{host} runs no generated MCP server to host the shared runtime"),
+        Some(mcp) if hook.trigger.family().is_some_and(|family| mcp.runs_after_stop.contains(&family)) => {
+            let native =
+                table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger)).map_or("it", |row| row.native);
+            format!("{host} stops the plugin's MCP servers, and the shared runtime with them, before it runs {native}")
+        }
+        Some(_) => return Some(Some(RouteForm::Shared { fallback: route.fallback })),
+    };
     let family = hook.trigger.key();
     let diagnostic = if route.fallback {
         Diagnostic::warning(
             Code::SharedRuntimeFallback,
-            format!(
-                "{family} asks for the shared runtime; on {} it runs standalone (its fallback)",
-                table.display_name
-            ),
+            format!("{family} asks for the shared runtime; on {host} it runs standalone (its fallback)"),
         )
-        .with_help(format!("{} runs no generated MCP server to host the shared runtime", table.display_name))
+        .with_help(why_not)
     } else {
         Diagnostic::error(
             Code::SharedRuntimeUnavailable,
-            format!("{family} needs the shared runtime, which no generated MCP entry hosts on {}", table.display_name),
+            format!("{family} needs the shared runtime, which cannot answer it on {host}: {why_not}"),
         )
         .with_help(format!(
             "add `fallback: 'standalone'`, use `runtime: 'standalone'`, or leave `{}` out of the route's targets",

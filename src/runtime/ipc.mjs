@@ -21,10 +21,10 @@
 //   a builtin (process.getBuiltinModule), which starts faster than importing it
 //   as an ES module.
 // - A message is at most 64 MiB, newline-terminated; one request per connection.
-// - Failure is closed. The only fallback is the route's compiled standalone form,
-//   and only when no live socket exists (runtime-unavailable). A timeout, an
-//   epoch mismatch, an invalid message or a failed render is an error: stale
-//   code never answers and nothing is fabricated.
+// - Nothing is fabricated. The only fallback is the route's compiled standalone
+//   form, and only when no live socket exists (runtime-unavailable). A timeout, an
+//   epoch mismatch, an invalid message or a failed render is an error (the hook
+//   exits 1, which hosts read as a failed hook): stale code never answers.
 
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -141,7 +141,7 @@ export function readLine(socket, onLine, onTooBig) {
 }
 
 /**
- * Starts connecting to the runtime of `shared` (`{ epoch, target }`) now, and
+ * Starts connecting to the runtime of `shared` (`{ epoch, target, startupWaitMs? }`) now, and
  * returns the promise of the connected socket. The socket does not keep the
  * process alive until a request is sent on it, and a rejection nobody awaits
  * (the envelope was invalid) goes unreported: the wrapper already failed.
@@ -157,7 +157,23 @@ export function connectRuntime(shared) {
   return connected;
 }
 
+// How often a wrapper that may run before its runtime listens (`startupWaitMs`) looks again.
+const STARTUP_POLL_MS = 25;
+
+// The connected socket; while `shared.startupWaitMs` lasts, a runtime not there yet (a host
+// that starts its MCP servers beside the hook) is looked for again.
 function openSocket(net, shared) {
+  const deadline = Date.now() + (shared.startupWaitMs ?? 0);
+  const again = (error) => {
+    if (error.code !== "runtime-unavailable" || Date.now() >= deadline) throw error;
+    return new Promise((resolve) => setTimeout(resolve, STARTUP_POLL_MS).unref()).then(() =>
+      connectOnce(net, shared).catch(again),
+    );
+  };
+  return connectOnce(net, shared).catch(again);
+}
+
+function connectOnce(net, shared) {
   return new Promise((resolve, reject) => {
     const path = socketFor(shared.epoch, shared.target);
     const socket = net.connect(path);

@@ -87,7 +87,7 @@ const Route = async ({ canonical }) => {
 let artifacts = 0;
 
 /** Writes an artifact with the runtime and two wrappers (with and without fallback). */
-function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs } = {}) {
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, startupWaitMs } = {}) {
   const root = join(workDir, `artifact-${++artifacts}`);
   mkdirSync(join(root, "mcp"), { recursive: true });
   mkdirSync(join(root, "hooks"), { recursive: true });
@@ -105,7 +105,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
       join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`),
       `import { runHook } from ${url("hook.mjs")};\nimport { renderRoute } from ${url("route.mjs")};\n` +
         `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
-        `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs })};\n` +
+        `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(SPEC)}, () => (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `() => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs} })` : "null") +
@@ -327,6 +327,26 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(contextOf(r), `call 1 seq 1 pid ${server.child.pid}`);
     await stopServer(server);
+  });
+
+  // A host that starts its MCP servers beside the hook (Claude Code's SessionStart): a wrapper
+  // told to wait finds the runtime once it listens, its folder made meanwhile; one not told
+  // to fails at once.
+  test("a wrapper waits for a runtime still starting only where told to", async () => {
+    const root = artifact({ timeoutMs: 4000, startupWaitMs: 2000 });
+    const dir = join(freshRuntimeDir(), "r");
+    const pending = runWrapper(root, dir);
+    await new Promise((r) => setTimeout(r, 300));
+    const server = await startServer(root, dir).ready;
+    const r = await pending;
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(contextOf(r), `call 1 seq 1 pid ${server.child.pid}`);
+    await stopServer(server);
+    const started = Date.now();
+    const eager = await runWrapper(artifact({ timeoutMs: 4000 }), join(freshRuntimeDir(), "n"));
+    assert.equal(eager.code, 1);
+    assert.match(eager.stderr, /shared runtime unavailable: .* does not exist/);
+    assert.ok(Date.now() - started < 2000, "no wait where none was asked");
   });
 
   test("a runtime that stops mid-request fails the hook, saying so", async () => {

@@ -81,7 +81,7 @@ codes! {
     OutputCollision = "AB4103", "output-collision", "Two hosts want different bytes at one artifact path.";
     EmptyHandler = "AB4200", "empty-handler", "A hook without a handler path.";
     ToolsOnNonToolEvent = "AB4201", "tools-on-non-tool-event", "`tools` on an event other than `beforeTool` or `afterTool`.";
-    UnknownSelector = "AB4202", "unknown-selector", "A tool selector that is neither canonical nor `<target>:<native-name>`.";
+    UnknownSelector = "AB4202", "unknown-selector", "A tool selector that is neither canonical nor `<target>:<native-name>`, or names a host's tool in the wrong case (`claude:bash`, which matches no tool).";
     HookTargetNotSelected = "AB4203", "hook-target-not-selected", "A hook names a target the build does not select.";
     EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A config hook for an event a host lacks (`workspaceOpen` on every host), or a hook naming a host without its event.";
     InvalidTimeout = "AB4205", "invalid-timeout", "A timeout that is not a positive whole number of seconds.";

@@ -238,10 +238,22 @@ fn the_manifest_lists_every_file_with_its_hash_and_the_hook_index() {
     assert!(inputs.contains(&"agent-bundle.config.ts") && inputs.contains(&"src/hooks/lib/rules.ts"), "{inputs:?}");
 }
 
+/// Each copy compiled from nothing (no cache, whose restored artifact would hide a path
+/// written into one): no absolute path, time or machine reaches the output.
 #[test]
 fn a_copy_of_the_project_elsewhere_builds_byte_identical_output() {
-    let first = build_example("policy");
-    let second = build_example("policy");
+    let compiled = || {
+        let dir = support::example("policy");
+        let (code, report) = build_json(dir.path(), &["--no-cache"]);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(
+            (&report["restoredFromCache"], &report["work"]["bundled"]),
+            (&false.into(), &6.into()),
+            "{report:#}"
+        );
+        dir
+    };
+    let (first, second) = (compiled(), compiled());
     assert_ne!(first.path(), second.path());
     assert_eq!(artifact_files(&first.path().join("artifact")), artifact_files(&second.path().join("artifact")));
 }

@@ -37,3 +37,29 @@ fn the_readme_sample_build_line_is_current() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     assert!(readme.contains(&sample), "README.md should show `{sample}`");
 }
+
+/// The README's route example builds for every host without a word, and answers each of them
+/// on a harmless command and a denied one (its context only where the host takes it).
+#[test]
+fn the_readme_route_example_runs_on_every_host() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let (_, from) = readme.split_once("```tsx\n// src/events/tool/before.tsx\n").unwrap();
+    let route = &from[..from.find("```").unwrap()];
+    let config = "export default { plugin: { name: 'readme' }, targets: ['claude', 'codex', 'cursor'] };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/tool/before.tsx", route)]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"]), (0, &serde_json::json!([])), "{report:#}");
+    for (target, tool) in [("claude", "Bash"), ("codex", "Bash"), ("cursor", "Shell")] {
+        for (command, denied) in [("ls", false), ("rm -rf /", true)] {
+            let input = serde_json::json!({
+                "sessionId": "s", "transcriptPath": "/tmp/t", "cwd": "/tmp", "toolName": tool,
+                "toolInput": { "command": command }, "toolUseId": "t",
+            });
+            let output =
+                support::simulate(dir.path(), target, "event-route-tool-before", &input.to_string(), &["--json"]);
+            let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert!(output.status.success() && answer["ok"] == true, "{target} {command}: {answer:#}");
+            assert_eq!(answer.to_string().contains("refusing to remove the root"), denied, "{target}: {answer:#}");
+        }
+    }
+}

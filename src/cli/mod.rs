@@ -99,7 +99,8 @@ struct BuildArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config", "root"])]
     workspace: Option<PathBuf>,
     /// With --workspace: only projects whose path contains this text (repeatable).
-    #[arg(long, requires = "workspace")]
+    // (`requires` alone lets it pass beside `--root`, which `--workspace` conflicts with.)
+    #[arg(long, requires = "workspace", conflicts_with_all = ["out", "config", "root"])]
     filter: Vec<String>,
     /// Threads to build on (default: one per core; with a remote cache 16 per core, 16 to
     /// 64, since its requests wait on the network).
@@ -772,6 +773,8 @@ mod tests {
         assert_eq!(missing, "the following required arguments were not provided: --workspace [<DIR>]");
         let conflict = super::usage_error_message(&error(&["agent-bundle", "build", "--workspace", "--root", "a"]));
         assert!(conflict.contains("cannot be used with '--root <ROOT>'"), "{conflict}");
+        let filter = super::usage_error_message(&error(&["agent-bundle", "build", "--filter", "x", "--root", "a"]));
+        assert!(filter.contains("'--filter <FILTER>' cannot be used with '--root <ROOT>'"), "{filter}");
     }
 
     /// Every subcommand and option of every command says what it is for in `--help`.

@@ -223,6 +223,17 @@ impl HookSupport {
     pub fn selector(&self, tool: CanonicalTool) -> Option<&'static str> {
         self.selectors.iter().find(|(t, _)| *t == tool).and_then(|(_, pattern)| *pattern)
     }
+
+    /// The tool names the canonical selectors' patterns name exactly (`^(?:Bash|PowerShell)$`:
+    /// `Bash`, `PowerShell`), what a native selector most likely means.
+    pub fn tool_names(&self) -> impl Iterator<Item = &'static str> {
+        let exact = |pattern: &'static str| {
+            let inner = pattern.strip_prefix('^')?.strip_suffix('$')?;
+            Some(inner.strip_prefix("(?:").and_then(|rest| rest.strip_suffix(')')).unwrap_or(inner))
+        };
+        let names = self.selectors.iter().filter_map(move |(_, pattern)| exact((*pattern)?));
+        names.flat_map(|names| names.split('|')).filter(|name| name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    }
 }
 
 /// What the hosts that call an event `name` (`PreToolUse`, Cursor's `beforeShellExecution`)

@@ -197,6 +197,17 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
     route.fallback.then_some(Some(RouteForm::Standalone))
 }
 
+/// `; or the canonical \`shell\`, which names it on every host` where a canonical selector
+/// names the tool `name`.
+fn canonical_hint(hooks: &super::HookSupport, name: &str) -> String {
+    let canonical = hooks.selectors.iter().find(|(_, pattern)| {
+        pattern.is_some_and(|pattern| pattern.split(|c: char| !c.is_alphanumeric() && c != '_').any(|n| n == name))
+    });
+    canonical.map_or_else(String::new, |(tool, _)| {
+        format!("; or the canonical `{}`, which names it on every host", tool.as_str())
+    })
+}
+
 /// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
 /// `None` when the hook cannot be honoured (a diagnostic says why).
 fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<String>> {
@@ -234,6 +245,29 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
                 }
             },
             ToolSelector::Native { target: selector_target, name } if *selector_target == target => {
+                // Tool names are matched case-sensitively: `claude:bash` would match no tool.
+                if let Some(meant) = hooks.tool_names().find(|known| known != name && known.eq_ignore_ascii_case(name))
+                {
+                    unmapped = true;
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::UnknownSelector,
+                            format!(
+                                "{} has no tool `{name}` (hook `{}`): its tool is `{meant}`",
+                                table.display_name, hook.name
+                            ),
+                        )
+                        .in_file(hook.source_file.clone())
+                        .at_path(hook.json_path(&format!("tools[{index}]")))
+                        .for_host(target)
+                        .with_help(format!(
+                            "did you mean `{}:{meant}`? a host matches tool names exactly{}",
+                            target.as_str(),
+                            canonical_hint(hooks, meant)
+                        )),
+                    );
+                    continue;
+                }
                 patterns.push(format!("^{}$", escape_regex(name)));
             }
             ToolSelector::Native { .. } => {}
@@ -378,6 +412,31 @@ mod tests {
         let mut diagnostics = Vec::new();
         let form = route_form(&super::super::claude::TABLE, &shared_route(false), &mut diagnostics);
         assert_eq!((form, diagnostics.len()), (Some(Some(RouteForm::Shared { fallback: false })), 0));
+    }
+
+    /// A host's tool named in another case would match no tool (names match exactly): refused,
+    /// naming the tool, and the canonical selector that names it.
+    #[test]
+    fn a_native_selector_in_the_wrong_case_is_refused() {
+        let claude = &super::super::claude::TABLE;
+        let hook = |name: &str| Hook {
+            trigger: Trigger::Config(HookEvent::BeforeTool),
+            route: None,
+            tools: vec![ToolSelector::Native { target: Target::Claude, name: name.into() }],
+            ..shared_route(false)
+        };
+        let mut diagnostics = Vec::new();
+        assert_eq!(matcher(claude, &hook("Bash"), &mut diagnostics), Some(Some("^Bash$".into())));
+        assert_eq!(
+            matcher(claude, &hook("mcp__memory__read"), &mut diagnostics),
+            Some(Some("^mcp__memory__read$".into()))
+        );
+        assert!(diagnostics.is_empty());
+        assert_eq!(matcher(claude, &hook("bash"), &mut diagnostics), None);
+        let [refused] = diagnostics.as_slice() else { panic!("{diagnostics:?}") };
+        let help = refused.help.as_deref().unwrap();
+        assert_eq!(refused.code, Code::UnknownSelector);
+        assert!(help.starts_with("did you mean `claude:Bash`?") && help.contains("the canonical `shell`"), "{help}");
     }
 
     #[test]

@@ -74,6 +74,20 @@ impl CanonicalTool {
             CanonicalTool::Agent => "agent",
         }
     }
+
+    /// The canonical tool a common word for it means (`bash`, `Bash`, `sh` → `shell`;
+    /// `edit` → `file.write`), whatever its case: what a selector naming it most likely meant.
+    fn meant_by(word: &str) -> Option<CanonicalTool> {
+        const WORDS: [(CanonicalTool, &[&str]); 4] = [
+            (CanonicalTool::Shell, &["bash", "sh", "zsh", "powershell", "terminal", "command", "exec"]),
+            (CanonicalTool::FileRead, &["read", "view", "cat"]),
+            (CanonicalTool::FileWrite, &["write", "edit", "multiedit", "apply_patch", "patch"]),
+            (CanonicalTool::Agent, &["task", "subagent"]),
+        ];
+        let word = word.to_lowercase();
+        let canonical = CanonicalTool::ALL.into_iter().find(|tool| tool.as_str() == word);
+        canonical.or_else(|| WORDS.iter().find(|(_, words)| words.contains(&word.as_str())).map(|(tool, _)| *tool))
+    }
 }
 
 /// One entry of a hook's `tools`.
@@ -131,10 +145,17 @@ impl ToolSelector {
         let meant = || meant.iter().map(String::as_str);
         // A host's own name (`Bash`), which means nothing on the other hosts.
         if !crate::diagnostics::has_suggestion(given, meant()) && Self::is_tool_name(given) && !given.contains(':') {
-            return format!(
-                "use shell, file.read, file.write, mcp, agent, or a host's own tool name after the host: \
-                 `<target>:{given}` (`claude:{given}`, say)"
-            );
+            return match CanonicalTool::meant_by(given) {
+                Some(tool) => format!(
+                    "did you mean `{}`, which selects it on every host? (a host's own tool name goes after the \
+                     host, spelt exactly as the host does: `<target>:<name>`)",
+                    tool.as_str()
+                ),
+                None => format!(
+                    "use shell, file.read, file.write, mcp, agent, or a host's own tool name after the host: \
+                     `<target>:{given}` (`claude:{given}`, say)"
+                ),
+            };
         }
         let help = "use shell, file.read, file.write, mcp, agent, or `<target>:<native-tool-name>`";
         crate::diagnostics::suggesting(given, meant(), help)
@@ -181,7 +202,13 @@ mod tests {
             "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'"
         );
         assert!(ToolSelector::unknown_help("claude:mcp__.*").contains("use `mcp` for every MCP tool"));
-        assert!(ToolSelector::unknown_help("Bash").ends_with("after the host: `<target>:Bash` (`claude:Bash`, say)"));
+        let native = ToolSelector::unknown_help("WebFetch");
+        assert!(native.ends_with("after the host: `<target>:WebFetch` (`claude:WebFetch`, say)"), "{native}");
+        for word in ["bash", "Bash", "sh"] {
+            assert!(ToolSelector::unknown_help(word).starts_with("did you mean `shell`, which selects it"), "{word}");
+        }
+        assert!(ToolSelector::unknown_help("Edit").starts_with("did you mean `file.write`"));
+        assert!(ToolSelector::unknown_help("WebSearch").starts_with("use shell, file.read"));
         let typo = ToolSelector::unknown_help("shel");
         assert_eq!(
             typo,

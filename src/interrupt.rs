@@ -14,10 +14,13 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// routes them to a handler of its own, which wakes its loop and ends the session with 0.)
 pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-extern "C" fn on_signal(signal: libc::c_int) {
+extern "C" fn on_signal(_: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
-    // SAFETY: signal(2) is async-signal-safe; the next such signal kills the process.
-    unsafe { libc::signal(signal, libc::SIG_DFL) };
+    // Any of them next kills the process (a Ctrl-C then a `kill`, as well as two Ctrl-C).
+    for signal in SIGNALS {
+        // SAFETY: signal(2) is async-signal-safe.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
 }
 
 /// Routes the signals to [`requested`] for the rest of the process.
@@ -46,4 +49,34 @@ pub fn stops_here() -> bool {
 /// nothing: the command ends as it would have.)
 pub fn cut_short() -> bool {
     CUT_SHORT.load(Ordering::SeqCst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After any one of the signals, each of them kills at once (a Ctrl-C then a `kill`):
+    /// checked in a forked child, whose signal dispositions and stop request are its own.
+    #[test]
+    fn after_one_signal_every_one_kills() {
+        // SAFETY: the child only sets and reads signal dispositions and ends with `_exit`,
+        // all async-signal-safe, as a child of a threaded process must.
+        unsafe {
+            let child = libc::fork();
+            if child == 0 {
+                install();
+                on_signal(libc::SIGINT);
+                let mut killed_by_default = true;
+                for signal in SIGNALS {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(signal, std::ptr::null(), &mut action);
+                    killed_by_default &= action.sa_sigaction == libc::SIG_DFL;
+                }
+                libc::_exit(if killed_by_default { 0 } else { 1 });
+            }
+            let mut status = 0;
+            assert_eq!(libc::waitpid(child, &mut status, 0), child);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
+        }
+    }
 }

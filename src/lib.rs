@@ -4,7 +4,8 @@
 //!
 //! The pipeline, as folders: `config` → `model` → `hosts` → `bundle` → `emit`, driven as a
 //! salsa query graph (`db`) by `build`; `loader` is the only reader of the project and
-//! `emit::publish` the only writer of the artifact. See ARCHITECTURE.md.
+//! `emit::publish` the only writer of the artifact (but for watch mode putting back, in
+//! publish's turn, a manifest removed by hand). See ARCHITECTURE.md.
 
 pub mod actions;
 pub mod artifact;

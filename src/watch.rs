@@ -492,9 +492,11 @@ impl Session {
 
     /// Puts back the manifest the last publish wrote when it alone of the artifact's marks
     /// went: without it the folder is no artifact, which no publish replaces (it may be
-    /// someone's), though every file there is one this session published.
+    /// someone's), though every file there is one this session published. (The one write
+    /// into an artifact but `publish`'s, in its turn, so no build publishes meanwhile.)
     fn restore_manifest(&self) {
         let (out_dir, Some(bytes)) = (&self.options.out_dir, &self.manifest) else { return };
+        let Ok(_turn) = crate::emit::publish::take_turn(out_dir) else { return };
         let manifest = out_dir.join(crate::emit::MANIFEST_FILE);
         if fs::symlink_metadata(&manifest).is_ok() || !out_dir.is_dir() {
             return;

@@ -1,8 +1,9 @@
 //! Emission: the composite artifact as a map of path → bytes, its manifest, and the one
 //! publisher that writes it to disk.
 //!
-//! Architecture invariant: nothing but `publish` writes files, and it writes nothing when
-//! the build has errors.
+//! Architecture invariant: nothing but `publish` writes an artifact's files (watch mode
+//! putting back a manifest removed by hand does so in publish's turn), and it writes
+//! nothing when the build has errors.
 
 pub mod publish;
 

@@ -3,8 +3,10 @@
 //! The new artifact is assembled in a sibling staging directory: a file whose bytes and
 //! mode are unchanged is hard-linked from the current artifact (same inode, same mtime, so
 //! nothing downstream sees a change), every other file is written fresh. The staging
-//! directory then replaces the artifact in one `renameat2(RENAME_EXCHANGE)`, so a reader or
-//! a killed build only ever sees the old or the new artifact, never a mix. When nothing
+//! directory then replaces the artifact in one `renameat2(RENAME_EXCHANGE)`, so at every
+//! instant the artifact's path names one whole artifact, the old or the new, and a killed
+//! build leaves no mix. (A reader that reads its files one at a time while a build publishes
+//! may read some of each, as of any folder replaced: the previous tree is removed at once.) When nothing
 //! changed at all, nothing is touched.
 
 use std::collections::BTreeMap;

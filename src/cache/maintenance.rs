@@ -247,7 +247,17 @@ pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
     remove_stale_temps(&root.join(TMP_DIR), now);
     if root.is_dir() {
         // (A gc of a directory that holds no cache creates none.)
-        write_usage(&root, report.kept_bytes)?;
+        write_usage(&root, report.kept_bytes).map_err(|error| {
+            let help = match error.kind() {
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                    " (a gc removes entries: make the cache writable for this user)"
+                }
+                _ => "",
+            };
+            let message =
+                format!("cannot record the cache's size in {}: {error}{help}", root.join(USAGE_FILE).display());
+            io::Error::new(error.kind(), message)
+        })?;
     }
     Ok(report)
 }

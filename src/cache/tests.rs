@@ -421,6 +421,23 @@ fn put_entry(cache: &Cache, dir: &Path, name: &str, size: usize, age: Duration) 
     (key, object)
 }
 
+/// A gc that cannot write what it keeps (a read-only cache; here a file where its temporary
+/// folder goes) says where, as every other cache failure does.
+#[test]
+fn a_gc_that_cannot_record_the_size_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    put_entry(&cache, dir.path(), "a", 100, Duration::ZERO);
+    let (usage, temporary) = (dir.path().join("v1/usage.json"), dir.path().join("v1/tmp"));
+    let _ = fs::remove_dir_all(&temporary);
+    fs::write(&temporary, "in the way").unwrap();
+    let error = gc(dir.path(), &GcOptions::default()).unwrap_err();
+    assert!(
+        error.to_string().starts_with(&format!("cannot record the cache's size in {}: ", usage.display())),
+        "{error}"
+    );
+}
+
 #[test]
 fn gc_by_size_removes_least_recently_used_first() {
     let dir = tempfile::tempdir().unwrap();

@@ -28,7 +28,7 @@ pub use link::{
     Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, compile_module, link_module,
 };
 pub use resolve::{ResolveFailure, Resolved, is_module_file, outside_dirs, resolve};
-pub use transpile::{BundleDiagnostic, BundleErrorKind, Components, Renders, Severity, Span, Transpiled, transpile};
+pub use transpile::{BundleDiagnostic, BundleErrorKind, Renders, Severity, Span, Transpiled, transpile};
 pub use wrapper::{
     IPC_KEY, ModuleGraph, ROUTE_KEY, RUNTIME_KEY, RuntimeRoute, SERVER_KEY, SharedCall, aliases, handler_body,
     hook_epilogue, route_epilogue, runtime_epilogue, shared_route_epilogue, virtual_module,

@@ -224,15 +224,17 @@ impl HookSupport {
         self.selectors.iter().find(|(t, _)| *t == tool).and_then(|(_, pattern)| *pattern)
     }
 
-    /// The tool names the canonical selectors' patterns name exactly (`^(?:Bash|PowerShell)$`:
-    /// `Bash`, `PowerShell`), what a native selector most likely means.
-    pub fn tool_names(&self) -> impl Iterator<Item = &'static str> {
+    /// Each tool the canonical selectors' patterns name exactly (`^(?:Bash|PowerShell)$`:
+    /// `Bash`, `PowerShell`), with its canonical selector: what a native selector most likely
+    /// means.
+    pub fn named_tools(&self) -> impl Iterator<Item = (&'static str, CanonicalTool)> {
         let exact = |pattern: &'static str| {
             let inner = pattern.strip_prefix('^')?.strip_suffix('$')?;
             Some(inner.strip_prefix("(?:").and_then(|rest| rest.strip_suffix(')')).unwrap_or(inner))
         };
-        let names = self.selectors.iter().filter_map(move |(_, pattern)| exact((*pattern)?));
-        names.flat_map(|names| names.split('|')).filter(|name| name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        let names = self.selectors.iter().filter_map(move |(tool, pattern)| Some((exact((*pattern)?)?, *tool)));
+        let each = names.flat_map(|(names, tool)| names.split('|').map(move |name| (name, tool)));
+        each.filter(|(name, _)| name.chars().all(|c| c.is_alphanumeric() || c == '_'))
     }
 }
 

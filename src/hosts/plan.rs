@@ -197,17 +197,6 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
     route.fallback.then_some(Some(RouteForm::Standalone))
 }
 
-/// `; or the canonical \`shell\`, which names it on every host` where a canonical selector
-/// names the tool `name`.
-fn canonical_hint(hooks: &super::HookSupport, name: &str) -> String {
-    let canonical = hooks.selectors.iter().find(|(_, pattern)| {
-        pattern.is_some_and(|pattern| pattern.split(|c: char| !c.is_alphanumeric() && c != '_').any(|n| n == name))
-    });
-    canonical.map_or_else(String::new, |(tool, _)| {
-        format!("; or the canonical `{}`, which names it on every host", tool.as_str())
-    })
-}
-
 /// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
 /// `None` when the hook cannot be honoured (a diagnostic says why).
 fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<String>> {
@@ -246,8 +235,8 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
             },
             ToolSelector::Native { target: selector_target, name } if *selector_target == target => {
                 // Tool names are matched case-sensitively: `claude:bash` would match no tool.
-                if let Some(meant) = hooks.tool_names().find(|known| known != name && known.eq_ignore_ascii_case(name))
-                {
+                let meant = hooks.named_tools().find(|(known, _)| known != name && known.eq_ignore_ascii_case(name));
+                if let Some((meant, canonical)) = meant {
                     unmapped = true;
                     diagnostics.push(
                         Diagnostic::error(
@@ -261,9 +250,10 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
                         .at_path(hook.json_path(&format!("tools[{index}]")))
                         .for_host(target)
                         .with_help(format!(
-                            "did you mean `{}:{meant}`? a host matches tool names exactly{}",
+                            "did you mean `{}:{meant}`? a host matches tool names exactly; or the canonical `{}`, \
+                             which names it on every host",
                             target.as_str(),
-                            canonical_hint(hooks, meant)
+                            canonical.as_str()
                         )),
                     );
                     continue;

@@ -10,98 +10,14 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use lz4_flex::frame::{BlockMode, BlockSize, FrameDecoder, FrameEncoder, FrameInfo};
-use serde::Deserialize;
-
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
+use crate::emit::manifest::{FileRow, HookRow, Manifest};
 use crate::hosts::{self, HookEnv, RUNTIME_PATH};
 use crate::model::Target;
-use crate::output::{FileKind, OutputFile};
+use crate::output::OutputFile;
 use crate::stamp::Summary;
-
-/// One row of the manifest's hook index.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct HookRow {
-    pub id: String,
-    pub name: String,
-    pub event: String,
-    pub host: String,
-    pub native_event: String,
-    pub command: String,
-    pub kind: String,
-    pub path: Option<String>,
-    pub matcher: Option<String>,
-    pub timeout: Option<u64>,
-    /// For routes: `shared` or `standalone`.
-    pub runtime: Option<String>,
-    /// For shared routes: whether a standalone form answers when no runtime is live.
-    pub fallback: Option<bool>,
-}
-
-impl HookRow {
-    pub fn is_shared(&self) -> bool {
-        self.runtime.as_deref() == Some("shared")
-    }
-
-    /// Whether the host would run this hook for the tool `native_input` names: `None` when
-    /// the hook has no matcher (or names no tool), else whether its matcher matches the
-    /// tool's name, as the host's regex engine would (a matcher no engine takes: no).
-    pub fn matches_tool(&self, native_input: &serde_json::Value) -> Option<bool> {
-        let (matcher, tool) = (self.matcher.as_deref()?, native_input.get("tool_name")?.as_str()?);
-        Some(regex_automata::meta::Regex::new(matcher).is_ok_and(|regex| regex.is_match(tool)))
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct ManifestHooks<T> {
-    hooks: Vec<T>,
-}
-
-/// The hook index of the artifact at `dir`.
-pub fn read_hooks(dir: &Path) -> Result<Vec<HookRow>, String> {
-    read_index(dir)
-}
-
-/// The targets the artifact at `dir` was built for.
-pub fn read_targets(dir: &Path) -> Result<Vec<String>, String> {
-    #[derive(Deserialize)]
-    struct Targets {
-        targets: Vec<String>,
-    }
-    read_manifest::<Targets>(dir).map(|manifest| manifest.targets)
-}
-
-/// The hook index as the manifest spells it (for `--json` output).
-pub fn read_hook_rows(dir: &Path) -> Result<Vec<serde_json::Value>, String> {
-    read_index(dir)
-}
-
-/// The hook index as the manifest spells it, and every file's path (the manifest's too,
-/// sorted): what `build --json` reports of an artifact it did not rebuild, from one read.
-pub fn read_listing(dir: &Path) -> Result<(Vec<serde_json::Value>, Vec<String>), String> {
-    #[derive(Deserialize)]
-    struct Listing {
-        hooks: Vec<serde_json::Value>,
-        files: Vec<FileRow>,
-    }
-    let listing: Listing = read_manifest(dir)?;
-    let mut paths: Vec<String> =
-        listing.files.into_iter().map(|row| row.path).chain([MANIFEST_FILE.to_owned()]).collect();
-    paths.sort_unstable();
-    Ok((listing.hooks, paths))
-}
-
-fn read_index<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>, String> {
-    Ok(read_manifest::<ManifestHooks<T>>(dir)?.hooks)
-}
-
-fn read_manifest<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T, String> {
-    let path = dir.join(MANIFEST_FILE);
-    let bytes = read_regular(&path).map_err(|e| format!("{e} (is it an artifact built by `agent-bundle build`?)"))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))
-}
+use lz4_flex::frame::{BlockMode, BlockSize, FrameDecoder, FrameEncoder, FrameInfo};
 
 /// The bytes of the regular file at `path`. An artifact may have been tampered with: a FIFO
 /// would make the read wait for ever, a device never end, a link lead anywhere.
@@ -111,50 +27,6 @@ pub fn read_regular(path: &Path) -> Result<Arc<[u8]>, String> {
         Ok(None) if path.exists() => Err(format!("cannot read {}: not a regular file", path.display())),
         Ok(None) => Err(format!("cannot read {}: No such file or directory", path.display())),
         Err(error) => Err(error.to_string()),
-    }
-}
-
-#[derive(Deserialize)]
-struct ManifestFiles {
-    plugin: PluginRow,
-    targets: Vec<String>,
-    files: Vec<FileRow>,
-    #[serde(default)]
-    payloads: Vec<PayloadRow>,
-}
-
-#[derive(Deserialize)]
-struct PayloadRow {
-    source: String,
-}
-
-#[derive(Deserialize)]
-struct PluginRow {
-    name: String,
-    version: String,
-}
-
-#[derive(Deserialize)]
-struct FileRow {
-    path: String,
-    bytes: u64,
-    blake3: String,
-    kind: String,
-    #[serde(default)]
-    executable: bool,
-}
-
-impl ManifestFiles {
-    fn summary(self) -> Summary {
-        let files = self.files.len() + 1;
-        let payload_sources = self.payloads.into_iter().map(|row| row.source).collect();
-        Summary {
-            plugin: self.plugin.name,
-            version: self.plugin.version,
-            targets: self.targets,
-            files,
-            payload_sources,
-        }
     }
 }
 
@@ -206,7 +78,7 @@ pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTre
     if Hash::of(&text) != *manifest {
         return None;
     }
-    let listed: ManifestFiles = serde_json::from_slice(&text).ok()?;
+    let listed = Manifest::parse(&text).ok()?;
     let size = listed.files.iter().try_fold(manifest_len as u64, |size, row| size.checked_add(row.bytes))?;
     if size > PACK_LIMIT as u64 {
         return None;
@@ -218,12 +90,12 @@ pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTre
             return None;
         }
         let file = OutputFile {
-            path: row.path.clone(),
-            bytes: take_exact(&mut frame, row.bytes as usize)?,
+            path: row.path.to_string(),
+            bytes: take_exact(&mut frame, usize::try_from(row.bytes).ok()?)?,
             executable: row.executable,
-            kind: FileKind::parse(&row.kind)?,
+            kind: row.kind,
         };
-        files.insert(row.path.clone(), file);
+        files.insert(file.path.clone(), file);
     }
     let ended = frame.fill_buf().is_ok_and(|rest| rest.is_empty());
     // (No file where another's folder goes: no build lays out such files, and publishing
@@ -262,9 +134,8 @@ pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
     if Hash::of(&text) != *manifest {
         return None;
     }
-    let listed: ManifestFiles = serde_json::from_slice(&text).ok()?;
-    let mut expected: Vec<&str> = listed.files.iter().map(|row| row.path.as_str()).chain([MANIFEST_FILE]).collect();
-    expected.sort_unstable();
+    let listed = Manifest::parse(&text).ok()?;
+    let expected = listed.paths();
     let folders = crate::output::folders_of(expected.iter().copied());
     let mut on_disk = Vec::with_capacity(listed.files.len() + 1);
     for entry in walkdir::WalkDir::new(dir).min_depth(1) {
@@ -278,7 +149,7 @@ pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
         }
     }
     on_disk.sort_unstable();
-    if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&row.path), row)) {
+    if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&*row.path), row)) {
         return None;
     }
     Some(listed.summary())
@@ -446,9 +317,10 @@ pub fn simulate(
         Target::parse(&hook.host).ok_or_else(|| format!("the manifest names an unknown host {:?}", hook.host))?;
     let (timeout, by_config) = match hook.timeout {
         // (No host waits longer than a day; a tampered manifest may say anything.)
-        Some(seconds) => {
-            (Duration::from_secs(seconds.clamp(1, MAX_SIMULATION_SECONDS)), "its config's `timeout`".to_owned())
-        }
+        Some(seconds) => (
+            Duration::from_secs(u64::from(seconds).clamp(1, MAX_SIMULATION_SECONDS)),
+            "its config's `timeout`".to_owned(),
+        ),
         None => (DEFAULT_SIMULATION_TIMEOUT, simulation_limit(target)),
     };
     let started = Instant::now();
@@ -715,6 +587,7 @@ fn simulation_limit(target: Target) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::FileKind;
 
     #[test]
     fn a_hook_is_found_by_its_name_its_id_or_a_start_that_names_one() {

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 /// How a file came to be, recorded in the artifact manifest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FileKind {
     /// A manifest or hook document written from the host tables.
     Generated,
@@ -14,23 +15,6 @@ pub enum FileKind {
     Bundle,
     /// A payload file copied byte for byte.
     Prebuilt,
-}
-
-impl FileKind {
-    const ALL: [FileKind; 3] = [FileKind::Generated, FileKind::Bundle, FileKind::Prebuilt];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileKind::Generated => "generated",
-            FileKind::Bundle => "bundle",
-            FileKind::Prebuilt => "prebuilt",
-        }
-    }
-
-    /// The kind `as_str` spells `name`.
-    pub fn parse(name: &str) -> Option<FileKind> {
-        FileKind::ALL.into_iter().find(|kind| kind.as_str() == name)
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

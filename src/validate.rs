@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::emit::MANIFEST_FILE;
+use crate::emit::manifest::{MANIFEST_FILE, MANIFEST_VERSION, Manifest};
 use crate::hosts::{self, DocumentStyle, HostTable};
 use crate::model::Target;
 
@@ -39,7 +39,7 @@ pub struct Validation {
 /// Validates the artifact at `dir`.
 pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     let mut diagnostics = Vec::new();
-    let manifest = match read_json(dir, MANIFEST_FILE).and_then(manifest_shape) {
+    let manifest = match Manifest::read(dir).and_then(manifest_shape) {
         Ok(manifest) => manifest,
         Err(message) => {
             let diagnostic = Diagnostic::error(Code::ArtifactManifest, message)
@@ -50,15 +50,9 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     };
     let on_disk = on_disk(dir);
     check_files(&manifest, &on_disk, dir, &mut diagnostics);
-    let targets: Vec<Target> = manifest["targets"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.as_str().and_then(Target::parse))
-        .collect();
-    let plugin_name = manifest["plugin"]["name"].as_str().unwrap_or_default();
-    for target in &targets {
-        check_host(dir, hosts::table(*target), &targets, plugin_name, &on_disk.files, &mut diagnostics);
+    let targets = &manifest.targets;
+    for target in targets {
+        check_host(dir, hosts::table(*target), targets, &manifest.plugin.name, &on_disk.files, &mut diagnostics);
     }
     // From here on node runs: a signal stops it, and the report is not printed.
     crate::interrupt::install();
@@ -89,32 +83,23 @@ fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not valid JSON: {e}"))
 }
 
-/// `manifest` if it has the fields every check reads, with their types: a document without
-/// them (`{}`) would otherwise pass every check vacuously.
-fn manifest_shape(manifest: Value) -> Result<Value, String> {
-    let wrong = |field: &str, what: &str| Err(format!("{MANIFEST_FILE} has no {what} `{field}`"));
-    if !manifest["plugin"]["name"].is_string() {
-        return wrong("plugin.name", "string");
+/// `manifest` if it is what a build writes: its version, a target, every path inside the
+/// artifact. (A document that only parses, `{"plugin":…,"targets":[],"files":[]}`, would
+/// otherwise pass every check vacuously.)
+fn manifest_shape(manifest: Manifest<'static>) -> Result<Manifest<'static>, String> {
+    if manifest.manifest_version != MANIFEST_VERSION {
+        return Err(format!(
+            "{MANIFEST_FILE} has the manifestVersion {}, where a build writes {MANIFEST_VERSION}",
+            manifest.manifest_version
+        ));
     }
-    let known = |target: &Value| target.as_str().and_then(Target::parse).is_some();
-    if !manifest["targets"].as_array().is_some_and(|targets| !targets.is_empty() && targets.iter().all(known)) {
-        return Err(format!("{MANIFEST_FILE} has no `targets` naming claude, codex, cursor or portable"));
+    if manifest.targets.is_empty() {
+        return Err(format!("{MANIFEST_FILE} has no `targets`"));
     }
-    for array in ["files", "hooks"] {
-        if !manifest[array].is_array() {
-            return wrong(array, "array");
-        }
-    }
-    let rows = ["files", "hooks"].into_iter().flat_map(|array| manifest[array].as_array().into_iter().flatten());
-    if let Some(path) = rows.filter_map(|row| row["path"].as_str()).find(|path| !crate::output::is_artifact_path(path))
-    {
+    let paths = manifest.files.iter().map(|row| &*row.path);
+    let paths = paths.chain(manifest.hooks.iter().filter_map(|hook| hook.path.as_deref()));
+    if let Some(path) = paths.into_iter().find(|path| !crate::output::is_artifact_path(path)) {
         return Err(format!("{MANIFEST_FILE} lists {path:?}, a path outside the artifact"));
-    }
-    let timeouts = manifest["hooks"].as_array().into_iter().flatten().filter_map(|hook| hook.get("timeout"));
-    if let Some(timeout) =
-        timeouts.filter(|t| !t.is_null()).find(|t| t.as_u64().is_none_or(|t| t > u64::from(u32::MAX)))
-    {
-        return Err(format!("{MANIFEST_FILE} gives a hook the timeout {timeout}, not a whole number of seconds"));
     }
     Ok(manifest)
 }
@@ -150,17 +135,11 @@ fn on_disk(dir: &Path) -> OnDisk {
     found
 }
 
-fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
+fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
     let mut listed = BTreeSet::new();
-    for row in manifest["files"].as_array().into_iter().flatten() {
-        let (Some(path), Some(hash)) = (row["path"].as_str(), row["blake3"].as_str()) else {
-            diagnostics.push(
-                Diagnostic::error(Code::ArtifactManifest, "a manifest file row lacks `path` or `blake3`")
-                    .in_file(MANIFEST_FILE),
-            );
-            continue;
-        };
-        listed.insert(path.to_owned());
+    for row in &manifest.files {
+        let (path, hash) = (&*row.path, &*row.blake3);
+        listed.insert(path);
         if on_disk.others.iter().any(|(other, _)| other == path) {
             continue; // A link or a pipe where the file should be: reported with the others below.
         }
@@ -187,7 +166,7 @@ fn check_files(manifest: &Value, on_disk: &OnDisk, dir: &Path, diagnostics: &mut
             Ok(_) => {}
         }
     }
-    for path in on_disk.files.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(*p)) {
+    for path in on_disk.files.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(p.as_str())) {
         diagnostics.push(
             Diagnostic::error(Code::ArtifactFiles, format!("{path} is in the artifact but not in its manifest"))
                 .in_file(path.clone())
@@ -299,15 +278,11 @@ fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>,
 
 /// The shared runtime starts for every host that forwards a route to it, in a private socket
 /// directory, and answers MCP `initialize`.
-fn check_runtime(dir: &Path, manifest: &Value, diagnostics: &mut Vec<Diagnostic>) {
-    let Some(path) = manifest["eventRuntime"]["path"].as_str() else { return };
-    let hosts: BTreeSet<&str> = manifest["hooks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|row| row["runtime"] == "shared")
-        .filter_map(|row| row["host"].as_str())
-        .collect();
+fn check_runtime(dir: &Path, manifest: &Manifest, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(runtime) = &manifest.event_runtime else { return };
+    let path = &*runtime.path;
+    let hosts: BTreeSet<&str> =
+        manifest.hooks.iter().filter(|hook| hook.is_shared()).map(|hook| hook.host.as_str()).collect();
     for host in hosts {
         // Kept until the runtime is shut down: its working folder and its sockets are there.
         let scratch = crate::artifact::Scratch::new();
@@ -413,12 +388,11 @@ fn command_target(command: &str, root_token: &str) -> Option<String> {
 /// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
 /// It runs in an empty folder, as `hooks simulate` runs it (`artifact::Scratch`).
-fn check_wrappers(dir: &Path, manifest: &Value, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
-    let wrappers: BTreeMap<&str, &str> = manifest["hooks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|row| Some((row["path"].as_str()?, row["name"].as_str()?)))
+fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
+    let wrappers: BTreeMap<&str, &str> = manifest
+        .hooks
+        .iter()
+        .filter_map(|hook| Some((hook.path.as_deref()?, hook.name.as_str())))
         .filter(|(path, _)| on_disk.contains(*path))
         .collect();
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());

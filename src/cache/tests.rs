@@ -141,19 +141,19 @@ fn the_pack_vectors_restore_their_files() {
         let (files, _) = crate::actions::restore_artifact(&cache, &published).expect("the pack restores");
         let manifest = vector["manifest_utf8"].as_str().unwrap();
         assert_eq!(&*files[crate::emit::MANIFEST_FILE].bytes, manifest.as_bytes());
-        let listed: Vec<(String, Vec<u8>, bool, String)> = vector["files"]
+        let listed: Vec<(String, Vec<u8>, bool, serde_json::Value)> = vector["files"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| {
                 let text = |name: &str| f[name].as_str().unwrap().to_owned();
-                (text("path"), hex_bytes(&text("bytes_hex")), f["executable"].as_bool().unwrap(), text("kind"))
+                (text("path"), hex_bytes(&text("bytes_hex")), f["executable"].as_bool().unwrap(), f["kind"].clone())
             })
             .collect();
-        let restored: Vec<(String, Vec<u8>, bool, String)> = files
+        let restored: Vec<(String, Vec<u8>, bool, serde_json::Value)> = files
             .values()
             .filter(|file| file.path != crate::emit::MANIFEST_FILE)
-            .map(|file| (file.path.clone(), file.bytes.to_vec(), file.executable, file.kind.as_str().to_owned()))
+            .map(|file| (file.path.clone(), file.bytes.to_vec(), file.executable, serde_json::json!(file.kind)))
             .collect();
         assert_eq!(restored, listed, "pack vector {i}: {}", vector["why"]);
     }

@@ -46,7 +46,10 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
                         "wrapper": planned.wrapper,
                     });
                     if let Some(route) = planned.route {
-                        route.write_fields(&mut row);
+                        row["runtime"] = route.runtime().into();
+                        if let Some(fallback) = route.fallback() {
+                            row["fallback"] = fallback.into();
+                        }
                     }
                     Some(row)
                 })

@@ -28,6 +28,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::artifact;
 use crate::build::{self, BuildOptions};
+use crate::emit::manifest::{HookRow, Manifest};
 use crate::model::Target;
 
 #[derive(Parser, Debug)]
@@ -545,18 +546,14 @@ fn artifact_dir(dir: &Path) -> Result<(), Failure> {
 }
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
-    let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
-    let wanted = |kind: &str, host: &str| kind != "prebuilt" && target.is_none_or(|t| host == t.as_str());
+    let manifest = Manifest::read(dir).map_err(Failure::Run)?;
+    let hooks = &manifest.hooks;
+    let on_host = |hook: &&HookRow| target.is_none_or(|t| hook.host == t.as_str());
+    let rows: Vec<_> = hooks.iter().filter(on_host).filter(|hook| !hook.is_prebuilt()).collect();
     if json {
-        let rows = artifact::read_hook_rows(dir).map_err(Failure::Run)?;
-        let rows: Vec<_> = rows
-            .into_iter()
-            .filter(|r| wanted(r["kind"].as_str().unwrap_or(""), r["host"].as_str().unwrap_or("")))
-            .collect();
-        report::print_json(&serde_json::Value::Array(rows));
+        report::print_json(&serde_json::json!(rows));
         return Ok(true);
     }
-    let rows: Vec<_> = hooks.iter().filter(|h| wanted(&h.kind, &h.host)).collect();
     for hook in &rows {
         let matcher = hook.matcher.as_deref().map(|m| format!(" matcher {m}")).unwrap_or_default();
         outln!(
@@ -570,15 +567,11 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
             inspect::runtime_note(hook.runtime.as_deref(), hook.fallback)
         );
     }
-    let prebuilt = hooks.iter().filter(|h| h.kind == "prebuilt" && target.is_none_or(|t| h.host == t.as_str())).count();
+    let prebuilt = hooks.iter().filter(on_host).filter(|hook| hook.is_prebuilt()).count();
     let from = target.map(|t| format!(" from {}", t.as_str())).unwrap_or_default();
-    // (Read only to say why a host asked for has no hooks.)
-    let built_for = match target {
-        Some(_) if rows.is_empty() => artifact::read_targets(dir).map_err(Failure::Run)?,
-        _ => Vec::new(),
-    };
     let note = match target {
-        Some(target) if rows.is_empty() && !built_for.iter().any(|built| built == target.as_str()) => {
+        Some(target) if rows.is_empty() && !manifest.targets.contains(&target) => {
+            let built_for: Vec<_> = manifest.targets.iter().map(|t| t.as_str()).collect();
             format!(" (the artifact was not built for {}: its targets are {})", target.as_str(), built_for.join(", "))
         }
         Some(target) if crate::hosts::table(target).hooks.is_none() => {
@@ -645,7 +638,7 @@ fn simulate_command(
             "the input holds `env` and `stdin`, as a capture of a hook's run does: pass its `stdin`".into(),
         ));
     }
-    let hooks = artifact::read_hooks(dir).map_err(Failure::Run)?;
+    let hooks = Manifest::read(dir).map_err(Failure::Run)?.hooks;
     // A name the artifact does not have is a wrong invocation, like a wrong option.
     let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Usage)?;
     // (`--standalone` for a route that has no such form is a wrong invocation too.)

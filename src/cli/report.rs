@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::build::{BuildOptions, BuildOutput, Compiled};
 use crate::diagnostics::{Diagnostic, Located, Severity};
+use crate::emit::manifest::{HookRow, Manifest};
 
 /// The first failure to write to stdout (a full disk, a closed descriptor).
 static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
@@ -90,11 +91,8 @@ pub(super) fn outcome_json(
 
 pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: Duration) -> serde_json::Value {
     let compiled = &output.compiled;
-    let mut hooks: Vec<serde_json::Value> = compiled
-        .plans
-        .iter()
-        .flat_map(|plan| plan.hooks.iter().map(|h| crate::emit::hook_row(plan.target, h)))
-        .collect();
+    let mut hooks: Vec<HookRow> =
+        compiled.plans.iter().flat_map(|plan| plan.hooks.iter().map(|h| HookRow::of(plan.target, h))).collect();
     let (mut plugin, mut targets) = (
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
         compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
@@ -104,7 +102,9 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
         // Nothing ran: report what the artifact holds.
         plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
-        (hooks, files) = crate::artifact::read_listing(&options.out_dir).unwrap_or_default();
+        let manifest = Manifest::read(&options.out_dir).ok();
+        files = manifest.as_ref().map(|m| m.paths().into_iter().map(str::to_owned).collect()).unwrap_or_default();
+        hooks = manifest.map(|m| m.hooks).unwrap_or_default();
     }
     let published = output.published.as_ref().map(
         |stats| serde_json::json!({ "written": stats.written, "unchanged": stats.unchanged, "removed": stats.removed }),

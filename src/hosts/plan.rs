@@ -39,15 +39,19 @@ pub enum RouteForm {
 }
 
 impl RouteForm {
-    /// The route's fields in the manifest's hook index and in `inspect --json`:
-    /// `runtime` (`shared` | `standalone`), and `fallback` for shared routes.
-    pub fn write_fields(self, row: &mut serde_json::Value) {
+    /// Where the route renders, as the manifest's hook index and `inspect --json` say it.
+    pub fn runtime(self) -> &'static str {
         match self {
-            RouteForm::Standalone => row["runtime"] = "standalone".into(),
-            RouteForm::Shared { fallback } => {
-                row["runtime"] = "shared".into();
-                row["fallback"] = fallback.into();
-            }
+            RouteForm::Standalone => "standalone",
+            RouteForm::Shared { .. } => "shared",
+        }
+    }
+
+    /// For a shared route, whether a standalone form answers when no runtime is live.
+    pub fn fallback(self) -> Option<bool> {
+        match self {
+            RouteForm::Standalone => None,
+            RouteForm::Shared { fallback } => Some(fallback),
         }
     }
 }

@@ -16,7 +16,8 @@ pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
 pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, normalize};
 
 /// A host projection the build can emit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Target {
     Claude,
     Codex,

@@ -17,7 +17,7 @@ use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, Approval, HostPlan};
-use crate::loader::{BeforeListing, DiskFiles, OutsideDir, Workspace};
+use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
 use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
@@ -324,12 +324,12 @@ fn answer_stale(
             return Ok(output);
         }
     }
-    let mut workspace = Workspace::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
+    let mut loaded = LoadedProject::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
     let assumed = found.iter().map(|dir| (dir.key.clone(), dir.is_found()));
-    workspace.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
-    let project = workspace.sync(disk, options.settings());
+    loaded.assume_outside(snapshot.outside_dirs().map(|key| (key, true)).chain(assumed));
+    let project = loaded.sync(disk, options.settings());
     let mut compiled = None;
-    on_pool(&mut || compiled = Some(compile_and_publish(&mut workspace, project, options, &mut |_| {}, None)));
+    on_pool(&mut || compiled = Some(compile_and_publish(&mut loaded, project, options, &mut |_| {}, None)));
     let (mut output, rounds) = compiled.expect("on_pool runs the stages")?;
     match (&output.compiled.model, output.clean()) {
         (Some(model), Some(clean)) => {
@@ -345,7 +345,7 @@ fn answer_stale(
                 // nothing was found) are not the rounds a fresh checkout goes through.
                 false => {
                     let record = snapshot.outside_dirs().next().is_none();
-                    key_after_rounds(options, hashes, &workspace.inputs(), &rounds, record)
+                    key_after_rounds(options, hashes, &loaded.inputs(), &rounds, record)
                 }
             };
             snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
@@ -385,7 +385,7 @@ fn stamp_settings(options: &BuildOptions) -> String {
     format!("{:?} -> {}", options.settings(), options.out_dir.display())
 }
 
-/// Saves the stamp a clean build leaves, for the last build of `workspace`, which published
+/// Saves the stamp a clean build leaves, for the last build of `loaded`, which published
 /// `files`, the artifact whose manifest hashes to `clean.manifest`, without an error: when
 /// the project on disk still holds exactly the inputs that build read and the artifact is
 /// still the one it published (every file checked). It records the artifact in the cache
@@ -395,21 +395,21 @@ fn stamp_settings(options: &BuildOptions) -> String {
 /// project runs no stage. Returns whether it saved one.
 pub fn stamp_last_build(
     options: &BuildOptions,
-    workspace: &Workspace,
+    loaded: &LoadedProject,
     clean: &stamp::Clean,
     files: &BTreeMap<String, OutputFile>,
 ) -> std::io::Result<bool> {
     // The states first: a file edited after them leaves the stamp stale, never the reverse.
     let mut snapshot = stamp::Snapshot::take(&options.root, &options.out_dir)?;
     let mut disk = snapshot.read()?;
-    let outside_keys = workspace.outside_keys();
+    let outside_keys = loaded.outside_keys();
     let mut outside = Vec::new();
     for key in &outside_keys {
         let (dir, files) = crate::loader::list_outside_dir(&options.root, key, &mut |_| {})?;
         disk.extend(files);
         outside.push(dir);
     }
-    if disk != workspace.inputs() {
+    if disk != loaded.inputs() {
         return Ok(false);
     }
     // (What the walk passed over in a payload may have come there since the last compile
@@ -588,24 +588,24 @@ fn finish_empty() -> Compiled {
     }
 }
 
-/// Compiles the workspace's `project` (following its imports out of the root) and publishes
+/// Compiles `loaded`'s `project` (following its imports out of the root) and publishes
 /// its artifact unless there are errors; also returns the outside directories it listed, by
 /// round. `last` is what this process published last (see `emit::publish::publish`).
 pub fn compile_and_publish(
-    workspace: &mut Workspace,
+    loaded: &mut LoadedProject,
     project: Project,
     options: &BuildOptions,
     before_listing: BeforeListing,
     last: Option<&BTreeMap<String, OutputFile>>,
 ) -> std::io::Result<(BuildOutput, Vec<Vec<OutsideDir>>)> {
-    let (transpiled_before, bundled_before) = workspace.db.work();
-    let (project, mut compiled, outside) = compile_reaching_out(workspace, project, before_listing)?;
+    let (transpiled_before, bundled_before) = loaded.db.work();
+    let (project, mut compiled, outside) = compile_reaching_out(loaded, project, before_listing)?;
     note_unlistable_outside(&mut compiled, &outside);
-    check_payloads_whole(&mut compiled, (&workspace.db, project), &workspace.root, &options.out_dir);
+    check_payloads_whole(&mut compiled, (&loaded.db, project), &loaded.root, &options.out_dir);
     if let Some(model) = &compiled.model {
-        workspace.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
+        loaded.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }
-    let (transpiled, bundled) = workspace.db.work();
+    let (transpiled, bundled) = loaded.db.work();
     let work = Work {
         transpiled: transpiled - transpiled_before,
         bundled: bundled - bundled_before,
@@ -626,24 +626,24 @@ pub fn compile_and_publish(
 /// it is watched). Returns the
 /// project as last loaded, its compile, and the directories listed in each round.
 pub fn compile_reaching_out(
-    workspace: &mut Workspace,
+    loaded: &mut LoadedProject,
     mut project: Project,
     before_listing: BeforeListing,
 ) -> std::io::Result<(Project, Compiled, Vec<Vec<OutsideDir>>)> {
     let mut listed: Vec<Vec<OutsideDir>> = Vec::new();
     let mut looked_again = false;
     loop {
-        let compiled = compile(&workspace.db, project);
+        let compiled = compile(&loaded.db, project);
         let dirs = compiled.outside_dirs.iter();
-        let mut wanted: Vec<String> = dirs.clone().filter(|key| !workspace.lists_outside(key)).cloned().collect();
+        let mut wanted: Vec<String> = dirs.clone().filter(|key| !loaded.lists_outside(key)).cloned().collect();
         if wanted.is_empty() && !looked_again {
             looked_again = true;
-            wanted = dirs.filter(|key| workspace.found_nothing_at(key)).cloned().collect();
+            wanted = dirs.filter(|key| loaded.found_nothing_at(key)).cloned().collect();
         }
         if wanted.is_empty() {
             return Ok((project, compiled, listed));
         }
-        let (reloaded, dirs) = workspace.reach_out(&wanted, before_listing)?;
+        let (reloaded, dirs) = loaded.reach_out(&wanted, before_listing)?;
         project = reloaded;
         listed.push(dirs);
     }
@@ -1113,9 +1113,9 @@ mod tests {
             ),
         ]);
         disk.insert("bin/run".to_owned(), (Ok(Arc::from(&b"#!/bin/sh\n"[..])), true));
-        let mut workspace = Workspace::new(Database::new(), PathBuf::from("/virtual"));
-        let project = workspace.sync(disk, Settings::default());
-        let compiled = compile(&workspace.db, project);
+        let mut loaded = LoadedProject::new(Database::new(), PathBuf::from("/virtual"));
+        let project = loaded.sync(disk, Settings::default());
+        let compiled = compile(&loaded.db, project);
         assert!(!compiled.has_errors(), "{:?}", compiled.diagnostics);
         let text = std::str::from_utf8(&compiled.files[emit::MANIFEST_FILE].bytes).unwrap().to_owned();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1137,16 +1137,15 @@ mod tests {
     #[test]
     fn an_edit_reruns_only_what_depends_on_it() {
         let log = Arc::new(Mutex::new(Vec::new()));
-        let mut workspace = Workspace::new(Database::with_query_log(log.clone()), PathBuf::from("/virtual"));
-        let first = workspace.sync(project(CONFIG, "export default () => undefined;\n"), Settings::default());
-        assert!(!compile(&workspace.db, first).has_errors());
+        let mut loaded = LoadedProject::new(Database::with_query_log(log.clone()), PathBuf::from("/virtual"));
+        let first = loaded.sync(project(CONFIG, "export default () => undefined;\n"), Settings::default());
+        assert!(!compile(&loaded.db, first).has_errors());
         executed(&log);
 
         // Editing one handler: its module and its two wrappers, and its hash for the
         // manifest, nothing else.
-        let edited =
-            workspace.sync(project(CONFIG, "export default () => { return undefined; };\n"), Settings::default());
-        assert!(!compile(&workspace.db, edited).has_errors());
+        let edited = loaded.sync(project(CONFIG, "export default () => { return undefined; };\n"), Settings::default());
+        assert!(!compile(&loaded.db, edited).has_errors());
         assert_eq!(
             executed(&log),
             ["content_hash", "linked_handler", "module_chunk", "transpiled", "wrapper", "wrapper"]
@@ -1154,34 +1153,34 @@ mod tests {
 
         // Reformatting the config: it is re-read (and hashed for the manifest), and everything
         // after it is reused.
-        let reformatted = workspace.sync(
+        let reformatted = loaded.sync(
             project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
             Settings::default(),
         );
-        assert!(!compile(&workspace.db, reformatted).has_errors());
+        assert!(!compile(&loaded.db, reformatted).has_errors());
         assert_eq!(executed(&log), ["config", "content_hash", "parse_config"]);
 
         // A file added where no import looks re-runs no module.
         let mut grown = project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n");
         grown.insert("notes/todo.md".to_owned(), (Ok(Arc::from(&b"later"[..])), false));
-        let grown = workspace.sync(grown, Settings::default());
-        assert!(!compile(&workspace.db, grown).has_errors());
+        let grown = loaded.sync(grown, Settings::default());
+        assert!(!compile(&loaded.db, grown).has_errors());
         let executed_now = executed(&log);
         assert!(executed_now.contains(&"folder".to_owned()), "{executed_now:?}");
         assert!(!executed_now.contains(&"module_chunk".to_owned()), "{executed_now:?}");
-        let shrunk = workspace.sync(
+        let shrunk = loaded.sync(
             project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
             Settings::default(),
         );
-        compile(&workspace.db, shrunk);
+        compile(&loaded.db, shrunk);
         executed(&log);
 
         // Touching nothing runs nothing.
-        let same = workspace.sync(
+        let same = loaded.sync(
             project(&CONFIG.replace(", ", ",\n    "), "export default () => { return undefined; };\n"),
             Settings::default(),
         );
-        compile(&workspace.db, same);
+        compile(&loaded.db, same);
         assert_eq!(executed(&log), Vec::<String>::new());
     }
 
@@ -1193,9 +1192,9 @@ mod tests {
     }
 
     fn codes_and_files(disk: DiskFiles) -> Vec<(&'static str, Option<String>, String)> {
-        let mut workspace = Workspace::new(Database::new(), PathBuf::from("/virtual"));
-        let project = workspace.sync(disk, Settings::default());
-        let compiled = compile(&workspace.db, project);
+        let mut loaded = LoadedProject::new(Database::new(), PathBuf::from("/virtual"));
+        let project = loaded.sync(disk, Settings::default());
+        let compiled = compile(&loaded.db, project);
         compiled.diagnostics.into_iter().map(|d| (d.code.as_str(), d.file, d.message)).collect()
     }
 
@@ -1270,11 +1269,11 @@ mod tests {
             out_dir: root.join("artifact"),
             cache: Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap()),
         };
-        let mut workspace = Workspace::new(Database::new(), root.clone());
-        let project = workspace.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
-        let (output, _) = compile_and_publish(&mut workspace, project, &options, &mut |_| {}, None).unwrap();
+        let mut loaded = LoadedProject::new(Database::new(), root.clone());
+        let project = loaded.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
+        let (output, _) = compile_and_publish(&mut loaded, project, &options, &mut |_| {}, None).unwrap();
         let clean = output.clean().expect("a clean build");
-        let stamped = || stamp_last_build(&options, &workspace, &clean, &output.compiled.files).unwrap();
+        let stamped = || stamp_last_build(&options, &loaded, &clean, &output.compiled.files).unwrap();
 
         let handler = root.join("src/a.ts");
         std::fs::write(&handler, "export default () => null;\n").unwrap();
@@ -1282,7 +1281,7 @@ mod tests {
         std::fs::write(&handler, "export default () => undefined;\n").unwrap();
         assert!(stamped(), "the same bytes again, whatever their state");
         // The cache answers these inputs too, as a build would have recorded them.
-        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&workspace.inputs()));
+        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&loaded.inputs()));
         let published = actions::published_artifact(&options.cache, &key).expect("the artifact action recorded");
         assert_eq!(published.clean, clean);
         let wrapper = output.compiled.files.keys().find(|path| path.ends_with(".mjs")).unwrap();

@@ -60,8 +60,10 @@ const SKIPPED_DIRS: [&str; 6] = [".git", "node_modules", "target", crate::stamp:
 /// payload's script ran, and make it differ from machine to machine.
 const CACHE_DIRS: [&str; 4] = ["__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"];
 
-/// A long-lived database plus the project input, reusable across builds (watch mode).
-pub struct Workspace {
+/// One project as the loader knows it: the salsa database holding its inputs, and what the
+/// last walk listed, read and could not read; long-lived in watch mode, where each sync sets
+/// only the inputs whose bytes changed.
+pub struct LoadedProject {
     pub db: Database,
     pub root: PathBuf,
     project: Option<Project>,
@@ -134,9 +136,9 @@ impl OutsideDir {
 /// missed.
 pub type BeforeListing<'a> = &'a mut dyn FnMut(&Path);
 
-impl Workspace {
+impl LoadedProject {
     pub fn new(db: Database, root: PathBuf) -> Self {
-        Workspace {
+        LoadedProject {
             db,
             root,
             project: None,
@@ -173,7 +175,7 @@ impl Workspace {
     }
 
     /// Takes outside directories as listed, each found or not (a stamp named them, or they
-    /// were listed before the workspace was made), so the build does not list them again;
+    /// were listed before it was made), so the build does not list them again;
     /// the next `sync` is given their files.
     pub fn assume_outside(&mut self, dirs: impl IntoIterator<Item = (String, bool)>) {
         for (key, found) in dirs {
@@ -1123,62 +1125,62 @@ mod tests {
             tree(&["shared/a.ts", "shared/b.mjs", "shared/notes.md", "shared/sub/c.ts", "p/agent-bundle.config.ts"]);
         std::os::unix::fs::symlink("a.ts", dir.path().join("shared/link.ts")).unwrap();
         let root = dir.path().join("p");
-        let mut workspace = Workspace::new(Database::new(), root.clone());
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut loaded = LoadedProject::new(Database::new(), root.clone());
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
         let mut watched = Vec::new();
         let keys = ["../shared".to_owned(), "../missing".to_owned()];
-        let (project, listed) = workspace.reach_out(&keys, &mut |d| watched.push(d.to_owned())).unwrap();
-        let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
+        let (project, listed) = loaded.reach_out(&keys, &mut |d| watched.push(d.to_owned())).unwrap();
+        let inputs: Vec<&String> = project.files(&loaded.db).keys().collect();
         assert_eq!(inputs, ["../shared/a.ts", "../shared/b.mjs", "agent-bundle.config.ts"]);
         assert_eq!(watched, [dir.path().join("shared"), dir.path().to_owned()], "a missing folder's parent too");
         assert!(listed[0].is_found() && !listed[1].is_found());
-        assert!(workspace.found_nothing_at("../missing") && workspace.lists_outside("../shared"));
-        assert_eq!(**project.outside_dirs(&workspace.db), BTreeSet::from(keys.clone()));
+        assert!(loaded.found_nothing_at("../missing") && loaded.lists_outside("../shared"));
+        assert_eq!(**project.outside_dirs(&loaded.db), BTreeSet::from(keys.clone()));
 
         // An event in it re-lists it (an event in a folder below it does not).
         fs::write(dir.path().join("shared/a.ts"), "edited").unwrap();
         fs::write(dir.path().join("shared/sub/c.ts"), "edited").unwrap();
         let changed = [dir.path().join("shared/a.ts"), dir.path().join("shared/sub/c.ts")];
-        assert!(workspace.in_outside_dir(&changed[0]) && !workspace.in_outside_dir(&changed[1]));
+        assert!(loaded.in_outside_dir(&changed[0]) && !loaded.in_outside_dir(&changed[1]));
         // Nor does anything in it but module files (an artifact published there, say, or a
         // folder named as one), and its manifest: the folder is an artifact then.
         fs::create_dir(dir.path().join("shared/folder.ts")).unwrap();
         let others =
             ["shared/notes.md", "shared/artifact", "shared/.artifact.agent-bundle-staging", "shared/folder.ts"];
-        assert!(others.iter().all(|other| !workspace.in_outside_dir(&dir.path().join(other))));
-        assert!(workspace.in_outside_dir(&dir.path().join("shared").join(MANIFEST_FILE)));
-        workspace.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
-        assert_eq!(workspace.changed(), ["../shared/a.ts"]);
+        assert!(others.iter().all(|other| !loaded.in_outside_dir(&dir.path().join(other))));
+        assert!(loaded.in_outside_dir(&dir.path().join("shared").join(MANIFEST_FILE)));
+        loaded.refresh(&changed[..1], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(loaded.changed(), ["../shared/a.ts"]);
 
         // A missing folder that appears inside a listed one: its event is both folders'.
-        workspace.reach_out(&["../shared/new".to_owned()], &mut |_| {}).unwrap();
+        loaded.reach_out(&["../shared/new".to_owned()], &mut |_| {}).unwrap();
         fs::create_dir(dir.path().join("shared/new")).unwrap();
         fs::write(dir.path().join("shared/new/d.ts"), "new").unwrap();
-        workspace.refresh(&[dir.path().join("shared/new")], Settings::default(), &[], &mut |_| {}).unwrap();
-        assert_eq!(workspace.changed(), ["../shared/new/d.ts"]);
+        loaded.refresh(&[dir.path().join("shared/new")], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(loaded.changed(), ["../shared/new/d.ts"]);
 
         // Reading the project whole again lists the folders found again, as they are now.
         fs::write(dir.path().join("shared/b.mjs"), "edited meanwhile").unwrap();
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
-        assert_eq!(workspace.changed(), ["../shared/b.mjs"], "the others are unchanged inputs");
-        assert!(workspace.lists_outside("../shared") && !workspace.lists_outside("../missing"));
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(loaded.changed(), ["../shared/b.mjs"], "the others are unchanged inputs");
+        assert!(loaded.lists_outside("../shared") && !loaded.lists_outside("../missing"));
     }
 
     #[test]
     fn an_outside_folder_holding_an_artifact_is_watched_and_never_read() {
         let dir = tree(&["vendor/agent-bundle.manifest.json", "vendor/a.ts", "p/agent-bundle.config.ts"]);
-        let mut workspace = Workspace::new(Database::new(), dir.path().join("p"));
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut loaded = LoadedProject::new(Database::new(), dir.path().join("p"));
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
         let mut watched = Vec::new();
-        let (project, _) = workspace.reach_out(&["../vendor".to_owned()], &mut |d| watched.push(d.to_owned())).unwrap();
-        assert!(!project.files(&workspace.db).contains_key("../vendor/a.ts"));
+        let (project, _) = loaded.reach_out(&["../vendor".to_owned()], &mut |d| watched.push(d.to_owned())).unwrap();
+        assert!(!project.files(&loaded.db).contains_key("../vendor/a.ts"));
         assert_eq!(watched, [dir.path().join("vendor"), dir.path().to_owned()], "its manifest may go");
         // Its manifest going is a change of the folder: it is read then.
         let manifest = dir.path().join("vendor").join(MANIFEST_FILE);
-        assert!(workspace.in_outside_dir(&manifest));
+        assert!(loaded.in_outside_dir(&manifest));
         fs::remove_file(&manifest).unwrap();
-        workspace.refresh(&[manifest], Settings::default(), &[], &mut |_| {}).unwrap();
-        assert_eq!(workspace.changed(), ["../vendor/a.ts"]);
+        loaded.refresh(&[manifest], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(loaded.changed(), ["../vendor/a.ts"]);
     }
 
     #[test]
@@ -1194,8 +1196,8 @@ mod tests {
     #[test]
     fn a_refresh_reads_what_a_walk_would_find_and_no_more() {
         let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "old/agent-bundle.manifest.json"]);
-        let mut workspace = Workspace::new(Database::new(), dir.path().to_owned());
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut loaded = LoadedProject::new(Database::new(), dir.path().to_owned());
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
         let root = dir.path();
         let write = |file: &str| {
             fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
@@ -1209,30 +1211,29 @@ mod tests {
         let mut watched = Vec::new();
         let changed =
             ["old/hooks/w.mjs", "node_modules/pkg/index.js", "src/link.ts", "src/new"].map(|path| root.join(path));
-        let project =
-            workspace.refresh(&changed, Settings::default(), &[], &mut |d| watched.push(d.to_owned())).unwrap();
-        let inputs: Vec<&String> = project.files(&workspace.db).keys().collect();
+        let project = loaded.refresh(&changed, Settings::default(), &[], &mut |d| watched.push(d.to_owned())).unwrap();
+        let inputs: Vec<&String> = project.files(&loaded.db).keys().collect();
         assert_eq!(inputs, ["agent-bundle.config.ts", "src/a.ts", "src/new/deep/c.ts"]);
         assert_eq!(watched, [root.join("src/new"), root.join("src/new/deep")]);
-        assert_eq!(workspace.changed(), ["src/new/deep/c.ts"]);
+        assert_eq!(loaded.changed(), ["src/new/deep/c.ts"]);
 
         fs::remove_dir_all(root.join("src/new")).unwrap();
         write("src/new");
-        workspace.refresh(&[root.join("src/new")], Settings::default(), &[], &mut |_| {}).unwrap();
-        assert_eq!(workspace.changed(), ["src/new", "src/new/deep/c.ts"], "a folder replaced by a file");
-        assert!(!workspace.listed.contains("src/new/deep"));
+        loaded.refresh(&[root.join("src/new")], Settings::default(), &[], &mut |_| {}).unwrap();
+        assert_eq!(loaded.changed(), ["src/new", "src/new/deep/c.ts"], "a folder replaced by a file");
+        assert!(!loaded.listed.contains("src/new/deep"));
     }
 
     #[test]
     fn a_refresh_judges_names_and_manifests_as_a_walk_does() {
         let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "vendored/x.js"]);
         let root = dir.path();
-        let mut workspace = Workspace::new(Database::new(), root.to_owned());
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let mut loaded = LoadedProject::new(Database::new(), root.to_owned());
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
         let mut refresh = |changed: &[&str]| {
             let changed: Vec<PathBuf> = changed.iter().map(|path| root.join(path)).collect();
-            let project = workspace.refresh(&changed, Settings::default(), &[], &mut |_| {}).unwrap();
-            let inputs: Vec<String> = project.files(&workspace.db).keys().cloned().collect();
+            let project = loaded.refresh(&changed, Settings::default(), &[], &mut |_| {}).unwrap();
+            let inputs: Vec<String> = project.files(&loaded.db).keys().cloned().collect();
             let walked: Vec<String> = input_tree(root, &[]).unwrap().files.into_iter().map(|(key, _)| key).collect();
             assert_eq!(inputs, walked, "after {changed:?}");
             inputs
@@ -1261,10 +1262,10 @@ mod tests {
     fn only_a_change_a_refresh_would_read_may_change_the_inputs() {
         let dir = tree(&["agent-bundle.config.ts", "src/a.ts", "inner/out/agent-bundle.manifest.json"]);
         let root = dir.path();
-        let mut workspace = Workspace::new(Database::new(), root.to_owned());
-        assert!(workspace.may_change_inputs(&root.join("inner/out")), "before a load everything may");
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
-        let may = |path: &str| workspace.may_change_inputs(&root.join(path));
+        let mut loaded = LoadedProject::new(Database::new(), root.to_owned());
+        assert!(loaded.may_change_inputs(&root.join("inner/out")), "before a load everything may");
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        let may = |path: &str| loaded.may_change_inputs(&root.join(path));
         assert!(!may("src/new.ts") && !may("target"), "nothing there now, no input before");
         fs::write(root.join("src/new.ts"), "").unwrap();
         fs::create_dir(root.join("inner/new")).unwrap();
@@ -1284,14 +1285,14 @@ mod tests {
     fn a_cache_in_a_payload_changes_nothing() {
         let dir = tree(&["agent-bundle.config.ts", "scripts/check.py"]);
         let root = dir.path();
-        let mut workspace = Workspace::new(Database::new(), root.to_owned());
-        workspace.load(Settings::default(), &[], &mut |_| {}).unwrap();
-        workspace.note_payload_sources(vec!["scripts".to_owned()]);
+        let mut loaded = LoadedProject::new(Database::new(), root.to_owned());
+        loaded.load(Settings::default(), &[], &mut |_| {}).unwrap();
+        loaded.note_payload_sources(vec!["scripts".to_owned()]);
         fs::create_dir_all(root.join("scripts/__pycache__")).unwrap();
         fs::write(root.join("scripts/__pycache__/check.cpython-311.pyc"), "").unwrap();
         fs::create_dir_all(root.join("scripts/.venv/bin")).unwrap();
         std::os::unix::fs::symlink("check.py", root.join("scripts/.ruff_cache")).unwrap();
-        let may = |path: &str| workspace.may_change_inputs(&root.join(path));
+        let may = |path: &str| loaded.may_change_inputs(&root.join(path));
         assert!(!may("scripts/__pycache__") && !may("scripts/__pycache__/check.cpython-311.pyc"));
         assert!(!may("scripts/__pycache__/gone.pyc"), "nor what went from it");
         assert!(may("scripts/.venv"), "a dependency folder in a payload is refused");

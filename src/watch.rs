@@ -38,7 +38,7 @@ use rayon::prelude::*;
 use crate::build::{self, BuildOptions, BuildOutput};
 use crate::db::Database;
 use crate::emit::publish::PublishStats;
-use crate::loader::{Workspace, lies_in_skipped_dir};
+use crate::loader::{LoadedProject, lies_in_skipped_dir};
 use crate::output::OutputFile;
 use crate::stamp::Clean;
 use crate::workspace::Listed;
@@ -360,7 +360,7 @@ struct Session {
     read_whole: bool,
     /// Whether the watchers lost events: the project builds, read whole, in this round.
     rescan: bool,
-    workspace: Workspace,
+    loaded: LoadedProject,
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
     /// Inputs that changed in builds that could not read or publish the project: the next
@@ -388,14 +388,14 @@ impl Session {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
         let exclude = std::iter::once(options.out_dir.clone()).chain(own_output_files()).collect();
-        let workspace = Workspace::new(db, options.root.clone());
+        let loaded = LoadedProject::new(db, options.root.clone());
         let unreported = BTreeSet::new();
         Session {
             options,
             built: false,
             read_whole: true,
             rescan: false,
-            workspace,
+            loaded,
             exclude,
             log,
             unreported,
@@ -410,7 +410,7 @@ impl Session {
     /// to is no failure (the stamp is an optimization).
     fn stamp(&self) {
         if let Some((clean, files)) = &self.clean {
-            let _ = build::stamp_last_build(&self.options, &self.workspace, clean, files);
+            let _ = build::stamp_last_build(&self.options, &self.loaded, clean, files);
         }
     }
 
@@ -440,9 +440,9 @@ impl Session {
         let input = |path: &PathBuf| match path.strip_prefix(root) {
             Ok(relative) => {
                 !lies_in_skipped_dir(relative, self.excludes(path))
-                    && (self.read_whole || self.workspace.may_change_inputs(path))
+                    && (self.read_whole || self.loaded.may_change_inputs(path))
             }
-            Err(_) => self.workspace.in_outside_dir(path),
+            Err(_) => self.loaded.in_outside_dir(path),
         };
         // Gone, or replaced by something else (an empty folder is published into), or a part
         // of it gone (asked once a batch).
@@ -457,7 +457,7 @@ impl Session {
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
     /// (not its own, whose swaps are no change).
     fn skips_artifact_at(&self, path: &Path) -> bool {
-        !self.excludes(path) && self.workspace.skips_artifact_at(path)
+        !self.excludes(path) && self.loaded.skips_artifact_at(path)
     }
 
     /// Whether `path` is or lies in the project's own artifact.
@@ -529,7 +529,7 @@ impl Session {
         if artifact_went {
             self.restore_manifest();
         }
-        let payload_changed = changed.iter().any(|path| self.workspace.lies_in_payload(path));
+        let payload_changed = changed.iter().any(|path| self.loaded.lies_in_payload(path));
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
             // Gone with no event of its own (a folder above it renamed: the watches follow
@@ -537,20 +537,20 @@ impl Session {
             self.read_whole = true;
         }
         let project = if self.read_whole {
-            self.workspace.load(settings, &self.exclude, &mut watch)
+            self.loaded.load(settings, &self.exclude, &mut watch)
         } else {
-            self.workspace.refresh(changed, settings, &self.exclude, &mut watch)
+            self.loaded.refresh(changed, settings, &self.exclude, &mut watch)
         };
         let read = project.is_ok();
         let cache_before = self.options.cache.stats();
         watches.lock().expect("no panics while locked").forget_below(std::slice::from_ref(&self.options.out_dir));
         let last = self.clean.take().map(|(_, files)| files);
         let output = project.and_then(|project| {
-            build::compile_and_publish(&mut self.workspace, project, &self.options, &mut watch, last.as_ref())
+            build::compile_and_publish(&mut self.loaded, project, &self.options, &mut watch, last.as_ref())
                 .map(|(output, _)| output)
         });
         if read && !initial {
-            self.unreported.extend(self.workspace.changed().iter().cloned());
+            self.unreported.extend(self.loaded.changed().iter().cloned());
         }
         // The session's cache counts for as long as it runs; a report counts one build.
         let output = output.map(|mut output| {
@@ -560,7 +560,7 @@ impl Session {
         (self.built, self.read_whole, self.rescan) = (true, output.is_err(), false);
         self.clean = output.as_ref().ok().and_then(|output| Some((output.clean()?, output.compiled.files.clone())));
         let output = output.map(|mut output| {
-            build::note_unlistable(&mut output.compiled, self.workspace.unlistable());
+            build::note_unlistable(&mut output.compiled, self.loaded.unlistable());
             build::note_artifact_path(&mut output.compiled, &self.options.out_dir);
             output
         });

@@ -3,7 +3,7 @@
 use super::{Failure, InspectArgs, report};
 use crate::build;
 use crate::db::Database;
-use crate::loader::Workspace;
+use crate::loader::LoadedProject;
 use crate::model::{Hook, ToolSelector};
 
 pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
@@ -127,13 +127,13 @@ fn mapping(hook: &Hook, received_by: usize, hook_hosts: usize) -> &'static str {
 
 /// The project compiled as a build would compile it, with what a build would warn of.
 fn compile_as_a_build(options: &build::BuildOptions) -> Result<build::Compiled, Failure> {
-    let mut workspace = Workspace::new(Database::new(), options.root.clone());
-    let project = workspace
+    let mut loaded = LoadedProject::new(Database::new(), options.root.clone());
+    let project = loaded
         .load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {})
         .map_err(|e| Failure::Run(e.to_string()))?;
     let (_, mut compiled, outside) =
-        build::compile_reaching_out(&mut workspace, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
-    build::note_unlistable(&mut compiled, workspace.unlistable());
+        build::compile_reaching_out(&mut loaded, project, &mut |_| {}).map_err(|e| Failure::Run(e.to_string()))?;
+    build::note_unlistable(&mut compiled, loaded.unlistable());
     build::note_unlistable_outside(&mut compiled, &outside);
     Ok(compiled)
 }

@@ -23,6 +23,7 @@ pub static TABLE: HostTable = HostTable {
     display_name: "Claude Code",
     contract_revision: "claude-code-2.1.332",
     manifest_path: |_| ".claude-plugin/plugin.json",
+    prefers_root_agent_plugins: false,
     hooks: Some(HookSupport {
         root_token: "${CLAUDE_PLUGIN_ROOT}",
         // (As the hook payloads captured from Claude Code 2.1.332 show.)

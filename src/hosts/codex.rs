@@ -26,6 +26,7 @@ pub static TABLE: HostTable = HostTable {
     display_name: "Codex",
     contract_revision: "codex-0.171.0",
     manifest_path: |_| ".codex-plugin/plugin.json",
+    prefers_root_agent_plugins: true,
     hooks: Some(HookSupport {
         root_token: "${PLUGIN_ROOT}",
         // (As the hook payloads captured from Codex 0.171.0 show: Claude Code's names too, and

@@ -25,6 +25,7 @@ pub static TABLE: HostTable = HostTable {
     display_name: "Cursor",
     contract_revision: "cursor-2026-08-28",
     manifest_path: |_| ".cursor-plugin/plugin.json",
+    prefers_root_agent_plugins: true,
     hooks: Some(HookSupport {
         root_token: "${CURSOR_PLUGIN_ROOT}",
         // (Cursor's hooks documentation names the project variables; the plugin root is what

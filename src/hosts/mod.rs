@@ -37,6 +37,9 @@ pub struct HostTable {
     pub contract_revision: &'static str,
     /// Where the host's plugin manifest goes, given every selected target.
     pub manifest_path: fn(&[Target]) -> &'static str,
+    /// Whether the host loads an Agent Plugins manifest found at the plugin root
+    /// (`plugin.json`) in place of its own: the portable one then goes elsewhere.
+    pub prefers_root_agent_plugins: bool,
     /// `None` for hosts without hooks (Agent Plugins 1.0.0).
     pub hooks: Option<HookSupport>,
     /// Whether the host accepts `name` as a plugin name; `Err` says why not.

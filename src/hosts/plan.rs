@@ -363,6 +363,7 @@ mod tests {
             display_name: "Test Host",
             contract_revision: "test",
             manifest_path: |_| "plugin.json",
+            prefers_root_agent_plugins: false,
             hooks: None,
             check_name: |_| Ok(()),
             documents: |_, _| Vec::new(),

@@ -10,6 +10,7 @@ pub static TABLE: HostTable = HostTable {
     display_name: "Agent Plugins",
     contract_revision: "agent-plugins-1.0.0",
     manifest_path,
+    prefers_root_agent_plugins: false,
     hooks: None,
     check_name,
     documents,
@@ -20,10 +21,10 @@ pub static TABLE: HostTable = HostTable {
 /// Codex 0.171.0 loads a valid Agent Plugins manifest at the plugin root *instead of*
 /// `.codex-plugin/plugin.json`, and Agent Plugins 1.0.0 has no hooks, so a root
 /// `plugin.json` silently disables every Codex hook (found by the host-smoke tests). Cursor
-/// also reads a root Agent Plugins manifest. Beside either of them, the portable package
+/// also reads a root Agent Plugins manifest. Beside any such host, the portable package
 /// therefore lives in its own root, `portable/`.
 fn manifest_path(targets: &[Target]) -> &'static str {
-    if targets.iter().any(|t| matches!(t, Target::Codex | Target::Cursor)) {
+    if targets.iter().any(|target| super::table(*target).prefers_root_agent_plugins) {
         "portable/plugin.json"
     } else {
         "plugin.json"

@@ -206,6 +206,8 @@ fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
     let claude = &submit["hosts"][0];
     assert_eq!((&claude["runtime"], &claude["fallback"]), (&json!("shared"), &json!(true)), "{submit:#}");
     assert!(!dir.path().join("artifact").exists(), "inspect writes nothing");
+    let unfocused = support::run(dir.path(), &["inspect", "--json"]);
+    assert_eq!(unfocused.stdout, output.stdout, "the hooks are what inspect shows by default");
 }
 
 /// A project inspect cannot read still answers `--json` with a document saying so; and

@@ -1,4 +1,4 @@
-//! `agent-bundle inspect --hooks`: how every hook lands on every selected host.
+//! `agent-bundle inspect [--hooks]`: how every hook lands on every selected host.
 
 use super::{Failure, InspectArgs, report};
 use crate::build;
@@ -7,9 +7,6 @@ use crate::loader::LoadedProject;
 use crate::model::{Hook, ToolSelector};
 
 pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
-    if !args.hooks {
-        return Err(Failure::Usage("choose what to inspect: --hooks".into()));
-    }
     let options = args.source.build_options(None, None)?;
     let compiled = match build::without_config(&options) {
         Some(compiled) => compiled,

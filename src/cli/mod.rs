@@ -113,7 +113,8 @@ struct BuildArgs {
 struct InspectArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Show hooks: canonical event, native event and matcher per host, wrapper path.
+    /// Show hooks: canonical event, native event and matcher per host, wrapper path (the
+    /// one view, shown without it too).
     #[arg(long)]
     hooks: bool,
 }

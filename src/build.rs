@@ -18,7 +18,7 @@ use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, Approval, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
-use crate::model::{Model, Target};
+use crate::model::{Model, Target, TargetSource};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
 
@@ -910,14 +910,19 @@ fn host_warning(
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something
-/// that will never run (a hook naming such a host explicitly is already an error).
+/// that will never run (a hook naming such a host explicitly is already an error). A hook
+/// whose own `targets` a `--target` build leaves out is expected to get nothing.
 fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
     let receives = |target: Target, hook: &crate::model::Hook| {
         hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.row_for(hook.trigger).is_some())
     };
+    let narrowed_out = |hook: &crate::model::Hook| {
+        model.targets_from == TargetSource::Cli && !model.targets.iter().any(|&t| hook.reaches(t))
+    };
     model
         .hooks
         .iter()
+        .filter(|hook| !narrowed_out(hook))
         // Where a host refuses the hook, its error says so.
         .filter(|hook| {
             !model.targets.iter().any(|&t| {
@@ -936,7 +941,7 @@ fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
                 ),
             )
             .in_file(hook.source_file.clone())
-            .with_help(if model.default_targets {
+            .with_help(if model.targets_from == TargetSource::Default {
                 let hook_hosts: Vec<String> = hosts::HOSTS
                     .iter()
                     .filter(|t| t.hooks.is_some())

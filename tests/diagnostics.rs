@@ -321,7 +321,7 @@ fn a_module_in_a_folder_the_build_never_reads_says_so() {
 }
 
 /// The warning's help says why: no selected host has the event, or the hook's own
-/// `targets` names none of the selected hosts (a build narrowed by `--target`).
+/// `targets` names none of the selected hosts (none, when `--target` narrowed the build).
 #[test]
 fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     let help = |config: &str, extra: &[&str]| {
@@ -335,9 +335,16 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     assert!(
         help(&config("{ stop: './src/hooks/h.ts' }", "['portable']"), &[]).contains("no selected host has this event")
     );
-    let narrowed = config("{ stop: { handler: './src/hooks/h.ts', targets: ['cursor'] } }", "['claude', 'cursor']");
-    let why = help(&narrowed, &["--target", "claude"]);
+    let cursor_only = "{ stop: { handler: './src/hooks/h.ts', targets: ['cursor'] } }";
+    let why = help(&config(cursor_only, "['claude']"), &[]);
     assert!(why.contains("its `targets` names none of the hosts this build selects"), "{why}");
+    // `--target` narrowing the build on purpose, the hook is expected to get nothing.
+    let dir = project(&[
+        ("agent-bundle.config.ts", &config(cursor_only, "['claude', 'cursor']")),
+        ("src/hooks/h.ts", HANDLER),
+    ]);
+    let (exit, report) = build_json(dir.path(), &["--target", "claude"]);
+    assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
     // Without `targets`, the build is for `portable`, which runs no hooks: that is the fix.
     let unset = "export default { plugin: { name: 'p' }, hooks: { stop: './src/hooks/h.ts' } };\n";
     let why = help(unset, &[]);

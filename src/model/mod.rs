@@ -13,7 +13,7 @@ mod normalize;
 pub use events::{EventRules, HookEvent};
 pub use families::Family;
 pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
-pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, normalize};
+pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, TargetSource, normalize};
 
 /// A host projection the build can emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]

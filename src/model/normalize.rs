@@ -16,11 +16,22 @@ pub struct Model {
     pub version: String,
     /// Selected targets, sorted and deduplicated.
     pub targets: Vec<Target>,
-    /// Whether `targets` is the default (`portable`): neither the config nor `--target` chose.
-    pub default_targets: bool,
+    /// Who chose `targets`.
+    pub targets_from: TargetSource,
     /// In planning order: by event, then by id.
     pub hooks: Vec<Hook>,
     pub payloads: Vec<Payload>,
+}
+
+/// Who chose a build's targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TargetSource {
+    /// Nobody: the default, `portable`.
+    Default,
+    /// The config's `targets`.
+    Config,
+    /// `--target`, which narrows a build on purpose: a hook's other targets are expected.
+    Cli,
 }
 
 impl Model {
@@ -177,7 +188,11 @@ pub fn normalize(
         description: config.plugin.description.clone(),
         version,
         targets,
-        default_targets: target_override.is_none() && config.targets.is_none(),
+        targets_from: match (target_override, &config.targets) {
+            (Some(_), _) => TargetSource::Cli,
+            (None, Some(_)) => TargetSource::Config,
+            (None, None) => TargetSource::Default,
+        },
         hooks,
         payloads,
     };

@@ -389,10 +389,11 @@ fn stamp_settings(options: &BuildOptions) -> String {
 /// `files`, the artifact whose manifest hashes to `clean.manifest`, without an error: when
 /// the project on disk still holds exactly the inputs that build read and the artifact is
 /// still the one it published (every file checked). It records the artifact in the cache
-/// too, as a build of those inputs would (the `artifact` action: a project whose imports
-/// reach no folder above it), for a stamp no later build trusts, an edit made within a
-/// second of it. Watch mode does so as it ends, so that the next `build` of an unchanged
-/// project runs no stage. Returns whether it saved one.
+/// too, as a build of those inputs would (the `artifact` action, and for a project whose
+/// imports reach folders above it the `outside-dirs` one that leads a fresh checkout to
+/// them), for a stamp no later build trusts, an edit made within a second of it. Watch mode
+/// does so as it ends, so that the next `build` of an unchanged project runs no stage.
+/// Returns whether it saved one.
 pub fn stamp_last_build(
     options: &BuildOptions,
     loaded: &LoadedProject,
@@ -418,10 +419,13 @@ pub fn stamp_last_build(
     let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.passed_over())) else {
         return Ok(false);
     };
-    if outside_keys.is_empty() {
-        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&disk));
-        actions::record_published_artifact(&options.cache, &key, files, &clean.warnings);
+    let hashes = actions::input_hashes(&disk);
+    if !outside_keys.is_empty() {
+        // A fresh checkout lists them all at once (`published_for`), reaching these inputs.
+        record_outside_dirs_at_once(options, &hashes, outside_keys);
     }
+    let key = actions::artifact_key(&options.settings(), &hashes);
+    actions::record_published_artifact(&options.cache, &key, files, &clean.warnings);
     snapshot.add_outside(outside);
     stamp::save(&options.root, &options.out_dir, &stamp_settings(options), snapshot, summary, clean)?;
     Ok(true)

@@ -851,6 +851,25 @@ fn a_session_ended_after_a_clean_build_leaves_its_stamp() {
     assert_eq!(artifact_files(&artifact), good);
 }
 
+/// A session's end records its artifact in the cache as a build would, for a project whose
+/// imports reach code above its root too: the next build (within a second of the stamp,
+/// which it does not trust by time) runs no stage, and a fresh checkout is restored.
+#[test]
+fn a_session_ended_records_its_artifact_for_a_project_importing_shared_code() {
+    let (repo, checkout, cache) =
+        (support::example("monorepo"), support::example("monorepo"), tempfile::tempdir().unwrap());
+    let cache = cache.path().to_str().unwrap();
+    let project = repo.path().join("plugins/guard");
+    let (child, builds) = start_watch(&project, &["watch", "--json", "--cache-dir", cache]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    interrupt(child);
+    let (code, report) = support::build_json(&project, &["--cache-dir", cache]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(report["upToDateBy"].is_string() && report["work"]["cacheMisses"] == 0, "{report:#}");
+    let (code, report) = support::build_json(&checkout.path().join("plugins/guard"), &["--cache-dir", cache]);
+    assert_eq!((code, &report["restoredFromCache"]), (0, &Value::from(true)), "{report:#}");
+}
+
 /// A folder the session may not list (nor watch) is left out with a warning, and the
 /// session goes on: made readable, its files are read.
 #[test]

@@ -64,7 +64,7 @@ impl LocalStore {
     /// of stale temporary files, would reach whatever they point to.
     pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
         let root = dir.join(VERSION_DIR);
-        for folder in [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)] {
+        for folder in store_folders(dir) {
             // Checked before it is made (making it would follow a link there) and after.
             if !own_folder(&folder)? {
                 create_folders(&folder)?;
@@ -214,6 +214,13 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
         }
         other => other,
     }
+}
+
+/// The folders of the store at `dir` that are its own (`cache-format/SPEC.md` §3), each
+/// before those in it: where one is a link, or anything but a folder, nothing goes through it.
+pub(super) fn store_folders(dir: &Path) -> [PathBuf; 4] {
+    let root = dir.join(VERSION_DIR);
+    [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)]
 }
 
 /// Whether the store's folder at `path` is there (`false`: nothing is), and a folder, never

@@ -187,6 +187,7 @@ pub struct GcReport {
 ///
 /// Safe while a build runs: an entry used (its mtime bumped) after the scan is kept.
 pub fn gc(dir: &Path, options: &GcOptions) -> io::Result<GcReport> {
+    refuse_foreign_folders(dir)?;
     let now = SystemTime::now();
     let mut all = entries(dir)?;
     // Oldest first; ties broken by path for a deterministic order.
@@ -301,6 +302,7 @@ pub struct VerifyReport {
 /// the canonical encoding) and removes those that fail, as well as stray files whose names
 /// are not entry names.
 pub fn verify(dir: &Path) -> io::Result<VerifyReport> {
+    refuse_foreign_folders(dir)?;
     let mut report = VerifyReport::default();
     let root = dir.join(VERSION_DIR);
     for kind in [Kind::Object, Kind::Action] {
@@ -352,6 +354,12 @@ struct Entry {
     hash: Hash,
     size: u64,
     modified: SystemTime,
+}
+
+/// An error when a folder of the store's own is a link or a file: maintenance would reach
+/// through it, or report a store it did not look at.
+fn refuse_foreign_folders(dir: &Path) -> io::Result<()> {
+    local::store_folders(dir).iter().try_for_each(|folder| local::own_folder(folder).map(drop))
 }
 
 /// Every well-named entry of the store (an absent store has none).

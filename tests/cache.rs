@@ -38,6 +38,18 @@ fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_n
     assert_eq!(warm["published"]["written"], serde_json::json!([]));
 }
 
+/// `--config` naming the config the root holds anyway is no option: a fresh checkout's build
+/// so spelled is restored from the cache a build without it filled.
+#[test]
+fn config_naming_the_default_config_keeps_the_cache_key() {
+    let cache = tempfile::tempdir().unwrap();
+    let (dir, checkout) = (support::example("policy"), support::example("policy"));
+    build(dir.path(), cache.path());
+    let args = ["--cache-dir", cache.path().to_str().unwrap(), "--config", "agent-bundle.config.ts"];
+    let (code, report) = support::build_json(checkout.path(), &args);
+    assert_eq!((code, &report["restoredFromCache"]), (0, &Value::from(true)), "{report:#}");
+}
+
 /// A build that warns is a clean build like any other: the next one in a new process runs
 /// nothing (answered by the cache, then by the stamp), and a fresh checkout is restored,
 /// each saying the warning again, located. A module is cached with its warnings too.

@@ -69,7 +69,8 @@ struct SourceArgs {
     /// Project root (the directory holding agent-bundle.config.ts).
     #[arg(long, default_value = ".")]
     root: PathBuf,
-    /// Config file, relative to the root (default: agent-bundle.config.{ts,mts,js,mjs}).
+    /// Config file, relative to the root (or, found only there, to the current directory;
+    /// default: agent-bundle.config.{ts,mts,js,mjs}).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Target to build (repeatable); replaces the config's `targets`.
@@ -421,7 +422,9 @@ impl SourceArgs {
         }
         let config = match &self.config {
             None => None,
-            Some(path) => Some(config_in_root(path, &cwd, &root)?),
+            // The config the root holds anyway, named: no option at all (one cache key and one
+            // stamp for both spellings).
+            Some(path) => Some(config_in_root(path, &cwd, &root)?).filter(|path| !is_default_config(&root, path)),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
         // A root reached through a symbolic link is walked, stamped and watched as the
@@ -453,6 +456,13 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
             root.display()
         ))),
     }
+}
+
+/// Whether `config` (relative to `root`) is the config a build of `root` reads without
+/// `--config`: the first of the usual names there as a regular file.
+fn is_default_config(root: &Path, config: &str) -> bool {
+    let is_file = |name: &&&str| std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_file());
+    crate::config::CONFIG_FILE_NAMES.iter().find(is_file).is_some_and(|name| *name == config)
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {

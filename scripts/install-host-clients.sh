@@ -7,13 +7,4 @@ set -euo pipefail
 CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
 dir=${AGENT_BUNDLE_HOST_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-bundle/host-clients}
-stamp="$dir/.installed-claude-$CLAUDE_VERSION-codex-$CODEX_VERSION"
-
-if [ ! -f "$stamp" ]; then
-  mkdir -p "$dir"
-  # --ignore-scripts: the CLIs ship native binaries as optional dependencies; nothing else runs.
-  npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
-    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" >&2
-  touch "$stamp"
-fi
-echo "$dir"
+exec "$(dirname "$0")/npm-into-cache.sh" "$dir" "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION"

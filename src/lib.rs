@@ -16,6 +16,7 @@ pub mod child;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod declarations;
 pub mod diagnostics;
 pub mod emit;
 pub mod hosts;

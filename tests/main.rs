@@ -15,6 +15,7 @@ mod routes;
 mod runtime;
 mod shared_code;
 mod shared_runtime;
+mod types;
 mod validate;
 mod watch;
 mod workspace;

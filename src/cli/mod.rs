@@ -58,6 +58,9 @@ enum Command {
     /// Inspect and maintain the local build cache.
     #[command(subcommand)]
     Cache(cache::CacheCommand),
+    /// Write the TypeScript declarations of agent-bundle's imports into the project's
+    /// .agent-bundle/ (and a tsconfig.json extending them, when it has none), for editors and tsc.
+    Types(TypesArgs),
     /// Print the event and hook matrix (Markdown), rendered from the host tables.
     Matrix,
     /// Print the diagnostics reference (Markdown).
@@ -118,6 +121,16 @@ struct InspectArgs {
     /// one view, shown without it too).
     #[arg(long)]
     hooks: bool,
+}
+
+#[derive(Args, Debug)]
+struct TypesArgs {
+    /// Project root (the directory holding agent-bundle.config.ts).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Print what was written as JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -259,6 +272,7 @@ pub fn run() -> ExitCode {
                 .and_then(|()| input_text(input, input_file))
                 .and_then(|text| simulate_command(&artifact, target, &hook, &text, mode, form, json))
         }
+        Command::Types(args) => types_command(&args),
         Command::Matrix => {
             out!("{}", crate::hosts::matrix::render_markdown());
             Ok(true)
@@ -339,6 +353,7 @@ impl Command {
             Command::Build(args) | Command::Watch(args) => args.source.json,
             Command::Inspect(args) => args.source.json,
             Command::Validate(args) => args.json,
+            Command::Types(args) => args.json,
             Command::Cache(command) => command.wants_json(),
             Command::Hooks(HooksCommand::List { json, .. } | HooksCommand::Simulate { json, .. }) => *json,
             Command::Matrix | Command::Diagnostics => false,
@@ -463,6 +478,41 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
 fn is_default_config(root: &Path, config: &str) -> bool {
     let is_file = |name: &&&str| std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_file());
     crate::config::CONFIG_FILE_NAMES.iter().find(is_file).is_some_and(|name| *name == config)
+}
+
+fn types_command(args: &TypesArgs) -> Result<bool, Failure> {
+    if !args.root.is_dir() {
+        return Err(Failure::Usage(format!("--root {} is not a directory", args.root.display())));
+    }
+    let is_file = |name: &&str| std::fs::symlink_metadata(args.root.join(name)).is_ok_and(|meta| meta.is_file());
+    let has_config = crate::config::CONFIG_FILE_NAMES.iter().any(is_file);
+    if !has_config {
+        let diagnostic = crate::db::config_not_found(None, Some(&args.root));
+        return Err(Failure::Run(format!("{} ({})", diagnostic.message, diagnostic.help.unwrap_or_default())));
+    }
+    let written = crate::declarations::write(&args.root)
+        .map_err(|e| Failure::Run(format!("cannot write the declarations into {}: {e}", args.root.display())))?;
+    if args.json {
+        report::print_json(&serde_json::json!({
+            "ok": true,
+            "written": written.written,
+            "unchanged": written.unchanged,
+            "tsconfig": written.tsconfig.as_str(),
+        }));
+        return Ok(true);
+    }
+    let (count, kept) = (written.written.len(), written.unchanged.len());
+    outln!("Wrote the TypeScript declarations to .agent-bundle/ ({count} written, {kept} unchanged)");
+    match written.tsconfig {
+        crate::declarations::ProjectTsconfig::Created => {
+            outln!("Created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project")
+        }
+        crate::declarations::ProjectTsconfig::Extends => outln!("tsconfig.json extends .agent-bundle/tsconfig.json"),
+        crate::declarations::ProjectTsconfig::Other => outln!(
+            "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"
+        ),
+    }
+    Ok(true)
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {

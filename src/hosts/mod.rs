@@ -12,6 +12,7 @@
 mod claude;
 mod codex;
 mod cursor;
+pub mod declarations;
 pub mod matrix;
 pub mod plan;
 mod portable;

@@ -1,0 +1,20 @@
+// The components an event route answers with (`import { Agent } from '@agent-bundle/runtime'`).
+
+import type { AgentElement, AgentNode } from "agent-bundle/jsx-runtime";
+
+/**
+ * A route's decision. `allow` and `ask` only where the family and host take them (see
+ * `agent-bundle matrix`); `updatedInput` is the tool's new input.
+ */
+export interface RouteResult {
+  readonly outcome?: "continue" | "deny" | "allow" | "ask";
+  readonly reason?: string;
+  readonly updatedInput?: { readonly [key: string]: unknown };
+}
+
+export declare const Agent: {
+  /** The route's answer (at most one per render); its children may hold context. */
+  readonly Result: (props: { readonly value?: RouteResult; readonly children?: AgentNode }) => AgentElement;
+  /** Text for the model's context, where the host takes it for the family. */
+  readonly Context: (props: { readonly children?: AgentNode }) => AgentElement;
+};

@@ -1,0 +1,131 @@
+//! `agent-bundle types`: the declarations it writes type-check every example with the real
+//! TypeScript compiler (from npm, pinned), and catch what the build would refuse.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{self, repo};
+
+/// The pinned TypeScript install (with Node's types), made on first use by the project's
+/// own script.
+fn typescript() -> PathBuf {
+    let output = Command::new(repo().join("scripts/install-typescript.sh")).output().expect("the install script runs");
+    assert!(output.status.success(), "installing TypeScript failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// `tsc` on the project at `dir` (its tsconfig.json): exit code and what it printed.
+fn tsc(dir: &Path) -> (Option<i32>, String) {
+    let typescript = typescript();
+    let output = Command::new("node")
+        .arg(typescript.join("node_modules/typescript/bin/tsc"))
+        .args(["-p", ".", "--pretty", "false", "--typeRoots"])
+        .arg(typescript.join("node_modules/@types"))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn types(dir: &Path) -> serde_json::Value {
+    let output = support::run(dir, &["types", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn every_example_type_checks_against_the_declarations() {
+    let examples = ["policy", "routes", "guarded", "hooks-and-scripts", "prebuilt-plugin", "monorepo"];
+    let copies: Vec<_> = examples.iter().map(|example| (*example, support::example(example))).collect();
+    let roots = copies.iter().flat_map(|(example, dir)| match *example {
+        "monorepo" => vec![(*example, dir.path().join("plugins/audit")), (*example, dir.path().join("plugins/guard"))],
+        _ => vec![(*example, dir.path().to_owned())],
+    });
+    let roots: Vec<_> = roots.collect();
+    for (example, root) in &roots {
+        assert_eq!(types(root)["tsconfig"], "created", "{example}");
+    }
+    // (One compiler per project, two at a time: each takes a second or two to start.)
+    std::thread::scope(|scope| {
+        for pair in roots.chunks(roots.len().div_ceil(2)) {
+            scope.spawn(move || {
+                for (example, root) in pair {
+                    let (code, printed) = tsc(root);
+                    assert_eq!(code, Some(0), "{example}: {printed}");
+                }
+            });
+        }
+    });
+}
+
+/// What the build refuses, or a run would fail on, is a type error: an event no config hook
+/// takes, a decision the event has no room for, a field of the wrong type, an HTML tag or a
+/// component `Agent` has none of in a route.
+#[test]
+fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: ['claude', 'vim'],\n  hooks: { beforeToll: './src/hooks/stop.ts' },\n});\n";
+    let handler = "import type { HookHandler } from 'agent-bundle';\nconst stop: HookHandler<'stop'> = (event) => {\n  const loops: number = event.stopHookActive;\n  return { outcome: 'allow', reason: String(loops) };\n};\nexport default stop;\n";
+    let route =
+        "import { Agent } from '@agent-bundle/runtime';\nexport default async () => <div><Agent.Contxt /></div>;\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/hooks/stop.ts", handler),
+        ("src/events/tool/before.tsx", route),
+    ]);
+    types(dir.path());
+    let (code, printed) = tsc(dir.path());
+    assert_eq!(code, Some(2), "{printed}");
+    for expected in [
+        "agent-bundle.config.ts(4,23): error TS2322: Type '\"vim\"' is not assignable to type 'Target'",
+        "agent-bundle.config.ts(5,12): error TS2561",
+        "Did you mean to write 'beforeTool'?",
+        "src/hooks/stop.ts(3,9): error TS2322: Type 'boolean' is not assignable to type 'number'",
+        "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
+        "src/events/tool/before.tsx(2,28): error TS2339: Property 'div' does not exist on type 'JSX.IntrinsicElements'",
+        "Property 'Contxt' does not exist",
+    ] {
+        assert!(printed.contains(expected), "{expected}\n{printed}");
+    }
+}
+
+/// A project's own tsconfig is kept (and said not to extend the declarations); a root
+/// without a config writes nothing.
+#[test]
+fn types_keeps_a_project_tsconfig_and_needs_a_project() {
+    let dir = support::example("policy");
+    std::fs::write(dir.path().join("tsconfig.json"), "{ \"compilerOptions\": {} }\n").unwrap();
+    let output = support::run(dir.path(), &["types"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("tsconfig.json does not extend the declarations"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("tsconfig.json")).unwrap(), "{ \"compilerOptions\": {} }\n");
+
+    let empty = tempfile::tempdir().unwrap();
+    let output = support::run(empty.path(), &["types"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no agent-bundle config found"));
+    assert!(!empty.path().join(".agent-bundle").exists());
+}
+
+/// The README's typed handler and its route example type-check, and the handler builds.
+#[test]
+fn the_readme_examples_type_check() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let block = |opening: &str| {
+        let (_, from) = readme.split_once(opening).unwrap_or_else(|| panic!("README.md has {opening:?}"));
+        from[..from.find("```").unwrap()].to_owned()
+    };
+    let handler = block("```ts\n// src/hooks/guard.ts\nimport type");
+    let handler = format!("import type{handler}");
+    let route = block("```tsx\n// src/events/tool/before.tsx\n");
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({ plugin: { name: 'readme' }, targets: ['claude', 'codex', 'cursor'], hooks: { beforeTool: './src/hooks/guard.ts' } });\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/hooks/guard.ts", &handler),
+        ("src/events/tool/before.tsx", &route),
+    ]);
+    types(dir.path());
+    let (code, printed) = tsc(dir.path());
+    assert_eq!(code, Some(0), "{printed}");
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+}

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Approval, Decode, EventRow, HOSTS, Shape};
-use crate::model::{CanonicalTool, Family, HookEvent};
+use crate::model::{CanonicalTool, Family, HookEvent, Trigger};
 
 pub fn render_markdown() -> String {
     let mut out = String::from(
@@ -33,14 +33,8 @@ pub fn render_markdown() -> String {
          does not list is not sent by it.\n\n",
     );
     header(&mut out, "Event");
-    for event in HookEvent::ALL.into_iter().filter(|event| event.family().is_some()) {
-        let _ = write!(out, "| `{}` |", event.key());
-        for table in HOSTS {
-            let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(crate::model::Trigger::Config(event)));
-            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_fields));
-        }
-        out.push('\n');
-    }
+    let events = HookEvent::ALL.into_iter().filter(|event| event.family().is_some());
+    field_rows(&mut out, events.map(|event| (event.key(), Trigger::Config(event))));
     out.push_str(
         "\n## Event-route families\n\n\
          Every family a `src/events/<family>.tsx` route can handle, per host: the native event,\n\
@@ -65,6 +59,13 @@ pub fn render_markdown() -> String {
         }
         out.push('\n');
     }
+    out.push_str(
+        "\n## Route payloads\n\n\
+         The canonical fields of a route's `canonical.payload` for each family, per host, as for\n\
+         handler input above (`AgentEventRouteProps<'tool/before'>` types them: `agent-bundle types`).\n\n",
+    );
+    header(&mut out, "Family");
+    field_rows(&mut out, Family::ALL.iter().map(|family| (family.key(), Trigger::Route(*family))));
     out.push_str(
         "\n## Tool selectors\n\n\
          Native matchers per canonical selector. \"unmapped\" fails the build when a hook that targets\n\
@@ -93,6 +94,18 @@ pub fn render_markdown() -> String {
         let _ = writeln!(out, "- {} ({}): {token}", table.display_name, table.contract_revision);
     }
     out
+}
+
+/// A row per trigger: what each host's envelope for it carries.
+fn field_rows(out: &mut String, triggers: impl Iterator<Item = (&'static str, Trigger)>) {
+    for (key, trigger) in triggers {
+        let _ = write!(out, "| `{key}` |");
+        for table in HOSTS {
+            let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(trigger));
+            let _ = write!(out, " {} |", row.map_or_else(|| "—".to_owned(), describe_fields));
+        }
+        out.push('\n');
+    }
 }
 
 fn header(out: &mut String, first: &str) {

@@ -282,6 +282,7 @@ fn cache_stats_says_how_many_objects_were_missing_or_corrupt() {
     }
     let report = build(support::example("prebuilt-plugin").path(), cache.path());
     assert_eq!(report["restoredFromCache"], false, "a corrupt pack is never served: {report:#}");
+    assert!(work(&report, "objectMisses") > 0, "the build says so too: {:#}", report["work"]);
     let stats = support::run(cache.path(), &["cache", "stats", "--cache-dir", cache.path().to_str().unwrap()]);
     let text = String::from_utf8(stats.stdout).unwrap();
     assert!(text.contains("; 1 object(s) missing or corrupt"), "{text}");

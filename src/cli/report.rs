@@ -127,6 +127,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
             "bundled": output.work.bundled,
             "cacheHits": output.work.cache.action_hits,
             "cacheMisses": output.work.cache.action_misses,
+            "objectMisses": output.work.cache.object_misses,
             "remoteHits": output.work.cache.remote_hits,
         },
         "elapsedMs": elapsed.as_millis() as u64,

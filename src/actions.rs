@@ -303,7 +303,7 @@ pub fn outside_dirs_key(settings: &Settings, inputs: &InputHashes) -> Hash {
 fn inputs_key(kind: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
     let mut builder = KeyBuilder::new(kind)
         .field("compiler", COMPILER.as_bytes())
-        .field("settings", format!("{settings:?}").as_bytes());
+        .field("settings", format!("{:?}", keyed_settings(settings, inputs)).as_bytes());
     for (path, (executable, hash)) in inputs {
         builder = builder.field("path", path.as_bytes()).field("executable", if *executable { b"1" } else { b"0" });
         // A build that needs an unreadable file fails and records nothing; one that does
@@ -314,6 +314,17 @@ fn inputs_key(kind: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
         };
     }
     builder.finish()
+}
+
+/// `settings` as a key sees them: `--config` naming the one config of the usual names among
+/// `inputs` reads what a build without it reads, and warns of no other: the same key.
+fn keyed_settings(settings: &Settings, inputs: &InputHashes) -> Settings {
+    let present: Vec<&str> =
+        crate::config::CONFIG_FILE_NAMES.iter().copied().filter(|name| inputs.contains_key(*name)).collect();
+    match (&settings.config_file, present.as_slice()) {
+        (Some(named), [only]) if named == only => Settings { config_file: None, ..settings.clone() },
+        _ => settings.clone(),
+    }
 }
 
 /// Records the folders a build with [`outside_dirs_key`] `key`'s files loaded listed next.
@@ -436,6 +447,13 @@ mod tests {
         }
         let other = Settings { config_file: Some("other.config.ts".into()), target_override: None };
         assert_ne!(artifact_key(&other, &input_hashes(&base)), key);
+        // `--config` naming the one usual config there keys as no `--config` does; beside
+        // another of the usual names (which a build without it warns of), it does not.
+        let named = Settings { config_file: Some("agent-bundle.config.ts".into()), target_override: None };
+        assert_eq!(artifact_key(&named, &input_hashes(&base)), key);
+        let mut two = base.clone();
+        two.extend(files(&[("agent-bundle.config.mjs", "export default {};\n", false)]));
+        assert_ne!(artifact_key(&named, &input_hashes(&two)), artifact_key(&Settings::default(), &input_hashes(&two)));
     }
 
     /// An artifact within the bound is recorded with its pack, and restores; a larger one

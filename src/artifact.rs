@@ -1,5 +1,5 @@
-//! Reading a built artifact back: its manifest's hook index, whether the files on disk are
-//! exactly what the manifest lists, the artifact as one blob for the cache (its pack), and
+//! Reading a built artifact back (through its manifest, `emit::manifest`): whether the files
+//! on disk are exactly what the manifest lists, the artifact as one blob for the cache (its pack), and
 //! running a hook's real wrapper the way a host would (`hooks list`, `hooks simulate`).
 
 use std::collections::BTreeMap;
@@ -170,7 +170,7 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&
     // The name without its hash (`before-tool-guard`), which a change of the hook's
     // declaration does not change (though `before-tool-guard-writes` starts with it), or
     // else a start of one hook's name. Prebuilt hooks are never simulated.
-    let runnable = || on_host().filter(|h| h.kind != "prebuilt");
+    let runnable = || on_host().filter(|h| !h.is_prebuilt());
     let unhashed: Vec<&HookRow> = runnable().filter(|h| without_hash(&h.name) == wanted).collect();
     if let [hook] = unhashed.as_slice() {
         return Ok(hook);
@@ -280,7 +280,7 @@ pub fn simulate(
     mode: SharedMode,
     form: InputForm,
 ) -> Result<Simulation, String> {
-    let Some(path) = hook.path.as_deref().filter(|_| hook.kind != "prebuilt") else {
+    let Some(path) = hook.path.as_deref().filter(|_| !hook.is_prebuilt()) else {
         return Err(format!(
             "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
             hook.name

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::emit::manifest::{MANIFEST_FILE, MANIFEST_VERSION, Manifest};
+use crate::emit::manifest::{MANIFEST_FILE, Manifest};
 use crate::hosts::{self, DocumentStyle, HostTable};
 use crate::model::Target;
 
@@ -39,7 +39,7 @@ pub struct Validation {
 /// Validates the artifact at `dir`.
 pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     let mut diagnostics = Vec::new();
-    let manifest = match Manifest::read(dir).and_then(manifest_shape) {
+    let manifest = match Manifest::read_as_written(dir).and_then(manifest_shape) {
         Ok(manifest) => manifest,
         Err(message) => {
             let diagnostic = Diagnostic::error(Code::ArtifactManifest, message)
@@ -83,16 +83,8 @@ fn read_json(dir: &Path, path: &str) -> Result<Value, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not valid JSON: {e}"))
 }
 
-/// `manifest` if it is what a build writes: its version, a target, every path inside the
-/// artifact. (A document that only parses, `{"plugin":…,"targets":[],"files":[]}`, would
-/// otherwise pass every check vacuously.)
+/// `manifest` if it names a target and no path outside the artifact.
 fn manifest_shape(manifest: Manifest<'static>) -> Result<Manifest<'static>, String> {
-    if manifest.manifest_version != MANIFEST_VERSION {
-        return Err(format!(
-            "{MANIFEST_FILE} has the manifestVersion {}, where a build writes {MANIFEST_VERSION}",
-            manifest.manifest_version
-        ));
-    }
     if manifest.targets.is_empty() {
         return Err(format!("{MANIFEST_FILE} has no `targets`"));
     }

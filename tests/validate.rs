@@ -176,9 +176,15 @@ fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
     let mut no_targets = manifest.clone();
     no_targets["targets"] = serde_json::json!([]);
     let hollow = serde_json::json!({ "plugin": manifest["plugin"], "targets": manifest["targets"], "files": [] });
+    let mut no_hooks = manifest.clone();
+    no_hooks.as_object_mut().unwrap().remove("hooks");
+    let mut later = manifest.clone();
+    later["manifestVersion"] = 2.into();
     for (broken, says) in [
         (serde_json::json!({}), "missing field `files`"),
-        (hollow, "the manifestVersion 0, where a build writes 1"),
+        (hollow, "missing field `compiler`"),
+        (no_hooks, "missing field `hooks`"),
+        (later, "its manifestVersion is 2, where this agent-bundle writes 1"),
         (no_targets, "targets"),
         (escaping, "outside the artifact"),
     ] {

@@ -437,9 +437,7 @@ impl SourceArgs {
         }
         let config = match &self.config {
             None => None,
-            // The config the root holds anyway, named: no option at all (one cache key and one
-            // stamp for both spellings).
-            Some(path) => Some(config_in_root(path, &cwd, &root)?).filter(|path| !is_default_config(&root, path)),
+            Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
         // A root reached through a symbolic link is walked, stamped and watched as the
@@ -471,13 +469,6 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
             root.display()
         ))),
     }
-}
-
-/// Whether `config` (relative to `root`) is the config a build of `root` reads without
-/// `--config`: the first of the usual names there as a regular file.
-fn is_default_config(root: &Path, config: &str) -> bool {
-    let is_file = |name: &&&str| std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_file());
-    crate::config::CONFIG_FILE_NAMES.iter().find(is_file).is_some_and(|name| *name == config)
 }
 
 fn types_command(args: &TypesArgs) -> Result<bool, Failure> {

@@ -106,12 +106,12 @@ pub fn normalize(
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
     let mut cx = Normalizer { project, diagnostics: Vec::new(), rejected_payloads: Vec::new() };
-    let targets = match target_override {
-        Some(targets) => sorted(targets.to_vec()),
-        None => match &config.targets {
-            Some(items) => sorted(items.iter().filter_map(|item| cx.target(item)).collect()),
-            None => vec![Target::Portable],
-        },
+    let (targets, targets_from) = match (target_override, &config.targets) {
+        (Some(targets), _) => (sorted(targets.to_vec()), TargetSource::Cli),
+        (None, Some(items)) => {
+            (sorted(items.iter().filter_map(|item| cx.target(item)).collect()), TargetSource::Config)
+        }
+        (None, None) => (vec![Target::Portable], TargetSource::Default),
     };
     let payloads: Vec<Payload> = config.payloads.iter().filter_map(|p| cx.payload(p)).collect();
     let mut hooks: Vec<Hook> = Vec::new();
@@ -131,7 +131,7 @@ pub fn normalize(
         }
         hooks.push(hook);
     }
-    if target_override.is_none() {
+    if targets_from != TargetSource::Cli {
         // (`--target` narrows a build on purpose: then a hook's other targets are expected.)
         for item in config.hooks.iter().flat_map(|decl| decl.targets.iter().flatten()) {
             if let Some(target) = Target::parse(&item.value)
@@ -188,11 +188,7 @@ pub fn normalize(
         description: config.plugin.description.clone(),
         version,
         targets,
-        targets_from: match (target_override, &config.targets) {
-            (Some(_), _) => TargetSource::Cli,
-            (None, Some(_)) => TargetSource::Config,
-            (None, None) => TargetSource::Default,
-        },
+        targets_from,
         hooks,
         payloads,
     };

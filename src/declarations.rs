@@ -11,19 +11,22 @@ use std::path::Path;
 
 use crate::stamp::STATE_DIR;
 
-/// The project's config that extends the generated one, written when the project has none.
+/// The project's config that extends the generated one, written when the project has none:
+/// every TypeScript file of the project (a handler outside `src/` too), but the artifact's.
 const PROJECT_TSCONFIG: &str =
-    "{\n  \"extends\": \"./.agent-bundle/tsconfig.json\",\n  \"include\": [\"agent-bundle.config.*\", \"src\"]\n}\n";
+    "{\n  \"extends\": \"./.agent-bundle/tsconfig.json\",\n  \"exclude\": [\"artifact\", \"node_modules\"]\n}\n";
 
 /// What the imports of handlers, routes and the config resolve to, and how routes' JSX
 /// compiles: as the bundler reads them (`.js` naming a `.ts` module, extensionless imports,
-/// `.tsx` imports).
+/// `.tsx` imports); what Node 20, which runs the wrappers, has (its ES2024 strings, array
+/// buffers and regular expressions, not `Object.groupBy`); Node's own types (`@types/node`),
+/// which TypeScript 6 and later no longer load unasked.
 const TSCONFIG: &str = r#"{
   "compilerOptions": {
     "allowImportingTsExtensions": true,
     "jsx": "react-jsx",
     "jsxImportSource": "agent-bundle",
-    "lib": ["es2023"],
+    "lib": ["es2023", "es2024.arraybuffer", "es2024.regexp", "es2024.sharedmemory", "es2024.string"],
     "module": "preserve",
     "moduleResolution": "bundler",
     "noEmit": true,
@@ -33,7 +36,8 @@ const TSCONFIG: &str = r#"{
       "agent-bundle/*": ["./types/agent-bundle/*"]
     },
     "strict": true,
-    "target": "es2023"
+    "target": "es2024",
+    "types": ["node"]
   }
 }
 "#;
@@ -80,13 +84,26 @@ impl ProjectTsconfig {
 }
 
 /// Writes the declarations into `root`'s `.agent-bundle/` (each file only when its bytes
-/// differ), and a `tsconfig.json` extending them when the project has none. Never through a
-/// symbolic link: the state folder is this checkout's.
+/// differ, and removing any other file there), and a `tsconfig.json` extending them when the
+/// project has none. Never through a symbolic link: the state folder is this checkout's.
 pub fn write(root: &Path) -> io::Result<Written> {
+    let project = root.join("tsconfig.json");
+    let with_path = |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", project.display()));
+    // (Judged before anything is written. Read as text: a tsconfig may hold comments, which no
+    // JSON parser takes; the extension is optional in `extends`.)
+    let tsconfig = match std::fs::read_to_string(&project) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound && std::fs::symlink_metadata(&project).is_err() => {
+            ProjectTsconfig::Created
+        }
+        Err(error) => return Err(with_path(error)),
+        Ok(text) if text.contains(".agent-bundle/tsconfig") => ProjectTsconfig::Extends,
+        Ok(_) => ProjectTsconfig::Other,
+    };
     let state = root.join(STATE_DIR);
     crate::stamp::create_state_dir(&state)?;
-    let mut report = Written::default();
-    for (path, bytes) in files() {
+    let mut report = Written { tsconfig, ..Written::default() };
+    let files = files();
+    for (path, bytes) in &files {
         let target = state.join(path);
         own_folders(&state, target.parent().expect("a declaration file lies in a folder"))?;
         let shown = format!("{STATE_DIR}/{path}");
@@ -97,20 +114,17 @@ pub fn write(root: &Path) -> io::Result<Written> {
             report.written.push(shown);
         }
     }
-    let project = root.join("tsconfig.json");
-    report.tsconfig = match std::fs::symlink_metadata(&project) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            crate::output::replace_whole(&project, PROJECT_TSCONFIG.as_bytes())?;
-            report.written.push("tsconfig.json".to_owned());
-            ProjectTsconfig::Created
+    // What an earlier release wrote and this one does not would still be read by `tsc`.
+    let ours = |path: &Path| files.iter().any(|(name, _)| state.join(name) == path);
+    for entry in walkdir::WalkDir::new(state.join("types")).into_iter().filter_map(Result::ok) {
+        if !entry.file_type().is_dir() && !ours(entry.path()) {
+            std::fs::remove_file(entry.path())?;
         }
-        Err(error) => return Err(error),
-        // (Read as text: a tsconfig may hold comments, which no JSON parser takes.)
-        Ok(_) => match std::fs::read_to_string(&project)?.contains(".agent-bundle/tsconfig.json") {
-            true => ProjectTsconfig::Extends,
-            false => ProjectTsconfig::Other,
-        },
-    };
+    }
+    if tsconfig == ProjectTsconfig::Created {
+        crate::output::replace_whole(&project, PROJECT_TSCONFIG.as_bytes()).map_err(with_path)?;
+        report.written.push("tsconfig.json".to_owned());
+    }
     Ok(report)
 }
 
@@ -148,6 +162,19 @@ mod tests {
         std::fs::write(dir.path().join("tsconfig.json"), "{ // mine\n}\n").unwrap();
         assert_eq!(write(dir.path()).unwrap().tsconfig, ProjectTsconfig::Other);
         assert_eq!(std::fs::read_to_string(dir.path().join("tsconfig.json")).unwrap(), "{ // mine\n}\n");
+        std::fs::write(dir.path().join("tsconfig.json"), "{ \"extends\": \"./.agent-bundle/tsconfig\" }").unwrap();
+        assert_eq!(write(dir.path()).unwrap().tsconfig, ProjectTsconfig::Extends, "the extension is optional");
+
+        // A file an earlier release wrote goes; a tsconfig that is a broken link is named.
+        let stale = dir.path().join(".agent-bundle/types/agent-bundle/old.d.ts");
+        std::fs::write(&stale, "export {};\n").unwrap();
+        write(dir.path()).unwrap();
+        assert!(!stale.exists());
+        let broken = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(broken.path().join("gone.json"), broken.path().join("tsconfig.json")).unwrap();
+        let error = write(broken.path()).unwrap_err().to_string();
+        assert!(error.starts_with(&broken.path().join("tsconfig.json").display().to_string()), "{error}");
+        assert!(!broken.path().join(STATE_DIR).exists(), "nothing written");
 
         let linked = tempfile::tempdir().unwrap();
         std::fs::create_dir(linked.path().join(STATE_DIR)).unwrap();

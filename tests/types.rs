@@ -80,12 +80,38 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
         "agent-bundle.config.ts(5,12): error TS2561",
         "Did you mean to write 'beforeTool'?",
         "src/hooks/stop.ts(3,9): error TS2322: Type 'boolean' is not assignable to type 'number'",
-        "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
+        "Type '\"allow\"' is not assignable to type '\"deny\"'",
         "src/events/tool/before.tsx(2,28): error TS2339: Property 'div' does not exist on type 'JSX.IntrinsicElements'",
         "Property 'Contxt' does not exist",
     ] {
         assert!(printed.contains(expected), "{expected}\n{printed}");
     }
+
+    // Each event's rules: a `sessionStart` deny, `tools` where the event takes none, `args`
+    // beside a module handler, an empty `targets`. A keyed element and a keyed fragment are
+    // fine.
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    stop: { handler: './src/hooks/start.ts', args: ['a'] },\n  },\n});\n";
+    let handler = "import type { HookHandler } from 'agent-bundle';\nconst start: HookHandler<'sessionStart'> = () => ({ outcome: 'deny', reason: 'no' });\nexport default start;\n";
+    let route = "import { Fragment } from 'agent-bundle/jsx-runtime';\nimport { Agent } from '@agent-bundle/runtime';\nexport default async () => <Agent.Result>{[1, 2].map((i) => <Fragment key={i}><Agent.Context key={i}>n{i}</Agent.Context></Fragment>)}</Agent.Result>;\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/hooks/start.ts", handler),
+        ("src/events/session/start.tsx", route),
+    ]);
+    types(dir.path());
+    let (code, printed) = tsc(dir.path());
+    assert_eq!(code, Some(2), "{printed}");
+    for expected in [
+        "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
+        "agent-bundle.config.ts(6,5): error TS2322",
+        "Types of property 'tools' are incompatible",
+        "agent-bundle.config.ts(7,5): error TS2322",
+        "Type 'string' is not assignable to type '{ readonly prebuilt: string; }'",
+        "src/hooks/start.ts(2,53): error TS2322: Type '\"deny\"' is not assignable to type '\"continue\"'",
+    ] {
+        assert!(printed.contains(expected), "{expected}\n{printed}");
+    }
+    assert!(!printed.contains("src/events/"), "{printed}");
 }
 
 /// A project's own tsconfig is kept (and said not to extend the declarations); a root

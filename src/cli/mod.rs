@@ -478,8 +478,11 @@ fn types_command(args: &TypesArgs) -> Result<bool, Failure> {
     let is_file = |name: &&str| std::fs::symlink_metadata(args.root.join(name)).is_ok_and(|meta| meta.is_file());
     let has_config = crate::config::CONFIG_FILE_NAMES.iter().any(is_file);
     if !has_config {
-        let diagnostic = crate::db::config_not_found(None, Some(&args.root));
-        return Err(Failure::Run(format!("{} ({})", diagnostic.message, diagnostic.help.unwrap_or_default())));
+        let names = crate::config::CONFIG_FILE_NAMES.join(", ");
+        return Err(Failure::Run(format!(
+            "no agent-bundle config found in {} (none of {names}): run `agent-bundle types` in a plugin project, or pass --root",
+            args.root.display()
+        )));
     }
     let written = crate::declarations::write(&args.root)
         .map_err(|e| Failure::Run(format!("cannot write the declarations into {}: {e}", args.root.display())))?;

@@ -28,8 +28,14 @@ pub fn render() -> String {
     alias(&mut out, "The events a config hook takes.", "HookEventName", names);
     out.push_str("/** What each config event's handler receives, on every host that has the event. */\n");
     out.push_str("export interface HookEvents {\n");
-    for event in events {
-        member(&mut out, event.key(), &rows(Trigger::Config(event)));
+    for event in &events {
+        member(&mut out, event.key(), &rows(Trigger::Config(*event)));
+    }
+    out.push_str("}\n\n");
+    out.push_str("/** What each config event's handler may answer; nothing (`undefined`) continues. */\n");
+    out.push_str("export interface HookResults {\n");
+    for event in &events {
+        results(&mut out, *event);
     }
     out.push_str("}\n\n");
     alias(&mut out, "The event families a route handles.", "EventFamily", Family::ALL.iter().map(|f| quoted(f.key())));
@@ -40,6 +46,25 @@ pub fn render() -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// The member `event` of `HookResults`, from the event's rules (`HookEvent::rules`): a
+/// continue that may carry what the event takes, and a deny with its reason where it takes one
+/// (never with a new input). A reason goes with a deny alone.
+fn results(out: &mut String, event: HookEvent) {
+    let rules = event.rules();
+    let context = if rules.context { "; readonly additionalContext?: string" } else { "" };
+    let rewrite = if rules.rewrite { "; readonly updatedInput?: { readonly [key: string]: unknown }" } else { "" };
+    let _ = write!(
+        out,
+        "  /** Anything else fails the hook (\"{}\"). */\n  {}:\n    | {{ readonly outcome?: \"continue\"{rewrite}{context} }}",
+        rules.violation,
+        event.key()
+    );
+    if rules.deny {
+        let _ = write!(out, "\n    | {{ readonly outcome: \"deny\"; readonly reason: string{context} }}");
+    }
+    out.push_str(";\n");
 }
 
 /// Each hook host's row for `trigger`, with its host's name, where it has one.
@@ -98,6 +123,11 @@ fn merge(rows: &[(&'static str, &EventRow)]) -> Vec<Merged> {
     for (host, row) in rows {
         for field in row.fields {
             let keys = field.native.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" or ");
+            let keys = match field.decode {
+                Some(Decode::PositiveCount) => format!("{keys}, the count above zero"),
+                Some(Decode::Json) => format!("{keys}, JSON text decoded"),
+                None => keys,
+            };
             let index = merged.iter().position(|m| m.name == field.canonical).unwrap_or_else(|| {
                 merged.push(Merged { name: field.canonical, required: true, types: Vec::new(), natives: Vec::new() });
                 merged.len() - 1

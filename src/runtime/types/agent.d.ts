@@ -13,7 +13,7 @@ export interface RouteResult {
 }
 
 export declare const Agent: {
-  /** The route's answer (at most one per render); its children may hold context. */
+  /** The route's answer, at most one per render; its children may be `Agent.Context` elements. */
   readonly Result: (props: { readonly value?: RouteResult; readonly children?: AgentNode }) => AgentElement;
   /** Text for the model's context, where the host takes it for the family. */
   readonly Context: (props: { readonly children?: AgentNode }) => AgentElement;

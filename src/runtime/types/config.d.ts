@@ -3,22 +3,32 @@
 
 import type { HookEventName, Target, ToolSelector } from "./index.js";
 
-/** A hook: its handler and where and when it runs. */
-export interface HookDeclaration {
-  /** A module of the project (`./src/hooks/guard.ts`), or a prebuilt script inside a payload. */
-  readonly handler: string | { readonly prebuilt: string };
+/** A list that names at least one: an empty one is an error (it would select nothing). */
+type OneOrMore<T> = readonly [T, ...T[]];
+
+/** Where and when a hook of the event `E` runs. */
+interface HookPlacement<E extends HookEventName> {
   /** The hosts it is built for, among the config's `targets` (default: all of them). */
-  readonly targets?: readonly Target[];
-  /** Whole seconds the host waits for it. */
+  readonly targets?: OneOrMore<Target>;
+  /** Whole seconds the host waits for it, 1 to 4294967295. */
   readonly timeout?: number;
-  /** `beforeTool` and `afterTool` only: the tools it runs for (default: every tool). */
-  readonly tools?: readonly ToolSelector[];
-  /** Arguments of a prebuilt handler's command. */
-  readonly args?: readonly string[];
+  /** The tools it runs for (default: every tool); `beforeTool` and `afterTool` only. */
+  readonly tools?: E extends "beforeTool" | "afterTool" ? OneOrMore<ToolSelector> : never;
 }
 
-/** A handler's path, or a declaration. */
-export type HookEntry = string | HookDeclaration;
+/** A hook of the event `E`: a module of the project, or a prebuilt script in a payload. */
+export type HookDeclaration<E extends HookEventName = HookEventName> = HookPlacement<E> &
+  (
+    | { readonly handler: string; readonly args?: never }
+    | {
+        readonly handler: { readonly prebuilt: string };
+        /** Arguments of the script's command. */
+        readonly args?: readonly string[];
+      }
+  );
+
+/** A handler's path (`./src/hooks/guard.ts`), or a declaration. */
+export type HookEntry<E extends HookEventName = HookEventName> = string | HookDeclaration<E>;
 
 /** What `agent-bundle.config.ts` default-exports. */
 export interface AgentBundleConfig {
@@ -30,14 +40,14 @@ export interface AgentBundleConfig {
     readonly version?: string;
   };
   /** Default: `['portable']`, which runs no hooks. */
-  readonly targets?: readonly Target[];
-  readonly hooks?: { readonly [E in HookEventName]?: HookEntry | readonly HookEntry[] } & {
+  readonly targets?: OneOrMore<Target>;
+  readonly hooks?: { readonly [E in HookEventName]?: HookEntry<E> | readonly HookEntry<E>[] } & {
     /** No host takes it as a config hook: write the route `src/events/workspace/open.tsx`. */
     readonly workspaceOpen?: never;
   };
   /** Prebuilt trees copied into the artifact, by the folder they land in. */
   readonly payload?: {
-    readonly [folder: string]: string | { readonly source: string; readonly targets?: readonly Target[] };
+    readonly [folder: string]: string | { readonly source: string; readonly targets?: OneOrMore<Target> };
   };
 }
 

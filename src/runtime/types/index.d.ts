@@ -3,7 +3,17 @@
 // generate.
 
 export * from "./events.js";
-import type { CanonicalTool, EventFamily, HookEventName, HookEvents, HookHost, RoutePayloads, Target, ToolSelector } from "./events.js";
+import type {
+  CanonicalTool,
+  EventFamily,
+  HookEventName,
+  HookEvents,
+  HookHost,
+  HookResults,
+  RoutePayloads,
+  Target,
+  ToolSelector,
+} from "./events.js";
 
 /** What every handler gets beside its event. */
 export interface HookContext {
@@ -24,25 +34,16 @@ export interface ToolHookContext extends HookContext {
 }
 
 /**
- * A handler's answer; nothing (`undefined`) continues. What each event takes: `sessionStart`,
- * `afterTool` and `agentStart` cannot deny or replace input; `beforeTool` cannot replace
- * input while denying; `stop` takes only continue, or deny with a reason; `agentStop` cannot
- * replace input; a deny needs a non-empty reason.
+ * A handler's answer, whatever its event (`HookResults` has each event's). A deny needs a
+ * non-empty reason; Codex's `agentStop` takes no `additionalContext`.
  */
-export interface HookResult {
-  readonly outcome?: "continue" | "deny";
-  readonly reason?: string;
-  /** The tool's new input (`beforeTool`), a copy: the event is frozen. */
-  readonly updatedInput?: { readonly [key: string]: unknown };
-  /** Text for the model, where the host has a channel for it. */
-  readonly additionalContext?: string;
-}
+export type HookResult = HookResults[HookEventName];
 
 /** The default export of a config hook's handler module for the event `E`. */
 export type HookHandler<E extends HookEventName> = (
   event: HookEvents[E],
   context: E extends "beforeTool" | "afterTool" ? ToolHookContext : HookContext,
-) => HookResult | undefined | void | Promise<HookResult | undefined | void>;
+) => HookResults[E] | undefined | void | Promise<HookResults[E] | undefined | void>;
 
 /** An event route's static `export const config` (read by the compiler, never run). */
 export interface AgentEventRouteConfig {
@@ -52,7 +53,7 @@ export interface AgentEventRouteConfig {
   readonly fallback?: "standalone";
   /** The hosts to build the route for (default: every selected host that has its family). */
   readonly targets?: readonly Target[];
-  /** The render's budget, in milliseconds (default 5000). */
+  /** The render's budget, in whole milliseconds: 1 to 2147483647 (default 5000). */
   readonly timeoutMs?: number;
   /** Tool families only: the tools the route runs for (default: every tool). */
   readonly tools?: readonly ToolSelector[];

@@ -8,7 +8,10 @@ export interface AgentElement {
   readonly props: { readonly [key: string]: unknown };
 }
 
-/** What a component may render: elements, text, or nothing. */
+/**
+ * What a component may render: elements, or nothing. Text (strings, numbers) is rendered
+ * inside `Agent.Context` only: anywhere else it fails the render.
+ */
 export type AgentNode = AgentElement | string | number | boolean | null | undefined | readonly AgentNode[];
 
 export declare namespace JSX {
@@ -16,11 +19,16 @@ export declare namespace JSX {
   /** A tag names a component (async ones too), never an HTML element. */
   type ElementType = (props: any) => AgentNode | Promise<AgentNode>;
   interface IntrinsicElements {}
+  /** `key` is taken by any element, and ignored (nothing is reconciled). */
+  interface IntrinsicAttributes {
+    readonly key?: string | number | bigint | null;
+  }
   interface ElementChildrenAttribute {
     children: {};
   }
 }
 
-export declare const Fragment: unique symbol;
+/** `<>…</>`, or `<Fragment key={…}>`: its children render in place. */
+export declare function Fragment(props: { readonly children?: AgentNode }): AgentElement;
 export declare function jsx(type: unknown, props: unknown, key?: unknown): AgentElement;
 export declare function jsxs(type: unknown, props: unknown, key?: unknown): AgentElement;

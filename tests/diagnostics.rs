@@ -971,3 +971,29 @@ fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
         "{report:#}"
     );
 }
+
+/// A handler named as an import would name it (`.js` for the `.ts` module) is pointed at its
+/// module; an absolute one is told to be relative, inside the root or not.
+#[test]
+fn a_handler_path_a_module_would_import_or_an_absolute_one_says_what_to_write() {
+    let hooks = "{ stop: './src/hooks/h.js', agentStart: '/src/hooks/h.ts' }";
+    let dir = project(&[("agent-bundle.config.ts", &config(hooks, "['claude']")), ("src/hooks/h.ts", HANDLER)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let said: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["message"].as_str().unwrap(), d["help"].as_str().unwrap()))
+        .collect();
+    assert!(
+        said.iter().any(|(message, help)| *message == "handler file `src/hooks/h.js` does not exist"
+            && help.starts_with("did you mean `./src/hooks/h.ts`?")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter().any(|(message, help)| *message == "handler `/src/hooks/h.ts` is an absolute path"
+            && help.starts_with("write it relative to the project root")),
+        "{said:?}"
+    );
+}

@@ -297,11 +297,19 @@ impl Normalizer<'_> {
             return None;
         }
         let Some(path) = project_path(raw) else {
-            self.push(
-                Diagnostic::error(Code::MissingHandler, format!("handler `{raw}` is outside the project root"))
-                    .at_path(&item.path)
-                    .with_help("handlers are project-relative paths such as './src/hooks/guard.ts'"),
-            );
+            let (message, help) = match raw.starts_with('/') {
+                // (Inside the root or not: the artifact must not depend on where the checkout is.)
+                true => (
+                    format!("handler `{raw}` is an absolute path"),
+                    "write it relative to the project root, such as './src/hooks/guard.ts': the build must not \
+                     depend on where the project is",
+                ),
+                false => (
+                    format!("handler `{raw}` is outside the project root"),
+                    "handlers are project-relative paths such as './src/hooks/guard.ts'",
+                ),
+            };
+            self.push(Diagnostic::error(Code::MissingHandler, message).at_path(&item.path).with_help(help));
             return None;
         };
         match &item.value {
@@ -317,9 +325,15 @@ impl Normalizer<'_> {
                              `{config_folder}`, which holds `{path}`: make that folder the root (pass its path as \
                              --root)"
                         ),
-                        false => "create the module, or fix the path (it is relative to the project root; a \
-                                  symbolic link, a folder or a pipe is never read as a module)"
-                            .to_owned(),
+                        false => match self.typescript_twin(&path) {
+                            Some(twin) => format!(
+                                "did you mean `./{twin}`? A handler path names the module's own file (`.js` \
+                                 for `.ts` holds in imports only)"
+                            ),
+                            None => "create the module, or fix the path (it is relative to the project root; a \
+                                     symbolic link, a folder or a pipe is never read as a module)"
+                                .to_owned(),
+                        },
                     });
                     self.push(
                         Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
@@ -378,6 +392,13 @@ impl Normalizer<'_> {
                 Some(Handler::Prebuilt { path, artifact_path })
             }
         }
+    }
+
+    /// The TypeScript module `path` most likely means: `guard.js` or `guard` for the
+    /// `guard.ts` (`.tsx`, `.mts`) the project holds, as an import of it would resolve.
+    fn typescript_twin(&self, path: &str) -> Option<String> {
+        let stem = [".js", ".mjs", ".jsx"].iter().find_map(|ext| path.strip_suffix(ext)).unwrap_or(path);
+        [".ts", ".tsx", ".mts"].iter().map(|ext| format!("{stem}{ext}")).find(|twin| self.project.is_file(twin))
     }
 
     fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {

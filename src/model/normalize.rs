@@ -154,8 +154,8 @@ pub fn normalize(
         (Some(version), _) if !is_version_segment(version) => {
             let message = format!("plugin version {version:?} is not a version hosts can install");
             cx.push(Diagnostic::error(Code::InvalidPluginVersion, message).at_path("plugin.version").with_help(
-                "write a version such as '1.2.0' (letters, digits, `.`, `-`, `+`, `_`): Codex installs each \
-                 version in a folder of its name",
+                "write a version such as '1.2.0' (letters, digits, `.`, `-`, `+`, `_`): Claude Code and Codex install \
+                 each version in a folder of its name",
             ));
             version.clone()
         }
@@ -195,8 +195,9 @@ pub fn normalize(
     NormalizeReturn { model: Some(model), diagnostics: cx.diagnostics }
 }
 
-/// Whether `version` can name the folder Codex installs it in: one non-empty path segment
-/// of the characters versions are written with.
+/// Whether `version` can name the folder a host installs it in (Claude Code and Codex copy
+/// each version of a plugin into one): one non-empty path segment of the characters versions
+/// are written with.
 fn is_version_segment(version: &str) -> bool {
     !version.is_empty()
         && !matches!(version, "." | "..")

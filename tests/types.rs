@@ -42,9 +42,18 @@ fn every_example_type_checks_against_the_declarations() {
         _ => vec![(*example, dir.path().to_owned())],
     });
     let roots: Vec<_> = roots.collect();
-    for (example, root) in &roots {
+    for (example, root) in roots.iter().filter(|(example, _)| *example != "monorepo") {
         assert_eq!(types(root)["tsconfig"], "created", "{example}");
     }
+    // A monorepo's projects at once, as `build --workspace` finds them.
+    let monorepo = &copies.iter().find(|(example, _)| *example == "monorepo").unwrap().1;
+    let output = support::run(monorepo.path(), &["types", "--workspace", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let projects: Vec<_> =
+        report["projects"].as_array().unwrap().iter().map(|p| (&p["project"], &p["tsconfig"])).collect();
+    let created = serde_json::Value::from("created");
+    let expected = [("plugins/audit".into(), &created), ("plugins/guard".into(), &created)];
+    assert_eq!(projects, expected.iter().map(|(p, t)| (p, *t)).collect::<Vec<_>>(), "{report:#}");
     // (One compiler per project, two at a time: each takes a second or two to start.)
     std::thread::scope(|scope| {
         for pair in roots.chunks(roots.len().div_ceil(2)) {

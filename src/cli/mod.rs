@@ -128,6 +128,10 @@ struct TypesArgs {
     /// Project root (the directory holding agent-bundle.config.ts).
     #[arg(long, default_value = ".")]
     root: PathBuf,
+    /// Write them into every plugin project below DIR (default: the current directory), as
+    /// `build --workspace` finds them.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "root")]
+    workspace: Option<PathBuf>,
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -472,41 +476,86 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
 }
 
 fn types_command(args: &TypesArgs) -> Result<bool, Failure> {
-    if !args.root.is_dir() {
-        return Err(Failure::Usage(format!("--root {} is not a directory", args.root.display())));
-    }
-    let is_file = |name: &&str| std::fs::symlink_metadata(args.root.join(name)).is_ok_and(|meta| meta.is_file());
-    let has_config = crate::config::CONFIG_FILE_NAMES.iter().any(is_file);
-    if !has_config {
-        let names = crate::config::CONFIG_FILE_NAMES.join(", ");
-        return Err(Failure::Run(format!(
-            "no agent-bundle config found in {} (none of {names}): run `agent-bundle types` in a plugin project, or pass --root",
-            args.root.display()
-        )));
-    }
-    let written = crate::declarations::write(&args.root)
-        .map_err(|e| Failure::Run(format!("cannot write the declarations into {}: {e}", args.root.display())))?;
-    if args.json {
-        report::print_json(&serde_json::json!({
-            "ok": true,
-            "written": written.written,
-            "unchanged": written.unchanged,
-            "tsconfig": written.tsconfig.as_str(),
-        }));
-        return Ok(true);
-    }
-    let (count, kept) = (written.written.len(), written.unchanged.len());
-    outln!("Wrote the TypeScript declarations to .agent-bundle/ ({count} written, {kept} unchanged)");
-    match written.tsconfig {
-        crate::declarations::ProjectTsconfig::Created => {
-            outln!("Created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project")
+    let Some(dir) = &args.workspace else {
+        if !args.root.is_dir() {
+            return Err(Failure::Usage(format!("--root {} is not a directory", args.root.display())));
         }
-        crate::declarations::ProjectTsconfig::Extends => outln!("tsconfig.json extends .agent-bundle/tsconfig.json"),
-        crate::declarations::ProjectTsconfig::Other => outln!(
-            "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"
-        ),
+        let written = write_types(&args.root).map_err(Failure::Run)?;
+        if args.json {
+            report::print_json(&types_json(&written));
+        } else {
+            outln!("Wrote the TypeScript declarations to .agent-bundle/ {}", types_summary(&written));
+        }
+        return Ok(true);
+    };
+    if !dir.is_dir() {
+        return Err(Failure::Usage(format!("--workspace {} is not a directory", dir.display())));
     }
-    Ok(true)
+    let roots = crate::workspace::search(dir).0.roots;
+    if roots.is_empty() {
+        return Err(Failure::Run(format!("no plugin project (agent-bundle.config.*) below {}", dir.display())));
+    }
+    let results: Vec<_> = roots.iter().map(|root| (root, write_types(root))).collect();
+    let shown = |root: &Path| root.strip_prefix(dir).unwrap_or(root).display().to_string();
+    if args.json {
+        let projects: Vec<_> = results
+            .iter()
+            .map(|(root, result)| {
+                let mut row = match result {
+                    Ok(written) => types_json(written),
+                    Err(error) => serde_json::json!({ "ok": false, "error": error }),
+                };
+                row["project"] = shown(root).into();
+                row
+            })
+            .collect();
+        let ok = results.iter().all(|(_, result)| result.is_ok());
+        report::print_json(&serde_json::json!({ "ok": ok, "projects": projects }));
+        return Ok(ok);
+    }
+    for (root, result) in &results {
+        match result {
+            Ok(written) => outln!("{}: {}", shown(root), types_summary(written)),
+            Err(error) => eprintln!("{}: error: {error}", shown(root)),
+        }
+    }
+    Ok(results.iter().all(|(_, result)| result.is_ok()))
+}
+
+/// `agent-bundle types` for the project at `root`, which must hold a config.
+fn write_types(root: &Path) -> Result<crate::declarations::Written, String> {
+    let is_file = |name: &&str| std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_file());
+    if !crate::config::CONFIG_FILE_NAMES.iter().any(is_file) {
+        let names = crate::config::CONFIG_FILE_NAMES.join(", ");
+        return Err(format!(
+            "no agent-bundle config found in {} (none of {names}): run `agent-bundle types` in a plugin project, or pass --root",
+            root.display()
+        ));
+    }
+    crate::declarations::write(root).map_err(|e| format!("cannot write the declarations into {}: {e}", root.display()))
+}
+
+fn types_json(written: &crate::declarations::Written) -> serde_json::Value {
+    serde_json::json!({
+        "ok": true,
+        "written": written.written,
+        "unchanged": written.unchanged,
+        "tsconfig": written.tsconfig.as_str(),
+    })
+}
+
+/// "(6 written, 0 unchanged); created tsconfig.json, …".
+fn types_summary(written: &crate::declarations::Written) -> String {
+    let tsconfig = match written.tsconfig {
+        crate::declarations::ProjectTsconfig::Created => {
+            "created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project"
+        }
+        crate::declarations::ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",
+        crate::declarations::ProjectTsconfig::Other => {
+            "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"
+        }
+    };
+    format!("({} written, {} unchanged); {tsconfig}", written.written.len(), written.unchanged.len())
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {

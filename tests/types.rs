@@ -49,11 +49,13 @@ fn every_example_type_checks_against_the_declarations() {
     let monorepo = &copies.iter().find(|(example, _)| *example == "monorepo").unwrap().1;
     let output = support::run(monorepo.path(), &["types", "--workspace", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let projects: Vec<_> =
-        report["projects"].as_array().unwrap().iter().map(|p| (&p["project"], &p["tsconfig"])).collect();
-    let created = serde_json::Value::from("created");
-    let expected = [("plugins/audit".into(), &created), ("plugins/guard".into(), &created)];
-    assert_eq!(projects, expected.iter().map(|(p, t)| (p, *t)).collect::<Vec<_>>(), "{report:#}");
+    let projects: Vec<(&str, &str)> = report["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|project| (project["project"].as_str().unwrap(), project["tsconfig"].as_str().unwrap()))
+        .collect();
+    assert_eq!(projects, [("plugins/audit", "created"), ("plugins/guard", "created")], "{report:#}");
     // (One compiler per project, two at a time: each takes a second or two to start.)
     std::thread::scope(|scope| {
         for pair in roots.chunks(roots.len().div_ceil(2)) {

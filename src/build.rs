@@ -16,7 +16,7 @@ use crate::cache::{Cache, CacheStats, Hash};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
 use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
-use crate::hosts::{self, Approval, HostPlan};
+use crate::hosts::{self, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
 use crate::model::{Model, Target, TargetSource};
 use crate::output::{FileKind, OutputFile};
@@ -754,7 +754,7 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             db::module_chunk(db, project, db::ModuleKey::new(db, key.to_owned()))
         });
         let own = graph.chunk(module).map(|chunk| chunk.renders).unwrap_or_default();
-        let rendering = |renders, via| Rendering { hook, module, renders, via, planned: &planned };
+        let rendering = |renders, via| crate::bundle::Rendering { hook, module, renders, via, planned: &planned };
         diagnostics.extend(rendering(own, String::new()).not_taken());
         for through in graph.rendered_through_imports(module) {
             // (The route may choose the component by host.)
@@ -765,152 +765,6 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
         }
     }
     diagnostics
-}
-
-/// What the route `hook` in `module` renders, in its own file or `via` a component (said in
-/// messages), and the hosts it is `planned` for.
-struct Rendering<'a> {
-    hook: &'a crate::model::Hook,
-    module: &'a str,
-    renders: crate::bundle::Renders,
-    via: String,
-    planned: &'a [&'a HostPlan],
-}
-
-impl Rendering<'_> {
-    /// What it renders that its family or a host it is planned for does not take.
-    fn not_taken(&self) -> Vec<Diagnostic> {
-        let Rendering { hook, module, renders, via, planned } = self;
-        let mut diagnostics = Vec::new();
-        let family = hook.trigger.key();
-        let rows = planned.iter().filter_map(|plan| {
-            let table = hosts::table(plan.target);
-            Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
-        });
-        // (A route that reads which host it renders for is taken to decide where each host
-        // takes it.)
-        if let Some(at) = renders.context.filter(|_| !renders.reads_host) {
-            for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
-                let message = format!(
-                    "route {family} renders `Agent.Context`{via}, which {} takes no context for ({}): such a run fails \
-                     there",
-                    table.display_name, row.native
-                );
-                diagnostics.push(host_warning(
-                    Code::ContextNotTaken,
-                    message,
-                    module,
-                    at,
-                    target,
-                    "render the context",
-                ));
-            }
-        }
-        let rules = hook.trigger.rules();
-        let results = [
-            (renders.deny, rules.deny, "denies"),
-            (renders.rewrite, rules.rewrite, "gives a new tool input"),
-            (renders.allow.map(|approved| approved.at), rules.allow, "allows"),
-            (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
-        ];
-        for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
-            let message =
-                format!("route {family} renders an `Agent.Result` that {what}{via}, which {family} never takes");
-            let help = format!("{}; a run that renders it fails", rules.violation);
-            diagnostics.push(
-                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
-            );
-        }
-        // What no family takes: a deny with a new input, a reason with no decision.
-        let never = [
-            (
-                renders.deny_rewrite,
-                "that denies and gives a new tool input",
-                "a deny keeps the tool's input: drop `updatedInput`, or do not deny",
-            ),
-            (
-                renders.stray_reason,
-                "with a reason and no decision",
-                "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
-            ),
-        ];
-        for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
-            let message = format!(
-                "route {family} renders an `Agent.Result` {what}{via}, which no host takes: every run that renders it fails"
-            );
-            diagnostics.push(
-                Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
-            );
-        }
-        diagnostics.extend(self.approvals_not_taken());
-        diagnostics
-    }
-
-    /// An `allow` or `ask` a route's family takes, rendered for a host with no channel for it,
-    /// or whose answer has no place for the reason given, or that reads it only with a new
-    /// input (AB4841, for that host). A route that reads which host it renders for is taken to
-    /// decide only where the host takes it.
-    fn approvals_not_taken(&self) -> Vec<Diagnostic> {
-        let Rendering { hook, module, renders, via, planned } = self;
-        let (Some(family), rules) = (hook.trigger.family(), hook.trigger.rules()) else { return Vec::new() };
-        let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)];
-        let decided = approvals
-            .into_iter()
-            .filter(|_| !renders.reads_host)
-            .filter_map(|(approved, taken, approval)| Some((approved.filter(|_| taken)?, approval)));
-        let mut diagnostics = Vec::new();
-        for (approved, approval) in decided {
-            for plan in planned.iter() {
-                let table = hosts::table(plan.target);
-                let Some(hooks) = table.hooks.as_ref() else { continue };
-                let Some(row) = hooks.row(family) else { continue };
-                let why = match hooks.approval(family, approval) {
-                    None => "takes none of",
-                    Some(shape) if approved.reason && !shape.takes_reason() => "has no place for its reason",
-                    Some(shape)
-                        if !approved.rewrite && shape.requirement() == Some(hosts::Requirement::WithRewrite) =>
-                    {
-                        "reads it only with a new tool input"
-                    }
-                    Some(_) => continue,
-                };
-                let message = format!(
-                    "route {} renders an `Agent.Result` with outcome `{}`{via}, which {} {why} ({}): such a run fails there",
-                    family.key(),
-                    approval.as_str(),
-                    table.display_name,
-                    row.native,
-                );
-                diagnostics.push(host_warning(
-                    Code::ResultNotTaken,
-                    message,
-                    module,
-                    approved.at,
-                    plan.target,
-                    "decide so",
-                ));
-            }
-        }
-        diagnostics
-    }
-}
-
-/// A warning of what a route renders at `at` in `module` that `target` does not take, and
-/// what to do: leave the host out, or `act` only where the host takes it.
-fn host_warning(
-    code: Code,
-    message: String,
-    module: &str,
-    at: crate::source::Span,
-    target: Target,
-    act: &str,
-) -> Diagnostic {
-    let help = format!(
-        "leave {} out with the route's `config.targets`, or {act} only where the host takes it \
-         (`canonical.provenance.host`; see `agent-bundle matrix`)",
-        target.as_str()
-    );
-    Diagnostic::warning(code, message).in_file(module.to_owned()).at(at).for_host(target).with_help(help)
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something

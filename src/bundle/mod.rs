@@ -14,6 +14,7 @@
 //! machine. [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy
 //! module runtime (`__ab_require`, evaluation depth-first post-order like ESM).
 
+mod answers;
 mod builtins;
 mod link;
 mod resolve;
@@ -24,6 +25,7 @@ mod wrapper;
 #[cfg(test)]
 mod tests;
 
+pub use answers::Rendering;
 pub use link::{
     Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, compile_module, link_module,
 };

@@ -57,9 +57,11 @@ fn files() -> [(&'static str, String); 6] {
 /// What [`write`] did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Written {
-    /// Project-relative paths written, and those already as they should be.
+    /// Project-relative paths written, those already as they should be, and those removed
+    /// (`.agent-bundle/types/` is agent-bundle's own: what else is found there goes).
     pub written: Vec<String>,
     pub unchanged: Vec<String>,
+    pub removed: Vec<String>,
     /// The project's `tsconfig.json`: created, extending the generated one, or neither (it
     /// has to be told).
     pub tsconfig: ProjectTsconfig,
@@ -96,7 +98,8 @@ pub fn write(root: &Path) -> io::Result<Written> {
             ProjectTsconfig::Created
         }
         Err(error) => return Err(with_path(error)),
-        Ok(text) if text.contains(".agent-bundle/tsconfig") => ProjectTsconfig::Extends,
+        // (`./` or `../` makes it a path: without it TypeScript looks for a package of that name.)
+        Ok(text) if text.contains("./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
         Ok(_) => ProjectTsconfig::Other,
     };
     let state = root.join(STATE_DIR);
@@ -119,6 +122,8 @@ pub fn write(root: &Path) -> io::Result<Written> {
     for entry in walkdir::WalkDir::new(state.join("types")).into_iter().filter_map(Result::ok) {
         if !entry.file_type().is_dir() && !ours(entry.path()) {
             std::fs::remove_file(entry.path())?;
+            let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            report.removed.push(relative.display().to_string());
         }
     }
     if tsconfig == ProjectTsconfig::Created {
@@ -164,11 +169,13 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("tsconfig.json")).unwrap(), "{ // mine\n}\n");
         std::fs::write(dir.path().join("tsconfig.json"), "{ \"extends\": \"./.agent-bundle/tsconfig\" }").unwrap();
         assert_eq!(write(dir.path()).unwrap().tsconfig, ProjectTsconfig::Extends, "the extension is optional");
+        std::fs::write(dir.path().join("tsconfig.json"), "{ \"extends\": \".agent-bundle/tsconfig.json\" }").unwrap();
+        assert_eq!(write(dir.path()).unwrap().tsconfig, ProjectTsconfig::Other, "a package name to TypeScript");
 
         // A file an earlier release wrote goes; a tsconfig that is a broken link is named.
         let stale = dir.path().join(".agent-bundle/types/agent-bundle/old.d.ts");
         std::fs::write(&stale, "export {};\n").unwrap();
-        write(dir.path()).unwrap();
+        assert_eq!(write(dir.path()).unwrap().removed, [".agent-bundle/types/agent-bundle/old.d.ts"]);
         assert!(!stale.exists());
         let broken = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(broken.path().join("gone.json"), broken.path().join("tsconfig.json")).unwrap();

@@ -104,15 +104,24 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
     let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    stop: { handler: './src/hooks/start.ts', args: ['a'] },\n  },\n});\n";
     let handler = "import type { HookHandler } from 'agent-bundle';\nconst start: HookHandler<'sessionStart'> = () => ({ outcome: 'deny', reason: 'no' });\nexport default start;\n";
     let route = "import { Fragment } from 'agent-bundle/jsx-runtime';\nimport { Agent } from '@agent-bundle/runtime';\nexport default async () => <Agent.Result>{[1, 2].map((i) => <Fragment key={i}><Agent.Context key={i}>n{i}</Agent.Context></Fragment>)}</Agent.Result>;\n";
+    // A deny with a new input (a union member that takes `updatedInput` must not let it
+    // through), and a route config selecting no host.
+    let guard = "import type { HookHandler } from 'agent-bundle';\nexport const guard: HookHandler<'beforeTool'> = () => ({ outcome: 'deny', reason: 'r', updatedInput: {} });\n";
+    let route_config = "import type { AgentEventRouteConfig } from 'agent-bundle';\nexport const config = { targets: [] } satisfies AgentEventRouteConfig;\nexport default async () => null;\n";
     let dir = support::project(&[
         ("agent-bundle.config.ts", config),
         ("src/hooks/start.ts", handler),
+        ("src/hooks/guard.ts", guard),
         ("src/events/session/start.tsx", route),
+        ("src/events/stop.tsx", route_config),
     ]);
     types(dir.path());
     let (code, printed) = tsc(dir.path());
     assert_eq!(code, Some(2), "{printed}");
     for expected in [
+        "src/hooks/guard.ts(2,",
+        "Type '{}' is not assignable to type 'undefined'",
+        "src/events/stop.tsx(2,25): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
         "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
         "agent-bundle.config.ts(6,5): error TS2322",
         "Types of property 'tools' are incompatible",
@@ -122,7 +131,7 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
     ] {
         assert!(printed.contains(expected), "{expected}\n{printed}");
     }
-    assert!(!printed.contains("src/events/"), "{printed}");
+    assert!(!printed.contains("src/events/session/"), "{printed}");
 }
 
 /// A project's own tsconfig is kept (and said not to extend the declarations); a root

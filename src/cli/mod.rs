@@ -540,6 +540,7 @@ fn types_json(written: &crate::declarations::Written) -> serde_json::Value {
         "ok": true,
         "written": written.written,
         "unchanged": written.unchanged,
+        "removed": written.removed,
         "tsconfig": written.tsconfig.as_str(),
     })
 }
@@ -555,7 +556,11 @@ fn types_summary(written: &crate::declarations::Written) -> String {
             "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"
         }
     };
-    format!("({} written, {} unchanged); {tsconfig}", written.written.len(), written.unchanged.len())
+    let removed = match written.removed.len() {
+        0 => String::new(),
+        count => format!(", {count} removed: {}", written.removed.join(", ")),
+    };
+    format!("({} written, {} unchanged{removed}); {tsconfig}", written.written.len(), written.unchanged.len())
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {

@@ -333,7 +333,8 @@ fn check_name(name: &str) -> Result<(), String> {
     check_kebab_name(name)?;
     if RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
         return Err(
-            "Claude Code reserves it (names such as `claude`, or starting with `claude-`, `anthropic-`, `cc-plugin-`)"
+            "Claude Code reserves it (`claude`, `anthropic`, `anthropics`, `claude-code`, `claude-mods`, and names \
+             starting with `claude-`, `anthropic-`, `anthropics-` or `cc-plugin-`)"
                 .into(),
         );
     }

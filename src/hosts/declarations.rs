@@ -50,19 +50,36 @@ pub fn render() -> String {
 
 /// The member `event` of `HookResults`, from the event's rules (`HookEvent::rules`): a
 /// continue that may carry what the event takes, and a deny with its reason where it takes one
-/// (never with a new input). A reason goes with a deny alone.
+/// (never with a new input). Every variant names all four keys, those it refuses as `never`:
+/// TypeScript only refuses a key of an object literal that no member of a union has.
 fn results(out: &mut String, event: HookEvent) {
     let rules = event.rules();
-    let context = if rules.context { "; readonly additionalContext?: string" } else { "" };
-    let rewrite = if rules.rewrite { "; readonly updatedInput?: { readonly [key: string]: unknown }" } else { "" };
+    let field = |name: &str, ts: &str, allowed: bool| match allowed {
+        true => format!("readonly {name}?: {ts}"),
+        false => format!("readonly {name}?: never"),
+    };
+    let input = "{ readonly [key: string]: unknown }";
+    let continuing = [
+        "readonly outcome?: \"continue\"".to_owned(),
+        field("reason", "string", false),
+        field("updatedInput", input, rules.rewrite),
+        field("additionalContext", "string", rules.context),
+    ];
     let _ = write!(
         out,
-        "  /** Anything else fails the hook (\"{}\"). */\n  {}:\n    | {{ readonly outcome?: \"continue\"{rewrite}{context} }}",
+        "  /** Anything else fails the hook (\"{}\"). */\n  {}:\n    | {{ {} }}",
         rules.violation,
-        event.key()
+        event.key(),
+        continuing.join("; ")
     );
     if rules.deny {
-        let _ = write!(out, "\n    | {{ readonly outcome: \"deny\"; readonly reason: string{context} }}");
+        let denying = [
+            "readonly outcome: \"deny\"".to_owned(),
+            "readonly reason: string".to_owned(),
+            field("updatedInput", input, false),
+            field("additionalContext", "string", rules.context),
+        ];
+        let _ = write!(out, "\n    | {{ {} }}", denying.join("; "));
     }
     out.push_str(";\n");
 }

@@ -33,7 +33,7 @@ use crate::stamp::{Clean, Summary};
 /// `Agent.Context`, and their warnings; 9: the artifact record holds the build's warnings; 10:
 /// chunks record their components, which the build follows from a route).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/10 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/11 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on

@@ -928,7 +928,8 @@ fn agent_through_a_re_export_is_checked() {
 }
 
 /// What no family takes, written out in a route's own file: a deny with a new input, a
-/// reason with no decision (AB4841); a computed outcome is not taken to be none.
+/// reason with no decision, text outside `Agent.Context` (AB4841); a computed outcome is not
+/// taken to be none, nor whitespace between tags to be text.
 #[test]
 fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
     let config = "export default { plugin: { name: 'res' }, targets: ['claude'] };\n";
@@ -944,6 +945,14 @@ fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
         ("src/events/stop.tsx", &route("{ outcome: 'continue', reason: 'r' }")),
         ("src/events/prompt/submit.tsx", &route("{ reason: 'r' }")),
         ("src/events/agent/stop.tsx", &route("{ outcome: props.no ? 'deny' : 'continue', reason: 'r' }")),
+        (
+            "src/events/session/start.tsx",
+            "import { Agent } from '@agent-bundle/runtime';\nexport default () => (\n  <Agent.Result>\n    started {1}\n  </Agent.Result>\n);\n",
+        ),
+        (
+            "src/events/agent/start.tsx",
+            "import { Agent } from '@agent-bundle/runtime';\nexport default () => (\n  <Agent.Result>\n    <Agent.Context>fine</Agent.Context>\n  </Agent.Result>\n);\n",
+        ),
     ]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 0, "{report:#}");
@@ -965,6 +974,7 @@ fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
         said,
         [
             warned("src/events/prompt/submit.tsx", "with a reason and no decision"),
+            warned("src/events/session/start.tsx", "holding text outside `Agent.Context`"),
             warned("src/events/stop.tsx", "with a reason and no decision"),
             warned("src/events/tool/before.tsx", "that denies and gives a new tool input"),
         ],

@@ -73,6 +73,11 @@ impl Rendering<'_> {
                 "with a reason and no decision",
                 "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
             ),
+            (
+                renders.stray_text,
+                "holding text outside `Agent.Context`",
+                "text reaches the host through `Agent.Context` alone: wrap it in one, or drop it",
+            ),
         ];
         for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
             let message = format!(

@@ -10,12 +10,12 @@ use oxc_ast::ast::{
     AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
     ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXElement,
-    JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject, JSXOpeningElement,
-    ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement, StaticMemberExpression,
-    StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration,
-    TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement,
-    UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
+    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXChild,
+    JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
+    JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement,
+    StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
+    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
+    TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -1349,6 +1349,26 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
         self.first_jsx.get_or_insert(it.span.into());
+        if let JSXElementName::MemberExpression(member) = &it.opening_element.name
+            && let JSXMemberExpressionObject::IdentifierReference(object) = &member.object
+            && member.property.name == "Result"
+            && self.is_agent(object)
+        {
+            // (Whitespace between tags is no text: JSX drops it.)
+            let text = it.children.iter().find_map(|child| match child {
+                JSXChild::Text(text) if !text.value.trim().is_empty() => Some(text.span),
+                JSXChild::ExpressionContainer(container) => match &container.expression {
+                    JSXExpression::StringLiteral(_)
+                    | JSXExpression::TemplateLiteral(_)
+                    | JSXExpression::NumericLiteral(_) => Some(container.span),
+                    _ => None,
+                },
+                _ => None,
+            });
+            if let Some(span) = text {
+                self.renders.stray_text.get_or_insert(span.into());
+            }
+        }
         walk::walk_jsx_element(self, it);
     }
 
@@ -1376,6 +1396,9 @@ pub struct Renders {
     pub deny_rewrite: Option<Span>,
     /// An `Agent.Result` with a `reason` and no decision (`outcome` `'continue'`, or none).
     pub stray_reason: Option<Span>,
+    /// Text written directly in an `Agent.Result` (`<Agent.Result>done</Agent.Result>`): text
+    /// reaches the host through `Agent.Context` alone, and a render holding other text fails.
+    pub stray_text: Option<Span>,
     /// Whether the module reads which host it renders for (`canonical.provenance`): a route
     /// that does is taken to render a context, allow or ask only where the host takes it.
     pub reads_host: bool,
@@ -1401,6 +1424,7 @@ impl Renders {
         self.ask = self.ask.or(other.ask);
         self.deny_rewrite = self.deny_rewrite.or(other.deny_rewrite);
         self.stray_reason = self.stray_reason.or(other.stray_reason);
+        self.stray_text = self.stray_text.or(other.stray_text);
         self.reads_host |= other.reads_host;
     }
 
@@ -1416,6 +1440,7 @@ impl Renders {
             ask: approved(self.ask),
             deny_rewrite: place(self.deny_rewrite),
             stray_reason: place(self.stray_reason),
+            stray_text: place(self.stray_text),
             reads_host: self.reads_host,
         }
     }

@@ -91,16 +91,12 @@ impl ProjectTsconfig {
 pub fn write(root: &Path) -> io::Result<Written> {
     let project = root.join("tsconfig.json");
     let with_path = |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", project.display()));
-    // (Judged before anything is written. Read as text: a tsconfig may hold comments, which no
-    // JSON parser takes; the extension is optional in `extends`.)
-    let tsconfig = match std::fs::read_to_string(&project) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound && std::fs::symlink_metadata(&project).is_err() => {
-            ProjectTsconfig::Created
-        }
-        Err(error) => return Err(with_path(error)),
-        // (`./` or `../` makes it a path: without it TypeScript looks for a package of that name.)
-        Ok(text) if text.contains("./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
-        Ok(_) => ProjectTsconfig::Other,
+    // (Judged before anything is written. The extension is optional in `extends`, and `./` or
+    // `../` makes it a path: without it TypeScript looks for a package of that name.)
+    let tsconfig = match read_project_tsconfig(&project).map_err(with_path)? {
+        None => ProjectTsconfig::Created,
+        Some(text) if text.contains("./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
+        Some(_) => ProjectTsconfig::Other,
     };
     let state = root.join(STATE_DIR);
     crate::stamp::create_state_dir(&state)?;
@@ -108,12 +104,13 @@ pub fn write(root: &Path) -> io::Result<Written> {
     let files = files();
     for (path, bytes) in &files {
         let target = state.join(path);
+        let at = |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", target.display()));
         own_folders(&state, target.parent().expect("a declaration file lies in a folder"))?;
         let shown = format!("{STATE_DIR}/{path}");
         if crate::stamp::read_state_file(&target).as_deref() == Some(bytes.as_bytes()) {
             report.unchanged.push(shown);
         } else {
-            crate::output::replace_whole(&target, bytes.as_bytes())?;
+            crate::output::replace_whole(&target, bytes.as_bytes()).map_err(at)?;
             report.written.push(shown);
         }
     }
@@ -121,16 +118,45 @@ pub fn write(root: &Path) -> io::Result<Written> {
     let ours = |path: &Path| files.iter().any(|(name, _)| state.join(name) == path);
     for entry in walkdir::WalkDir::new(state.join("types")).into_iter().filter_map(Result::ok) {
         if !entry.file_type().is_dir() && !ours(entry.path()) {
-            std::fs::remove_file(entry.path())?;
+            std::fs::remove_file(entry.path())
+                .map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", entry.path().display())))?;
             let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
             report.removed.push(relative.display().to_string());
         }
     }
     if tsconfig == ProjectTsconfig::Created {
-        crate::output::replace_whole(&project, PROJECT_TSCONFIG.as_bytes()).map_err(with_path)?;
-        report.written.push("tsconfig.json".to_owned());
+        // Made only where none is, at that instant: one the user made meanwhile is theirs.
+        let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&project);
+        match made {
+            Ok(mut file) => {
+                std::io::Write::write_all(&mut file, PROJECT_TSCONFIG.as_bytes()).map_err(with_path)?;
+                report.written.push("tsconfig.json".to_owned());
+            }
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => report.tsconfig = ProjectTsconfig::Other,
+            Err(error) => return Err(with_path(error)),
+        }
     }
     Ok(report)
+}
+
+/// The text of the project's `tsconfig.json`, or `None` when there is none. Opened without
+/// waiting (a pipe there would hold an open for ever), and read only if it is a regular file
+/// (through a symbolic link, as TypeScript reads it).
+fn read_project_tsconfig(path: &Path) -> io::Result<Option<String>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path);
+    let mut file = match file {
+        Err(error) if error.kind() == io::ErrorKind::NotFound && std::fs::symlink_metadata(path).is_err() => {
+            return Ok(None);
+        }
+        made => made?,
+    };
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file (a folder, or a pipe)"));
+    }
+    let mut text = Vec::new();
+    io::Read::read_to_end(&mut file, &mut text)?;
+    Ok(Some(String::from_utf8_lossy(&text).into_owned()))
 }
 
 /// Makes the folders from `state` down to `folder`, refusing any that is a symbolic link.
@@ -141,7 +167,7 @@ fn own_folders(state: &Path, folder: &Path) -> io::Result<()> {
         at.push(part);
         match std::fs::create_dir(&at) {
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-            made => made?,
+            made => made.map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", at.display())))?,
         }
         if !std::fs::symlink_metadata(&at)?.is_dir() {
             let message = format!("{} is not a folder (a symbolic link?): remove it", at.display());
@@ -177,6 +203,12 @@ mod tests {
         std::fs::write(&stale, "export {};\n").unwrap();
         assert_eq!(write(dir.path()).unwrap().removed, [".agent-bundle/types/agent-bundle/old.d.ts"]);
         assert!(!stale.exists());
+        let piped = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(piped.path().join("tsconfig.json").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let error = write(piped.path()).unwrap_err().to_string();
+        assert!(error.ends_with("tsconfig.json: not a regular file (a folder, or a pipe)"), "never waited on: {error}");
         let broken = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(broken.path().join("gone.json"), broken.path().join("tsconfig.json")).unwrap();
         let error = write(broken.path()).unwrap_err().to_string();

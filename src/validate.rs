@@ -6,7 +6,7 @@
 //! process, and the shared runtime must start and answer MCP `initialize`. Optionally
 //! the real Claude Code CLI judges the Claude projection (`claude plugin validate`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -39,7 +39,7 @@ pub struct Validation {
 /// Validates the artifact at `dir`.
 pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     let mut diagnostics = Vec::new();
-    let manifest = match Manifest::read_as_written(dir).and_then(manifest_shape) {
+    let manifest = match Manifest::read(dir).and_then(manifest_shape) {
         Ok(manifest) => manifest,
         Err(message) => {
             let diagnostic = Diagnostic::error(Code::ArtifactManifest, message)
@@ -147,6 +147,14 @@ fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &
                         .with_help("rebuild the artifact; never edit it by hand"),
                 );
             }
+            Ok(bytes) if bytes.len() as u64 != row.bytes => diagnostics.push(
+                Diagnostic::error(
+                    Code::ArtifactFiles,
+                    format!("{path} holds {} bytes, where the manifest says {}", bytes.len(), row.bytes),
+                )
+                .in_file(path.to_owned())
+                .with_help("rebuild the artifact; never edit it by hand"),
+            ),
             Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
                 Diagnostic::error(
                     Code::ArtifactFiles,
@@ -381,12 +389,22 @@ fn command_target(command: &str, root_token: &str) -> Option<String> {
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
 /// It runs in an empty folder, as `hooks simulate` runs it (`artifact::Scratch`).
 fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
-    let wrappers: BTreeMap<&str, &str> = manifest
-        .hooks
-        .iter()
-        .filter_map(|hook| Some((hook.path.as_deref()?, hook.name.as_str())))
-        .filter(|(path, _)| on_disk.contains(*path))
-        .collect();
+    // (Every hook's, two naming one file included: each must find its own name there.)
+    let wrappers: BTreeSet<(&str, &str)> =
+        manifest.hooks.iter().filter_map(|hook| Some((hook.path.as_deref()?, hook.name.as_str()))).collect();
+    // (A listed file that is missing is said by `check_files`.)
+    let listed = |path: &str| manifest.files.iter().any(|row| row.path == path);
+    for (path, name) in wrappers.iter().filter(|(path, _)| !listed(path)) {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::ArtifactFiles,
+                format!("hook {name}'s wrapper {path} is no file the manifest lists"),
+            )
+            .in_file(MANIFEST_FILE)
+            .with_help("rebuild the artifact; never edit it by hand"),
+        );
+    }
+    let wrappers: Vec<(&str, &str)> = wrappers.into_iter().filter(|(path, _)| on_disk.contains(*path)).collect();
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
     let scratch = match crate::artifact::Scratch::new() {
         Ok(scratch) => scratch,

@@ -516,7 +516,8 @@ fn an_artifact_that_is_a_link_stays_a_link_and_is_up_to_date_when_unchanged() {
 }
 
 /// `--config` is read relative to the root (as `--help` says), or relative to the current
-/// directory when that lands in the root (a path the shell completed); never outside it.
+/// directory when that lands in the root (a path the shell completed), through `..` too;
+/// never outside it.
 #[test]
 fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
     let parent = tempfile::tempdir().unwrap();
@@ -524,10 +525,13 @@ fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
     support::copy_tree(&support::repo().join("examples/policy"), &project);
     fs::rename(project.join("agent-bundle.config.ts"), project.join("other.config.ts")).unwrap();
     fs::write(parent.path().join("outside.config.ts"), "export default {};\n").unwrap();
-    for config in ["other.config.ts", "plugin/other.config.ts"] {
+    // (`..` inside the path, or the root spelled through one, that still lands in the root.)
+    for config in ["other.config.ts", "plugin/other.config.ts", "src/../other.config.ts", "../plugin/other.config.ts"] {
         let (code, report) = build_json(parent.path(), &["--root", "plugin", "--config", config]);
         assert_eq!((code, &report["plugin"]["name"]), (0, &serde_json::json!("policy")), "{config}: {report:#}");
     }
+    let (code, report) = build_json(&project.join("src"), &["--root", "..", "--config", "other.config.ts"]);
+    assert_eq!((code, &report["plugin"]["name"]), (0, &serde_json::json!("policy")), "{report:#}");
     let output = support::run(parent.path(), &["build", "--root", "plugin", "--config", "../outside.config.ts"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("must be inside the project root"));

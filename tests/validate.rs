@@ -273,8 +273,9 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
 }
 
 /// A tampered manifest is refused before anything runs: a hook path outside the artifact
-/// (`hooks simulate` would run it), a timeout no config can give, a FIFO where the
-/// manifest was (a read would wait for ever).
+/// (`hooks simulate` would run it), a timeout no config can give, another version, a FIFO
+/// where the manifest was (a read would wait for ever); and what parses but was not built
+/// (a size, a hook's wrapper) fails `validate`.
 #[test]
 fn a_tampered_manifest_is_refused_and_never_waited_on() {
     let dir = built_policy();
@@ -330,6 +331,47 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
 
     tamper(&|manifest| manifest["hooks"][0]["timeout"] = (-1).into());
     assert!(validation_error().contains("invalid value: integer `-1`, expected u32"));
+
+    // `hooks list` reads the manifest as `validate` does: one of another version is refused.
+    tamper(&|manifest| manifest["manifestVersion"] = 2.into());
+    let listed =
+        support::bin().args(["hooks", "list", "--artifact", "artifact"]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(listed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&listed.stderr).contains("its manifestVersion is 2"));
+
+    // What parses but is not what was built: a size, a hook sent to another hook's wrapper
+    // (simulate would run that one), a hook whose wrapper is a folder.
+    let codes_of = |edit: &dyn Fn(&mut Value)| {
+        tamper(edit);
+        let output = support::bin()
+            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let said: Vec<String> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| format!("{} {}", d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
+            .collect();
+        (output.status.code(), said)
+    };
+    let (code, said) = codes_of(&|manifest| {
+        let bytes = manifest["files"][0]["bytes"].as_u64().unwrap();
+        manifest["files"][0]["bytes"] = (bytes + 1).into();
+    });
+    assert_eq!(code, Some(1));
+    assert!(said.iter().any(|s| s.starts_with("AB6004 ") && s.contains("bytes, where the manifest says")), "{said:?}");
+    let (code, said) = codes_of(&|manifest| {
+        let other = manifest["hooks"][1]["path"].clone();
+        manifest["hooks"][0]["path"] = other;
+    });
+    assert_eq!(code, Some(1));
+    assert!(said.iter().any(|s| s.starts_with("AB6005 ")), "the swapped hook does not find its name: {said:?}");
+    let (code, said) = codes_of(&|manifest| manifest["hooks"][0]["path"] = "hooks".into());
+    assert_eq!(code, Some(1));
+    assert!(said.iter().any(|s| s.contains("'s wrapper hooks is no file the manifest lists")), "{said:?}");
 
     fs::remove_file(&manifest_path).unwrap();
     let fifo = std::ffi::CString::new(manifest_path.to_str().unwrap()).unwrap();

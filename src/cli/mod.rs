@@ -439,14 +439,14 @@ impl SourceArgs {
         if !root.is_dir() {
             return Err(Failure::Usage(format!("--root {} is not a directory", self.root.display())));
         }
+        // A root reached through a symbolic link is walked, stamped and watched as the
+        // directory itself: the link's own times say nothing about the entries.
+        let root = root.canonicalize().unwrap_or(root);
         let config = match &self.config {
             None => None,
             Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
-        // A root reached through a symbolic link is walked, stamped and watched as the
-        // directory itself: the link's own times say nothing about the entries.
-        let root = root.canonicalize().unwrap_or(root);
         let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
         let out_dir = resolved(&out_dir);
         let cache = match cache {
@@ -464,6 +464,12 @@ impl SourceArgs {
 fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failure> {
     let (from_root, from_cwd) = (root.join(path), cwd.join(path));
     let chosen = if !from_root.is_file() && from_cwd.is_file() { from_cwd } else { from_root };
+    // Its folder as the root is (`sub/..`, a link to the root), the file itself not followed:
+    // the loader reads no linked config.
+    let chosen = match (chosen.parent(), chosen.file_name()) {
+        (Some(folder), Some(name)) => resolved(folder).join(name),
+        _ => chosen,
+    };
     let inside = |relative: &Path| relative.components().all(|part| matches!(part, std::path::Component::Normal(_)));
     match chosen.strip_prefix(root) {
         Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().into_owned()),
@@ -524,11 +530,19 @@ fn types_command(args: &TypesArgs) -> Result<bool, Failure> {
 
 /// `agent-bundle types` for the project at `root`, which must hold a config.
 fn write_types(root: &Path) -> Result<crate::declarations::Written, String> {
-    let is_file = |name: &&str| std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_file());
-    if !crate::config::CONFIG_FILE_NAMES.iter().any(is_file) {
+    let entries = crate::config::CONFIG_FILE_NAMES
+        .iter()
+        .filter_map(|name| Some((name, std::fs::symlink_metadata(root.join(name)).ok()?)));
+    let entries: Vec<_> = entries.collect();
+    if !entries.iter().any(|(_, meta)| meta.is_file()) {
         let names = crate::config::CONFIG_FILE_NAMES.join(", ");
+        let instead = match entries.first() {
+            // (As the build says of it: the loader never reads a link, nor anything but a file.)
+            Some((name, _)) => format!(" (`{name}` is no regular file: a symbolic link is never read)"),
+            None => format!(" (none of {names})"),
+        };
         return Err(format!(
-            "no agent-bundle config found in {} (none of {names}): run `agent-bundle types` in a plugin project, or pass --root",
+            "no agent-bundle config found in {}{instead}: run `agent-bundle types` in a plugin project, or pass --root",
             root.display()
         ));
     }

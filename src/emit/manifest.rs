@@ -222,14 +222,10 @@ impl Manifest<'static> {
         serde_json::from_slice(text)
     }
 
-    /// The manifest of the artifact at `dir`, or what keeps it from being read.
+    /// The manifest of the artifact at `dir`, holding every field a build writes, in the
+    /// version it writes (a pack's shorter manifest, read by `parse`, would pass `validate`
+    /// vacuously, and list no hooks), or what keeps it from being read.
     pub fn read(dir: &Path) -> Result<Manifest<'static>, String> {
-        Manifest::read_checked(dir, |_| Ok(()))
-    }
-
-    /// [`Manifest::read`], holding every field a build writes, in the version it writes
-    /// (what `validate` checks: a pack's shorter manifest would pass it vacuously).
-    pub fn read_as_written(dir: &Path) -> Result<Manifest<'static>, String> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct AsWritten {
@@ -241,20 +237,17 @@ impl Manifest<'static> {
             _inputs: serde::de::IgnoredAny,
             manifest_version: u32,
         }
-        Manifest::read_checked(dir, |bytes| match serde_json::from_slice::<AsWritten>(bytes)?.manifest_version {
+        let as_written = |bytes: &[u8]| match serde_json::from_slice::<AsWritten>(bytes)?.manifest_version {
             MANIFEST_VERSION => Ok(()),
             other => Err(serde::de::Error::custom(format!(
                 "its manifestVersion is {other}, where this agent-bundle writes {MANIFEST_VERSION}"
             ))),
-        })
-    }
-
-    fn read_checked(dir: &Path, check: impl Fn(&[u8]) -> serde_json::Result<()>) -> Result<Manifest<'static>, String> {
+        };
         let path = dir.join(MANIFEST_FILE);
         let bytes = crate::artifact::read_regular(&path)
             .map_err(|e| format!("{e} (is it an artifact built by `agent-bundle build`?)"))?;
         Manifest::parse(&bytes)
-            .and_then(|manifest| check(&bytes).map(|()| manifest))
+            .and_then(|manifest| as_written(&bytes).map(|()| manifest))
             .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))
     }
 }

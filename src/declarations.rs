@@ -18,15 +18,17 @@ const PROJECT_TSCONFIG: &str =
 
 /// What the imports of handlers, routes and the config resolve to, and how routes' JSX
 /// compiles: as the bundler reads them (`.js` naming a `.ts` module, extensionless imports,
-/// `.tsx` imports); what Node 20, which runs the wrappers, has (its ES2024 strings, array
-/// buffers and regular expressions, not `Object.groupBy`); Node's own types (`@types/node`),
-/// which TypeScript 6 and later no longer load unasked.
+/// `.tsx` imports); what Node 20, which runs the wrappers, has (its ES2024 strings and regular
+/// expressions; not `Object.groupBy`, nor `ArrayBuffer.prototype.transfer`, which come with
+/// Node 21, though a resizable buffer is then refused too); Node's own types
+/// (`@types/node`), which TypeScript 6 and later no longer load unasked. (`target` ES2024
+/// needs TypeScript 5.7.)
 const TSCONFIG: &str = r#"{
   "compilerOptions": {
     "allowImportingTsExtensions": true,
     "jsx": "react-jsx",
     "jsxImportSource": "agent-bundle",
-    "lib": ["es2023", "es2024.arraybuffer", "es2024.regexp", "es2024.sharedmemory", "es2024.string"],
+    "lib": ["es2023", "es2024.regexp", "es2024.sharedmemory", "es2024.string"],
     "module": "preserve",
     "moduleResolution": "bundler",
     "noEmit": true,
@@ -95,7 +97,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
     // `../` makes it a path: without it TypeScript looks for a package of that name.)
     let tsconfig = match read_project_tsconfig(&project).map_err(with_path)? {
         None => ProjectTsconfig::Created,
-        Some(text) if text.contains("./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
+        Some(text) if text.contains("\"./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
         Some(_) => ProjectTsconfig::Other,
     };
     let state = root.join(STATE_DIR);

@@ -1354,7 +1354,8 @@ impl<'a> Visit<'a> for Checker<'_> {
             && member.property.name == "Result"
             && self.is_agent(object)
         {
-            // (Whitespace between tags is no text: JSX drops it.)
+            // (Whitespace alone is no text: the runtime passes over it, as JSX keeps a space
+            // between two tags on one line.)
             let text = it.children.iter().find_map(|child| match child {
                 JSXChild::Text(text) if !text.value.trim().is_empty() => Some(text.span),
                 JSXChild::ExpressionContainer(container) => match &container.expression {

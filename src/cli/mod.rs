@@ -16,6 +16,7 @@ macro_rules! outln {
 mod cache;
 mod inspect;
 mod report;
+mod types;
 mod watch;
 mod workspace;
 
@@ -276,7 +277,7 @@ pub fn run() -> ExitCode {
                 .and_then(|()| input_text(input, input_file))
                 .and_then(|text| simulate_command(&artifact, target, &hook, &text, mode, form, json))
         }
-        Command::Types(args) => types_command(&args),
+        Command::Types(args) => types::run(&args),
         Command::Matrix => {
             out!("{}", crate::hosts::matrix::render_markdown());
             Ok(true)
@@ -479,102 +480,6 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
             root.display()
         ))),
     }
-}
-
-fn types_command(args: &TypesArgs) -> Result<bool, Failure> {
-    let Some(dir) = &args.workspace else {
-        if !args.root.is_dir() {
-            return Err(Failure::Usage(format!("--root {} is not a directory", args.root.display())));
-        }
-        let written = write_types(&args.root).map_err(Failure::Run)?;
-        if args.json {
-            report::print_json(&types_json(&written));
-        } else {
-            outln!("Wrote the TypeScript declarations to .agent-bundle/ {}", types_summary(&written));
-        }
-        return Ok(true);
-    };
-    if !dir.is_dir() {
-        return Err(Failure::Usage(format!("--workspace {} is not a directory", dir.display())));
-    }
-    let roots = crate::workspace::search(dir).0.roots;
-    if roots.is_empty() {
-        return Err(Failure::Run(format!("no plugin project (agent-bundle.config.*) below {}", dir.display())));
-    }
-    let results: Vec<_> = roots.iter().map(|root| (root, write_types(root))).collect();
-    let shown = |root: &Path| root.strip_prefix(dir).unwrap_or(root).display().to_string();
-    if args.json {
-        let projects: Vec<_> = results
-            .iter()
-            .map(|(root, result)| {
-                let mut row = match result {
-                    Ok(written) => types_json(written),
-                    Err(error) => serde_json::json!({ "ok": false, "error": error }),
-                };
-                row["project"] = shown(root).into();
-                row
-            })
-            .collect();
-        let ok = results.iter().all(|(_, result)| result.is_ok());
-        report::print_json(&serde_json::json!({ "ok": ok, "projects": projects }));
-        return Ok(ok);
-    }
-    for (root, result) in &results {
-        match result {
-            Ok(written) => outln!("{}: {}", shown(root), types_summary(written)),
-            Err(error) => eprintln!("{}: error: {error}", shown(root)),
-        }
-    }
-    Ok(results.iter().all(|(_, result)| result.is_ok()))
-}
-
-/// `agent-bundle types` for the project at `root`, which must hold a config.
-fn write_types(root: &Path) -> Result<crate::declarations::Written, String> {
-    let entries = crate::config::CONFIG_FILE_NAMES
-        .iter()
-        .filter_map(|name| Some((name, std::fs::symlink_metadata(root.join(name)).ok()?)));
-    let entries: Vec<_> = entries.collect();
-    if !entries.iter().any(|(_, meta)| meta.is_file()) {
-        let names = crate::config::CONFIG_FILE_NAMES.join(", ");
-        let instead = match entries.first() {
-            // (As the build says of it: the loader never reads a link, nor anything but a file.)
-            Some((name, _)) => format!(" (`{name}` is no regular file: a symbolic link is never read)"),
-            None => format!(" (none of {names})"),
-        };
-        return Err(format!(
-            "no agent-bundle config found in {}{instead}: run `agent-bundle types` in a plugin project, or pass --root",
-            root.display()
-        ));
-    }
-    crate::declarations::write(root).map_err(|e| format!("cannot write the declarations into {}: {e}", root.display()))
-}
-
-fn types_json(written: &crate::declarations::Written) -> serde_json::Value {
-    serde_json::json!({
-        "ok": true,
-        "written": written.written,
-        "unchanged": written.unchanged,
-        "removed": written.removed,
-        "tsconfig": written.tsconfig.as_str(),
-    })
-}
-
-/// "(6 written, 0 unchanged); created tsconfig.json, …".
-fn types_summary(written: &crate::declarations::Written) -> String {
-    let tsconfig = match written.tsconfig {
-        crate::declarations::ProjectTsconfig::Created => {
-            "created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project"
-        }
-        crate::declarations::ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",
-        crate::declarations::ProjectTsconfig::Other => {
-            "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"
-        }
-    };
-    let removed = match written.removed.len() {
-        0 => String::new(),
-        count => format!(", {count} removed: {}", written.removed.join(", ")),
-    };
-    format!("({} written, {} unchanged{removed}); {tsconfig}", written.written.len(), written.unchanged.len())
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {

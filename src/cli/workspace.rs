@@ -27,13 +27,7 @@ struct Selection {
 
 impl Selection {
     fn new(args: &BuildArgs) -> Result<Selection, Failure> {
-        let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
-        let base = cwd.join(args.workspace.as_deref().unwrap_or(Path::new(".")));
-        if !base.is_dir() {
-            return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
-        }
-        // As for a project root: a linked directory is searched and remembered as itself.
-        let base = base.canonicalize().unwrap_or(base);
+        let base = base(args.workspace.as_deref())?;
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
         let cache = args.cache.open()?;
         Ok(Selection { base, filters: args.filter.clone(), targets, cache })
@@ -69,13 +63,35 @@ impl Selection {
         roots.into_iter().map(options).collect()
     }
 
-    /// A project's path relative to the workspace directory.
     fn name(&self, root: &Path) -> String {
-        match root.strip_prefix(&self.base) {
-            Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(), // the workspace is a project
-            Ok(relative) => relative.display().to_string(),
-            Err(_) => root.display().to_string(),
-        }
+        name(&self.base, root)
+    }
+}
+
+/// The workspace folder `--workspace` names (`.` when it names none): absolute, and a linked
+/// one as itself, as for a project root.
+pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
+    let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
+    let base = cwd.join(dir.unwrap_or(Path::new(".")));
+    if !base.is_dir() {
+        return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
+    }
+    Ok(base.canonicalize().unwrap_or(base))
+}
+
+/// The projects below `base`, each folder the search could not read warned of.
+pub(super) fn projects_below(base: &Path) -> Vec<PathBuf> {
+    let found = discover(base);
+    found.unreadable.iter().for_each(|why| warn_unreadable(why));
+    found.roots
+}
+
+/// A project's path relative to the workspace directory.
+pub(super) fn name(base: &Path, root: &Path) -> String {
+    match root.strip_prefix(base) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(), // the workspace is a project
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => root.display().to_string(),
     }
 }
 
@@ -124,9 +140,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
-    let found = discover(&selection.base);
-    found.unreadable.iter().for_each(|why| warn_unreadable(why));
-    let projects = selection.projects(found.roots)?;
+    let projects = selection.projects(projects_below(&selection.base))?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(projects.len() as u64);
         bar.set_style(

@@ -54,6 +54,8 @@ pub fn render() -> String {
 /// TypeScript only refuses a key of an object literal that no member of a union has.
 fn results(out: &mut String, event: HookEvent) {
     let rules = event.rules();
+    // (Routes alone allow or ask: were a config event to, its variants would be written here.)
+    debug_assert!(!rules.allow && !rules.ask, "{} allows or asks", event.key());
     let field = |name: &str, ts: &str, allowed: bool| match allowed {
         true => format!("readonly {name}?: {ts}"),
         false => format!("readonly {name}?: never"),

@@ -117,6 +117,8 @@ async function render(node, state, inContext) {
   if (node === null || node === undefined || typeof node === "boolean") return [];
   if (typeof node === "string" || typeof node === "number" || typeof node === "bigint") {
     if (inContext) return [String(node)];
+    // Whitespace carries nothing to lose: JSX keeps the space between two tags on one line.
+    if (typeof node === "string" && node.trim() === "") return [];
     throw new Error(`route rendered text outside Agent.Context: ${preview(String(node))}`);
   }
   if (Array.isArray(node)) return renderAll(node, state, inContext);

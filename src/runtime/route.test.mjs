@@ -423,6 +423,9 @@ describe("errors", PARALLEL, () => {
     renderFails(await run({ spec: PRE, route: number, input: preInput }), PRE, 'route rendered text outside Agent.Context: "3"');
     const long = `function Route() { return "x".repeat(100); }`;
     renderFails(await run({ spec: PRE, route: long, input: preInput }), PRE, `route rendered text outside Agent.Context: "${"x".repeat(57)}..."`);
+    // The space JSX keeps between two tags on one line (`<Agent.Result /> <Agent.Context>`) is no text.
+    const spaced = `function Route() { return jsxs(Fragment, { children: [jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } }), " ", jsx(Agent.Context, { children: "why" })] }); }`;
+    writes(await run({ spec: PRE, route: spaced, input: preInput }), hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no", additionalContext: "why" }));
   });
 
   test("two Results", async () => {

@@ -2,6 +2,9 @@
 
 import type { AgentElement, AgentNode } from "agent-bundle/jsx-runtime";
 
+/** What an `Agent.Result` may hold: elements (`Agent.Context`, components), no text. */
+export type ResultChildren = AgentElement | boolean | null | undefined | readonly ResultChildren[];
+
 /**
  * A route's decision. `allow` and `ask` only where the family and host take them (see
  * `agent-bundle matrix`); `updatedInput` is the tool's new input.
@@ -14,7 +17,7 @@ export interface RouteResult {
 
 export declare const Agent: {
   /** The route's answer, at most one per render; its children may be `Agent.Context` elements. */
-  readonly Result: (props: { readonly value?: RouteResult; readonly children?: AgentNode }) => AgentElement;
+  readonly Result: (props: { readonly value?: RouteResult; readonly children?: ResultChildren }) => AgentElement;
   /** Text for the model's context, where the host takes it for the family. */
   readonly Context: (props: { readonly children?: AgentNode }) => AgentElement;
 };

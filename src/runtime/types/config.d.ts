@@ -1,10 +1,7 @@
 // The types of `agent-bundle.config.ts` (`import { defineConfig } from 'agent-bundle/config'`).
 // The config is read statically, never run: write literal values.
 
-import type { HookEventName, Target, ToolSelector } from "./index.js";
-
-/** A list that names at least one: an empty one is an error (it would select nothing). */
-type OneOrMore<T> = readonly [T, ...T[]];
+import type { HookEventName, OneOrMore, Target, ToolSelector } from "./index.js";
 
 /** Where and when a hook of the event `E` runs. */
 interface HookPlacement<E extends HookEventName> {

@@ -43,7 +43,10 @@ export type HookResult = HookResults[HookEventName];
 export type HookHandler<E extends HookEventName> = (
   event: HookEvents[E],
   context: E extends "beforeTool" | "afterTool" ? ToolHookContext : HookContext,
-) => HookResults[E] | undefined | void | Promise<HookResults[E] | undefined | void>;
+) => HookResults[E] | null | undefined | void | Promise<HookResults[E] | null | undefined | void>;
+
+/** A list that names at least one: an empty one is an error (it would select nothing). */
+export type OneOrMore<T> = readonly [T, ...T[]];
 
 /** An event route's static `export const config` (read by the compiler, never run). */
 export interface AgentEventRouteConfig {
@@ -52,11 +55,11 @@ export interface AgentEventRouteConfig {
   /** A shared route's form for when no event runtime is live. */
   readonly fallback?: "standalone";
   /** The hosts to build the route for (default: every selected host that has its family). */
-  readonly targets?: readonly [Target, ...Target[]];
+  readonly targets?: OneOrMore<Target>;
   /** The render's budget, in whole milliseconds: 1 to 2147483647 (default 5000). */
   readonly timeoutMs?: number;
   /** Tool families only: the tools the route runs for (default: every tool). */
-  readonly tools?: readonly [ToolSelector, ...ToolSelector[]];
+  readonly tools?: OneOrMore<ToolSelector>;
 }
 
 /**

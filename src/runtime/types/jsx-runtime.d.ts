@@ -12,7 +12,7 @@ export interface AgentElement {
  * What a component may render: elements, or nothing. Text (strings, numbers) is rendered
  * inside `Agent.Context` only: anywhere else it fails the render.
  */
-export type AgentNode = AgentElement | string | number | boolean | null | undefined | readonly AgentNode[];
+export type AgentNode = AgentElement | string | number | bigint | boolean | null | undefined | readonly AgentNode[];
 
 export declare namespace JSX {
   type Element = AgentElement;
@@ -28,7 +28,7 @@ export declare namespace JSX {
   }
 }
 
-/** `<>…</>`, or `<Fragment key={…}>`: its children render in place. */
+/** `<>…</>`, or `<Fragment key={…}>`: its children render in place. A marker: never call it. */
 export declare function Fragment(props: { readonly children?: AgentNode }): AgentElement;
 export declare function jsx(type: unknown, props: unknown, key?: unknown): AgentElement;
 export declare function jsxs(type: unknown, props: unknown, key?: unknown): AgentElement;

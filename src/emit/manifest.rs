@@ -5,8 +5,9 @@
 //! Every struct declares its fields in sorted order, the order canonical JSON writes keys in
 //! (a test holds that), so that thousands of payload files serialize with no map per row.
 //! A pack's manifest (`cache-format/SPEC.md` §5.1) needs only `plugin`, `targets` and
-//! `files`: the other fields default when absent, and `validate` asks for the version a
-//! build writes.
+//! `files`: the other fields default when absent to [`Manifest::parse`], while
+//! [`Manifest::read`] (an artifact's, for `hooks`, `build --json` and `validate`) asks for
+//! every field a build writes, in its version.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -55,7 +56,7 @@ pub struct Compiler<'a> {
 /// The shared runtime, when a route asks for it.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EventRuntime<'a> {
-    /// Changes whenever the routes it serves change (`hosts::runtime_epoch`).
+    /// Changes whenever what it runs changes (`db::event_runtime`).
     pub epoch: Cow<'a, str>,
     pub path: Cow<'a, str>,
 }

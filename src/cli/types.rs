@@ -20,10 +20,7 @@ pub(super) fn run(args: &TypesArgs) -> Result<bool, Failure> {
         return Ok(true);
     };
     let base = super::workspace::base(Some(dir))?;
-    let roots = super::workspace::projects_below(&base);
-    if roots.is_empty() {
-        return Err(Failure::Run(format!("no agent-bundle projects found below {}", base.display())));
-    }
+    let roots = super::workspace::projects_below(&base)?;
     let results: Vec<_> = roots.iter().map(|root| (root, write_types(root))).collect();
     let shown = |root: &Path| super::workspace::name(&base, root);
     if args.json {

@@ -37,9 +37,6 @@ impl Selection {
     fn projects(&self, roots: Vec<PathBuf>) -> Result<Vec<BuildOptions>, Failure> {
         let found = roots.len();
         let options = self.options_for(roots);
-        if found == 0 {
-            return Err(Failure::Run(format!("no agent-bundle projects found below {}", self.base.display())));
-        }
         if options.is_empty() {
             let filters: Vec<String> = self.filters.iter().map(|f| format!("--filter {f}")).collect();
             let below = self.base.display();
@@ -79,11 +76,15 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     Ok(base.canonicalize().unwrap_or(base))
 }
 
-/// The projects below `base`, each folder the search could not read warned of.
-pub(super) fn projects_below(base: &Path) -> Vec<PathBuf> {
+/// The projects below `base` (an error when there is none), each folder the search could not
+/// read warned of.
+pub(super) fn projects_below(base: &Path) -> Result<Vec<PathBuf>, Failure> {
     let found = discover(base);
     found.unreadable.iter().for_each(|why| warn_unreadable(why));
-    found.roots
+    match found.roots.is_empty() {
+        true => Err(Failure::Run(format!("no agent-bundle projects found below {}", base.display()))),
+        false => Ok(found.roots),
+    }
 }
 
 /// A project's path relative to the workspace directory.
@@ -140,7 +141,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
-    let projects = selection.projects(projects_below(&selection.base))?;
+    let projects = selection.projects(projects_below(&selection.base)?)?;
     let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
         let bar = indicatif::ProgressBar::new(projects.len() as u64);
         bar.set_style(

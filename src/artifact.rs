@@ -162,7 +162,7 @@ fn holds(path: &Path, row: &FileRow) -> bool {
 }
 
 /// The single hook of `host` whose name or id is `wanted`.
-pub fn find_hook<'a>(hooks: &'a [HookRow], host: &str, wanted: &str) -> Result<&'a HookRow, String> {
+pub fn find_hook<'a>(hooks: &'a [HookRow], host: Target, wanted: &str) -> Result<&'a HookRow, String> {
     let on_host = || hooks.iter().filter(|h| h.host == host);
     if let Some(hook) = on_host().find(|h| h.name == wanted || h.id == wanted) {
         return Ok(hook);
@@ -305,7 +305,7 @@ pub fn simulate(
         return Err(why);
     }
     let runtime = match (hook.is_shared(), mode) {
-        (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, &hook.host, &scratch)?),
+        (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, hook.host.as_str(), &scratch)?),
         _ => None,
     };
     let rendered_by = match (hook.runtime.as_deref(), &runtime) {
@@ -313,8 +313,7 @@ pub fn simulate(
         (Some(_), Some(_)) => Some("shared"),
         (Some(_), None) => Some("standalone"),
     };
-    let target =
-        Target::parse(&hook.host).ok_or_else(|| format!("the manifest names an unknown host {:?}", hook.host))?;
+    let target = hook.host;
     let (timeout, by_config) = match hook.timeout {
         // (No host waits longer than a day; a tampered manifest may say anything.)
         Some(seconds) => (
@@ -591,22 +590,25 @@ mod tests {
 
     #[test]
     fn a_hook_is_found_by_its_name_its_id_or_a_start_that_names_one() {
-        let row = |name: &str, host: &str| HookRow {
+        let row = |name: &str, host: Target| HookRow {
             id: format!("hook:{name}"),
             name: name.to_owned(),
             event: "beforeTool".into(),
-            host: host.to_owned(),
+            host,
             native_event: "PreToolUse".into(),
             command: String::new(),
-            kind: "bundle".into(),
+            kind: crate::emit::manifest::HookKind::Config,
             path: None,
             matcher: None,
             timeout: None,
             runtime: None,
             fallback: None,
         };
-        let hooks = [row("before-tool-guard-1a2b3c4d", "claude"), row("before-tool-guard-writes-3c4d5e6f", "claude")];
-        let found = |wanted: &str| find_hook(&hooks, "claude", wanted).map(|hook| hook.name.as_str());
+        let hooks = [
+            row("before-tool-guard-1a2b3c4d", Target::Claude),
+            row("before-tool-guard-writes-3c4d5e6f", Target::Claude),
+        ];
+        let found = |wanted: &str| find_hook(&hooks, Target::Claude, wanted).map(|hook| hook.name.as_str());
         assert_eq!(found("before-tool-guard-1a2b3c4d"), Ok("before-tool-guard-1a2b3c4d"));
         assert_eq!(found("before-tool-guard"), Ok("before-tool-guard-1a2b3c4d"), "unhashed, though it starts another");
         assert_eq!(found("hook:before-tool-guard-writes-3c4d5e6f"), Ok("before-tool-guard-writes-3c4d5e6f"));
@@ -617,12 +619,12 @@ mod tests {
                  before-tool-guard-writes-3c4d5e6f; give more of one"
                 .to_owned())
         );
-        let none = find_hook(&hooks, "codex", "before-tool-guard").unwrap_err();
+        let none = find_hook(&hooks, Target::Codex, "before-tool-guard").unwrap_err();
         assert_eq!(
             none,
             "no codex hook is named \"before-tool-guard\" or has a name starting with it (hooks for codex: none)"
         );
-        assert!(find_hook(&hooks, "claude", "").is_err());
+        assert!(find_hook(&hooks, Target::Claude, "").is_err());
     }
 
     fn artifact() -> BTreeMap<String, OutputFile> {

@@ -15,9 +15,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::emit::manifest::{MANIFEST_FILE, Manifest};
+use crate::emit::manifest::{HookRow, MANIFEST_FILE, Manifest};
 use crate::hosts::{self, DocumentStyle, HostTable};
-use crate::model::Target;
+use crate::model::{Family, HookEvent, Target};
 
 /// How to run the optional host-side validation.
 #[derive(Clone, Debug)]
@@ -93,7 +93,26 @@ fn manifest_shape(manifest: Manifest<'static>) -> Result<Manifest<'static>, Stri
     if let Some(path) = paths.into_iter().find(|path| !crate::output::is_artifact_path(path)) {
         return Err(format!("{MANIFEST_FILE} lists {path:?}, a path outside the artifact"));
     }
+    if let Some(problem) = manifest.hooks.iter().find_map(|hook| foreign_hook(&manifest.targets, hook)) {
+        return Err(format!("{MANIFEST_FILE} {problem}"));
+    }
     Ok(manifest)
+}
+
+/// What a hook row names that no build writes: a host the artifact is not built for (or one
+/// that runs no hooks), an event no config hook or route has, a matcher no host's engine
+/// takes (`hooks simulate` reads all three).
+fn foreign_hook(targets: &[Target], hook: &HookRow) -> Option<String> {
+    let name = &hook.name;
+    if !targets.contains(&hook.host) || hosts::table(hook.host).hooks.is_none() {
+        return Some(format!("gives hook {name} the host {}, which the artifact has no hooks for", hook.host));
+    }
+    let event = &hook.event;
+    if HookEvent::from_key(event).is_none() && Family::from_key(event).is_none() {
+        return Some(format!("gives hook {name} the event {event:?}, which no hook has"));
+    }
+    let matcher = hook.matcher.as_deref().filter(|matcher| regex_automata::meta::Regex::new(matcher).is_err());
+    matcher.map(|matcher| format!("gives hook {name} the matcher {matcher:?}, which no host's engine takes"))
 }
 
 /// What the artifact holds, by artifact-relative path.

@@ -332,6 +332,17 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
     tamper(&|manifest| manifest["hooks"][0]["timeout"] = (-1).into());
     assert!(validation_error().contains("invalid value: integer `-1`, expected u32"));
 
+    // A hook row naming what no build writes: another host, an unknown event, a matcher no
+    // engine takes, a host no build has (which does not parse).
+    tamper(&|manifest| manifest["hooks"][0]["host"] = "portable".into());
+    assert!(validation_error().contains("the host portable, which the artifact has no hooks for"));
+    tamper(&|manifest| manifest["hooks"][0]["event"] = "beforeToll".into());
+    assert!(validation_error().contains("the event \"beforeToll\", which no hook has"));
+    tamper(&|manifest| manifest["hooks"][0]["matcher"] = "(((".into());
+    assert!(validation_error().contains("the matcher \"(((\", which no host's engine takes"));
+    tamper(&|manifest| manifest["hooks"][0]["host"] = "vscode".into());
+    assert!(validation_error().contains("unknown variant `vscode`"));
+
     // `hooks list` reads the manifest as `validate` does: one of another version is refused.
     tamper(&|manifest| manifest["manifestVersion"] = 2.into());
     let listed =

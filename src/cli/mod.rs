@@ -576,7 +576,7 @@ fn artifact_dir(dir: &Path) -> Result<(), Failure> {
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let manifest = Manifest::read(dir).map_err(Failure::Run)?;
     let hooks = &manifest.hooks;
-    let on_host = |hook: &&HookRow| target.is_none_or(|t| hook.host == t.as_str());
+    let on_host = |hook: &&HookRow| target.is_none_or(|t| hook.host == t);
     let rows: Vec<_> = hooks.iter().filter(on_host).filter(|hook| !hook.is_prebuilt()).collect();
     if json {
         report::print_json(&serde_json::json!(rows));
@@ -668,7 +668,7 @@ fn simulate_command(
     }
     let hooks = Manifest::read(dir).map_err(Failure::Run)?.hooks;
     // A name the artifact does not have is a wrong invocation, like a wrong option.
-    let hook = artifact::find_hook(&hooks, target.as_str(), wanted).map_err(Failure::Usage)?;
+    let hook = artifact::find_hook(&hooks, target, wanted).map_err(Failure::Usage)?;
     // (`--standalone` for a route that has no such form is a wrong invocation too.)
     if let Some(why) = artifact::refused_mode(hook, mode) {
         return Err(Failure::Usage(why));

@@ -81,10 +81,9 @@ pub struct HookRow {
     /// For shared routes: whether a standalone form answers when no runtime is live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<bool>,
-    pub host: String,
+    pub host: Target,
     pub id: String,
-    /// `config`, `event-route` or `prebuilt`.
-    pub kind: String,
+    pub kind: HookKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
     pub name: String,
@@ -97,6 +96,18 @@ pub struct HookRow {
     pub runtime: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u32>,
+}
+
+/// What runs a hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookKind {
+    /// A config hook's handler, in its wrapper.
+    Config,
+    /// An event route, in its wrapper.
+    EventRoute,
+    /// A prebuilt script of a payload (no wrapper: it cannot be simulated).
+    Prebuilt,
 }
 
 /// A file the build read.
@@ -131,17 +142,17 @@ impl HookRow {
     /// The row of `planned`, one of `target`'s hooks.
     pub fn of(target: Target, planned: &PlannedHook) -> HookRow {
         let kind = match (planned.trigger, &planned.wrapper) {
-            (_, None) => "prebuilt",
-            (Trigger::Route(_), Some(_)) => "event-route",
-            (Trigger::Config(_), Some(_)) => "config",
+            (_, None) => HookKind::Prebuilt,
+            (Trigger::Route(_), Some(_)) => HookKind::EventRoute,
+            (Trigger::Config(_), Some(_)) => HookKind::Config,
         };
         HookRow {
             command: planned.command.clone(),
             event: planned.trigger.key().to_owned(),
             fallback: planned.route.and_then(RouteForm::fallback),
-            host: target.as_str().to_owned(),
+            host: target,
             id: planned.hook_id.clone(),
-            kind: kind.to_owned(),
+            kind,
             matcher: planned.matcher.clone(),
             name: planned.hook_name.clone(),
             native_event: planned.native_event.to_owned(),
@@ -156,7 +167,7 @@ impl HookRow {
     }
 
     pub fn is_prebuilt(&self) -> bool {
-        self.kind == "prebuilt"
+        self.kind == HookKind::Prebuilt
     }
 
     /// Whether the host would run this hook for the tool `native_input` names: `None` when
@@ -286,8 +297,8 @@ mod tests {
                 event_runtime: Some(EventRuntime { epoch: "e".into(), path: "p".into() }),
                 files: vec![FileRow { blake3: "h".into(), bytes: 1, executable: true, kind: FileKind::Bundle, path: "a".into() }],
                 hooks: vec![HookRow {
-                    command: "c".into(), event: "e".into(), fallback: Some(true), host: "claude".into(), id: "i".into(),
-                    kind: "event-route".into(), matcher: Some("m".into()), name: "n".into(), native_event: "N".into(),
+                    command: "c".into(), event: "e".into(), fallback: Some(true), host: Target::Claude, id: "i".into(),
+                    kind: HookKind::EventRoute, matcher: Some("m".into()), name: "n".into(), native_event: "N".into(),
                     path: Some("p".into()), runtime: Some("shared".into()), timeout: Some(1),
                 }],
                 inputs: vec![InputRow { blake3: "h".into(), path: "i".into() }],

@@ -25,6 +25,12 @@ pub enum Target {
     Portable,
 }
 
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Target {
     /// In name order, which is also the order of every per-host loop.
     pub const ALL: [Target; 4] = [Target::Claude, Target::Codex, Target::Cursor, Target::Portable];

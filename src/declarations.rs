@@ -92,10 +92,9 @@ impl ProjectTsconfig {
 /// project has none. Never through a symbolic link: the state folder is this checkout's.
 pub fn write(root: &Path) -> io::Result<Written> {
     let project = root.join("tsconfig.json");
-    let with_path = |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", project.display()));
     // (Judged before anything is written. The extension is optional in `extends`, and `./` or
     // `../` makes it a path: without it TypeScript looks for a package of that name.)
-    let tsconfig = match read_project_tsconfig(&project).map_err(with_path)? {
+    let tsconfig = match read_project_tsconfig(&project).map_err(at(&project))? {
         None => ProjectTsconfig::Created,
         Some(text) if text.contains("\"./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
         Some(_) => ProjectTsconfig::Other,
@@ -106,13 +105,16 @@ pub fn write(root: &Path) -> io::Result<Written> {
     let files = files();
     for (path, bytes) in &files {
         let target = state.join(path);
-        let at = |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", target.display()));
-        own_folders(&state, target.parent().expect("a declaration file lies in a folder"))?;
+        // Each folder down to it, none of them a link.
+        let folders: Vec<&Path> = target.ancestors().skip(1).take_while(|folder| *folder != state).collect();
+        for folder in folders.into_iter().rev() {
+            crate::stamp::make_state_dir(folder).map_err(at(folder))?;
+        }
         let shown = format!("{STATE_DIR}/{path}");
         if crate::stamp::read_state_file(&target).as_deref() == Some(bytes.as_bytes()) {
             report.unchanged.push(shown);
         } else {
-            crate::output::replace_whole(&target, bytes.as_bytes()).map_err(at)?;
+            crate::output::replace_whole(&target, bytes.as_bytes()).map_err(at(&target))?;
             report.written.push(shown);
         }
     }
@@ -120,8 +122,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
     let ours = |path: &Path| files.iter().any(|(name, _)| state.join(name) == path);
     for entry in walkdir::WalkDir::new(state.join("types")).into_iter().filter_map(Result::ok) {
         if !entry.file_type().is_dir() && !ours(entry.path()) {
-            std::fs::remove_file(entry.path())
-                .map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", entry.path().display())))?;
+            std::fs::remove_file(entry.path()).map_err(at(entry.path()))?;
             let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
             report.removed.push(relative.display().to_string());
         }
@@ -131,52 +132,35 @@ pub fn write(root: &Path) -> io::Result<Written> {
         let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&project);
         match made {
             Ok(mut file) => {
-                std::io::Write::write_all(&mut file, PROJECT_TSCONFIG.as_bytes()).map_err(with_path)?;
+                std::io::Write::write_all(&mut file, PROJECT_TSCONFIG.as_bytes()).map_err(at(&project))?;
                 report.written.push("tsconfig.json".to_owned());
             }
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => report.tsconfig = ProjectTsconfig::Other,
-            Err(error) => return Err(with_path(error)),
+            Err(error) => return Err(at(&project)(error)),
         }
     }
     Ok(report)
 }
 
-/// The text of the project's `tsconfig.json`, or `None` when there is none. Opened without
-/// waiting (a pipe there would hold an open for ever), and read only if it is a regular file
-/// (through a symbolic link, as TypeScript reads it).
+/// The text of the project's `tsconfig.json`, or `None` when there is none: through a
+/// symbolic link, as TypeScript reads it, and then as the loader reads a file (never waiting
+/// on a pipe, never past 1 GiB).
 fn read_project_tsconfig(path: &Path) -> io::Result<Option<String>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path);
-    let mut file = match file {
+    let real = match std::fs::canonicalize(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound && std::fs::symlink_metadata(path).is_err() => {
             return Ok(None);
         }
-        made => made?,
+        real => real?,
     };
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file (a folder, or a pipe)"));
+    match crate::loader::read_file(&real)? {
+        Some((bytes, _)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        None => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file (a folder, or a pipe)")),
     }
-    let mut text = Vec::new();
-    io::Read::read_to_end(&mut file, &mut text)?;
-    Ok(Some(String::from_utf8_lossy(&text).into_owned()))
 }
 
-/// Makes the folders from `state` down to `folder`, refusing any that is a symbolic link.
-fn own_folders(state: &Path, folder: &Path) -> io::Result<()> {
-    let relative = folder.strip_prefix(state).expect("declarations lie in the state folder");
-    let mut at = state.to_owned();
-    for part in relative.components() {
-        at.push(part);
-        match std::fs::create_dir(&at) {
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-            made => made.map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", at.display())))?,
-        }
-        if !std::fs::symlink_metadata(&at)?.is_dir() {
-            let message = format!("{} is not a folder (a symbolic link?): remove it", at.display());
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
-        }
-    }
-    Ok(())
+/// An error that names the file it happened to.
+fn at(path: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
+    move |error| io::Error::new(error.kind(), format!("{}: {error}", path.display()))
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkou
 /// Makes the state folder `dir` in its project (or workspace) folder, which must be there
 /// (one moved or removed while it was built is not made again to hold a stamp), and refuses
 /// one that is a link.
-fn make_state_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn make_state_dir(dir: &Path) -> io::Result<()> {
     match std::fs::create_dir(dir) {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
         made => made?,

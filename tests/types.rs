@@ -78,25 +78,20 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
     let handler = "import type { HookHandler } from 'agent-bundle';\nconst stop: HookHandler<'stop'> = (event) => {\n  const loops: number = event.stopHookActive;\n  return { outcome: 'allow', reason: String(loops) };\n};\nexport default stop;\n";
     let route =
         "import { Agent } from '@agent-bundle/runtime';\nexport default async () => <div><Agent.Contxt /></div>;\n";
-    let dir = support::project(&[
-        ("agent-bundle.config.ts", config),
-        ("src/hooks/stop.ts", handler),
-        ("src/events/tool/before.tsx", route),
-    ]);
-    types(dir.path());
-    let (code, printed) = tsc(dir.path());
-    assert_eq!(code, Some(2), "{printed}");
-    for expected in [
-        "agent-bundle.config.ts(4,23): error TS2322: Type '\"vim\"' is not assignable to type 'Target'",
-        "agent-bundle.config.ts(5,12): error TS2561",
-        "Did you mean to write 'beforeTool'?",
-        "src/hooks/stop.ts(3,9): error TS2322: Type 'boolean' is not assignable to type 'number'",
-        "Type '\"allow\"' is not assignable to type '\"deny\"'",
-        "src/events/tool/before.tsx(2,28): error TS2339: Property 'div' does not exist on type 'JSX.IntrinsicElements'",
-        "Property 'Contxt' does not exist",
-    ] {
-        assert!(printed.contains(expected), "{expected}\n{printed}");
-    }
+    let files =
+        [("agent-bundle.config.ts", config), ("src/hooks/stop.ts", handler), ("src/events/tool/before.tsx", route)];
+    refused(
+        &files,
+        &[
+            "agent-bundle.config.ts(4,23): error TS2322: Type '\"vim\"' is not assignable to type 'Target'",
+            "agent-bundle.config.ts(5,12): error TS2561",
+            "Did you mean to write 'beforeTool'?",
+            "src/hooks/stop.ts(3,9): error TS2322: Type 'boolean' is not assignable to type 'number'",
+            "Type '\"allow\"' is not assignable to type '\"deny\"'",
+            "src/events/tool/before.tsx(2,28): error TS2339: Property 'div' does not exist on type 'JSX.IntrinsicElements'",
+            "Property 'Contxt' does not exist",
+        ],
+    );
 
     // Each event's rules: a `sessionStart` deny, `tools` where the event takes none, `args`
     // beside a module handler, an empty `targets`. A keyed element and a keyed fragment are
@@ -108,30 +103,41 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
     // through), and a route config selecting no host.
     let guard = "import type { HookHandler } from 'agent-bundle';\nexport const guard: HookHandler<'beforeTool'> = () => ({ outcome: 'deny', reason: 'r', updatedInput: {} });\n";
     let route_config = "import type { AgentEventRouteConfig } from 'agent-bundle';\nexport const config = { targets: [] } satisfies AgentEventRouteConfig;\nexport default async () => null;\n";
-    let dir = support::project(&[
+    let files = [
         ("agent-bundle.config.ts", config),
         ("src/hooks/start.ts", handler),
         ("src/hooks/guard.ts", guard),
         ("src/events/session/start.tsx", route),
         ("src/events/stop.tsx", route_config),
-    ]);
+    ];
+    let printed = refused(
+        &files,
+        &[
+            "src/hooks/guard.ts(2,",
+            "Type '{}' is not assignable to type 'undefined'",
+            "src/events/stop.tsx(2,25): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
+            "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
+            "agent-bundle.config.ts(6,5): error TS2322",
+            "Types of property 'tools' are incompatible",
+            "agent-bundle.config.ts(7,5): error TS2322",
+            "Type 'string' is not assignable to type '{ readonly prebuilt: string; }'",
+            "src/hooks/start.ts(2,53): error TS2322: Type '\"deny\"' is not assignable to type '\"continue\"'",
+        ],
+    );
+    assert!(!printed.contains("src/events/session/"), "{printed}");
+}
+
+/// What `tsc` prints of a project of `files` with the declarations, which must fail it with
+/// every one of `expected`.
+fn refused(files: &[(&str, &str)], expected: &[&str]) -> String {
+    let dir = support::project(files);
     types(dir.path());
     let (code, printed) = tsc(dir.path());
     assert_eq!(code, Some(2), "{printed}");
-    for expected in [
-        "src/hooks/guard.ts(2,",
-        "Type '{}' is not assignable to type 'undefined'",
-        "src/events/stop.tsx(2,25): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
-        "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
-        "agent-bundle.config.ts(6,5): error TS2322",
-        "Types of property 'tools' are incompatible",
-        "agent-bundle.config.ts(7,5): error TS2322",
-        "Type 'string' is not assignable to type '{ readonly prebuilt: string; }'",
-        "src/hooks/start.ts(2,53): error TS2322: Type '\"deny\"' is not assignable to type '\"continue\"'",
-    ] {
+    for expected in expected {
         assert!(printed.contains(expected), "{expected}\n{printed}");
     }
-    assert!(!printed.contains("src/events/session/"), "{printed}");
+    printed
 }
 
 /// A project's own tsconfig is kept (and said not to extend the declarations); a root

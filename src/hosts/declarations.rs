@@ -141,7 +141,7 @@ fn merge(rows: &[(&'static str, &EventRow)]) -> Vec<Merged> {
     let mut merged: Vec<Merged> = Vec::new();
     for (host, row) in rows {
         for field in row.fields {
-            let keys = field.native.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" or ");
+            let keys = field.native_keys();
             let keys = match field.decode {
                 Some(Decode::PositiveCount) => format!("{keys}, the count above zero"),
                 Some(Decode::Json) => format!("{keys}, JSON text decoded"),

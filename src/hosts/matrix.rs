@@ -123,7 +123,7 @@ fn header(out: &mut String, first: &str) {
 fn describe_fields(row: &EventRow) -> String {
     let fields = row.fields.iter().map(|field| {
         let optional = if field.required { "" } else { "?" };
-        let native = field.native.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" or ");
+        let native = field.native_keys();
         let types = field.types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" or ");
         let types = match field.decode {
             Some(Decode::PositiveCount) => "boolean (the count above zero)".to_owned(),

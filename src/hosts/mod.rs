@@ -316,6 +316,11 @@ pub struct Field {
 }
 
 impl Field {
+    /// Its native keys as the docs spell them: "`conversation_id` or `session_id`".
+    pub fn native_keys(&self) -> String {
+        self.native.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" or ")
+    }
+
     pub const fn required(
         native: &'static [&'static str],
         canonical: &'static str,

@@ -176,8 +176,12 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: Target, wanted: &str) -> Result
         return Ok(hook);
     }
     let starting: Vec<&HookRow> = runnable().filter(|h| !wanted.is_empty() && h.name.starts_with(wanted)).collect();
+    let takes_no_hooks = || crate::hosts::table(host).hooks.is_none();
     match starting.as_slice() {
         [hook] => Ok(hook),
+        [] if takes_no_hooks() => {
+            Err(format!("{} takes no hooks: no {host} hook can be simulated", crate::hosts::table(host).display_name))
+        }
         [] => {
             let names: Vec<&str> = runnable().map(|h| h.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
@@ -625,6 +629,8 @@ mod tests {
             "no codex hook is named \"before-tool-guard\" or has a name starting with it (hooks for codex: none)"
         );
         assert!(find_hook(&hooks, Target::Claude, "").is_err());
+        let portable = find_hook(&hooks, Target::Portable, "before-tool-guard").unwrap_err();
+        assert_eq!(portable, "Agent Plugins takes no hooks: no portable hook can be simulated");
     }
 
     fn artifact() -> BTreeMap<String, OutputFile> {

@@ -118,7 +118,7 @@ codes! {
     WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";
     HostDocument = "AB6011", "host-document-invalid", "A host manifest or hook document lacks the host's shape.";
     HookCommandTarget = "AB6018", "hook-command-target-missing", "A hook command does not run a file inside the artifact.";
-    HostValidation = "AB6019", "host-validation-finding", "The host's own validator (claude plugin validate) reported a problem.";
+    HostValidation = "AB6019", "host-validation-finding", "The host's own validator (claude plugin validate) reported a problem (an error or warning), or could not run (a warning: the host's check was skipped).";
 }
 
 /// One reported problem. Stored as a [`DiagnosticRecord`] where a build says its warnings
@@ -464,7 +464,10 @@ pub fn reference_markdown() -> String {
          Every diagnostic has a stable code. Errors fail the build (exit code 1), and nothing turns one into a warning; a few codes are an error in some cases and a warning in others (each diagnostic's severity says which).\n\n\
          | Code | Name | Meaning |\n| --- | --- | --- |\n",
     );
-    for code in Code::ALL {
+    // By number, where a reader looks a code up.
+    let mut codes = Code::ALL.to_vec();
+    codes.sort_unstable_by_key(|code| code.as_str());
+    for code in codes {
         let _ = writeln!(out, "| {} | `{}` | {} |", code.as_str(), code.name(), code.summary());
     }
     out

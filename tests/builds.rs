@@ -473,6 +473,14 @@ fn a_stdout_that_fails_is_an_error_not_a_panic() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot write to standard output") && !stderr.contains("panicked"), "{stderr}");
     assert!(dir.path().join("artifact/agent-bundle.manifest.json").is_file());
+    // `--help` and `--version` print on stdout too.
+    for flag in ["--help", "--version"] {
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let output = support::bin().arg(flag).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(stderr.contains("cannot write to standard output"), "{flag}: {stderr}");
+    }
 }
 
 /// With `--json`, a command that stops before its work still prints a document: a wrong

@@ -48,6 +48,8 @@ enum Command {
     /// Compile the project into one artifact folder every selected host loads natively.
     Build(BuildArgs),
     /// Build, then rebuild on every change until Ctrl-C (or SIGTERM, SIGHUP).
+    // (`build`'s `--watch` is this command: not listed here.)
+    #[command(mut_arg("watch", |arg| arg.hide(true)))]
     Watch(BuildArgs),
     /// Show how each hook lands on each host, without writing anything.
     Inspect(InspectArgs),
@@ -162,7 +164,7 @@ enum HooksCommand {
         /// The artifact folder `agent-bundle build` wrote.
         #[arg(long, default_value = "artifact")]
         artifact: PathBuf,
-        /// Only this host's hooks (claude, codex, cursor).
+        /// Only this host's hooks (claude, codex, cursor; portable takes none).
         #[arg(long, value_parser = parse_target)]
         target: Option<Target>,
         /// Print the manifest's hook rows as JSON.
@@ -226,9 +228,10 @@ pub fn run() -> ExitCode {
     let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
-            let _ = error.print();
+            let printed = error.print();
             if !error.use_stderr() {
-                return ExitCode::SUCCESS; // --help, --version
+                // --help, --version
+                return printed.map_or_else(|error| unwritable_stdout(&error), |()| ExitCode::SUCCESS);
             }
             let mut message = usage_error_message(&error);
             if let Some(variable) = invalid_value_from_environment(&error) {
@@ -298,8 +301,7 @@ pub fn run() -> ExitCode {
         return ExitCode::from(130);
     }
     if let Some(error) = report::stdout_error() {
-        eprintln!("error: cannot write to standard output: {error}");
-        return ExitCode::from(1);
+        return unwritable_stdout(&error);
     }
     let (message, code) = match result {
         Ok(true) => return ExitCode::SUCCESS,
@@ -313,6 +315,12 @@ pub fn run() -> ExitCode {
         report::print_json(&serde_json::json!({ "ok": false, "error": message }));
     }
     ExitCode::from(code)
+}
+
+/// What a command whose output could not be written ends with: that is an error.
+fn unwritable_stdout(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: cannot write to standard output: {error}");
+    ExitCode::from(1)
 }
 
 /// Whether a command line that did not parse asked for `--json` (before any `--`).

@@ -332,13 +332,18 @@ const RESERVED_PREFIXES: [&str; 4] = ["claude-", "anthropic-", "anthropics-", "c
 fn check_name(name: &str) -> Result<(), String> {
     check_kebab_name(name)?;
     if RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
-        return Err(
-            "Claude Code reserves it (`claude`, `anthropic`, `anthropics`, `claude-code`, `claude-mods`, and names \
-             starting with `claude-`, `anthropic-`, `anthropics-` or `cc-plugin-`)"
-                .into(),
-        );
+        return Err(format!("Claude Code reserves it ({})", reserved_names()));
     }
     Ok(())
+}
+
+/// The names Claude Code reserves, as a sentence: `` `claude`, …, and names starting with
+/// `claude-`, … or `cc-plugin-` ``.
+pub(super) fn reserved_names() -> String {
+    let quoted = |names: &[&str]| names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>();
+    let prefixes = quoted(&RESERVED_PREFIXES);
+    let (last, others) = prefixes.split_last().expect("Claude Code reserves prefixes");
+    format!("{}, and names starting with {} or {last}", quoted(&RESERVED_NAMES).join(", "), others.join(", "))
 }
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {

@@ -73,11 +73,11 @@ pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
             )
             .at_path("plugin.name")
             .for_host(target)
-            .with_help(
+            .with_help(format!(
                 "rename the plugin: lowercase kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`), at most 64 characters, and none \
-                 Claude Code reserves (`claude`, `anthropic`, or starting with `claude-`, `anthropic-`, `cc-plugin-`), \
-                 satisfies every host",
-            ),
+                 Claude Code reserves ({}), satisfies every host",
+                super::claude::reserved_names()
+            )),
         );
     }
     for hook in model.hooks.iter().filter(|hook| hook.reaches(target)) {

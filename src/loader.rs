@@ -729,7 +729,17 @@ fn outside_path(root: &Path, key: &str) -> Option<PathBuf> {
 /// Lists the outside directory `key` of the project at `root` and reads its module files.
 pub fn list_outside_dir(root: &Path, key: &str, before_listing: BeforeListing) -> io::Result<(OutsideDir, DiskFiles)> {
     match outside_path(root, key) {
-        Some(path) => read_outside(&path, key, before_listing),
+        Some(path) => {
+            // A link on the way (`../linked/shared`, `linked` one) is followed; the folder
+            // holding it says when it is pointed elsewhere.
+            let beside_root = path.ancestors().take_while(|folder| !root.starts_with(folder));
+            for link in beside_root.filter(|folder| folder.is_symlink()) {
+                if let Some(holder) = link.parent() {
+                    before_listing(holder);
+                }
+            }
+            read_outside(&path, key, before_listing)
+        }
         None => {
             let dir = OutsideDir { key: key.to_owned(), state: OutsideState::Forbidden, files: Vec::new() };
             Ok((dir, DiskFiles::new()))

@@ -79,6 +79,17 @@ impl WatchBuild<'_> {
     pub fn published(&self) -> Option<&PublishStats> {
         self.output.as_ref().ok()?.published.as_ref()
     }
+
+    /// Whether the build has nothing to say: what changed is read by no stage (no query ran
+    /// again) and nothing was published. Saying so would be a change too, where the
+    /// session's output goes into the project (through `tee`), and start build after build.
+    pub fn found_nothing_read(&self) -> bool {
+        !self.initial
+            && !self.artifact_went
+            && !self.payload_changed
+            && self.queries_executed == 0
+            && self.published().is_some_and(|published| !published.changed())
+    }
 }
 
 /// The write end of the pipe the signal handler reports on (-1 until a session starts).
@@ -361,6 +372,8 @@ struct Session {
     /// Whether the watchers lost events: the project builds, read whole, in this round.
     rescan: bool,
     loaded: LoadedProject,
+    /// Outputs: the artifact, what a publish makes beside it, and the files the session's
+    /// output goes to.
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
     /// Inputs that changed in builds that could not read or publish the project: the next
@@ -387,7 +400,8 @@ impl Session {
     fn new(options: BuildOptions) -> Self {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
-        let exclude = std::iter::once(options.out_dir.clone()).chain(own_output_files()).collect();
+        let publishing = crate::emit::publish::byproducts(&options.out_dir);
+        let exclude = std::iter::once(options.out_dir.clone()).chain(publishing).chain(own_output_files()).collect();
         let loaded = LoadedProject::new(db, options.root.clone());
         let unreported = BTreeSet::new();
         Session {
@@ -420,11 +434,18 @@ impl Session {
 
     /// Whether a file the last publish left in the artifact is gone or resized (a file
     /// deleted there, a folder of it removed): publishing again repairs it. The artifact's
-    /// own swaps and the removal of the one it replaced leave it whole.
+    /// own swaps and the removal of the one it replaced leave it whole. Another build's
+    /// publish (its manifest in place of this session's) is no damage: two sessions of
+    /// other options on one artifact would take turns repairing it for ever; the next
+    /// change publishes again.
     fn artifact_damaged(&self) -> bool {
-        self.published
-            .iter()
-            .any(|(path, size)| !fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == *size))
+        let manifest = self.options.out_dir.join(crate::emit::MANIFEST_FILE);
+        let replaced = self.manifest.as_ref().is_some_and(|ours| fs::read(manifest).is_ok_and(|now| *now != **ours));
+        !replaced
+            && self
+                .published
+                .iter()
+                .any(|(path, size)| !fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == *size))
     }
 
     fn read_all_again(&mut self) {
@@ -705,6 +726,23 @@ mod tests {
         writer.join().unwrap();
         let rest = next_batch(&events, Duration::from_millis(30)).unwrap();
         assert!(rest.rescan, "what came after the cap waits for the next batch");
+    }
+
+    /// A publish that fails after staging (an artifact that is a mount point: EBUSY) makes
+    /// and removes its staging folder in the project: were that a change, the session would
+    /// fail to publish over and over. It reads the project whole after a failure, so every
+    /// other path there is one.
+    #[test]
+    fn what_a_publish_makes_beside_the_artifact_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("artifact");
+        let cache = Arc::new(crate::cache::Cache::disabled());
+        let options = BuildOptions { root: dir.path().to_owned(), config: None, targets: None, out_dir, cache };
+        let session = Session::new(options);
+        assert!(session.read_whole);
+        let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);
+        let notes = dir.path().join("notes.txt");
+        assert_eq!(session.own(&[staging, old, notes.clone()]), [notes]);
     }
 
     #[test]

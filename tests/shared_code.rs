@@ -351,6 +351,42 @@ fn a_watch_session_sees_a_missing_shared_folder_appear() {
     crate::watch::interrupt(child);
 }
 
+/// A link on the way to shared code (`../../linked/shared`) pointed at another folder is a
+/// change of that code: the session reads the other folder, and watches it from then on.
+#[test]
+fn a_watch_session_follows_a_link_to_shared_code_pointed_elsewhere() {
+    let config =
+        "export default { hooks: { sessionStart: './src/start.ts' }, plugin: { name: 'p' }, targets: ['claude'] };\n";
+    let handler = "import { who } from '../../../linked/shared/who';\nexport default () => ({ outcome: 'continue' as const, additionalContext: who });\n";
+    let dir = support::project(&[
+        ("plugins/p/agent-bundle.config.ts", config),
+        ("plugins/p/src/start.ts", handler),
+        ("one/shared/who.ts", "export const who = 'from-one';\n"),
+        ("two/shared/who.ts", "export const who = 'from-two';\n"),
+    ]);
+    std::os::unix::fs::symlink("one", dir.path().join("linked")).unwrap();
+    let root = dir.path().join("plugins/p");
+    let wrapper_says = |text: &str| {
+        artifact_files(&root.join("artifact"))
+            .iter()
+            .any(|(path, bytes)| path.ends_with(".claude.mjs") && String::from_utf8_lossy(bytes).contains(text))
+    };
+    let (child, builds) = crate::watch::start_watch(&root, &["watch", "--json"]);
+    assert_eq!(crate::watch::next_build(&builds)["ok"], true);
+    assert!(wrapper_says("from-one"));
+    // Pointed elsewhere in one step, as `ln -sfn` does.
+    std::os::unix::fs::symlink("two", dir.path().join("relinked")).unwrap();
+    fs::rename(dir.path().join("relinked"), dir.path().join("linked")).unwrap();
+    while !wrapper_says("from-two") {
+        crate::watch::next_build(&builds);
+    }
+    fs::write(dir.path().join("two/shared/who.ts"), "export const who = 'edited-in-two';\n").unwrap();
+    while !wrapper_says("edited-in-two") {
+        crate::watch::next_build(&builds);
+    }
+    crate::watch::interrupt(child);
+}
+
 /// An outside folder where nothing readable was (an artifact, a link) is in the stamp too:
 /// once it is a plain folder, an import may resolve into it instead of below it.
 #[test]

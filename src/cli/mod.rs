@@ -2,7 +2,7 @@
 //!
 //! Architecture invariant: this is the only module that prints or decides exit codes.
 //! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage,
-//! 130 stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
+//! 130 stopped by a signal (Ctrl-C, SIGTERM, SIGHUP), but for `watch`, which ends so (0).
 
 /// `print!` and `println!` without their panic when stdout fails (see
 /// [`report::write_stdout`]).

@@ -84,7 +84,9 @@ fn print_round(
 ) {
     let first_builds = builds.iter().filter(|build| build.initial).count();
     let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
-    for (index, build) in builds.iter().filter(|build| !summarized(build)).enumerate() {
+    let shown: Vec<&WatchBuild<'_>> =
+        builds.iter().filter(|build| !summarized(build) && !build.found_nothing_read()).collect();
+    for (index, build) in shown.iter().enumerate() {
         let project = name(&build.options.root);
         if json {
             let mut value = build_json(build, project);
@@ -108,7 +110,7 @@ fn print_round(
             elapsed.as_millis()
         );
     }
-    if !json || builds.is_empty() {
+    if !json || shown.is_empty() {
         report::print_cache_warnings(warnings);
     }
 }

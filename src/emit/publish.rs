@@ -339,6 +339,14 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     if status == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// The folders a publish of `out` makes beside it and removes: its staging folder and the
+/// previous artifact set aside. (Outputs, never inputs: a publish that fails over and over
+/// must not read its own attempts as changes.)
+pub fn byproducts(out: &Path) -> [PathBuf; 2] {
+    let out = followed(out);
+    [sibling(&out, "staging"), sibling(&out, "old")]
+}
+
 /// The artifact's sibling `.<name>.agent-bundle-<suffix>`. A name too long to carry that
 /// within a file name's 255 bytes is cut short and told apart by its hash.
 fn sibling(out: &Path, suffix: &str) -> PathBuf {

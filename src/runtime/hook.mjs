@@ -446,6 +446,15 @@ function fieldProblem(field, value) {
   return null;
 }
 
+/** `{ value }` parsed from `text`, or `null` when it is not JSON text. */
+function parsedJson(text) {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return null;
+  }
+}
+
 function decodeValue(field, value) {
   switch (field.decode ?? null) {
     case null:
@@ -454,11 +463,8 @@ function decodeValue(field, value) {
       // Hosts that send structured output as a string: parse it when it is
       // JSON, otherwise the string itself is the value (e.g. plain stdout).
       if (typeof value === "string") {
-        try {
-          return JSON.parse(value);
-        } catch {
-          // not JSON: keep the string
-        }
+        const parsed = parsedJson(value);
+        if (parsed !== null) return parsed.value;
       }
       return value;
     case "positive-count":
@@ -489,7 +495,9 @@ function encodeCanonical(spec, input) {
       continue;
     }
     let value = input[field.canonical];
-    if (field.decode === "json" && typeof value !== "string") value = JSON.stringify(value);
+    // JSON text, or a string that is not JSON as it is: decoding gives the very value back
+    // (a string that is JSON text, `"42"`, is encoded so as not to decode to a number).
+    if (field.decode === "json" && (typeof value !== "string" || parsedJson(value) !== null)) value = JSON.stringify(value);
     else if (field.decode === "positive-count") {
       // (Canonically a flag, natively a count.)
       if (typeof value !== "boolean") fail(`simulation input ${field.canonical} must be boolean (native ${field.native[0]})`);
@@ -618,9 +626,12 @@ export function checkResult(spec, value) {
   }
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
+  // A deny is answered whatever comes with it: failing the hook would let the tool run.
+  // Context the host has no place for beside it is left out, and said.
+  const contextDropped = denied && Boolean(additionalContext) && !output.context;
   const missing =
     outcome !== "continue" && !output[outcome] ? `outcome ${outcome}`
-    : additionalContext && !output.context ? "additionalContext"
+    : additionalContext && !output.context && !contextDropped ? "additionalContext"
     : updatedInput !== undefined && !output.rewrite ? "updatedInput"
     : null;
   if (missing) fail(`${spec.hostName} ${spec.nativeEvent} does not support ${missing}`);
@@ -632,7 +643,10 @@ export function checkResult(spec, value) {
   const result = { outcome };
   if (reason !== undefined) result.reason = reason;
   if (updatedInput !== undefined) result.updatedInput = updatedInput;
-  if (additionalContext !== undefined) result.additionalContext = additionalContext;
+  if (additionalContext !== undefined && !contextDropped) result.additionalContext = additionalContext;
+  if (contextDropped) {
+    report(spec, `${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
+  }
   return result;
 }
 

@@ -413,6 +413,16 @@ describe("projection", PARALLEL, () => {
     writes(r, { permission: "deny", user_message: "session c1", agent_message: "session c1" });
   });
 
+  test("a deny is answered without context the host has no place for, and that is said", async () => {
+    const input = { hook_event_name: "preToolUse", conversation_id: "c1", tool_name: "Shell", tool_input: { command: "rm -rf /" } };
+    const handler = `() => ({ outcome: "deny", reason: "no rm", additionalContext: "use trash" })`;
+    const r = await run({ spec: CURSOR.preToolUse, input, handler });
+    assert.equal(r.code, 0, "exit code");
+    assert.deepEqual(JSON.parse(r.stdout), { permission: "deny", user_message: "no rm", agent_message: "no rm" });
+    const note = "Cursor preToolUse takes no additionalContext: the deny is answered without it";
+    assert.equal(r.stderr, `agent-bundle hook ${CURSOR.preToolUse.hook}: ${note}\n`);
+  });
+
   test("cursor alternatives: first present wins", async () => {
     const input = { hook_event_name: "preToolUse", session_id: "s1", conversation_id: "c1", tool_name: "Shell", tool_input: {} };
     const seen = await observe(CURSOR.preToolUse, input);
@@ -830,6 +840,9 @@ describe("simulation mode", PARALLEL, () => {
     assert.deepEqual(post.nativeOutput, { additional_context: "exit 2" });
     const text = simulated(await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: "plain" }, args: SIM }));
     assert.equal(text.nativeInput.tool_output, "plain");
+    const numeric = simulated(await run({ spec: CURSOR.postToolUse, input: { sessionId: "s", toolName: "Shell", toolResponse: "42" }, args: SIM, handler: `(e) => ({ additionalContext: typeof e.toolResponse })` }));
+    assert.equal(numeric.nativeInput.tool_output, '"42"', "a string that is JSON text stays a string");
+    assert.deepEqual(numeric.nativeOutput, { additional_context: "string" });
     const stop = simulated(
       await run({ spec: CURSOR.stop, input: { sessionId: "s", stopHookActive: true }, args: SIM, handler: `(e) => e.stopHookActive ? undefined : { outcome: "deny", reason: "again" }` }),
     );

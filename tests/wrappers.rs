@@ -70,6 +70,14 @@ fn a_denying_before_tool_hook_answers_with_the_native_decision() {
     long["tool_input"]["content"] = "#".repeat(3 * 1024 * 1024).into();
     let (code, output, stderr) = run("beforeTool", "claude", &long, &[]);
     assert_eq!((code, &output["hookSpecificOutput"]["permissionDecision"]), (0, &json!("deny")), "{stderr}");
+    // A permission mode a host release adds is a string like any: refusing it would fail
+    // every hook open, this deny with it.
+    for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
+        let mut input = with_command(payload(host_dir, "PreToolUse"), "echo POLICY_DENY_ME");
+        input["permission_mode"] = "someNewMode".into();
+        let (code, output, stderr) = run("beforeTool", host, &input, &[]);
+        assert_eq!((code, &output["hookSpecificOutput"]["permissionDecision"]), (0, &json!("deny")), "{stderr}");
+    }
     let cursor = json!({
         "conversation_id": "c1", "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse",
         "cursor_version": "3.7.21", "workspace_roots": ["/w"], "user_email": null, "transcript_path": null,

@@ -176,13 +176,9 @@ const COMMON: [Field; 6] = [
     Field::required(&["transcript_path"], "transcriptPath", STRING_OR_NULL),
     Field::required(&["cwd"], "cwd", STRING),
     Field::optional(&["model"], "model", STRING),
-    Field::optional(&["permission_mode"], "permissionMode", STRING).one_of(&[
-        "default",
-        "acceptEdits",
-        "plan",
-        "dontAsk",
-        "bypassPermissions",
-    ]),
+    // Any string, as Claude Code's: a mode a Codex release adds (`default`, `acceptEdits`,
+    // `plan`, `dontAsk`, `bypassPermissions` so far) must not fail every hook, a deny with it.
+    Field::optional(&["permission_mode"], "permissionMode", STRING),
     Field::optional(&["turn_id"], "turnId", STRING),
 ];
 

@@ -491,7 +491,7 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
 }
 
 /// `url` with any `user:password@` replaced by `***@` and any query or fragment by `?***`
-/// (where tokens are put too), for messages that end in a CI job's log. The credentials go
+/// or `#***` (where tokens are put too), for messages that end in a CI job's log. The credentials go
 /// first: a password may hold a `?` or a `#`.
 fn without_secrets(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
@@ -504,7 +504,7 @@ fn without_secrets(url: &str) -> String {
         None => rest.to_owned(),
     };
     match rest.find(['?', '#']) {
-        Some(at) => format!("{scheme}{}?***", &rest[..at]),
+        Some(at) => format!("{scheme}{}{}***", &rest[..at], &rest[at..=at]),
         None => format!("{scheme}{rest}"),
     }
 }
@@ -718,6 +718,8 @@ mod tests {
         assert!(!error.contains("hu") && error.contains("\"https://***@cache.example/x?***\""), "{error}");
         let error = parse_base_url("https://cache.example/x?token=hunter2").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x?***\""), "{error}");
+        let error = parse_base_url("https://cache.example/x#hunter2").unwrap_err();
+        assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x#***\""), "{error}");
         let error = parse_base_url("http://").unwrap_err();
         assert!(error.ends_with(": no host"), "{error}");
     }

@@ -886,6 +886,11 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
                    canonical.provenance.host === 'cursor' ? null : <Agent.Context>hi</Agent.Context>;\n";
     let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", guarded)]);
     assert_eq!(warnings(dir.path()), []);
+    // Unless none of its hosts takes it (Cursor alone here): then it goes nowhere.
+    let cursor_only =
+        guarded.replace("export default", "export const config = { targets: ['cursor'] };\nexport default");
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", &cursor_only)]);
+    assert_eq!(warnings(dir.path()), [("AB4818".to_owned(), "cursor".to_owned(), 4)]);
     // A component of another module's that renders it: where the route renders the component.
     let note =
         "import { Agent } from '@agent-bundle/runtime';\nexport default () => <Agent.Context>hi</Agent.Context>;\n";

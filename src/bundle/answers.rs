@@ -23,27 +23,23 @@ impl Rendering<'_> {
         let Rendering { hook, module, renders, via, planned } = self;
         let mut diagnostics = Vec::new();
         let family = hook.trigger.key();
-        let rows = planned.iter().filter_map(|plan| {
-            let table = hosts::table(plan.target);
-            Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
-        });
-        // (A route that reads which host it renders for is taken to decide where each host
-        // takes it.)
-        if let Some(at) = renders.context.filter(|_| !renders.reads_host) {
-            for (target, table, row) in rows.filter(|(_, _, row)| row.context.is_none()) {
+        let rows: Vec<_> = planned
+            .iter()
+            .filter_map(|plan| {
+                let table = hosts::table(plan.target);
+                Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
+            })
+            .collect();
+        let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| row.context.is_none()).collect();
+        if let Some(at) = renders.context.filter(|_| decides_nowhere(renders, refusing.len(), rows.len())) {
+            let act = (refusing.len() < rows.len()).then_some("render the context");
+            for (target, table, row) in refusing {
                 let message = format!(
                     "route {family} renders `Agent.Context`{via}, which {} takes no context for ({}): such a run fails \
                      there",
                     table.display_name, row.native
                 );
-                diagnostics.push(host_warning(
-                    Code::ContextNotTaken,
-                    message,
-                    module,
-                    at,
-                    target,
-                    "render the context",
-                ));
+                diagnostics.push(host_warning(Code::ContextNotTaken, message, module, at, *target, act));
             }
         }
         let rules = hook.trigger.rules();
@@ -94,21 +90,23 @@ impl Rendering<'_> {
     /// An `allow` or `ask` a route's family takes, rendered for a host with no channel for it,
     /// or whose answer has no place for the reason given, or that reads it only with a new
     /// input (AB4841, for that host). A route that reads which host it renders for is taken to
-    /// decide only where the host takes it.
+    /// decide only where the host takes it, when one of its hosts does.
     fn approvals_not_taken(&self) -> Vec<Diagnostic> {
         let Rendering { hook, module, renders, via, planned } = self;
         let (Some(family), rules) = (hook.trigger.family(), hook.trigger.rules()) else { return Vec::new() };
         let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)];
         let decided = approvals
             .into_iter()
-            .filter(|_| !renders.reads_host)
             .filter_map(|(approved, taken, approval)| Some((approved.filter(|_| taken)?, approval)));
         let mut diagnostics = Vec::new();
         for (approved, approval) in decided {
+            let mut hosts = 0;
+            let mut refusing = Vec::new();
             for plan in planned.iter() {
                 let table = hosts::table(plan.target);
                 let Some(hooks) = table.hooks.as_ref() else { continue };
                 let Some(row) = hooks.row(family) else { continue };
+                hosts += 1;
                 let why = match hooks.approval(family, approval) {
                     None => "takes none of",
                     Some(shape) if approved.reason && !shape.takes_reason() => "has no place for its reason",
@@ -119,6 +117,13 @@ impl Rendering<'_> {
                     }
                     Some(_) => continue,
                 };
+                refusing.push((plan.target, table, row, why));
+            }
+            if !decides_nowhere(renders, refusing.len(), hosts) {
+                continue;
+            }
+            let act = (refusing.len() < hosts).then_some("decide so");
+            for (target, table, row, why) in refusing {
                 let message = format!(
                     "route {} renders an `Agent.Result` with outcome `{}`{via}, which {} {why} ({}): such a run fails there",
                     family.key(),
@@ -126,34 +131,40 @@ impl Rendering<'_> {
                     table.display_name,
                     row.native,
                 );
-                diagnostics.push(host_warning(
-                    Code::ResultNotTaken,
-                    message,
-                    module,
-                    approved.at,
-                    plan.target,
-                    "decide so",
-                ));
+                diagnostics.push(host_warning(Code::ResultNotTaken, message, module, approved.at, target, act));
             }
         }
         diagnostics
     }
 }
 
+/// Whether what a route renders, which `refusing` of its `hosts` do not take, is to be warned
+/// of: a route that reads which host it renders for (`canonical.provenance.host`) is taken to
+/// render it only where the host takes it, unless none of them does.
+fn decides_nowhere(renders: &Renders, refusing: usize, hosts: usize) -> bool {
+    !renders.reads_host || refusing == hosts
+}
+
 /// A warning of what a route renders at `at` in `module` that `target` does not take, and
-/// what to do: leave the host out, or `act` only where the host takes it.
+/// what to do: leave the host out, or `act` only where the host takes it (`None`: none of
+/// the route's hosts takes it).
 fn host_warning(
     code: Code,
     message: String,
     module: &str,
     at: crate::source::Span,
     target: Target,
-    act: &str,
+    act: Option<&str>,
 ) -> Diagnostic {
-    let help = format!(
-        "leave {} out with the route's `config.targets`, or {act} only where the host takes it \
-         (`canonical.provenance.host`; see `agent-bundle matrix`)",
-        target.as_str()
-    );
+    let help = match act {
+        Some(act) => format!(
+            "leave {} out with the route's `config.targets`, or {act} only where the host takes it \
+             (`canonical.provenance.host`; see `agent-bundle matrix`)",
+            target.as_str()
+        ),
+        None => "none of the hosts the route is built for takes it: render it nowhere, or build the route for a \
+                 host that takes it (see `agent-bundle matrix`)"
+            .to_owned(),
+    };
     Diagnostic::warning(code, message).in_file(module.to_owned()).at(at).for_host(target).with_help(help)
 }

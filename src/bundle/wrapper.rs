@@ -548,9 +548,10 @@ pub fn shared_route_epilogue(
         Some(module) => {
             let renderer = serde_json::Value::from(ROUTE_KEY);
             let module = serde_json::Value::from(module);
-            let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
+            let family = serde_json::Value::from(family);
             format!(
-                "() => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, {route})"
+                "(timeoutMs) => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, \
+                 {{ family: {family}, timeoutMs }})"
             )
         }
         None => "null".to_owned(),

@@ -142,19 +142,21 @@ export function readLine(socket, onLine, onTooBig) {
 
 /**
  * Starts connecting to the runtime of `shared` (`{ epoch, target, startupWaitMs? }`) now, and
- * returns the promise of the connected socket. The socket does not keep the
+ * returns `{ socket, startedAt }`: the promise of the connected socket, and when the
+ * route's time started to run. The socket does not keep the
  * process alive until a request is sent on it, and a rejection nobody awaits
  * (the envelope was invalid) goes unreported: the wrapper already failed.
  */
 export function connectRuntime(shared) {
+  const startedAt = Date.now();
   // Synchronous where it can be, so the connection is under way before stdin is
   // read; Node < 20.16 has no process.getBuiltinModule.
-  const connected =
+  const socket =
     typeof process.getBuiltinModule === "function"
       ? openSocket(process.getBuiltinModule("node:net"), shared)
       : import("node:net").then((net) => openSocket(net, shared));
-  connected.catch(() => {});
-  return connected;
+  socket.catch(() => {});
+  return { socket, startedAt };
 }
 
 // How often a wrapper that may run before its runtime listens (`startupWaitMs`) looks again.
@@ -219,9 +221,12 @@ function otherBuild(path) {
 /**
  * The handler of a shared route's wrapper: sends the validated envelope to the
  * runtime and returns the route's rendered result. `shared` is
- * `{ epoch, target, family, timeoutMs }`; `standalone` renders the route in
- * this process and is null when the route has no fallback; `connection` is
+ * `{ epoch, target, family, timeoutMs }`; `standalone(timeoutMs)` renders the route in
+ * this process within `timeoutMs` and is null when the route has no fallback; `connection` is
  * what `connectRuntime(shared)` returned when the wrapper started.
+ *
+ * `timeoutMs` bounds it all, the wait for a runtime that is starting and the fallback
+ * included: the host's timeout for the hook is the route's, plus a second.
  */
 export async function forwardRoute(shared, context, standalone, connection = connectRuntime(shared)) {
   const request = {
@@ -232,10 +237,11 @@ export async function forwardRoute(shared, context, standalone, connection = con
     target: context.host,
     native: context.nativeInput,
   };
+  const left = () => Math.max(1, shared.timeoutMs - (Date.now() - connection.startedAt));
   try {
-    return await exchange(connection, request, shared.timeoutMs, shared.epoch);
+    return await exchange(connection.socket, request, left(), shared);
   } catch (error) {
-    if (error.code === "runtime-unavailable" && standalone) return standalone();
+    if (error.code === "runtime-unavailable" && standalone) return standalone(left());
     throw error;
   }
 }
@@ -253,7 +259,9 @@ function socketFor(epoch, target) {
   return endpoint(epoch, target, installRoot(process.argv[1]));
 }
 
-function exchange(connection, request, timeoutMs, epoch) {
+// Sends `request` on the `connected` socket and waits `waitMs` at most for the reply (the
+// rest of `shared.timeoutMs`, which the message names).
+function exchange(connected, request, waitMs, { timeoutMs, epoch }) {
   // (About the size of the envelope the wrapper read, at most STDIN_CAP: one written again
   // longer, as `1e20` is, past MESSAGE_CAP, is refused by the runtime as invalid-message.)
   const text = JSON.stringify(request);
@@ -270,11 +278,11 @@ function exchange(connection, request, timeoutMs, epoch) {
     };
     const timer = setTimeout(
       () => settle(runtimeError("runtime-timeout", `shared runtime did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
+      waitMs,
     );
-    connection.then((connected) => {
-      if (settled) return connected.destroy();
-      socket = connected;
+    connected.then((connection) => {
+      if (settled) return connection.destroy();
+      socket = connection;
       socket.ref();
       // EPIPE: the runtime closed the connection before the request reached it. It stopped,
       // or it dropped a connection whose request came too late (see server.mjs).

@@ -162,9 +162,11 @@ function onlyProps(props, name, allowed) {
   }
 }
 
+// A `value` left out is no decision; `null` is refused, as the types refuse it: a guard's
+// decision that came out `null` must not let the tool run without a word.
 function checkValue(value) {
-  if (value === undefined || value === null) return undefined;
-  const proto = typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+  if (value === undefined) return undefined;
+  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (proto !== Object.prototype && proto !== null) {
     throw new Error("Agent.Result value must be an object { outcome?, reason?, updatedInput? }");
   }

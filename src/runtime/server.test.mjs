@@ -108,7 +108,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
         `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(SPEC)}, () => (event, context) => forwardRoute(SHARED, context, ` +
-        (fallback ? `() => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs} })` : "null") +
+        (fallback ? `(timeoutMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs })` : "null") +
         `, connection));\n`,
     );
   }
@@ -347,6 +347,16 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(eager.code, 1);
     assert.match(eager.stderr, /shared runtime unavailable: .* does not exist/);
     assert.ok(Date.now() - started < 2000, "no wait where none was asked");
+  });
+
+  // The host's timeout for the hook is the route's plus a second: what waiting for a runtime
+  // that never came took is not given to the fallback again.
+  test("the wait for a runtime comes out of the route's time, the fallback's too", async () => {
+    // The render takes 2 s: within a fresh 2.5 s it would answer, in the 1 s left it cannot.
+    const root = artifact({ timeoutMs: 2500, startupWaitMs: 1500 });
+    const r = await runWrapper(root, join(freshRuntimeDir(), "none"), { fallback: true, command: "slow" });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /route tool\/before timed out after \d+ ms/);
   });
 
   test("a runtime that stops mid-request fails the hook, saying so", async () => {

@@ -17,8 +17,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use super::MANIFEST_FILE;
 use crate::output::OutputFile;
 
@@ -175,15 +173,15 @@ fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats
     for folder in crate::output::folders_of(files.keys().map(String::as_str)) {
         fs::create_dir(staging.join(folder))?;
     }
-    // In parallel: creating files is the kernel's work, and it scales with the cores.
-    files.par_iter().try_for_each(|(path, file)| {
+    for (path, file) in files {
         let target = staging.join(path);
         if stats.written.binary_search(path).is_ok() {
-            write_file(&target, file)
+            write_file(&target, file)?;
         } else {
-            fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))
+            fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))?;
         }
-    })
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, file: &OutputFile) -> io::Result<()> {

@@ -1014,12 +1014,12 @@ impl<'a> Visit<'a> for Rewriter<'_> {
 /// The module runtime: registration, lazy evaluation with a cache and cycle support, and the
 /// export helpers. Exports objects look like ESM namespaces: null prototype, getters, not
 /// extensible, and bindings that cannot be deleted or redefined once the module has defined
-/// them (`__ab_export`). A record's `ambiguous` lists the names two `export *` give different
-/// bindings, which its namespace leaves out (set by the bundle, `handler_body`). Written into
-/// every wrapper as it is, so comments here cost bytes in each.
+/// them (`__ab_export`). A record's `hidden` lists the names its namespace leaves out (two
+/// `export *` give them different bindings, or they are types: set by the bundle,
+/// `handler_body`). Written into every wrapper as it is, so comments here cost bytes in each.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
 function __ab_define(key, init, names = [], stars = []) {
-  __ab_modules.set(key, { key, init, names, stars, ambiguous: [], state: 0, exports: undefined, error: undefined });
+  __ab_modules.set(key, { key, init, names, stars, hidden: [], state: 0, exports: undefined, error: undefined });
 }
 function __ab_record(key) {
   const record = __ab_modules.get(key);
@@ -1033,11 +1033,12 @@ function __ab_record(key) {
     // Until the module runs, reading one of its exports runs it (a cycle can get there first);
     // the module's own getters replace these.
     for (const name of record.names) {
+      if (record.hidden.includes(name)) continue;
       getters.set(name, { get: () => (__ab_require(key), exports[name]), enumerable: true, configurable: true });
     }
     // `export *` names are static, as in ESM: resolve them from the export lists.
     for (const [name, get] of __ab_star_exports(record, new Set())) {
-      if (!getters.has(name) && !record.ambiguous.includes(name)) getters.set(name, { get, enumerable: true });
+      if (!getters.has(name) && !record.hidden.includes(name)) getters.set(name, { get, enumerable: true });
     }
     for (const name of [...getters.keys()].sort()) {
       Object.defineProperty(exports, name, getters.get(name));
@@ -1059,7 +1060,9 @@ function __ab_star_exports(record, seen) {
     const source = __ab_modules.get(from);
     if (source === undefined || seen.has(from)) continue;
     for (const name of source.names) {
-      if (name !== "default" && !found.has(name)) found.set(name, () => __ab_require(from)[name]);
+      if (name !== "default" && !found.has(name) && !source.hidden.includes(name)) {
+        found.set(name, () => __ab_require(from)[name]);
+      }
     }
     for (const [name, get] of __ab_star_exports(source, seen)) {
       if (name !== "default" && !found.has(name)) found.set(name, get);
@@ -1090,6 +1093,7 @@ function __ab_require(key) {
 }
 function __ab_export(exports, getters) {
   for (const name of Object.keys(getters)) {
+    if (!Object.hasOwn(exports, name)) continue; // hidden
     Object.defineProperty(exports, name, { get: getters[name], enumerable: true, configurable: false });
   }
 }

@@ -820,6 +820,50 @@ fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace(
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }
 
+/// `import {} from` imports nothing in TypeScript, and tsc and esbuild drop it: the module does
+/// not run. `import './x'` asks for its effects.
+#[test]
+fn an_import_of_no_name_in_typescript_runs_nothing() {
+    let effect =
+        |name: &str| format!("(globalThis as any).ran = ((globalThis as any).ran ?? '') + '{name};';\nexport {{}};\n");
+    let files = [
+        (
+            "src/main.ts",
+            "import {} from './empty.js';\nimport './bare.js';\nexport default () => (globalThis as any).ran;\n"
+                .to_owned(),
+        ),
+        ("src/empty.ts", effect("empty")),
+        ("src/bare.ts", effect("bare")),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(key, text)| (*key, text.as_str())).collect();
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), r#"{"name":"default","result":"bare;"}"#);
+}
+
+/// A type re-exported without `type` (which TypeScript allows) has no value: the namespace
+/// leaves it out, as esbuild's does, and so does a namespace reaching it through `export *`.
+#[test]
+fn a_type_re_exported_without_type_is_left_out_of_the_namespace() {
+    let files = [
+        (
+            "src/main.ts",
+            "import * as rules from './rules.js';\nimport * as all from './all.js';\n\
+             export default () => [Object.values(rules).map((r: any) => r.id).join(','), Object.keys(all).join(','), 'Rule' in rules];\n",
+        ),
+        ("src/types.ts", "export interface Rule { id: string }\nexport type Id = string;\n"),
+        (
+            "src/rules.ts",
+            "export { Rule } from './types.js';\nimport { Id } from './types.js';\nexport { Id };\n\
+             export const noRm = { id: 'no-rm' };\n",
+        ),
+        ("src/all.ts", "export * from './rules.js';\n"),
+    ];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["no-rm","noRm",false]}"#);
+}
+
 #[test]
 fn a_namespace_can_be_neither_extended_nor_have_its_bindings_deleted_or_redefined() {
     let files = [

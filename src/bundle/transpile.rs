@@ -308,6 +308,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         out.diagnostics.push(too_deep);
         return out;
     }
+    if source_type.is_typescript() {
+        drop_empty_imports(&mut program);
+    }
 
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
@@ -1797,6 +1800,16 @@ pub struct ImportedMemberTag {
     pub member: String,
     /// The member (`Y`).
     pub span: Span,
+}
+
+/// TypeScript drops `import {} from './x'` (it imports no name, as one importing only types
+/// does), so that module does not run: as tsc and esbuild, and before anything records the
+/// import. (`import './x'` is kept: it asks for the module's effects.)
+fn drop_empty_imports(program: &mut Program<'_>) {
+    program.body.retain(|statement| {
+        !matches!(statement, Statement::ImportDeclaration(import)
+            if import.specifiers.as_ref().is_some_and(|specifiers| specifiers.is_empty()))
+    });
 }
 
 /// What each value `program` imports by name or as a default is: the specifier and the name

@@ -272,23 +272,34 @@ impl<'a> ModuleGraph<'a> {
         self.chunks().collect()
     }
 
-    /// For each module with `export *`, the names two of them give different bindings: ESM
-    /// leaves them out of its namespace (and a named import of one is AB4838).
-    fn ambiguous_star_names(&self) -> Vec<(&str, Vec<String>)> {
+    /// For each module, the names its namespace leaves out: those two of its `export *` give
+    /// different bindings, as ESM leaves them out (and a named import of one is AB4838), and
+    /// the types it re-exports without `type`, which TypeScript allows and the transpiled
+    /// module has no value for (esbuild leaves them out too).
+    fn hidden_names(&self) -> Vec<(&str, Vec<String>)> {
         let chunks = self.by_key();
-        let ambiguous_in = |key: &str, chunk: &ModuleChunk| -> Vec<String> {
-            let ambiguous = |name: &String| {
-                let binding = Binding { source: LinkSource::Module(key.to_owned()), name: name.clone() };
-                matches!(resolve_export(&chunks, &binding, &mut BTreeSet::new()), Export::Ambiguous)
-            };
-            let names = star_names(&chunks, key, &mut BTreeSet::new());
-            names.into_iter().filter(|name| !chunk.links.exports.contains_key(name) && ambiguous(name)).collect()
+        let resolved = |key: &str, name: &String| {
+            let binding = Binding { source: LinkSource::Module(key.to_owned()), name: name.clone() };
+            resolve_export(&chunks, &binding, &mut BTreeSet::new())
         };
-        self.chunks()
-            .filter(|(_, chunk)| !chunk.links.stars.is_empty())
-            .map(|(key, chunk)| (key, ambiguous_in(key, chunk)))
-            .filter(|(_, names)| !names.is_empty())
-            .collect()
+        let hidden_in = |key: &str, chunk: &ModuleChunk| -> Vec<String> {
+            let stars = star_names(&chunks, key, &mut BTreeSet::new());
+            let ambiguous = stars
+                .into_iter()
+                .filter(|name| !chunk.links.exports.contains_key(name))
+                .filter(|name| matches!(resolved(key, name), Export::Ambiguous));
+            let types = chunk
+                .links
+                .exports
+                .iter()
+                .filter(|(_, origin)| origin.is_some())
+                .map(|(name, _)| name.clone())
+                .filter(|name| matches!(resolved(key, name), Export::TypeOnly));
+            let mut hidden: Vec<String> = ambiguous.chain(types).collect();
+            hidden.sort();
+            hidden
+        };
+        self.chunks().map(|(key, chunk)| (key, hidden_in(key, chunk))).filter(|(_, names)| !names.is_empty()).collect()
     }
 
     fn module_diagnostics(&self) -> Vec<Diagnostic> {
@@ -485,13 +496,13 @@ fn builtin_export_help(builtin: &str, name: &str) -> String {
 }
 
 /// The host-independent part of a wrapper: the runtime and the handler's modules, linked.
-/// A name two `export *` of a module give different bindings is left out of its namespace,
-/// as ESM does: the runtime reads that from the record's `ambiguous` list.
+/// The names a module's namespace leaves out (`ModuleGraph::hidden_names`) are the record's
+/// `hidden` list, which the runtime reads.
 pub fn handler_body(header: &str, graph: &ModuleGraph<'_>) -> Assembled {
     let mut epilogue = String::new();
-    for (key, names) in graph.ambiguous_star_names() {
+    for (key, names) in graph.hidden_names() {
         let (key, names) = (serde_json::Value::from(key), serde_json::Value::from(names));
-        epilogue.push_str(&format!("__ab_modules.get({key}).ambiguous = {names};\n"));
+        epilogue.push_str(&format!("__ab_modules.get({key}).hidden = {names};\n"));
     }
     let chunks: Vec<(&str, &ModuleChunk)> = graph.modules.iter().map(|(key, c)| (key.as_str(), *c)).collect();
     assemble(header, &chunks, &epilogue)

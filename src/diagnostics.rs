@@ -100,7 +100,7 @@ codes! {
     SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it, or where the host runs its family once it has stopped it (Claude Code's `SessionEnd`), and it has no standalone fallback.";
     ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context` for a host that takes no context for its family (a warning: such a run fails there).";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
-    PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root.";
+    PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root, or the root itself.";
     PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
     PayloadLeftOut = "AB4745", "payload-left-out", "A payload source holding what no artifact carries: a folder agent-bundle never reads (`node_modules`, `.venv`, `target`, `.git`, `.jj`, `.agent-bundle`, a built artifact) or may not list, a symbolic link, a special file, a name that is not UTF-8.";

@@ -59,7 +59,8 @@ struct Wide {
 /// way is a few binary searches, whatever the line's length (a minified module is one line).
 #[derive(Clone, Debug)]
 pub struct LineIndex {
-    /// Byte offset where each line starts; `line_starts[0] == 0`.
+    /// Byte offset where each line starts; the first after a byte order mark, which tsc and
+    /// editors do not count as a column.
     line_starts: Vec<u32>,
     /// Byte offset where each line's content ends (before its terminator).
     line_ends: Vec<u32>,
@@ -74,10 +75,11 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
         let len = u32::try_from(text.len()).expect("source files are smaller than 4 GiB");
-        let mut line_starts = vec![0];
+        let first = if text.starts_with(BYTE_ORDER_MARK) { BYTE_ORDER_MARK.len() } else { 0 };
+        let mut line_starts = vec![first as u32];
         let mut line_ends = Vec::new();
         let mut wide = Vec::new();
-        let mut i = 0usize;
+        let mut i = first;
         while i < bytes.len() {
             let b = bytes[i];
             if b.is_ascii() {
@@ -134,7 +136,7 @@ impl LineIndex {
     /// Offsets past the end clamp to the end; an offset inside a multi-byte character
     /// maps to that character's column.
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
-        let mut offset = offset.min(self.len);
+        let mut offset = offset.min(self.len).max(self.line_starts[0]);
         let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let line_start = self.line_starts[line];
         // Non-ASCII characters on this line before `offset`.
@@ -441,6 +443,17 @@ mod tests {
         assert_eq!(index.line_col(text.find('z').unwrap() as u32), (2, 1));
         assert_eq!(index.offset(1, 3), Some(3), "the emoji after `aé`");
         assert_eq!(index.offset(1, 4), None, "inside it");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_column() {
+        let index = LineIndex::new("\u{feff}ab\ncd");
+        assert_eq!(index.line_col(3), (1, 1));
+        assert_eq!(index.line_col(4), (1, 2));
+        assert_eq!(index.line_col(0), (1, 1), "inside the mark: where the line starts");
+        assert_eq!(index.offset(1, 1), Some(3));
+        assert_eq!(index.line_range(1), 3..5);
+        assert_eq!(index.line_col(7), (2, 2));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration, ExportDefaultDeclarationKind,
     Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind, Program, PropertyKey, PropertyKind,
-    Statement, VariableDeclarationKind,
+    Statement, VariableDeclarationKind, VariableDeclarator,
 };
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::SemanticBuilder;
@@ -110,17 +110,20 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
 
     // What a module may not hold beyond the grammar (`010`, `'\101'`, a `let` declared
     // twice) is an error of the file as Node would load it, though nothing of it runs.
-    let mut syntax = syntax_errors(&parsed.diagnostics);
-    if syntax.is_empty() && !parsed.panicked {
-        syntax =
-            syntax_errors(&SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program).diagnostics);
-    }
+    let syntax = syntax_errors(&parsed.diagnostics);
     if !syntax.is_empty() || parsed.panicked {
+        return Extracted { value: None, errors: syntax };
+    }
+    let semantic = SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program);
+    let syntax = syntax_errors(&semantic.diagnostics);
+    if !syntax.is_empty() {
         return Extracted { value: None, errors: syntax };
     }
 
     let file = Path::new(file_name).file_name().and_then(|name| name.to_str()).unwrap_or(file_name);
-    let mut reader = Reader { source, program: &parsed.program, target, errors: Vec::new(), path: String::new() };
+    let scoping = semantic.semantic.scoping();
+    let mut reader =
+        Reader { source, program: &parsed.program, scoping, target, errors: Vec::new(), path: String::new() };
     let (found, duplicates) = find_target(&parsed.program, target);
     if !duplicates.is_empty() {
         let message = match target {
@@ -375,8 +378,8 @@ fn factory_error(span: Span, target: ExtractTarget) -> ExtractError {
     }
 }
 
-/// The initializer of a top-level `const name = ...` (exported or not).
-fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x Expression<'a>> {
+/// The declarator of a top-level `const name = ...` (exported or not) that has a value.
+fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x VariableDeclarator<'a>> {
     program.body.iter().find_map(|statement| {
         let declaration = match statement {
             Statement::VariableDeclaration(declaration) => declaration,
@@ -389,9 +392,9 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
         if declaration.kind != VariableDeclarationKind::Const {
             return None;
         }
-        declaration.declarations.iter().find_map(|declarator| match &declarator.id {
-            BindingPattern::BindingIdentifier(id) if id.name.as_str() == name => declarator.init.as_ref(),
-            _ => None,
+        declaration.declarations.iter().find(|declarator| {
+            declarator.init.is_some()
+                && matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name.as_str() == name)
         })
     })
 }
@@ -402,7 +405,7 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x E
 fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
     match callee {
         Expression::Identifier(id) => match import_of(program, &id.name) {
-            None => id.name == "defineConfig",
+            None => id.name == "defineConfig" && !declares(program, &id.name),
             Some((source, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
                 is_agent_bundle_module(source) && specifier.imported.name() == "defineConfig"
             }
@@ -418,20 +421,32 @@ fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
     }
 }
 
-/// Where a `defineConfig` that is not agent-bundle's was imported from (a package of
-/// another name, a mistyped `agent-bundle/confg`): it is the likely reason the call is
-/// refused.
-fn foreign_define_config<'a>(program: &Program<'a>, callee: &Expression<'_>) -> Option<&'a str> {
+/// Why a `defineConfig` is not agent-bundle's, where that is the likely reason the call is
+/// refused: imported from elsewhere (a package of another name, a mistyped
+/// `agent-bundle/confg`), imported as a type only, or declared in the file.
+fn foreign_define_config(program: &Program<'_>, callee: &Expression<'_>) -> Option<String> {
     let (source, specifier) = match callee {
+        Expression::Identifier(id) if id.name == "defineConfig" && declares(program, &id.name) => {
+            return Some("this `defineConfig` is declared in this file, not agent-bundle's".to_owned());
+        }
         Expression::Identifier(id) => import_of(program, &id.name)?,
         Expression::StaticMemberExpression(member) if member.property.name == "defineConfig" => {
             let Expression::Identifier(namespace) = &member.object else { return None };
-            return import_source(program, &namespace.name).filter(|source| !is_agent_bundle_module(source));
+            let source = import_source(program, &namespace.name).filter(|source| !is_agent_bundle_module(source))?;
+            return Some(imported_from(source));
         }
         _ => return None,
     };
     let ImportDeclarationSpecifier::ImportSpecifier(specifier) = specifier else { return None };
-    (specifier.imported.name() == "defineConfig" && !is_agent_bundle_module(source)).then_some(source)
+    (specifier.imported.name() == "defineConfig" && !is_agent_bundle_module(source)).then(|| imported_from(source))
+}
+
+fn imported_from(source: &str) -> String {
+    if source == TYPE_ONLY {
+        "this `defineConfig` is imported as a type only (`import type`), which gives no value".to_owned()
+    } else {
+        format!("this `defineConfig` is imported from '{source}', not from agent-bundle")
+    }
 }
 
 /// The modules agent-bundle's `defineConfig` is imported from.
@@ -439,12 +454,32 @@ fn is_agent_bundle_module(source: &str) -> bool {
     matches!(source, "agent-bundle" | "agent-bundle/config")
 }
 
-/// The import that binds `name` in the file: where from, and its specifier.
+/// The value import that binds `name` in the file: where from, and its specifier. (An
+/// `import type` binds no value: `defineConfig` imported so is undefined when Node loads
+/// the file.)
 fn import_of<'p, 'a>(program: &'p Program<'a>, name: &str) -> Option<(&'a str, &'p ImportDeclarationSpecifier<'a>)> {
     program.body.iter().find_map(|statement| {
         let Statement::ImportDeclaration(import) = statement else { return None };
         let specifier = import.specifiers.as_ref()?.iter().find(|specifier| specifier.local().name == name)?;
-        Some((import.source.value.as_str(), specifier))
+        let type_only = import.import_kind.is_type()
+            || matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(named) if named.import_kind.is_type());
+        Some((if type_only { TYPE_ONLY } else { import.source.value.as_str() }, specifier))
+    })
+}
+
+/// What [`import_of`] gives as the source of an `import type`, which no module is.
+const TYPE_ONLY: &str = "import type";
+
+/// Whether the file declares `name` at its top level itself (a function of its own named
+/// `defineConfig` is not agent-bundle's).
+fn declares(program: &Program<'_>, name: &str) -> bool {
+    program.body.iter().any(|statement| match statement {
+        Statement::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
+        Statement::VariableDeclaration(declaration) => declaration
+            .declarations
+            .iter()
+            .any(|declarator| matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)),
+        _ => false,
     })
 }
 
@@ -473,6 +508,8 @@ fn peel<'x, 'a>(mut expr: &'x Expression<'a>) -> &'x Expression<'a> {
 struct Reader<'x, 'a> {
     source: &'x str,
     program: &'x Program<'a>,
+    /// The file's bindings, to tell that the config's `const` is used nowhere else.
+    scoping: &'x oxc_semantic::Scoping,
     target: ExtractTarget,
     errors: Vec<ExtractError>,
     /// JSON path of the value being read; segments are pushed and truncated as we descend.
@@ -496,7 +533,10 @@ impl<'x, 'a> Reader<'x, 'a> {
     /// it names, once.
     fn follow(&mut self, name: &str, span: Span) -> Option<Value> {
         match top_level_const(self.program, name) {
-            Some(init) => self.root(init, true),
+            Some(declarator) => {
+                let init = self.read_only_const(declarator, span)?;
+                self.root(init, true)
+            }
             None => {
                 let message = match import_source(self.program, name) {
                     Some(from) => format!("found identifier `{name}` imported from '{from}', which is never loaded"),
@@ -512,6 +552,31 @@ impl<'x, 'a> Reader<'x, 'a> {
         }
     }
 
+    /// The value of the config's `const`, exported (`export default config`) at `used`: read
+    /// as written only if nothing else in the file reads or changes it (`config.targets.push`)
+    /// and it is declared before the export (which would otherwise throw when Node loads it).
+    fn read_only_const(&mut self, declarator: &'x VariableDeclarator<'a>, used: Span) -> Option<&'x Expression<'a>> {
+        let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
+        let name = id.name.as_str();
+        let uses = id.symbol_id.get().map_or(0, |symbol| self.scoping.get_resolved_reference_ids(symbol).len());
+        let problem = if declarator.span.start > used.start {
+            Some((used, format!("`{name}` is exported before it is declared, which throws when Node loads the file")))
+        } else if uses > 1 {
+            let message = format!(
+                "`{name}` is used elsewhere in this file too: agent-bundle reads the config as its literal is written, \
+                 and a change made to it afterwards would not be seen"
+            );
+            Some((id.span.into(), message))
+        } else {
+            None
+        };
+        if let Some((span, message)) = problem {
+            self.error(span, message, "write the whole config in the object literal, and export it once");
+            return None;
+        }
+        declarator.init.as_ref()
+    }
+
     /// The exported expression: an object literal, possibly inside `defineConfig(...)`
     /// (default export only) and possibly named by one top-level `const`.
     fn root(&mut self, expr: &'x Expression<'a>, mut followed: bool) -> Option<Value> {
@@ -524,9 +589,9 @@ impl<'x, 'a> Reader<'x, 'a> {
                     let span = id.span.into();
                     let name = id.name.as_str();
                     match top_level_const(self.program, name) {
-                        Some(init) => {
+                        Some(declarator) => {
                             followed = true;
-                            expr = peel(init);
+                            expr = peel(self.read_only_const(declarator, span)?);
                         }
                         None => return self.follow(name, span),
                     }
@@ -571,8 +636,8 @@ impl<'x, 'a> Reader<'x, 'a> {
                         None => match expr {
                             Expression::CallExpression(call) if self.target == ExtractTarget::DefaultExport => {
                                 match foreign_define_config(self.program, &call.callee) {
-                                    Some(source) => (
-                                        format!("this `defineConfig` is imported from '{source}', not from agent-bundle"),
+                                    Some(why) => (
+                                        why,
                                         "import it from agent-bundle: `import { defineConfig } from 'agent-bundle/config'`".to_string(),
                                     ),
                                     None => (
@@ -1252,6 +1317,26 @@ export default defineConfig({
         }
         let source = "import { other as define } from 'agent-bundle/config';\nexport default define({ a: 1 });";
         assert!(single(source).message.starts_with("found "), "{source}");
+        // Nor is a type, which gives no value, or a function of the file's own.
+        let source = "import type { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({ a: 1 });";
+        assert!(single(source).message.contains("imported as a type only"), "{source}");
+        let source = "function defineConfig(c: object) { return c; }\nexport default defineConfig({ a: 1 });";
+        assert_eq!(single(source).message, "this `defineConfig` is declared in this file, not agent-bundle's");
+    }
+
+    /// The config's `const` is read as its literal is written: one the file changes
+    /// afterwards, or exports before declaring it (which throws in Node), is refused where it
+    /// is named.
+    #[test]
+    fn a_config_const_is_read_only_if_nothing_else_uses_it() {
+        assert_eq!(json("const config = { a: 1 };\nexport default config;"), r#"{"a":1}"#);
+        assert_eq!(json("const config = { a: 1 };\nexport { config as default };"), r#"{"a":1}"#);
+        let changed = single("const config = { a: [1] };\nconfig.a.push(2);\nexport default config;");
+        assert!(changed.message.starts_with("`config` is used elsewhere in this file too"), "{changed:?}");
+        assert_eq!(changed.span, Span::new(6, 12));
+        let early = single("export default config;\nconst config = { a: 1 };");
+        assert!(early.message.starts_with("`config` is exported before it is declared"), "{early:?}");
+        assert_eq!(early.span, Span::new(15, 21));
     }
 
     #[test]

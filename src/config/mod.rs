@@ -327,7 +327,9 @@ impl Reader<'_> {
                 list.push(Item { value: text, path: item_path });
             }
         }
-        Some(list)
+        // A list none of whose items could be read (each said why) is no empty list: read as
+        // absent, so that nothing reports it as one.
+        (list.is_empty() == items.is_empty()).then_some(list)
     }
 
     fn hooks(&mut self, value: &Value) -> Vec<HookDecl> {

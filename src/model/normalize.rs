@@ -115,11 +115,17 @@ pub fn normalize(
     };
     let payloads: Vec<Payload> = config.payloads.iter().filter_map(|p| cx.payload(p)).collect();
     let mut hooks: Vec<Hook> = Vec::new();
+    // Those with errors of their own: what set two apart may be what was refused (a timeout).
+    let mut refused = Vec::new();
     for declaration in &config.hooks {
+        let errors = cx.errors();
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
-        if let Some(first) = hooks.iter().find(|h| h.id == hook.id) {
+        if cx.errors() > errors {
+            refused.push(hook.id.clone());
+        }
+        if let Some(first) = hooks.iter().find(|h| h.id == hook.id).filter(|_| !refused.contains(&hook.id)) {
             let message =
                 format!("hook `{}` is declared twice ({} and {})", hook.name, first.config_path, hook.config_path);
             cx.push(
@@ -221,6 +227,10 @@ struct Normalizer<'a> {
 impl Normalizer<'_> {
     /// Reports `diagnostic` once: an array of handlers under one unknown event key, say,
     /// repeats it word for word.
+    fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|diagnostic| diagnostic.is_error()).count()
+    }
+
     fn push(&mut self, diagnostic: Diagnostic) {
         let diagnostic = diagnostic.in_file(self.project.config_file().to_owned());
         if !self.diagnostics.contains(&diagnostic) {
@@ -540,13 +550,17 @@ impl Normalizer<'_> {
         }
         let raw = &decl.source.value;
         let Some(source) = project_path(raw).filter(|s| !s.is_empty()) else {
+            // (`.`, `./`, `''`: the root itself, which holds the artifact and the config.)
+            let whole_root = project_path(raw).is_some();
+            let message = if whole_root {
+                format!("payload source `{raw}` is the project root itself, which cannot be a payload")
+            } else {
+                format!("payload source `{raw}` is outside the project root")
+            };
             self.push(
-                Diagnostic::error(
-                    Code::PayloadOutsideRoot,
-                    format!("payload source `{raw}` is outside the project root"),
-                )
-                .at_path(&decl.source.path)
-                .with_help("payload sources are project-relative directories such as './dist/runtime'"),
+                Diagnostic::error(Code::PayloadOutsideRoot, message)
+                    .at_path(&decl.source.path)
+                    .with_help("payload sources are project-relative directories such as './dist/runtime'"),
             );
             return None;
         };

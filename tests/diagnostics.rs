@@ -903,6 +903,25 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
     assert_eq!(warnings(dir.path()), [("AB4818".to_owned(), "cursor".to_owned(), 3)]);
 }
 
+/// What was refused says so once: two hooks apart only by a refused timeout are not "declared
+/// twice", nor is a list whose every item was refused "empty".
+#[test]
+fn a_refused_value_makes_no_second_error() {
+    let codes = |config: &str| {
+        let dir = project(&[("agent-bundle.config.ts", config), ("src/a.ts", "export default () => undefined;\n")]);
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 1, "{report:#}");
+        let diagnostics = report["diagnostics"].as_array().unwrap().clone();
+        diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    let twice = "export default { plugin: { name: 'p' }, targets: ['claude'], hooks: { beforeTool: [\n\
+                 { handler: './src/a.ts', timeout: 0 }, { handler: './src/a.ts', timeout: 1.5 }] } };\n";
+    assert_eq!(codes(twice), ["AB4205", "AB4205"]);
+    let lists = "export default { plugin: { name: 'p' }, targets: [1],\n\
+                 hooks: { beforeTool: { handler: './src/a.ts', tools: [true] } } };\n";
+    assert_eq!(codes(lists), ["AB4004", "AB4004"]);
+}
+
 /// The route components reached through a module that re-exports them are checked as where
 /// they are imported directly: `<Agent.Reslt>` is AB4838 at the name, suggesting `Result`;
 /// another module's components are left alone.

@@ -65,7 +65,7 @@ macro_rules! codes {
 
 codes! {
     ConfigNotFound = "AB4001", "config-not-found", "No `agent-bundle.config.{ts,mts,js,mjs}` at the project root (or at `--config`).";
-    ConfigSyntax = "AB4002", "config-syntax-error", "The config file does not parse as TypeScript/JavaScript, or nests too deep (brackets over 1,000 levels, or 50,000 with operators).";
+    ConfigSyntax = "AB4002", "config-syntax-error", "The config file does not parse as TypeScript/JavaScript, or nests too deep (brackets over 1,000 levels, or 50,000 with operators, counted in the text as written: in strings and comments too).";
     UnknownConfigKey = "AB4003", "unknown-config-key", "A key the config schema does not define.";
     InvalidConfigValue = "AB4004", "invalid-config-value", "A config value of the wrong type or shape.";
     MissingPluginName = "AB4005", "missing-plugin-name", "`plugin.name` is required.";

@@ -545,8 +545,11 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         names.iter().map(|name| (*name, ConfigEntry::at(&options.root.join(name)))).collect();
     let mut diagnostic = crate::db::config_not_found(options.config.as_deref(), Some(&options.root));
     if let Some((name, ConfigEntry::Unread(what))) = entries.iter().find(|(_, entry)| entry != &ConfigEntry::Missing) {
-        diagnostic.message = format!("`{name}` is {what}, which is never read as the config");
-    } else if options.config.is_none()
+        let root = options.root.display();
+        diagnostic.message = format!("`{name}` in {root} is {what}, which is never read as the config");
+        diagnostic.help = Some(format!("make `{name}` a regular file holding the config (a link is not followed)"));
+    }
+    if options.config.is_none()
         && let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir))
     {
         // Started in a folder of a project (`src/hooks`): say where its root is.

@@ -741,8 +741,11 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
     // A config's name that is a link is said to be one.
     std::os::unix::fs::symlink("elsewhere.ts", dir.path().join("agent-bundle.config.ts")).unwrap();
     let (_, report) = build_json(dir.path(), &["--no-cache"]);
-    let link = "`agent-bundle.config.ts` is a symbolic link, which is never read as the config";
-    assert_eq!(report["diagnostics"][0]["message"], link);
+    let link = format!(
+        "`agent-bundle.config.ts` in {} is a symbolic link, which is never read as the config",
+        dir.path().canonicalize().unwrap().display()
+    );
+    assert_eq!(report["diagnostics"][0]["message"], link.as_str(), "{report:#}");
     fs::remove_file(dir.path().join("agent-bundle.config.ts")).unwrap();
 
     // In a folder of a project, where its root is is said.

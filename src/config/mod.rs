@@ -411,7 +411,13 @@ impl Reader<'_> {
                 Some(decl)
             }
             _ => {
-                self.expected(value, &path, "a handler path, an entry object, or an array of them");
+                // (An item of the event's array may not be an array itself.)
+                let expected = if path.ends_with(']') {
+                    "a handler path or an entry object"
+                } else {
+                    "a handler path, an entry object, or an array of them"
+                };
+                self.expected(value, &path, expected);
                 None
             }
         }
@@ -461,7 +467,9 @@ impl Reader<'_> {
                     let source = match property.value.get("source") {
                         Some(source) => self.string(source, &source_path),
                         None => {
-                            self.expected(&property.value, &path, "an object with a `source` directory");
+                            let message = format!("`{path}` has no `source`: the directory the payload copies");
+                            let help = "name it: `{ source: './dist' }`";
+                            self.error(Code::InvalidConfigValue, &property.value, &path, message, help);
                             None
                         }
                     };
@@ -514,6 +522,13 @@ mod tests {
         assert_eq!(paths, ["extra", "plugin.name", "hooks.stop[0]"]);
         let value = parsed.value.unwrap();
         assert_eq!(span_of(&value, "hooks.stop[0]"), parsed.diagnostics[2].span);
+        assert_eq!(
+            parsed.diagnostics[2].message,
+            "`hooks.stop[0]` must be a handler path or an entry object, found a number"
+        );
+        let parsed =
+            parse("c.ts", "export default { plugin: { name: 'p' }, payload: { b: { targets: ['claude'] } } };\n");
+        assert_eq!(parsed.diagnostics[0].message, "`payload.b` has no `source`: the directory the payload copies");
     }
 
     #[test]

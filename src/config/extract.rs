@@ -558,7 +558,11 @@ impl<'x, 'a> Reader<'x, 'a> {
     fn read_only_const(&mut self, declarator: &'x VariableDeclarator<'a>, used: Span) -> Option<&'x Expression<'a>> {
         let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
         let name = id.name.as_str();
-        let uses = id.symbol_id.get().map_or(0, |symbol| self.scoping.get_resolved_reference_ids(symbol).len());
+        // (Value uses only: `typeof config` in a type reads nothing when Node loads the file.)
+        let uses = id.symbol_id.get().map_or(0, |symbol| {
+            let references = self.scoping.get_resolved_references(symbol);
+            references.filter(|reference| reference.is_value() && !reference.flags().is_type()).count()
+        });
         let problem = if declarator.span.start > used.start {
             Some((used, format!("`{name}` is exported before it is declared, which throws when Node loads the file")))
         } else if uses > 1 {

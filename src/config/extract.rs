@@ -1335,6 +1335,8 @@ export default defineConfig({
     fn a_config_const_is_read_only_if_nothing_else_uses_it() {
         assert_eq!(json("const config = { a: 1 };\nexport default config;"), r#"{"a":1}"#);
         assert_eq!(json("const config = { a: 1 };\nexport { config as default };"), r#"{"a":1}"#);
+        let typed = "const config = { a: 1 };\ntype C = typeof config;\nexport default config as typeof config;";
+        assert_eq!(json(typed), r#"{"a":1}"#, "a use in a type reads nothing");
         let changed = single("const config = { a: [1] };\nconfig.a.push(2);\nexport default config;");
         assert!(changed.message.starts_with("`config` is used elsewhere in this file too"), "{changed:?}");
         assert_eq!(changed.span, Span::new(6, 12));

@@ -541,20 +541,26 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     if holds_config(&options.root) {
         return None;
     }
-    let entries: Vec<(&str, ConfigEntry)> =
-        names.iter().map(|name| (*name, ConfigEntry::at(&options.root.join(name)))).collect();
     let mut diagnostic = crate::db::config_not_found(options.config.as_deref(), Some(&options.root));
-    if let Some((name, ConfigEntry::Unread(what))) = entries.iter().find(|(_, entry)| entry != &ConfigEntry::Missing) {
+    let unread = names.iter().find_map(|name| match ConfigEntry::at(&options.root.join(name)) {
+        ConfigEntry::Unread(what) => Some((name, what)),
+        _ => None,
+    });
+    let mut helps = Vec::new();
+    if let Some((name, what)) = unread {
         let root = options.root.display();
         diagnostic.message = format!("`{name}` in {root} is {what}, which is never read as the config");
-        diagnostic.help = Some(format!("make `{name}` a regular file holding the config (a link is not followed)"));
+        helps.push(format!("make `{name}` a regular file holding the config (a link is not followed)"));
     }
     if options.config.is_none()
         && let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir))
     {
         // Started in a folder of a project (`src/hooks`): say where its root is.
         let root = project.display();
-        diagnostic.help = Some(format!("{root} holds one: build there, or pass --root {root}"));
+        helps.push(format!("{root} holds one: build there, or pass --root {root}"));
+    }
+    if !helps.is_empty() {
+        diagnostic.help = Some(helps.join("; or "));
     }
     Some(Compiled { diagnostics: vec![diagnostic], ..finish_empty() })
 }

@@ -350,8 +350,11 @@ impl<'a> Located<'a> {
         let Some((span, (text, index))) = diagnostic.span.zip(source) else {
             return Self { diagnostic, line_col: None, frame: None };
         };
-        let end = text.ceil_char_boundary((span.end.max(span.start + 1) as usize).min(text.len()));
-        let start = text.floor_char_boundary((span.start as usize).min(end));
+        // Nothing starts inside a byte order mark: line 1 starts after it (a span at 0 is the
+        // file's start).
+        let span_start = (span.start as usize).max(index.line_range(1).start);
+        let end = text.ceil_char_boundary((span.end as usize).max(span_start + 1).min(text.len()));
+        let start = text.floor_char_boundary(span_start.min(end));
         let line_col = index.line_col(start as u32);
         let last_line = index.line_col(end.saturating_sub(1).max(start) as u32).0;
         let from = index.line_range(line_col.0).start;
@@ -538,5 +541,19 @@ mod tests {
         // Files indexed once for all their diagnostics resolve the same.
         let all = Located::all(std::slice::from_ref(&diagnostic), |_| Some(text));
         assert_eq!(all[0].render_human(false), rendered);
+    }
+
+    /// A file that starts with a byte order mark: a span at its start (a module without a
+    /// default export) is where line 1 starts, after the mark.
+    #[test]
+    fn a_span_at_the_start_of_a_file_with_a_byte_order_mark_is_framed() {
+        let text = "\u{feff}const a = 1;\n";
+        for span in [Span::new(0, 0), Span::new(0, 1), Span::new(3, 8)] {
+            let diagnostic = Diagnostic::error(Code::InvalidConfigValue, "bad").in_file("x.ts").at(span);
+            let located = Located::new(&diagnostic, Some(text));
+            assert_eq!(located.location().as_deref(), Some("x.ts:1:1"), "{span:?}");
+            let rendered = located.render_human(false);
+            assert!(rendered.contains("1 | const a = 1;"), "{rendered}");
+        }
     }
 }

@@ -71,6 +71,8 @@ pub struct WatchBuild<'a> {
     pub payload_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
+    /// Whether it published as the build before it did, with the same diagnostics.
+    pub says_nothing_new: bool,
     pub elapsed: Duration,
 }
 
@@ -81,10 +83,12 @@ impl WatchBuild<'_> {
     }
 
     /// Whether the build has nothing to say: what changed is read by no stage (no query ran
-    /// again) and nothing was published. Saying so would be a change too, where the
-    /// session's output goes into the project (through `tee`), and start build after build.
+    /// again), nothing was published, and it says what the build before it said (see
+    /// [`Session::said`]). Saying so would be a change too, where the session's output goes
+    /// into the project (through `tee`), and start build after build.
     pub fn found_nothing_read(&self) -> bool {
-        !self.initial
+        self.says_nothing_new
+            && !self.initial
             && !self.artifact_went
             && !self.payload_changed
             && self.queries_executed == 0
@@ -387,6 +391,9 @@ struct Session {
     published: Vec<(PathBuf, u64)>,
     /// The manifest the last publish wrote (`restore_manifest`).
     manifest: Option<Arc<[u8]>>,
+    /// The diagnostics of the last build, when it published without an error: a build that
+    /// follows a failure always says it went through (it may be the session's recovery).
+    said: Option<Vec<crate::diagnostics::Diagnostic>>,
 }
 
 /// The regular files this process writes its output to (`watch > watch.log`, in the
@@ -416,6 +423,7 @@ impl Session {
             clean: None,
             published: Vec::new(),
             manifest: None,
+            said: None,
         }
     }
 
@@ -606,6 +614,13 @@ impl Session {
         }
         let changed =
             if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
+        let said = output
+            .as_ref()
+            .ok()
+            .filter(|output| output.published.is_some() && !output.compiled.has_errors())
+            .map(|output| output.compiled.diagnostics.clone());
+        let says_nothing_new = said.is_some() && said == self.said;
+        self.said = said;
         WatchBuild {
             options: &self.options,
             changed,
@@ -615,6 +630,7 @@ impl Session {
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),
+            says_nothing_new,
             elapsed: started.elapsed(),
         }
     }

@@ -917,6 +917,8 @@ fn a_refused_value_makes_no_second_error() {
     let twice = "export default { plugin: { name: 'p' }, targets: ['claude'], hooks: { beforeTool: [\n\
                  { handler: './src/a.ts', timeout: 0 }, { handler: './src/a.ts', timeout: 1.5 }] } };\n";
     assert_eq!(codes(twice), ["AB4205", "AB4205"]);
+    let read_apart = twice.replace("timeout: 0 }", "timeout: '5' }").replace(", timeout: 1.5", "");
+    assert_eq!(codes(&read_apart), ["AB4004"]);
     let lists = "export default { plugin: { name: 'p' }, targets: [1],\n\
                  hooks: { beforeTool: { handler: './src/a.ts', tools: [true] } } };\n";
     assert_eq!(codes(lists), ["AB4004", "AB4004"]);

@@ -31,7 +31,7 @@ impl Rendering<'_> {
             })
             .collect();
         let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| row.context.is_none()).collect();
-        if let Some(at) = renders.context.filter(|_| decides_nowhere(renders, refusing.len(), rows.len())) {
+        if let Some(at) = renders.context.filter(|_| is_warned_of(renders, refusing.len(), rows.len())) {
             let act = (refusing.len() < rows.len()).then_some("render the context");
             for (target, table, row) in refusing {
                 let message = format!(
@@ -119,7 +119,7 @@ impl Rendering<'_> {
                 };
                 refusing.push((plan.target, table, row, why));
             }
-            if !decides_nowhere(renders, refusing.len(), hosts) {
+            if !is_warned_of(renders, refusing.len(), hosts) {
                 continue;
             }
             let act = (refusing.len() < hosts).then_some("decide so");
@@ -141,7 +141,7 @@ impl Rendering<'_> {
 /// Whether what a route renders, which `refusing` of its `hosts` do not take, is to be warned
 /// of: a route that reads which host it renders for (`canonical.provenance.host`) is taken to
 /// render it only where the host takes it, unless none of them does.
-fn decides_nowhere(renders: &Renders, refusing: usize, hosts: usize) -> bool {
+fn is_warned_of(renders: &Renders, refusing: usize, hosts: usize) -> bool {
     !renders.reads_host || refusing == hosts
 }
 

@@ -25,6 +25,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             artifact_went: false,
             payload_changed: false,
             queries_executed: 0,
+            says_nothing_new: false,
             elapsed: Duration::ZERO,
         };
         print_round(&[failed], Duration::ZERO, args.source.json, &|_| None, &[]);
@@ -206,6 +207,7 @@ mod tests {
             artifact_went: false,
             payload_changed: false,
             queries_executed: 0,
+            says_nothing_new: false,
             elapsed: Duration::from_millis(3),
         };
         assert_eq!(

@@ -441,6 +441,15 @@ fn foreign_define_config(program: &Program<'_>, callee: &Expression<'_>) -> Opti
     (specifier.imported.name() == "defineConfig" && !is_agent_bundle_module(source)).then(|| imported_from(source))
 }
 
+/// What an identifier imported from `source` is to a file that is never executed.
+fn never_loaded(source: &str) -> String {
+    if source == TYPE_ONLY {
+        "imported as a type only (`import type`), which gives no value".to_owned()
+    } else {
+        format!("imported from '{source}', which is never loaded")
+    }
+}
+
 fn imported_from(source: &str) -> String {
     if source == TYPE_ONLY {
         "this `defineConfig` is imported as a type only (`import type`), which gives no value".to_owned()
@@ -473,13 +482,18 @@ const TYPE_ONLY: &str = "import type";
 /// Whether the file declares `name` at its top level itself (a function of its own named
 /// `defineConfig` is not agent-bundle's).
 fn declares(program: &Program<'_>, name: &str) -> bool {
-    program.body.iter().any(|statement| match statement {
-        Statement::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
-        Statement::VariableDeclaration(declaration) => declaration
+    let declared = |declaration: &Declaration<'_>| match declaration {
+        Declaration::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
+        Declaration::ClassDeclaration(class) => class.id.as_ref().is_some_and(|id| id.name == name),
+        Declaration::VariableDeclaration(declaration) => declaration
             .declarations
             .iter()
             .any(|declarator| matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)),
         _ => false,
+    };
+    program.body.iter().any(|statement| match statement {
+        Statement::ExportDeclaration(export) => declared(&export.declaration),
+        statement => statement.as_declaration().is_some_and(declared),
     })
 }
 
@@ -534,12 +548,13 @@ impl<'x, 'a> Reader<'x, 'a> {
     fn follow(&mut self, name: &str, span: Span) -> Option<Value> {
         match top_level_const(self.program, name) {
             Some(declarator) => {
-                let init = self.read_only_const(declarator, span)?;
+                // (An export specifier reads nothing as the module runs: no order to keep.)
+                let init = self.read_only_const(declarator, span, false)?;
                 self.root(init, true)
             }
             None => {
                 let message = match import_source(self.program, name) {
-                    Some(from) => format!("found identifier `{name}` imported from '{from}', which is never loaded"),
+                    Some(from) => format!("found identifier `{name}` {}", never_loaded(from)),
                     None => format!("found identifier `{name}`, which is not a top-level `const` in this file"),
                 };
                 let help = match self.target {
@@ -552,10 +567,16 @@ impl<'x, 'a> Reader<'x, 'a> {
         }
     }
 
-    /// The value of the config's `const`, exported (`export default config`) at `used`: read
-    /// as written only if nothing else in the file reads or changes it (`config.targets.push`)
-    /// and it is declared before the export (which would otherwise throw when Node loads it).
-    fn read_only_const(&mut self, declarator: &'x VariableDeclarator<'a>, used: Span) -> Option<&'x Expression<'a>> {
+    /// The value of the config's `const`, exported at `used`: read as written only if nothing
+    /// else in the file reads or changes it (`config.targets.push`), and, where the export
+    /// reads it as the module runs (`export default config`, `evaluated`), if it is declared
+    /// before (the module would throw otherwise).
+    fn read_only_const(
+        &mut self,
+        declarator: &'x VariableDeclarator<'a>,
+        used: Span,
+        evaluated: bool,
+    ) -> Option<&'x Expression<'a>> {
         let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
         let name = id.name.as_str();
         // (Value uses only: `typeof config` in a type reads nothing when Node loads the file.)
@@ -563,7 +584,7 @@ impl<'x, 'a> Reader<'x, 'a> {
             let references = self.scoping.get_resolved_references(symbol);
             references.filter(|reference| reference.is_value() && !reference.flags().is_type()).count()
         });
-        let problem = if declarator.span.start > used.start {
+        let problem = if evaluated && declarator.span.start > used.start {
             Some((used, format!("`{name}` is exported before it is declared, which throws when Node loads the file")))
         } else if uses > 1 {
             let message = format!(
@@ -595,7 +616,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     match top_level_const(self.program, name) {
                         Some(declarator) => {
                             followed = true;
-                            expr = peel(self.read_only_const(declarator, span)?);
+                            expr = peel(self.read_only_const(declarator, span, true)?);
                         }
                         None => return self.follow(name, span),
                     }
@@ -903,9 +924,7 @@ impl<'x, 'a> Reader<'x, 'a> {
         let snippet = || self.snippet(expr.span());
         match expr {
             Expression::Identifier(id) => match import_source(self.program, id.name.as_str()) {
-                Some(from) => {
-                    format!("found identifier `{}` imported from '{from}', which is never loaded", id.name.as_str())
-                }
+                Some(from) => format!("found identifier `{}` {}", id.name.as_str(), never_loaded(from)),
                 None => format!("found identifier `{}`", id.name.as_str()),
             },
             Expression::CallExpression(call) => {
@@ -1324,8 +1343,10 @@ export default defineConfig({
         // Nor is a type, which gives no value, or a function of the file's own.
         let source = "import type { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({ a: 1 });";
         assert!(single(source).message.contains("imported as a type only"), "{source}");
-        let source = "function defineConfig(c: object) { return c; }\nexport default defineConfig({ a: 1 });";
-        assert_eq!(single(source).message, "this `defineConfig` is declared in this file, not agent-bundle's");
+        for own in ["function defineConfig(c: object) { return c; }", "export const defineConfig = (c: object) => c;"] {
+            let source = format!("{own}\nexport default defineConfig({{ a: 1 }});");
+            assert_eq!(single(&source).message, "this `defineConfig` is declared in this file, not agent-bundle's");
+        }
     }
 
     /// The config's `const` is read as its literal is written: one the file changes
@@ -1340,6 +1361,7 @@ export default defineConfig({
         let changed = single("const config = { a: [1] };\nconfig.a.push(2);\nexport default config;");
         assert!(changed.message.starts_with("`config` is used elsewhere in this file too"), "{changed:?}");
         assert_eq!(changed.span, Span::new(6, 12));
+        assert_eq!(json("export { config as default };\nconst config = { a: 1 };"), r#"{"a":1}"#);
         let early = single("export default config;\nconst config = { a: 1 };");
         assert!(early.message.starts_with("`config` is exported before it is declared"), "{early:?}");
         assert_eq!(early.span, Span::new(15, 21));

@@ -52,6 +52,9 @@ pub struct HookDecl {
     pub timeout: Option<Item<serde_json::Number>>,
     pub tools: Option<Item<Vec<Item<String>>>>,
     pub args: Option<Item<Vec<Item<String>>>>,
+    /// Whether the reader refused a field of it (said so): what set it apart from another
+    /// declaration may be what was refused.
+    pub refused: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -345,13 +348,21 @@ impl Reader<'_> {
                 ValueKind::Array(entries) => {
                     for (index, entry) in entries.iter().enumerate() {
                         let path = join_index(&event_path, index);
-                        hooks.extend(self.hook_entry(entry, &event, path));
+                        hooks.extend(self.checked_hook_entry(entry, &event, path));
                     }
                 }
-                _ => hooks.extend(self.hook_entry(&property.value, &event, event_path.clone())),
+                _ => hooks.extend(self.checked_hook_entry(&property.value, &event, event_path.clone())),
             }
         }
         hooks
+    }
+
+    /// [`Self::hook_entry`], marked `refused` when a field of it was.
+    fn checked_hook_entry(&mut self, value: &Value, event: &Item<String>, path: String) -> Option<HookDecl> {
+        let said = self.diagnostics.len();
+        let mut declaration = self.hook_entry(value, event, path)?;
+        declaration.refused = self.diagnostics.len() > said;
+        Some(declaration)
     }
 
     fn hook_entry(&mut self, value: &Value, event: &Item<String>, path: String) -> Option<HookDecl> {
@@ -363,6 +374,7 @@ impl Reader<'_> {
             timeout: None,
             tools: None,
             args: None,
+            refused: false,
         };
         match &value.kind {
             ValueKind::String(handler) => {

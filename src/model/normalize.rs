@@ -122,7 +122,7 @@ pub fn normalize(
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
-        if cx.errors() > errors {
+        if declaration.refused || cx.errors() > errors {
             refused.push(hook.id.clone());
         }
         if let Some(first) = hooks.iter().find(|h| h.id == hook.id).filter(|_| !refused.contains(&hook.id)) {
@@ -225,12 +225,13 @@ struct Normalizer<'a> {
 }
 
 impl Normalizer<'_> {
-    /// Reports `diagnostic` once: an array of handlers under one unknown event key, say,
-    /// repeats it word for word.
+    /// How many errors were reported so far.
     fn errors(&self) -> usize {
         self.diagnostics.iter().filter(|diagnostic| diagnostic.is_error()).count()
     }
 
+    /// Reports `diagnostic` once: an array of handlers under one unknown event key, say,
+    /// repeats it word for word.
     fn push(&mut self, diagnostic: Diagnostic) {
         let diagnostic = diagnostic.in_file(self.project.config_file().to_owned());
         if !self.diagnostics.contains(&diagnostic) {

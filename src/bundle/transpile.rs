@@ -12,10 +12,11 @@ use oxc_ast::ast::{
     ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
     ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXChild,
     JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
-    JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement,
-    StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
-    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
-    TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
+    JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral,
+    SimpleAssignmentTarget, Statement, StaticMemberExpression, StringLiteral, TSExportAssignment,
+    TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference,
+    TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression, VariableDeclaration,
+    VariableDeclarationKind, WithClause,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -330,6 +331,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     checker.tool_module = super::virtual_module(key).is_some();
     checker.visit_program(&program);
     checker.say_commonjs_uses();
+    checker.refuse_namespace_variables_written_outside();
     out.diagnostics.append(&mut checker.diagnostics);
     out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
     out.renders = checker.renders;
@@ -462,6 +464,12 @@ struct Checker<'s> {
     /// walked, those of its earlier declarations (a namespace declared again merges with
     /// them), since a declaration's own are added once it is walked.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
+    /// The `let`s and `var`s namespaces export, by the namespace's binding and name: oxc
+    /// exports a copy of each, taken when it is declared.
+    namespace_variables: BTreeSet<(SymbolId, String)>,
+    /// Writes to a member of a binding (`Cfg.level = 5`), checked against the namespaces'
+    /// variables once the walk has seen them all.
+    member_writes: Vec<(SymbolId, String, Span)>,
     /// Where an `import` or `export` may be: the statements directly in the module, or in a
     /// namespace's body (by where they start).
     module_level: BTreeSet<u32>,
@@ -517,6 +525,8 @@ impl<'s> Checker<'s> {
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
             namespace_exports: BTreeMap::new(),
+            namespace_variables: BTreeSet::new(),
+            member_writes: Vec::new(),
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
@@ -793,8 +803,10 @@ impl<'s> Checker<'s> {
     }
 
     /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared: one the
-    /// code assigns again would be seen unchanged through the namespace.
-    fn refuse_written_exported_variables(&mut self, block: &TSModuleBlock<'_>) {
+    /// code assigns again would be seen unchanged through the namespace. (Assigned through the
+    /// namespace, `Cfg.level = 5`, from outside it, the namespace's own code sees it
+    /// unchanged: `refuse_namespace_variables_written_outside`.)
+    fn refuse_written_exported_variables(&mut self, namespace: Option<SymbolId>, block: &TSModuleBlock<'_>) {
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
             let Declaration::VariableDeclaration(variables) = &export.declaration else { continue };
@@ -802,6 +814,9 @@ impl<'s> Checker<'s> {
                 continue;
             }
             for id in variables.declarations.iter().flat_map(|declarator| declarator.id.get_binding_identifiers()) {
+                if let Some(namespace) = namespace {
+                    self.namespace_variables.insert((namespace, id.name.to_string()));
+                }
                 if id.symbol_id.get().is_some_and(|symbol| self.scoping.symbol_is_mutated(symbol)) {
                     self.error(
                         BundleErrorKind::Syntax,
@@ -810,6 +825,21 @@ impl<'s> Checker<'s> {
                         "the transpiled namespace would keep its first value: export a `const` (an object whose fields change, if it must change)",
                     );
                 }
+            }
+        }
+    }
+
+    /// Writes through a namespace to a `let` or `var` it exports (`Cfg.level = 5`): the
+    /// namespace's own code would go on reading the value it was declared with.
+    fn refuse_namespace_variables_written_outside(&mut self) {
+        for (namespace, name, span) in std::mem::take(&mut self.member_writes) {
+            if self.namespace_variables.contains(&(namespace, name.clone())) {
+                self.error(
+                    BundleErrorKind::Syntax,
+                    span,
+                    format!("`{name}` is exported from a namespace and assigned again through it"),
+                    "the transpiled namespace's own code would keep its first value: export a `const` (an object whose fields change, if it must change)",
+                );
             }
         }
     }
@@ -1197,13 +1227,23 @@ impl<'a> Visit<'a> for Checker<'_> {
         match &it.body {
             TSNamespaceDeclarationBody::TSModuleBlock(block) => {
                 self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
-                self.refuse_written_exported_variables(block);
+                self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
             }
             // `namespace A.B {}` makes `B` a member of `A`.
             TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) => {
                 self.namespace_exports.entry(path).or_default().insert(inner.id.name.to_string());
             }
         }
+    }
+
+    fn visit_simple_assignment_target(&mut self, it: &SimpleAssignmentTarget<'a>) {
+        if let SimpleAssignmentTarget::StaticMemberExpression(member) = it
+            && let Expression::Identifier(object) = &member.object
+            && let Some(symbol) = self.scoping.get_reference(object.reference_id()).symbol_id()
+        {
+            self.member_writes.push((symbol, member.property.name.to_string(), member.span.into()));
+        }
+        walk::walk_simple_assignment_target(self, it);
     }
 
     fn visit_program(&mut self, it: &Program<'a>) {
@@ -2222,6 +2262,12 @@ mod tests {
         let read_only =
             "namespace Cfg { export var name = 'x'; export let n = 1; }\nexport const m = Cfg.name + Cfg.n;\n";
         assert_eq!(errors("src/a.ts", read_only), []);
+        // Written through the namespace, from outside it: its own code would not see it.
+        let through = "namespace Cfg { export let n = 1; export function get() { return n; } }\nCfg.n = 5;\n";
+        assert_eq!(errors("src/a.ts", through), one(BundleErrorKind::Syntax, "Cfg.n"));
+        let other =
+            "namespace Cfg { export let n = 1; }\nconst o = { n: 1 };\no.n = 5;\nexport const m = Cfg.n + o.n;\n";
+        assert_eq!(errors("src/a.ts", other), [], "another object's member is no namespace's");
     }
 
     #[test]

@@ -71,7 +71,8 @@ pub struct WatchBuild<'a> {
     pub payload_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
-    /// Whether it published as the build before it did, with the same diagnostics.
+    /// Whether it and the build before it both published without an error, with the same
+    /// diagnostics.
     pub says_nothing_new: bool,
     pub elapsed: Duration,
 }

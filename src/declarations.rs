@@ -120,8 +120,12 @@ pub fn write(root: &Path) -> io::Result<Written> {
     }
     // What an earlier release wrote and this one does not would still be read by `tsc`.
     let ours = |path: &Path| files.iter().any(|(name, _)| state.join(name) == path);
-    for entry in walkdir::WalkDir::new(state.join("types")).into_iter().filter_map(Result::ok) {
-        if !entry.file_type().is_dir() && !ours(entry.path()) {
+    let walk = walkdir::WalkDir::new(state.join("types")).min_depth(1).contents_first(true);
+    for entry in walk.into_iter().filter_map(Result::ok) {
+        if entry.file_type().is_dir() {
+            // Only an empty one goes (its files removed just before): ours hold our files.
+            let _ = std::fs::remove_dir(entry.path());
+        } else if !ours(entry.path()) {
             std::fs::remove_file(entry.path()).map_err(at(entry.path()))?;
             let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
             report.removed.push(relative.display().to_string());
@@ -189,6 +193,12 @@ mod tests {
         std::fs::write(&stale, "export {};\n").unwrap();
         assert_eq!(write(dir.path()).unwrap().removed, [".agent-bundle/types/agent-bundle/old.d.ts"]);
         assert!(!stale.exists());
+        // With the folders that held only such files.
+        let deep = dir.path().join(".agent-bundle/types/old/deeper");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("x.d.ts"), "export {};\n").unwrap();
+        assert_eq!(write(dir.path()).unwrap().removed, [".agent-bundle/types/old/deeper/x.d.ts"]);
+        assert!(!dir.path().join(".agent-bundle/types/old").exists());
         let piped = tempfile::tempdir().unwrap();
         let fifo = std::ffi::CString::new(piped.path().join("tsconfig.json").to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.

@@ -284,12 +284,14 @@ fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>,
     let Some(servers) = document["mcpServers"].as_object() else {
         return diagnostics.push(error(Code::HostDocument, "`mcpServers` must be an object".into()));
     };
+    // The one server a build registers is the shared runtime, run from the artifact, every
+    // argument as written (its script, its host, its working folder).
+    let runtime = (crate::hosts::RUNTIME_SERVER, mcp.runtime_server(table.target));
     for (name, server) in servers {
-        let script = server["args"][0].as_str().and_then(|arg| mcp.script_path(arg));
-        if server["command"] != "node" || !script.is_some_and(|path| on_disk.contains(path)) {
+        if (name.as_str(), server) != (runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
             diagnostics.push(error(
                 Code::HookCommandTarget,
-                format!("MCP server `{name}` does not run `node` on a file in the artifact"),
+                format!("MCP server `{name}` is not the shared runtime a build registers: {}", runtime.1),
             ));
         }
     }

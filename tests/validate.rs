@@ -137,6 +137,17 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     assert_eq!(errors, ["AB6004", "AB6004", "AB6018", "AB6005", "AB6005"], "{report:#}");
     let runtime = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
     assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
+
+    // Every argument counts: a working folder outside the artifact, another host's target.
+    for (written, tampered) in [("\"cwd\": \"./\"", "\"cwd\": \"/\""), ("\"codex\"", "\"claude\"")] {
+        let dir = built_routes();
+        let document = dir.path().join("artifact/.codex-plugin/mcp.json");
+        let text = fs::read_to_string(&document).unwrap();
+        assert!(text.contains(written), "{text}");
+        fs::write(&document, text.replace(written, tampered)).unwrap();
+        let (code, errors, report) = validate(dir.path());
+        assert_eq!((code, errors), (1, vec!["AB6004".to_owned(), "AB6018".to_owned()]), "{report:#}");
+    }
 }
 
 /// The guarded example, built, and one of its wrappers.

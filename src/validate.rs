@@ -52,7 +52,7 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     check_files(&manifest, &on_disk, dir, &mut diagnostics);
     let targets = &manifest.targets;
     for target in targets {
-        check_host(dir, hosts::table(*target), targets, &manifest.plugin.name, &on_disk.files, &mut diagnostics);
+        check_host(dir, hosts::table(*target), &manifest, &on_disk.files, &mut diagnostics);
     }
     // From here on node runs: a signal stops it, and the report is not printed.
     crate::interrupt::install();
@@ -210,11 +210,11 @@ fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &
 fn check_host(
     dir: &Path,
     table: &HostTable,
-    targets: &[Target],
-    plugin_name: &str,
+    manifest: &Manifest,
     on_disk: &BTreeSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    let (targets, plugin_name) = (manifest.targets.as_slice(), &*manifest.plugin.name);
     let target = table.target;
     let manifest_path = (table.manifest_path)(targets);
     let document_error = |file: &str, message: String| {
@@ -253,7 +253,11 @@ fn check_host(
     for problem in hook_document_problems(&document, hooks.document_style) {
         diagnostics.push(document_error(hooks.document_path, problem));
     }
-    for command in commands(&document, hooks.document_style) {
+    let registered = registrations(&document, hooks.document_style);
+    for problem in unlisted_registrations(&registered, manifest, target) {
+        diagnostics.push(document_error(hooks.document_path, problem));
+    }
+    for Registration { command, .. } in registered {
         match command_target(&command, hooks.root_token) {
             Some(path) if on_disk.contains(&path) => {}
             _ => diagnostics.push(
@@ -386,18 +390,77 @@ fn hook_document_problems(document: &Value, style: DocumentStyle) -> Vec<String>
     problems
 }
 
-fn commands(document: &Value, style: DocumentStyle) -> Vec<String> {
-    let entries = document["hooks"]
-        .as_object()
-        .into_iter()
-        .flat_map(|events| events.values())
-        .filter_map(Value::as_array)
-        .flatten();
-    let handlers: Vec<&Value> = match style {
-        DocumentStyle::Grouped => entries.filter_map(|e| e["hooks"].as_array()).flatten().collect(),
-        DocumentStyle::Flat => entries.collect(),
-    };
-    handlers.iter().filter_map(|h| h["command"].as_str().map(str::to_owned)).collect()
+/// A hook a host document registers: its native event, matcher, command and timeout, as the
+/// manifest's hook index lists them.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Registration {
+    event: String,
+    matcher: Option<String>,
+    command: String,
+    timeout: Option<u64>,
+}
+
+impl std::fmt::Display for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} `{}`", self.event, self.command)?;
+        if let Some(matcher) = &self.matcher {
+            write!(f, " (matcher `{matcher}`)")?;
+        }
+        Ok(())
+    }
+}
+
+fn registrations(document: &Value, style: DocumentStyle) -> Vec<Registration> {
+    let mut found = Vec::new();
+    for (event, entries) in document["hooks"].as_object().into_iter().flatten() {
+        for entry in entries.as_array().into_iter().flatten() {
+            let handlers: Vec<&Value> = match style {
+                DocumentStyle::Grouped => entry["hooks"].as_array().into_iter().flatten().collect(),
+                DocumentStyle::Flat => vec![entry],
+            };
+            for handler in handlers {
+                let Some(command) = handler["command"].as_str() else { continue };
+                found.push(Registration {
+                    event: event.clone(),
+                    matcher: entry["matcher"].as_str().map(str::to_owned),
+                    command: command.to_owned(),
+                    timeout: handler["timeout"].as_u64(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// What a host document registers that the manifest's hook index does not list for
+/// `target`, and the reverse: `hooks list` and `hooks simulate` read the index, the host
+/// reads the document, and the two must agree (the hashes alone pass a document edited and
+/// re-hashed to match).
+fn unlisted_registrations(registered: &[Registration], manifest: &Manifest, target: Target) -> Vec<String> {
+    let mut listed: Vec<Registration> = manifest
+        .hooks
+        .iter()
+        .filter(|hook| hook.host == target)
+        .map(|hook| Registration {
+            event: hook.native_event.clone(),
+            matcher: hook.matcher.clone(),
+            command: hook.command.clone(),
+            timeout: hook.timeout.map(u64::from),
+        })
+        .collect();
+    listed.sort();
+    let mut problems = Vec::new();
+    for registration in registered {
+        match listed.binary_search(registration) {
+            Ok(at) => {
+                listed.remove(at);
+            }
+            Err(_) => problems.push(format!("registers {registration}, which the manifest's hook index does not list")),
+        }
+    }
+    problems
+        .extend(listed.iter().map(|hook| format!("does not register {hook}, which the manifest's hook index lists")));
+    problems
 }
 
 /// The artifact path a `node "<root>/<path>" args…` command runs.

@@ -76,14 +76,21 @@ fn a_link_or_an_empty_folder_added_to_the_artifact_is_caught() {
     );
 }
 
+/// An edited hook document is a hash mismatch, and what it registers is compared with the
+/// manifest's hook index too (which `hooks list` and `simulate` read): a document edited and
+/// its hash forged to match still fails.
 #[test]
-fn an_edited_hook_document_is_a_hash_mismatch() {
+fn an_edited_hook_document_is_a_hash_mismatch_and_registers_what_the_index_does_not() {
     let dir = built_policy();
     let document = dir.path().join("artifact/.codex-plugin/hooks.json");
     let text = fs::read_to_string(&document).unwrap().replace("\"timeout\": 10", "\"timeout\": 11");
     fs::write(&document, text).unwrap();
-    let (code, errors, _) = validate(dir.path());
-    assert_eq!((code, errors), (1, vec!["AB6004".to_owned()]));
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!((code, errors), (1, vec!["AB6004".to_owned(), "AB6011".to_owned(), "AB6011".to_owned()]));
+    let messages: Vec<&str> =
+        report["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["message"].as_str()).collect();
+    assert!(messages.iter().any(|m| m.starts_with("registers PreToolUse `node ")), "{messages:?}");
+    assert!(messages.iter().any(|m| m.starts_with("does not register PreToolUse `node ")), "{messages:?}");
 }
 
 #[test]

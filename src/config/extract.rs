@@ -13,9 +13,9 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    Argument, ArrayExpression, ArrayExpressionElement, BindingPattern, Declaration, ExportDefaultDeclarationKind,
-    Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind, Program, PropertyKey, PropertyKind,
-    Statement, VariableDeclarationKind, VariableDeclarator,
+    Argument, ArrayExpression, ArrayExpressionElement, BindingIdentifier, BindingPattern, Declaration,
+    ExportDefaultDeclarationKind, Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind,
+    Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
 };
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::SemanticBuilder;
@@ -378,8 +378,15 @@ fn factory_error(span: Span, target: ExtractTarget) -> ExtractError {
     }
 }
 
-/// The declarator of a top-level `const name = ...` (exported or not) that has a value.
-fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x VariableDeclarator<'a>> {
+/// A top-level `const name = value` (exported or not).
+struct TopLevelConst<'x, 'a> {
+    id: &'x BindingIdentifier<'a>,
+    value: &'x Expression<'a>,
+    /// The declarator's.
+    span: Span,
+}
+
+fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<TopLevelConst<'x, 'a>> {
     program.body.iter().find_map(|statement| {
         let declaration = match statement {
             Statement::VariableDeclaration(declaration) => declaration,
@@ -392,9 +399,11 @@ fn top_level_const<'x, 'a>(program: &'x Program<'a>, name: &str) -> Option<&'x V
         if declaration.kind != VariableDeclarationKind::Const {
             return None;
         }
-        declaration.declarations.iter().find(|declarator| {
-            declarator.init.is_some()
-                && matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name.as_str() == name)
+        declaration.declarations.iter().find_map(|declarator| match (&declarator.id, &declarator.init) {
+            (BindingPattern::BindingIdentifier(id), Some(value)) if id.name.as_str() == name => {
+                Some(TopLevelConst { id, value, span: declarator.span.into() })
+            }
+            _ => None,
         })
     })
 }
@@ -406,8 +415,8 @@ fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
     match callee {
         Expression::Identifier(id) => match import_of(program, &id.name) {
             None => id.name == "defineConfig" && !declares(program, &id.name),
-            Some((source, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
-                is_agent_bundle_module(source) && specifier.imported.name() == "defineConfig"
+            Some((origin, ImportDeclarationSpecifier::ImportSpecifier(specifier))) => {
+                origin.is_agent_bundle() && specifier.imported.name() == "defineConfig"
             }
             Some(_) => false,
         },
@@ -415,7 +424,7 @@ fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
             member.property.name == "defineConfig"
                 && matches!(&member.object, Expression::Identifier(namespace)
                     if matches!(import_of(program, &namespace.name),
-                        Some((source, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_))) if is_agent_bundle_module(source)))
+                        Some((origin, ImportDeclarationSpecifier::ImportNamespaceSpecifier(_))) if origin.is_agent_bundle()))
         }
         _ => false,
     }
@@ -425,59 +434,66 @@ fn is_define_config(program: &Program<'_>, callee: &Expression<'_>) -> bool {
 /// refused: imported from elsewhere (a package of another name, a mistyped
 /// `agent-bundle/confg`), imported as a type only, or declared in the file.
 fn foreign_define_config(program: &Program<'_>, callee: &Expression<'_>) -> Option<String> {
-    let (source, specifier) = match callee {
+    let (origin, specifier) = match callee {
         Expression::Identifier(id) if id.name == "defineConfig" && declares(program, &id.name) => {
             return Some("this `defineConfig` is declared in this file, not agent-bundle's".to_owned());
         }
         Expression::Identifier(id) => import_of(program, &id.name)?,
         Expression::StaticMemberExpression(member) if member.property.name == "defineConfig" => {
             let Expression::Identifier(namespace) = &member.object else { return None };
-            let source = import_source(program, &namespace.name).filter(|source| !is_agent_bundle_module(source))?;
-            return Some(imported_from(source));
+            let origin = import_source(program, &namespace.name).filter(|origin| !origin.is_agent_bundle())?;
+            return Some(format!("this `defineConfig` is {}", origin.not_agent_bundle()));
         }
         _ => return None,
     };
     let ImportDeclarationSpecifier::ImportSpecifier(specifier) = specifier else { return None };
-    (specifier.imported.name() == "defineConfig" && !is_agent_bundle_module(source)).then(|| imported_from(source))
+    (specifier.imported.name() == "defineConfig" && !origin.is_agent_bundle())
+        .then(|| format!("this `defineConfig` is {}", origin.not_agent_bundle()))
 }
 
-/// What an identifier imported from `source` is to a file that is never executed.
-fn never_loaded(source: &str) -> String {
-    if source == TYPE_ONLY {
-        "imported as a type only (`import type`), which gives no value".to_owned()
-    } else {
-        format!("imported from '{source}', which is never loaded")
+/// Where an imported binding comes from.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    Module(&'a str),
+    /// `import type`: no value (`defineConfig` imported so is undefined when Node loads the
+    /// file).
+    TypeOnly,
+}
+
+impl Origin<'_> {
+    /// Whether it is a module agent-bundle's `defineConfig` is imported from.
+    fn is_agent_bundle(self) -> bool {
+        matches!(self, Origin::Module("agent-bundle" | "agent-bundle/config"))
+    }
+
+    /// Why a name imported so is none of agent-bundle's.
+    fn not_agent_bundle(self) -> String {
+        match self {
+            Origin::Module(source) => format!("imported from '{source}', not from agent-bundle"),
+            Origin::TypeOnly => "imported as a type only (`import type`), which gives no value".to_owned(),
+        }
+    }
+
+    /// What a name imported so is to a file that is never executed.
+    fn never_loaded(self) -> String {
+        match self {
+            Origin::Module(source) => format!("imported from '{source}', which is never loaded"),
+            Origin::TypeOnly => "imported as a type only (`import type`), which gives no value".to_owned(),
+        }
     }
 }
 
-fn imported_from(source: &str) -> String {
-    if source == TYPE_ONLY {
-        "this `defineConfig` is imported as a type only (`import type`), which gives no value".to_owned()
-    } else {
-        format!("this `defineConfig` is imported from '{source}', not from agent-bundle")
-    }
-}
-
-/// The modules agent-bundle's `defineConfig` is imported from.
-fn is_agent_bundle_module(source: &str) -> bool {
-    matches!(source, "agent-bundle" | "agent-bundle/config")
-}
-
-/// The value import that binds `name` in the file: where from, and its specifier. (An
-/// `import type` binds no value: `defineConfig` imported so is undefined when Node loads
-/// the file.)
-fn import_of<'p, 'a>(program: &'p Program<'a>, name: &str) -> Option<(&'a str, &'p ImportDeclarationSpecifier<'a>)> {
+/// The import that binds `name` in the file: where from, and its specifier.
+fn import_of<'p, 'a>(program: &'p Program<'a>, name: &str) -> Option<(Origin<'a>, &'p ImportDeclarationSpecifier<'a>)> {
     program.body.iter().find_map(|statement| {
         let Statement::ImportDeclaration(import) = statement else { return None };
         let specifier = import.specifiers.as_ref()?.iter().find(|specifier| specifier.local().name == name)?;
         let type_only = import.import_kind.is_type()
             || matches!(specifier, ImportDeclarationSpecifier::ImportSpecifier(named) if named.import_kind.is_type());
-        Some((if type_only { TYPE_ONLY } else { import.source.value.as_str() }, specifier))
+        let origin = if type_only { Origin::TypeOnly } else { Origin::Module(import.source.value.as_str()) };
+        Some((origin, specifier))
     })
 }
-
-/// What [`import_of`] gives as the source of an `import type`, which no module is.
-const TYPE_ONLY: &str = "import type";
 
 /// Whether the file declares `name` at its top level itself (a function of its own named
 /// `defineConfig` is not agent-bundle's).
@@ -498,8 +514,8 @@ fn declares(program: &Program<'_>, name: &str) -> bool {
 }
 
 /// Where an imported binding comes from, for messages.
-fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<&'a str> {
-    import_of(program, name).map(|(source, _)| source)
+fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<Origin<'a>> {
+    import_of(program, name).map(|(origin, _)| origin)
 }
 
 /// Strips TS-only wrappers and parentheses: `x as T`, `x satisfies T`, `<T>x`, `x!`, `(x)`.
@@ -547,14 +563,14 @@ impl<'x, 'a> Reader<'x, 'a> {
     /// it names, once.
     fn follow(&mut self, name: &str, span: Span) -> Option<Value> {
         match top_level_const(self.program, name) {
-            Some(declarator) => {
+            Some(constant) => {
                 // (An export specifier reads nothing as the module runs: no order to keep.)
-                let init = self.read_only_const(declarator, span, false)?;
-                self.root(init, true)
+                let value = self.read_only_const(constant, span, false)?;
+                self.root(value, true)
             }
             None => {
                 let message = match import_source(self.program, name) {
-                    Some(from) => format!("found identifier `{name}` {}", never_loaded(from)),
+                    Some(origin) => format!("found identifier `{name}` {}", origin.never_loaded()),
                     None => format!("found identifier `{name}`, which is not a top-level `const` in this file"),
                 };
                 let help = match self.target {
@@ -573,18 +589,17 @@ impl<'x, 'a> Reader<'x, 'a> {
     /// before (the module would throw otherwise).
     fn read_only_const(
         &mut self,
-        declarator: &'x VariableDeclarator<'a>,
+        TopLevelConst { id, value, span }: TopLevelConst<'x, 'a>,
         used: Span,
         evaluated: bool,
     ) -> Option<&'x Expression<'a>> {
-        let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
         let name = id.name.as_str();
         // (Value uses only: `typeof config` in a type reads nothing when Node loads the file.)
         let uses = id.symbol_id.get().map_or(0, |symbol| {
             let references = self.scoping.get_resolved_references(symbol);
             references.filter(|reference| reference.is_value() && !reference.flags().is_type()).count()
         });
-        let problem = if evaluated && declarator.span.start > used.start {
+        let problem = if evaluated && span.start > used.start {
             Some((used, format!("`{name}` is exported before it is declared, which throws when Node loads the file")))
         } else if uses > 1 {
             let message = format!(
@@ -599,7 +614,7 @@ impl<'x, 'a> Reader<'x, 'a> {
             self.error(span, message, "write the whole config in the object literal, and export it once");
             return None;
         }
-        declarator.init.as_ref()
+        Some(value)
     }
 
     /// The exported expression: an object literal, possibly inside `defineConfig(...)`
@@ -614,9 +629,9 @@ impl<'x, 'a> Reader<'x, 'a> {
                     let span = id.span.into();
                     let name = id.name.as_str();
                     match top_level_const(self.program, name) {
-                        Some(declarator) => {
+                        Some(constant) => {
                             followed = true;
-                            expr = peel(self.read_only_const(declarator, span, true)?);
+                            expr = peel(self.read_only_const(constant, span, true)?);
                         }
                         None => return self.follow(name, span),
                     }
@@ -924,7 +939,7 @@ impl<'x, 'a> Reader<'x, 'a> {
         let snippet = || self.snippet(expr.span());
         match expr {
             Expression::Identifier(id) => match import_source(self.program, id.name.as_str()) {
-                Some(from) => format!("found identifier `{}` {}", id.name.as_str(), never_loaded(from)),
+                Some(origin) => format!("found identifier `{}` {}", id.name.as_str(), origin.never_loaded()),
                 None => format!("found identifier `{}`", id.name.as_str()),
             },
             Expression::CallExpression(call) => {

@@ -681,6 +681,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
         .par_iter()
         .map_with(db.clone(), |db, &target| db::host_plan(&*db, project, TargetKey::new(&*db, target)).clone())
         .collect();
+    diagnostics.extend(hosts::check_plugin_name(&model.name, &model.targets));
     for plan in &plans {
         diagnostics.extend(plan.diagnostics.iter().cloned());
     }

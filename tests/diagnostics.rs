@@ -284,9 +284,21 @@ fn duplicate_hooks() {
 fn a_plugin_name_the_host_rejects() {
     let config = config("{}", "['claude', 'codex']").replace("name: 'demo'", "name: 'claude-helper'");
     expect_one(&config, &[], "AB4102", "plugin.name", "claude");
-    let (_, diagnostics) = diagnose(&config.replace("claude-helper", "My Plugin"), &[]);
-    let hosts: Vec<_> = diagnostics.iter().map(|d| (d.0.as_str(), d.2.as_str())).collect();
-    assert_eq!(hosts, [("AB4102", "claude"), ("AB4102", "codex")]);
+    // A name every host refuses is one error naming them all, each with its rule.
+    let every_host =
+        config.replace("claude-helper", "My Plugin").replace("['claude', 'codex']", "['claude', 'codex', 'cursor']");
+    let dir = project(&[("agent-bundle.config.ts", every_host.as_str())]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    assert_eq!((&diagnostics[0]["code"], &diagnostics[0]["host"]), (&"AB4102".into(), &serde_json::Value::Null));
+    assert_eq!(
+        diagnostics[0]["message"],
+        "Claude Code, Codex and Cursor do not accept the plugin name `My Plugin`: Claude Code and Codex: it must be \
+         lowercase kebab-case (a-z, 0-9, single dashes), at most 64 characters; Cursor: it must be lowercase letters, \
+         digits, `-` and `.`, at most 64 characters"
+    );
 }
 
 #[test]

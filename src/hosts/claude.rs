@@ -332,7 +332,7 @@ const RESERVED_PREFIXES: [&str; 4] = ["claude-", "anthropic-", "anthropics-", "c
 fn check_name(name: &str) -> Result<(), String> {
     check_kebab_name(name)?;
     if RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
-        return Err(format!("Claude Code reserves it ({})", reserved_names()));
+        return Err(format!("it is reserved ({})", reserved_names()));
     }
     Ok(())
 }

@@ -226,11 +226,7 @@ fn check_name(name: &str) -> Result<(), String> {
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    if valid {
-        Ok(())
-    } else {
-        Err("Cursor names are lowercase letters, digits, `-` and `.`, at most 64 characters".into())
-    }
+    if valid { Ok(()) } else { Err("it must be lowercase letters, digits, `-` and `.`, at most 64 characters".into()) }
 }
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {

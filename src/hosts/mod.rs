@@ -18,6 +18,7 @@ pub mod plan;
 mod portable;
 pub mod spec;
 
+use crate::diagnostics::{Code, Diagnostic};
 use crate::model::{CanonicalTool, Family, Model, Target, Trigger};
 use crate::output::OutputFile;
 
@@ -77,6 +78,55 @@ pub struct McpSupport {
 /// Code's took 250 ms from its start to listening beside a `SessionStart` hook, which had
 /// given up after 160 ms. At most half the route's budget.
 pub const STARTUP_WAIT_MS: u32 = 3000;
+
+/// The one error for a plugin name some of `targets` refuse, naming every host that
+/// refuses it and why (one mistake said once, not once per host), or `None`.
+pub fn check_plugin_name(name: &str, targets: &[Target]) -> Option<Diagnostic> {
+    // The refusing hosts, grouped by reason, in target order.
+    let mut refusals: Vec<(String, Vec<&HostTable>)> = Vec::new();
+    for table in targets.iter().map(|&target| table(target)) {
+        let Err(reason) = (table.check_name)(name) else { continue };
+        match refusals.iter_mut().find(|(known, _)| *known == reason) {
+            Some((_, tables)) => tables.push(table),
+            None => refusals.push((reason, vec![table])),
+        }
+    }
+    let names = |tables: &[&HostTable]| and_list(&tables.iter().map(|t| t.display_name).collect::<Vec<_>>());
+    let refusing: Vec<&HostTable> = refusals.iter().flat_map(|(_, tables)| tables.iter().copied()).collect();
+    let why = match refusals.as_slice() {
+        [] => return None,
+        [(reason, _)] => reason.clone(),
+        _ => refusals
+            .iter()
+            .map(|(reason, tables)| format!("{}: {reason}", names(tables)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let verb = if refusing.len() == 1 { "does" } else { "do" };
+    let diagnostic = Diagnostic::error(
+        Code::InvalidPluginName,
+        format!("{} {verb} not accept the plugin name `{name}`: {why}", names(&refusing)),
+    )
+    .at_path("plugin.name")
+    .with_help(format!(
+        "rename the plugin: lowercase kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`), at most 64 characters, and none Claude \
+         Code reserves ({}), satisfies every host",
+        claude::reserved_names()
+    ));
+    Some(match refusing[..] {
+        [only] => diagnostic.for_host(only.target),
+        _ => diagnostic,
+    })
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [others @ .., last] => format!("{} and {last}", others.join(", ")),
+    }
+}
 
 /// Artifact path of the shared event runtime (the generated MCP server).
 pub const RUNTIME_PATH: &str = "mcp/event-runtime.mjs";

@@ -65,21 +65,6 @@ pub fn wrapper_path(hook_name: &str, target: Target) -> String {
 pub fn plan(table: &HostTable, model: &Model) -> HostPlan {
     let target = table.target;
     let mut plan = HostPlan { target, hooks: Vec::new(), diagnostics: Vec::new() };
-    if let Err(reason) = (table.check_name)(&model.name) {
-        plan.diagnostics.push(
-            Diagnostic::error(
-                Code::InvalidPluginName,
-                format!("{} does not accept the plugin name `{}`: {reason}", table.display_name, model.name),
-            )
-            .at_path("plugin.name")
-            .for_host(target)
-            .with_help(format!(
-                "rename the plugin: lowercase kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`), at most 64 characters, and none \
-                 Claude Code reserves ({}), satisfies every host",
-                super::claude::reserved_names()
-            )),
-        );
-    }
     for hook in model.hooks.iter().filter(|hook| hook.reaches(target)) {
         if let Some(planned) = plan_hook(table, hook, &mut plan.diagnostics) {
             plan.hooks.push(planned);

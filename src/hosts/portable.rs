@@ -41,7 +41,7 @@ fn check_name(name: &str) -> Result<(), String> {
         && !name.contains("--")
         && !name.contains("..")
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    if valid { Ok(()) } else { Err("Agent Plugins names are [a-z0-9.-], 1-64 characters, without `--` or `..`".into()) }
+    if valid { Ok(()) } else { Err("it must be [a-z0-9.-], 1-64 characters, without `--` or `..`".into()) }
 }
 
 fn documents(model: &Model, _plan: &HostPlan) -> Vec<OutputFile> {

@@ -4,6 +4,8 @@
 //! Host-dependent rules (does the host have this event, does the selector map) belong to
 //! `hosts::plan`.
 
+use std::collections::{HashMap, HashSet};
+
 use super::{Handler, Hook, HookEvent, RouteRun, Target, ToolSelector, Trigger, hook_identity};
 use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
 use crate::diagnostics::{Code, Diagnostic};
@@ -105,7 +107,8 @@ pub fn normalize(
     package_version: Result<Option<&str>, &str>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
-    let mut cx = Normalizer { project, diagnostics: Vec::new(), rejected_payloads: Vec::new() };
+    let mut cx =
+        Normalizer { project, diagnostics: Vec::new(), said: HashSet::new(), errors: 0, rejected_payloads: Vec::new() };
     let (targets, targets_from) = match (target_override, &config.targets) {
         (Some(targets), _) => (sorted(targets.to_vec()), TargetSource::Cli),
         (None, Some(items)) => {
@@ -115,17 +118,19 @@ pub fn normalize(
     };
     let payloads: Vec<Payload> = config.payloads.iter().filter_map(|p| cx.payload(p)).collect();
     let mut hooks: Vec<Hook> = Vec::new();
+    // Where each hook id was first declared, in `hooks`.
+    let mut first_of: HashMap<String, usize> = HashMap::new();
     // Those with errors of their own: what set two apart may be what was refused (a timeout).
-    let mut refused = Vec::new();
+    let mut refused = HashSet::new();
     for declaration in &config.hooks {
-        let errors = cx.errors();
+        let errors = cx.errors;
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
-        if declaration.refused || cx.errors() > errors {
-            refused.push(hook.id.clone());
+        if declaration.refused || cx.errors > errors {
+            refused.insert(hook.id.clone());
         }
-        if let Some(first) = hooks.iter().find(|h| h.id == hook.id).filter(|_| !refused.contains(&hook.id)) {
+        if let Some(first) = first_of.get(&hook.id).map(|&at| &hooks[at]).filter(|_| !refused.contains(&hook.id)) {
             let message =
                 format!("hook `{}` is declared twice ({} and {})", hook.name, first.config_path, hook.config_path);
             cx.push(
@@ -135,6 +140,7 @@ pub fn normalize(
             );
             continue;
         }
+        first_of.entry(hook.id.clone()).or_insert(hooks.len());
         hooks.push(hook);
     }
     if targets_from != TargetSource::Cli {
@@ -168,7 +174,7 @@ pub fn normalize(
         (Some(version), _) => version.clone(),
         (None, Ok(Some(version))) if !is_version_segment(version) => {
             let message = format!("package.json's version {version:?} is not a version hosts can install");
-            cx.diagnostics.push(
+            cx.say(
                 Diagnostic::error(Code::InvalidPluginVersion, message)
                     .in_file("package.json")
                     .with_help("fix package.json's `version`, or set `plugin.version` in the config"),
@@ -178,7 +184,7 @@ pub fn normalize(
         (None, Ok(version)) => version.unwrap_or("0.0.0").to_owned(),
         (None, Err(why)) => {
             // (Located in package.json itself, not in the config as `push` would.)
-            cx.diagnostics.push(
+            cx.say(
                 Diagnostic::warning(
                     Code::UnreadablePackageVersion,
                     format!("package.json {why}: the version is 0.0.0"),
@@ -219,22 +225,26 @@ fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
 struct Normalizer<'a> {
     project: &'a dyn ProjectView,
     diagnostics: Vec<Diagnostic>,
+    /// The diagnostics said so far, to say each once.
+    said: HashSet<Diagnostic>,
+    /// How many of them are errors.
+    errors: usize,
     /// The sources of declared payloads refused (their error says why): a prebuilt handler
     /// in one is said no more of.
     rejected_payloads: Vec<String>,
 }
 
 impl Normalizer<'_> {
-    /// How many errors were reported so far.
-    fn errors(&self) -> usize {
-        self.diagnostics.iter().filter(|diagnostic| diagnostic.is_error()).count()
+    /// Reports `diagnostic`, located in the config, once: an array of handlers under one
+    /// unknown event key, say, repeats it word for word.
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.say(diagnostic.in_file(self.project.config_file().to_owned()));
     }
 
-    /// Reports `diagnostic` once: an array of handlers under one unknown event key, say,
-    /// repeats it word for word.
-    fn push(&mut self, diagnostic: Diagnostic) {
-        let diagnostic = diagnostic.in_file(self.project.config_file().to_owned());
-        if !self.diagnostics.contains(&diagnostic) {
+    /// Reports `diagnostic`, located where it says, once.
+    fn say(&mut self, diagnostic: Diagnostic) {
+        if self.said.insert(diagnostic.clone()) {
+            self.errors += usize::from(diagnostic.is_error());
             self.diagnostics.push(diagnostic);
         }
     }

@@ -98,7 +98,8 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     let stop = dir.path().join("src/hooks/stop.ts");
     let original = std::fs::read_to_string(&stop).unwrap();
 
-    std::fs::write(&stop, original.replace("summarize what you changed", "list what you changed")).unwrap();
+    let good_source = original.replace("summarize what you changed", "list what you changed");
+    std::fs::write(&stop, &good_source).unwrap();
     let edited = next();
     assert_eq!(edited["ok"], true, "{edited:#}");
     assert_eq!(edited["changed"], serde_json::json!(["src/hooks/stop.ts"]));
@@ -126,9 +127,17 @@ fn watch_rebuilds_only_what_an_edit_touches_and_survives_a_broken_edit() {
     assert_eq!(broken["diagnostics"][0]["file"], "src/hooks/stop.ts");
     assert_eq!(artifact_files(&dir.path().join("artifact")), good, "the last good artifact stays");
 
-    std::fs::write(&stop, &original).unwrap();
+    // Fixed back to what the artifact holds: nothing to write, and the session still says
+    // the error is gone.
+    std::fs::write(&stop, &good_source).unwrap();
     let fixed = next();
-    assert_eq!(fixed["ok"], true, "{fixed:#}");
+    assert_eq!(
+        (&fixed["ok"], &fixed["changed"]),
+        (&true.into(), &serde_json::json!(["src/hooks/stop.ts"])),
+        "{fixed:#}"
+    );
+    assert_eq!(fixed["diagnostics"], serde_json::json!([]), "{fixed:#}");
+    assert_eq!(artifact_files(&dir.path().join("artifact")), good);
     interrupt(child);
 }
 

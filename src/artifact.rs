@@ -329,6 +329,10 @@ pub fn simulate(
     let started = Instant::now();
     let mut command = scratch.hook_node(target, &artifact)?;
     command.arg(&wrapper).arg(form.simulation_argument());
+    if hook.is_shared() && runtime.is_none() {
+        // None was started: the wrapper waits for none a host may be starting.
+        command.arg("--agent-bundle-no-runtime");
+    }
     let crate::child::Ran { status, stdout, mut stderr } =
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();

@@ -162,10 +162,15 @@ export function connectRuntime(shared) {
 // How often a wrapper that may run before its runtime listens (`startupWaitMs`) looks again.
 const STARTUP_POLL_MS = 25;
 
+// The argument `hooks simulate --standalone` runs a shared route's wrapper with: it starts no
+// runtime, so none is waited for.
+const NO_RUNTIME_FLAG = "--agent-bundle-no-runtime";
+
 // The connected socket; while `shared.startupWaitMs` lasts, a runtime not there yet (a host
 // that starts its MCP servers beside the hook) is looked for again.
 function openSocket(net, shared) {
-  const deadline = Date.now() + (shared.startupWaitMs ?? 0);
+  const wait = process.argv.includes(NO_RUNTIME_FLAG) ? 0 : (shared.startupWaitMs ?? 0);
+  const deadline = Date.now() + wait;
   const again = (error) => {
     if (error.code !== "runtime-unavailable" || Date.now() >= deadline) throw error;
     return new Promise((resolve) => setTimeout(resolve, STARTUP_POLL_MS).unref()).then(() =>

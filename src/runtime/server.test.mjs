@@ -163,11 +163,11 @@ async function stopServer(server) {
   return server.exited;
 }
 
-function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input, nodeArgs = [], stdinAfter } = {}) {
+function runWrapper(root, runtimeDir, { fallback = false, command = "echo hi", input, nodeArgs = [], args = [], stdinAfter } = {}) {
   const envelope = input ?? { ...FIXTURE, tool_input: { command } };
   return new Promise((resolve, reject) => {
     const script = join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`);
-    const child = spawn(process.execPath, [...nodeArgs, script], {
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
       env: { ...childEnv, AGENT_BUNDLE_RUNTIME_DIR: runtimeDir },
     });
     let stdout = "";
@@ -347,6 +347,18 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(eager.code, 1);
     assert.match(eager.stderr, /shared runtime unavailable: .* does not exist/);
     assert.ok(Date.now() - started < 2000, "no wait where none was asked");
+  });
+
+  // `hooks simulate --standalone` starts no runtime: its wrapper renders the fallback at once,
+  // though it would wait ten minutes for one a host was starting.
+  test("a wrapper run without a runtime waits for none", { timeout: 60_000 }, async () => {
+    const root = artifact({ timeoutMs: 600_000, startupWaitMs: 600_000 });
+    const r = await runWrapper(root, join(freshRuntimeDir(), "none"), {
+      fallback: true,
+      args: ["--agent-bundle-simulation=native", "--agent-bundle-no-runtime"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(JSON.parse(r.stdout).nativeOutput.hookSpecificOutput.additionalContext, /./);
   });
 
   // The host's timeout for the hook is the route's plus a second: what waiting for a runtime

@@ -148,7 +148,11 @@ async function answerOf(spec, load) {
   const input = parseInput(await readStdin());
   const { event, context } = decodeNative(spec, simulation === "canonical" ? encodeCanonical(spec, input) : input);
   const envelope = context.nativeInput;
-  const result = checkResult(spec, await attempt("handler failed", () => handler(event, context)));
+  const value = await attempt("handler failed", () => handler(event, context));
+  const result = checkResult(spec, value);
+  if (value?.additionalContext && result.additionalContext === undefined) {
+    report(spec, `${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
+  }
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
   if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }, wellFormed) + "\n";
@@ -627,7 +631,7 @@ export function checkResult(spec, value) {
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
   // A deny is answered whatever comes with it: failing the hook would let the tool run.
-  // Context the host has no place for beside it is left out, and said.
+  // Context the host has no place for beside it is left out (the wrapper says so).
   const contextDropped = denied && Boolean(additionalContext) && !output.context;
   const missing =
     outcome !== "continue" && !output[outcome] ? `outcome ${outcome}`
@@ -644,9 +648,6 @@ export function checkResult(spec, value) {
   if (reason !== undefined) result.reason = reason;
   if (updatedInput !== undefined) result.updatedInput = updatedInput;
   if (additionalContext !== undefined && !contextDropped) result.additionalContext = additionalContext;
-  if (contextDropped) {
-    report(spec, `${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
-  }
   return result;
 }
 

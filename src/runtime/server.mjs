@@ -228,8 +228,11 @@ async function handle(line, runtime, target, routes, state) {
   }
   // Checked as its wrapper checks it, before the reply's JSON: what JSON would not carry (a
   // Map, a bigint, a cycle) fails here as it does standalone, rather than arriving changed
-  // or failing the reply.
-  return { status: "ok", output: checkResult(spec, output) };
+  // or failing the reply. It goes back as the route gave it: the wrapper checks it again and
+  // says on the hook's stderr what it leaves out (context beside a deny, where the host has
+  // no place for it).
+  checkResult(spec, output);
+  return { status: "ok", output };
 }
 
 // Renders in an async context of its own, so that a process.exit of the route's fails this

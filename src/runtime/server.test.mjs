@@ -76,6 +76,9 @@ const Route = async ({ canonical }) => {
   }
   if (canonical.payload.toolInput.command === "bigint") return jsx(Agent.Result, { value: { updatedInput: { n: 1n } } });
   if (canonical.payload.toolInput.command === "map") return jsx(Agent.Result, { value: { updatedInput: new Map([["command", "ls"]]) } });
+  if (canonical.payload.toolInput.command === "deny-with-context") {
+    return [jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } }), jsx(Agent.Context, { children: "use trash" })];
+  }
   if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
   if (canonical.payload.toolInput.command === "stray") {
     setTimeout(() => { throw new Error("stray timer"); }, 0);
@@ -87,7 +90,7 @@ const Route = async ({ canonical }) => {
 let artifacts = 0;
 
 /** Writes an artifact with the runtime and two wrappers (with and without fallback). */
-function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, startupWaitMs } = {}) {
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, startupWaitMs, spec = SPEC } = {}) {
   const root = join(workDir, `artifact-${++artifacts}`);
   mkdirSync(join(root, "mcp"), { recursive: true });
   mkdirSync(join(root, "hooks"), { recursive: true });
@@ -97,7 +100,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
     join(root, "mcp", "event-runtime.mjs"),
     `import { serve } from ${url("server.mjs")};\n${imports}` +
       `await serve({ plugin: "demo", version: "1.0.0", epoch: ${JSON.stringify(epoch)}, routes: [{ family: "tool/before", ` +
-      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(SPEC)} } }] }, import.meta.url` +
+      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(spec)} } }] }, import.meta.url` +
       `${requestDeadlineMs === undefined ? "" : `, { requestDeadlineMs: ${requestDeadlineMs} }`});\n`,
   );
   for (const fallback of [true, false]) {
@@ -107,7 +110,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
         `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
         `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
-        `await runHook(${JSON.stringify(SPEC)}, () => (event, context) => forwardRoute(SHARED, context, ` +
+        `await runHook(${JSON.stringify(spec)}, () => (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `(timeoutMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs })` : "null") +
         `, connection));\n`,
     );
@@ -347,6 +350,21 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(eager.code, 1);
     assert.match(eager.stderr, /shared runtime unavailable: .* does not exist/);
     assert.ok(Date.now() - started < 2000, "no wait where none was asked");
+  });
+
+  // A host with no place for context beside a deny (Cursor's preToolUse): the deny is
+  // answered without it, and the hook's stderr says so, not the runtime's log.
+  test("context left out of a shared deny is said by the hook", async () => {
+    const spec = { ...SPEC, output: { ...SPEC.output, context: null } };
+    const root = artifact({ spec });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const r = await runWrapper(root, dir, { command: "deny-with-context" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision, "deny");
+    assert.equal(r.stderr, `agent-bundle hook ${SPEC.hook}: Claude Code PreToolUse takes no additionalContext: the deny is answered without it\n`);
+    await stopServer(server);
+    assert.doesNotMatch(server.stderr, /additionalContext/);
   });
 
   // `hooks simulate --standalone` starts no runtime: its wrapper renders the fallback at once,

@@ -573,6 +573,16 @@ fn input_nested_too_deep_is_a_located_error() {
 }
 
 #[test]
+fn what_a_bundled_module_cannot_have_is_its_own_code() {
+    let handler = "const config = await fetch('x');\nconsole.log(import.meta.url);\nlet __ab_mine = 1;\nexport default () => config;\n";
+    let (exit, diagnostics) =
+        diagnose(&config("{ stop: './src/hooks/h.ts' }", "['claude']"), &[("src/hooks/h.ts", handler)]);
+    assert_eq!(exit, 1);
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(codes, ["AB4842", "AB4842", "AB4842"], "{diagnostics:?}");
+}
+
+#[test]
 fn a_commonjs_require_in_a_handler_is_a_located_error() {
     let handler = "const fs = require('node:fs');\nexport default () => { fs.existsSync('/'); };\n";
     let dir = project(&[

@@ -44,8 +44,9 @@ pub enum BundleErrorKind {
     BareImport,
     UnresolvedImport,
     DynamicImport,
-    /// `require()` of CommonJS, which the ES modules hooks run as do not have.
-    Require,
+    /// CommonJS's `require`, `module`, `exports`, `__dirname` or `__filename`, which the ES
+    /// modules hooks run as do not have.
+    CommonJs,
     TopLevelAwait,
     ImportMeta,
     ReservedName,
@@ -635,7 +636,7 @@ impl<'s> Checker<'s> {
             let help = commonjs_help(&name).expect("only CommonJS's variables are kept");
             let shown = if name == "require" { "require()" } else { name.as_str() };
             self.error(
-                BundleErrorKind::Require,
+                BundleErrorKind::CommonJs,
                 span,
                 format!("`{shown}` does not exist in the ES modules hooks run as"),
                 help,
@@ -2138,11 +2139,11 @@ mod tests {
                 "src/a.ts",
                 "import { join } from 'node:path';\nexport const rules = join(__dirname, 'rules.txt');\n"
             ),
-            one(BundleErrorKind::Require, "__dirname")
+            one(BundleErrorKind::CommonJs, "__dirname")
         );
         assert_eq!(
             errors("src/a.ts", "export default () => __filename;\n"),
-            one(BundleErrorKind::Require, "__filename")
+            one(BundleErrorKind::CommonJs, "__filename")
         );
         let guarded = "export const here = typeof (__dirname as unknown) === 'string' ? 'cjs' : 'esm';\n\
                        export const dir = typeof __dirname !== 'undefined' ? __dirname : process.cwd();\n\
@@ -2165,11 +2166,11 @@ mod tests {
         let caught = "let dir: string;\ntry { dir = __dirname; } catch { dir = '.'; }\nexport { dir };\n";
         assert_eq!(errors("src/a.ts", caught), []);
         let finally = "try { void 0; } finally { void __dirname; }\nexport {};\n";
-        assert_eq!(errors("src/a.ts", finally), one(BundleErrorKind::Require, "__dirname"));
+        assert_eq!(errors("src/a.ts", finally), one(BundleErrorKind::CommonJs, "__dirname"));
         // A function written in a `try` block runs where it is called, which no catch covers.
         let later =
             "let f = () => 'x';\ntry { f = () => __dirname; } catch { /* never */ }\nexport const v = () => f();\n";
-        assert_eq!(errors("src/a.ts", later), one(BundleErrorKind::Require, "__dirname"));
+        assert_eq!(errors("src/a.ts", later), one(BundleErrorKind::CommonJs, "__dirname"));
         // UMD: tested first.
         let umd = "if (typeof module === 'object' && module.exports) { module.exports = {}; }\nexport {};\n";
         assert_eq!(errors("src/a.ts", umd), []);
@@ -2180,7 +2181,7 @@ mod tests {
         // Declared for TypeScript alone, it is still not there.
         assert_eq!(
             errors("src/a.ts", "declare const __dirname: string;\nexport default () => __dirname;\n"),
-            one(BundleErrorKind::Require, "__dirname")
+            one(BundleErrorKind::CommonJs, "__dirname")
         );
     }
 
@@ -2188,15 +2189,15 @@ mod tests {
     fn a_commonjs_require_is_an_error_and_a_local_one_is_not() {
         assert_eq!(
             errors("src/a.ts", "const fs = require(\"node:fs\");\nexport default () => fs;\n"),
-            one(BundleErrorKind::Require, "require")
+            one(BundleErrorKind::CommonJs, "require")
         );
         let local = "const require = (name: string) => name;\nexport default () => require(\"x\");\n";
         assert!(transpile("src/a.ts", local).diagnostics.is_empty());
         // Declared for TypeScript's sake (no `@types/node`), it is still not there.
         let declared = "declare function require(name: string): any;\nexport default () => require(\"node:fs\");\n";
-        assert_eq!(errors("src/a.ts", declared), one(BundleErrorKind::Require, "require"));
+        assert_eq!(errors("src/a.ts", declared), one(BundleErrorKind::CommonJs, "require"));
         let signature = "function require(name: string): any;\nexport default () => require(\"node:fs\");\n";
-        assert_eq!(errors("src/a.ts", signature), one(BundleErrorKind::Require, "require"));
+        assert_eq!(errors("src/a.ts", signature), one(BundleErrorKind::CommonJs, "require"));
         // Overloads with the implementation are there.
         let overloaded = "function require(name: string): string;\nfunction require(name: any) { return name; }\n\
                           export default () => require(\"x\");\n";

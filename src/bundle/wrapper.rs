@@ -312,7 +312,13 @@ impl<'a> ModuleGraph<'a> {
                     BundleErrorKind::MissingExport => Code::MissingExport,
                     BundleErrorKind::UndefinedComponent => Code::UndefinedComponent,
                     BundleErrorKind::ReadsStdin => Code::ReadsStdin,
-                    _ => Code::UnsupportedImport,
+                    BundleErrorKind::BareImport
+                    | BundleErrorKind::UnresolvedImport
+                    | BundleErrorKind::DynamicImport
+                    | BundleErrorKind::CommonJs => Code::UnsupportedImport,
+                    BundleErrorKind::TopLevelAwait | BundleErrorKind::ImportMeta | BundleErrorKind::ReservedName => {
+                        Code::BundledModuleFeature
+                    }
                 };
                 let mut diagnostic = match problem.severity {
                     Severity::Error => Diagnostic::error(code, problem.message.clone()),

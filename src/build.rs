@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, CacheStats, Hash};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
-use crate::diagnostics::{Code, Diagnostic, has_errors};
+use crate::diagnostics::{Code, Diagnostic, and_list, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
@@ -685,6 +685,7 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
     for plan in &plans {
         diagnostics.extend(plan.diagnostics.iter().cloned());
     }
+    diagnostics.extend(prebuilt_scripts_left_out(&model, &plans));
     // (Where the config has errors, a mistyped target say, what reaches no host follows from
     // them: said again per hook, it would bury them.)
     if !has_errors(&diagnostics) {
@@ -725,6 +726,44 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
     diagnostics.extend(compose_diagnostics);
     let files = if has_errors(&diagnostics) { BTreeMap::new() } else { files };
     finish(db, project, Some(model), plans, files, diagnostics)
+}
+
+/// An error for each prebuilt hook a host registers whose script lies in a payload the
+/// artifact leaves out (one limited to hosts the build does not select): the host would run
+/// a file that is not there.
+fn prebuilt_scripts_left_out(model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
+    let carried: Vec<&str> = model.emitted_payloads().map(|payload| payload.name.as_str()).collect();
+    let mut diagnostics = Vec::new();
+    for hook in &model.hooks {
+        let Some(payload) = model.payload_of(hook).filter(|payload| !carried.contains(&payload.name.as_str())) else {
+            continue;
+        };
+        let registered = plans.iter().filter(|plan| plan.hooks.iter().any(|planned| planned.hook_id == hook.id));
+        let hosts: Vec<Target> = registered.map(|plan| plan.target).collect();
+        if hosts.is_empty() {
+            continue;
+        }
+        let names = |name: fn(Target) -> &'static str| and_list(&hosts.iter().copied().map(name).collect::<Vec<_>>());
+        let only = and_list(&payload.targets.iter().flatten().map(|target| target.as_str()).collect::<Vec<_>>());
+        let message = format!(
+            "prebuilt handler `{}` lies in payload `{}`, which this build leaves out (it is for {only} only), yet {} \
+             would run it",
+            hook.handler.path(),
+            payload.name,
+            names(|target| hosts::table(target).display_name)
+        );
+        diagnostics.push(
+            Diagnostic::error(Code::PrebuiltOutsidePayload, message)
+                .in_file(hook.source_file.clone())
+                .at_path(hook.json_path("handler.prebuilt"))
+                .with_help(format!(
+                    "add {} to the `targets` of payload `{}`, or limit the hook's `targets` to the payload's",
+                    names(Target::as_str),
+                    payload.name
+                )),
+        );
+    }
+    diagnostics
 }
 
 /// The outside directories that the unresolved imports of `modules` point into.

@@ -101,7 +101,7 @@ codes! {
     ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context` for a host that takes no context for its family (a warning: such a run fails there).";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root, or the root itself.";
-    PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload.";
+    PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload, or inside one the build leaves out while a host it builds for registers the hook.";
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
     PayloadLeftOut = "AB4745", "payload-left-out", "A payload source holding what no artifact carries: a folder agent-bundle never reads (`node_modules`, `.venv`, `target`, `.git`, `.jj`, `.agent-bundle`, a built artifact) or may not list, a symbolic link, a special file, a name that is not UTF-8.";
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty, or lies in a folder agent-bundle never reads.";
@@ -271,6 +271,15 @@ impl TryFrom<DiagnosticRecord> for Diagnostic {
             host,
             help: record.help,
         })
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`: names as a message lists them.
+pub fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [others @ .., last] => format!("{} and {last}", others.join(", ")),
     }
 }
 

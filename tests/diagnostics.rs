@@ -220,6 +220,25 @@ fn prebuilt_path_outside_every_payload() {
     expect_one(&config(hooks, "['claude']"), &[("dist/h.js", "")], "AB4744", "hooks.stop.handler.prebuilt", "");
 }
 
+/// A payload limited to hosts the build leaves out is not carried: a hook another host
+/// registers would run a script the artifact does not hold.
+#[test]
+fn a_prebuilt_script_in_a_payload_the_build_leaves_out() {
+    let hooks = "{ stop: { handler: { prebuilt: './dist/h.js' } } }";
+    let payload = |targets: &str| format!("payload: {{ dist: {{ source: './dist', targets: {targets} }} }},\n  hooks:");
+    let left_out = config(hooks, "['claude', 'codex']").replace("hooks:", &payload("['cursor']"));
+    let (exit, diagnostics) = diagnose(&left_out, &[("dist/h.js", "")]);
+    assert_eq!(exit, 1);
+    assert_eq!(diagnostics, [("AB4744".into(), "hooks.stop.handler.prebuilt".into(), "".into(), "error".into())]);
+    // Narrowed by `--target` to a host the payload is not for.
+    let for_claude = config(hooks, "['claude', 'codex']").replace("hooks:", &payload("['claude']"));
+    let dir = project(&[("agent-bundle.config.ts", for_claude.as_str()), ("dist/h.js", "")]);
+    let (code, report) = build_json(dir.path(), &["--target", "codex"]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &"AB4744".into()), "{report:#}");
+    // Carried for one host, the script is there for every host.
+    assert_eq!(build_json(dir.path(), &[]).0, 0);
+}
+
 /// The hook command quotes a prebuilt handler's path for a shell: a name that would be
 /// expanded there (`$HOME`, a backtick) or end the quotes is refused, spaces are fine.
 #[test]

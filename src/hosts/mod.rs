@@ -18,7 +18,7 @@ pub mod plan;
 mod portable;
 pub mod spec;
 
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, and_list};
 use crate::model::{CanonicalTool, Family, Model, Target, Trigger};
 use crate::output::OutputFile;
 
@@ -117,15 +117,6 @@ pub fn check_plugin_name(name: &str, targets: &[Target]) -> Option<Diagnostic> {
         [only] => diagnostic.for_host(only.target),
         _ => diagnostic,
     })
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [only] => (*only).to_owned(),
-        [others @ .., last] => format!("{} and {last}", others.join(", ")),
-    }
 }
 
 /// Artifact path of the shared event runtime (the generated MCP server).

@@ -45,6 +45,12 @@ impl Model {
         self.payloads.iter().filter(carried)
     }
 
+    /// The declared payload that holds `hook`'s prebuilt script, if it has one.
+    pub fn payload_of(&self, hook: &Hook) -> Option<&Payload> {
+        let Handler::Prebuilt { path, .. } = &hook.handler else { return None };
+        self.payloads.iter().find(|payload| is_under(path, &payload.source))
+    }
+
     /// Whether any event route asks for the shared runtime.
     pub fn has_shared_routes(&self) -> bool {
         self.hooks.iter().any(|hook| hook.route.as_ref().is_some_and(|route| route.shared))

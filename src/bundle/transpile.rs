@@ -433,6 +433,12 @@ struct Request {
     type_only: bool,
 }
 
+/// A namespace declaration being walked: its dotted path (`A.B`) and its whole text.
+struct OpenNamespace {
+    path: String,
+    span: oxc_span::Span,
+}
+
 /// Checks on the original AST, so that every diagnostic points into the original source.
 struct Checker<'s> {
     source: &'s str,
@@ -457,8 +463,8 @@ struct Checker<'s> {
     import_origins: HashMap<SymbolId, (String, String)>,
     /// Every value export name, where it is first exported.
     exported: BTreeMap<String, Span>,
-    /// The dotted paths of the namespaces being walked, innermost last.
-    namespaces: Vec<String>,
+    /// The namespace declarations being walked, innermost last.
+    namespaces: Vec<OpenNamespace>,
     /// How many of them are `declare namespace`s: all that is in one is for TypeScript alone.
     ambient_namespaces: u32,
     /// The names each namespace path has exported so far: while one of its declarations is
@@ -1217,10 +1223,10 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         let path = match self.namespaces.last() {
-            Some(outer) => format!("{outer}.{}", it.id.name),
+            Some(outer) => format!("{}.{}", outer.path, it.id.name),
             None => it.id.name.to_string(),
         };
-        self.namespaces.push(path.clone());
+        self.namespaces.push(OpenNamespace { path: path.clone(), span: it.span });
         self.ambient_namespaces += u32::from(it.declare);
         walk::walk_ts_namespace_declaration(self, it);
         self.ambient_namespaces -= u32::from(it.declare);
@@ -1315,20 +1321,25 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
         self.reserved(&it.name, it.span);
         // TypeScript reads a name an earlier declaration of the same namespace exported as
-        // that namespace's member; transpiled, each declaration is a function of its own,
-        // where the bare name is bound to nothing.
+        // that namespace's member, before any binding outside this declaration; transpiled,
+        // each declaration is a function of its own, where the bare name is bound to nothing
+        // or to that outer binding (an import of the same name, say).
         // (A type, `typeof`, `extends` or `implements` is stripped: where it names such a
         // member, nothing is left to run.)
-        let unbound = || {
+        let bound_outside = |block: oxc_span::Span| {
             let reference = self.scoping.get_reference(it.reference_id());
-            reference.flags().is_value() && reference.symbol_id().is_none()
+            reference.flags().is_value()
+                && reference
+                    .symbol_id()
+                    .is_none_or(|symbol| !block.contains_inclusive(self.scoping.symbol_span(symbol)))
         };
-        let exported_earlier =
-            |path: &String| self.namespace_exports.get(path).is_some_and(|names| names.contains(it.name.as_str()));
-        if let Some(path) = self.namespaces.iter().rev().find(|path| exported_earlier(path))
-            && unbound()
+        let exported_earlier = |namespace: &&OpenNamespace| {
+            self.namespace_exports.get(&namespace.path).is_some_and(|names| names.contains(it.name.as_str()))
+        };
+        if let Some(namespace) = self.namespaces.iter().rev().find(exported_earlier)
+            && bound_outside(namespace.span)
         {
-            let (path, name) = (path.clone(), it.name.to_string());
+            let (path, name) = (namespace.path.clone(), it.name.to_string());
             self.error(
                 BundleErrorKind::Syntax,
                 it.span.into(),
@@ -2252,6 +2263,13 @@ mod tests {
                       namespace D.E { export const x = 1; }\nnamespace D { export const w = E.x; }\n\
                       namespace F { export import M = Math; }\nnamespace F { export const v = M.max(1, 2); }\n";
         assert_eq!(module(merged), ["f", "y", "E", "M"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
+        // Nor is it the binding of the same name outside the namespace (an import, a
+        // module-level `const`), which the transpiled code would read instead.
+        let shadowing = "import { limit } from './cfg';\nconst x = 'outer';\n\
+                         namespace Cfg { export const limit = 5; export const x = 1; }\n\
+                         namespace Cfg { export function check(n: number) { return n <= limit; } export const y = x; }\n\
+                         export default () => limit + x;\n";
+        assert_eq!(module(shadowing), ["limit", "x"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
     }
 
     #[test]

@@ -183,10 +183,28 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: Target, wanted: &str) -> Result
             Err(format!("{} takes no hooks: no {host} hook can be simulated", crate::hosts::table(host).display_name))
         }
         [] => {
+            // A prebuilt hook (the simulator says why it cannot run it), or one built for other hosts.
+            let named =
+                |h: &&HookRow| without_hash(&h.name) == wanted || (!wanted.is_empty() && h.name.starts_with(wanted));
+            if let [prebuilt] = on_host().filter(|h| h.is_prebuilt()).filter(named).collect::<Vec<_>>()[..] {
+                return Ok(prebuilt);
+            }
+            let mut elsewhere: Vec<&str> = hooks
+                .iter()
+                .filter(|h| h.name == wanted || h.id == wanted || named(h))
+                .map(|h| h.host.as_str())
+                .collect();
+            elsewhere.sort_unstable();
+            elsewhere.dedup();
             let names: Vec<&str> = runnable().map(|h| h.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+            let built_for = match elsewhere.as_slice() {
+                [] => String::new(),
+                hosts => format!(": it is built for {} only", crate::diagnostics::and_list(hosts)),
+            };
             Err(format!(
-                "no {host} hook is named \"{wanted}\" or has a name starting with it (hooks for {host}: {known})"
+                "no {host} hook is named \"{wanted}\" or has a name starting with it{built_for} (hooks for {host}: \
+                 {known})"
             ))
         }
         several => {
@@ -630,9 +648,23 @@ mod tests {
         let none = find_hook(&hooks, Target::Codex, "before-tool-guard").unwrap_err();
         assert_eq!(
             none,
-            "no codex hook is named \"before-tool-guard\" or has a name starting with it (hooks for codex: none)"
+            "no codex hook is named \"before-tool-guard\" or has a name starting with it: it is built for claude \
+             only (hooks for codex: none)"
         );
         assert!(find_hook(&hooks, Target::Claude, "").is_err());
+        let on_claude = find_hook(&hooks, Target::Cursor, "before-tool-guard-writes").unwrap_err();
+        assert_eq!(
+            on_claude,
+            "no cursor hook is named \"before-tool-guard-writes\" or has a name starting with it: it is built for \
+             claude only (hooks for cursor: none)"
+        );
+        // A prebuilt hook is found (the simulator then says it runs as it is).
+        let prebuilt =
+            [HookRow { kind: crate::emit::manifest::HookKind::Prebuilt, ..row("stop-check-5e6f7a8b", Target::Codex) }];
+        assert_eq!(
+            find_hook(&prebuilt, Target::Codex, "stop-check").map(|hook| hook.name.as_str()),
+            Ok("stop-check-5e6f7a8b")
+        );
         let portable = find_hook(&hooks, Target::Portable, "before-tool-guard").unwrap_err();
         assert_eq!(portable, "Agent Plugins takes no hooks: no portable hook can be simulated");
     }

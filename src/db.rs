@@ -500,6 +500,25 @@ pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, link: LinkKey<'db>
     link_modules(db, project, &link.form(db).roots(handler), handler)
 }
 
+/// The error for a handler or route module `root` that exports `exports` but no default.
+fn without_default_export<'a>(root: &str, exports: impl Iterator<Item = &'a String>) -> Diagnostic {
+    let (what, help) = match crate::routes::is_route_module(root) {
+        true => ("route", "export the route's component: `export default function Route({ canonical }) { … }`"),
+        false => ("handler", "export the handler function: `export default (event) => { … }`"),
+    };
+    let named: Vec<String> = exports.map(|name| format!("`{name}`")).collect();
+    let help = match named.as_slice() {
+        [] => help.to_owned(),
+        _ => format!(
+            "{help}; it exports {} by name only",
+            crate::diagnostics::and_list(&named.iter().map(String::as_str).collect::<Vec<_>>())
+        ),
+    };
+    Diagnostic::error(Code::HandlerWithoutDefault, format!("{what} `{root}` has no default export"))
+        .in_file(root.to_owned())
+        .with_help(help)
+}
+
 /// Links the module graph from `roots`; every project module among the roots must have a
 /// default export. `origin` names what the bundle is generated from, in its header.
 fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> LinkedHandler {
@@ -513,11 +532,7 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
     });
     for (root, chunk) in linked_roots {
         if !chunk.has_default_export() {
-            diagnostics.push(
-                Diagnostic::error(Code::HandlerWithoutDefault, format!("handler `{root}` has no default export"))
-                    .in_file(root.to_owned())
-                    .with_help("export the handler function: `export default (event) => { … }`"),
-            );
+            diagnostics.push(without_default_export(root, chunk.links.exports.keys()));
         } else if let Some((what, exported_at)) = &chunk.links.default_not_function {
             let diagnostic = Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
                 .in_file(root.to_owned())

@@ -91,7 +91,7 @@ codes! {
     NoApplicableSelector = "AB4215", "no-applicable-selector", "A hook that selects tools leaves a host with an empty matcher.";
     HookReachesNoHost = "AB4216", "hook-reaches-no-host", "No selected host can receive the hook.";
     MissingHandler = "AB4217", "missing-handler", "The handler file does not exist.";
-    HandlerWithoutDefault = "AB4218", "handler-without-default-export", "The handler module has no default export.";
+    HandlerWithoutDefault = "AB4218", "handler-without-default-export", "A handler or route module has no default export.";
     DefaultNotFunction = "AB4219", "default-export-not-function", "A handler or route module default-exports something no host could call (a string, an object, a class, a generator).";
     UnknownRouteFamily = "AB4800", "unknown-route-family", "A file under src/events/ whose path names no event family.";
     DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";

@@ -692,6 +692,27 @@ fn a_handler_without_a_default_export_is_shown_where_the_config_names_it() {
     );
 }
 
+/// A route without a default export is told to export its component, and what it exports
+/// by name is named.
+#[test]
+fn a_route_without_a_default_export_is_told_to_export_its_component() {
+    let config = "export default { plugin: { name: 'r' }, targets: ['claude'] };\n";
+    let route = "export function ToolFailure() { return null; }\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/tool/failure.tsx", route)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(
+        (&diagnostic["code"], &diagnostic["message"]),
+        (&"AB4218".into(), &"route `src/events/tool/failure.tsx` has no default export".into())
+    );
+    assert_eq!(
+        diagnostic["help"],
+        "export the route's component: `export default function Route({ canonical }) { … }`; it exports \
+         `ToolFailure` by name only"
+    );
+}
+
 /// A name the tool's own modules lack is said by the specifier the route imported, with
 /// the names it does export: the module's internal key means nothing to the author.
 #[test]

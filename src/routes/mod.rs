@@ -38,6 +38,11 @@ pub struct RoutesReturn {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether the module at `path` is a route's (`src/events/tool/before.tsx`).
+pub fn is_route_module(path: &str) -> bool {
+    family_of(path).is_some_and(|family| family.is_ok())
+}
+
 /// The family a path under `src/events/` names, or `None` when it is not a route module.
 fn family_of(path: &str) -> Option<Result<Family, String>> {
     let relative = path.strip_prefix(EVENTS_DIR)?;

@@ -143,7 +143,7 @@ struct TypesArgs {
 #[derive(Args, Debug)]
 struct ValidateArgs {
     /// The artifact folder `agent-bundle build` wrote.
-    #[arg(long, default_value = "artifact")]
+    #[arg(long, default_value = DEFAULT_ARTIFACT)]
     artifact: PathBuf,
     /// Also run `claude plugin validate` (default: on when `claude` is on PATH or
     /// AGENT_BUNDLE_CLAUDE names the binary).
@@ -162,7 +162,7 @@ enum HooksCommand {
     /// List the simulatable hooks of an artifact.
     List {
         /// The artifact folder `agent-bundle build` wrote.
-        #[arg(long, default_value = "artifact")]
+        #[arg(long, default_value = DEFAULT_ARTIFACT)]
         artifact: PathBuf,
         /// Only this host's hooks (claude, codex, cursor; portable takes none).
         #[arg(long, value_parser = parse_target)]
@@ -175,7 +175,7 @@ enum HooksCommand {
     #[command(group = clap::ArgGroup::new("input_source").required(true))]
     Simulate {
         /// The artifact folder `agent-bundle build` wrote.
-        #[arg(long, default_value = "artifact")]
+        #[arg(long, default_value = DEFAULT_ARTIFACT)]
         artifact: PathBuf,
         /// The host whose wrapper runs (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
@@ -456,7 +456,8 @@ impl SourceArgs {
             Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
-        let out_dir = crate::emit::publish::followed(&out.map_or_else(|| root.join("artifact"), |out| cwd.join(out)));
+        let out_dir =
+            crate::emit::publish::followed(&out.map_or_else(|| root.join(DEFAULT_ARTIFACT), |out| cwd.join(out)));
         let out_dir = resolved(&out_dir);
         let cache = match cache {
             Some(cache) => cache.open()?,
@@ -577,9 +578,17 @@ impl BuildArgs {
 fn artifact_dir(dir: &Path) -> Result<(), Failure> {
     match dir.is_dir() {
         true => Ok(()),
+        // Left to its default, where no build has run.
+        false if dir == Path::new(DEFAULT_ARTIFACT) && !dir.exists() => Err(Failure::Usage(format!(
+            "no artifact here: ./{DEFAULT_ARTIFACT} (--artifact's default) does not exist; run `agent-bundle build` \
+             first, or pass --artifact"
+        ))),
         false => Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display()))),
     }
 }
+
+/// Where `build` puts the artifact in its root, and where the commands reading one look.
+const DEFAULT_ARTIFACT: &str = "artifact";
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let manifest = Manifest::read(dir).map_err(Failure::Run)?;

@@ -146,7 +146,8 @@ async function answerOf(spec, load) {
   if (typeof handler !== "function") fail("handler module must default-export a function");
   const simulation = simulationForm();
   const input = parseInput(await readStdin());
-  const { event, context } = decodeNative(spec, simulation === "canonical" ? encodeCanonical(spec, input) : input);
+  const given = simulation === "canonical" ? encodeCanonical(spec, input) : simulation === "native" ? nativeInput(spec, input) : input;
+  const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
   const result = checkResult(spec, value);
@@ -513,6 +514,17 @@ function encodeCanonical(spec, input) {
   }
   envelope[spec.eventKey] = spec.nativeEvent;
   return envelope;
+}
+
+// Simulation: the host's own input, as given; canonical input given as native (no
+// `hook_event_name`, camelCase fields) is said to be so.
+function nativeInput(spec, input) {
+  const native = new Set([spec.eventKey, ...spec.fields.flatMap((field) => field.native)]);
+  const canonical = spec.fields.map((field) => field.canonical).find((key) => Object.hasOwn(input, key) && !native.has(key));
+  if (!Object.hasOwn(input, spec.eventKey) && canonical !== undefined) {
+    fail(`simulation input has no ${spec.eventKey} and the canonical field ${canonical}: this is canonical input: leave out --native`);
+  }
+  return input;
 }
 
 /** Runs `run`; what it throws fails the hook as `<what>: <message> (at <where>)`. */

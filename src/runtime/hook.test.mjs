@@ -863,6 +863,9 @@ describe("simulation mode", PARALLEL, () => {
     failsWith(r, CLAUDE_PRE, `simulation input has unknown field toolNme for PreToolUse (its canonical fields: ${fields})`);
     const native = await run({ spec: CLAUDE_PRE, input: { ...canonical, tool_name: "Bash" }, args: SIM });
     failsWith(native, CLAUDE_PRE, `simulation input has unknown field tool_name for PreToolUse (its canonical fields: ${fields}); this is the host's own input: pass it with --native`);
+    // And the other way round: canonical input given as the host's own.
+    const asNative = await run({ spec: CLAUDE_PRE, input: canonical, args: ["--agent-bundle-simulation=native"] });
+    failsWith(asNative, CLAUDE_PRE, "simulation input has no hook_event_name and the canonical field sessionId: this is canonical input: leave out --native");
   });
 
   test("simulated input is validated like a native envelope, in canonical names", async () => {

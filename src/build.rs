@@ -817,19 +817,18 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something
-/// that will never run (a hook naming such a host explicitly is already an error). A hook
-/// whose own `targets` a `--target` build leaves out is expected to get nothing.
+/// that will never run (a hook naming such a host explicitly is already an error). A build
+/// `--target` narrows leaves hooks out on purpose: it warns of none.
 fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
+    if model.targets_from == TargetSource::Cli {
+        return Vec::new();
+    }
     let receives = |target: Target, hook: &crate::model::Hook| {
         hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.row_for(hook.trigger).is_some())
-    };
-    let narrowed_out = |hook: &crate::model::Hook| {
-        model.targets_from == TargetSource::Cli && !model.targets.iter().any(|&t| hook.reaches(t))
     };
     model
         .hooks
         .iter()
-        .filter(|hook| !narrowed_out(hook))
         // Where a host refuses the hook, its error says so.
         .filter(|hook| {
             !model.targets.iter().any(|&t| {

@@ -376,6 +376,9 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     ]);
     let (exit, report) = build_json(dir.path(), &["--target", "claude"]);
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
+    // So is one whose event the host it narrows to lacks.
+    let (exit, report) = build_json(dir.path(), &["--target", "portable"]);
+    assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
     // Without `targets`, the build is for `portable`, which runs no hooks: that is the fix.
     let unset = "export default { plugin: { name: 'p' }, hooks: { stop: './src/hooks/h.ts' } };\n";
     let why = help(unset, &[]);

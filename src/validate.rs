@@ -518,7 +518,7 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
                     if code == Some(1) && ran.stdout.is_empty() && refused {
                         return None;
                     }
-                    format!("{path} does not load in node: {}", crate::child::node_failure(stderr))
+                    format!("{path} fails as node loads it: {}", crate::child::node_failure(stderr))
                 }
             };
             Some(Diagnostic::error(Code::WrapperLoad, problem).in_file((*path).to_owned()))

@@ -179,7 +179,7 @@ fn a_wrapper_that_does_not_load_says_what_node_said() {
     assert_eq!(code, 1);
     let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
     let message = load["message"].as_str().unwrap();
-    assert!(message.contains("does not load in node: SyntaxError: ") && message.contains("(at file://"), "{load:#}");
+    assert!(message.contains("fails as node loads it: SyntaxError: ") && message.contains("(at file://"), "{load:#}");
 }
 
 /// A manifest without the fields the checks read, of a version no build writes, or one
@@ -522,9 +522,12 @@ fn validating_leaves_the_artifact_as_it_was() {
 #[test]
 fn a_default_export_that_is_no_function_fails_validation() {
     let message = load_failure(&stop_hook("const answer = 3;\nexport default answer;\n"));
-    assert!(message.contains("handler module must default-export a function"), "{message}");
+    assert!(message.contains("handler module src/stop.ts must default-export a function"), "{message}");
     let route = "const Route = 'text';\nexport default Route;\n";
     let config = "export default { plugin: { name: 'r' }, targets: ['claude'] };\n";
     let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
-    assert!(message.contains("route module must default-export a function component"), "{message}");
+    assert!(
+        message.contains("route module src/events/prompt/submit.tsx must default-export a function component"),
+        "{message}"
+    );
 }

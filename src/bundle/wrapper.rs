@@ -529,7 +529,7 @@ pub fn route_epilogue(
     let route = serde_json::json!({ "family": family, "timeoutMs": timeout_ms });
     format!(
         "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => {{ \
-         const component = __ab_require({renderer}).routeComponent(__ab_require({module}).default); \
+         const component = __ab_require({renderer}).routeComponent(__ab_require({module}).default, {module}); \
          return (event, context) => __ab_require({renderer}).renderRoute(component, event, context, {route}); }});\n"
     )
 }
@@ -568,7 +568,7 @@ pub fn shared_route_epilogue(
             let family = serde_json::Value::from(family);
             format!(
                 "(timeoutMs) => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, \
-                 {{ family: {family}, timeoutMs }})"
+                 {{ family: {family}, timeoutMs, source: {module} }})"
             )
         }
         None => "null".to_owned(),
@@ -625,6 +625,7 @@ pub fn hook_epilogue(hook_name: &str, host: &str, spec: &str, handler: &str) -> 
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let handler = serde_json::Value::from(handler);
     format!(
-        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => __ab_require({handler}).default);\n"
+        "// Hook {hook_name} for {host}.\nawait __ab_require({runtime}).runHook({spec}, () => __ab_require({handler}).default, \
+         {handler});\n"
     )
 }

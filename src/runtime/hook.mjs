@@ -71,10 +71,11 @@ let answerStream = null;
 const EXIT_GRACE_MS = 50;
 
 /**
- * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code.
+ * Runs one hook invocation end to end: stdin -> handler -> stdout/exit code. `load` gives
+ * the handler; `source` names its module, for a default export that is no function.
  * Resolves (never rejects) once the answer is written.
  */
-export async function runHook(spec, load) {
+export async function runHook(spec, load, source) {
   // The process ending before the answer (a handler promise that never settles, with
   // nothing left to keep Node running; a handler calling process.exit) would say
   // nothing of why.
@@ -111,7 +112,7 @@ export async function runHook(spec, load) {
   });
   const stray = strayFailures(spec, () => ended);
   try {
-    const text = await Promise.race([answerOf(spec, load), stray.failed]);
+    const text = await Promise.race([answerOf(spec, load, source), stray.failed]);
     // A stray failure that came first fails the hook even when the answer is ready.
     if (stray.failing) await stray.failed;
     if (text !== "") writeAll(1, text);
@@ -138,12 +139,14 @@ function exitCodeOf(ended) {
 }
 
 /** The text to write on stdout for the envelope on stdin ("" for none); throws on any failure. */
-async function answerOf(spec, load) {
+async function answerOf(spec, load, source) {
   // The handler's modules are evaluated (and its default export checked) first, whatever
   // the input: a module that throws fails every run, which `agent-bundle validate` (empty
   // stdin) must see.
   const handler = await attempt("handler module failed to load", load);
-  if (typeof handler !== "function") fail("handler module must default-export a function");
+  if (typeof handler !== "function") {
+    fail(`handler module ${source === undefined ? "" : `${source} `}must default-export a function`);
+  }
   const simulation = simulationForm();
   const input = parseInput(await readStdin());
   const given = simulation === "canonical" ? encodeCanonical(spec, input) : simulation === "native" ? nativeInput(spec, input) : input;

@@ -39,7 +39,7 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
  * `{ outcome?, reason?, updatedInput?, additionalContext? }`.
  */
 export async function renderRoute(Component, event, context, route) {
-  routeComponent(Component);
+  routeComponent(Component, route.source);
   const controller = new AbortController();
   const props = Object.freeze({
     canonical: await canonicalIdentity(event, context, route),
@@ -71,9 +71,11 @@ export async function renderRoute(Component, event, context, route) {
   return out;
 }
 
-/** The route module's default export, checked when the module is loaded. */
-export function routeComponent(Component) {
-  if (typeof Component !== "function") throw new Error("route module must default-export a function component");
+/** The route module's default export, checked when the module (`source`, if named) is loaded. */
+export function routeComponent(Component, source) {
+  if (typeof Component !== "function") {
+    throw new Error(`route module ${source === undefined ? "" : `${source} `}must default-export a function component`);
+  }
   return Component;
 }
 

@@ -78,6 +78,11 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
         serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["payloads"], serde_json::json!([{ "name": "runtime", "source": "dist/runtime" }]));
     assert!(!artifact.join("hooks").join("index.claude.mjs").exists(), "prebuilt hooks get no wrapper");
+    // Listed apart: they cannot be simulated.
+    let listed = support::run(dir.path(), &["hooks", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!((&listed["ok"], &listed["hooks"]), (&true.into(), &serde_json::json!([])), "{listed:#}");
+    assert_eq!(listed["prebuilt"][0]["kind"], "prebuilt", "{listed:#}");
 }
 
 /// What a payload's source holds that no artifact carries (a symbolic link, a special

@@ -308,7 +308,7 @@ fn hooks_simulate_runs_the_real_wrapper_from_canonical_input() {
     let dir = support::example("hooks-and-scripts");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--artifact", "artifact", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let name = hooks[0]["name"].as_str().unwrap();
     assert!(name.starts_with("session-start-session-start-"), "{name}");
     let input =
@@ -380,7 +380,7 @@ fn hooks_simulate_stops_what_the_handler_left_behind_and_never_waits_for_a_detac
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let name = hooks[0]["name"].as_str().unwrap();
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
@@ -428,7 +428,7 @@ fn simulated_stop(files: &[(&str, &str)]) -> String {
     let dir = support::project(files);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
     let name = hooks[0]["name"].as_str().unwrap();
     let output = support::simulate(dir.path(), "claude", name, input, &[]);
@@ -448,7 +448,7 @@ fn a_failing_simulation_sets_the_handler_s_log_apart_from_the_error() {
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--json"]);
-    let name = serde_json::from_slice::<Value>(&list.stdout).unwrap()[0]["name"].as_str().unwrap().to_owned();
+    let name = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"][0]["name"].as_str().unwrap().to_owned();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
     let output = support::simulate(dir.path(), "claude", &name, input, &[]);
     assert_eq!(output.status.code(), Some(1));
@@ -479,7 +479,7 @@ fn a_failing_handler_says_where_in_its_source() {
     ]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let name = |event: &str| {
         let hook = hooks.as_array().unwrap().iter().find(|h| h["event"] == event).unwrap();
         hook["name"].as_str().unwrap().to_owned()
@@ -506,7 +506,7 @@ fn a_line_separator_in_a_handler_name_does_not_break_the_wrapper() {
         support::project(&[("agent-bundle.config.ts", config), ("src/a\u{2028}b.ts", "export default () => {};\n")]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","stopHookActive":false}"#;
     let output = support::simulate(dir.path(), "claude", hooks[0]["name"].as_str().unwrap(), input, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
@@ -527,7 +527,7 @@ fn an_outcome_the_host_would_not_read_fails_the_hook() {
     ]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let name = |host: &str| hooks.as_array().unwrap().iter().find(|h| h["host"] == host).unwrap()["name"].clone();
     let (stop, rewrite) = (name("cursor"), name("codex"));
     let stopped = |status: &str| {
@@ -573,7 +573,7 @@ fn a_simulation_stopped_from_outside_takes_its_hook_and_its_scratch_folder_with_
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGKILL] {
@@ -599,7 +599,7 @@ fn an_endless_input_file_is_refused_at_the_limit() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let name = hooks[0]["name"].as_str().unwrap();
     let args = ["hooks", "simulate", "--target", "claude", "--hook", name, "--input-file", "/dev/zero"];
     let output = support::run(dir.path(), &args);
@@ -615,7 +615,7 @@ fn an_input_file_may_be_standard_input_and_start_with_a_byte_order_mark() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
     let cwd = dir.path().to_str().unwrap();
     let input =
@@ -643,7 +643,7 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
     replace_with_link(
         dir.path(),

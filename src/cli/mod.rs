@@ -594,9 +594,10 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
     let manifest = Manifest::read(dir).map_err(Failure::Run)?;
     let hooks = &manifest.hooks;
     let on_host = |hook: &&HookRow| target.is_none_or(|t| hook.host == t);
-    let rows: Vec<_> = hooks.iter().filter(on_host).filter(|hook| !hook.is_prebuilt()).collect();
+    let (prebuilt, rows): (Vec<&HookRow>, Vec<&HookRow>) =
+        hooks.iter().filter(on_host).partition(|hook| hook.is_prebuilt());
     if json {
-        report::print_json(&serde_json::json!(rows));
+        report::print_json(&serde_json::json!({ "ok": true, "hooks": rows, "prebuilt": prebuilt }));
         return Ok(true);
     }
     for hook in &rows {
@@ -612,7 +613,7 @@ fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, 
             inspect::runtime_note(hook.runtime.as_deref(), hook.fallback)
         );
     }
-    let prebuilt = hooks.iter().filter(on_host).filter(|hook| hook.is_prebuilt()).count();
+    let prebuilt = prebuilt.len();
     let from = target.map(|t| format!(" from {}", t.as_str())).unwrap_or_default();
     let note = match target {
         Some(target) if rows.is_empty() && !manifest.targets.contains(&target) => {

@@ -114,6 +114,7 @@ codes! {
     ReadsStdin = "AB4840", "reads-stdin", "A module reads the hook's stdin, which the wrapper has read already (a warning: it finds nothing).";
     ResultNotTaken = "AB4841", "result-not-taken", "A route renders an `Agent.Result` that denies, allows, asks or gives a new tool input where its family takes none, or an `allow` or `ask` where a host it is built for has no channel for it, or what no host takes (a deny with a new tool input, a reason with no decision, text written in it outside `Agent.Context`) (a warning: such a run fails).";
     BundledModuleFeature = "AB4842", "bundled-module-feature", "A handler module uses what a bundled wrapper cannot give it: top-level `await` (its modules are evaluated synchronously, in order), `import.meta` (it would describe the wrapper, not the source file), or a name starting with `__ab_` (the bundle runtime's).";
+    SharedGuardWithoutFallback = "AB4843", "shared-guard-without-fallback", "A shared route that denies, with no `fallback: 'standalone'`: while its runtime is down the hook fails, and the host lets the tool run (a warning).";
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";
     ArtifactFiles = "AB6004", "artifact-files-mismatch", "A listed file is missing or edited after the build, or the artifact holds a file, link or empty folder its manifest does not list.";
     WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";

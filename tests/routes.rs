@@ -246,6 +246,37 @@ fn a_key_after_a_spread_renders() {
     assert_eq!(report["result"]["additionalContext"], "hello");
 }
 
+/// A shared guard with no fallback lets the tool run while its runtime is down: the build
+/// warns where it denies (AB4843), and not once it has a fallback or runs standalone.
+#[test]
+fn a_shared_guard_without_a_fallback_is_warned_of() {
+    let config = "export default { plugin: { name: 'guard' }, targets: ['claude', 'codex'] };\n";
+    let route = |config: &str| {
+        format!(
+            "import {{ Agent }} from '@agent-bundle/runtime';\n{config}\n\
+             export default async function Route({{ canonical }}) {{\n  \
+               if (canonical.payload.toolInput.command === 'rm') return <Agent.Result value={{{{ outcome: 'deny', reason: 'no' }}}} />;\n  \
+               return null;\n}}\n"
+        )
+    };
+    let warnings = |route_config: &str| {
+        let dir = project(&[("agent-bundle.config.ts", config), ("src/events/tool/before.tsx", &route(route_config))]);
+        let (code, report) = support::build_json(dir.path(), &[]);
+        assert_eq!(code, 0, "{report:#}");
+        let diagnostics = report["diagnostics"].as_array().unwrap().clone();
+        diagnostics
+            .into_iter()
+            .map(|d| (d["code"].clone(), d["line"].clone(), d["message"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let unguarded = warnings("export const config = { runtime: 'shared' };");
+    assert_eq!(unguarded.len(), 1, "{unguarded:?}");
+    assert_eq!((&unguarded[0].0, &unguarded[0].1), (&"AB4843".into(), &4.into()), "{unguarded:?}");
+    assert!(unguarded[0].2.as_str().unwrap().contains("no fallback on Claude Code and Codex"), "{unguarded:?}");
+    assert_eq!(warnings("export const config = { runtime: 'shared', fallback: 'standalone' };"), []);
+    assert_eq!(warnings(""), []);
+}
+
 /// A route may approve as well as deny where its family and host take it: `allow` and `ask`
 /// on a tool call, `allow` on a permission request. A host without the channel fails the
 /// hook at run time, and the build says so where the route decides (AB4841, for that host).

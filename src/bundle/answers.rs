@@ -1,10 +1,10 @@
 //! What a route renders against what its family and its hosts take: the bundle's reading of
-//! a route module (`Renders`) checked against the host tables, as warnings (AB4818, AB4841)
-//! at the tags that render it.
+//! a route module (`Renders`) checked against the host tables, as warnings (AB4818, AB4841,
+//! AB4843) at the tags that render it.
 
 use super::Renders;
-use crate::diagnostics::{Code, Diagnostic};
-use crate::hosts::{self, Approval, HostPlan};
+use crate::diagnostics::{Code, Diagnostic, and_list};
+use crate::hosts::{self, Approval, HostPlan, RouteForm};
 use crate::model::{Hook, Target};
 
 /// What the route `hook` in `module` renders, in its own file or `via` a component (said in
@@ -84,7 +84,39 @@ impl Rendering<'_> {
             );
         }
         diagnostics.extend(self.approvals_not_taken());
+        diagnostics.extend(self.unguarded_deny());
         diagnostics
+    }
+
+    /// A deny the route renders where it runs in the shared runtime with no fallback: while
+    /// the runtime is down the hook fails, and the host lets the tool run (AB4843).
+    fn unguarded_deny(&self) -> Option<Diagnostic> {
+        let Rendering { hook, module, renders, via, planned } = self;
+        let at = renders.deny.filter(|_| hook.trigger.rules().deny)?;
+        let unguarded: Vec<&str> = planned
+            .iter()
+            .filter(|plan| {
+                let planned = plan.hooks.iter().find(|planned| planned.hook_id == hook.id);
+                planned.and_then(|planned| planned.route) == Some(RouteForm::Shared { fallback: false })
+            })
+            .map(|plan| hosts::table(plan.target).display_name)
+            .collect();
+        if unguarded.is_empty() {
+            return None;
+        }
+        let message = format!(
+            "route {} denies{via}, but runs in the shared runtime with no fallback on {}: while the runtime is down, \
+             the hook fails and the host lets the tool run",
+            hook.trigger.key(),
+            and_list(&unguarded)
+        );
+        let help = "give its config `fallback: 'standalone'`, or let it run standalone (leave out `runtime: 'shared'`)";
+        Some(
+            Diagnostic::warning(Code::SharedGuardWithoutFallback, message)
+                .in_file(module.to_owned())
+                .at(at)
+                .with_help(help),
+        )
     }
 
     /// An `allow` or `ask` a route's family takes, rendered for a host with no channel for it,

@@ -681,6 +681,21 @@ fn a_hook_target_the_build_does_not_select_is_a_warning_unless_narrowed_by_the_c
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
 }
 
+/// A build with errors publishes nothing, and its report lists no hooks or files.
+#[test]
+fn a_failed_build_reports_no_hooks() {
+    let dir = project(&[
+        (
+            "agent-bundle.config.ts",
+            &config("{ stop: './src/hooks/h.ts', sessionStart: './src/hooks/none.ts' }", "['claude']"),
+        ),
+        ("src/hooks/h.ts", HANDLER),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!((&report["hooks"], &report["files"]), (&serde_json::json!([]), &serde_json::json!([])), "{report:#}");
+}
+
 #[test]
 fn a_handler_without_a_default_export_is_shown_where_the_config_names_it() {
     let (exit, diagnostics) = diagnose(

@@ -91,8 +91,10 @@ pub(super) fn outcome_json(
 
 pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: Duration) -> serde_json::Value {
     let compiled = &output.compiled;
+    // (A build with errors has no artifact, and no hooks, whatever its plans say.)
+    let planned = compiled.plans.iter().filter(|_| !compiled.has_errors());
     let mut hooks: Vec<HookRow> =
-        compiled.plans.iter().flat_map(|plan| plan.hooks.iter().map(|h| HookRow::of(plan.target, h))).collect();
+        planned.flat_map(|plan| plan.hooks.iter().map(|h| HookRow::of(plan.target, h))).collect();
     let (mut plugin, mut targets) = (
         compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
         compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),

@@ -62,6 +62,14 @@ fn unknown_event_key() {
         help.starts_with("`PreToolUse` is what Claude Code and Codex call the config event `beforeTool`; "),
         "{help}"
     );
+    // A route family written as a config event is told where its route goes.
+    let config = self::config("{ promptSubmit: './src/hooks/h.ts' }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/hooks/h.ts", HANDLER)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    assert_eq!(
+        report["diagnostics"][0]["help"],
+        "prompt/submit is an event route, not a config hook: write its handler as `src/events/prompt/submit.tsx`"
+    );
 }
 
 #[test]

@@ -50,6 +50,16 @@ impl Family {
         Family::ALL.iter().copied().find(|f| f.key() == key)
     }
 
+    /// The family a word names however it is cased or joined (`promptSubmit`,
+    /// `prompt_submit`, `ModelSwitchBefore`).
+    pub fn written_as(word: &str) -> Option<Family> {
+        let letters = |text: &str| -> String {
+            text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+        };
+        let word = letters(word);
+        Family::ALL.iter().copied().find(|family| letters(family.key()) == word)
+    }
+
     /// `tool-before`: the route's hook name is `event-route-<kebab>`.
     pub fn kebab(self) -> String {
         self.key().replace('/', "-")

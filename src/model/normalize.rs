@@ -283,9 +283,15 @@ impl Normalizer<'_> {
                 .at_key_of(&decl.event.path);
             // A near miss of an event here (`sessionstart`) first, then a host's own name.
             let near = crate::diagnostics::has_suggestion(&decl.event.value, names.iter().copied());
-            let help = match self.project.native_event_help(&decl.event.value).filter(|_| !near) {
-                Some(native) => format!("{native}; {takes}"),
-                None => crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes),
+            let route = super::Family::written_as(&decl.event.value);
+            let help = match (route, self.project.native_event_help(&decl.event.value).filter(|_| !near)) {
+                (Some(family), _) => format!(
+                    "{} is an event route, not a config hook: write its handler as `src/events/{}.tsx`",
+                    family.key(),
+                    family.key()
+                ),
+                (None, Some(native)) => format!("{native}; {takes}"),
+                (None, None) => crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes),
             };
             self.push(unknown.with_help(help));
         }

@@ -2,7 +2,7 @@
 //! handlers) into one artifact folder that Claude Code, Codex and Cursor each load as a
 //! native plugin, with a portable Agent Plugins manifest beside them.
 //!
-//! The pipeline, as folders: `config` → `model` → `hosts` → `bundle` → `emit`, driven as a
+//! The pipeline, as folders: `config` → `routes` → `model` → `hosts` → `bundle` → `emit`, driven as a
 //! salsa query graph (`db`) by `build`; `loader` is the only reader of the project and
 //! `emit::publish` the only writer of the artifact (but for watch mode putting back, in
 //! publish's turn, a manifest removed by hand). See ARCHITECTURE.md.

@@ -447,7 +447,9 @@ impl Stamp {
         Some(Snapshot { files, inputs, dirs, unlistable, passed_over: self.passed_over.clone() })
     }
 
-    /// The artifact is checked by stat-ing what the stamp recorded, not by walking it again.
+    /// Whether `now`'s inputs are the ones recorded (none changed within the racy window) and
+    /// the artifact is as published: checked by stat-ing what the stamp recorded, not by
+    /// walking it again.
     fn describes(&self, now: &Snapshot, out_dir: &Path) -> bool {
         self.inputs == now.inputs
             && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))

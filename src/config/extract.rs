@@ -22,6 +22,7 @@ use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::operator::UnaryOperator;
 
+use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
 
 /// Which export of the file holds the value.
@@ -79,6 +80,20 @@ pub struct ExtractError {
     pub path: String,
     pub message: String,
     pub help: String,
+}
+
+impl ExtractError {
+    /// The error as a diagnostic with `code`, located in `file` at its span and JSON path.
+    pub fn to_diagnostic(&self, file: &str, code: Code) -> Diagnostic {
+        let mut diagnostic = Diagnostic::error(code, self.message.clone()).in_file(file).at(self.span);
+        if !self.path.is_empty() {
+            diagnostic = diagnostic.at_path(self.path.clone());
+        }
+        if !self.help.is_empty() {
+            diagnostic = diagnostic.with_help(self.help.clone());
+        }
+        diagnostic
+    }
 }
 
 /// The outcome of [`extract`]: `value` is `Some` exactly when `errors` is empty.
@@ -848,7 +863,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 self.key(&property.key, key_span)
             };
             if let Some(key) = &key {
-                push_key(&mut self.path, key);
+                self.path = super::join_key(&self.path, key);
                 if !seen.insert(key.clone()) {
                     // As tsc says (TS1117): JavaScript would drop the earlier value silently.
                     let message = format!("`{key}` appears twice in this object");
@@ -1030,23 +1045,6 @@ fn literal_kind(expr: &Expression<'_>) -> Option<&'static str> {
         Expression::Identifier(id) if id.name.as_str() == "undefined" => "`undefined`",
         _ => return None,
     })
-}
-
-/// Appends a key to a JSON path: `.name` for identifier-like keys, `["a b"]` otherwise.
-fn push_key(path: &mut String, key: &str) {
-    let mut bytes = key.bytes();
-    let identifier_like = bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
-    if identifier_like {
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(key);
-    } else {
-        path.push('[');
-        path.push_str(&serde_json::Value::from(key).to_string());
-        path.push(']');
-    }
 }
 
 /// Object properties in JavaScript order: array-index keys first, ascending, then the others

@@ -92,14 +92,7 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
                     Code::InvalidConfigValue
                 }
             };
-            let mut diagnostic = Diagnostic::error(code, error.message.clone()).in_file(file).at(error.span);
-            if !error.path.is_empty() {
-                diagnostic = diagnostic.at_path(error.path.clone());
-            }
-            if !error.help.is_empty() {
-                diagnostic = diagnostic.with_help(error.help.clone());
-            }
-            diagnostic
+            error.to_diagnostic(file, code)
         })
         .collect();
     let config = extracted.value.as_ref().and_then(|value| {

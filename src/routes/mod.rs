@@ -157,14 +157,7 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             continue;
         }
         let code = if error.kind == ExtractErrorKind::Syntax { Code::ModuleSyntax } else { Code::RouteConfig };
-        let mut diagnostic = Diagnostic::error(code, error.message.clone()).in_file(path).at(error.span);
-        if !error.path.is_empty() {
-            diagnostic = diagnostic.at_path(error.path.clone());
-        }
-        if !error.help.is_empty() {
-            diagnostic = diagnostic.with_help(error.help.clone());
-        }
-        diagnostics.push(diagnostic);
+        diagnostics.push(error.to_diagnostic(path, code));
     }
     let Some(value) = extracted.value else {
         let ok = diagnostics.is_empty();

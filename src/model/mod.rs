@@ -15,6 +15,8 @@ pub use families::Family;
 pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
 pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, TargetSource, normalize};
 
+use crate::diagnostics::{Code, Diagnostic};
+
 /// A host projection the build can emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +52,15 @@ impl Target {
 
     pub fn names() -> String {
         Target::ALL.map(Target::as_str).join(", ")
+    }
+
+    /// The error for `name`, which names no target (AB4201), led by the one it most likely means.
+    pub fn unknown(name: &str) -> Diagnostic {
+        Diagnostic::error(Code::UnknownTarget, format!("unknown target `{name}`")).with_help_suggesting(
+            name,
+            Target::ALL.map(Target::as_str),
+            &format!("targets are {}", Target::names()),
+        )
     }
 }
 
@@ -131,6 +142,12 @@ impl ToolSelector {
             ToolSelector::Canonical(tool) => tool.as_str().to_owned(),
             ToolSelector::Native { target, name } => format!("{}:{name}", target.as_str()),
         }
+    }
+
+    /// The error for `given`, which is no selector.
+    pub fn unknown(given: &str) -> Diagnostic {
+        Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{given}`"))
+            .with_help(ToolSelector::unknown_help(given))
     }
 
     /// The help for `given`, which does not parse: what selectors are, led by the one it most

@@ -258,12 +258,7 @@ impl Normalizer<'_> {
     fn target(&mut self, item: &Item<String>) -> Option<Target> {
         let target = Target::parse(&item.value);
         if target.is_none() {
-            let message = format!("unknown target `{}`", item.value);
-            self.push(Diagnostic::error(Code::UnknownTarget, message).at_path(&item.path).with_help_suggesting(
-                &item.value,
-                Target::ALL.map(Target::as_str),
-                &format!("targets are {}", Target::names()),
-            ));
+            self.push(Target::unknown(&item.value).at_path(&item.path));
         }
         target
     }
@@ -493,11 +488,7 @@ impl Normalizer<'_> {
         let mut refused = false;
         for item in &tools.value {
             let Some(selector) = ToolSelector::parse(&item.value) else {
-                self.push(
-                    Diagnostic::error(Code::UnknownSelector, format!("unknown tool selector `{}`", item.value))
-                        .at_path(&item.path)
-                        .with_help(ToolSelector::unknown_help(&item.value)),
-                );
+                self.push(ToolSelector::unknown(&item.value).at_path(&item.path));
                 refused = true;
                 continue;
             };

@@ -163,6 +163,8 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
         let ok = diagnostics.is_empty();
         return (ok.then_some(route), None, diagnostics);
     };
+    // Unknown targets and selectors, said as in the project config (`error` holds `diagnostics`).
+    let mut unknown = Vec::new();
     let mut error = |value: &Value, json_path: &str, message: String, help: &str| {
         diagnostics.push(
             Diagnostic::error(Code::RouteConfig, message)
@@ -223,12 +225,18 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             ("targets", ValueKind::Array(items)) => {
                 let mut targets = Vec::new();
                 for (index, target) in items.iter().enumerate() {
+                    let at = |diagnostic: Diagnostic| {
+                        diagnostic.in_file(path).at(target.span).at_path(join_index(&key_path, index))
+                    };
                     match &target.kind {
-                        ValueKind::String(name) if Target::parse(name).is_some() => targets.extend(Target::parse(name)),
+                        ValueKind::String(name) => match Target::parse(name) {
+                            Some(parsed) => targets.push(parsed),
+                            None => unknown.push(at(Target::unknown(name))),
+                        },
                         _ => error(
                             target,
                             &join_index(&key_path, index),
-                            "unknown target".into(),
+                            "a target is a string".into(),
                             &format!("targets are {}", Target::names()),
                         ),
                     }
@@ -252,11 +260,11 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
                                 route.tools.push(selector);
                             }
                         }
-                        ValueKind::String(text) => error(
-                            tool,
-                            &join_index(&key_path, index),
-                            format!("unknown tool selector `{text}`"),
-                            &ToolSelector::unknown_help(text),
+                        ValueKind::String(text) => unknown.push(
+                            ToolSelector::unknown(text)
+                                .in_file(path)
+                                .at(tool.span)
+                                .at_path(join_index(&key_path, index)),
                         ),
                         _ => error(
                             tool,
@@ -287,6 +295,7 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             ),
         }
     }
+    diagnostics.extend(unknown);
     if let Some(fallback) = value.get("fallback").filter(|_| route.fallback_standalone && !route.shared) {
         diagnostics.push(
             Diagnostic::warning(Code::RouteConfig, "`fallback: 'standalone'` does nothing on a standalone route")
@@ -362,6 +371,12 @@ mod tests {
         let found: Vec<_> = pattern.diagnostics.iter().map(|d| (d.message.as_str(), d.help.as_deref())).collect();
         let help = "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'";
         assert_eq!(found, [("unknown tool selector `claude:Edit|Write`", Some(help))]);
+        // An unknown target or selector is said as in the project config, with the near miss.
+        let typo = discover_one("src/events/tool/before.tsx", "export const config = { targets: ['claud'] };\n");
+        let found: Vec<_> =
+            typo.diagnostics.iter().map(|d| (d.code, d.json_path.as_deref(), d.help.as_deref())).collect();
+        let help = "did you mean `claude`? targets are claude, codex, cursor, portable";
+        assert_eq!(found, [(Code::UnknownTarget, Some("targets[0]"), Some(help))]);
         let nowhere = discover_one("src/events/stop.tsx", "export const config = { targets: [] };\n");
         assert_eq!(nowhere.diagnostics[0].json_path.as_deref(), Some("targets"), "no host, not every host");
         // Node's timers hold at most 2^31 - 1 ms.

@@ -100,7 +100,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
         Some(_) => ProjectTsconfig::Other,
     };
     let state = root.join(STATE_DIR);
-    crate::stamp::create_state_dir(&state)?;
+    crate::stamp::create_ignored_state_dir(&state)?;
     let mut report = Written { tsconfig, ..Written::default() };
     let files = files();
     for (path, bytes) in &files {
@@ -108,7 +108,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
         // Each folder down to it, none of them a link.
         let folders: Vec<&Path> = target.ancestors().skip(1).take_while(|folder| *folder != state).collect();
         for folder in folders.into_iter().rev() {
-            crate::stamp::make_state_dir(folder).map_err(at(folder))?;
+            crate::stamp::ensure_state_folder(folder).map_err(at(folder))?;
         }
         let shown = format!("{STATE_DIR}/{path}");
         if crate::stamp::read_state_file(&target).as_deref() == Some(bytes.as_bytes()) {

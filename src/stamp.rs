@@ -210,7 +210,7 @@ const STATE_IGNORE: &str = "# agent-bundle's local build state, for this checkou
 /// Makes the state folder `dir` in its project (or workspace) folder, which must be there
 /// (one moved or removed while it was built is not made again to hold a stamp), and refuses
 /// one that is a link.
-pub(crate) fn make_state_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn ensure_state_folder(dir: &Path) -> io::Result<()> {
     match std::fs::create_dir(dir) {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
         made => made?,
@@ -220,8 +220,8 @@ pub(crate) fn make_state_dir(dir: &Path) -> io::Result<()> {
 
 /// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
-pub(crate) fn create_state_dir(dir: &Path) -> io::Result<()> {
-    make_state_dir(dir)?;
+pub(crate) fn create_ignored_state_dir(dir: &Path) -> io::Result<()> {
+    ensure_state_folder(dir)?;
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
     if read_state_file(&ignore).as_deref() != Some(STATE_IGNORE.as_bytes()) {
@@ -261,7 +261,7 @@ pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> 
 /// in the folder are removed first.
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a state file has a parent");
-    make_state_dir(dir)?;
+    ensure_state_folder(dir)?;
     remove_abandoned_temporaries(dir);
     crate::output::replace_whole(path, bytes)
 }
@@ -516,7 +516,7 @@ pub fn save(
         clear(root);
         return Ok(());
     }
-    create_state_dir(path.parent().expect("the stamp has a parent"))?;
+    create_ignored_state_dir(path.parent().expect("the stamp has a parent"))?;
     let walked = |files: &[(String, PathBuf)]| -> Vec<(String, PathBuf)> {
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
@@ -674,7 +674,7 @@ mod tests {
     fn a_project_folder_gone_is_not_made_again_for_its_state() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("project");
-        assert!(create_state_dir(&gone.join(STATE_DIR)).is_err());
+        assert!(create_ignored_state_dir(&gone.join(STATE_DIR)).is_err());
         assert!(!gone.exists());
     }
 

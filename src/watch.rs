@@ -87,7 +87,7 @@ impl WatchBuild<'_> {
     /// again), nothing was published, and it says what the build before it said (see
     /// [`Session::said`]). Saying so would be a change too, where the session's output goes
     /// into the project (through `tee`), and start build after build.
-    pub fn found_nothing_read(&self) -> bool {
+    pub fn has_nothing_to_say(&self) -> bool {
         self.says_nothing_new
             && !self.initial
             && !self.artifact_went
@@ -195,7 +195,7 @@ pub fn watch(
         let artifacts: Vec<PathBuf> =
             batch.paths.iter().filter(|path| sessions.iter().any(|s| s.skips_artifact_at(path))).cloned().collect();
         inputs.lock().expect("no panics while locked").watch_again(&artifacts);
-        let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.own(&batch.paths)).collect();
+        let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.changes_among(&batch.paths)).collect();
         let due = |session: &Session, paths: &Vec<PathBuf>| !session.built || session.rescan || !paths.is_empty();
         if sessions.iter().zip(&changed).any(|(session, paths)| due(session, paths)) {
             let started = Instant::now();
@@ -465,7 +465,7 @@ impl Session {
     /// outside directory its modules import from), the root itself (removed, replaced,
     /// renamed: it is read whole again), and the artifact if it is gone or replaced (it is
     /// published again, or refused; its own swaps, which leave it in place, are not a change).
-    fn own(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
+    fn changes_among(&self, batch: &[PathBuf]) -> Vec<PathBuf> {
         let root = &self.options.root;
         let input = |path: &PathBuf| match path.strip_prefix(root) {
             Ok(relative) => {
@@ -759,7 +759,7 @@ mod tests {
         assert!(session.read_whole);
         let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);
         let notes = dir.path().join("notes.txt");
-        assert_eq!(session.own(&[staging, old, notes.clone()]), [notes]);
+        assert_eq!(session.changes_among(&[staging, old, notes.clone()]), [notes]);
     }
 
     #[test]

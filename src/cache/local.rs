@@ -252,8 +252,7 @@ pub(super) fn writable_by_others(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: `geteuid` reads the process's own id and cannot fail.
     let user = unsafe { libc::geteuid() };
-    let root = dir.join(VERSION_DIR);
-    let own = [root.clone(), root.join(OBJECTS_DIR), root.join(ACTIONS_DIR), root.join(TMP_DIR)];
+    let own = store_folders(dir);
     // (The cache folder itself may be a link the user chose: what it leads to is checked.)
     let folders = std::iter::once((dir.to_path_buf(), fs::metadata(dir))).chain(own.map(|f| {
         let metadata = fs::symlink_metadata(&f);

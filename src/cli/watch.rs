@@ -86,11 +86,11 @@ fn print_round(
     let first_builds = builds.iter().filter(|build| build.initial).count();
     let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
     let shown: Vec<&WatchBuild<'_>> =
-        builds.iter().filter(|build| !summarized(build) && !build.found_nothing_read()).collect();
+        builds.iter().filter(|build| !summarized(build) && !build.has_nothing_to_say()).collect();
     for (index, build) in shown.iter().enumerate() {
         let project = name(&build.options.root);
         if json {
-            let mut value = build_json(build, project);
+            let mut value = watch_build_json(build, project);
             value["work"]["cacheWarnings"] = serde_json::json!(if index == 0 { warnings } else { &[] });
             outln!("{value}");
         } else {
@@ -174,7 +174,7 @@ fn what_was_published(stats: &crate::emit::publish::PublishStats) -> String {
 
 /// `build --json`'s object for one watch build, plus `changed`, `queriesExecuted` and, in a
 /// workspace, `project`.
-fn build_json(build: &WatchBuild<'_>, project: Option<String>) -> serde_json::Value {
+fn watch_build_json(build: &WatchBuild<'_>, project: Option<String>) -> serde_json::Value {
     let mut value = report::outcome_json(build.options, &build.output, build.elapsed);
     value["changed"] = serde_json::json!(build.changed);
     value["queriesExecuted"] = build.queries_executed.into();

@@ -182,7 +182,7 @@ impl HookRow {
 /// The manifest of an artifact of `files` (every one but the manifest), built from `model`
 /// with the hooks of `plans`, as canonical JSON. `hashes` holds the blake3 of the files
 /// hashed already (a payload's, hashed once per content).
-pub fn write(
+pub fn render(
     model: &Model,
     plans: &[&HostPlan],
     files: &BTreeMap<String, OutputFile>,

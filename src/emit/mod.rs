@@ -60,7 +60,7 @@ impl Artifact {
         runtime_epoch: Option<&str>,
         inputs: &[Input<'_>],
     ) -> (BTreeMap<String, OutputFile>, Vec<Diagnostic>) {
-        let manifest = manifest::write(model, plans, &self.files, &self.hashes, inputs, runtime_epoch);
+        let manifest = manifest::render(model, plans, &self.files, &self.hashes, inputs, runtime_epoch);
         self.add(OutputFile::generated(MANIFEST_FILE, manifest.into_bytes().into()));
         (self.files, self.diagnostics)
     }

@@ -308,20 +308,15 @@ fn answer_stale(
         let clean = &published.clean;
         if let Some(summary) = crate::artifact::matches_manifest(&options.out_dir, &clean.manifest).filter(whole) {
             snapshot.add_outside(found);
-            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), clean);
-            let mut output = answered(options, summary, Shortcut::Cache, None, &clean.warnings);
-            output.compiled.diagnostics.extend(unsaved);
-            return Ok(output);
+            return Ok(answered_and_stamped(options, &settings, snapshot, summary, clean, Shortcut::Cache, None));
         }
         if let Some((files, summary)) =
             actions::restore_artifact(&options.cache, &published).filter(|(_, summary)| whole(summary))
         {
             let stats = emit::publish::publish(&options.out_dir, &options.root, &files, None)?;
             snapshot.add_outside(found);
-            let unsaved = save_stamp(options, &settings, snapshot, summary.clone(), clean);
-            let mut output = answered(options, summary, Shortcut::Restored, Some(stats), &clean.warnings);
-            output.compiled.diagnostics.extend(unsaved);
-            return Ok(output);
+            let by = Shortcut::Restored;
+            return Ok(answered_and_stamped(options, &settings, snapshot, summary, clean, by, Some(stats)));
         }
     }
     let mut loaded = LoadedProject::new(Database::new().with_cache(options.cache.clone()), options.root.clone());
@@ -363,6 +358,22 @@ fn answer_stale(
         _ => stamp::clear(&options.root),
     }
     Ok(output)
+}
+
+/// [`answered`], with the stamp saved for the next build (one it could not save is a warning).
+fn answered_and_stamped(
+    options: &BuildOptions,
+    settings: &str,
+    snapshot: stamp::Snapshot,
+    summary: stamp::Summary,
+    clean: &stamp::Clean,
+    by: Shortcut,
+    published: Option<PublishStats>,
+) -> BuildOutput {
+    let unsaved = save_stamp(options, settings, snapshot, summary.clone(), clean);
+    let mut output = answered(options, summary, by, published, &clean.warnings);
+    output.compiled.diagnostics.extend(unsaved);
+    output
 }
 
 /// [`stamp::save`]s a clean build's stamp. The stamp is an optimization: failing to write

@@ -673,10 +673,10 @@ pub fn compile_reaching_out(
     }
 }
 
-/// Runs every stage for `project`, on deep stacks ([`crate::workspace::on_deep_pool`]).
+/// Runs every stage for `project`, on deep stacks ([`crate::threads::on_deep_pool`]).
 pub fn compile(db: &Database, project: Project) -> Compiled {
     let db = db.clone();
-    crate::workspace::on_deep_pool(move || compile_here(&db, project))
+    crate::threads::on_deep_pool(move || compile_here(&db, project))
 }
 
 fn compile_here(db: &Database, project: Project) -> Compiled {

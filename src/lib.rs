@@ -27,6 +27,7 @@ pub mod output;
 pub mod routes;
 pub mod source;
 pub mod stamp;
+pub mod threads;
 pub mod validate;
 pub mod watch;
 pub mod workspace;

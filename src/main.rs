@@ -14,7 +14,7 @@ fn main() -> std::process::ExitCode {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
-    let stack = agent_bundle::workspace::STACK_SIZE;
+    let stack = agent_bundle::threads::STACK_SIZE;
     match std::thread::Builder::new().name("main".into()).stack_size(stack).spawn(agent_bundle::cli::run) {
         Ok(cli) => cli.join().unwrap_or(std::process::ExitCode::FAILURE),
         Err(_) => agent_bundle::cli::run(),

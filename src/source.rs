@@ -204,7 +204,7 @@ pub const BYTE_ORDER_MARK: &str = "\u{feff}";
 /// The deepest nesting a source may reach with brackets and operators that nest without
 /// them (`a ? b : c ? …`, `=>`, `=`, prefix `!`, `else if`, `typeof`, …): well within what the
 /// parser and the passes after it recurse through on a build thread's stack
-/// ([`crate::workspace::STACK_SIZE`] holds about 300,000 levels). Deeper input would abort
+/// ([`crate::threads::STACK_SIZE`] holds about 300,000 levels). Deeper input would abort
 /// the process.
 pub const MAX_NESTING: usize = 50_000;
 

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use crate::build::{self, BuildOptions, BuildOutput, Checked};
-use crate::cache::Cache;
 use crate::config::CONFIG_FILE_NAMES;
 use crate::stamp::{FileState, now_ns, unchanged, write_json};
+use crate::threads::{Threads, pool_of};
 
 /// Where the last discovery below a directory is remembered.
 const MEMO_FILE: &str = ".agent-bundle/workspace.json";
@@ -449,99 +449,6 @@ pub fn build_all<'a>(
     }))
 }
 
-/// How many threads builds run on: `jobs`, else one per core, or with a remote cache as
-/// many as it takes requests at once, since its lookups wait on the network, not on the CPU
-/// ([`crate::cache::remote_concurrency`]). Stamp checks never wait on the network.
-#[derive(Clone, Copy, Debug)]
-pub struct Threads {
-    pub checks: usize,
-    pub builds: usize,
-}
-
-impl Threads {
-    pub fn new(cache: &Cache, jobs: Option<usize>) -> Threads {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let builds = jobs.unwrap_or(if cache.has_remote() { crate::cache::remote_concurrency() } else { cores });
-        // (Checks stat files: more threads than cores only wait on each other.)
-        Threads { checks: jobs.map_or(cores, |jobs| jobs.min(cores)), builds }
-    }
-}
-
-/// The pool builds run on (see [`Threads`]).
-pub fn thread_pool(cache: &Cache, jobs: Option<usize>) -> std::io::Result<rayon::ThreadPool> {
-    pool_of(Threads::new(cache, jobs).builds)
-}
-
-/// A pool whose threads have [`STACK_SIZE`] stacks, and know it ([`on_deep_pool`]): of
-/// `threads` threads, or of as many as can be had (half as many each time): each reserves
-/// its stack's address space, which a limit (`ulimit -v`, strict overcommit) may grant for
-/// a few only.
-fn pool_of(threads: usize) -> std::io::Result<rayon::ThreadPool> {
-    let mut threads = threads.max(1);
-    loop {
-        // Spawned here, to be joined when the pool fails: the threads it started exit, but
-        // only once they run, and hold their stacks until then.
-        let spawned = std::sync::Mutex::new(Vec::new());
-        let built = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .stack_size(STACK_SIZE)
-            .start_handler(|_| ON_DEEP_POOL.set(true))
-            .spawn_handler(|thread| {
-                let builder = std::thread::Builder::new().stack_size(thread.stack_size().unwrap_or(STACK_SIZE));
-                let handle = builder.spawn(|| thread.run())?;
-                spawned.lock().expect("no panics while locked").push(handle);
-                Ok(())
-            })
-            .build();
-        match built {
-            Ok(pool) => return Ok(pool),
-            Err(_) if threads > 1 => {
-                for handle in spawned.into_inner().expect("no panics while locked") {
-                    let _ = handle.join();
-                }
-                threads /= 2;
-            }
-            Err(error) => {
-                let message = format!("cannot start a thread with a {} MiB stack: {error}", STACK_SIZE >> 20);
-                return Err(std::io::Error::other(message));
-            }
-        }
-    }
-}
-
-thread_local! {
-    /// Whether this thread is a worker of a pool made by [`pool_of`].
-    static ON_DEEP_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `work`, and whatever it runs in parallel, on a pool of deep stacks: this thread's,
-/// when it is a worker of one, else a shared one made on first use. Why not rayon's global
-/// pool built with deep stacks at start: a command answered without compiling (a no-op
-/// build, `hooks list`) would start a pool for nothing (0.4 ms of a 2 ms no-op).
-pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    static SHARED: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    if ON_DEEP_POOL.get() {
-        return work();
-    }
-    if let Some(pool) = SHARED.get() {
-        return pool.install(work);
-    }
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    match pool_of(cores) {
-        Ok(pool) => SHARED.get_or_init(|| pool).install(work),
-        // Not even one deep thread to be had (a memory limit): here, with rayon's global pool
-        // for what runs in parallel, as before pools were made on demand (deep input may
-        // overflow then); a pool is tried again next time.
-        Err(_) => work(),
-    }
-}
-
-/// The stack of every thread that parses, checks or prints a syntax tree: oxc recurses once
-/// per level of nesting, and the usual 2 to 8 MiB overflow (an abort, no diagnostic) at a
-/// few thousand levels of `[[[…]]]`. Reserved, not committed: a thread touches only as
-/// many pages as its input is deep.
-pub const STACK_SIZE: usize = 256 << 20;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,32 +502,6 @@ mod tests {
         assert!(changes("shared/.gitignore"));
         assert!(changes("shared/agent-bundle.manifest.json"), "a folder becoming an artifact, or a folder again");
         assert!(!changes("plugins/a/artifact/agent-bundle.manifest.json"), "a project's own publish");
-    }
-
-    /// Work meant for deep stacks leaves a thread that is not a deep pool's worker, and stays
-    /// on one that is (no pool inside a pool).
-    #[test]
-    fn deep_work_runs_on_a_deep_pool_once() {
-        let here = std::thread::current().id();
-        let (flagged, outer, inner) = on_deep_pool(|| {
-            let outer = std::thread::current().id();
-            (ON_DEEP_POOL.get(), outer, on_deep_pool(|| std::thread::current().id()))
-        });
-        assert!(flagged && outer != here && inner == outer);
-        let pool = pool_of(1).unwrap();
-        let same = pool.install(|| std::thread::current().id() == on_deep_pool(|| std::thread::current().id()));
-        assert!(same, "a build pool's worker runs it itself");
-    }
-
-    #[test]
-    fn a_remote_cache_gets_many_more_threads_than_cores() {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        assert_eq!(thread_pool(&Cache::disabled(), None).unwrap().current_num_threads(), cores);
-        assert_eq!(thread_pool(&Cache::disabled(), Some(3)).unwrap().current_num_threads(), 3);
-        let remote = crate::cache::RemoteOptions { url: "http://127.0.0.1:9/cache".into(), ..Default::default() };
-        let options = crate::cache::CacheOptions { dir: None, remote: Some(remote) };
-        let threads = thread_pool(&Cache::open(&options).unwrap(), None).unwrap().current_num_threads();
-        assert!(threads >= 16 && threads >= cores, "{threads}");
     }
 
     #[test]

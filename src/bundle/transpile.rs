@@ -2396,7 +2396,7 @@ mod tests {
     #[test]
     fn statements_nested_too_deep_are_refused_but_else_if_chains_are_flat() {
         // (On a build's deep stack: the parser recurses once per level.)
-        crate::workspace::on_deep_pool(statements_nested_too_deep);
+        crate::threads::on_deep_pool(statements_nested_too_deep);
     }
 
     fn statements_nested_too_deep() {
@@ -2427,7 +2427,7 @@ mod tests {
     /// dotted or not, where the level past the bound is named.
     #[test]
     fn namespaces_nested_too_deep_are_refused() {
-        crate::workspace::on_deep_pool(|| {
+        crate::threads::on_deep_pool(|| {
             let dotted = |depth: u32| {
                 let path = vec!["N"; depth as usize].join(".");
                 format!("namespace {path} {{ export const x = 1; }}\nexport default () => 1;\n")
@@ -2476,7 +2476,7 @@ mod tests {
     /// a loop; an `else if` chain is as long as Node parses it.
     #[test]
     fn expressions_nested_past_what_node_parses_are_refused() {
-        crate::workspace::on_deep_pool(|| {
+        crate::threads::on_deep_pool(|| {
             let conditional = |depth: u32| {
                 format!("export const v = {}0;\nexport default () => 1;\n", "1 ? 1 : ".repeat(depth as usize))
             };

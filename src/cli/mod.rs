@@ -499,7 +499,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let on_pool = |stages: &mut (dyn FnMut() + Send)| match args.thread_pool(&options.cache) {
         Ok(pool) => pool.install(stages),
         // The stages move onto a deep pool of one thread per core themselves
-        // (`workspace::on_deep_pool`): as well built, only with fewer requests at once.
+        // (`threads::on_deep_pool`): as well built, only with fewer requests at once.
         Err(_) => stages(),
     };
     let output = if args.jobs.is_some() || options.cache.has_remote() {
@@ -570,7 +570,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
 
 impl BuildArgs {
     fn thread_pool(&self, cache: &crate::cache::Cache) -> Result<rayon::ThreadPool, Failure> {
-        crate::workspace::thread_pool(cache, self.jobs.map(usize::from)).map_err(|e| Failure::Run(e.to_string()))
+        crate::threads::thread_pool(cache, self.jobs.map(usize::from)).map_err(|e| Failure::Run(e.to_string()))
     }
 }
 

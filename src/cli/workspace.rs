@@ -13,8 +13,9 @@ use super::{BuildArgs, Failure, report};
 use crate::build::BuildOptions;
 use crate::cache::Cache;
 use crate::model::Target;
+use crate::threads::Threads;
 use crate::watch::{Found, Projects};
-use crate::workspace::{Discovery, Threads, build_all, discover, filter, search};
+use crate::workspace::{Discovery, build_all, discover, filter, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.

@@ -117,8 +117,8 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
         }
         return None;
     };
-    let route = route_form(table, hook, diagnostics)?;
-    let matcher = matcher(table, hook, diagnostics)?;
+    let route = route_form(table, hook, diagnostics).ok()?;
+    let matcher = matcher(table, hook, diagnostics).ok()?;
     let root = hooks.root_token;
     let (command, wrapper) = match &hook.handler {
         Handler::Module(_) => {
@@ -147,13 +147,17 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
     })
 }
 
-/// Where a route runs on this host: `Some(None)` for a config hook, `None` when a shared route
+/// A hook this host cannot honour; the diagnostic that says why is pushed.
+#[derive(Debug, PartialEq, Eq)]
+struct Refused;
+
+/// Where a route runs on this host (`None` for a config hook); refused where a shared route
 /// cannot run here at all (AB4817): the host runs no MCP server, or runs the route's family
 /// once it has stopped them.
-fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<RouteForm>> {
-    let Some(route) = &hook.route else { return Some(None) };
+fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<RouteForm>, Refused> {
+    let Some(route) = &hook.route else { return Ok(None) };
     if !route.shared {
-        return Some(Some(RouteForm::Standalone));
+        return Ok(Some(RouteForm::Standalone));
     }
     let host = table.display_name;
     let why_not = match &table.mcp {
@@ -163,7 +167,7 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
                 table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger)).map_or("it", |row| row.native);
             format!("{host} stops the plugin's MCP servers, and the shared runtime with them, before it runs {native}")
         }
-        Some(_) => return Some(Some(RouteForm::Shared { fallback: route.fallback })),
+        Some(_) => return Ok(Some(RouteForm::Shared { fallback: route.fallback })),
     };
     let family = hook.trigger.key();
     let diagnostic = if route.fallback {
@@ -183,16 +187,16 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
         ))
     };
     diagnostics.push(diagnostic.in_file(hook.source_file.clone()).at_path("runtime").for_host(table.target));
-    route.fallback.then_some(Some(RouteForm::Standalone))
+    if route.fallback { Ok(Some(RouteForm::Standalone)) } else { Err(Refused) }
 }
 
-/// The host matcher of a hook: `Some(None)` when the hook selects no tools (matches all),
-/// `None` when the hook cannot be honoured (a diagnostic says why).
-fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Option<Option<String>> {
+/// The host matcher of a hook: `None` when the hook selects no tools (matches all); refused
+/// where a selector has no match on this host.
+fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<String>, Refused> {
     if hook.tools.is_empty() {
-        return Some(None);
+        return Ok(None);
     }
-    let hooks = table.hooks.as_ref()?;
+    let hooks = table.hooks.as_ref().ok_or(Refused)?;
     let target = table.target;
     let mut patterns: Vec<String> = Vec::new();
     let mut unmapped = false;
@@ -253,7 +257,7 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
         }
     }
     if unmapped {
-        return None;
+        return Err(Refused);
     }
     if patterns.is_empty() {
         diagnostics.push(
@@ -270,10 +274,10 @@ fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) ->
                 target.as_str()
             )),
         );
-        return None;
+        return Err(Refused);
     }
     patterns.dedup();
-    Some(Some(if patterns.len() == 1 { patterns.remove(0) } else { format!("(?:{})", patterns.join("|")) }))
+    Ok(Some(if patterns.len() == 1 { patterns.remove(0) } else { format!("(?:{})", patterns.join("|")) }))
 }
 
 fn escape_regex(text: &str) -> String {
@@ -375,8 +379,8 @@ mod tests {
     #[test]
     fn a_shared_route_without_mcp_falls_back_with_a_warning_or_fails() {
         let mut diagnostics = Vec::new();
-        assert_eq!(route_form(&NO_MCP, &shared_route(true), &mut diagnostics), Some(Some(RouteForm::Standalone)));
-        assert_eq!(route_form(&NO_MCP, &shared_route(false), &mut diagnostics), None);
+        assert_eq!(route_form(&NO_MCP, &shared_route(true), &mut diagnostics), Ok(Some(RouteForm::Standalone)));
+        assert_eq!(route_form(&NO_MCP, &shared_route(false), &mut diagnostics), Err(Refused));
         let found: Vec<_> = diagnostics.iter().map(|d| (d.code, d.is_error(), d.json_path.as_deref())).collect();
         assert_eq!(
             found,
@@ -391,7 +395,7 @@ mod tests {
     fn a_shared_route_runs_shared_where_the_host_runs_mcp_servers() {
         let mut diagnostics = Vec::new();
         let form = route_form(&super::super::claude::TABLE, &shared_route(false), &mut diagnostics);
-        assert_eq!((form, diagnostics.len()), (Some(Some(RouteForm::Shared { fallback: false })), 0));
+        assert_eq!((form, diagnostics.len()), (Ok(Some(RouteForm::Shared { fallback: false })), 0));
     }
 
     /// A host's tool named in another case would match no tool (names match exactly): refused,
@@ -406,13 +410,13 @@ mod tests {
             ..shared_route(false)
         };
         let mut diagnostics = Vec::new();
-        assert_eq!(matcher(claude, &hook("Bash"), &mut diagnostics), Some(Some("^Bash$".into())));
+        assert_eq!(matcher(claude, &hook("Bash"), &mut diagnostics), Ok(Some("^Bash$".into())));
         assert_eq!(
             matcher(claude, &hook("mcp__memory__read"), &mut diagnostics),
-            Some(Some("^mcp__memory__read$".into()))
+            Ok(Some("^mcp__memory__read$".into()))
         );
         assert!(diagnostics.is_empty());
-        assert_eq!(matcher(claude, &hook("bash"), &mut diagnostics), None);
+        assert_eq!(matcher(claude, &hook("bash"), &mut diagnostics), Err(Refused));
         let [refused] = diagnostics.as_slice() else { panic!("{diagnostics:?}") };
         let help = refused.help.as_deref().unwrap();
         assert_eq!(refused.code, Code::UnknownSelector);

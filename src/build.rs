@@ -45,6 +45,7 @@ impl BuildOptions {
 }
 
 /// Everything a compile produced, before or without publishing.
+#[derive(Default)]
 pub struct Compiled {
     pub model: Option<Model>,
     pub plans: Vec<HostPlan>,
@@ -519,7 +520,7 @@ fn answered(
     warnings: &[Diagnostic],
 ) -> BuildOutput {
     let published = published.unwrap_or(PublishStats { unchanged: summary.files, ..PublishStats::default() });
-    let mut compiled = finish_empty();
+    let mut compiled = Compiled::default();
     compiled.diagnostics = warnings.to_vec();
     // The files they point into are the inputs the build that said them read: those on
     // disk now (only a frame is missing, should one have changed since).
@@ -573,7 +574,7 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     if !helps.is_empty() {
         diagnostic.help = Some(helps.join("; or "));
     }
-    Some(Compiled { diagnostics: vec![diagnostic], ..finish_empty() })
+    Some(Compiled { diagnostics: vec![diagnostic], ..Compiled::default() })
 }
 
 /// What is at a config file's name, as the walk would take it.
@@ -598,17 +599,6 @@ impl ConfigEntry {
             }
             Err(_) => ConfigEntry::Readable,
         }
-    }
-}
-
-fn finish_empty() -> Compiled {
-    Compiled {
-        model: None,
-        plans: Vec::new(),
-        files: BTreeMap::new(),
-        diagnostics: Vec::new(),
-        texts: BTreeMap::new(),
-        outside_dirs: BTreeSet::new(),
     }
 }
 

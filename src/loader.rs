@@ -480,6 +480,7 @@ pub fn read_files(files: &[(String, PathBuf)]) -> io::Result<DiskFiles> {
 }
 
 /// What the input walk of a project found.
+#[derive(Default)]
 pub struct InputTree {
     /// Every input file (project-relative POSIX key, path): depth first, in name order.
     pub files: Vec<(String, PathBuf)>,
@@ -524,15 +525,7 @@ pub fn input_tree(root: &Path, exclude: &[PathBuf]) -> io::Result<InputTree> {
 }
 
 fn walk_inputs(root: &Path, exclude: &[PathBuf], before_listing: BeforeListing) -> io::Result<InputTree> {
-    let mut tree = InputTree {
-        files: Vec::new(),
-        listed: Vec::new(),
-        artifacts: Vec::new(),
-        tagged_caches: Vec::new(),
-        unlistable: Vec::new(),
-        unnamed_dirs: false,
-        passed_over: Vec::new(),
-    };
+    let mut tree = InputTree::default();
     walk_dir(root, String::new(), exclude, before_listing, &mut tree)?;
     // By key, as stamps record them (the walk yields `src/a.ts` before `src-x.ts`).
     tree.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));

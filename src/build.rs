@@ -520,8 +520,7 @@ fn answered(
     warnings: &[Diagnostic],
 ) -> BuildOutput {
     let published = published.unwrap_or(PublishStats { unchanged: summary.files, ..PublishStats::default() });
-    let mut compiled = Compiled::default();
-    compiled.diagnostics = warnings.to_vec();
+    let mut compiled = Compiled { diagnostics: warnings.to_vec(), ..Compiled::default() };
     // The files they point into are the inputs the build that said them read: those on
     // disk now (only a frame is missing, should one have changed since).
     for file in warnings.iter().filter_map(|warning| warning.file.as_ref()) {

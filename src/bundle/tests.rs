@@ -908,19 +908,21 @@ fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace(
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }
 
-/// `import {} from` imports nothing in TypeScript, and tsc and esbuild drop it: the module does
-/// not run. `import './x'` asks for its effects.
+/// `import {} from` and `export {} from` take nothing in TypeScript, and tsc and esbuild drop
+/// them: the module does not run. `import './x'` asks for its effects.
 #[test]
-fn an_import_of_no_name_in_typescript_runs_nothing() {
+fn an_import_or_export_of_no_name_in_typescript_runs_nothing() {
     let effect =
         |name: &str| format!("(globalThis as any).ran = ((globalThis as any).ran ?? '') + '{name};';\nexport {{}};\n");
     let files = [
         (
             "src/main.ts",
-            "import {} from './empty.js';\nimport './bare.js';\nexport default () => (globalThis as any).ran;\n"
+            "import {} from './empty.js';\nexport {} from './re-exported.js';\nimport './bare.js';\n\
+             export default () => (globalThis as any).ran;\n"
                 .to_owned(),
         ),
         ("src/empty.ts", effect("empty")),
+        ("src/re-exported.ts", effect("re-exported")),
         ("src/bare.ts", effect("bare")),
     ];
     let files: Vec<(&str, &str)> = files.iter().map(|(key, text)| (*key, text.as_str())).collect();

@@ -25,7 +25,7 @@ use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, lite
 /// One JS/TS module compiled into a self-contained registration chunk.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModuleChunk {
-    /// `__ab_define("src/hooks/x.ts", function (__ab_exports) { ... });\n`; empty on error.
+    /// `__ab_define("src/hooks/x.ts", function* (__ab_exports) { ... });\n`; empty on error.
     pub code: String,
     /// Resolved module imports (static, dynamic and re-exports) in source order, one per key.
     pub imports: Vec<ModuleImport>,
@@ -250,7 +250,7 @@ struct Replacement {
 
 /// How a module reaches the namespace of one of its imports.
 struct Namespace {
-    /// `__ab_i0` (a const bound first thing in the module function) or `__ab_node_fs`.
+    /// `__ab_i0` (a const bound as the module links) or `__ab_node_fs`.
     local: String,
     /// How the runtime finds the names of an `export *` of it: `"src/x.ts"` or `__ab_node_fs`.
     star_source: String,
@@ -564,9 +564,8 @@ impl<'c> Linker<'c> {
                 if let Some(local) = self.locals.get(&key) {
                     return Some(Namespace { local: local.clone(), star_source, source, span });
                 }
-                // Bind every namespace before evaluating any import, so that hoisted functions
-                // called during a cycle can already reach every import of this module. Reading
-                // an export of a module that has not run yet runs it (see the runtime).
+                // Bound as the module links, before any module of the graph runs: a hoisted
+                // function called during a cycle can already reach every import of this one.
                 let local = format!("__ab_i{}", self.locals.len());
                 let _ = writeln!(self.namespaces, "const {local} = __ab_module({star_source});");
                 let _ = writeln!(self.prologue, "__ab_require({star_source});");
@@ -799,7 +798,10 @@ impl<'c> Linker<'c> {
             .collect();
 
         let mut out = String::with_capacity(code.len() + prologue.len() + 256);
-        let _ = writeln!(out, "__ab_define({}, function (__ab_exports) {{", js_string(key));
+        // A generator: its first step links the module (getters over its hoisted functions
+        // and its `let`/`const` still in TDZ, its imports' namespaces), the second runs the
+        // body, the imports first; the runtime links a whole graph before it runs any of it.
+        let _ = writeln!(out, "__ab_define({}, function* (__ab_exports) {{", js_string(key));
         if !getters.is_empty() {
             out.push_str("__ab_export(__ab_exports, {");
             for (index, (name, expr)) in getters.iter().enumerate() {
@@ -812,6 +814,7 @@ impl<'c> Linker<'c> {
             out.push_str("__ab_default_name(__ab_default);\n");
         }
         out.push_str(&namespaces);
+        out.push_str("yield;\n");
         out.push_str(&prologue);
 
         edits.sort_by_key(|edit| (edit.start, edit.end));
@@ -1011,30 +1014,31 @@ impl<'a> Visit<'a> for Rewriter<'_> {
     }
 }
 
-/// The module runtime: registration, lazy evaluation with a cache and cycle support, and the
-/// export helpers. Exports objects look like ESM namespaces: null prototype, getters, not
+/// The module runtime: registration, linking, evaluation with a cache and cycle support, and
+/// the export helpers. As in ESM, a module's whole static graph links before any of it runs
+/// (`__ab_link`: hoisted functions are callable, and bound in every namespace), then bodies
+/// run depth-first post-order, each once (`__ab_require`); reading an export never runs a
+/// module. Exports objects look like ESM namespaces: null prototype, getters, not
 /// extensible, and bindings that cannot be deleted or redefined once the module has defined
 /// them (`__ab_export`). A record's `hidden` lists the names its namespace leaves out (two
 /// `export *` give them different bindings, or they are types: set by the bundle,
 /// `handler_body`). Written into every wrapper as it is, so comments here cost bytes in each.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
 function __ab_define(key, init, names = [], stars = []) {
-  __ab_modules.set(key, { key, init, names, stars, hidden: [], state: 0, exports: undefined, error: undefined });
+  __ab_modules.set(key, { key, init, names, stars, hidden: [], state: 0, exports: undefined, body: undefined, error: undefined });
 }
-function __ab_record(key) {
+function __ab_link(key) {
   const record = __ab_modules.get(key);
   if (record === undefined) {
     throw new Error("agent-bundle: module " + JSON.stringify(key) + " is not in this bundle");
   }
-  if (record.exports === undefined) {
+  if (record.body === undefined) {
     const exports = (record.exports = Object.create(null));
     Object.defineProperty(exports, Symbol.toStringTag, { value: "Module" });
+    // Placeholders, sorted, that its own getters replace as it links.
     const getters = new Map();
-    // Until the module runs, reading one of its exports runs it (a cycle can get there first);
-    // the module's own getters replace these.
     for (const name of record.names) {
-      if (record.hidden.includes(name)) continue;
-      getters.set(name, { get: () => (__ab_require(key), exports[name]), enumerable: true, configurable: true });
+      if (!record.hidden.includes(name)) getters.set(name, { enumerable: true, configurable: true });
     }
     // `export *` names are static, as in ESM: resolve them from the export lists.
     for (const [name, get] of __ab_star_exports(record, new Set())) {
@@ -1044,6 +1048,9 @@ function __ab_record(key) {
       Object.defineProperty(exports, name, getters.get(name));
     }
     Object.preventExtensions(exports);
+    // Set first: a cycle back here finds it linked.
+    record.body = record.init(exports);
+    record.body.next();
   }
   return record;
 }
@@ -1061,7 +1068,7 @@ function __ab_star_exports(record, seen) {
     if (source === undefined || seen.has(from)) continue;
     for (const name of source.names) {
       if (name !== "default" && !found.has(name) && !source.hidden.includes(name)) {
-        found.set(name, () => __ab_require(from)[name]);
+        found.set(name, () => __ab_module(from)[name]);
       }
     }
     for (const [name, get] of __ab_star_exports(source, seen)) {
@@ -1071,15 +1078,14 @@ function __ab_star_exports(record, seen) {
   return found;
 }
 function __ab_module(key) {
-  return __ab_record(key).exports;
+  return __ab_link(key).exports;
 }
 function __ab_require(key) {
-  const record = __ab_record(key);
+  const record = __ab_link(key);
   if (record.state === 0) {
     record.state = 1;
-    const init = record.init;
     try {
-      init(record.exports);
+      record.body.next();
       record.state = 2;
     } catch (error) {
       record.state = 3;
@@ -1207,7 +1213,7 @@ mod tests {
     /// The chunk code without the registration wrapper lines.
     fn body(chunk: &ModuleChunk) -> String {
         let lines: Vec<&str> = chunk.code.lines().collect();
-        assert_eq!(lines[0], "__ab_define(\"src/main.ts\", function (__ab_exports) {");
+        assert_eq!(lines[0], "__ab_define(\"src/main.ts\", function* (__ab_exports) {");
         let last = lines[lines.len() - 1];
         assert!(last.starts_with('}') && last.ends_with(");"), "{last}");
         lines[1..lines.len() - 1].join("\n")
@@ -1234,6 +1240,7 @@ mod tests {
         assert_eq!(
             body(&chunk),
             "const __ab_i0 = __ab_module(\"src/a.ts\");\n\
+             yield;\n\
              __ab_require(\"src/a.ts\");\n\
              (0, __ab_i0.f)();\n\
              const obj = {\n\tf: __ab_i0.f,\n\th: __ab_i0.g,\n\tns: __ab_i0\n};\n\
@@ -1280,24 +1287,24 @@ mod tests {
     #[test]
     fn export_default_forms() {
         let cases = [
-            ("export default function () {}", "__ab_default_name(__ab_default);\nfunction __ab_default() {}"),
+            ("export default function () {}", "__ab_default_name(__ab_default);\nyield;\nfunction __ab_default() {}"),
             (
                 "export default async function* () {}",
-                "__ab_default_name(__ab_default);\nasync function* __ab_default() {}",
+                "__ab_default_name(__ab_default);\nyield;\nasync function* __ab_default() {}",
             ),
-            ("export default function named() {}", "function named() {}"),
-            ("export default class Named {}", "class Named {}"),
-            ("export default class {}", "const __ab_default = { default: class {} }.default;"),
-            ("export default async () => 1;", "const __ab_default = { default: async () => 1 }.default;"),
-            ("export default (function () {});", "const __ab_default = { default: (function() {}) }.default;"),
-            ("export default 1 + 2;", "const __ab_default = 1 + 2;"),
+            ("export default function named() {}", "yield;\nfunction named() {}"),
+            ("export default class Named {}", "yield;\nclass Named {}"),
+            ("export default class {}", "yield;\nconst __ab_default = { default: class {} }.default;"),
+            ("export default async () => 1;", "yield;\nconst __ab_default = { default: async () => 1 }.default;"),
+            ("export default (function () {});", "yield;\nconst __ab_default = { default: (function() {}) }.default;"),
+            ("export default 1 + 2;", "yield;\nconst __ab_default = 1 + 2;"),
             (
                 "import { f } from \"./a\";\nexport default () => f;",
-                "const __ab_i0 = __ab_module(\"src/a.ts\");\n__ab_require(\"src/a.ts\");\nconst __ab_default = { default: () => __ab_i0.f }.default;",
+                "const __ab_i0 = __ab_module(\"src/a.ts\");\nyield;\n__ab_require(\"src/a.ts\");\nconst __ab_default = { default: () => __ab_i0.f }.default;",
             ),
             (
                 "import { f } from \"./a\";\nexport default f;",
-                "const __ab_i0 = __ab_module(\"src/a.ts\");\n__ab_require(\"src/a.ts\");\nconst __ab_default = __ab_i0.f;",
+                "const __ab_i0 = __ab_module(\"src/a.ts\");\nyield;\n__ab_require(\"src/a.ts\");\nconst __ab_default = __ab_i0.f;",
             ),
         ];
         for (source, expected) in cases {
@@ -1320,6 +1327,7 @@ mod tests {
              const __ab_i0 = __ab_module(\"src/a.ts\");\n\
              const __ab_i1 = __ab_module(\"src/b.ts\");\n\
              const __ab_i2 = __ab_module(\"src/c.ts\");\n\
+             yield;\n\
              __ab_require(\"src/a.ts\");\n\
              __ab_require(\"src/b.ts\");\n\
              __ab_require(\"src/c.ts\");"

@@ -5,14 +5,17 @@
 //! every problem is reported at a byte span of that source, and the transformer strips types
 //! and lowers JSX. The JavaScript output is parsed again and rewritten with plain text edits at
 //! known spans (no AST is built): imports become reads of namespace objects (`__ab_i0.name`,
-//! so bindings stay live), exports become getters installed before any import is evaluated
-//! (ESM-like cycles: hoisted functions work, an early `let`/`const` read throws), and the
-//! module is wrapped in an `__ab_define(key, function (__ab_exports) { ... }, names, stars)`
-//! chunk; the export names and `export *` sources let the runtime resolve star exports
-//! statically, as ESM does. Keys are project-relative paths or `agent-bundle:` virtual keys
-//! ([`resolve`] maps specifiers to them), so chunks are independent of each other and of the
-//! machine. [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy
-//! module runtime (`__ab_require`, evaluation depth-first post-order like ESM).
+//! so bindings stay live), exports become getters, and the module is wrapped in an
+//! `__ab_define(key, function* (__ab_exports) { ... }, names, stars)` chunk whose first step
+//! (up to a `yield`) links it: it installs the getters and binds its imports' namespaces; the
+//! export names and `export *` sources let the runtime resolve star exports statically, as
+//! ESM does. Keys are project-relative paths or `agent-bundle:` virtual keys ([`resolve`]
+//! maps specifiers to them), so chunks are independent of each other and of the machine.
+//! [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy module
+//! runtime that, as ESM, links a module's whole static graph before it runs any of it, then
+//! runs the bodies depth-first post-order, each once (`__ab_require`): in a cycle, a hoisted
+//! function of a module that has not run yet works, and does not run it; an early
+//! `let`/`const`/class read throws a ReferenceError.
 
 mod answers;
 mod builtins;

@@ -331,6 +331,94 @@ export default () => [...log, y];
     assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[\"z\",\"x\",\"y\",\"main\",\"y\"]}\n");
 }
 
+/// Runs `files`, JavaScript modules Node can load as they are, bundled and natively, each
+/// entry run as the test bundle's epilogue runs it; both must print `expected`.
+fn assert_runs_as_in_node(files: &[(&str, &str)], entry: &str, expected: &str) {
+    let bundled = bundle_and_run(files, entry);
+    assert!(bundled.success, "the bundle failed:\n{}", bundled.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), files);
+    let driver = format!(
+        "const m = await import({entry:?});\nconst result = await m.default({{ event: \"test\" }});\n\
+         process.stdout.write(JSON.stringify({{ name: m.default.name, result }}) + \"\\n\");\n",
+        entry = format!("./{entry}")
+    );
+    std::fs::write(dir.path().join("driver.mjs"), driver).unwrap();
+    let native = Command::new("node").arg(dir.path().join("driver.mjs")).output().unwrap();
+    assert!(native.status.success(), "node failed:\n{}", String::from_utf8_lossy(&native.stderr));
+    assert_eq!(String::from_utf8_lossy(&native.stdout), expected, "what Node gives");
+    assert_eq!(bundled.stdout, expected, "what the bundle gives");
+}
+
+/// A hoisted function of a module in a cycle can be called before its module runs, which
+/// runs later, in its turn: calling it (or reading any export) runs no module.
+#[test]
+fn calling_a_hoisted_function_in_a_cycle_does_not_run_its_module() {
+    let files = [
+        (
+            "src/main.mjs",
+            "import { fa } from './a.mjs';\nimport { r } from './b.mjs';\nimport { log } from './log.mjs';\n\
+             export default () => [r, fa(), ...log];\n",
+        ),
+        ("src/log.mjs", "export const log = [];\n"),
+        (
+            "src/a.mjs",
+            "import { r } from './b.mjs';\nimport { helper } from './c.mjs';\nimport { starred } from './hub.mjs';\n\
+             export function fa() { return helper() + starred(); }\nexport const seenR = r;\n",
+        ),
+        (
+            "src/b.mjs",
+            "import { fa } from './a.mjs';\nimport { label } from './config.mjs';\n\
+             // c and star have not run: their hoisted functions work, through `export *` too.\n\
+             export const r = fa();\nexport const LATE = label;\n",
+        ),
+        (
+            "src/c.mjs",
+            "import { LATE } from './b.mjs';\nimport { log } from './log.mjs';\n\
+             export function helper() { return 'h'; }\nexport const cInit = LATE.length;\nlog.push('c');\n",
+        ),
+        ("src/hub.mjs", "export * from './star.mjs';\n"),
+        (
+            "src/star.mjs",
+            "import { log } from './log.mjs';\nimport './a.mjs';\nexport function starred() { return 's'; }\nlog.push('star');\n",
+        ),
+        ("src/config.mjs", "export const label = 'late';\n"),
+    ];
+    assert_runs_as_in_node(
+        &files,
+        "src/main.mjs",
+        "{\"name\":\"default\",\"result\":[\"hs\",\"hs\",\"c\",\"star\"]}\n",
+    );
+}
+
+/// In a cycle, bodies run in ESM's order, and reading a binding of a module that has not run
+/// yet gives what ESM gives: `undefined` for a `var`, a ReferenceError for a `const` or a class.
+#[test]
+fn a_cycle_runs_its_bodies_in_node_order_with_esm_bindings() {
+    let files = [
+        (
+            "src/main.mjs",
+            "import { log } from './log.mjs';\nimport { fa } from './a.mjs';\nexport default () => [...log, fa()];\n",
+        ),
+        ("src/log.mjs", "export const log = [];\n"),
+        (
+            "src/a.mjs",
+            "import { log } from './log.mjs';\nimport { fromB } from './b.mjs';\nimport { cval } from './c.mjs';\n\
+             export function fa() { return 'fa sees ' + cval; }\nexport var early = 'set';\nexport class K {}\n\
+             log.push('a fromB=' + fromB);\n",
+        ),
+        (
+            "src/b.mjs",
+            "import { log } from './log.mjs';\nimport * as a from './a.mjs';\n\
+             const probe = (read) => { try { return String(read()); } catch (error) { return error.constructor.name; } };\n\
+             log.push('b:' + [probe(a.fa), probe(() => a.early), probe(() => a.K)].join('/'));\nexport const fromB = 'b';\n",
+        ),
+        ("src/c.mjs", "import { log } from './log.mjs';\nlog.push('c');\nexport const cval = 'C';\n"),
+    ];
+    let expected = "{\"name\":\"default\",\"result\":[\"b:ReferenceError/undefined/ReferenceError\",\"c\",\"a fromB=b\",\"fa sees C\"]}\n";
+    assert_runs_as_in_node(&files, "src/main.mjs", expected);
+}
+
 #[test]
 fn default_exports_keep_esm_names_and_live_bindings() {
     let files = [
@@ -820,19 +908,21 @@ fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace(
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }
 
-/// `import {} from` imports nothing in TypeScript, and tsc and esbuild drop it: the module does
-/// not run. `import './x'` asks for its effects.
+/// `import {} from` and `export {} from` take nothing in TypeScript, and tsc and esbuild drop
+/// them: the module does not run. `import './x'` asks for its effects.
 #[test]
-fn an_import_of_no_name_in_typescript_runs_nothing() {
+fn an_import_or_export_of_no_name_in_typescript_runs_nothing() {
     let effect =
         |name: &str| format!("(globalThis as any).ran = ((globalThis as any).ran ?? '') + '{name};';\nexport {{}};\n");
     let files = [
         (
             "src/main.ts",
-            "import {} from './empty.js';\nimport './bare.js';\nexport default () => (globalThis as any).ran;\n"
+            "import {} from './empty.js';\nexport {} from './re-exported.js';\nimport './bare.js';\n\
+             export default () => (globalThis as any).ran;\n"
                 .to_owned(),
         ),
         ("src/empty.ts", effect("empty")),
+        ("src/re-exported.ts", effect("re-exported")),
         ("src/bare.ts", effect("bare")),
     ];
     let files: Vec<(&str, &str)> = files.iter().map(|(key, text)| (*key, text.as_str())).collect();

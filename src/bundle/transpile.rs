@@ -1854,13 +1854,14 @@ pub struct ImportedMemberTag {
     pub span: Span,
 }
 
-/// TypeScript drops `import {} from './x'` (it imports no name, as one importing only types
-/// does), so that module does not run: as tsc and esbuild, and before anything records the
-/// import. (`import './x'` is kept: it asks for the module's effects.)
+/// TypeScript drops `import {} from './x'` and `export {} from './x'` (they take no name, as
+/// those of types only do), so that module does not run: as tsc and esbuild, and before
+/// anything records the import. (`import './x'` is kept: it asks for the module's effects.)
 fn drop_empty_imports(program: &mut Program<'_>) {
-    program.body.retain(|statement| {
-        !matches!(statement, Statement::ImportDeclaration(import)
-            if import.specifiers.as_ref().is_some_and(|specifiers| specifiers.is_empty()))
+    program.body.retain(|statement| match statement {
+        Statement::ImportDeclaration(import) => import.specifiers.as_ref().is_none_or(|s| !s.is_empty()),
+        Statement::ExportFromDeclaration(export) => !export.specifiers.is_empty(),
+        _ => true,
     });
 }
 

@@ -20,7 +20,7 @@ use oxc_syntax::symbol::SymbolId;
 
 use super::resolve::{ResolveFailure, Resolved};
 use super::source_map::{self, Copied, Mapping};
-use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier, transpile};
+use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier};
 
 /// One JS/TS module compiled into a self-contained registration chunk.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -181,20 +181,22 @@ fn property_key(name: &str) -> String {
     }
 }
 
-/// Transpile (TS/TSX/JS/MJS/JSX by the extension of `key`) and rewrite one module.
+/// Transpile (TS/TSX/JS/MJS/JSX by the extension of `key`) and rewrite one module: what a
+/// build does in two cache actions, in one call, for tests.
 ///
 /// `resolve` is called for every import specifier that survives transpiling (type-only imports
 /// vanish first): static imports, `export ... from`, and `import()` with a literal. Failures
 /// become diagnostics at the specifier in the original source. Any error leaves `code` empty.
+#[cfg(test)]
 pub fn compile_module(
     key: &str,
     source: &str,
     resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
 ) -> ModuleChunk {
-    link_module(key, transpile(key, source), resolve)
+    link_module(key, super::transpile(key, source), resolve)
 }
 
-/// The rewriting half of [`compile_module`], on a module [`transpile`] made (which does not
+/// Rewrites one module `transpile` made (which does not
 /// depend on how its imports resolve, so a module linked again need not be transpiled again).
 pub fn link_module(
     key: &str,
@@ -271,14 +273,6 @@ impl Namespace {
     fn whole(&self) -> Replacement {
         Replacement { expr: self.local.clone(), is_member: false }
     }
-}
-
-/// Where a request of the module resolved to.
-enum Target {
-    /// A bundled module, by key.
-    Module(String),
-    /// A builtin, by its `node:` name.
-    Builtin(String),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -398,11 +392,11 @@ impl<'c> Linker<'c> {
         self.edits.extend(edits);
         for (span, specifier) in dynamic {
             let replacement = match self.request(&specifier, span.start, Request::Dynamic) {
-                Some((Target::Module(key), _)) => {
+                Some((LinkSource::Module(key), _)) => {
                     format!("__ab_import(() => __ab_require({}))", js_string(&key))
                 }
                 // Node loads a builtin itself: it stays lazy, as written.
-                Some((Target::Builtin(name), _)) => format!("import({})", js_string(&name)),
+                Some((LinkSource::Builtin(name), _)) => format!("import({})", js_string(&name)),
                 None => continue,
             };
             self.edits.push(Edit { start: span.start, end: span.end, text: replacement });
@@ -415,7 +409,7 @@ impl<'c> Linker<'c> {
     /// Resolve `specifier`, record the import, and report failures at its original span,
     /// which is returned with the target. A builtin is the bundle-level namespace for a static
     /// request, its `node:` name for a dynamic one.
-    fn request(&mut self, specifier: &str, position: u32, kind: Request) -> Option<(Target, Span)> {
+    fn request(&mut self, specifier: &str, position: u32, kind: Request) -> Option<(LinkSource, Span)> {
         let span = match self.site_spans.get(&position) {
             Some(span) => *span,
             None => self.transpiled.take_request_span(specifier),
@@ -424,7 +418,7 @@ impl<'c> Linker<'c> {
         Some((target, span))
     }
 
-    fn resolve_request(&mut self, specifier: &str, position: u32, span: Span, kind: Request) -> Option<Target> {
+    fn resolve_request(&mut self, specifier: &str, position: u32, span: Span, kind: Request) -> Option<LinkSource> {
         match (self.resolve)(specifier) {
             // Text, images, …: Node would need a loader; the bundle links modules only.
             // Refused where it is imported, not in the file it names.
@@ -444,14 +438,14 @@ impl<'c> Linker<'c> {
             }
             Ok(Resolved::Module(key)) => {
                 self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
-                Some(Target::Module(key))
+                Some(LinkSource::Module(key))
             }
             Ok(Resolved::Builtin(name)) => {
                 // (An `import()` of a builtin stays one: no static import of it is needed.)
                 if kind == Request::Static {
                     self.builtins.insert(name.clone());
                 }
-                Some(Target::Builtin(name))
+                Some(LinkSource::Builtin(name))
             }
             Err(ResolveFailure::Bare) if specifier.starts_with("@oxc-project/runtime/") => {
                 if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
@@ -497,7 +491,7 @@ impl<'c> Linker<'c> {
                         super::builtins::node_version()
                     ),
                 ));
-                Some(Target::Builtin(specifier.to_owned()))
+                Some(LinkSource::Builtin(specifier.to_owned()))
             }
             Err(ResolveFailure::NotFound) if specifier.starts_with("node:") => {
                 let help = format!(
@@ -554,11 +548,11 @@ impl<'c> Linker<'c> {
     fn static_request(&mut self, specifier: &str, position: u32) -> Option<Namespace> {
         let (target, span) = self.request(specifier, position, Request::Static)?;
         match target {
-            Target::Builtin(name) => {
+            LinkSource::Builtin(name) => {
                 let local = builtin_local(&name);
                 Some(Namespace { local: local.clone(), star_source: local, source: LinkSource::Builtin(name), span })
             }
-            Target::Module(key) => {
+            LinkSource::Module(key) => {
                 let star_source = js_string(&key);
                 let source = LinkSource::Module(key.clone());
                 if let Some(local) = self.locals.get(&key) {

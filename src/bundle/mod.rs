@@ -1,7 +1,8 @@
 //! The JS/TS bundler: turns a hook handler and the relative modules it imports into one
 //! self-contained ES module ("wrapper") that Node 20 runs.
 //!
-//! Each module is compiled on its own by [`compile_module`]: oxc parses the original source,
+//! Each module is compiled on its own, by [`transpile`] then [`link_module`] (two cache
+//! actions: a warm cache never parses): oxc parses the original source,
 //! every problem is reported at a byte span of that source, and the transformer strips types
 //! and lowers JSX. The JavaScript output is parsed again and rewritten with plain text edits at
 //! known spans (no AST is built): imports become reads of namespace objects (`__ab_i0.name`,
@@ -29,9 +30,9 @@ mod wrapper;
 mod tests;
 
 pub use answers::Rendering;
-pub use link::{
-    Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, compile_module, link_module,
-};
+#[cfg(test)]
+pub use link::compile_module;
+pub use link::{Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, link_module};
 pub use resolve::{ResolveFailure, Resolved, is_module_file, outside_dirs, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Renders, Severity, Span, Transpiled, transpile};
 pub use wrapper::{

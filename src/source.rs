@@ -309,6 +309,13 @@ fn span_at(at: usize, width: usize) -> Option<Span> {
     Some(Span::new(at, at + width as u32))
 }
 
+/// Whether `name` is an identifier in ASCII (`_a1`, `$x`): one written after a dot, or as an
+/// unquoted key, in JavaScript and in JSON paths alike (ASCII only, to be safe).
+pub fn is_plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,16 +157,13 @@ pub(crate) fn js_string(value: &str) -> String {
     out
 }
 
-/// `true` for names usable after a dot and as unquoted property keys (ASCII only, to be safe).
-fn is_plain_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
-
 /// `object.name` or `object["name"]`.
 fn member(object: &str, name: &str) -> String {
-    if is_plain_name(name) { format!("{object}.{name}") } else { format!("{object}[{}]", js_string(name)) }
+    if crate::source::is_plain_identifier(name) {
+        format!("{object}.{name}")
+    } else {
+        format!("{object}[{}]", js_string(name))
+    }
 }
 
 /// A key of an object literal. `__proto__` must be computed: a plain or quoted one would set
@@ -174,7 +171,7 @@ fn member(object: &str, name: &str) -> String {
 fn property_key(name: &str) -> String {
     if name == "__proto__" {
         format!("[{}]", js_string(name))
-    } else if is_plain_name(name) {
+    } else if crate::source::is_plain_identifier(name) {
         name.to_owned()
     } else {
         js_string(name)

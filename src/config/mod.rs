@@ -165,10 +165,7 @@ fn split_path(path: &str) -> Vec<PathSegment> {
 
 /// Appends an object key to a JSON path, quoting keys that are not identifiers.
 pub fn join_key(path: &str, key: &str) -> String {
-    let identifier = !key.is_empty()
-        && !key.starts_with(|c: char| c.is_ascii_digit())
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    match (path.is_empty(), identifier) {
+    match (path.is_empty(), crate::source::is_plain_identifier(key)) {
         (true, true) => key.to_owned(),
         (false, true) => format!("{path}.{key}"),
         (_, false) => format!("{path}[{}]", serde_json::Value::from(key)),

@@ -34,6 +34,24 @@ pub enum ExtractTarget {
     NamedConst(&'static str),
 }
 
+impl ExtractTarget {
+    /// The export's name: `default`, or the const's.
+    fn export_name(self) -> &'static str {
+        match self {
+            ExtractTarget::DefaultExport => "default",
+            ExtractTarget::NamedConst(name) => name,
+        }
+    }
+
+    /// How the export is written, for help: `` `export default defineConfig({ ... })` ``.
+    fn written_form(self) -> String {
+        match self {
+            ExtractTarget::DefaultExport => "`export default defineConfig({ ... })`".to_owned(),
+            ExtractTarget::NamedConst(name) => format!("`export const {name} = {{ ... }}`"),
+        }
+    }
+}
+
 /// A literal value read from the source, with the span of the expression that produced it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Value {
@@ -169,15 +187,11 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
             None
         }
         Found::Missing => {
-            let (message, help) = match target {
-                ExtractTarget::DefaultExport => (
-                    format!("{file} has no `export default`"),
-                    "add `export default defineConfig({ ... })`".to_string(),
-                ),
-                ExtractTarget::NamedConst(name) => {
-                    (format!("{file} has no `export const {name}`"), format!("add `export const {name} = {{ ... }}`"))
-                }
+            let message = match target {
+                ExtractTarget::DefaultExport => format!("{file} has no `export default`"),
+                ExtractTarget::NamedConst(name) => format!("{file} has no `export const {name}`"),
             };
+            let help = format!("add {}", target.written_form());
             reader.errors.push(ExtractError {
                 kind: ExtractErrorKind::MissingExport,
                 span: Span::default(),
@@ -261,10 +275,7 @@ fn find_target<'x, 'a>(program: &'x Program<'a>, target: ExtractTarget) -> (Foun
 
 /// What `statement` exports under the target's name, if anything.
 fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> Option<Found<'x, 'a>> {
-    let wanted = match target {
-        ExtractTarget::DefaultExport => "default",
-        ExtractTarget::NamedConst(name) => name,
-    };
+    let wanted = target.export_name();
     let const_help = || {
         format!(
             "write `export const {wanted} = {{ ... }}` with a literal object: agent-bundle reads this file statically and never executes it"
@@ -353,10 +364,7 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
         Statement::ExportFromDeclaration(export) => {
             let specifier =
                 export.specifiers.iter().find(|specifier| specifier.exported.name().as_str() == wanted)?;
-            let form = match target {
-                ExtractTarget::DefaultExport => "`export default defineConfig({ ... })`".to_string(),
-                ExtractTarget::NamedConst(name) => format!("`export const {name} = {{ ... }}`"),
-            };
+            let form = target.written_form();
             Found::Error(not_literal(
                 specifier.span,
                 "",
@@ -373,14 +381,7 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
 }
 
 fn factory_help(target: ExtractTarget) -> String {
-    match target {
-        ExtractTarget::DefaultExport => {
-            "export the object literal directly: `export default defineConfig({ ... })`".into()
-        }
-        ExtractTarget::NamedConst(name) => {
-            format!("export the object literal directly: `export const {name} = {{ ... }}`")
-        }
-    }
+    format!("export the object literal directly: {}", target.written_form())
 }
 
 fn factory_error(span: Span, target: ExtractTarget) -> ExtractError {
@@ -533,20 +534,6 @@ fn import_source<'a>(program: &Program<'a>, name: &str) -> Option<Origin<'a>> {
     import_of(program, name).map(|(origin, _)| origin)
 }
 
-/// Strips TS-only wrappers and parentheses: `x as T`, `x satisfies T`, `<T>x`, `x!`, `(x)`.
-fn peel<'x, 'a>(mut expr: &'x Expression<'a>) -> &'x Expression<'a> {
-    loop {
-        expr = match expr {
-            Expression::TSAsExpression(e) => &e.expression,
-            Expression::TSSatisfiesExpression(e) => &e.expression,
-            Expression::TSTypeAssertion(e) => &e.expression,
-            Expression::TSNonNullExpression(e) => &e.expression,
-            Expression::ParenthesizedExpression(e) => &e.expression,
-            _ => return expr,
-        };
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading literals
 
@@ -589,8 +576,11 @@ impl<'x, 'a> Reader<'x, 'a> {
                     None => format!("found identifier `{name}`, which is not a top-level `const` in this file"),
                 };
                 let help = match self.target {
-                    ExtractTarget::DefaultExport => "export the object literal directly (`export default defineConfig({ ... })`) or a top-level `const` holding it".to_string(),
-                    ExtractTarget::NamedConst(wanted) => format!("write `export const {wanted} = {{ ... }}`"),
+                    ExtractTarget::DefaultExport => format!(
+                        "export the object literal directly ({}) or a top-level `const` holding it",
+                        self.target.written_form()
+                    ),
+                    ExtractTarget::NamedConst(_) => format!("write {}", self.target.written_form()),
                 };
                 self.error(span, message, help);
                 None
@@ -635,7 +625,7 @@ impl<'x, 'a> Reader<'x, 'a> {
     /// The exported expression: an object literal, possibly inside `defineConfig(...)`
     /// (default export only) and possibly named by one top-level `const`.
     fn root(&mut self, expr: &'x Expression<'a>, mut followed: bool) -> Option<Value> {
-        let mut expr = peel(expr);
+        let mut expr = expr.get_inner_expression();
         let mut in_define = false;
         loop {
             match expr {
@@ -646,7 +636,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     match top_level_const(self.program, name) {
                         Some(constant) => {
                             followed = true;
-                            expr = peel(self.read_only_const(constant, span, true)?);
+                            expr = self.read_only_const(constant, span, true)?.get_inner_expression();
                         }
                         None => return self.follow(name, span),
                     }
@@ -667,7 +657,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                             return None;
                         }
                         [argument] => {
-                            expr = peel(argument.as_expression().expect("not a spread"));
+                            expr = argument.as_expression().expect("not a spread").get_inner_expression();
                         }
                         arguments => {
                             self.error(
@@ -712,7 +702,7 @@ impl<'x, 'a> Reader<'x, 'a> {
     }
 
     fn value(&mut self, expr: &Expression<'a>, slot: Slot) -> Option<Value> {
-        let expr = peel(expr);
+        let expr = expr.get_inner_expression();
         let span = Span::from(expr.span());
         let kind = match expr {
             Expression::NullLiteral(_) => ValueKind::Null,
@@ -753,7 +743,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 if matches!(u.operator, UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus) =>
             {
                 let negative = u.operator == UnaryOperator::UnaryNegation;
-                match peel(&u.argument) {
+                match u.argument.get_inner_expression() {
                     Expression::NumericLiteral(n) => {
                         ValueKind::Number(self.number(if negative { -n.value } else { n.value }, span)?)
                     }
@@ -1035,7 +1025,7 @@ fn literal_kind(expr: &Expression<'_>) -> Option<&'static str> {
         Expression::NumericLiteral(_) => "a number",
         Expression::UnaryExpression(u)
             if matches!(u.operator, UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus)
-                && matches!(peel(&u.argument), Expression::NumericLiteral(_)) =>
+                && matches!(u.argument.get_inner_expression(), Expression::NumericLiteral(_)) =>
         {
             "a number"
         }

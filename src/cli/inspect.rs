@@ -3,6 +3,7 @@
 use super::{Failure, InspectArgs, report};
 use crate::build;
 use crate::db::Database;
+use crate::hosts::RouteForm;
 use crate::loader::LoadedProject;
 use crate::model::{Hook, ToolSelector};
 
@@ -25,41 +26,36 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     };
     // Selected hosts that take hooks at all (Agent Plugins does not).
     let hook_hosts = model.targets.iter().filter(|t| crate::hosts::table(**t).hooks.is_some()).count();
-    let rows: Vec<serde_json::Value> = model
+    let rows: Vec<HookRow> = model
         .hooks
         .iter()
         .map(|hook| {
-            let hosts: Vec<_> = compiled
+            let hosts: Vec<HostRow> = compiled
                 .plans
                 .iter()
                 .filter_map(|plan| {
                     let planned = plan.hooks.iter().find(|h| h.hook_id == hook.id)?;
-                    let mut row = serde_json::json!({
-                        "host": plan.target.as_str(),
-                        "nativeEvent": planned.native_event,
-                        "matcher": planned.matcher,
-                        "timeout": planned.timeout,
-                        "command": planned.command,
-                        "wrapper": planned.wrapper,
-                    });
-                    if let Some(route) = planned.route {
-                        row["runtime"] = route.runtime().into();
-                        if let Some(fallback) = route.fallback() {
-                            row["fallback"] = fallback.into();
-                        }
-                    }
-                    Some(row)
+                    Some(HostRow {
+                        host: plan.target.as_str(),
+                        native_event: planned.native_event,
+                        matcher: planned.matcher.as_deref(),
+                        timeout: planned.timeout,
+                        command: &planned.command,
+                        wrapper: planned.wrapper.as_deref(),
+                        runtime: planned.route.map(RouteForm::runtime),
+                        fallback: planned.route.and_then(RouteForm::fallback),
+                    })
                 })
                 .collect();
-            serde_json::json!({
-                "id": hook.id,
-                "name": hook.name,
-                "event": hook.trigger.key(),
-                "handler": hook.handler.path(),
-                "prebuilt": hook.handler.is_prebuilt(),
-                "mapping": mapping(hook, hosts.len(), hook_hosts),
-                "hosts": hosts,
-            })
+            HookRow {
+                id: &hook.id,
+                name: &hook.name,
+                event: hook.trigger.key(),
+                handler: hook.handler.path(),
+                prebuilt: hook.handler.is_prebuilt(),
+                mapping: mapping(hook, hosts.len(), hook_hosts),
+                hosts,
+            }
         })
         .collect();
     if args.source.json {
@@ -73,26 +69,19 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     } else {
         report::print_diagnostics(&compiled, report::shown_root(&options.root).as_deref(), None);
         for row in &rows {
-            outln!(
-                "{} ({}, {}) handler {}",
-                row["name"].as_str().unwrap_or(""),
-                row["event"].as_str().unwrap_or(""),
-                row["mapping"].as_str().unwrap_or(""),
-                row["handler"].as_str().unwrap_or("")
-            );
-            for host in row["hosts"].as_array().into_iter().flatten() {
-                let matcher = host["matcher"].as_str().map(|m| format!(" matcher {m}")).unwrap_or_default();
-                let wrapper = host["wrapper"].as_str().unwrap_or("(prebuilt)");
+            outln!("{} ({}, {}) handler {}", row.name, row.event, row.mapping, row.handler);
+            for host in &row.hosts {
+                let matcher = host.matcher.map(|m| format!(" matcher {m}")).unwrap_or_default();
                 outln!(
                     "  {:<8} {}{}  {}{}",
-                    host["host"].as_str().unwrap_or(""),
-                    host["nativeEvent"].as_str().unwrap_or(""),
+                    host.host,
+                    host.native_event,
                     matcher,
-                    wrapper,
-                    runtime_note(host["runtime"].as_str(), host["fallback"].as_bool())
+                    host.wrapper.unwrap_or("(prebuilt)"),
+                    runtime_note(host.runtime, host.fallback)
                 );
             }
-            if row["hosts"].as_array().is_none_or(Vec::is_empty) {
+            if row.hosts.is_empty() {
                 outln!("  (no selected host receives this hook)");
             }
         }
@@ -103,6 +92,35 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
         }
     }
     Ok(!compiled.has_errors())
+}
+
+/// One hook as `inspect` shows it: how it lands on each host that receives it.
+#[derive(serde::Serialize)]
+struct HookRow<'a> {
+    id: &'a str,
+    name: &'a str,
+    event: &'static str,
+    handler: &'a str,
+    prebuilt: bool,
+    mapping: &'static str,
+    hosts: Vec<HostRow<'a>>,
+}
+
+/// A hook on one host: its native event, matcher, timeout, command and wrapper (`null` for
+/// what it has none of), and for a route how it runs there.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HostRow<'a> {
+    host: &'static str,
+    native_event: &'static str,
+    matcher: Option<&'a str>,
+    timeout: Option<u32>,
+    command: &'a str,
+    wrapper: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback: Option<bool>,
 }
 
 /// How a route runs there, for the human listing: ` (shared runtime, standalone fallback)`.

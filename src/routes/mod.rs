@@ -141,15 +141,17 @@ fn is_helper(stem: &str) -> bool {
 
 fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Option<Value>, Vec<Diagnostic>) {
     let extracted = extract::extract(path, source, ExtractTarget::NamedConst("config"));
-    let mut diagnostics = Vec::new();
-    let mut route = Route {
-        file: path.to_owned(),
-        family,
-        shared: false,
-        fallback_standalone: false,
-        targets: None,
-        timeout_ms: DEFAULT_TIMEOUT_MS,
-        tools: Vec::new(),
+    let mut reader = RouteConfigReader {
+        route: Route {
+            file: path.to_owned(),
+            family,
+            shared: false,
+            fallback_standalone: false,
+            targets: None,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            tools: Vec::new(),
+        },
+        diagnostics: Vec::new(),
     };
     for error in &extracted.errors {
         if error.kind == ExtractErrorKind::MissingExport {
@@ -157,159 +159,175 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             continue;
         }
         let code = if error.kind == ExtractErrorKind::Syntax { Code::ModuleSyntax } else { Code::RouteConfig };
-        diagnostics.push(error.to_diagnostic(path, code));
+        reader.diagnostics.push(error.to_diagnostic(path, code));
     }
-    let Some(value) = extracted.value else {
-        let ok = diagnostics.is_empty();
-        return (ok.then_some(route), None, diagnostics);
-    };
-    // Unknown targets and selectors, said as in the project config (`error` holds `diagnostics`).
-    let mut unknown = Vec::new();
-    let mut error = |value: &Value, json_path: &str, message: String, help: &str| {
-        diagnostics.push(
-            Diagnostic::error(Code::RouteConfig, message)
-                .in_file(path)
-                .at(value.span)
-                .at_path(json_path)
-                .with_help(help),
-        );
-    };
-    let ValueKind::Object(properties) = &value.kind else {
-        error(
-            &value,
-            "",
-            format!("`config` must be an object, found {}", value.describe()),
-            "write `export const config = { … }`",
-        );
-        return (None, Some(value), diagnostics);
-    };
-    for property in properties {
-        let key_path = join_key("", &property.key);
-        let item = &property.value;
-        match (property.key.as_str(), &item.kind) {
-            ("runtime", ValueKind::String(runtime)) if runtime == "standalone" || runtime == "shared" => {
-                route.shared = runtime == "shared";
+    if let Some(value) = &extracted.value {
+        reader.config(value);
+    }
+    let RouteConfigReader { route, diagnostics } = reader;
+    let ok = !crate::diagnostics::has_errors(&diagnostics);
+    (ok.then_some(route), extracted.value, diagnostics)
+}
+
+fn is_empty_array(value: &Value) -> bool {
+    matches!(&value.kind, ValueKind::Array(items) if items.is_empty())
+}
+
+/// Reads a route's `export const config` into its `route`, saying what is wrong.
+struct RouteConfigReader {
+    route: Route,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl RouteConfigReader {
+    fn config(&mut self, value: &Value) {
+        let ValueKind::Object(properties) = &value.kind else {
+            let message = format!("`config` must be an object, found {}", value.describe());
+            return self.error(value, "", message, "write `export const config = { … }`");
+        };
+        for property in properties {
+            let key_path = join_key("", &property.key);
+            let item = &property.value;
+            match property.key.as_str() {
+                "runtime" => self.runtime(item, &key_path),
+                "fallback" => self.fallback(item, &key_path),
+                "timeoutMs" => self.timeout(item, &key_path),
+                "targets" => self.targets(item, &key_path),
+                "tools" => self.tools(item, &key_path),
+                other => self.error(
+                    item,
+                    &key_path,
+                    format!("unknown route config key `{other}`"),
+                    &crate::diagnostics::suggesting(
+                        other,
+                        ["runtime", "fallback", "targets", "timeoutMs", "tools"],
+                        "a route config takes runtime, fallback, targets, timeoutMs and tools",
+                    ),
+                ),
             }
-            ("runtime", _) => error(
+        }
+        if let Some(fallback) = value.get("fallback").filter(|_| self.route.fallback_standalone && !self.route.shared) {
+            let warning =
+                Diagnostic::warning(Code::RouteConfig, "`fallback: 'standalone'` does nothing on a standalone route");
+            self.diagnostics.push(self.located(warning, fallback, "fallback").with_help(
+                "a fallback answers for a shared route when no event runtime is live: add `runtime: 'shared'`, or \
+                 remove `fallback`",
+            ));
+        }
+    }
+
+    fn runtime(&mut self, item: &Value, key_path: &str) {
+        match &item.kind {
+            ValueKind::String(runtime) if runtime == "standalone" || runtime == "shared" => {
+                self.route.shared = runtime == "shared";
+            }
+            _ => self.error(
                 item,
-                &key_path,
+                key_path,
                 "`runtime` must be 'standalone' or 'shared'".into(),
                 "'standalone' renders the route in a Node process of its own per event; 'shared' in the plugin's \
                  event runtime, which its MCP server hosts",
             ),
-            ("fallback", ValueKind::String(fallback)) if fallback == "standalone" => route.fallback_standalone = true,
-            ("fallback", _) => error(
+        }
+    }
+
+    fn fallback(&mut self, item: &Value, key_path: &str) {
+        match &item.kind {
+            ValueKind::String(fallback) if fallback == "standalone" => self.route.fallback_standalone = true,
+            _ => self.error(
                 item,
-                &key_path,
+                key_path,
                 "`fallback` can only be 'standalone'".into(),
                 "`fallback: 'standalone'` renders a shared route in its own process when no event runtime is live",
             ),
+        }
+    }
+
+    fn timeout(&mut self, item: &Value, key_path: &str) {
+        match &item.kind {
             // Node's timers hold at most 2^31 - 1 ms; a longer delay fires at once.
-            ("timeoutMs", ValueKind::Number(number))
-                if number.as_u64().is_some_and(|ms| ms > 0 && ms <= i32::MAX as u64) =>
-            {
-                route.timeout_ms = number.as_u64().unwrap_or_default() as u32;
+            ValueKind::Number(number) if number.as_u64().is_some_and(|ms| ms > 0 && ms <= i32::MAX as u64) => {
+                self.route.timeout_ms = number.as_u64().unwrap_or_default() as u32;
             }
-            ("timeoutMs", _) => error(
+            _ => self.error(
                 item,
-                &key_path,
+                key_path,
                 "`timeoutMs` must be a positive whole number of milliseconds, at most 2147483647".into(),
                 "write e.g. `timeoutMs: 5000` (the default)",
             ),
-            ("targets", ValueKind::Array(items)) if items.is_empty() => error(
-                item,
-                &key_path,
-                "`targets: []` selects no target".into(),
-                "name a target, or remove `targets` to build the route for every selected host",
-            ),
-            ("targets", ValueKind::Array(items)) => {
-                let mut targets = Vec::new();
-                for (index, target) in items.iter().enumerate() {
-                    let at = |diagnostic: Diagnostic| {
-                        diagnostic.in_file(path).at(target.span).at_path(join_index(&key_path, index))
-                    };
-                    match &target.kind {
-                        ValueKind::String(name) => match Target::parse(name) {
-                            Some(parsed) => targets.push(parsed),
-                            None => unknown.push(at(Target::unknown(name))),
-                        },
-                        _ => error(
-                            target,
-                            &join_index(&key_path, index),
-                            "a target is a string".into(),
-                            &format!("targets are {}", Target::names()),
-                        ),
-                    }
-                }
-                targets.sort_unstable();
-                targets.dedup();
-                route.targets = Some(targets);
-            }
-            ("tools", ValueKind::Array(items)) if family.takes_tools() && items.is_empty() => error(
-                item,
-                &key_path,
-                "`tools: []` selects no tool".into(),
-                "name the tools, or remove `tools` to run on every tool",
-            ),
-            ("tools", ValueKind::Array(items)) if family.takes_tools() => {
-                for (index, tool) in items.iter().enumerate() {
-                    match &tool.kind {
-                        ValueKind::String(text) if ToolSelector::parse(text).is_some() => {
-                            let selector = ToolSelector::parse(text).expect("checked");
-                            if !route.tools.contains(&selector) {
-                                route.tools.push(selector);
-                            }
-                        }
-                        ValueKind::String(text) => unknown.push(
-                            ToolSelector::unknown(text)
-                                .in_file(path)
-                                .at(tool.span)
-                                .at_path(join_index(&key_path, index)),
-                        ),
-                        _ => error(
-                            tool,
-                            &join_index(&key_path, index),
-                            "a tool selector is a string".into(),
-                            &ToolSelector::unknown_help(""),
-                        ),
-                    }
-                }
-            }
-            ("tools", _) if !family.takes_tools() => {
-                error(item, &key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`")
-            }
-            ("targets" | "tools", _) => {
-                let example = if property.key == "targets" { "['claude']" } else { "['shell']" };
-                let help = format!("write e.g. `{}: {example}`", property.key);
-                error(item, &key_path, format!("`{}` must be an array of strings", property.key), &help)
-            }
-            (other, _) => error(
-                item,
-                &key_path,
-                format!("unknown route config key `{other}`"),
-                &crate::diagnostics::suggesting(
-                    other,
-                    ["runtime", "fallback", "targets", "timeoutMs", "tools"],
-                    "a route config takes runtime, fallback, targets, timeoutMs and tools",
-                ),
-            ),
         }
     }
-    diagnostics.extend(unknown);
-    if let Some(fallback) = value.get("fallback").filter(|_| route.fallback_standalone && !route.shared) {
-        diagnostics.push(
-            Diagnostic::warning(Code::RouteConfig, "`fallback: 'standalone'` does nothing on a standalone route")
-                .in_file(path)
-                .at(fallback.span)
-                .at_path("fallback")
-                .with_help(
-                    "a fallback answers for a shared route when no event runtime is live: add `runtime: 'shared'`, \
-                     or remove `fallback`",
-                ),
-        );
+
+    fn targets(&mut self, item: &Value, key_path: &str) {
+        if is_empty_array(item) {
+            let help = "name a target, or remove `targets` to build the route for every selected host";
+            return self.error(item, key_path, "`targets: []` selects no target".into(), help);
+        }
+        let Some(items) = self.string_list(item, key_path, "['claude']") else { return };
+        let mut targets = Vec::new();
+        for (index, (target, name)) in items.into_iter().enumerate() {
+            match Target::parse(name) {
+                Some(parsed) => targets.push(parsed),
+                None => {
+                    let diagnostic = self.located(Target::unknown(name), target, &join_index(key_path, index));
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+        }
+        targets.sort_unstable();
+        targets.dedup();
+        self.route.targets = Some(targets);
     }
-    let ok = !crate::diagnostics::has_errors(&diagnostics);
-    (ok.then_some(route), Some(value), diagnostics)
+
+    fn tools(&mut self, item: &Value, key_path: &str) {
+        let family = self.route.family;
+        if !family.takes_tools() {
+            return self.error(item, key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`");
+        }
+        if is_empty_array(item) {
+            let help = "name the tools, or remove `tools` to run on every tool";
+            return self.error(item, key_path, "`tools: []` selects no tool".into(), help);
+        }
+        let Some(items) = self.string_list(item, key_path, "['shell']") else { return };
+        for (index, (tool, text)) in items.into_iter().enumerate() {
+            match ToolSelector::parse(text) {
+                Some(selector) if !self.route.tools.contains(&selector) => self.route.tools.push(selector),
+                Some(_) => {}
+                None => {
+                    let diagnostic = self.located(ToolSelector::unknown(text), tool, &join_index(key_path, index));
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+        }
+    }
+
+    /// The strings of the array `item`, each with its value; `None` when it is no array. What
+    /// is not a string is said (`example` shows the form).
+    fn string_list<'v>(&mut self, item: &'v Value, key_path: &str, example: &str) -> Option<Vec<(&'v Value, &'v str)>> {
+        let message = format!("`{key_path}` must be an array of strings");
+        let help = format!("write e.g. `{key_path}: {example}`");
+        let ValueKind::Array(items) = &item.kind else {
+            self.error(item, key_path, message, &help);
+            return None;
+        };
+        let mut strings = Vec::with_capacity(items.len());
+        for (index, value) in items.iter().enumerate() {
+            match &value.kind {
+                ValueKind::String(text) => strings.push((value, text.as_str())),
+                _ => self.error(value, &join_index(key_path, index), message.clone(), &help),
+            }
+        }
+        Some(strings)
+    }
+
+    fn located(&self, diagnostic: Diagnostic, value: &Value, json_path: &str) -> Diagnostic {
+        diagnostic.in_file(self.route.file.clone()).at(value.span).at_path(json_path)
+    }
+
+    fn error(&mut self, value: &Value, json_path: &str, message: String, help: &str) {
+        let diagnostic = self.located(Diagnostic::error(Code::RouteConfig, message), value, json_path).with_help(help);
+        self.diagnostics.push(diagnostic);
+    }
 }
 
 #[cfg(test)]

@@ -186,14 +186,20 @@ pub fn find_hook<'a>(hooks: &'a [HookRow], host: Target, wanted: &str) -> Result
             // A prebuilt hook (the simulator says why it cannot run it), or one built for other hosts.
             let named =
                 |h: &&HookRow| without_hash(&h.name) == wanted || (!wanted.is_empty() && h.name.starts_with(wanted));
-            if let [prebuilt] = on_host().filter(|h| h.is_prebuilt()).filter(named).collect::<Vec<_>>()[..] {
-                return Ok(prebuilt);
+            match on_host().filter(|h| h.is_prebuilt()).filter(named).collect::<Vec<_>>()[..] {
+                [] => {}
+                [prebuilt] => return Ok(prebuilt),
+                ref several => {
+                    let names: Vec<&str> = several.iter().map(|h| h.name.as_str()).collect();
+                    return Err(format!(
+                        "\"{wanted}\" names {} prebuilt {host} hooks, which run as they are and cannot be simulated: {}",
+                        names.len(),
+                        names.join(", ")
+                    ));
+                }
             }
-            let mut elsewhere: Vec<&str> = hooks
-                .iter()
-                .filter(|h| h.name == wanted || h.id == wanted || named(h))
-                .map(|h| h.host.as_str())
-                .collect();
+            let asked_for = |h: &&HookRow| h.host != host && (h.name == wanted || h.id == wanted || named(h));
+            let mut elsewhere: Vec<&str> = hooks.iter().filter(asked_for).map(|h| h.host.as_str()).collect();
             elsewhere.sort_unstable();
             elsewhere.dedup();
             let names: Vec<&str> = runnable().map(|h| h.name.as_str()).collect();
@@ -658,12 +664,19 @@ mod tests {
             "no cursor hook is named \"before-tool-guard-writes\" or has a name starting with it: it is built for \
              claude only (hooks for cursor: none)"
         );
-        // A prebuilt hook is found (the simulator then says it runs as it is).
+        // A prebuilt hook is found (the simulator then says it runs as it is); several are named.
         let prebuilt =
-            [HookRow { kind: crate::emit::manifest::HookKind::Prebuilt, ..row("stop-check-5e6f7a8b", Target::Codex) }];
+            |name: &str| HookRow { kind: crate::emit::manifest::HookKind::Prebuilt, ..row(name, Target::Codex) };
+        let one = [prebuilt("stop-check-5e6f7a8b")];
         assert_eq!(
-            find_hook(&prebuilt, Target::Codex, "stop-check").map(|hook| hook.name.as_str()),
+            find_hook(&one, Target::Codex, "stop-check").map(|hook| hook.name.as_str()),
             Ok("stop-check-5e6f7a8b")
+        );
+        let two = [prebuilt("stop-check-5e6f7a8b"), prebuilt("stop-check-6f7a8b9c")];
+        assert_eq!(
+            find_hook(&two, Target::Codex, "stop-check").unwrap_err(),
+            "\"stop-check\" names 2 prebuilt codex hooks, which run as they are and cannot be simulated: \
+             stop-check-5e6f7a8b, stop-check-6f7a8b9c"
         );
         let portable = find_hook(&hooks, Target::Portable, "before-tool-guard").unwrap_err();
         assert_eq!(portable, "Agent Plugins takes no hooks: no portable hook can be simulated");

@@ -70,6 +70,12 @@ fn unknown_event_key() {
         report["diagnostics"][0]["help"],
         "prompt/submit is an event route, not a config hook: write its handler as `src/events/prompt/submit.tsx`"
     );
+    // One a config event has, cased otherwise, is that event's near miss.
+    let config = self::config("{ sessionstart: './src/hooks/h.ts' }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/hooks/h.ts", HANDLER)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(help.starts_with("did you mean `sessionStart`?"), "{help}");
 }
 
 #[test]

@@ -401,10 +401,20 @@ fn transform_options() -> TransformOptions {
     options
 }
 
-/// The names a statement of a namespace body exports as members of the namespace.
-fn exported_names(statement: &Statement<'_>) -> Vec<String> {
+/// The values a statement of a namespace body exports as members of the namespace: what
+/// exists at run time (nothing `declare`d, no namespace holding types alone).
+fn exported_values(statement: &Statement<'_>, scoping: &Scoping) -> Vec<String> {
     let Statement::ExportDeclaration(export) = statement else { return Vec::new() };
-    declared_names(&export.declaration)
+    match &export.declaration {
+        declaration if declaration.declare() => Vec::new(),
+        Declaration::TSNamespaceDeclaration(namespace) if !is_instantiated(namespace, scoping) => Vec::new(),
+        declaration => declared_names(declaration),
+    }
+}
+
+/// Whether a namespace holds values (TypeScript's "instantiated"), not types alone.
+fn is_instantiated(namespace: &TSNamespaceDeclaration<'_>, scoping: &Scoping) -> bool {
+    namespace.id.symbol_id.get().is_some_and(|symbol| scoping.symbol_flags(symbol).contains(SymbolFlags::ValueModule))
 }
 
 /// The values a declaration binds.
@@ -1233,13 +1243,15 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.namespaces.pop();
         match &it.body {
             TSNamespaceDeclarationBody::TSModuleBlock(block) => {
-                self.namespace_exports.entry(path).or_default().extend(block.body.iter().flat_map(exported_names));
+                let values = block.body.iter().flat_map(|statement| exported_values(statement, self.scoping));
+                self.namespace_exports.entry(path).or_default().extend(values);
                 self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
             }
             // `namespace A.B {}` makes `B` a member of `A`.
-            TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) => {
+            TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) if is_instantiated(inner, self.scoping) => {
                 self.namespace_exports.entry(path).or_default().insert(inner.id.name.to_string());
             }
+            TSNamespaceDeclarationBody::TSNamespaceDeclaration(_) => {}
         }
     }
 
@@ -2271,6 +2283,12 @@ mod tests {
                          namespace Cfg { export function check(n: number) { return n <= limit; } export const y = x; }\n\
                          export default () => limit + x;\n";
         assert_eq!(module(shadowing), ["limit", "x"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
+        // What an earlier declaration exports that holds no value (a namespace of types, a
+        // `declare`d const) is no member a bare name could mean: the outer binding it is.
+        let types_only = "import { Shape, d } from './shapes';\n\
+                          namespace Geo { export namespace Shape { export type T = number; } export declare const d: 1; }\n\
+                          namespace Geo { export const s = Shape; export const e = d; }\n";
+        assert_eq!(module(types_only), []);
     }
 
     #[test]

@@ -278,7 +278,9 @@ impl Normalizer<'_> {
                 .at_key_of(&decl.event.path);
             // A near miss of an event here (`sessionstart`) first, then a host's own name.
             let near = crate::diagnostics::has_suggestion(&decl.event.value, names.iter().copied());
-            let route = super::Family::written_as(&decl.event.value);
+            // A family written as a key, when no config event has it (`SessionStart` is one's).
+            let route = super::Family::written_as(&decl.event.value)
+                .filter(|family| !HookEvent::ALL.iter().any(|event| event.family() == Some(*family)));
             let help = match (route, self.project.native_event_help(&decl.event.value).filter(|_| !near)) {
                 (Some(family), _) => format!(
                     "{} is an event route, not a config hook: write its handler as `src/events/{}.tsx`",

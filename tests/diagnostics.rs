@@ -390,8 +390,13 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     ]);
     let (exit, report) = build_json(dir.path(), &["--target", "claude"]);
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
-    // So is one whose event the host it narrows to lacks.
-    let (exit, report) = build_json(dir.path(), &["--target", "portable"]);
+    // So is a route whose event the host it narrows to lacks (Codex has no SessionEnd).
+    let route = "export default () => null;\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", &config("{}", "['claude', 'codex']")),
+        ("src/events/session/end.tsx", route),
+    ]);
+    let (exit, report) = build_json(dir.path(), &["--target", "codex"]);
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
     // Without `targets`, the build is for `portable`, which runs no hooks: that is the fix.
     let unset = "export default { plugin: { name: 'p' }, hooks: { stop: './src/hooks/h.ts' } };\n";

@@ -163,6 +163,28 @@ fn hooks_simulate_renders_a_shared_route_in_a_runtime_it_starts_or_standalone() 
     assert!(line.ends_with("(shared runtime, standalone fallback)"), "{line}");
 }
 
+/// `--standalone` starts no runtime and tells the wrapper so: it waits for none (a Claude
+/// `session/start` route would otherwise wait for one the host may be starting).
+#[test]
+fn hooks_simulate_standalone_tells_the_wrapper_no_runtime_comes() {
+    let config = "export default { plugin: { name: 'starts' }, targets: ['claude'] };\n";
+    let route = "import { Agent } from '@agent-bundle/runtime';\n\
+        export const config = { runtime: 'shared', fallback: 'standalone' };\n\
+        export default async function Route() {\n  \
+          return <Agent.Context>{`told: ${process.argv.includes('--agent-bundle-no-runtime')}`}</Agent.Context>;\n}\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/session/start.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","source":"startup"}"#;
+    let output =
+        support::simulate(dir.path(), "claude", "event-route-session-start", input, &["--standalone", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (&report["renderedBy"], &report["result"]["additionalContext"]),
+        (&json!("standalone"), &json!("told: true"))
+    );
+}
+
 #[test]
 fn hooks_simulate_refuses_standalone_for_a_shared_route_without_fallback() {
     let dir = project(&[

@@ -36,7 +36,7 @@ impl Rendering<'_> {
             for (target, table, row) in refusing {
                 let message = format!(
                     "route {family} renders `Agent.Context`{via}, which {} takes no context for ({}): such a run fails \
-                     there",
+                     there (one that denies is answered without it)",
                     table.display_name, row.native
                 );
                 diagnostics.push(host_warning(Code::ContextNotTaken, message, module, at, *target, act));
@@ -89,7 +89,8 @@ impl Rendering<'_> {
     }
 
     /// A deny the route renders where it runs in the shared runtime with no fallback: while
-    /// the runtime is down the hook fails, and the host lets the tool run (AB4843).
+    /// the runtime is down the hook fails, and the host goes on as though nothing had denied
+    /// (a tool call runs, a prompt goes through) (AB4843).
     fn unguarded_deny(&self) -> Option<Diagnostic> {
         let Rendering { hook, module, renders, via, planned } = self;
         let at = renders.deny.filter(|_| hook.trigger.rules().deny)?;
@@ -106,7 +107,7 @@ impl Rendering<'_> {
         }
         let message = format!(
             "route {} denies{via}, but runs in the shared runtime with no fallback on {}: while the runtime is down, \
-             the hook fails and the host lets the tool run",
+             the hook fails and the host goes on as though nothing had denied",
             hook.trigger.key(),
             and_list(&unguarded)
         );

@@ -16,7 +16,9 @@
 //! runtime that, as ESM, links a module's whole static graph before it runs any of it, then
 //! runs the bodies depth-first post-order, each once (`__ab_require`): in a cycle, a hoisted
 //! function of a module that has not run yet works, and does not run it; an early
-//! `let`/`const`/class read throws a ReferenceError.
+//! `let`/`const`/class read throws a ReferenceError. One difference is left: a module that
+//! throws marks itself failed, not the other modules of its cycle, which Node marks too (a
+//! later `import()` of one of them gives it, half run; a wrapper has failed already).
 
 mod answers;
 mod builtins;

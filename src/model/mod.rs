@@ -54,7 +54,7 @@ impl Target {
         Target::ALL.map(Target::as_str).join(", ")
     }
 
-    /// The error for `name`, which names no target (AB4201), led by the one it most likely means.
+    /// The error for `name`, which names no target (AB4100), led by the one it most likely means.
     pub fn unknown(name: &str) -> Diagnostic {
         Diagnostic::error(Code::UnknownTarget, format!("unknown target `{name}`")).with_help_suggesting(
             name,

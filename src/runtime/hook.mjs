@@ -153,10 +153,7 @@ async function answerOf(spec, load, source) {
   const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
-  const result = checkResult(spec, value);
-  if (value?.additionalContext && result.additionalContext === undefined) {
-    report(spec, `${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
-  }
+  const result = checkResult(spec, value, (note) => report(spec, note));
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
   if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }, wellFormed) + "\n";
@@ -596,8 +593,9 @@ function position(frame, file) {
 }
 
 // Validates the handler's return value; returns the normalized result
-// { outcome, reason?, updatedInput?, additionalContext? }.
-export function checkResult(spec, value) {
+// { outcome, reason?, updatedInput?, additionalContext? }. What it leaves out of an answer
+// it gives (context beside a deny, where the host has no place for it) is told to `note`.
+export function checkResult(spec, value, note = () => {}) {
   if (value === undefined || value === null) return { outcome: "continue" };
   if (!isPlainObject(value)) fail("handler must return void or a result object");
   for (const key of Object.keys(value)) {
@@ -646,7 +644,8 @@ export function checkResult(spec, value) {
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
   // A deny is answered whatever comes with it: failing the hook would let the tool run.
-  // Context the host has no place for beside it is left out (the wrapper says so).
+  // Context the host has no place for beside it is left out, and `note` told (the wrapper
+  // says it on the hook's stderr; the shared runtime leaves it to the wrapper).
   const contextDropped = denied && Boolean(additionalContext) && !output.context;
   const missing =
     outcome !== "continue" && !output[outcome] ? `outcome ${outcome}`
@@ -663,6 +662,7 @@ export function checkResult(spec, value) {
   if (reason !== undefined) result.reason = reason;
   if (updatedInput !== undefined) result.updatedInput = updatedInput;
   if (additionalContext !== undefined && !contextDropped) result.additionalContext = additionalContext;
+  if (contextDropped) note(`${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
   return result;
 }
 

@@ -100,7 +100,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
         Some(_) => ProjectTsconfig::Other,
     };
     let state = root.join(STATE_DIR);
-    crate::stamp::create_ignored_state_dir(&state)?;
+    crate::stamp::create_ignored_state_folder(&state)?;
     let mut report = Written { tsconfig, ..Written::default() };
     let files = files();
     for (path, bytes) in &files {

@@ -316,6 +316,7 @@ pub fn is_plain_identifier(name: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -220,7 +220,7 @@ pub(crate) fn ensure_state_folder(dir: &Path) -> io::Result<()> {
 
 /// Creates `dir`, a folder of local build state (`.agent-bundle/`), holding a `.gitignore`
 /// that ignores it all: stamps and memos describe one checkout and must never be committed.
-pub(crate) fn create_ignored_state_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_ignored_state_folder(dir: &Path) -> io::Result<()> {
     ensure_state_folder(dir)?;
     let ignore = dir.join(".gitignore");
     // Compared, not only found: an older build killed mid-write left it empty.
@@ -516,7 +516,7 @@ pub fn save(
         clear(root);
         return Ok(());
     }
-    create_ignored_state_dir(path.parent().expect("the stamp has a parent"))?;
+    create_ignored_state_folder(path.parent().expect("the stamp has a parent"))?;
     let walked = |files: &[(String, PathBuf)]| -> Vec<(String, PathBuf)> {
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
@@ -674,7 +674,7 @@ mod tests {
     fn a_project_folder_gone_is_not_made_again_for_its_state() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("project");
-        assert!(create_ignored_state_dir(&gone.join(STATE_DIR)).is_err());
+        assert!(create_ignored_state_folder(&gone.join(STATE_DIR)).is_err());
         assert!(!gone.exists());
     }
 

@@ -45,7 +45,7 @@ pub fn discover(dir: &Path) -> Discovery {
         // Creating the folder changes `dir` itself, after the walk saw it: the memo is saved
         // by the next discovery. Nothing is created where no project was found.
         if !roots.is_empty() {
-            let _ = crate::stamp::create_ignored_state_dir(memo_dir);
+            let _ = crate::stamp::create_ignored_state_folder(memo_dir);
         }
     } else if let Some(seen) = seen {
         let relative: Option<Vec<String>> =

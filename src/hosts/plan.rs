@@ -1,7 +1,7 @@
 //! Planning one host: which hooks it receives, under which native event and matcher, with
 //! which command; and every reason a hook cannot be honoured there.
 
-use super::{DocumentStyle, HostTable};
+use super::{DocumentStyle, HookSupport, HostTable};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector, Trigger};
 use crate::output::OutputFile;
@@ -118,7 +118,7 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
         return None;
     };
     let route = route_form(table, hook, diagnostics).ok()?;
-    let matcher = matcher(table, hook, diagnostics).ok()?;
+    let matcher = matcher(table, hooks, hook, diagnostics).ok()?;
     let root = hooks.root_token;
     let (command, wrapper) = match &hook.handler {
         Handler::Module(_) => {
@@ -192,11 +192,15 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
 
 /// The host matcher of a hook: `None` when the hook selects no tools (matches all); refused
 /// where a selector has no match on this host.
-fn matcher(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<String>, Refused> {
+fn matcher(
+    table: &HostTable,
+    hooks: &HookSupport,
+    hook: &Hook,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Option<String>, Refused> {
     if hook.tools.is_empty() {
         return Ok(None);
     }
-    let hooks = table.hooks.as_ref().ok_or(Refused)?;
     let target = table.target;
     let mut patterns: Vec<String> = Vec::new();
     let mut unmapped = false;
@@ -410,13 +414,16 @@ mod tests {
             ..shared_route(false)
         };
         let mut diagnostics = Vec::new();
-        assert_eq!(matcher(claude, &hook("Bash"), &mut diagnostics), Ok(Some("^Bash$".into())));
         assert_eq!(
-            matcher(claude, &hook("mcp__memory__read"), &mut diagnostics),
+            matcher(claude, claude.hooks.as_ref().unwrap(), &hook("Bash"), &mut diagnostics),
+            Ok(Some("^Bash$".into()))
+        );
+        assert_eq!(
+            matcher(claude, claude.hooks.as_ref().unwrap(), &hook("mcp__memory__read"), &mut diagnostics),
             Ok(Some("^mcp__memory__read$".into()))
         );
         assert!(diagnostics.is_empty());
-        assert_eq!(matcher(claude, &hook("bash"), &mut diagnostics), Err(Refused));
+        assert_eq!(matcher(claude, claude.hooks.as_ref().unwrap(), &hook("bash"), &mut diagnostics), Err(Refused));
         let [refused] = diagnostics.as_slice() else { panic!("{diagnostics:?}") };
         let help = refused.help.as_deref().unwrap();
         assert_eq!(refused.code, Code::UnknownSelector);

@@ -149,7 +149,7 @@ async function answerOf(spec, load, source) {
   }
   const simulation = simulationForm();
   const input = parseInput(await readStdin());
-  const given = simulation === "canonical" ? encodeCanonical(spec, input) : simulation === "native" ? nativeInput(spec, input) : input;
+  const given = simulation === "canonical" ? encodeCanonical(spec, input) : simulation === "native" ? nativeSimulationInput(spec, input) : input;
   const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
@@ -518,7 +518,7 @@ function encodeCanonical(spec, input) {
 
 // Simulation: the host's own input, as given; canonical input given as native (no
 // `hook_event_name`, camelCase fields) is said to be so.
-function nativeInput(spec, input) {
+function nativeSimulationInput(spec, input) {
   const native = new Set([spec.eventKey, ...spec.fields.flatMap((field) => field.native)]);
   const canonical = spec.fields.map((field) => field.canonical).find((key) => Object.hasOwn(input, key) && !native.has(key));
   if (!Object.hasOwn(input, spec.eventKey) && canonical !== undefined) {

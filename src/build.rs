@@ -570,10 +570,64 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         let root = project.display();
         helps.push(format!("{root} holds one: build there, or pass --root {root}"));
     }
+    if options.config.is_none() {
+        helps.extend(configs_nearby(&options.root, &holds_config));
+    }
     if !helps.is_empty() {
         diagnostic.help = Some(helps.join("; or "));
     }
     Some(Compiled { diagnostics: vec![diagnostic], ..Compiled::default() })
+}
+
+/// What a root without a config of the usual names holds that a build may mean: projects in
+/// its folders (a workspace), or a config of another name (`--config`). One listing of it.
+fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut projects = Vec::new();
+    let mut other_configs = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() && holds_config(&entry.path()) => projects.push(name),
+            Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
+                other_configs.push(name)
+            }
+            _ => {}
+        }
+    }
+    projects.sort_unstable();
+    other_configs.sort_unstable();
+    let mut helps = Vec::new();
+    if !projects.is_empty() {
+        let shown: Vec<&str> = projects.iter().take(3).map(String::as_str).collect();
+        let more = if projects.len() > 3 { format!(" and {} more", projects.len() - 3) } else { String::new() };
+        helps.push(format!(
+            "its folders {}{more} hold projects: build them all with `agent-bundle build --workspace {}`",
+            shown.join(", "),
+            root.display()
+        ));
+    }
+    if let Some(config) = other_configs.first() {
+        helps.push(format!("if `{config}` is the config, pass --config {config}"));
+    }
+    helps
+}
+
+/// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`).
+fn is_config_like(name: &str) -> bool {
+    let stem = ["ts", "mts", "js", "mjs"].iter().find_map(|extension| name.strip_suffix(&format!(".{extension}")));
+    stem.is_some_and(|stem| stem.ends_with(".config") || stem.ends_with("-config"))
+}
+
+/// Whether the file `entry`, of a config's size, mentions agent-bundle (a `vite.config.ts`
+/// does not).
+fn names_agent_bundle(entry: &std::fs::DirEntry) -> bool {
+    let small = entry.metadata().is_ok_and(|metadata| metadata.len() <= 1 << 20);
+    small
+        && crate::loader::read_file(&entry.path())
+            .ok()
+            .flatten()
+            .is_some_and(|(bytes, _)| bytes.windows(b"agent-bundle".len()).any(|window| window == b"agent-bundle"))
 }
 
 /// What is at a config file's name, as the walk would take it.

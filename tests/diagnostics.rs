@@ -573,6 +573,21 @@ fn a_project_without_a_config_is_a_clear_error() {
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1);
     assert_eq!(report["diagnostics"][0]["code"], "AB4001");
+    // Projects in its folders, or a config of another name, are what the build may mean.
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({});\n";
+    let dir = project(&[
+        ("a/agent-bundle.config.ts", config),
+        ("b/agent-bundle.config.ts", config),
+        ("plugin.config.ts", config),
+        ("vite.config.ts", "export default {};\n"),
+    ]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    let workspace = format!(
+        "its folders a, b hold projects: build them all with `agent-bundle build --workspace {}`",
+        dir.path().display()
+    );
+    assert_eq!(help, format!("{workspace}; or if `plugin.config.ts` is the config, pass --config plugin.config.ts"));
 }
 
 #[test]

@@ -417,26 +417,7 @@ impl<'c> Linker<'c> {
 
     fn resolve_request(&mut self, specifier: &str, position: u32, span: Span, kind: Request) -> Option<LinkSource> {
         match (self.resolve)(specifier) {
-            // Text, images, …: Node would need a loader; the bundle links modules only.
-            // Refused where it is imported, not in the file it names.
-            Ok(Resolved::Module(key)) if !super::resolve::is_module_file(&key) => {
-                self.chunk.diagnostics.push(
-                    BundleDiagnostic::error(
-                        BundleErrorKind::UnresolvedImport,
-                        span,
-                        format!("\"{specifier}\" names {key}, which is not a JavaScript, TypeScript or JSON module"),
-                    )
-                    .with_help(
-                        "modules are .ts, .tsx, .mts, .js, .mjs, .jsx or .json files: make the data JSON, or a \
-                         module that exports it as a string (`export default \"…\"`)",
-                    ),
-                );
-                None
-            }
-            Ok(Resolved::Module(key)) => {
-                self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
-                Some(LinkSource::Module(key))
-            }
+            Ok(Resolved::Module(key)) => self.module_request(specifier, key, position, span),
             Ok(Resolved::Builtin(name)) => {
                 // (An `import()` of a builtin stays one: no static import of it is needed.)
                 if kind == Request::Static {
@@ -444,7 +425,50 @@ impl<'c> Linker<'c> {
                 }
                 Some(LinkSource::Builtin(name))
             }
-            Err(ResolveFailure::Bare) if specifier.starts_with("@oxc-project/runtime/") => {
+            Err(failure) => self.unresolved(specifier, failure, span, kind),
+        }
+    }
+
+    /// A request of the module `key`: linked, or refused where it is no ES module.
+    fn module_request(&mut self, specifier: &str, key: String, position: u32, span: Span) -> Option<LinkSource> {
+        let refusal = if super::resolve::is_commonjs_file(&key) {
+            BundleDiagnostic::error(
+                BundleErrorKind::CommonJs,
+                span,
+                format!("\"{specifier}\" names {key}, a CommonJS module, which an ES module bundle cannot link"),
+            )
+            .with_help("write it as an ES module (.ts, .mts, .js, .mjs: `export` in place of `module.exports`)")
+        } else if !super::resolve::is_module_file(&key) {
+            // Text, images, …: Node would need a loader; the bundle links modules only.
+            // Refused where it is imported, not in the file it names.
+            BundleDiagnostic::error(
+                BundleErrorKind::UnresolvedImport,
+                span,
+                format!("\"{specifier}\" names {key}, which is not a JavaScript, TypeScript or JSON module"),
+            )
+            .with_help(
+                "modules are .ts, .tsx, .mts, .js, .mjs, .jsx or .json files: make the data JSON, or a module that \
+                 exports it as a string (`export default \"…\"`)",
+            )
+        } else {
+            self.imports.push((position, ModuleImport { specifier: specifier.to_owned(), key: key.clone(), span }));
+            return Some(LinkSource::Module(key));
+        };
+        self.chunk.diagnostics.push(refusal);
+        None
+    }
+
+    /// A request that resolved to nothing: said where it is written (a dynamic `import()` of a
+    /// newer Node's builtin is kept, with a warning).
+    fn unresolved(
+        &mut self,
+        specifier: &str,
+        failure: ResolveFailure,
+        span: Span,
+        kind: Request,
+    ) -> Option<LinkSource> {
+        match failure {
+            ResolveFailure::Bare if specifier.starts_with("@oxc-project/runtime/") => {
                 if self.chunk.diagnostics.iter().any(BundleDiagnostic::is_error) {
                     // The syntax that needs the helper was reported already.
                     return None;
@@ -456,7 +480,7 @@ impl<'c> Linker<'c> {
                 ));
                 None
             }
-            Err(ResolveFailure::Bare) => {
+            ResolveFailure::Bare => {
                 self.chunk.diagnostics.push(
                     BundleDiagnostic::error(
                         BundleErrorKind::BareImport,
@@ -467,6 +491,12 @@ impl<'c> Linker<'c> {
                     )
                     .with_help(match super::builtins::builtin(&format!("node:{specifier}")) {
                         Some(name) => format!("did you mean `{name}`? that builtin exists only with the `node:` prefix"),
+                        // An alias of the project's own code: tsconfig `paths`, package.json `imports`.
+                        None if ["#", "@/", "~/"].iter().any(|alias| specifier.starts_with(alias)) => {
+                            "tsconfig `paths` and package.json `imports` are not read: import the module by its \
+                             relative path"
+                                .to_owned()
+                        }
                         None => crate::diagnostics::suggesting(
                             specifier,
                             super::builtins::names(),
@@ -478,7 +508,7 @@ impl<'c> Linker<'c> {
             }
             // A newer Node's module, loaded with `import()` where a `catch` can take Node 20's
             // refusal: kept, and said.
-            Err(ResolveFailure::NotFound) if specifier.starts_with("node:") && kind == Request::Dynamic => {
+            ResolveFailure::NotFound if specifier.starts_with("node:") && kind == Request::Dynamic => {
                 self.chunk.diagnostics.push(BundleDiagnostic::warning(
                     BundleErrorKind::UnresolvedImport,
                     span,
@@ -490,7 +520,7 @@ impl<'c> Linker<'c> {
                 ));
                 Some(LinkSource::Builtin(specifier.to_owned()))
             }
-            Err(ResolveFailure::NotFound) if specifier.starts_with("node:") => {
+            ResolveFailure::NotFound if specifier.starts_with("node:") => {
                 let help = format!(
                     "Node {} has no such builtin module (the wrappers run on Node 20 and newer)",
                     super::builtins::node_version()
@@ -512,7 +542,7 @@ impl<'c> Linker<'c> {
                 );
                 None
             }
-            Err(ResolveFailure::NotFound | ResolveFailure::Unlisted) => {
+            ResolveFailure::NotFound | ResolveFailure::Unlisted => {
                 if !self.chunk.unresolved.iter().any(|s| s == specifier) {
                     self.chunk.unresolved.push(specifier.to_owned());
                 }
@@ -1398,6 +1428,31 @@ mod tests {
         let first = compile("src/main.ts", source);
         let second = compile("src/main.ts", source);
         assert_eq!(first, second);
+    }
+
+    /// A CommonJS module (by `.cjs`, or the `.cts` TypeScript maps it to) and an alias of the
+    /// project's own code are refused saying so, not as a module of no kind or a package.
+    #[test]
+    fn commonjs_modules_and_path_aliases_are_refused_saying_why() {
+        let source = "import c from \"./lib/c.cjs\";\nimport { x } from \"#lib/x\";\nconsole.log(c, x);\n";
+        let chunk = compile_module("src/a.ts", source, &mut |specifier| match specifier {
+            "./lib/c.cjs" => Ok(Resolved::Module("src/lib/c.cts".into())),
+            _ => Err(ResolveFailure::Bare),
+        });
+        let found: Vec<_> = chunk.diagnostics.iter().map(|d| (d.kind, d.help.as_deref().unwrap_or(""))).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    BundleErrorKind::CommonJs,
+                    "write it as an ES module (.ts, .mts, .js, .mjs: `export` in place of `module.exports`)"
+                ),
+                (
+                    BundleErrorKind::BareImport,
+                    "tsconfig `paths` and package.json `imports` are not read: import the module by its relative path"
+                ),
+            ]
+        );
     }
 
     #[test]

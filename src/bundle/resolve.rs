@@ -29,6 +29,11 @@ const VIRTUAL_PREFIX: &str = "agent-bundle:";
 /// Extensions probed after a specifier without one, in order.
 const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
 
+/// Whether a file name is a CommonJS module's (`.cjs`, `.cts`), which a bundle cannot link.
+pub fn is_commonjs_file(name: &str) -> bool {
+    name.ends_with(".cjs") || name.ends_with(".cts")
+}
+
 /// Whether a file name is a module's: one with an extension resolution probes, or JSON
 /// (imported by its full name, as in Node and TypeScript). The files of a directory outside
 /// the project root that can be modules.
@@ -43,7 +48,8 @@ pub fn is_module_file(name: &str) -> bool {
 /// - Relative specifiers (`./`, `../`, `.`, `..`) are joined with the directory of
 ///   `from_key` and normalized (keys above the project root start with `../`; nothing is
 ///   above a virtual module's folder), then probed: the exact
-///   path; for `.js`/`.jsx` the `.ts`/`.tsx` siblings, for `.mjs` the `.mts` one; the path plus
+///   path; for `.js`/`.jsx` the `.ts`/`.tsx` siblings, for `.mjs` the `.mts` one (`.cjs`, `.cts`:
+///   found to be refused as CommonJS); the path plus
 ///   each extension; the path plus `/index` and each extension.
 /// - Other bare specifiers are `Bare`; absolute paths and URLs are `NotFound`.
 pub fn resolve(
@@ -141,7 +147,7 @@ fn resolve_relative(
             return Ok(Resolved::Module(key));
         }
         let siblings: &[(&str, &[&str])] =
-            &[(".js", &[".ts", ".tsx"]), (".jsx", &[".ts", ".tsx"]), (".mjs", &[".mts"])];
+            &[(".js", &[".ts", ".tsx"]), (".jsx", &[".ts", ".tsx"]), (".mjs", &[".mts"]), (".cjs", &[".cts"])];
         for (extension, replacements) in siblings {
             if let Some(stem) = base.strip_suffix(extension) {
                 for replacement in *replacements {
@@ -225,6 +231,7 @@ mod tests {
             "src/lib/x.ts",
             "src/lib/y.tsx",
             "src/lib/z.mts",
+            "src/lib/common.cts",
             "src/lib/plain.js",
             "src/lib/dir/index.ts",
             "src/lib/dir2/index.mjs",
@@ -237,6 +244,8 @@ mod tests {
         assert_eq!(resolve("src/hooks/a.ts", "../lib/y.js", &a, &exists), module("src/lib/y.tsx"));
         assert_eq!(resolve("src/hooks/a.ts", "../lib/y.jsx", &a, &exists), module("src/lib/y.tsx"));
         assert_eq!(resolve("src/hooks/a.ts", "../lib/z.mjs", &a, &exists), module("src/lib/z.mts"));
+        // (Found, to be refused as CommonJS by the linker.)
+        assert_eq!(resolve("src/hooks/a.ts", "../lib/common.cjs", &a, &exists), module("src/lib/common.cts"));
         // Extension probing: .ts wins over .js.
         assert_eq!(resolve("src/hooks/a.ts", "./util", &a, &exists), module("src/hooks/util.ts"));
         assert_eq!(resolve("src/hooks/a.ts", "../lib/plain", &a, &exists), module("src/lib/plain.js"));

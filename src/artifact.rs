@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::cache::Hash;
 use crate::emit::MANIFEST_FILE;
-use crate::emit::manifest::{FileRow, HookRow, Manifest};
+use crate::emit::manifest::{FileRow, HookRow, InputRow, Manifest};
 use crate::hosts::{self, HookEnv, RUNTIME_PATH};
 use crate::model::Target;
 use crate::output::OutputFile;
@@ -159,6 +159,20 @@ fn holds(path: &Path, row: &FileRow) -> bool {
     crate::loader::read_file(path).ok().flatten().is_some_and(|(bytes, executable)| {
         bytes.len() as u64 == row.bytes && executable == row.executable && Hash::of(&bytes).to_hex() == row.blake3
     })
+}
+
+/// The inputs `manifest` names (the files its build read) that differ now in the project the
+/// artifact at `artifact` was built in, its parent folder: edited or gone since. Empty where
+/// that folder holds none of them (an artifact built elsewhere, `--out`).
+pub fn changed_inputs(artifact: &Path, manifest: &Manifest<'_>) -> Vec<String> {
+    let root = artifact.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !manifest.inputs.iter().any(|input| root.join(&*input.path).is_file()) {
+        return Vec::new();
+    }
+    let read = |path: &str| crate::loader::read_file(&root.join(path)).ok().flatten();
+    let differs =
+        |input: &&InputRow<'_>| read(&input.path).is_none_or(|(bytes, _)| Hash::of(&bytes).to_hex() != input.blake3);
+    manifest.inputs.iter().filter(differs).map(|input| input.path.to_string()).collect()
 }
 
 /// The single hook of `host` whose name or id is `wanted`.

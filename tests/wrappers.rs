@@ -361,6 +361,26 @@ fn hooks_simulate_says_when_the_host_s_matcher_would_not_run_the_hook() {
     );
 }
 
+/// A project edited since its artifact was built is said: the simulation runs what the
+/// artifact holds (`changedInputs` in JSON, a note on stderr).
+#[test]
+fn hooks_simulate_says_when_the_project_changed_since_the_build() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/tmp","stopHookActive":false}"#;
+    let changed = || {
+        let output = support::simulate(dir.path(), "claude", "stop", input, &["--json"]);
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        (report["changedInputs"].clone(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    assert_eq!(changed().0, serde_json::json!([]));
+    let stop = dir.path().join("src/hooks/stop.ts");
+    fs::write(&stop, fs::read_to_string(&stop).unwrap() + "// edited\n").unwrap();
+    let (inputs, stderr) = changed();
+    assert_eq!(inputs, serde_json::json!(["src/hooks/stop.ts"]));
+    assert!(stderr.starts_with("note: src/hooks/stop.ts changed since the artifact was built"), "{stderr}");
+}
+
 /// A simulated hook whose handler leaves processes behind: one in its process group is
 /// stopped with it, and one that left the group (detached) does not hold the answer back
 /// though it keeps the output pipes open.

@@ -684,9 +684,21 @@ fn simulate_command(
             "the input holds `env` and `stdin`, as a capture of a hook's run does: pass its `stdin`".into(),
         ));
     }
-    let hooks = Manifest::read(dir).map_err(Failure::Run)?.hooks;
+    let manifest = Manifest::read(dir).map_err(Failure::Run)?;
+    let changed = artifact::changed_inputs(dir, &manifest);
+    let hooks = manifest.hooks;
     // A name the artifact does not have is a wrong invocation, like a wrong option.
     let hook = artifact::find_hook(&hooks, target, wanted).map_err(Failure::Usage)?;
+    if let Some(first) = changed.first() {
+        let others = match changed.len() {
+            1 => String::new(),
+            more => format!(" and {} more", more - 1),
+        };
+        eprintln!(
+            "note: {first}{others} changed since the artifact was built: this runs what it holds (run `agent-bundle \
+             build` to simulate the project as it is)"
+        );
+    }
     // (`--standalone` for a route that has no such form is a wrong invocation too.)
     if let Some(why) = artifact::refused_mode(hook, mode) {
         return Err(Failure::Usage(why));
@@ -701,6 +713,7 @@ fn simulate_command(
             "renderedBy": simulation.rendered_by, "matcherMatches": matched,
             "nativeInput": simulation.native_input, "nativeOutput": simulation.native_output,
             "result": simulation.result, "stderr": simulation.stderr, "exitCode": simulation.exit_code,
+            "changedInputs": changed,
         }));
         if let Some(failure) = &simulation.failure {
             // (As every failure with `--json` is said on stderr too.)

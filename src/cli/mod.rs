@@ -67,7 +67,11 @@ enum Command {
     /// Print the event and hook matrix (Markdown), rendered from the host tables.
     Matrix,
     /// Print the diagnostics reference (Markdown).
-    Diagnostics,
+    Diagnostics {
+        /// Print every code as `{ code, name, summary }` in one JSON object, for editors and CI
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -285,8 +289,12 @@ pub fn run() -> ExitCode {
             out!("{}", crate::hosts::matrix::render_markdown());
             Ok(true)
         }
-        Command::Diagnostics => {
+        Command::Diagnostics { json: false } => {
             out!("{}", crate::diagnostics::reference_markdown());
+            Ok(true)
+        }
+        Command::Diagnostics { json: true } => {
+            report::print_json(&crate::diagnostics::reference_json());
             Ok(true)
         }
     };
@@ -369,7 +377,8 @@ impl Command {
             Command::Types(args) => args.json,
             Command::Cache(command) => command.wants_json(),
             Command::Hooks(HooksCommand::List { json, .. } | HooksCommand::Simulate { json, .. }) => *json,
-            Command::Matrix | Command::Diagnostics => false,
+            Command::Diagnostics { json } => *json,
+            Command::Matrix => false,
         }
     }
 }

@@ -571,7 +571,9 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         helps.push(format!("{root} holds one: build there, or pass --root {root}"));
     }
     if options.config.is_none() {
-        helps.extend(configs_nearby(&options.root, &holds_config));
+        // (Only a config known to be there: a folder it may not read holds none it knows of.)
+        let holds_known_config = |dir: &Path| names.iter().any(|name| dir.join(name).is_file());
+        helps.extend(configs_nearby(&options.root, &holds_known_config));
     }
     if !helps.is_empty() {
         diagnostic.help = Some(helps.join("; or "));
@@ -601,8 +603,10 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> Vec<Stri
     if !projects.is_empty() {
         let shown: Vec<&str> = projects.iter().take(3).map(String::as_str).collect();
         let more = if projects.len() > 3 { format!(" and {} more", projects.len() - 3) } else { String::new() };
+        let (folders, hold) =
+            if projects.len() == 1 { ("folder", "holds a project") } else { ("folders", "hold projects") };
         helps.push(format!(
-            "its folders {}{more} hold projects: build them all with `agent-bundle build --workspace {}`",
+            "its {folders} {}{more} {hold}: build them all with `agent-bundle build --workspace {}`",
             shown.join(", "),
             root.display()
         ));

@@ -564,8 +564,8 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     let cases = [
         ("src", "holds files but no agent-bundle artifact"),
-        (".", "is the project or a folder holding it"),
-        ("..", "is the project or a folder holding it"),
+        (".", "is the project, or a folder holding it, which a publish would replace whole"),
+        ("..", "is the project, or a folder holding it, which a publish would replace whole"),
         (".agent-bundle", "inside the project's state folder"),
         ("agent-bundle.config.ts", "is a file"),
     ];
@@ -743,6 +743,11 @@ fn a_folder_with_no_config_fails_before_it_is_walked() {
             "{args:?}: {report:#}"
         );
     }
+    // Said to a person, watch says it starts no session.
+    let output = within_seconds(10, unprivileged_command(&[]).args(["watch", "--no-cache"]).current_dir(dir.path()));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.ends_with("Not watching: ./ holds no project\n"), "{stderr}");
+    assert!(!stderr.contains("hold projects"), "a folder it may not list holds none it knows of: {stderr}");
 
     // A config's name that is a link is said to be one.
     std::os::unix::fs::symlink("elsewhere.ts", dir.path().join("agent-bundle.config.ts")).unwrap();

@@ -389,7 +389,7 @@ impl Command {
 /// build's view.
 fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
     if root.starts_with(resolved) {
-        return Some("it is the project or a folder holding it");
+        return Some("it is the project, or a folder holding it, which a publish would replace whole");
     }
     if resolved.starts_with(root.join(crate::stamp::STATE_DIR)) {
         return Some("it is inside the project's state folder");

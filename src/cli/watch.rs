@@ -29,6 +29,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             elapsed: Duration::ZERO,
         };
         print_round(&[failed], Duration::ZERO, args.source.json, &|_| None, &[]);
+        if !args.source.json {
+            eprintln!("Not watching: {} holds no project", report::display_path(&options.root));
+        }
         return Ok(false);
     }
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));

@@ -23,7 +23,7 @@ use super::source_map::{self, Copied, Mapping};
 use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier};
 
 /// One JS/TS module compiled into a self-contained registration chunk.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ModuleChunk {
     /// `__ab_define("src/hooks/x.ts", function* (__ab_exports) { ... });\n`; empty on error.
     pub code: String,
@@ -201,16 +201,10 @@ pub fn link_module(
     resolve: &mut dyn FnMut(&str) -> Result<Resolved, ResolveFailure>,
 ) -> ModuleChunk {
     let mut chunk = ModuleChunk {
-        code: String::new(),
-        imports: Vec::new(),
-        builtins: Vec::new(),
-        links: ModuleLinks::default(),
-        mappings: Vec::new(),
-        unresolved: Vec::new(),
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
         renders: transpiled.renders,
         components: std::mem::take(&mut transpiled.components),
-        linked: false,
+        ..ModuleChunk::default()
     };
     // Checks on the original source may have failed while the transpiled code is still sound:
     // link it anyway, to report unresolvable imports too.

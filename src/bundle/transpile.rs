@@ -92,7 +92,7 @@ impl BundleDiagnostic {
 pub(crate) const RESERVED_PREFIX: &str = "__ab_";
 
 /// The transpiled module and what the original source said about its imports.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transpiled {
     /// Plain JavaScript (ESM); `None` when parsing or transforming failed.
     pub code: Option<String>,
@@ -245,52 +245,17 @@ fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagn
 
 /// Parse, check and transpile one module. `key` picks the language by its extension.
 pub fn transpile(key: &str, source: &str) -> Transpiled {
-    let mut out = Transpiled {
-        code: None,
-        diagnostics: Vec::new(),
-        request_spans: BTreeMap::new(),
-        fallback_span: Span::new(0, 0),
-        renders: Renders::default(),
-        components: Components::default(),
-        type_exports: BTreeSet::new(),
-        export_spans: BTreeMap::new(),
-        default_export_span: None,
-        imported_name_spans: BTreeMap::new(),
-        imported_member_tags: Vec::new(),
-        origins: Vec::new(),
-    };
-    // (Spans are 32-bit offsets, a JSON module's too.)
-    if u32::try_from(source.len()).is_err() {
-        out.diagnostics.push(BundleDiagnostic::error(
-            BundleErrorKind::Syntax,
-            Span::new(0, 0),
-            format!("{key} is too large to compile"),
-        ));
-        return out;
-    }
-    if is_json_module(key) {
+    let mut out = Transpiled::default();
+    if is_json_module(key) && u32::try_from(source.len()).is_ok() {
         return transpile_json(source, out);
     }
-    let Some(source_type) = source_type_for(key) else {
-        out.diagnostics.push(
-            BundleDiagnostic::error(
-                BundleErrorKind::Syntax,
-                Span::new(0, 0),
-                format!("unsupported module type: {key}"),
-            )
-            .with_help("modules must be .ts, .tsx, .mts, .js, .mjs, .jsx or .json files"),
-        );
-        return out;
+    let source_type = match refused_unparsed(key, source) {
+        Ok(source_type) => source_type,
+        Err(refusal) => {
+            out.diagnostics.push(refusal);
+            return out;
+        }
     };
-    if let Some((span, message)) = crate::source::too_deep(source) {
-        out.diagnostics.push(BundleDiagnostic::error(
-            BundleErrorKind::Syntax,
-            Span::new(span.start, span.end),
-            message,
-        ));
-        return out;
-    }
-
     let allocator = Allocator::default();
     // Regular expressions are checked too: Node refuses a module with an invalid one.
     let options = ParseOptions { parse_regular_expression: true, ..ParseOptions::default() };
@@ -321,40 +286,13 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .build(&program);
     push_oxc_diagnostics(&mut out.diagnostics, &semantic.diagnostics);
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
-
-    let mut checker = Checker::new(source, semantic.semantic.scoping());
-    checker.agent_bindings = agent_bindings(&program);
-    checker.import_origins = import_origins(&program);
-    checker.fs_reads = fs_reads(&program);
-    checker.signatures = function_signatures(&program);
-    (checker.component_statements, checker.components.exported) = top_level_values(&program);
-    checker.renders_routes = key.starts_with(crate::routes::EVENTS_DIR);
-    checker.tool_module = super::virtual_module(key).is_some();
-    checker.visit_program(&program);
-    checker.say_commonjs_uses();
-    checker.refuse_namespace_variables_written_outside();
-    out.diagnostics.append(&mut checker.diagnostics);
-    out.fallback_span = checker.first_jsx.unwrap_or(Span::new(0, 0));
-    out.renders = checker.renders;
-    out.components = checker.components.declared_only();
-    out.type_exports = std::mem::take(&mut checker.type_exports);
-    // Value imports first, then type-only ones (the transpiler drops those).
-    let (values, types): (Vec<_>, Vec<_>) = checker.requests.into_iter().partition(|request| !request.type_only);
-    for request in values.into_iter().chain(types) {
-        out.request_spans.entry(request.specifier).or_default().push_back(request.span);
-    }
-    out.export_spans = checker.export_spans;
-    out.default_export_span = checker.default_export_span;
-    out.imported_name_spans = checker.imported_name_spans;
-    out.imported_member_tags = checker.imported_member_tags;
+    Checker::of(key, source, semantic.semantic.scoping(), &program).check(&program, &mut out);
     if early_errors {
         return out;
     }
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
     // unresolvable imports too. The caller drops the code.
-
-    let options = transform_options();
-    let transformed = Transformer::new(&allocator, Path::new(key), &options)
+    let transformed = Transformer::new(&allocator, Path::new(key), &transform_options())
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
     let mut transforming = Vec::new();
     push_oxc_diagnostics(&mut transforming, &transformed.diagnostics);
@@ -373,6 +311,33 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     }
     out.code = Some(generated.code);
     out
+}
+
+/// How a module of `key` is parsed, or why it is refused before parsing: too large for 32-bit
+/// spans, of no module type, nested deeper than the parser can recurse.
+fn refused_unparsed(key: &str, source: &str) -> Result<SourceType, BundleDiagnostic> {
+    let at_start = Span::new(0, 0);
+    if u32::try_from(source.len()).is_err() {
+        return Err(BundleDiagnostic::error(
+            BundleErrorKind::Syntax,
+            at_start,
+            format!("{key} is too large to compile"),
+        ));
+    }
+    let Some(source_type) = source_type_for(key) else {
+        return Err(BundleDiagnostic::error(
+            BundleErrorKind::Syntax,
+            at_start,
+            format!("unsupported module type: {key}"),
+        )
+        .with_help("modules must be .ts, .tsx, .mts, .js, .mjs, .jsx or .json files"));
+    };
+    match crate::source::too_deep(source) {
+        Some((span, message)) => {
+            Err(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(span.start, span.end), message))
+        }
+        None => Ok(source_type),
+    }
 }
 
 /// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);
@@ -521,7 +486,9 @@ struct Checker<'s> {
 }
 
 impl<'s> Checker<'s> {
-    fn new(source: &'s str, scoping: &'s Scoping) -> Self {
+    /// The checker of `program`, module `key`, with what it reads of the whole program first.
+    fn of(key: &str, source: &'s str, scoping: &'s Scoping, program: &Program<'_>) -> Self {
+        let (component_statements, exported_components) = top_level_values(program);
         Self {
             source,
             scoping,
@@ -533,9 +500,9 @@ impl<'s> Checker<'s> {
             reserved_reported: Vec::new(),
             export_spans: BTreeMap::new(),
             default_export_span: None,
-            signatures: BTreeSet::new(),
+            signatures: function_signatures(program),
             imported_member_tags: Vec::new(),
-            import_origins: HashMap::new(),
+            import_origins: import_origins(program),
             imported_name_spans: BTreeMap::new(),
             exported: BTreeMap::new(),
             namespaces: Vec::new(),
@@ -547,15 +514,36 @@ impl<'s> Checker<'s> {
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
-            agent_bindings: Vec::new(),
+            agent_bindings: agent_bindings(program),
             renders: Renders::default(),
-            component_statements: HashMap::new(),
-            components: Components::default(),
+            component_statements,
+            components: Components { exported: exported_components, ..Components::default() },
             type_exports: BTreeSet::new(),
-            fs_reads: FsReads::default(),
-            renders_routes: false,
-            tool_module: false,
+            fs_reads: fs_reads(program),
+            renders_routes: key.starts_with(crate::routes::EVENTS_DIR),
+            tool_module: super::virtual_module(key).is_some(),
         }
+    }
+
+    /// Checks the program it was made for and hands what it found to `out`.
+    fn check(mut self, program: &Program<'_>, out: &mut Transpiled) {
+        self.visit_program(program);
+        self.say_commonjs_uses();
+        self.refuse_namespace_variables_written_outside();
+        out.diagnostics.append(&mut self.diagnostics);
+        out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
+        out.renders = self.renders;
+        out.components = self.components.declared_only();
+        out.type_exports = self.type_exports;
+        // Value imports first, then type-only ones (the transpiler drops those).
+        let (values, types): (Vec<_>, Vec<_>) = self.requests.into_iter().partition(|request| !request.type_only);
+        for request in values.into_iter().chain(types) {
+            out.request_spans.entry(request.specifier).or_default().push_back(request.span);
+        }
+        out.export_spans = self.export_spans;
+        out.default_export_span = self.default_export_span;
+        out.imported_name_spans = self.imported_name_spans;
+        out.imported_member_tags = self.imported_member_tags;
     }
 
     fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {

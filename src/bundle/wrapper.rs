@@ -8,8 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::transpile::UsedComponent;
 use super::{
-    Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, ModuleLinks, Renders, Severity,
-    Span, assemble,
+    Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, Renders, Severity, Span, assemble,
 };
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -86,18 +85,8 @@ impl ModuleChunk {
     }
 
     fn failed(kind: BundleErrorKind, span: Span, message: String) -> ModuleChunk {
-        ModuleChunk {
-            code: String::new(),
-            imports: Vec::new(),
-            builtins: Vec::new(),
-            links: ModuleLinks::default(),
-            mappings: Vec::new(),
-            unresolved: Vec::new(),
-            diagnostics: vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }],
-            renders: Default::default(),
-            components: Default::default(),
-            linked: false,
-        }
+        let diagnostics = vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }];
+        ModuleChunk { diagnostics, ..ModuleChunk::default() }
     }
 }
 

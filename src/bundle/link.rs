@@ -1039,15 +1039,16 @@ impl<'a> Visit<'a> for Rewriter<'_> {
 /// `export *` give them different bindings, or they are types: set by the bundle,
 /// `handler_body`). Written into every wrapper as it is, so comments here cost bytes in each.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
+const __ab_unlinked = [];
 function __ab_define(key, init, names = [], stars = []) {
   __ab_modules.set(key, { key, init, names, stars, hidden: [], state: 0, exports: undefined, body: undefined, error: undefined });
 }
-function __ab_link(key) {
+function __ab_record(key) {
   const record = __ab_modules.get(key);
   if (record === undefined) {
     throw new Error("agent-bundle: module " + JSON.stringify(key) + " is not in this bundle");
   }
-  if (record.body === undefined) {
+  if (record.exports === undefined) {
     const exports = (record.exports = Object.create(null));
     Object.defineProperty(exports, Symbol.toStringTag, { value: "Module" });
     // Placeholders, sorted, that its own getters replace as it links.
@@ -1056,21 +1057,33 @@ function __ab_link(key) {
       if (!record.hidden.includes(name)) getters.set(name, { enumerable: true, configurable: true });
     }
     // `export *` names are static, as in ESM: resolve them from the export lists.
-    for (const [name, get] of __ab_star_exports(record, new Set())) {
+    const stars = new Map();
+    __ab_star_exports(record, new Set(), stars);
+    for (const [name, get] of stars) {
       if (!getters.has(name) && !record.hidden.includes(name)) getters.set(name, { get, enumerable: true });
     }
     for (const name of [...getters.keys()].sort()) {
       Object.defineProperty(exports, name, getters.get(name));
     }
     Object.preventExtensions(exports);
-    // Set first: a cycle back here finds it linked.
-    record.body = record.init(exports);
-    record.body.next();
+    __ab_unlinked.push(record);
   }
   return record;
 }
-function __ab_star_exports(record, seen) {
-  const found = new Map();
+// Links every module waiting, breadth of the graph rather than its depth (a long chain of
+// imports would overflow the stack): a module's first step binds its imports' namespaces,
+// which queues them. Called without a receiver: `this` at a module's top level is undefined.
+function __ab_link(key) {
+  const record = __ab_record(key);
+  while (__ab_unlinked.length > 0) {
+    const next = __ab_unlinked.pop();
+    const init = next.init;
+    next.body = init(next.exports);
+    next.body.next();
+  }
+  return record;
+}
+function __ab_star_exports(record, seen, found) {
   seen.add(record.key);
   for (const from of record.stars) {
     if (typeof from !== "string") {
@@ -1086,14 +1099,11 @@ function __ab_star_exports(record, seen) {
         found.set(name, () => __ab_module(from)[name]);
       }
     }
-    for (const [name, get] of __ab_star_exports(source, seen)) {
-      if (name !== "default" && !found.has(name)) found.set(name, get);
-    }
+    __ab_star_exports(source, seen, found);
   }
-  return found;
 }
 function __ab_module(key) {
-  return __ab_link(key).exports;
+  return __ab_record(key).exports;
 }
 function __ab_require(key) {
   const record = __ab_link(key);

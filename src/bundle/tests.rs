@@ -419,6 +419,29 @@ fn a_cycle_runs_its_bodies_in_node_order_with_esm_bindings() {
     assert_runs_as_in_node(&files, "src/main.mjs", expected);
 }
 
+/// `this` at a module's top level is undefined, as in ESM (not the runtime's record of it),
+/// and a chain of imports too long to link recursively links (Node's own links 3,500).
+#[test]
+fn modules_see_no_this_and_link_however_long_their_chain() {
+    const CHAIN: usize = 2_500;
+    let mut files: Vec<(String, String)> = vec![(
+        "src/main.mjs".to_owned(),
+        "import { depth } from './m0.mjs';\nconst self = String(this);\nexport default () => [self, depth];\n"
+            .to_owned(),
+    )];
+    for at in 0..CHAIN {
+        let body = if at + 1 == CHAIN {
+            "export const depth = 0;\n".to_owned()
+        } else {
+            format!("import {{ depth as next }} from './m{}.mjs';\nexport const depth = next + 1;\n", at + 1)
+        };
+        files.push((format!("src/m{at}.mjs"), body));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(path, text)| (path.as_str(), text.as_str())).collect();
+    let expected = format!("{{\"name\":\"default\",\"result\":[\"undefined\",{}]}}\n", CHAIN - 1);
+    assert_runs_as_in_node(&files, "src/main.mjs", &expected);
+}
+
 #[test]
 fn default_exports_keep_esm_names_and_live_bindings() {
     let files = [
@@ -904,6 +927,14 @@ fn a_name_two_export_stars_give_different_bindings_is_left_out_of_the_namespace(
         ("src/same.ts", "export const same = 1;\n"),
     ];
     let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
+    // Through one more `export *`, a module with a single star, it is left out all the same.
+    let mut outer = files.to_vec();
+    outer[0].1 =
+        "import * as ns from './outer.js';\nexport default () => [Object.keys(ns).join(','), 'x' in ns, ns.same];\n";
+    outer.push(("src/outer.ts", "export * from './barrel.js';\n"));
+    let run = bundle_and_run(&outer, "src/main.ts");
     assert!(run.success, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), r#"{"name":"default","result":["onlyA,same",false,1]}"#);
 }

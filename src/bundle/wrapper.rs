@@ -272,10 +272,11 @@ impl<'a> ModuleGraph<'a> {
             resolve_export(&chunks, &binding, &mut BTreeSet::new())
         };
         let hidden_in = |key: &str, chunk: &ModuleChunk| -> Vec<String> {
-            let stars = star_names(&chunks, key, &mut BTreeSet::new());
-            let ambiguous = stars
+            // (A name one module alone gives cannot be ambiguous: only the others are resolved.)
+            let ambiguous = star_names(&chunks, key)
                 .into_iter()
-                .filter(|name| !chunk.links.exports.contains_key(name))
+                .filter(|(name, givers)| *givers > 1 && !chunk.links.exports.contains_key(name))
+                .map(|(name, _)| name)
                 .filter(|name| matches!(resolved(key, name), Export::Ambiguous));
             let types = chunk
                 .links
@@ -456,24 +457,29 @@ fn resolve_export(
 }
 
 /// The names `export *` reaches in the module `key` (its stars' exports and theirs, but
-/// never `default`).
-fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str, seen: &mut BTreeSet<String>) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for star in chunks.get(key).map(|chunk| chunk.links.stars.as_slice()).unwrap_or_default() {
+/// never `default`), each with how many of the modules (or builtins) reached give it. Each
+/// module is visited once, whatever the graph's shape (a long chain of `export *` too).
+fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str) -> BTreeMap<String, usize> {
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    let mut count = |name: &str| *names.entry(name.to_owned()).or_default() += 1;
+    let mut seen = BTreeSet::new();
+    let stars_of = |key: &str| chunks.get(key).map(|chunk| chunk.links.stars.as_slice()).unwrap_or_default();
+    let mut waiting: Vec<&LinkSource> = stars_of(key).iter().rev().collect();
+    while let Some(star) = waiting.pop() {
         let source = match star {
             LinkSource::Builtin(name) => {
-                names.extend(super::builtins::export_names(name).iter().map(|name| (*name).to_owned()));
+                super::builtins::export_names(name).iter().for_each(|name| count(name));
                 continue;
             }
             LinkSource::Module(source) => source,
         };
-        if !seen.insert(source.clone()) {
+        if !seen.insert(source.as_str()) {
             continue;
         }
         if let Some(chunk) = chunks.get(source.as_str()) {
-            names.extend(chunk.links.exports.keys().filter(|name| *name != "default").cloned());
+            chunk.links.exports.keys().filter(|name| *name != "default").for_each(|name| count(name));
         }
-        names.extend(star_names(chunks, source, seen));
+        waiting.extend(stars_of(source).iter().rev());
     }
     names
 }

@@ -1,7 +1,7 @@
 //! Front end: parse the original TS/JS, report problems at spans of the original source, and
 //! transpile it to plain JavaScript (types stripped, JSX lowered) with oxc.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 
 use camino::Utf8Path;
@@ -483,6 +483,9 @@ struct Checker<'s> {
     renders_routes: bool,
     /// Whether the module is this tool's own (the runtime, which reads the hook's stdin).
     tool_module: bool,
+    /// The function declarations given a body so far, in TypeScript (where a JavaScript
+    /// module implements one twice, the parser says so).
+    implemented: Option<HashSet<SymbolId>>,
 }
 
 impl<'s> Checker<'s> {
@@ -522,6 +525,7 @@ impl<'s> Checker<'s> {
             fs_reads: fs_reads(program),
             renders_routes: key.starts_with(crate::routes::EVENTS_DIR),
             tool_module: super::virtual_module(key).is_some(),
+            implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
         }
     }
 
@@ -860,6 +864,20 @@ impl<'s> Checker<'s> {
 
 impl<'a> Visit<'a> for Checker<'_> {
     fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+        // TypeScript's TS2393 (an overload signature has no body): the later would replace the
+        // earlier without a word, where a JavaScript module is refused.
+        if let (Some(id), Some(_), Some(implemented)) = (&it.id, &it.body, &mut self.implemented)
+            && it.is_declaration()
+            && let Some(symbol) = id.symbol_id.get()
+            && !implemented.insert(symbol)
+        {
+            self.error(
+                BundleErrorKind::Syntax,
+                id.span.into(),
+                format!("function `{}` is implemented twice in this scope", id.name),
+                "rename or remove one: the later would replace the earlier (an overload signature has no body)",
+            );
+        }
         self.function_depth += 1;
         self.ordinary_function_depth += 1;
         walk::walk_function(self, it, flags);
@@ -877,7 +895,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if self.function_depth == 0 {
             self.error(
                 BundleErrorKind::TopLevelAwait,
-                Span::new(it.span.start, it.span.start + 5),
+                self.keyword_span(it.span.start, it.span.end, "await"),
                 "top-level `await` is not supported in bundled modules",
                 "modules are evaluated synchronously; move the `await` into the handler or an async function",
             );
@@ -2015,6 +2033,19 @@ mod tests {
         assert_eq!(errors("src/a.ts", "let a = 1;\nlet a = 2;\n"), one(BundleErrorKind::Syntax, "a"));
         assert_eq!(errors("src/a.js", "const X = 1;\nconst x = <X/>;\n").len(), 1);
         assert!(errors("src/a.jsx", "const X = 1;\nexport const x = <X/>;\n").is_empty());
+    }
+
+    /// A function implemented twice in one scope is refused in TypeScript as in JavaScript;
+    /// overloads, functions of other scopes and a namespace merged with one are fine.
+    #[test]
+    fn a_function_implemented_twice_is_an_error() {
+        let twice = "function f() { return 1; }\nfunction f() { return 2; }\nexport default f;\n";
+        assert_eq!(errors("src/a.ts", twice), one(BundleErrorKind::Syntax, "f"));
+        assert_eq!(errors("src/a.js", twice).len(), 1, "the parser's own error, once");
+        let fine = "function g(x: string): string;\nfunction g(x: number): number;\nfunction g(x: any) { return x; }\n\
+                    function h() { function f() {} return f; }\nfunction k() { function f() {} return f; }\n\
+                    function m() {}\nnamespace m { export const v = 1; }\nexport default [g, h, k, m];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
     }
 
     #[test]

@@ -162,16 +162,28 @@ fn holds(path: &Path, row: &FileRow) -> bool {
 }
 
 /// The inputs `manifest` names (the files its build read) that differ now in the project the
-/// artifact at `artifact` was built in, its parent folder: edited or gone since. Empty where
-/// that folder holds none of them (an artifact built elsewhere, `--out`).
+/// artifact at `artifact` was built in, its parent folder: edited or gone since. Payload
+/// files are left out (copied as they are, no wrapper reads them), and so is the whole check
+/// where that folder holds no config of the manifest's inputs (an artifact copied elsewhere,
+/// `--out`).
 pub fn changed_inputs(artifact: &Path, manifest: &Manifest<'_>) -> Vec<String> {
-    let root = artifact.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !manifest.inputs.iter().any(|input| root.join(&*input.path).is_file()) {
+    let Some(root) = artifact.canonicalize().ok().and_then(|artifact| artifact.parent().map(Path::to_path_buf)) else {
+        return Vec::new();
+    };
+    let is_config = |input: &InputRow<'_>| crate::config::CONFIG_FILE_NAMES.contains(&&*input.path);
+    if !manifest.inputs.iter().filter(|input| is_config(input)).any(|input| root.join(&*input.path).is_file()) {
         return Vec::new();
     }
+    let in_payload = |input: &InputRow<'_>| {
+        manifest
+            .payloads
+            .iter()
+            .any(|payload| input.path.strip_prefix(&*payload.source).is_some_and(|rest| rest.starts_with('/')))
+    };
     let read = |path: &str| crate::loader::read_file(&root.join(path)).ok().flatten();
-    let differs =
-        |input: &&InputRow<'_>| read(&input.path).is_none_or(|(bytes, _)| Hash::of(&bytes).to_hex() != input.blake3);
+    let differs = |input: &&InputRow<'_>| {
+        !in_payload(input) && read(&input.path).is_none_or(|(bytes, _)| Hash::of(&bytes).to_hex() != input.blake3)
+    };
     manifest.inputs.iter().filter(differs).map(|input| input.path.to_string()).collect()
 }
 

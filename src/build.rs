@@ -572,7 +572,9 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     }
     if options.config.is_none() {
         // (Only a config known to be there: a folder it may not read holds none it knows of.)
-        let holds_known_config = |dir: &Path| names.iter().any(|name| dir.join(name).is_file());
+        let holds_known_config = |dir: &Path| {
+            names.iter().any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|metadata| metadata.is_file()))
+        };
         helps.extend(configs_nearby(&options.root, &holds_known_config));
     }
     if !helps.is_empty() {
@@ -590,7 +592,14 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> Vec<Stri
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         match entry.file_type() {
-            Ok(kind) if kind.is_dir() && holds_config(&entry.path()) => projects.push(name),
+            // (Not where a workspace search never looks: `node_modules`, `.git`, …)
+            Ok(kind)
+                if kind.is_dir()
+                    && !crate::loader::is_skipped_dir(&entry.file_name())
+                    && holds_config(&entry.path()) =>
+            {
+                projects.push(name)
+            }
             Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
                 other_configs.push(name)
             }

@@ -245,8 +245,8 @@ impl LoadedProject {
     /// watches below it, and its subfolders may be others now.
     fn outside_dirs_at<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a String> + 'a {
         let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-        let module =
-            crate::bundle::is_module_file(name) && !fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
+        let module = crate::bundle::is_importable_file(name)
+            && !fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
         let manifest = name == MANIFEST_FILE;
         let holds = move |entry: &OutsideEntry| {
             entry.path.as_deref().is_some_and(|dir| {
@@ -791,7 +791,7 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
     for entry in fs::read_dir(path).map_err(context)? {
         let entry = entry.map_err(context)?;
         let Some(name) =
-            entry.file_name().to_str().filter(|name| crate::bundle::is_module_file(name)).map(str::to_owned)
+            entry.file_name().to_str().filter(|name| crate::bundle::is_importable_file(name)).map(str::to_owned)
         else {
             continue;
         };

@@ -580,7 +580,15 @@ fn a_project_without_a_config_is_a_clear_error() {
         ("b/agent-bundle.config.ts", config),
         ("plugin.config.ts", config),
         ("vite.config.ts", "export default {};\n"),
+        ("node_modules/pkg/agent-bundle.config.ts", config),
     ]);
+    // A config that is a link is never read: its folder holds no project.
+    fs::create_dir(dir.path().join("linked")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("a/agent-bundle.config.ts"),
+        dir.path().join("linked/agent-bundle.config.ts"),
+    )
+    .unwrap();
     let (_, report) = build_json(dir.path(), &[]);
     let help = report["diagnostics"][0]["help"].as_str().unwrap();
     let workspace = format!(

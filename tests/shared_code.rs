@@ -202,6 +202,19 @@ fn an_outside_folder_is_never_walked_and_nothing_in_it_but_modules_is_read() {
     let guard = report["projects"].as_array().unwrap().iter().find(|p| p["project"] == "plugins/guard").unwrap();
     let message = guard["diagnostics"][0]["message"].as_str().unwrap();
     assert!(message.starts_with("cannot resolve \"../../../../shared/node_modules/pkg\""), "{guard:#}");
+
+    // A CommonJS module there is found, to be refused as what it is.
+    fs::write(root.join("shared/legacy.cjs"), "module.exports = 1;\n").unwrap();
+    fs::write(
+        &hook,
+        format!("import legacy from '../../../../shared/legacy.cjs';\nexport const seen = legacy;\n{source}"),
+    )
+    .unwrap();
+    let output =
+        support::run(root, &["build", "--root", "plugins/guard", "--json", "--cache-dir", cache.to_str().unwrap()]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.ends_with("a CommonJS module, which an ES module bundle cannot link"), "{report:#}");
 }
 
 #[test]

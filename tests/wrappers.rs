@@ -379,6 +379,34 @@ fn hooks_simulate_says_when_the_project_changed_since_the_build() {
     let (inputs, stderr) = changed();
     assert_eq!(inputs, serde_json::json!(["src/hooks/stop.ts"]));
     assert!(stderr.starts_with("note: src/hooks/stop.ts changed since the artifact was built"), "{stderr}");
+    // Named `.` from inside it, the artifact is still the project's.
+    let inside = support::bin()
+        .args([
+            "hooks",
+            "simulate",
+            "--artifact",
+            ".",
+            "--target",
+            "claude",
+            "--hook",
+            "stop",
+            "--json",
+            "--input",
+            input,
+        ])
+        .current_dir(dir.path().join("artifact"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&inside.stdout).unwrap();
+    assert_eq!(report["changedInputs"], serde_json::json!(["src/hooks/stop.ts"]));
+    // Copied beside files that are not its project's (no config), it is checked against none.
+    let elsewhere = tempfile::tempdir().unwrap();
+    support::copy_tree(&dir.path().join("artifact"), &elsewhere.path().join("artifact"));
+    fs::create_dir_all(elsewhere.path().join("src/hooks")).unwrap();
+    fs::write(elsewhere.path().join("src/hooks/stop.ts"), "unrelated\n").unwrap();
+    let copied = support::simulate(elsewhere.path(), "claude", "stop", input, &["--json"]);
+    let report: Value = serde_json::from_slice(&copied.stdout).unwrap();
+    assert_eq!(report["changedInputs"], serde_json::json!([]), "{report:#}");
 }
 
 /// A simulated hook whose handler leaves processes behind: one in its process group is

@@ -35,7 +35,7 @@ pub use answers::Rendering;
 #[cfg(test)]
 pub use link::compile_module;
 pub use link::{Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, link_module};
-pub use resolve::{ResolveFailure, Resolved, is_module_file, outside_dirs, resolve};
+pub use resolve::{ResolveFailure, Resolved, is_importable_file, outside_dirs, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Renders, Severity, Span, Transpiled, transpile};
 pub use wrapper::{
     IPC_KEY, ModuleGraph, ROUTE_KEY, RUNTIME_KEY, RuntimeRoute, SERVER_KEY, SharedCall, aliases, handler_body,

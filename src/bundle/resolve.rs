@@ -35,10 +35,15 @@ pub fn is_commonjs_file(name: &str) -> bool {
 }
 
 /// Whether a file name is a module's: one with an extension resolution probes, or JSON
-/// (imported by its full name, as in Node and TypeScript). The files of a directory outside
-/// the project root that can be modules.
+/// (imported by its full name, as in Node and TypeScript).
 pub fn is_module_file(name: &str) -> bool {
     EXTENSIONS.iter().any(|extension| name.ends_with(extension)) || super::transpile::is_json_module(name)
+}
+
+/// The files of a directory outside the project root that an import may name: modules, and
+/// CommonJS ones (found to be refused saying why).
+pub fn is_importable_file(name: &str) -> bool {
+    is_module_file(name) || is_commonjs_file(name)
 }
 
 /// Resolve `specifier` imported from module `from_key`.

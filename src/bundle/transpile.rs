@@ -815,6 +815,41 @@ impl<'s> Checker<'s> {
     /// code assigns again would be seen unchanged through the namespace. (Assigned through the
     /// namespace, `Cfg.level = 5`, from outside it, the namespace's own code sees it
     /// unchanged: `refuse_namespace_variables_written_outside`.)
+    /// A member an earlier declaration of namespace `path` exports, exported again by `block`
+    /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
+    /// a word. Namespaces and enums merge, and are not members declared again.
+    fn refuse_members_declared_again(&mut self, path: &str, block: &TSModuleBlock<'_>) {
+        let Some(earlier) = self.namespace_exports.get(path) else { return };
+        let mut again = Vec::new();
+        for statement in &block.body {
+            let Statement::ExportDeclaration(export) = statement else { continue };
+            let ids: Vec<&BindingIdentifier<'_>> = match &export.declaration {
+                declaration if declaration.declare() => continue,
+                Declaration::VariableDeclaration(variables) => variables
+                    .declarations
+                    .iter()
+                    .flat_map(|declarator| declarator.id.get_binding_identifiers())
+                    .collect(),
+                Declaration::FunctionDeclaration(function) if function.body.is_some() => function.id.iter().collect(),
+                Declaration::ClassDeclaration(class) => class.id.iter().collect(),
+                _ => continue,
+            };
+            again.extend(
+                ids.into_iter()
+                    .filter(|id| earlier.contains(id.name.as_str()))
+                    .map(|id| (id.name.to_string(), id.span)),
+            );
+        }
+        for (name, span) in again {
+            self.error(
+                BundleErrorKind::Syntax,
+                span.into(),
+                format!("`{name}` is exported by another declaration of namespace `{path}` already"),
+                "rename or remove one: the later would replace the earlier",
+            );
+        }
+    }
+
     fn refuse_written_exported_variables(&mut self, namespace: Option<SymbolId>, block: &TSModuleBlock<'_>) {
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
@@ -1249,6 +1284,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         self.namespaces.pop();
         match &it.body {
             TSNamespaceDeclarationBody::TSModuleBlock(block) => {
+                self.refuse_members_declared_again(&path, block);
                 let values = block.body.iter().flat_map(|statement| exported_values(statement, self.scoping));
                 self.namespace_exports.entry(path).or_default().extend(values);
                 self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
@@ -2041,6 +2077,12 @@ mod tests {
     fn a_function_implemented_twice_is_an_error() {
         let twice = "function f() { return 1; }\nfunction f() { return 2; }\nexport default f;\n";
         assert_eq!(errors("src/a.ts", twice), one(BundleErrorKind::Syntax, "f"));
+        // A namespace declared twice merges: a member both export is declared twice.
+        let merged = "namespace N { export function f() { return 1; } export const c = 1; }\n\
+                      namespace N { export function f() { return 2; } export const c = 2; export namespace M {} }\n\
+                      namespace N { export namespace M { export const v = 1; } }\nexport default N;\n";
+        let found: Vec<_> = errors("src/a.ts", merged).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["f", "c"]);
         assert_eq!(errors("src/a.js", twice).len(), 1, "the parser's own error, once");
         let fine = "function g(x: string): string;\nfunction g(x: number): number;\nfunction g(x: any) { return x; }\n\
                     function h() { function f() {} return f; }\nfunction k() { function f() {} return f; }\n\

@@ -265,11 +265,11 @@ impl RouteConfigReader {
         }
         let Some(items) = self.string_list(item, key_path, "['claude']") else { return };
         let mut targets = Vec::new();
-        for (index, (target, name)) in items.into_iter().enumerate() {
+        for (path, target, name) in items {
             match Target::parse(name) {
                 Some(parsed) => targets.push(parsed),
                 None => {
-                    let diagnostic = self.located(Target::unknown(name), target, &join_index(key_path, index));
+                    let diagnostic = self.located(Target::unknown(name), target, &path);
                     self.diagnostics.push(diagnostic);
                 }
             }
@@ -289,21 +289,26 @@ impl RouteConfigReader {
             return self.error(item, key_path, "`tools: []` selects no tool".into(), help);
         }
         let Some(items) = self.string_list(item, key_path, "['shell']") else { return };
-        for (index, (tool, text)) in items.into_iter().enumerate() {
+        for (path, tool, text) in items {
             match ToolSelector::parse(text) {
                 Some(selector) if !self.route.tools.contains(&selector) => self.route.tools.push(selector),
                 Some(_) => {}
                 None => {
-                    let diagnostic = self.located(ToolSelector::unknown(text), tool, &join_index(key_path, index));
+                    let diagnostic = self.located(ToolSelector::unknown(text), tool, &path);
                     self.diagnostics.push(diagnostic);
                 }
             }
         }
     }
 
-    /// The strings of the array `item`, each with its value; `None` when it is no array. What
-    /// is not a string is said (`example` shows the form).
-    fn string_list<'v>(&mut self, item: &'v Value, key_path: &str, example: &str) -> Option<Vec<(&'v Value, &'v str)>> {
+    /// The strings of the array `item`, each with its JSON path and value; `None` when it is no
+    /// array. What is not a string is said (`example` shows the form).
+    fn string_list<'v>(
+        &mut self,
+        item: &'v Value,
+        key_path: &str,
+        example: &str,
+    ) -> Option<Vec<(String, &'v Value, &'v str)>> {
         let message = format!("`{key_path}` must be an array of strings");
         let help = format!("write e.g. `{key_path}: {example}`");
         let ValueKind::Array(items) = &item.kind else {
@@ -312,9 +317,10 @@ impl RouteConfigReader {
         };
         let mut strings = Vec::with_capacity(items.len());
         for (index, value) in items.iter().enumerate() {
+            let path = join_index(key_path, index);
             match &value.kind {
-                ValueKind::String(text) => strings.push((value, text.as_str())),
-                _ => self.error(value, &join_index(key_path, index), message.clone(), &help),
+                ValueKind::String(text) => strings.push((path, value, text.as_str())),
+                _ => self.error(value, &path, message.clone(), &help),
             }
         }
         Some(strings)
@@ -390,11 +396,18 @@ mod tests {
         let help = "a selector names one tool exactly, not a matcher pattern: write 'claude:Edit', 'claude:Write'";
         assert_eq!(found, [("unknown tool selector `claude:Edit|Write`", Some(help))]);
         // An unknown target or selector is said as in the project config, with the near miss.
-        let typo = discover_one("src/events/tool/before.tsx", "export const config = { targets: ['claud'] };\n");
+        let typo = discover_one("src/events/tool/before.tsx", "export const config = { targets: [5, 'claud'] };\n");
         let found: Vec<_> =
             typo.diagnostics.iter().map(|d| (d.code, d.json_path.as_deref(), d.help.as_deref())).collect();
         let help = "did you mean `claude`? targets are claude, codex, cursor, portable";
-        assert_eq!(found, [(Code::UnknownTarget, Some("targets[0]"), Some(help))]);
+        let not_a_string = Some("write e.g. `targets: ['claude']`");
+        assert_eq!(
+            found,
+            [
+                (Code::RouteConfig, Some("targets[0]"), not_a_string),
+                (Code::UnknownTarget, Some("targets[1]"), Some(help))
+            ]
+        );
         let nowhere = discover_one("src/events/stop.tsx", "export const config = { targets: [] };\n");
         assert_eq!(nowhere.diagnostics[0].json_path.as_deref(), Some("targets"), "no host, not every host");
         // Node's timers hold at most 2^31 - 1 ms.

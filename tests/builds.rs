@@ -83,6 +83,20 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!((&listed["ok"], &listed["hooks"]), (&true.into(), &serde_json::json!([])), "{listed:#}");
     assert_eq!(listed["prebuilt"][0]["kind"], "prebuilt", "{listed:#}");
+    // A payload file is copied as it is, read by no wrapper: an edit of it is no input a
+    // simulation would run otherwise (the artifact's payload is what the host runs).
+    let inputs: Vec<&str> =
+        manifest["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap()).collect();
+    assert!(inputs.contains(&"dist/runtime/package.json"), "payload files are inputs: {inputs:?}");
+    let changed = || {
+        let manifest = agent_bundle::emit::manifest::Manifest::read(&artifact).unwrap();
+        agent_bundle::artifact::changed_inputs(&artifact, &manifest)
+    };
+    fs::write(dir.path().join("dist/runtime/package.json"), "{}\n").unwrap();
+    assert_eq!(changed(), Vec::<String>::new());
+    let config = dir.path().join("agent-bundle.config.ts");
+    fs::write(&config, fs::read_to_string(&config).unwrap() + "\n").unwrap();
+    assert_eq!(changed(), ["agent-bundle.config.ts"]);
 }
 
 /// What a payload's source holds that no artifact carries (a symbolic link, a special

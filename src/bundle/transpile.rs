@@ -811,10 +811,6 @@ impl<'s> Checker<'s> {
         }
     }
 
-    /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared: one the
-    /// code assigns again would be seen unchanged through the namespace. (Assigned through the
-    /// namespace, `Cfg.level = 5`, from outside it, the namespace's own code sees it
-    /// unchanged: `refuse_namespace_variables_written_outside`.)
     /// A member an earlier declaration of namespace `path` exports, exported again by `block`
     /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
     /// a word. Namespaces and enums merge, and are not members declared again.
@@ -850,6 +846,10 @@ impl<'s> Checker<'s> {
         }
     }
 
+    /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared: one the
+    /// code assigns again would be seen unchanged through the namespace. (Assigned through the
+    /// namespace, `Cfg.level = 5`, from outside it, the namespace's own code sees it
+    /// unchanged: `refuse_namespace_variables_written_outside`.)
     fn refuse_written_exported_variables(&mut self, namespace: Option<SymbolId>, block: &TSModuleBlock<'_>) {
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };

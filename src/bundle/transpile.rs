@@ -2071,8 +2071,9 @@ mod tests {
         assert!(errors("src/a.jsx", "const X = 1;\nexport const x = <X/>;\n").is_empty());
     }
 
-    /// A function implemented twice in one scope is refused in TypeScript as in JavaScript;
-    /// overloads, functions of other scopes and a namespace merged with one are fine.
+    /// A function implemented twice in one scope, or a member two declarations of a namespace
+    /// export, is refused in TypeScript as in JavaScript; overloads, functions of other scopes
+    /// and a namespace merged with a function are fine.
     #[test]
     fn a_function_implemented_twice_is_an_error() {
         let twice = "function f() { return 1; }\nfunction f() { return 2; }\nexport default f;\n";

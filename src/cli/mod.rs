@@ -65,7 +65,12 @@ enum Command {
     /// .agent-bundle/ (and a tsconfig.json extending them, when it has none), for editors and tsc.
     Types(TypesArgs),
     /// Print the event and hook matrix (Markdown), rendered from the host tables.
-    Matrix,
+    Matrix {
+        /// Print it as one JSON object: per config event, route family and tool selector, each host's
+        /// native event, outcome channels and fields, or matcher
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the diagnostics reference (Markdown).
     Diagnostics {
         /// Print every code as `{ code, name, summary }` in one JSON object, for editors and CI
@@ -285,8 +290,12 @@ pub fn run() -> ExitCode {
                 .and_then(|text| simulate_command(&artifact, target, &hook, &text, mode, form, json))
         }
         Command::Types(args) => types::run(&args),
-        Command::Matrix => {
+        Command::Matrix { json: false } => {
             out!("{}", crate::hosts::matrix::render_markdown());
+            Ok(true)
+        }
+        Command::Matrix { json: true } => {
+            report::print_json(&crate::hosts::matrix::render_json());
             Ok(true)
         }
         Command::Diagnostics { json: false } => {
@@ -377,8 +386,7 @@ impl Command {
             Command::Types(args) => args.json,
             Command::Cache(command) => command.wants_json(),
             Command::Hooks(HooksCommand::List { json, .. } | HooksCommand::Simulate { json, .. }) => *json,
-            Command::Diagnostics { json } => *json,
-            Command::Matrix => false,
+            Command::Diagnostics { json } | Command::Matrix { json } => *json,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Approval, Decode, EventRow, HOSTS, Shape};
+use super::{Approval, Decode, EventRow, HOSTS, HookSupport, HostTable, Shape};
 use crate::model::{CanonicalTool, Family, HookEvent, Trigger};
 
 pub fn render_markdown() -> String {
@@ -96,6 +96,56 @@ pub fn render_markdown() -> String {
     out
 }
 
+/// The matrix as data (`agent-bundle matrix --json`): for each config event, route family
+/// and canonical tool selector, what each host makes of it, `null` where it has none.
+pub fn render_json() -> serde_json::Value {
+    let per_host = |cell: &dyn Fn(&HookSupport) -> serde_json::Value| -> serde_json::Map<String, serde_json::Value> {
+        let cell_of = |table: &HostTable| table.hooks.as_ref().map_or(serde_json::Value::Null, cell);
+        HOSTS.iter().map(|table| (table.target.as_str().to_owned(), cell_of(table))).collect()
+    };
+    let trigger = |trigger: Trigger| {
+        per_host(&|hooks| hooks.row_for(trigger).map_or(serde_json::Value::Null, |row| row_json(hooks, row, trigger)))
+    };
+    let events: Vec<_> = HookEvent::ALL
+        .iter()
+        .map(|event| serde_json::json!({ "event": event.key(), "hosts": trigger(Trigger::Config(*event)) }))
+        .collect();
+    let families: Vec<_> = Family::ALL
+        .iter()
+        .map(|family| serde_json::json!({ "family": family.key(), "hosts": trigger(Trigger::Route(*family)) }))
+        .collect();
+    let selectors: Vec<_> = CanonicalTool::ALL
+        .iter()
+        .map(|tool| serde_json::json!({ "selector": tool.as_str(), "hosts": per_host(&|hooks| hooks.selector(*tool).into()) }))
+        .collect();
+    let hosts: Vec<_> = HOSTS
+        .iter()
+        .map(|table| {
+            serde_json::json!({
+                "target": table.target.as_str(), "name": table.display_name, "contract": table.contract_revision,
+                "rootToken": table.hooks.as_ref().map(|hooks| hooks.root_token),
+            })
+        })
+        .collect();
+    serde_json::json!({ "ok": true, "hosts": hosts, "configEvents": events, "families": families, "selectors": selectors })
+}
+
+/// A host's row for `trigger` as data: its native event, how each outcome is written back
+/// (`null`: the host has no channel for it; a route alone allows or asks) and its fields.
+fn row_json(hooks: &HookSupport, row: &EventRow, trigger: Trigger) -> serde_json::Value {
+    let shape = |shape: Option<Shape>| shape.map(|shape| shape.describe().replace('`', ""));
+    let mut json = serde_json::json!({
+        "native": row.native, "deny": shape(row.deny), "context": shape(row.context), "rewrite": shape(row.rewrite),
+        "fields": super::spec::fields(row),
+    });
+    if let Trigger::Route(family) = trigger {
+        for approval in Approval::ALL {
+            json[approval.as_str()] = shape(hooks.approval(family, approval)).into();
+        }
+    }
+    json
+}
+
 /// A row per trigger: what each host's envelope for it carries.
 fn field_rows(out: &mut String, triggers: impl Iterator<Item = (&'static str, Trigger)>) {
     for (key, trigger) in triggers {
@@ -155,4 +205,33 @@ fn describe_row(row: &EventRow, approvals: &[(Approval, Shape)]) -> String {
         parts.push("observe only".into());
     }
     parts.join("<br>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON matrix says what the tables say: every event, family and selector, each host's
+    /// native event and channels, `null` where a host has none.
+    #[test]
+    fn the_json_matrix_is_the_tables() {
+        let matrix = render_json();
+        assert_eq!(matrix["configEvents"].as_array().unwrap().len(), HookEvent::ALL.len());
+        assert_eq!(matrix["families"].as_array().unwrap().len(), Family::ALL.len());
+        let before = &matrix["configEvents"][1];
+        assert_eq!(before["event"], "beforeTool");
+        assert_eq!(before["hosts"]["claude"]["native"], "PreToolUse");
+        assert_eq!(before["hosts"]["portable"], serde_json::Value::Null, "a host without hooks");
+        assert!(before["hosts"]["claude"].get("allow").is_none(), "a config hook never allows");
+        let tool_before = matrix["families"].as_array().unwrap().iter().find(|f| f["family"] == "tool/before").unwrap();
+        assert!(tool_before["hosts"]["claude"]["allow"].is_string(), "{tool_before:#}");
+        assert_eq!(
+            tool_before["hosts"]["cursor"]["context"],
+            serde_json::Value::Null,
+            "Cursor's preToolUse takes none"
+        );
+        assert_eq!(matrix["selectors"][0]["selector"], "shell");
+        let claude = HOSTS[0].hooks.as_ref().unwrap();
+        assert_eq!(matrix["selectors"][0]["hosts"]["claude"], claude.selector(CanonicalTool::Shell).unwrap());
+    }
 }

@@ -80,7 +80,8 @@ pub fn hook_spec(table: &HostTable, hook_name: &str, trigger: Trigger) -> Option
     Some(spec)
 }
 
-fn fields(row: &EventRow) -> Vec<Value> {
+/// A row's envelope fields as the runtime reads them (and `matrix --json` shows them).
+pub(super) fn fields(row: &EventRow) -> Vec<Value> {
     row.fields
         .iter()
         .map(|field| {

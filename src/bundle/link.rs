@@ -1040,8 +1040,9 @@ impl<'a> Visit<'a> for Rewriter<'_> {
 /// `handler_body`). Written into every wrapper as it is, so comments here cost bytes in each.
 const RUNTIME: &str = r#"const __ab_modules = new Map();
 const __ab_unlinked = [];
+let __ab_linking = null;
 function __ab_define(key, init, names = [], stars = []) {
-  __ab_modules.set(key, { key, init, names, stars, hidden: [], state: 0, exports: undefined, body: undefined, error: undefined });
+  __ab_modules.set(key, { key, init, names, stars, hidden: [], deps: [], state: 0, exports: undefined, body: undefined, error: undefined });
 }
 function __ab_record(key) {
   const record = __ab_modules.get(key);
@@ -1079,7 +1080,9 @@ function __ab_link(key) {
     const next = __ab_unlinked.pop();
     const init = next.init;
     next.body = init(next.exports);
+    __ab_linking = next;
     next.body.next();
+    __ab_linking = null;
   }
   return record;
 }
@@ -1102,25 +1105,48 @@ function __ab_star_exports(record, seen, found) {
     __ab_star_exports(source, seen, found);
   }
 }
+// A module's imports bind their namespaces as it links, in the order its body requires them.
 function __ab_module(key) {
+  if (__ab_linking !== null) __ab_linking.deps.push(key);
   return __ab_record(key).exports;
 }
 function __ab_require(key) {
   const record = __ab_link(key);
-  if (record.state === 0) {
-    record.state = 1;
+  if (record.state === 0) __ab_evaluate(record);
+  if (record.state === 3) throw record.error;
+  return record.exports;
+}
+// Runs `root`'s body after its imports', depth first, each once, from a stack rather than by
+// recursion (a long chain of imports would overflow it): by the time a body requires its
+// imports, each has run, or is running further up (a cycle). A body that throws fails every
+// module waiting on it, with its error.
+function __ab_evaluate(root) {
+  const waiting = [[root, 0]];
+  root.state = 1;
+  while (waiting.length > 0) {
+    const top = waiting[waiting.length - 1];
+    const [record, next] = top;
+    if (next < record.deps.length) {
+      top[1] = next + 1;
+      const dep = __ab_modules.get(record.deps[next]);
+      if (dep.state === 0) {
+        dep.state = 1;
+        waiting.push([dep, 0]);
+      }
+      continue;
+    }
+    waiting.pop();
     try {
       record.body.next();
       record.state = 2;
     } catch (error) {
-      record.state = 3;
-      record.error = error;
-      throw error;
+      for (const [failed] of [[record], ...waiting]) {
+        failed.state = 3;
+        failed.error = error;
+      }
+      return;
     }
-  } else if (record.state === 3) {
-    throw record.error;
   }
-  return record.exports;
 }
 function __ab_export(exports, getters) {
   for (const name of Object.keys(getters)) {

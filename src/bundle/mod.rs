@@ -14,7 +14,8 @@
 //! maps specifiers to them), so chunks are independent of each other and of the machine.
 //! [`assemble`] puts the chunks behind static `node:` builtin imports and a tiny lazy module
 //! runtime that, as ESM, links a module's whole static graph before it runs any of it, then
-//! runs the bodies depth-first post-order, each once (`__ab_require`): in a cycle, a hoisted
+//! runs the bodies depth-first post-order, each once (`__ab_require`; both from worklists, not
+//! by recursion, so a chain of thousands of imports works): in a cycle, a hoisted
 //! function of a module that has not run yet works, and does not run it; an early
 //! `let`/`const`/class read throws a ReferenceError. One difference is left: a module that
 //! throws marks itself failed, not the other modules of its cycle, which Node marks too (a

@@ -1118,8 +1118,8 @@ function __ab_require(key) {
 }
 // Runs `root`'s body after its imports', depth first, each once, from a stack rather than by
 // recursion (a long chain of imports would overflow it): by the time a body requires its
-// imports, each has run, or is running further up (a cycle). A body that throws fails every
-// module waiting on it, with its error.
+// imports, each has run, or is running further up (a cycle). A body that throws, or an import
+// that failed before, fails every module waiting on it, with its error.
 function __ab_evaluate(root) {
   const waiting = [[root, 0]];
   root.state = 1;
@@ -1132,6 +1132,9 @@ function __ab_evaluate(root) {
       if (dep.state === 0) {
         dep.state = 1;
         waiting.push([dep, 0]);
+      } else if (dep.state === 3) {
+        // An import that failed before: its importers fail as it did, their later imports unrun.
+        return __ab_fail(waiting, dep.error);
       }
       continue;
     }
@@ -1140,12 +1143,14 @@ function __ab_evaluate(root) {
       record.body.next();
       record.state = 2;
     } catch (error) {
-      for (const [failed] of [[record], ...waiting]) {
-        failed.state = 3;
-        failed.error = error;
-      }
-      return;
+      return __ab_fail([[record], ...waiting], error);
     }
+  }
+}
+function __ab_fail(waiting, error) {
+  for (const [failed] of waiting) {
+    failed.state = 3;
+    failed.error = error;
   }
 }
 function __ab_export(exports, getters) {

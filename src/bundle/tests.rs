@@ -419,6 +419,24 @@ fn a_cycle_runs_its_bodies_in_node_order_with_esm_bindings() {
     assert_runs_as_in_node(&files, "src/main.mjs", expected);
 }
 
+/// A module whose import failed before fails as it did, and its later imports do not run.
+#[test]
+fn an_import_that_failed_before_fails_its_importer_before_its_other_imports_run() {
+    let files = [
+        (
+            "src/main.mjs",
+            "globalThis.order = [];\nexport default async () => {\n  const r = [];\n  \
+             try { await import('./x.mjs'); r.push('ok'); } catch (e) { r.push(e.message); }\n  \
+             try { await import('./y.mjs'); r.push('ok'); } catch (e) { r.push(e.message); }\n  \
+             return [...r, ...globalThis.order];\n};\n",
+        ),
+        ("src/x.mjs", "globalThis.order.push('x');\nthrow new Error('boom');\n"),
+        ("src/y.mjs", "import './x.mjs';\nimport './z.mjs';\nglobalThis.order.push('y');\n"),
+        ("src/z.mjs", "globalThis.order.push('z');\n"),
+    ];
+    assert_runs_as_in_node(&files, "src/main.mjs", "{\"name\":\"default\",\"result\":[\"boom\",\"boom\",\"x\"]}\n");
+}
+
 /// `this` at a module's top level is undefined, as in ESM (not the runtime's record of it),
 /// and a chain of imports links and runs however long it is: from a worklist and a stack of
 /// its own, not by recursion (Node's own loader stops at about 3,500).

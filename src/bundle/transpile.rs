@@ -408,9 +408,12 @@ struct Request {
     type_only: bool,
 }
 
-/// A namespace declaration being walked: its dotted path (`A.B`) and its whole text.
+/// A namespace declaration being walked: its dotted path (`A.B`), what it merges with (the
+/// path, but for a namespace its enclosing one does not export: that is one of its own, `A.B@40`)
+/// and its whole text.
 struct OpenNamespace {
     path: String,
+    key: String,
     span: oxc_span::Span,
 }
 
@@ -442,10 +445,13 @@ struct Checker<'s> {
     namespaces: Vec<OpenNamespace>,
     /// How many of them are `declare namespace`s: all that is in one is for TypeScript alone.
     ambient_namespaces: u32,
-    /// The names each namespace path has exported so far: while one of its declarations is
-    /// walked, those of its earlier declarations (a namespace declared again merges with
-    /// them), since a declaration's own are added once it is walked.
+    /// The names each namespace (by `OpenNamespace::key`) has exported so far: while one of
+    /// its declarations is walked, those of its earlier declarations (a namespace declared
+    /// again merges with them), since a declaration's own are added once it is walked.
     namespace_exports: BTreeMap<String, BTreeSet<String>>,
+    /// Where the nested namespace declarations that merge with their namesakes start: those
+    /// their enclosing namespace exports (`export namespace B`, `namespace A.B`).
+    merging_namespaces: HashSet<u32>,
     /// The `let`s and `var`s namespaces export, by the namespace's binding and name: oxc
     /// exports a copy of each, taken when it is declared.
     namespace_variables: BTreeSet<(SymbolId, String)>,
@@ -512,6 +518,7 @@ impl<'s> Checker<'s> {
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
             namespace_exports: BTreeMap::new(),
+            merging_namespaces: HashSet::new(),
             namespace_variables: BTreeSet::new(),
             member_writes: Vec::new(),
             commonjs_tested: false,
@@ -814,8 +821,8 @@ impl<'s> Checker<'s> {
     /// A member an earlier declaration of namespace `path` exports, exported again by `block`
     /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
     /// a word. Namespaces and enums merge, and are not members declared again.
-    fn refuse_members_declared_again(&mut self, path: &str, block: &TSModuleBlock<'_>) {
-        let Some(earlier) = self.namespace_exports.get(path) else { return };
+    fn refuse_members_declared_again(&mut self, key: &str, path: &str, block: &TSModuleBlock<'_>) {
+        let Some(earlier) = self.namespace_exports.get(key) else { return };
         let mut again = Vec::new();
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
@@ -1188,6 +1195,9 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
+        if let Declaration::TSNamespaceDeclaration(namespace) = &it.declaration {
+            self.merging_namespaces.insert(namespace.span.start);
+        }
         // Only what exists at run time; overload signatures, `declare`, types, enums and
         // namespaces (which merge) do not bind a name twice. A namespace's exports are its
         // members, not the module's.
@@ -1273,25 +1283,32 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        let path = match self.namespaces.last() {
-            Some(outer) => format!("{}.{}", outer.path, it.id.name),
-            None => it.id.name.to_string(),
+        let name = &it.id.name;
+        let (path, key) = match self.namespaces.last() {
+            None => (name.to_string(), name.to_string()),
+            Some(outer) if self.merging_namespaces.contains(&it.span.start) => {
+                (format!("{}.{name}", outer.path), format!("{}.{name}", outer.key))
+            }
+            Some(outer) => (format!("{}.{name}", outer.path), format!("{}.{name}@{}", outer.key, it.span.start)),
         };
-        self.namespaces.push(OpenNamespace { path: path.clone(), span: it.span });
+        if let TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) = &it.body {
+            self.merging_namespaces.insert(inner.span.start);
+        }
+        self.namespaces.push(OpenNamespace { path: path.clone(), key: key.clone(), span: it.span });
         self.ambient_namespaces += u32::from(it.declare);
         walk::walk_ts_namespace_declaration(self, it);
         self.ambient_namespaces -= u32::from(it.declare);
         self.namespaces.pop();
         match &it.body {
             TSNamespaceDeclarationBody::TSModuleBlock(block) => {
-                self.refuse_members_declared_again(&path, block);
+                self.refuse_members_declared_again(&key, &path, block);
                 let values = block.body.iter().flat_map(|statement| exported_values(statement, self.scoping));
-                self.namespace_exports.entry(path).or_default().extend(values);
+                self.namespace_exports.entry(key).or_default().extend(values);
                 self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
             }
             // `namespace A.B {}` makes `B` a member of `A`.
             TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) if is_instantiated(inner, self.scoping) => {
-                self.namespace_exports.entry(path).or_default().insert(inner.id.name.to_string());
+                self.namespace_exports.entry(key).or_default().insert(inner.id.name.to_string());
             }
             TSNamespaceDeclarationBody::TSNamespaceDeclaration(_) => {}
         }
@@ -1388,7 +1405,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                     .is_none_or(|symbol| !block.contains_inclusive(self.scoping.symbol_span(symbol)))
         };
         let exported_earlier = |namespace: &&OpenNamespace| {
-            self.namespace_exports.get(&namespace.path).is_some_and(|names| names.contains(it.name.as_str()))
+            self.namespace_exports.get(&namespace.key).is_some_and(|names| names.contains(it.name.as_str()))
         };
         if let Some(namespace) = self.namespaces.iter().rev().find(exported_earlier)
             && bound_outside(namespace.span)
@@ -2084,6 +2101,12 @@ mod tests {
                       namespace N { export namespace M { export const v = 1; } }\nexport default N;\n";
         let found: Vec<_> = errors("src/a.ts", merged).into_iter().map(|(_, text)| text).collect();
         assert_eq!(found, ["f", "c"]);
+        // A namespace its enclosing one does not export is that declaration's own: two of them
+        // merge with nothing (`namespace A.B` is exported from `A`).
+        let own = "namespace A { namespace B { export function f() { return 1; } } export const one = B.f(); }\n\
+                   namespace A { namespace B { export function f() { return 2; } export const x = 1; } export const two = B.f(); }\n\
+                   namespace A.B { export const x = 2; }\nexport default A;\n";
+        assert_eq!(errors("src/a.ts", own), []);
         assert_eq!(errors("src/a.js", twice).len(), 1, "the parser's own error, once");
         let fine = "function g(x: string): string;\nfunction g(x: number): number;\nfunction g(x: any) { return x; }\n\
                     function h() { function f() {} return f; }\nfunction k() { function f() {} return f; }\n\

@@ -133,14 +133,19 @@ pub fn render_json() -> serde_json::Value {
 /// A host's row for `trigger` as data: its native event, how each outcome is written back
 /// (`null`: the host has no channel for it; a route alone allows or asks) and its fields.
 fn row_json(hooks: &HookSupport, row: &EventRow, trigger: Trigger) -> serde_json::Value {
-    let shape = |shape: Option<Shape>| shape.map(|shape| shape.describe().replace('`', ""));
+    let plain = |shape: Shape| shape.describe().replace('`', "");
     let mut json = serde_json::json!({
-        "native": row.native, "deny": shape(row.deny), "context": shape(row.context), "rewrite": shape(row.rewrite),
-        "fields": super::spec::fields(row),
+        "native": row.native, "deny": row.deny.map(plain), "context": row.context.map(plain),
+        "rewrite": row.rewrite.map(plain), "fields": super::spec::fields(row),
     });
     if let Trigger::Route(family) = trigger {
         for approval in Approval::ALL {
-            json[approval.as_str()] = shape(hooks.approval(family, approval)).into();
+            // (As the Markdown says it: a reason given with it is not passed on.)
+            let written = hooks.approval(family, approval).map(|shape| match shape.takes_reason() {
+                true => plain(shape),
+                false => format!("{} (no reason)", plain(shape)),
+            });
+            json[approval.as_str()] = written.into();
         }
     }
     json
@@ -225,6 +230,9 @@ mod tests {
         assert!(before["hosts"]["claude"].get("allow").is_none(), "a config hook never allows");
         let tool_before = matrix["families"].as_array().unwrap().iter().find(|f| f["family"] == "tool/before").unwrap();
         assert!(tool_before["hosts"]["claude"]["allow"].is_string(), "{tool_before:#}");
+        let request =
+            matrix["families"].as_array().unwrap().iter().find(|f| f["family"] == "permission/request").unwrap();
+        assert!(request["hosts"]["claude"]["allow"].as_str().unwrap().ends_with("(no reason)"), "{request:#}");
         assert_eq!(
             tool_before["hosts"]["cursor"]["context"],
             serde_json::Value::Null,

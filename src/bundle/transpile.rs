@@ -835,6 +835,7 @@ impl<'s> Checker<'s> {
                     .collect(),
                 Declaration::FunctionDeclaration(function) if function.body.is_some() => function.id.iter().collect(),
                 Declaration::ClassDeclaration(class) => class.id.iter().collect(),
+                Declaration::TSImportEqualsDeclaration(alias) if !alias.import_kind.is_type() => vec![&alias.id],
                 _ => continue,
             };
             again.extend(
@@ -2096,11 +2097,11 @@ mod tests {
         let twice = "function f() { return 1; }\nfunction f() { return 2; }\nexport default f;\n";
         assert_eq!(errors("src/a.ts", twice), one(BundleErrorKind::Syntax, "f"));
         // A namespace declared twice merges: a member both export is declared twice.
-        let merged = "namespace N { export function f() { return 1; } export const c = 1; }\n\
-                      namespace N { export function f() { return 2; } export const c = 2; export namespace M {} }\n\
+        let merged = "namespace N { export function f() { return 1; } export const c = 1; export const m = 1; }\n\
+                      namespace N { export function f() { return 2; } export const c = 2; export import m = Math.max; export namespace M {} }\n\
                       namespace N { export namespace M { export const v = 1; } }\nexport default N;\n";
         let found: Vec<_> = errors("src/a.ts", merged).into_iter().map(|(_, text)| text).collect();
-        assert_eq!(found, ["f", "c"]);
+        assert_eq!(found, ["f", "c", "m"]);
         // A namespace its enclosing one does not export is that declaration's own: two of them
         // merge with nothing (`namespace A.B` is exported from `A`).
         let own = "namespace A { namespace B { export function f() { return 1; } } export const one = B.f(); }\n\

@@ -384,20 +384,20 @@ fn is_instantiated(namespace: &TSNamespaceDeclaration<'_>, scoping: &Scoping) ->
 
 /// The values a declaration binds.
 fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
+    declared_ids(declaration).into_iter().map(|id| id.name.to_string()).collect()
+}
+
+/// The bindings of the values a declaration binds.
+fn declared_ids<'d, 'a>(declaration: &'d Declaration<'a>) -> Vec<&'d BindingIdentifier<'a>> {
     match declaration {
-        Declaration::VariableDeclaration(variables) => variables
-            .declarations
-            .iter()
-            .flat_map(|declarator| declarator.id.get_binding_identifiers())
-            .map(|id| id.name.to_string())
-            .collect(),
-        Declaration::FunctionDeclaration(function) => function.id.iter().map(|id| id.name.to_string()).collect(),
-        Declaration::ClassDeclaration(class) => class.id.iter().map(|id| id.name.to_string()).collect(),
-        Declaration::TSEnumDeclaration(enumeration) => vec![enumeration.id.name.to_string()],
-        Declaration::TSNamespaceDeclaration(namespace) => vec![namespace.id.name.to_string()],
-        Declaration::TSImportEqualsDeclaration(alias) if !alias.import_kind.is_type() => {
-            vec![alias.id.name.to_string()]
+        Declaration::VariableDeclaration(variables) => {
+            variables.declarations.iter().flat_map(|declarator| declarator.id.get_binding_identifiers()).collect()
         }
+        Declaration::FunctionDeclaration(function) => function.id.iter().collect(),
+        Declaration::ClassDeclaration(class) => class.id.iter().collect(),
+        Declaration::TSEnumDeclaration(enumeration) => vec![&enumeration.id],
+        Declaration::TSNamespaceDeclaration(namespace) => vec![&namespace.id],
+        Declaration::TSImportEqualsDeclaration(alias) if !alias.import_kind.is_type() => vec![&alias.id],
         _ => Vec::new(),
     }
 }
@@ -826,17 +826,12 @@ impl<'s> Checker<'s> {
         let mut again = Vec::new();
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
-            let ids: Vec<&BindingIdentifier<'_>> = match &export.declaration {
+            let ids = match &export.declaration {
                 declaration if declaration.declare() => continue,
-                Declaration::VariableDeclaration(variables) => variables
-                    .declarations
-                    .iter()
-                    .flat_map(|declarator| declarator.id.get_binding_identifiers())
-                    .collect(),
-                Declaration::FunctionDeclaration(function) if function.body.is_some() => function.id.iter().collect(),
-                Declaration::ClassDeclaration(class) => class.id.iter().collect(),
-                Declaration::TSImportEqualsDeclaration(alias) if !alias.import_kind.is_type() => vec![&alias.id],
-                _ => continue,
+                // (They merge; an overload signature declares nothing.)
+                Declaration::TSEnumDeclaration(_) | Declaration::TSNamespaceDeclaration(_) => continue,
+                Declaration::FunctionDeclaration(function) if function.body.is_none() => continue,
+                declaration => declared_ids(declaration),
             };
             again.extend(
                 ids.into_iter()

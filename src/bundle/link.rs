@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AssignmentTargetPropertyIdentifier, CallExpression, Declaration, ExportDefaultDeclarationKind, Expression,
-    IdentifierReference, ImportDeclarationSpecifier, ImportExpression, ModuleDeclaration, ModuleExportName,
-    ObjectProperty, Statement, TaggedTemplateExpression,
+    AssignmentTargetPropertyIdentifier, CallExpression, ExportDefaultDeclarationKind, Expression, IdentifierReference,
+    ImportDeclarationSpecifier, ImportExpression, ModuleDeclaration, ModuleExportName, ObjectProperty, Statement,
+    TaggedTemplateExpression,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_parser::Parser;
@@ -709,16 +709,7 @@ impl<'c> Linker<'c> {
             ModuleDeclaration::ExportDeclaration(export) => {
                 let declaration_start = export.declaration.span().start;
                 self.edits.push(Edit { start: export.span.start, end: declaration_start, text: String::new() });
-                let mut names = Vec::new();
-                match &export.declaration {
-                    Declaration::VariableDeclaration(variables) => {
-                        for declarator in &variables.declarations {
-                            names.extend(declarator.id.get_binding_identifiers().iter().map(|id| id.name.to_string()));
-                        }
-                    }
-                    other => names.extend(other.id().map(|id| id.name.to_string())),
-                }
-                for name in names {
+                for name in super::transpile::declared_names(&export.declaration) {
                     self.getters.insert(name.clone(), name);
                 }
             }

@@ -383,7 +383,7 @@ fn is_instantiated(namespace: &TSNamespaceDeclaration<'_>, scoping: &Scoping) ->
 }
 
 /// The values a declaration binds.
-fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
+pub(super) fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
     declared_ids(declaration).into_iter().map(|id| id.name.to_string()).collect()
 }
 

@@ -640,7 +640,7 @@ fn names_agent_bundle(entry: &std::fs::DirEntry) -> bool {
         && crate::loader::read_file(&entry.path())
             .ok()
             .flatten()
-            .is_some_and(|(bytes, _)| bytes.windows(b"agent-bundle".len()).any(|window| window == b"agent-bundle"))
+            .is_some_and(|(bytes, _)| memchr::memmem::find(&bytes, b"agent-bundle").is_some())
 }
 
 /// What is at a config file's name, as the walk would take it.

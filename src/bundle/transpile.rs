@@ -820,7 +820,8 @@ impl<'s> Checker<'s> {
 
     /// A member an earlier declaration of namespace `path` exports, exported again by `block`
     /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
-    /// a word. Namespaces and enums merge, and are not members declared again.
+    /// a word. Namespaces merge, and are not members declared again; an enum would merge in
+    /// TypeScript, but oxc makes the later enum a new object that replaces the earlier member.
     fn refuse_members_declared_again(&mut self, key: &str, path: &str, block: &TSModuleBlock<'_>) {
         let Some(earlier) = self.namespace_exports.get(key) else { return };
         let mut again = Vec::new();
@@ -829,7 +830,7 @@ impl<'s> Checker<'s> {
             let ids = match &export.declaration {
                 declaration if declaration.declare() => continue,
                 // (They merge; an overload signature declares nothing.)
-                Declaration::TSEnumDeclaration(_) | Declaration::TSNamespaceDeclaration(_) => continue,
+                Declaration::TSNamespaceDeclaration(_) => continue,
                 Declaration::FunctionDeclaration(function) if function.body.is_none() => continue,
                 declaration => declared_ids(declaration),
             };
@@ -844,7 +845,7 @@ impl<'s> Checker<'s> {
                 BundleErrorKind::Syntax,
                 span.into(),
                 format!("`{name}` is exported by another declaration of namespace `{path}` already"),
-                "rename or remove one: the later would replace the earlier",
+                "rename or remove one (or declare an enum's members in one declaration): the later would replace the earlier",
             );
         }
     }
@@ -2097,6 +2098,14 @@ mod tests {
                       namespace N { export namespace M { export const v = 1; } }\nexport default N;\n";
         let found: Vec<_> = errors("src/a.ts", merged).into_iter().map(|(_, text)| text).collect();
         assert_eq!(found, ["f", "c", "m"]);
+        // An enum a later block exports would replace the earlier member, enum or namespace
+        // (oxc's enum is a new object); one block's enums merge, as does a later namespace.
+        let enums = "namespace G { export enum S { a = 1 } export namespace T { export const v = 1; } export const c = 1; }\n\
+                     namespace G { export enum S { b = 2 } export enum T { b = 2 } export enum c { d } }\n\
+                     namespace H { export enum S { a = 1 } export enum S { b = 2 } }\n\
+                     namespace H { export namespace S { export const w = 4; } }\nexport default [G, H];\n";
+        let found: Vec<_> = errors("src/a.ts", enums).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["S", "T", "c"]);
         // A namespace its enclosing one does not export is that declaration's own: two of them
         // merge with nothing (`namespace A.B` is exported from `A`).
         let own = "namespace A { namespace B { export function f() { return 1; } } export const one = B.f(); }\n\

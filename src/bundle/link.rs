@@ -1033,7 +1033,7 @@ const RUNTIME: &str = r#"const __ab_modules = new Map();
 const __ab_unlinked = [];
 let __ab_linking = null;
 function __ab_define(key, init, names = [], stars = []) {
-  __ab_modules.set(key, { key, init, names, stars, hidden: [], deps: [], state: 0, exports: undefined, body: undefined, error: undefined });
+  __ab_modules.set(key, { key, init, names, stars, hidden: [], deps: [], state: 0, index: 0, ancestor: 0, exports: undefined, body: undefined, error: undefined });
 }
 function __ab_record(key) {
   const record = __ab_modules.get(key);
@@ -1109,37 +1109,52 @@ function __ab_require(key) {
 }
 // Runs `root`'s body after its imports', depth first, each once, from a stack rather than by
 // recursion (a long chain of imports would overflow it): by the time a body requires its
-// imports, each has run, or is running further up (a cycle). A body that throws, or an import
-// that failed before, fails every module waiting on it, with its error.
+// imports, each has run, or is running further up (a cycle). As in ESM, a module has run
+// once its whole cycle has (Tarjan's components: `index`, `ancestor`); a body that throws,
+// or an import that failed before, fails with its error every module not run by then.
+let __ab_visits = 0;
 function __ab_evaluate(root) {
-  const waiting = [[root, 0]];
-  root.state = 1;
+  const waiting = [];
+  const unfinished = [];
+  const visit = (record) => {
+    record.state = 1;
+    record.index = record.ancestor = __ab_visits++;
+    unfinished.push(record);
+    waiting.push([record, 0]);
+  };
+  visit(root);
   while (waiting.length > 0) {
     const top = waiting[waiting.length - 1];
     const [record, next] = top;
     if (next < record.deps.length) {
       top[1] = next + 1;
       const dep = __ab_modules.get(record.deps[next]);
-      if (dep.state === 0) {
-        dep.state = 1;
-        waiting.push([dep, 0]);
-      } else if (dep.state === 3) {
-        // An import that failed before: its importers fail as it did, their later imports unrun.
-        return __ab_fail(waiting, dep.error);
-      }
+      if (dep.state === 0) visit(dep);
+      else if (dep.state === 1) record.ancestor = Math.min(record.ancestor, dep.ancestor);
+      // An import that failed before: its importers fail as it did, their later imports unrun.
+      else if (dep.state === 3) return __ab_fail(unfinished, dep.error);
       continue;
     }
     waiting.pop();
     try {
       record.body.next();
-      record.state = 2;
     } catch (error) {
-      return __ab_fail([[record], ...waiting], error);
+      return __ab_fail(unfinished, error);
+    }
+    if (record.ancestor === record.index) {
+      let done;
+      do {
+        done = unfinished.pop();
+        done.state = 2;
+      } while (done !== record);
+    } else {
+      const importer = waiting[waiting.length - 1][0];
+      importer.ancestor = Math.min(importer.ancestor, record.ancestor);
     }
   }
 }
-function __ab_fail(waiting, error) {
-  for (const [failed] of waiting) {
+function __ab_fail(unfinished, error) {
+  for (const failed of unfinished) {
     failed.state = 3;
     failed.error = error;
   }

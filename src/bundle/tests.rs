@@ -437,6 +437,28 @@ fn an_import_that_failed_before_fails_its_importer_before_its_other_imports_run(
     assert_runs_as_in_node(&files, "src/main.mjs", "{\"name\":\"default\",\"result\":[\"boom\",\"boom\",\"x\"]}\n");
 }
 
+/// A module of a cycle that ran fails with the cycle when a later member throws, as in ESM
+/// (its cycle had not finished running); a module outside the cycle that ran stays run.
+#[test]
+fn a_throw_fails_every_module_of_its_unfinished_cycle() {
+    let files = [
+        (
+            "src/main.mjs",
+            "globalThis.order = [];\nexport default async () => {\n  const r = [];\n  \
+             const load = [() => import('./a.mjs'), () => import('./b.mjs'), () => import('./c.mjs'), () => import('./d.mjs')];\n  \
+             for (const [at, m] of load.entries()) {\n    \
+             try { await m(); r.push(at + ' ok'); } catch (e) { r.push(at + ' ' + e.message); }\n  }\n  \
+             return [...r, ...globalThis.order];\n};\n",
+        ),
+        ("src/a.mjs", "import './b.mjs';\nimport './c.mjs';\nglobalThis.order.push('a');\nthrow new Error('boom');\n"),
+        ("src/b.mjs", "import './d.mjs';\nimport './a.mjs';\nglobalThis.order.push('b');\n"),
+        ("src/c.mjs", "globalThis.order.push('c');\n"),
+        ("src/d.mjs", "globalThis.order.push('d');\n"),
+    ];
+    let expected = "{\"name\":\"default\",\"result\":[\"0 boom\",\"1 boom\",\"2 ok\",\"3 ok\",\"d\",\"b\",\"c\",\"a\"]}\n";
+    assert_runs_as_in_node(&files, "src/main.mjs", expected);
+}
+
 /// `this` at a module's top level is undefined, as in ESM (not the runtime's record of it),
 /// and a chain of imports links and runs however long it is: from a worklist and a stack of
 /// its own, not by recursion (Node's own loader stops at about 3,500).

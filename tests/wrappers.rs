@@ -560,6 +560,31 @@ fn a_line_separator_in_a_handler_name_does_not_break_the_wrapper() {
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
 }
 
+/// Claude Code ignores a `ConfigChange` block of the managed policy settings: a route that
+/// denies one fails the hook, and blocks any other change.
+#[test]
+fn a_config_change_route_denying_a_policy_change_fails_the_hook() {
+    let route = "import { Agent } from '@agent-bundle/runtime';\n\
+        export default () => <Agent.Result value={{ outcome: 'deny', reason: 'not now' }} />;\n";
+    let dir = support::project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'cfg' }, targets: ['claude'] };\n"),
+        ("src/events/config/change.tsx", route),
+    ]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let changed = |source: &str| {
+        let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"/c","source":"{source}"}}"#);
+        support::simulate(dir.path(), "claude", "event-route-config-change", &input, &["--json"])
+    };
+    let project = changed("project_settings");
+    assert_eq!(project.status.code(), Some(0), "{}", String::from_utf8_lossy(&project.stderr));
+    let report: Value = serde_json::from_slice(&project.stdout).unwrap();
+    assert_eq!(report["nativeOutput"], serde_json::json!({ "decision": "block", "reason": "not now" }));
+    let policy = changed("policy_settings");
+    assert_eq!(policy.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&policy.stderr);
+    assert!(stderr.contains(r#"Claude Code ConfigChange ignores this outcome when source is "policy_settings""#), "{stderr}");
+}
+
 /// An outcome a host reads only under a condition fails the hook when the condition does not
 /// hold: Cursor reads a subagentStop follow-up only from a completed subagent, and Codex a
 /// rewritten Bash input only with a string `command`.

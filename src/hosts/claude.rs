@@ -228,7 +228,7 @@ pub static TABLE: HostTable = HostTable {
                     Field::required(&["source"], "source", STRING),
                     Field::optional(&["file_path"], "filePath", STRING)
                 ],
-                deny: Some(Shape::DecisionBlock),
+                deny: Some(Shape::DecisionBlockUnlessPolicy),
                 context: None,
                 rewrite: None,
             },

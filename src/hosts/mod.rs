@@ -400,6 +400,9 @@ pub enum Shape {
     PermissionDeny,
     /// Top-level `decision: "block"` + `reason`.
     DecisionBlock,
+    /// Top-level `decision: "block"` + `reason`, which Claude Code ignores for a change to the
+    /// managed policy settings (`ConfigChange`).
+    DecisionBlockUnlessPolicy,
     /// `hookSpecificOutput.additionalContext`.
     HookSpecificContext,
     /// `hookSpecificOutput.updatedInput`, with no permission decision (never skips a prompt).
@@ -443,7 +446,9 @@ impl Shape {
         match self {
             Shape::PermissionDeny => json!({"hookSpecificOutput": {
                 "hookEventName": native_event, "permissionDecision": "deny", "permissionDecisionReason": "$reason"}}),
-            Shape::DecisionBlock => json!({"decision": "block", "reason": "$reason"}),
+            Shape::DecisionBlock | Shape::DecisionBlockUnlessPolicy => {
+                json!({"decision": "block", "reason": "$reason"})
+            }
             Shape::HookSpecificContext => {
                 json!({"hookSpecificOutput": {"hookEventName": native_event, "additionalContext": "$context"}})
             }
@@ -485,6 +490,9 @@ impl Shape {
             Shape::FollowupMessageWhenCompleted => {
                 Some(Requirement::FieldEquals { field: "status", value: "completed" })
             }
+            Shape::DecisionBlockUnlessPolicy => {
+                Some(Requirement::FieldDiffers { field: "source", value: "policy_settings" })
+            }
             // Codex rejects a rewrite of these tools without a string `command`, marks the hook
             // failed and runs the original call (host-formats §2.5).
             Shape::PermissionAllowUpdatedInput => {
@@ -500,6 +508,7 @@ impl Shape {
         match self {
             Shape::PermissionDeny => "`permissionDecision: deny`",
             Shape::DecisionBlock => "`decision: block`",
+            Shape::DecisionBlockUnlessPolicy => "`decision: block` (ignored when `source` is `policy_settings`)",
             Shape::HookSpecificContext => "`additionalContext`",
             Shape::HookSpecificUpdatedInput => "`updatedInput`",
             Shape::PermissionAllowUpdatedInput => {
@@ -533,6 +542,8 @@ impl Shape {
 pub enum Requirement {
     /// The event's canonical `field` equals `value`.
     FieldEquals { field: &'static str, value: &'static str },
+    /// The event's canonical `field` is not `value`.
+    FieldDiffers { field: &'static str, value: &'static str },
     /// For these native tools, the rewritten input's `key` is a string.
     StringInput { key: &'static str, tools: &'static [&'static str] },
     /// The result gives a new tool input too.
@@ -544,6 +555,7 @@ impl Requirement {
     pub fn spec(self) -> serde_json::Value {
         match self {
             Requirement::FieldEquals { field, value } => serde_json::json!({ "field": field, "equals": value }),
+            Requirement::FieldDiffers { field, value } => serde_json::json!({ "field": field, "differs": value }),
             Requirement::StringInput { key, tools } => serde_json::json!({ "stringInput": key, "tools": tools }),
             Requirement::WithRewrite => serde_json::json!({ "with": "updatedInput" }),
         }

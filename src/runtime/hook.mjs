@@ -681,15 +681,18 @@ function checkRequirements(spec, event, result) {
   }
 }
 
-function checkRequirement(spec, event, result, { field, equals, stringInput, tools, with: companion }) {
+function checkRequirement(spec, event, result, { field, equals, differs, stringInput, tools, with: companion }) {
   const where = `${spec.hostName} ${spec.nativeEvent}`;
   if (companion !== undefined && result[companion] === undefined) {
     fail(`${where} reads outcome ${result.outcome} only with ${companion}`);
   }
-  if (field !== undefined && event[field] !== equals) {
-    const name = spec.fields.find((f) => f.canonical === field)?.native[0] ?? field;
+  const name = () => spec.fields.find((f) => f.canonical === field)?.native[0] ?? field;
+  if (equals !== undefined && event[field] !== equals) {
     const actual = event[field] === undefined ? "absent" : JSON.stringify(event[field]);
-    fail(`${where} reads this outcome only when ${name} is ${JSON.stringify(equals)}; it is ${actual}`);
+    fail(`${where} reads this outcome only when ${name()} is ${JSON.stringify(equals)}; it is ${actual}`);
+  }
+  if (differs !== undefined && event[field] === differs) {
+    fail(`${where} ignores this outcome when ${name()} is ${JSON.stringify(differs)}`);
   }
   if (stringInput !== undefined && tools.includes(event.toolName)) {
     if (typeof result.updatedInput?.[stringInput] !== "string") {

@@ -402,6 +402,21 @@ describe("projection", PARALLEL, () => {
     writesNothing(await run({ spec, input: input("aborted") }));
   });
 
+  test("claude ignores a ConfigChange block of the managed policy settings", async () => {
+    const spec = {
+      ...CLAUDE_STOP,
+      nativeEvent: "ConfigChange",
+      fields: [...claudeCommon, field("source", "source", ["string"])],
+      output: { deny: { decision: "block", reason: "$reason" }, requires: { deny: { field: "source", differs: "policy_settings" } } },
+    };
+    const input = (source) => ({ ...claudePre, hook_event_name: "ConfigChange", source });
+    const handler = `() => ({ outcome: "deny", reason: "not now" })`;
+    writes(await run({ spec, input: input("project_settings"), handler }), { decision: "block", reason: "not now" });
+    const policy = await run({ spec, input: input("policy_settings"), handler });
+    failsWith(policy, spec, 'Claude Code ConfigChange ignores this outcome when source is "policy_settings"');
+    writesNothing(await run({ spec, input: input("policy_settings") }));
+  });
+
   test("codex deny", async () => {
     const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ outcome: "deny", reason: "nope" })` });
     writes(r, hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "nope" }));

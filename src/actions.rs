@@ -350,21 +350,34 @@ pub struct PublishedArtifact {
     pack: Option<(Hash, usize)>,
 }
 
-/// What the cache knows the clean build of `key`'s inputs published (a lookup that counts
+/// What the cache knows the clean build of `key`'s `inputs` published (a lookup that counts
 /// no miss: `build` counts one when neither this nor [`outside_dirs`] answers).
-pub fn published_artifact(cache: &Cache, key: &Hash) -> Option<PublishedArtifact> {
+pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Option<PublishedArtifact> {
     let record = cache.probe_action(key)?;
     let manifest = record.values.get("manifest")?.parse().ok()?;
     // (Warnings this build cannot read, a code it does not know: no answer.)
-    let warnings = match record.values.get("warnings") {
+    let warnings: Vec<Diagnostic> = match record.values.get("warnings") {
         Some(warnings) => serde_json::from_str(warnings).ok()?,
         None => Vec::new(),
     };
+    // A record is data: what it calls a warning is one, about one of the inputs (a build
+    // answered by it shows the text of that file; a record naming `/etc/passwd` would print it).
+    let said_of_inputs =
+        |warning: &Diagnostic| !warning.is_error() && warning.file.as_ref().is_none_or(|file| inputs.contains_key(file));
+    if !warnings.iter().all(said_of_inputs) {
+        return None;
+    }
     // A pack in an encoding this build does not read is no pack: the stages answer instead.
     let readable = record.values.get("packEncoding").is_some_and(|e| e == crate::artifact::PACK_ENCODING);
-    let manifest_len = record.values.get("manifestBytes").and_then(|n| n.parse().ok()).filter(|_| readable);
+    let manifest_len = record.values.get("manifestBytes").and_then(|n| decimal(n)).filter(|_| readable);
     let pack = record.outputs.get("pack").copied().zip(manifest_len);
     Some(PublishedArtifact { clean: Clean { manifest, warnings }, pack })
+}
+
+/// `text` as a decimal number written as SPEC.md has it: digits only, no leading zero.
+fn decimal(text: &str) -> Option<usize> {
+    let canonical = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
 }
 
 /// The files of `published`, from its pack in the cache (verified), or `None`.
@@ -476,16 +489,45 @@ mod tests {
         let (small, large) = (Hash::of(b"small"), Hash::of(b"large"));
         let files = artifact(vec![7; 16]);
         record_published_artifact(&cache, &small, &files, &[]);
-        let restored = restore_artifact(&cache, &published_artifact(&cache, &small).unwrap()).unwrap();
+        let restored = restore_artifact(&cache, &published_artifact(&cache, &small, &InputHashes::new()).unwrap()).unwrap();
         assert_eq!(restored.0, files);
         let mut unmarked = cache.probe_action(&small).unwrap();
         unmarked.values.remove("packEncoding");
         cache.put_action(&Hash::of(b"unmarked"), &unmarked);
-        let published = published_artifact(&cache, &Hash::of(b"unmarked")).unwrap();
+        let published = published_artifact(&cache, &Hash::of(b"unmarked"), &InputHashes::new()).unwrap();
         assert!(published.pack.is_none(), "a pack without its encoding (a raw one of an older build) is not read");
         record_published_artifact(&cache, &large, &artifact(vec![7; crate::artifact::PACK_LIMIT + 1]), &[]);
-        let published = published_artifact(&cache, &large).unwrap();
+        let published = published_artifact(&cache, &large, &InputHashes::new()).unwrap();
         assert!(published.pack.is_none() && restore_artifact(&cache, &published).is_none());
+    }
+
+    /// A record is data: one whose warning is an error, or is about a file the build did not
+    /// read (`/etc/passwd`, which a build answered by it would show), is no answer; nor is a
+    /// manifest length written other than as plain decimal digits a pack.
+    #[test]
+    fn a_record_claiming_more_than_a_clean_build_said_is_no_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache =
+            Cache::open(&crate::cache::CacheOptions { dir: Some(dir.path().to_owned()), remote: None }).unwrap();
+        let inputs = input_hashes(&files(&[("agent-bundle.config.ts", "export default {};\n", false)]));
+        let manifest = OutputFile::generated(MANIFEST_FILE, b"{}".as_slice().into());
+        let artifact = BTreeMap::from([(MANIFEST_FILE.to_owned(), manifest)]);
+        let warn = |warning: Diagnostic| {
+            let key = Hash::of(format!("{warning:?}").as_bytes());
+            record_published_artifact(&cache, &key, &artifact, &[warning]);
+            published_artifact(&cache, &key, &inputs).is_some()
+        };
+        let warning = || Diagnostic::warning(crate::diagnostics::Code::HookTargetNotSelected, "x");
+        assert!(warn(warning()));
+        assert!(warn(warning().in_file("agent-bundle.config.ts".to_owned())));
+        assert!(!warn(warning().in_file("/etc/passwd".to_owned())));
+        assert!(!warn(warning().in_file("../../etc/hostname".to_owned())));
+        assert!(!warn(Diagnostic::error(crate::diagnostics::Code::HookTargetNotSelected, "x")));
+        assert_eq!(decimal("489"), Some(489));
+        assert_eq!(decimal("0"), Some(0));
+        for written in ["+489", "0489", "", " 489", "4_89", "-1"] {
+            assert_eq!(decimal(written), None, "{written:?}");
+        }
     }
 
     /// A documents record naming a path outside the artifact (as a hostile remote could

@@ -457,7 +457,7 @@ fn published_for(
     let settings = options.settings();
     loop {
         let key = actions::artifact_key(&settings, hashes);
-        if let Some(published) = actions::published_artifact(&options.cache, &key) {
+        if let Some(published) = actions::published_artifact(&options.cache, &key, hashes) {
             return Ok((key, Some(published)));
         }
         let next = actions::outside_dirs(&options.cache, &actions::outside_dirs_key(&settings, hashes));
@@ -1259,8 +1259,9 @@ mod tests {
         std::fs::write(&handler, "export default () => undefined;\n").unwrap();
         assert!(stamped(), "the same bytes again, whatever their state");
         // The cache answers these inputs too, as a build would have recorded them.
-        let key = actions::artifact_key(&options.settings(), &actions::input_hashes(&loaded.inputs()));
-        let published = actions::published_artifact(&options.cache, &key).expect("the artifact action recorded");
+        let hashes = actions::input_hashes(&loaded.inputs());
+        let key = actions::artifact_key(&options.settings(), &hashes);
+        let published = actions::published_artifact(&options.cache, &key, &hashes).expect("the artifact action recorded");
         assert_eq!(published.clean, clean);
         let wrapper = output.compiled.files.keys().find(|path| path.ends_with(".mjs")).unwrap();
         std::fs::write(options.out_dir.join(wrapper), "edited").unwrap();

@@ -137,7 +137,7 @@ fn the_pack_vectors_restore_their_files() {
         let key = KeyBuilder::new("pack-vector").field("i", &[i as u8]).finish();
         let values = str_map(&vector["values"]);
         cache.put_action(&key, &ActionRecord { outputs: BTreeMap::from([("pack".to_owned(), pack)]), values });
-        let published = crate::actions::published_artifact(&cache, &key).unwrap();
+        let published = crate::actions::published_artifact(&cache, &key, &Default::default()).unwrap();
         let (files, _) = crate::actions::restore_artifact(&cache, &published).expect("the pack restores");
         let manifest = vector["manifest_utf8"].as_str().unwrap();
         assert_eq!(&*files[crate::emit::MANIFEST_FILE].bytes, manifest.as_bytes());

@@ -156,8 +156,12 @@ pub(super) fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
 }
 
 /// An entry file, opened for reading, if it is one: never a link (followed elsewhere) or a
-/// FIFO (an open would wait for a writer), whatever a hand or a tool left in the store.
+/// FIFO (an open would wait for a writer), nor in a shard that is a link, whatever a hand or
+/// a tool left in the store.
 fn open_entry(path: &Path) -> Option<(File, fs::Metadata)> {
+    if !in_own_shard(path) {
+        return None;
+    }
     let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let file = OpenOptions::new().read(true).custom_flags(flags).open(path).ok()?;
     let meta = file.metadata().ok().filter(fs::Metadata::is_file)?;
@@ -198,7 +202,20 @@ pub(super) fn write_atomic(root: &Path, dest: &Path, bytes: &[u8]) -> io::Result
     result
 }
 
+/// Whether the shard folder of the entry at `path` is a folder, not a link to one: what lies
+/// behind a link is not the store's (`verify` removes such a link; `gc` never counts what
+/// it leads to).
+fn in_own_shard(path: &Path) -> bool {
+    path.parent().is_none_or(|shard| fs::symlink_metadata(shard).is_ok_and(|metadata| metadata.is_dir()))
+}
+
 fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
+    // A shard that is a link, or no folder, is replaced by a folder of the store's own.
+    if let Some(shard) = dest.parent()
+        && fs::symlink_metadata(shard).is_ok_and(|metadata| !metadata.is_dir())
+    {
+        remove_stray(shard)?;
+    }
     match fs::rename(tmp, dest) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             // The shard directory does not exist yet (or the layout was wiped).

@@ -770,6 +770,25 @@ fn an_object_the_remote_answered_missing_is_uploaded_again_whatever_head_says() 
 /// A store folder that is a link to elsewhere (a project shipping its own `.cache/`, built
 /// with `--cache-dir .cache`) is never read, written or cleaned through: the build goes on
 /// without a local cache, and `verify` and `gc` refuse it, leaving what it points to as it was.
+/// A shard folder that is a link is not the store's, as `verify` has it: a build reads
+/// nothing through it, and a put replaces the link with a folder, leaving what it led to.
+#[test]
+fn a_shard_that_is_a_link_is_a_miss_and_a_put_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path());
+    let bytes = b"export const answer = 42;\n";
+    let hash = cache.put_object(bytes);
+    let shard = object_path(dir.path(), &hash).parent().unwrap().to_owned();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::rename(&shard, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &shard).unwrap();
+    assert_eq!(cache.get_object(&hash), None);
+    cache.put_object(bytes);
+    assert!(fs::symlink_metadata(&shard).unwrap().is_dir());
+    assert_eq!(&*cache.get_object(&hash).unwrap(), bytes);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 1, "what the link led to is left alone");
+}
+
 #[test]
 fn a_store_folder_that_is_a_link_is_never_followed() {
     let dir = tempfile::tempdir().unwrap();

@@ -115,6 +115,37 @@ def main():
             "path": f"v1/ac/{key[:2]}/{key}",
         })
 
+    # The `artifact` key (SPEC §5.1) of a project's settings and input files, for a made-up
+    # compiler string (the real one names the binary's sources).
+    artifact_cases = [
+        {"config": None, "targets": None, "files": [
+            {"path": "agent-bundle.config.ts", "executable": False, "utf8": "export default {};\n"},
+            {"path": "src/hooks/stop.ts", "executable": False, "utf8": "export default () => {};\n"},
+        ]},
+        {"config": "plugin.config.ts", "targets": ["codex", "claude"], "files": [
+            {"path": "../shared/log.ts", "executable": False, "utf8": "export const log = [];\n"},
+            {"path": "bin/run.sh", "executable": True, "utf8": "#!/bin/sh\n"},
+            {"path": "plugin.config.ts", "executable": False, "utf8": "export default {};\n"},
+            {"path": "secret.txt", "executable": False, "unreadable": True},
+        ]},
+    ]
+    compiler = "agent-bundle 0.1.0 actions/11 source/0123456789abcdef"
+    artifact_keys = []
+    for case in artifact_cases:
+        fields = [("compiler", compiler.encode())]
+        if case["config"] is not None:
+            fields.append(("config", case["config"].encode()))
+        for target in case["targets"] or []:
+            fields.append(("target", target.encode()))
+        for f in sorted(case["files"], key=lambda f: f["path"].encode()):
+            fields.append(("path", f["path"].encode()))
+            fields.append(("executable", b"1" if f["executable"] else b"0"))
+            if f.get("unreadable"):
+                fields.append(("unreadable", b""))
+            else:
+                fields.append(("source", object_name(f["utf8"].encode()).encode()))
+        artifact_keys.append({"compiler": compiler, **case, "key": action_key("artifact", fields)})
+
     h = object_name
     record_inputs = [
         ({}, {}),
@@ -173,6 +204,7 @@ def main():
         "record_format": RECORD_FORMAT,
         "objects": objects,
         "keys": keys,
+        "artifact_keys": artifact_keys,
         "records": records,
         "invalid_records": [{"why": why, "file_utf8": text} for why, text in invalid],
         "packs": packs,

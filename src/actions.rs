@@ -301,9 +301,21 @@ pub fn outside_dirs_key(settings: &Settings, inputs: &InputHashes) -> Hash {
 
 /// A key over the settings and every loaded file (path, mode and content).
 fn inputs_key(kind: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
-    let mut builder = KeyBuilder::new(kind)
-        .field("compiler", COMPILER.as_bytes())
-        .field("settings", format!("{:?}", keyed_settings(settings, inputs)).as_bytes());
+    inputs_key_of(kind, COMPILER, settings, inputs)
+}
+
+/// [`inputs_key`] for the compiler named `compiler`, as `cache-format/SPEC.md` §5.1 derives
+/// it: the settings as the command line gave them (`config`, then each `target`), then each
+/// file in byte order of its path.
+fn inputs_key_of(kind: &str, compiler: &str, settings: &Settings, inputs: &InputHashes) -> Hash {
+    let settings = keyed_settings(settings, inputs);
+    let mut builder = KeyBuilder::new(kind).field("compiler", compiler.as_bytes());
+    if let Some(config) = &settings.config_file {
+        builder = builder.field("config", config.as_bytes());
+    }
+    for target in settings.target_override.iter().flatten() {
+        builder = builder.field("target", target.as_str().as_bytes());
+    }
     for (path, (executable, hash)) in inputs {
         builder = builder.field("path", path.as_bytes()).field("executable", if *executable { b"1" } else { b"0" });
         // A build that needs an unreadable file fails and records nothing; one that does
@@ -362,8 +374,9 @@ pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Op
     };
     // A record is data: what it calls a warning is one, about one of the inputs (a build
     // answered by it shows the text of that file; a record naming `/etc/passwd` would print it).
-    let said_of_inputs =
-        |warning: &Diagnostic| !warning.is_error() && warning.file.as_ref().is_none_or(|file| inputs.contains_key(file));
+    let said_of_inputs = |warning: &Diagnostic| {
+        !warning.is_error() && warning.file.as_ref().is_none_or(|file| inputs.contains_key(file))
+    };
     if !warnings.iter().all(said_of_inputs) {
         return None;
     }
@@ -376,7 +389,8 @@ pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Op
 
 /// `text` as a decimal number written as SPEC.md has it: digits only, no leading zero.
 fn decimal(text: &str) -> Option<usize> {
-    let canonical = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
+    let canonical =
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
     canonical.then(|| text.parse().ok()).flatten()
 }
 
@@ -489,7 +503,8 @@ mod tests {
         let (small, large) = (Hash::of(b"small"), Hash::of(b"large"));
         let files = artifact(vec![7; 16]);
         record_published_artifact(&cache, &small, &files, &[]);
-        let restored = restore_artifact(&cache, &published_artifact(&cache, &small, &InputHashes::new()).unwrap()).unwrap();
+        let restored =
+            restore_artifact(&cache, &published_artifact(&cache, &small, &InputHashes::new()).unwrap()).unwrap();
         assert_eq!(restored.0, files);
         let mut unmarked = cache.probe_action(&small).unwrap();
         unmarked.values.remove("packEncoding");
@@ -499,6 +514,33 @@ mod tests {
         record_published_artifact(&cache, &large, &artifact(vec![7; crate::artifact::PACK_LIMIT + 1]), &[]);
         let published = published_artifact(&cache, &large, &InputHashes::new()).unwrap();
         assert!(published.pack.is_none() && restore_artifact(&cache, &published).is_none());
+    }
+
+    /// The `artifact` key is derived as `cache-format/SPEC.md` §5.1 says, which another
+    /// tool checks against the vectors its own implementation wrote.
+    #[test]
+    fn the_artifact_key_matches_the_spec_vectors() {
+        let vectors: Value = serde_json::from_str(include_str!("../cache-format/vectors.json")).unwrap();
+        let cases = vectors["artifact_keys"].as_array().unwrap();
+        assert_eq!(cases.len(), 2);
+        for case in cases {
+            let targets = case["targets"].as_array().map(|targets| {
+                targets.iter().map(|t| crate::model::Target::parse(t.as_str().unwrap()).unwrap()).collect()
+            });
+            let config_file = case["config"].as_str().map(str::to_owned);
+            let settings = Settings { config_file, target_override: targets };
+            let inputs: InputHashes = case["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|file| {
+                    let source = file["utf8"].as_str().map(|text| Hash::of(text.as_bytes()));
+                    (file["path"].as_str().unwrap().to_owned(), (file["executable"].as_bool().unwrap(), source))
+                })
+                .collect();
+            let key = inputs_key_of("artifact", case["compiler"].as_str().unwrap(), &settings, &inputs);
+            assert_eq!(key.to_hex(), case["key"].as_str().unwrap());
+        }
     }
 
     /// A record is data: one whose warning is an error, or is about a file the build did not

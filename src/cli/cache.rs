@@ -174,6 +174,8 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             if cache.json {
                 report::print_json(&serde_json::json!({
                     "dir": dir.display().to_string(),
+                    // What this binary's action keys start with (SPEC.md §5.1).
+                    "compiler": crate::actions::COMPILER,
                     "objects": stats.objects, "objectBytes": stats.object_bytes,
                     "actions": stats.actions, "actionBytes": stats.action_bytes,
                     "lastBuild": last.map(|(b, rate)| serde_json::json!({
@@ -184,6 +186,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 }));
             } else {
                 outln!("{}", dir.display());
+                outln!("  compiler: {}", crate::actions::COMPILER);
                 outln!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
                 outln!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);
                 match last {

@@ -6,7 +6,8 @@
 
 use super::{
     ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
-    NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    McpToolNames, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, check_kebab_name, description,
+    mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -274,6 +275,44 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::Mcp, Some("^mcp__")),
             (CanonicalTool::Agent, None),
         ],
+        // host-formats §1.5: the built-ins the docs name, those the settings schema's
+        // permission rules list, and `Task`, the subagent tool's earlier name.
+        tools: ToolNames {
+            documented: &[
+                "Agent",
+                "AskUserQuestion",
+                "Bash",
+                "Cd",
+                "Edit",
+                "ExitPlanMode",
+                "Glob",
+                "Grep",
+                "KillShell",
+                "LSP",
+                "Monitor",
+                "MultiEdit",
+                "NotebookEdit",
+                "PowerShell",
+                "Read",
+                "Skill",
+                "Task",
+                "TaskCreate",
+                "TaskGet",
+                "TaskList",
+                "TaskOutput",
+                "TaskStop",
+                "TaskUpdate",
+                "TodoWrite",
+                "ToolSearch",
+                "WebFetch",
+                "WebSearch",
+                "Workflow",
+                "Write",
+            ],
+            never: &["EndConversation"],
+            only_documented: false,
+            mcp: McpToolNames { prefix: "mcp__", separator: "__", min_parts: 2, written: "mcp__<server>__<tool>" },
+        },
     }),
     check_name,
     documents,

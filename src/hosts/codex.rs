@@ -9,7 +9,8 @@
 
 use super::{
     ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
-    OBJECT, STRING, STRING_OR_NULL, Shape, author, check_kebab_name, description, mcp_document,
+    McpToolNames, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, check_kebab_name, description,
+    mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -153,6 +154,14 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::Mcp, Some("^mcp__")),
             (CanonicalTool::Agent, None),
         ],
+        // host-formats §2.3: its internal tools (`shell`, `exec_command`, `view_image`,
+        // `web_search`, …) are no hook names, and no other tool is intercepted.
+        tools: ToolNames {
+            documented: &["Bash", "Edit", "Write", "apply_patch"],
+            never: &[],
+            only_documented: true,
+            mcp: McpToolNames { prefix: "mcp__", separator: "__", min_parts: 2, written: "mcp__<server>__<tool>" },
+        },
     }),
     check_name: check_kebab_name,
     documents,

@@ -8,7 +8,8 @@
 
 use super::{
     ARRAY, Approval, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable,
-    McpSupport, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, author, description, mcp_document,
+    McpSupport, McpToolNames, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, description,
+    mcp_document,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -182,6 +183,14 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::Mcp, Some("^MCP:")),
             (CanonicalTool::Agent, Some("^Task$")),
         ],
+        // host-formats §3.2: the tool types `preToolUse` and `postToolUse` match. (A third
+        // party writes MCP names `MCP:<server>:<tool>`: any number of parts.)
+        tools: ToolNames {
+            documented: &["Delete", "Grep", "Read", "Shell", "Task", "Write"],
+            never: &[],
+            only_documented: false,
+            mcp: McpToolNames { prefix: "MCP:", separator: ":", min_parts: 1, written: "MCP:<tool>" },
+        },
     }),
     check_name,
     documents,

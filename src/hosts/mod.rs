@@ -178,6 +178,8 @@ pub struct HookSupport {
     pub events: &'static [EventRow],
     /// Canonical selector → native matcher pattern (a regex); `None` = the host has no such tool.
     pub selectors: &'static [(CanonicalTool, Option<&'static str>)],
+    /// The names the host gives tool hooks, which native selectors are checked against.
+    pub tools: ToolNames,
     /// The variables the host sets in a hook's environment, which `hooks simulate` sets as
     /// it would.
     pub env: &'static [(&'static str, HookEnv)],
@@ -186,6 +188,65 @@ pub struct HookSupport {
     /// How a route's `allow` or `ask` is written back, per family, where the host has a
     /// channel for it (config hooks answer neither).
     pub approvals: &'static [(Family, Approval, Shape)],
+}
+
+/// The tool names a host fires tool hooks with (host-formats.md): a native selector naming
+/// none of them would leave the hook silently unrun there.
+pub struct ToolNames {
+    /// The tools it is documented to fire `beforeTool` and `afterTool` hooks for, MCP's aside.
+    pub documented: &'static [&'static str],
+    /// Tools it is documented to fire no tool hook for.
+    pub never: &'static [&'static str],
+    /// Whether the documented tools are all it fires hooks for (Codex intercepts no other),
+    /// or others may be (tools newer than the contract, not listed).
+    pub only_documented: bool,
+    /// How it names an MCP tool: a prefix, then parts (`server`, `tool`) split by a separator.
+    pub mcp: McpToolNames,
+}
+
+pub struct McpToolNames {
+    pub prefix: &'static str,
+    pub separator: &'static str,
+    /// The fewest non-empty parts a name has (a tool's own name may hold the separator).
+    pub min_parts: usize,
+    /// As the host's documentation writes it (`mcp__<server>__<tool>`).
+    pub written: &'static str,
+}
+
+/// What a host makes of a tool name a native selector gives.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ToolNameFit {
+    Documented,
+    /// Not documented either way: a newer host may fire hooks for it.
+    Undocumented,
+    /// The host never fires a tool hook for it.
+    NeverFired,
+    /// An MCP tool name not of the host's form (`mcp__memory`, no tool named).
+    MalformedMcp,
+}
+
+impl ToolNames {
+    pub fn fit(&self, name: &str) -> ToolNameFit {
+        if let Some(rest) = name.strip_prefix(self.mcp.prefix) {
+            let parts: Vec<&str> = rest.split(self.mcp.separator).collect();
+            let named = parts.iter().all(|part| !part.is_empty()) && parts.len() >= self.mcp.min_parts;
+            return if named { ToolNameFit::Documented } else { ToolNameFit::MalformedMcp };
+        }
+        if self.documented.contains(&name) {
+            ToolNameFit::Documented
+        } else if self.only_documented || self.never.contains(&name) {
+            ToolNameFit::NeverFired
+        } else {
+            ToolNameFit::Undocumented
+        }
+    }
+
+    /// The documented names, as a message lists them.
+    pub fn listed(&self) -> String {
+        let mut names: Vec<String> = self.documented.iter().map(|name| format!("`{name}`")).collect();
+        names.push(format!("MCP tools `{}`", self.mcp.written));
+        crate::diagnostics::and_list(&names.iter().map(String::as_str).collect::<Vec<_>>())
+    }
 }
 
 /// A route's decision the other way from a deny: `allow` (the host's own prompt or rule is

@@ -1,7 +1,7 @@
 //! Planning one host: which hooks it receives, under which native event and matcher, with
 //! which command; and every reason a hook cannot be honoured there.
 
-use super::{DocumentStyle, HookSupport, HostTable};
+use super::{DocumentStyle, HookSupport, HostTable, ToolNameFit};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector, Trigger};
 use crate::output::OutputFile;
@@ -255,6 +255,14 @@ fn matcher(
                     );
                     continue;
                 }
+                if let Some(diagnostic) = unfired_tool(table, hooks, hook, name) {
+                    let refused = diagnostic.is_error();
+                    diagnostics.push(diagnostic.at_path(hook.json_path(&format!("tools[{index}]"))));
+                    if refused {
+                        unmapped = true;
+                        continue;
+                    }
+                }
                 patterns.push(format!("^{}$", escape_regex(name)));
             }
             ToolSelector::Native { .. } => {}
@@ -282,6 +290,47 @@ fn matcher(
     }
     patterns.dedup();
     Ok(Some(if patterns.len() == 1 { patterns.remove(0) } else { format!("(?:{})", patterns.join("|")) }))
+}
+
+/// What the host's documentation says of a native selector's tool `name`, where it is not a
+/// tool the host fires tool hooks for: an error where it never does (Codex's internal
+/// `view_image`; `mcp__memory`, which names no tool), a warning where the documentation does
+/// not name it (a host newer than its contract may).
+fn unfired_tool(table: &HostTable, hooks: &HookSupport, hook: &Hook, name: &str) -> Option<Diagnostic> {
+    let host = table.display_name;
+    let (tools, mcp) = (&hooks.tools, hooks.tools.mcp.written);
+    let diagnostic = match hooks.tools.fit(name) {
+        ToolNameFit::Documented => return None,
+        ToolNameFit::MalformedMcp => Diagnostic::error(
+            Code::NativeToolNeverMatched,
+            format!("`{name}` names no tool {host} has (hook `{}`): its MCP tools are named `{mcp}`", hook.name),
+        )
+        .with_help(format!(
+            "name the tool, `{}:{mcp}`, or select every MCP tool with the canonical `mcp`",
+            table.target.as_str()
+        )),
+        ToolNameFit::NeverFired => Diagnostic::error(
+            Code::NativeToolNeverMatched,
+            format!("{host} fires no tool hook for `{name}` (hook `{}`): the hook would never run for it", hook.name),
+        )
+        .with_help(format!(
+            "{host} fires tool hooks for {}{}; drop the selector, or choose one of those",
+            tools.listed(),
+            if tools.only_documented { " only" } else { "" }
+        )),
+        ToolNameFit::Undocumented => Diagnostic::warning(
+            Code::UndocumentedNativeTool,
+            format!(
+                "`{name}` is no tool {host} is documented to fire tool hooks for (hook `{}`, contract {})",
+                hook.name, table.contract_revision
+            ),
+        )
+        .with_help(format!(
+            "its documented tools are {}; a name it does not give a tool never matches (a newer {host}'s may)",
+            tools.listed()
+        )),
+    };
+    Some(diagnostic.in_file(hook.source_file.clone()).for_host(table.target))
 }
 
 fn escape_regex(text: &str) -> String {
@@ -428,6 +477,45 @@ mod tests {
         let help = refused.help.as_deref().unwrap();
         assert_eq!(refused.code, Code::UnknownSelector);
         assert!(help.starts_with("did you mean `claude:Bash`?") && help.contains("the canonical `shell`"), "{help}");
+    }
+
+    /// A native tool a host never fires tool hooks for is refused (Codex's internal names,
+    /// Claude Code's `EndConversation`, an MCP name with no tool), one its documentation does
+    /// not name warned of and kept (a newer host may have it); MCP names take the host's form.
+    #[test]
+    fn a_native_selector_the_host_never_fires_is_refused_and_an_undocumented_one_warned_of() {
+        let outcome = |target: Target, name: &str| {
+            let table = super::super::table(target);
+            let hook = Hook {
+                trigger: Trigger::Config(HookEvent::BeforeTool),
+                route: None,
+                tools: vec![ToolSelector::Native { target, name: name.into() }],
+                ..shared_route(false)
+            };
+            let mut diagnostics = Vec::new();
+            let matched = matcher(table, table.hooks.as_ref().unwrap(), &hook, &mut diagnostics);
+            let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+            (matched.is_ok(), codes.join(","))
+        };
+        let refused = (false, "AB4206".to_owned());
+        let warned = (true, "AB4207".to_owned());
+        let fine = (true, String::new());
+        for name in ["view_image", "exec_command", "shell", "web_search", "Read", "mcp__memory", "mcp__a____b"] {
+            assert_eq!(outcome(Target::Codex, name), refused, "codex:{name}");
+        }
+        for name in ["Bash", "apply_patch", "Edit", "mcp__memory__search", "mcp__a__b__c"] {
+            assert_eq!(outcome(Target::Codex, name), fine, "codex:{name}");
+        }
+        for name in ["EndConversation", "mcp__memory", "mcp____x", "mcp__"] {
+            assert_eq!(outcome(Target::Claude, name), refused, "claude:{name}");
+        }
+        assert_eq!(outcome(Target::Claude, "WebSearch"), fine);
+        assert_eq!(outcome(Target::Claude, "Frobnicate"), warned);
+        assert_eq!(outcome(Target::Cursor, "Bash"), warned);
+        for name in ["Shell", "Delete", "MCP:search", "MCP:server:search"] {
+            assert_eq!(outcome(Target::Cursor, name), fine, "cursor:{name}");
+        }
+        assert_eq!(outcome(Target::Cursor, "MCP:"), refused);
     }
 
     #[test]

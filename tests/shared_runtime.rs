@@ -251,6 +251,29 @@ fn with_the_runtime_gone_a_route_without_fallback_exits_non_zero_and_answers_not
     refused("shared runtime unavailable");
 }
 
+/// A runtime folder another user made first, or one open to others, holds no runtime: the
+/// route's fallback answers, and its hook says why on stderr.
+#[test]
+fn a_runtime_folder_open_to_others_is_no_runtime_and_the_fallback_answers() {
+    let built = Built::new(support::example("routes"));
+    let open = tempfile::tempdir().unwrap();
+    fs::set_permissions(open.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = built.artifact().join(built.wrapper("prompt/submit"));
+    let input = payload(CLAUDE, "UserPromptSubmit").to_string();
+    let (code, stdout, stderr) =
+        node(&script, input.as_bytes(), &[("AGENT_BUNDLE_RUNTIME_DIR", open.path().to_str().unwrap())]);
+    assert_eq!(code, 0, "{stderr}");
+    let output: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(context(&output).ends_with("(prompt 1, event 1, standalone hook)."), "{output:#}");
+    let hook = script.file_name().unwrap().to_str().unwrap().trim_end_matches(".claude.mjs").to_owned();
+    let said = format!(
+        "agent-bundle hook {hook}: refusing the shared runtime: {} is accessible to other users: no runtime serves \
+         from it; the route renders standalone\n",
+        open.path().display()
+    );
+    assert_eq!(stderr, said);
+}
+
 /// A shared route that throws while rendering says where in its own source: the runtime
 /// reads its bundle's source map, as a wrapper does.
 #[test]

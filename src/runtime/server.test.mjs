@@ -108,7 +108,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
       join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`),
       `import { runHook } from ${url("hook.mjs")};\nimport { renderRoute } from ${url("route.mjs")};\n` +
         `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
-        `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
+        `const SHARED = ${JSON.stringify({ hook: spec.hook, epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(spec)}, () => (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `(timeoutMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs })` : "null") +
@@ -298,6 +298,27 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(closed.code, 1);
     assert.equal(closed.stdout, "");
     assert.match(closed.stderr, /handler failed: shared runtime unavailable: no live socket at /);
+  });
+
+  // Another user's directory (made ahead of the user's runtime) or one open to others holds no
+  // runtime: a guard with a fallback still judges the call, at once; one without fails.
+  test("a runtime directory open to others is no runtime: the fallback renders, saying why", async () => {
+    const root = artifact({ timeoutMs: 4000, startupWaitMs: 2000 });
+    const dir = freshRuntimeDir();
+    chmodSync(dir, 0o755);
+    const started = Date.now();
+    const fallback = await runWrapper(root, dir, { fallback: true });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(contextOf(fallback), /^call 1 seq 1 pid \d+$/);
+    assert.equal(
+      fallback.stderr,
+      `agent-bundle hook ${SPEC.hook}: refusing the shared runtime: ${dir} is accessible to other users: ` +
+        "no runtime serves from it; the route renders standalone\n",
+    );
+    assert.ok(Date.now() - started < 1500, "no wait for a runtime that cannot come");
+    const strict = await runWrapper(root, dir);
+    assert.deepEqual([strict.code, strict.stdout], [1, ""]);
+    assert.match(strict.stderr, /handler failed: refusing the shared runtime: \S+ is accessible to other users\n$/);
   });
 
   // Checked in the runtime as its wrapper checks it standalone: not changed by the reply's

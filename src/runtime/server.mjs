@@ -17,8 +17,9 @@
 //   `{ status: "error", code: "epoch-mismatch" | "invalid-message" | "runtime-failed" }`.
 //
 // Ownership: one server owns a socket path at a time. A server that finds a
-// live owner stands by and probes about every second; a socket nobody answers
-// on is stale and reclaimed. The owner re-checks that the path is still its
+// live owner (it answers a status probe within PROBE_ANSWER_MS) stands by and
+// probes about every second; a socket nobody answers on (no listener, or one
+// stopped or hung) is taken over. The owner re-checks that the path is still its
 // own socket (by inode) and only ever removes its own.
 
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -44,6 +45,14 @@ import {
 const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
+// How long an owner has to answer a status probe before a standby takes its socket over. A
+// stopped or hung owner still takes connections (the kernel's backlog does), so a probe must
+// be answered to count. A live owner answers within milliseconds unless its one thread is
+// busy: a 64 MiB request parses in about 1 s, hence the margin. A route that computes
+// synchronously for longer than this (which holds up every other hook already) loses the
+// socket to a standby, if another session has one; the owner stands by once it is free.
+const PROBE_ANSWER_MS = 3000;
+const STATUS_PROBE = `${JSON.stringify({ kind: "status", protocolVersion: PROTOCOL_VERSION })}\n`;
 // How long a connection may take to deliver its request line. A wrapper connects before
 // it reads its stdin, so this covers a host writing the envelope and the wrapper decoding
 // it: ~20 ms for 1 MiB, under 1 s for 32 such wrappers at once on 2 cores, about 1 s for one
@@ -63,9 +72,13 @@ const rendering = new AsyncLocalStorage();
  * `{ plugin, version, epoch, routes: [{ family, timeoutMs, load, specs: { <host>: SPEC } }] }`,
  * where `load()` returns the route module; `entry` is the URL of the bundle
  * (`import.meta.url`, which bundled modules cannot read), whose folder's parent
- * is the install root. `requestDeadlineMs` is for tests.
+ * is the install root. `requestDeadlineMs` and `probeAnswerMs` are for tests.
  */
-export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLINE_MS } = {}) {
+export async function serve(
+  runtime,
+  entry,
+  { requestDeadlineMs = REQUEST_DEADLINE_MS, probeAnswerMs = PROBE_ANSWER_MS } = {},
+) {
   // stdout carries MCP: hook.mjs, imported above, sends console output and
   // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
@@ -84,7 +97,7 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   const served = { runtime, target, routes, state, requestDeadlineMs, log };
   const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
-  const owner = new Owner(listener, path, log);
+  const owner = new Owner(listener, path, log, probeAnswerMs);
   try {
     await owner.start();
   } catch (error) {
@@ -276,8 +289,8 @@ function matchesWireSchema(request) {
 // path names by then (libuv unlinks by name). So a server whose path was taken over is
 // abandoned, never closed: it is unreachable, and the process exit closes its descriptor.
 class Owner {
-  constructor(listener, path, log) {
-    Object.assign(this, { listener, path, log, server: null, inode: null, timer: null, stopped: false });
+  constructor(listener, path, log, probeAnswerMs) {
+    Object.assign(this, { listener, path, log, probeAnswerMs, server: null, inode: null, timer: null, stopped: false });
   }
 
   async start() {
@@ -292,7 +305,8 @@ class Owner {
     else this.log(`${this.path} is owned by another process; standing by`);
   }
 
-  // Tries to own the socket path; true on success, false when a live owner holds it.
+  // Tries to own the socket path; true on success, false when a live owner holds it (then
+  // it probes again later).
   async claim() {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -302,11 +316,17 @@ class Owner {
         return true;
       } catch (error) {
         if (error.code !== "EADDRINUSE") throw error;
-        if (await isLive(this.path)) {
+        const probed = inodeOf(this.path);
+        const owner = await probeOwner(this.path, this.probeAnswerMs);
+        if (owner === "live") {
           this.schedule(() => this.probe());
           return false;
         }
-        removeStale(this.path);
+        if (owner === "silent") {
+          this.log(`the owner of ${this.path} did not answer a status probe within ${this.probeAnswerMs} ms (stopped or hung)`);
+        }
+        // Unless another server took the path meanwhile (its socket is probed next round).
+        removeStale(this.path, probed);
       }
     }
     throw new Error(`could not claim ${this.path}`);
@@ -340,12 +360,11 @@ class Owner {
     this.schedule(() => this.probe());
   }
 
-  // Standby: take the path over once its owner is gone.
+  // Standby: take the path over once its owner is gone or does not answer (claim probes it).
   async probe() {
     if (this.stopped) return;
-    if (await isLive(this.path)) return this.schedule(() => this.probe());
     try {
-      if (await this.claim()) this.log(`${this.path} was released by its owner; took it over`);
+      if (await this.claim()) this.log(`${this.path} had no live owner; took it over`);
     } catch (error) {
       this.log(`cannot take over ${this.path}: ${error.message}`);
       this.schedule(() => this.probe());
@@ -385,23 +404,51 @@ class Owner {
   }
 }
 
-function isLive(path) {
+/**
+ * Who holds the socket at `path`: "live" when it answers a status probe within `waitMs`,
+ * "gone" when nobody listens, "silent" when the connection is taken but nothing answers in
+ * time (a stopped or hung process: the kernel's backlog takes connections for it) or it is
+ * closed unanswered. Rejects on any other failure to connect.
+ */
+function probeOwner(path, waitMs) {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
-    socket.once("connect", () => {
+    let connected = false;
+    let done = false;
+    const settle = (outcome, error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
       socket.destroy();
-      resolve(true);
+      if (error) reject(error);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(() => settle("silent"), waitMs);
+    socket.once("connect", () => {
+      connected = true;
+      readLine(socket, (line) => settle(line === "" ? "silent" : "live"), () => settle("live"));
+      socket.end(STATUS_PROBE);
     });
-    socket.once("error", (error) => {
-      if (error.code === "ECONNREFUSED" || error.code === "ENOENT") resolve(false);
-      else reject(error);
+    socket.on("error", (error) => {
+      if (connected) settle("silent");
+      else if (error.code === "ECONNREFUSED" || error.code === "ENOENT") settle("gone");
+      else settle(null, error);
     });
   });
 }
 
-function removeStale(path) {
+function inodeOf(path) {
   try {
-    unlinkSync(path);
+    return lstatSync(path).ino;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the socket file at `path` if it is still the one whose inode is `inode`. */
+function removeStale(path, inode) {
+  try {
+    if (lstatSync(path).ino === inode) unlinkSync(path);
   } catch (error) {
     if (error.code !== "ENOENT") throw error;
   }

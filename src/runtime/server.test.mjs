@@ -90,18 +90,19 @@ const Route = async ({ canonical }) => {
 let artifacts = 0;
 
 /** Writes an artifact with the runtime and two wrappers (with and without fallback). */
-function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, startupWaitMs, spec = SPEC } = {}) {
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, probeAnswerMs, startupWaitMs, spec = SPEC } = {}) {
   const root = join(workDir, `artifact-${++artifacts}`);
   mkdirSync(join(root, "mcp"), { recursive: true });
   mkdirSync(join(root, "hooks"), { recursive: true });
   const imports =
     `import { jsx } from ${url("jsx.mjs")};\nimport { Agent } from ${url("agent.mjs")};\n${ROUTE}\n`;
+  const options = JSON.stringify({ requestDeadlineMs, probeAnswerMs }); // (undefined ones are left out)
   writeFileSync(
     join(root, "mcp", "event-runtime.mjs"),
     `import { serve } from ${url("server.mjs")};\n${imports}` +
       `await serve({ plugin: "demo", version: "1.0.0", epoch: ${JSON.stringify(epoch)}, routes: [{ family: "tool/before", ` +
-      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(spec)} } }] }, import.meta.url` +
-      `${requestDeadlineMs === undefined ? "" : `, { requestDeadlineMs: ${requestDeadlineMs} }`});\n`,
+      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(spec)} } }] }, import.meta.url, ` +
+      `${options});\n`,
   );
   for (const fallback of [true, false]) {
     writeFileSync(
@@ -511,6 +512,30 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.match(standby.stderr, /took it over/);
     assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${standby.child.pid}$`));
     await stopServer(standby);
+    assert.deepEqual(sockets(dir), []);
+  });
+
+  // A stopped owner (SIGSTOP, Ctrl-Z) still takes connections, so only an answer counts: the
+  // standby takes over, and the owner, resumed, stands by. One busy rendering keeps its socket.
+  test("a standby takes over from an owner that does not answer its probe, not from a busy one", async () => {
+    const root = artifact({ timeoutMs: 5000, probeAnswerMs: 300 });
+    const dir = freshRuntimeDir();
+    const owner = await startServer(root, dir).ready;
+    const standby = await startServer(root, dir).ready;
+    assert.match(standby.stderr, /owned by another process; standing by/);
+    const slow = await runWrapper(root, dir, { command: "slow" }); // 2 s of probes meanwhile
+    assert.match(contextOf(slow), new RegExp(`pid ${owner.child.pid}$`));
+    assert.doesNotMatch(standby.stderr, /took it over/);
+    owner.child.kill("SIGSTOP");
+    await logged(standby, /did not answer a status probe within 300 ms \(stopped or hung\)/);
+    await logged(standby, /had no live owner; took it over/);
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${standby.child.pid}$`));
+    const [name] = sockets(dir);
+    owner.child.kill("SIGCONT");
+    await logged(owner, /was taken over; standing by/);
+    assert.equal(await stopServer(owner), 0);
+    assert.deepEqual(sockets(dir), [name], "the resumed owner leaves the new owner's socket");
+    assert.equal(await stopServer(standby), 0);
     assert.deepEqual(sockets(dir), []);
   });
 

@@ -166,7 +166,8 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   // Dropped unanswered when the request line is late (the wrapper reports the closed
   // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
   // Past the size cap the deadline stands, since the client has had its refusal.
-  const deadline = dropAfter(socket, requestDeadlineMs, `sent no request within ${requestDeadlineMs} ms`, log);
+  const why = `sent no request within ${requestDeadlineMs} ms`;
+  const requestIn = dropAfter(socket, requestDeadlineMs, why, log, { whileSending: true });
   // The reply ends only our side (the server is half-open, so a client may still be
   // writing when it arrives). Once it is flushed, a client that keeps its own side open
   // is given as long again to close it, then dropped: it would hold a descriptor for ever.
@@ -180,7 +181,7 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   readLine(
     socket,
     (line) => {
-      clearTimeout(deadline);
+      requestIn();
       handle(line, runtime, target, routes, state).then(reply, (error) =>
         refuse(REFUSALS.includes(error.code) ? error.code : "runtime-failed", error.message),
       );
@@ -189,15 +190,43 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   );
 }
 
-/** Destroys `socket` after `ms` unless it closed or the returned timer is cleared first. */
-function dropAfter(socket, ms, why, log) {
-  const timer = setTimeout(() => {
+/**
+ * Destroys `socket` `ms` from now unless it closed, or the returned `cancel` was called,
+ * first. The decision waits for the loop's poll phase (setImmediate): after a route held the
+ * loop past the deadline (a synchronous render), the expired timer runs before what the
+ * client sent meanwhile is read, and that must count. `whileSending`: bytes read then earn
+ * the connection as long again (a long request still arriving: the socket's buffer held only
+ * its first part).
+ */
+function dropAfter(socket, ms, why, log, { whileSending = false } = {}) {
+  let cancelled = false;
+  let heard = false;
+  const hear = () => {
+    heard = true;
+  };
+  const decide = () => {
+    if (cancelled) return;
+    if (whileSending && heard) return arm();
     log(`dropped a connection that ${why}`);
     socket.destroy();
-  }, ms);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
-  return timer;
+  };
+  let timer;
+  const arm = () => {
+    timer = setTimeout(() => {
+      heard = false;
+      setImmediate(decide);
+    }, ms);
+    timer.unref();
+  };
+  const cancel = () => {
+    cancelled = true;
+    clearTimeout(timer);
+    socket.off("data", hear);
+  };
+  if (whileSending) socket.on("data", hear);
+  socket.once("close", cancel);
+  arm();
+  return cancel;
 }
 
 async function handle(line, runtime, target, routes, state) {

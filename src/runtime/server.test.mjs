@@ -80,6 +80,10 @@ const Route = async ({ canonical }) => {
     return [jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } }), jsx(Agent.Context, { children: "use trash" })];
   }
   if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
+  if (canonical.payload.toolInput.command === "spin") {
+    console.error("spinning");
+    for (const end = Date.now() + 1500; Date.now() < end; );
+  }
   if (canonical.payload.toolInput.command === "stray") {
     setTimeout(() => { throw new Error("stray timer"); }, 0);
     Promise.reject(new Error("stray rejection"));
@@ -214,6 +218,20 @@ function rawRequest(socketPath, text) {
     socket.on("error", reject);
     socket.on("connect", () => socket.end(text));
   });
+}
+
+/** Connects now; `send(text)` later writes `text`, ends, and resolves with the parsed reply. */
+async function earlyClient(socketPath) {
+  const socket = connect(socketPath);
+  let data = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (d) => (data += d));
+  const answered = new Promise((resolve, reject) => {
+    socket.on("end", () => resolve(data === "" ? null : JSON.parse(data)));
+    socket.on("error", reject);
+  });
+  await new Promise((resolve) => socket.once("connect", resolve));
+  return { send: (text) => (socket.end(text), answered) };
 }
 
 /**
@@ -682,6 +700,29 @@ describe("shared runtime", { concurrency: 4 }, () => {
       socket.write("more\n");
     });
     assert.equal(failed, "EPIPE");
+    await stopServer(server);
+  });
+
+  // A route computing synchronously holds the loop past a connection's deadline while its
+  // request arrives: the request counts, whole or still coming (past the socket's buffer).
+  test("a request sent while a route held the loop past the deadline is answered", async () => {
+    const root = artifact({ requestDeadlineMs: 500, timeoutMs: 5000 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const path = join(dir, sockets(dir)[0]);
+    const small = await earlyClient(path);
+    const large = await earlyClient(path);
+    await new Promise((r) => setTimeout(r, 100)); // accepted: their deadlines run
+    const spin = rawRequest(path, `${JSON.stringify(request({ native: { ...FIXTURE, tool_input: { command: "spin" } } }))}\n`);
+    await logged(server, /spinning/);
+    const long = { ...FIXTURE, tool_input: { command: "x".repeat(3 * 1024 * 1024) } };
+    const replies = await Promise.all([
+      small.send(`${JSON.stringify(request())}\n`),
+      large.send(`${JSON.stringify(request({ native: long }))}\n`),
+      spin,
+    ]);
+    assert.deepEqual(replies.map((reply) => reply?.status), ["ok", "ok", "ok"], server.stderr);
+    assert.doesNotMatch(server.stderr, /dropped a connection/);
     await stopServer(server);
   });
 

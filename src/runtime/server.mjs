@@ -41,8 +41,10 @@ import {
   unsafeDir,
 } from "./ipc.mjs";
 
-// MCP revisions this server speaks; it answers a client's own when listed.
-const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+// MCP revisions this server speaks, newest first; it answers a client's own when listed. Not
+// 2025-03-26, the one revision whose servers must take JSON-RPC batches, which this one
+// refuses (see `negotiated`).
+const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
 // How long an owner has to answer a status probe before a standby takes its socket over. A
@@ -493,7 +495,7 @@ function serveMcp(runtime, shutdown, exit) {
   lines.on("line", (line) => {
     if (line.trim() === "") return;
     if (Buffer.byteLength(line) > MESSAGE_CAP) {
-      return write({ id: null, error: { code: -32600, message: "message exceeds 64 MiB" } });
+      return write(invalidRequest(null, "the message exceeds 64 MiB"));
     }
     let message;
     try {
@@ -513,20 +515,31 @@ function serveMcp(runtime, shutdown, exit) {
   process.once("SIGINT", stop);
 }
 
-// The JSON-RPC answer to one message, or null for a notification.
+// The JSON-RPC answer to one message, or null for a notification or a response (the client's
+// answer to a request, which this server never sends: a response is never answered).
 function mcpReply(runtime, message) {
+  // (A batch too: MCP 2025-06-18 dropped them, and no revision this server speaks has them.)
   if (message === null || typeof message !== "object" || Array.isArray(message) || message.jsonrpc !== "2.0") {
-    return { id: null, error: { code: -32600, message: "Invalid Request" } };
+    return invalidRequest(null, "not a JSON-RPC 2.0 message");
   }
   const { id, method, params } = message;
-  if (id === undefined || id === null) return null;
+  if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number") {
+    return invalidRequest(null, "an id is a string, a number or null");
+  }
+  if (method === undefined) {
+    const response = id !== undefined && ("result" in message || "error" in message);
+    return response ? null : invalidRequest(id ?? null, "no method");
+  }
+  if (typeof method !== "string") return invalidRequest(id ?? null, "the method is not a string");
+  if (id === undefined) return null;
+  // JSON-RPC takes a null id (discouraged), MCP does not: refused, rather than unanswered.
+  if (id === null) return invalidRequest(null, "an MCP request's id is a string or a number");
   switch (method) {
     case "initialize": {
-      const asked = params?.protocolVersion;
       return {
         id,
         result: {
-          protocolVersion: MCP_VERSIONS.includes(asked) ? asked : MCP_VERSIONS[0],
+          protocolVersion: negotiated(params?.protocolVersion),
           capabilities: { tools: {} },
           serverInfo: { name: `${runtime.plugin}-event-runtime`, version: runtime.version },
           instructions: "Hosts the plugin's shared event routes; it offers no tools.",
@@ -540,4 +553,18 @@ function mcpReply(runtime, message) {
     default:
       return { id, error: { code: -32601, message: `Method not found: ${method}` } };
   }
+}
+
+function invalidRequest(id, why) {
+  return { id, error: { code: -32600, message: `Invalid Request: ${why}` } };
+}
+
+// The revision to answer a client asking for `asked` with: its own when this server speaks it;
+// else the newest one it speaks that is older (a client of 2025-03-26 gets 2024-11-05, which it
+// most likely knows too, rather than a newer one it may not), else its newest. MCP lets a server
+// answer any revision it speaks; the client disconnects if it does not speak that one.
+function negotiated(asked) {
+  if (MCP_VERSIONS.includes(asked)) return asked;
+  const older = typeof asked === "string" ? MCP_VERSIONS.find((version) => version < asked) : undefined;
+  return older ?? MCP_VERSIONS[0];
 }

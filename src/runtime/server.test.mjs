@@ -661,6 +661,31 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(replies[3].error.code, -32601);
   });
 
+  test("MCP: no method or an id of another type is an invalid request, a response is not answered", async () => {
+    const server = await startServer(artifact(), freshRuntimeDir()).ready;
+    const initialize = (id, protocolVersion) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, capabilities: {} } });
+    const messages = [
+      // 2025-03-26 servers must take batches, which this one refuses: it answers an older revision.
+      initialize(1, "2025-03-26"),
+      initialize(2, "2099-01-01"),
+      { jsonrpc: "2.0", id: 5 },
+      { jsonrpc: "2.0", id: 12, result: {} },
+      { jsonrpc: "2.0", id: 13, error: { code: -32601, message: "Method not found" } },
+      { jsonrpc: "2.0", id: { n: 1 }, method: "ping" },
+      { jsonrpc: "2.0", id: true, method: "ping" },
+      { jsonrpc: "2.0", id: null, method: "ping" },
+      [{ jsonrpc: "2.0", id: 20, method: "ping" }],
+      { jsonrpc: "2.0", id: "last", method: "ping" },
+    ];
+    server.child.stdin.end(messages.map((m) => JSON.stringify(m)).join("\n") + "\n");
+    assert.equal(await server.exited, 0);
+    const replies = server.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      replies.map((reply) => [reply.id, reply.result?.protocolVersion ?? reply.error?.code ?? reply.result]),
+      [[1, "2024-11-05"], [2, "2025-11-25"], [5, -32600], [null, -32600], [null, -32600], [null, -32600], [null, -32600], ["last", {}]],
+    );
+  });
+
   test("a connection that sends nothing is dropped unanswered after the deadline; others are served", async () => {
     const root = artifact({ requestDeadlineMs: 150 });
     const dir = freshRuntimeDir();

@@ -491,14 +491,42 @@ pub(crate) struct SharedRuntime {
 /// empty at first) that the node processes it runs share. A host runs a hook in the user's project, never
 /// in the plugin's or in the artifact: a handler that reads a file relative to its working
 /// folder fails here as it would there, wherever the command was started.
-pub(crate) struct Scratch(tempfile::TempDir);
+pub(crate) struct Scratch {
+    dir: tempfile::TempDir,
+    /// Where `runtime/` goes when `dir` is too deep for a socket address in it (macOS's
+    /// per-user `$TMPDIR`, as the runtime's own `runtimeDir()` finds): a folder of its own
+    /// under `/tmp`, private as `dir` is, removed with it.
+    sockets: Option<tempfile::TempDir>,
+}
+
+/// A socket path must fit `sun_path` (the terminator included), as `ipc.mjs` checks it.
+const MAX_SOCKET_PATH: usize = if cfg!(target_os = "linux") { 107 } else { 103 };
+/// A runtime socket's name, `event-<32 hex>.sock`.
+const SOCKET_NAME_LEN: usize = "event-.sock".len() + 32;
+
+/// Whether a runtime's socket fits a socket address in `dir`.
+fn holds_sockets(dir: &Path) -> bool {
+    dir.as_os_str().len() + 1 + SOCKET_NAME_LEN <= MAX_SOCKET_PATH
+}
 
 impl Scratch {
     pub(crate) fn new() -> Result<Scratch, String> {
         let cannot = |e: std::io::Error| format!("cannot create a scratch folder: {e}");
-        let dir = tempfile::Builder::new().prefix("agent-bundle-run-").tempdir().map_err(cannot)?;
+        let mut folder = tempfile::Builder::new();
+        // Private: the runtime's socket folder is in it (the runtime refuses one open to others).
+        folder.prefix("agent-bundle-run-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let dir = folder.tempdir().map_err(cannot)?;
         std::fs::create_dir(dir.path().join("work")).map_err(cannot)?;
-        Ok(Scratch(dir))
+        let sockets = match holds_sockets(&dir.path().join("runtime")) {
+            true => None,
+            false => Some(folder.tempdir_in("/tmp").map_err(cannot)?),
+        };
+        Ok(Scratch { dir, sockets })
+    }
+
+    /// The shared runtime's socket folder.
+    fn runtime_dir(&self) -> PathBuf {
+        self.sockets.as_ref().unwrap_or(&self.dir).path().join("runtime")
     }
 
     /// `node`, to be run in the working folder, finding the runtime's sockets here, without
@@ -506,7 +534,7 @@ impl Scratch {
     /// not pass here for reading what its host never sets.
     pub(crate) fn node(&self) -> Command {
         let mut command = Command::new("node");
-        command.current_dir(self.0.path().join("work")).env(RUNTIME_DIR_VAR, self.0.path().join("runtime"));
+        command.current_dir(self.dir.path().join("work")).env(RUNTIME_DIR_VAR, self.runtime_dir());
         for name in hosts::hook_env_names() {
             command.env_remove(name);
         }
@@ -520,7 +548,7 @@ impl Scratch {
         let mut command = self.node();
         for &(name, value) in hosts::table(target).hooks.as_ref().map_or(&[][..], |hooks| hooks.env) {
             let fresh = |name: &str| {
-                let folder = self.0.path().join(name);
+                let folder = self.dir.path().join(name);
                 std::fs::create_dir_all(&folder).map_err(|e| format!("cannot create a scratch folder: {e}"))?;
                 Ok::<_, String>(folder)
             };
@@ -528,7 +556,7 @@ impl Scratch {
                 HookEnv::PluginRoot => artifact.to_path_buf(),
                 HookEnv::PluginData => fresh("data")?,
                 HookEnv::HostHome => fresh("home")?,
-                HookEnv::ProjectDir => self.0.path().join("work"),
+                HookEnv::ProjectDir => self.dir.path().join("work"),
             };
             command.env(name, path);
         }

@@ -251,6 +251,29 @@ fn with_the_runtime_gone_a_route_without_fallback_exits_non_zero_and_answers_not
     refused("shared runtime unavailable");
 }
 
+/// A runtime folder another user made first, or one open to others, holds no runtime: the
+/// route's fallback answers, and its hook says why on stderr.
+#[test]
+fn a_runtime_folder_open_to_others_is_no_runtime_and_the_fallback_answers() {
+    let built = Built::new(support::example("routes"));
+    let open = tempfile::tempdir().unwrap();
+    fs::set_permissions(open.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = built.artifact().join(built.wrapper("prompt/submit"));
+    let input = payload(CLAUDE, "UserPromptSubmit").to_string();
+    let (code, stdout, stderr) =
+        node(&script, input.as_bytes(), &[("AGENT_BUNDLE_RUNTIME_DIR", open.path().to_str().unwrap())]);
+    assert_eq!(code, 0, "{stderr}");
+    let output: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(context(&output).ends_with("(prompt 1, event 1, standalone hook)."), "{output:#}");
+    let hook = script.file_name().unwrap().to_str().unwrap().trim_end_matches(".claude.mjs").to_owned();
+    let said = format!(
+        "agent-bundle hook {hook}: refusing the shared runtime: {} is accessible to other users: no runtime serves \
+         from it; the route renders standalone\n",
+        open.path().display()
+    );
+    assert_eq!(stderr, said);
+}
+
 /// A shared route that throws while rendering says where in its own source: the runtime
 /// reads its bundle's source map, as a wrapper does.
 #[test]
@@ -398,4 +421,50 @@ fn a_shared_route_follows_when_the_host_runs_the_runtime() {
     assert_eq!(code, 1, "{report:#}");
     let said: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| (&d["code"], &d["host"])).collect();
     assert_eq!(said, [(&json!("AB4817"), &json!("claude"))], "{report:#}");
+}
+
+/// `hooks simulate` and `validate` start the runtime in a socket folder of their own: under
+/// a `$TMPDIR` too deep for a socket address in it (macOS's per-user one), that folder goes
+/// under `/tmp`, as a host's runtime's does; both leave nothing behind.
+#[test]
+fn simulate_and_validate_start_the_runtime_under_a_tmpdir_too_deep_for_a_socket() {
+    // It says where its sockets are, and how open their folder's is.
+    let route = "import { Agent } from '@agent-bundle/runtime';\nimport { statSync } from 'node:fs';\n\
+                 export const config = { runtime: 'shared', fallback: 'standalone' };\n\
+                 const dir = process.env.AGENT_BUNDLE_RUNTIME_DIR ?? '';\n\
+                 export default () => <Agent.Context>{`${dir} ${(statSync(dir + '/..').mode & 0o777).toString(8)}`}</Agent.Context>;\n";
+    let built = Built::new(project(&[
+        ("agent-bundle.config.ts", "export default { plugin: { name: 'deep' }, targets: ['claude'] };"),
+        ("src/events/session/start.tsx", route),
+    ]));
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = tmp.path().join("y".repeat(40));
+    fs::create_dir(&deep).unwrap();
+    let run = |args: &[&str]| {
+        let output = support::bin().args(args).env("TMPDIR", &deep).current_dir(built.dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}{stderr}", String::from_utf8_lossy(&output.stdout));
+        output.stdout
+    };
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/tmp","source":"startup"}"#;
+    let simulated = run(&[
+        "hooks",
+        "simulate",
+        "--target",
+        "claude",
+        "--hook",
+        "event-route-session-start",
+        "--input",
+        input,
+        "--json",
+    ]);
+    let report: Value = serde_json::from_slice(&simulated).unwrap();
+    assert_eq!(report["renderedBy"], "shared", "{report:#}");
+    let said = report["result"]["additionalContext"].as_str().unwrap();
+    let (dir, mode) = said.split_once(' ').unwrap();
+    assert!(dir.starts_with("/tmp/agent-bundle-run-") && dir.ends_with("/runtime"), "{said}");
+    assert_eq!(mode, "700", "{said}");
+    assert!(!Path::new(dir).parent().unwrap().exists(), "{dir} is removed");
+    run(&["validate", "--artifact", "artifact", "--no-host-validation"]);
+    assert_eq!(fs::read_dir(&deep).unwrap().count(), 0, "the scratch folders are gone");
 }

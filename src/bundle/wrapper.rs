@@ -552,7 +552,9 @@ pub fn shared_route_epilogue(
     let runtime = serde_json::Value::from(RUNTIME_KEY);
     let ipc = serde_json::Value::from(IPC_KEY);
     let SharedCall { epoch, family, timeout_ms, startup_wait_ms } = *call;
-    let mut shared = serde_json::json!({ "epoch": epoch, "target": host, "family": family, "timeoutMs": timeout_ms });
+    let mut shared = serde_json::json!({
+        "hook": hook_name, "epoch": epoch, "target": host, "family": family, "timeoutMs": timeout_ms,
+    });
     if let Some(wait) = startup_wait_ms {
         shared["startupWaitMs"] = wait.into();
     }

@@ -22,7 +22,8 @@
 //   as an ES module.
 // - A message is at most 64 MiB, newline-terminated; one request per connection.
 // - Nothing is fabricated. The only fallback is the route's compiled standalone
-//   form, and only when no live socket exists (runtime-unavailable). A timeout, an
+//   form, and only when no live socket exists (runtime-unavailable; a directory
+//   refused as unsafe holds none, and is never connected to). A timeout, an
 //   epoch mismatch, an invalid message or a failed render is an error (the hook
 //   exits 1, which hosts read as a failed hook): stale code never answers.
 
@@ -172,7 +173,8 @@ function openSocket(net, shared) {
   const wait = process.argv.includes(NO_RUNTIME_FLAG) ? 0 : (shared.startupWaitMs ?? 0);
   const deadline = Date.now() + wait;
   const again = (error) => {
-    if (error.code !== "runtime-unavailable" || Date.now() >= deadline) throw error;
+    // (A refused directory stays refused: a runtime starting would refuse it too.)
+    if (error.code !== "runtime-unavailable" || error.refusedDir || Date.now() >= deadline) throw error;
     return new Promise((resolve) => setTimeout(resolve, STARTUP_POLL_MS).unref()).then(() =>
       connectOnce(net, shared).catch(again),
     );
@@ -226,7 +228,7 @@ function otherBuild(path) {
 /**
  * The handler of a shared route's wrapper: sends the validated envelope to the
  * runtime and returns the route's rendered result. `shared` is
- * `{ epoch, target, family, timeoutMs }`; `standalone(timeoutMs)` renders the route in
+ * `{ hook, epoch, target, family, timeoutMs }`; `standalone(timeoutMs)` renders the route in
  * this process within `timeoutMs` and is null when the route has no fallback; `connection` is
  * what `connectRuntime(shared)` returned when the wrapper started.
  *
@@ -246,9 +248,16 @@ export async function forwardRoute(shared, context, standalone, connection = con
   try {
     return await exchange(connection.socket, request, left(), shared);
   } catch (error) {
-    if (error.code === "runtime-unavailable" && standalone) return standalone(left());
-    throw error;
+    if (error.code !== "runtime-unavailable" || !standalone) throw error;
+    // Said, as it lasts until someone fixes the directory (a runtime refuses it too).
+    if (error.refusedDir) say(shared, `${error.message}: no runtime serves from it; the route renders standalone`);
+    return standalone(left());
   }
+}
+
+/** A line on the hook's stderr that does not fail it, as hook.mjs words its own. */
+function say(shared, message) {
+  process.stderr.write(`agent-bundle hook ${shared.hook}: ${message}\n`);
 }
 
 function socketFor(epoch, target) {
@@ -260,7 +269,12 @@ function socketFor(epoch, target) {
     throw runtimeError("runtime-unavailable", `shared runtime unavailable: ${dir} does not exist`);
   }
   const unsafe = unsafeDir(stat);
-  if (unsafe) throw runtimeError("runtime-failed", `refusing the shared runtime: ${dir} ${unsafe}`);
+  // Another user's directory, or one others may enter, holds no runtime of ours (a runtime
+  // refuses it) and whatever listens there is not asked: no runtime is live.
+  if (unsafe) {
+    const refused = runtimeError("runtime-unavailable", `refusing the shared runtime: ${dir} ${unsafe}`);
+    throw Object.assign(refused, { refusedDir: true });
+  }
   return endpoint(epoch, target, installRoot(process.argv[1]));
 }
 

@@ -17,8 +17,9 @@
 //   `{ status: "error", code: "epoch-mismatch" | "invalid-message" | "runtime-failed" }`.
 //
 // Ownership: one server owns a socket path at a time. A server that finds a
-// live owner stands by and probes about every second; a socket nobody answers
-// on is stale and reclaimed. The owner re-checks that the path is still its
+// live owner (it answers a status probe within PROBE_ANSWER_MS) stands by and
+// probes about every second; a socket nobody answers on (no listener, or one
+// stopped or hung) is taken over. The owner re-checks that the path is still its
 // own socket (by inode) and only ever removes its own.
 
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -40,10 +41,20 @@ import {
   unsafeDir,
 } from "./ipc.mjs";
 
-// MCP revisions this server speaks; it answers a client's own when listed.
-const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+// MCP revisions this server speaks, newest first; it answers a client's own when listed. Not
+// 2025-03-26, the one revision whose servers must take JSON-RPC batches, which this one
+// refuses (see `negotiated`).
+const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
+// How long an owner has to answer a status probe before a standby takes its socket over. A
+// stopped or hung owner still takes connections (the kernel's backlog does), so a probe must
+// be answered to count. A live owner answers within milliseconds unless its one thread is
+// busy: a 64 MiB request parses in about 1 s, hence the margin. A route that computes
+// synchronously for longer than this (which holds up every other hook already) loses the
+// socket to a standby, if another session has one; the owner stands by once it is free.
+const PROBE_ANSWER_MS = 3000;
+const STATUS_PROBE = `${JSON.stringify({ kind: "status", protocolVersion: PROTOCOL_VERSION })}\n`;
 // How long a connection may take to deliver its request line. A wrapper connects before
 // it reads its stdin, so this covers a host writing the envelope and the wrapper decoding
 // it: ~20 ms for 1 MiB, under 1 s for 32 such wrappers at once on 2 cores, about 1 s for one
@@ -63,9 +74,13 @@ const rendering = new AsyncLocalStorage();
  * `{ plugin, version, epoch, routes: [{ family, timeoutMs, load, specs: { <host>: SPEC } }] }`,
  * where `load()` returns the route module; `entry` is the URL of the bundle
  * (`import.meta.url`, which bundled modules cannot read), whose folder's parent
- * is the install root. `requestDeadlineMs` is for tests.
+ * is the install root. `requestDeadlineMs` and `probeAnswerMs` are for tests.
  */
-export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLINE_MS } = {}) {
+export async function serve(
+  runtime,
+  entry,
+  { requestDeadlineMs = REQUEST_DEADLINE_MS, probeAnswerMs = PROBE_ANSWER_MS } = {},
+) {
   // stdout carries MCP: hook.mjs, imported above, sends console output and
   // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
@@ -84,7 +99,7 @@ export async function serve(runtime, entry, { requestDeadlineMs = REQUEST_DEADLI
   const served = { runtime, target, routes, state, requestDeadlineMs, log };
   const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
   const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
-  const owner = new Owner(listener, path, log);
+  const owner = new Owner(listener, path, log, probeAnswerMs);
   try {
     await owner.start();
   } catch (error) {
@@ -153,7 +168,8 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   // Dropped unanswered when the request line is late (the wrapper reports the closed
   // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
   // Past the size cap the deadline stands, since the client has had its refusal.
-  const deadline = dropAfter(socket, requestDeadlineMs, `sent no request within ${requestDeadlineMs} ms`, log);
+  const why = `sent no request within ${requestDeadlineMs} ms`;
+  const requestIn = dropAfter(socket, requestDeadlineMs, why, log, { whileSending: true });
   // The reply ends only our side (the server is half-open, so a client may still be
   // writing when it arrives). Once it is flushed, a client that keeps its own side open
   // is given as long again to close it, then dropped: it would hold a descriptor for ever.
@@ -167,7 +183,7 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   readLine(
     socket,
     (line) => {
-      clearTimeout(deadline);
+      requestIn();
       handle(line, runtime, target, routes, state).then(reply, (error) =>
         refuse(REFUSALS.includes(error.code) ? error.code : "runtime-failed", error.message),
       );
@@ -176,15 +192,43 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   );
 }
 
-/** Destroys `socket` after `ms` unless it closed or the returned timer is cleared first. */
-function dropAfter(socket, ms, why, log) {
-  const timer = setTimeout(() => {
+/**
+ * Destroys `socket` `ms` from now unless it closed, or the returned `cancel` was called,
+ * first. The decision waits for the loop's poll phase (setImmediate): after a route held the
+ * loop past the deadline (a synchronous render), the expired timer runs before what the
+ * client sent meanwhile is read, and that must count. `whileSending`: bytes read then earn
+ * the connection as long again (a long request still arriving: the socket's buffer held only
+ * its first part).
+ */
+function dropAfter(socket, ms, why, log, { whileSending = false } = {}) {
+  let cancelled = false;
+  let heard = false;
+  const hear = () => {
+    heard = true;
+  };
+  const decide = () => {
+    if (cancelled) return;
+    if (whileSending && heard) return arm();
     log(`dropped a connection that ${why}`);
     socket.destroy();
-  }, ms);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
-  return timer;
+  };
+  let timer;
+  const arm = () => {
+    timer = setTimeout(() => {
+      heard = false;
+      setImmediate(decide);
+    }, ms);
+    timer.unref();
+  };
+  const cancel = () => {
+    cancelled = true;
+    clearTimeout(timer);
+    socket.off("data", hear);
+  };
+  if (whileSending) socket.on("data", hear);
+  socket.once("close", cancel);
+  arm();
+  return cancel;
 }
 
 async function handle(line, runtime, target, routes, state) {
@@ -276,8 +320,8 @@ function matchesWireSchema(request) {
 // path names by then (libuv unlinks by name). So a server whose path was taken over is
 // abandoned, never closed: it is unreachable, and the process exit closes its descriptor.
 class Owner {
-  constructor(listener, path, log) {
-    Object.assign(this, { listener, path, log, server: null, inode: null, timer: null, stopped: false });
+  constructor(listener, path, log, probeAnswerMs) {
+    Object.assign(this, { listener, path, log, probeAnswerMs, server: null, inode: null, timer: null, stopped: false });
   }
 
   async start() {
@@ -292,7 +336,8 @@ class Owner {
     else this.log(`${this.path} is owned by another process; standing by`);
   }
 
-  // Tries to own the socket path; true on success, false when a live owner holds it.
+  // Tries to own the socket path; true on success, false when a live owner holds it (then
+  // it probes again later).
   async claim() {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -302,11 +347,17 @@ class Owner {
         return true;
       } catch (error) {
         if (error.code !== "EADDRINUSE") throw error;
-        if (await isLive(this.path)) {
+        const probed = inodeOf(this.path);
+        const owner = await probeOwner(this.path, this.probeAnswerMs);
+        if (owner === "live") {
           this.schedule(() => this.probe());
           return false;
         }
-        removeStale(this.path);
+        if (owner === "silent") {
+          this.log(`the owner of ${this.path} did not answer a status probe within ${this.probeAnswerMs} ms (stopped or hung)`);
+        }
+        // Unless another server took the path meanwhile (its socket is probed next round).
+        removeStale(this.path, probed);
       }
     }
     throw new Error(`could not claim ${this.path}`);
@@ -340,12 +391,11 @@ class Owner {
     this.schedule(() => this.probe());
   }
 
-  // Standby: take the path over once its owner is gone.
+  // Standby: take the path over once its owner is gone or does not answer (claim probes it).
   async probe() {
     if (this.stopped) return;
-    if (await isLive(this.path)) return this.schedule(() => this.probe());
     try {
-      if (await this.claim()) this.log(`${this.path} was released by its owner; took it over`);
+      if (await this.claim()) this.log(`${this.path} had no live owner; took it over`);
     } catch (error) {
       this.log(`cannot take over ${this.path}: ${error.message}`);
       this.schedule(() => this.probe());
@@ -385,23 +435,51 @@ class Owner {
   }
 }
 
-function isLive(path) {
+/**
+ * Who holds the socket at `path`: "live" when it answers a status probe within `waitMs`,
+ * "gone" when nobody listens, "silent" when the connection is taken but nothing answers in
+ * time (a stopped or hung process: the kernel's backlog takes connections for it) or it is
+ * closed unanswered. Rejects on any other failure to connect.
+ */
+function probeOwner(path, waitMs) {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
-    socket.once("connect", () => {
+    let connected = false;
+    let done = false;
+    const settle = (outcome, error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
       socket.destroy();
-      resolve(true);
+      if (error) reject(error);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(() => settle("silent"), waitMs);
+    socket.once("connect", () => {
+      connected = true;
+      readLine(socket, (line) => settle(line === "" ? "silent" : "live"), () => settle("live"));
+      socket.end(STATUS_PROBE);
     });
-    socket.once("error", (error) => {
-      if (error.code === "ECONNREFUSED" || error.code === "ENOENT") resolve(false);
-      else reject(error);
+    socket.on("error", (error) => {
+      if (connected) settle("silent");
+      else if (error.code === "ECONNREFUSED" || error.code === "ENOENT") settle("gone");
+      else settle(null, error);
     });
   });
 }
 
-function removeStale(path) {
+function inodeOf(path) {
   try {
-    unlinkSync(path);
+    return lstatSync(path).ino;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the socket file at `path` if it is still the one whose inode is `inode`. */
+function removeStale(path, inode) {
+  try {
+    if (lstatSync(path).ino === inode) unlinkSync(path);
   } catch (error) {
     if (error.code !== "ENOENT") throw error;
   }
@@ -417,7 +495,7 @@ function serveMcp(runtime, shutdown, exit) {
   lines.on("line", (line) => {
     if (line.trim() === "") return;
     if (Buffer.byteLength(line) > MESSAGE_CAP) {
-      return write({ id: null, error: { code: -32600, message: "message exceeds 64 MiB" } });
+      return write(invalidRequest(null, "the message exceeds 64 MiB"));
     }
     let message;
     try {
@@ -437,20 +515,31 @@ function serveMcp(runtime, shutdown, exit) {
   process.once("SIGINT", stop);
 }
 
-// The JSON-RPC answer to one message, or null for a notification.
+// The JSON-RPC answer to one message, or null for a notification or a response (the client's
+// answer to a request, which this server never sends: a response is never answered).
 function mcpReply(runtime, message) {
+  // (A batch too: MCP 2025-06-18 dropped them, and no revision this server speaks has them.)
   if (message === null || typeof message !== "object" || Array.isArray(message) || message.jsonrpc !== "2.0") {
-    return { id: null, error: { code: -32600, message: "Invalid Request" } };
+    return invalidRequest(null, "not a JSON-RPC 2.0 message");
   }
   const { id, method, params } = message;
-  if (id === undefined || id === null) return null;
+  if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number") {
+    return invalidRequest(null, "an id is a string, a number or null");
+  }
+  if (method === undefined) {
+    const response = id !== undefined && ("result" in message || "error" in message);
+    return response ? null : invalidRequest(id ?? null, "no method");
+  }
+  if (typeof method !== "string") return invalidRequest(id ?? null, "the method is not a string");
+  if (id === undefined) return null;
+  // JSON-RPC takes a null id (discouraged), MCP does not: refused, rather than unanswered.
+  if (id === null) return invalidRequest(null, "an MCP request's id is a string or a number");
   switch (method) {
     case "initialize": {
-      const asked = params?.protocolVersion;
       return {
         id,
         result: {
-          protocolVersion: MCP_VERSIONS.includes(asked) ? asked : MCP_VERSIONS[0],
+          protocolVersion: negotiated(params?.protocolVersion),
           capabilities: { tools: {} },
           serverInfo: { name: `${runtime.plugin}-event-runtime`, version: runtime.version },
           instructions: "Hosts the plugin's shared event routes; it offers no tools.",
@@ -464,4 +553,18 @@ function mcpReply(runtime, message) {
     default:
       return { id, error: { code: -32601, message: `Method not found: ${method}` } };
   }
+}
+
+function invalidRequest(id, why) {
+  return { id, error: { code: -32600, message: `Invalid Request: ${why}` } };
+}
+
+// The revision to answer a client asking for `asked` with: its own when this server speaks it;
+// else the newest one it speaks that is older (a client of 2025-03-26 gets 2024-11-05, which it
+// most likely knows too, rather than a newer one it may not), else its newest. MCP lets a server
+// answer any revision it speaks; the client disconnects if it does not speak that one.
+function negotiated(asked) {
+  if (MCP_VERSIONS.includes(asked)) return asked;
+  const older = typeof asked === "string" ? MCP_VERSIONS.find((version) => version < asked) : undefined;
+  return older ?? MCP_VERSIONS[0];
 }

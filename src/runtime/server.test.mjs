@@ -80,6 +80,10 @@ const Route = async ({ canonical }) => {
     return [jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } }), jsx(Agent.Context, { children: "use trash" })];
   }
   if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
+  if (canonical.payload.toolInput.command === "spin") {
+    console.error("spinning");
+    for (const end = Date.now() + 1500; Date.now() < end; );
+  }
   if (canonical.payload.toolInput.command === "stray") {
     setTimeout(() => { throw new Error("stray timer"); }, 0);
     Promise.reject(new Error("stray rejection"));
@@ -90,25 +94,26 @@ const Route = async ({ canonical }) => {
 let artifacts = 0;
 
 /** Writes an artifact with the runtime and two wrappers (with and without fallback). */
-function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, startupWaitMs, spec = SPEC } = {}) {
+function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadlineMs, probeAnswerMs, startupWaitMs, spec = SPEC } = {}) {
   const root = join(workDir, `artifact-${++artifacts}`);
   mkdirSync(join(root, "mcp"), { recursive: true });
   mkdirSync(join(root, "hooks"), { recursive: true });
   const imports =
     `import { jsx } from ${url("jsx.mjs")};\nimport { Agent } from ${url("agent.mjs")};\n${ROUTE}\n`;
+  const options = JSON.stringify({ requestDeadlineMs, probeAnswerMs }); // (undefined ones are left out)
   writeFileSync(
     join(root, "mcp", "event-runtime.mjs"),
     `import { serve } from ${url("server.mjs")};\n${imports}` +
       `await serve({ plugin: "demo", version: "1.0.0", epoch: ${JSON.stringify(epoch)}, routes: [{ family: "tool/before", ` +
-      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(spec)} } }] }, import.meta.url` +
-      `${requestDeadlineMs === undefined ? "" : `, { requestDeadlineMs: ${requestDeadlineMs} }`});\n`,
+      `timeoutMs: ${timeoutMs}, load: () => ({ default: Route }), specs: { claude: ${JSON.stringify(spec)} } }] }, import.meta.url, ` +
+      `${options});\n`,
   );
   for (const fallback of [true, false]) {
     writeFileSync(
       join(root, "hooks", `route${fallback ? "-fallback" : ""}.mjs`),
       `import { runHook } from ${url("hook.mjs")};\nimport { renderRoute } from ${url("route.mjs")};\n` +
         `import { connectRuntime, forwardRoute } from ${url("ipc.mjs")};\n${imports}` +
-        `const SHARED = ${JSON.stringify({ epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
+        `const SHARED = ${JSON.stringify({ hook: spec.hook, epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(spec)}, () => (event, context) => forwardRoute(SHARED, context, ` +
         (fallback ? `(timeoutMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs })` : "null") +
@@ -215,6 +220,20 @@ function rawRequest(socketPath, text) {
   });
 }
 
+/** Connects now; `send(text)` later writes `text`, ends, and resolves with the parsed reply. */
+async function earlyClient(socketPath) {
+  const socket = connect(socketPath);
+  let data = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (d) => (data += d));
+  const answered = new Promise((resolve, reject) => {
+    socket.on("end", () => resolve(data === "" ? null : JSON.parse(data)));
+    socket.on("error", reject);
+  });
+  await new Promise((resolve) => socket.once("connect", resolve));
+  return { send: (text) => (socket.end(text), answered) };
+}
+
 /**
  * Connects, writes `text` if any, then waits (at most `giveUpMs`) for the runtime to close
  * the connection; resolves with what it answered and whether it closed first.
@@ -298,6 +317,27 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(closed.code, 1);
     assert.equal(closed.stdout, "");
     assert.match(closed.stderr, /handler failed: shared runtime unavailable: no live socket at /);
+  });
+
+  // Another user's directory (made ahead of the user's runtime) or one open to others holds no
+  // runtime: a guard with a fallback still judges the call, at once; one without fails.
+  test("a runtime directory open to others is no runtime: the fallback renders, saying why", async () => {
+    const root = artifact({ timeoutMs: 4000, startupWaitMs: 2000 });
+    const dir = freshRuntimeDir();
+    chmodSync(dir, 0o755);
+    const started = Date.now();
+    const fallback = await runWrapper(root, dir, { fallback: true });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(contextOf(fallback), /^call 1 seq 1 pid \d+$/);
+    assert.equal(
+      fallback.stderr,
+      `agent-bundle hook ${SPEC.hook}: refusing the shared runtime: ${dir} is accessible to other users: ` +
+        "no runtime serves from it; the route renders standalone\n",
+    );
+    assert.ok(Date.now() - started < 1500, "no wait for a runtime that cannot come");
+    const strict = await runWrapper(root, dir);
+    assert.deepEqual([strict.code, strict.stdout], [1, ""]);
+    assert.match(strict.stderr, /handler failed: refusing the shared runtime: \S+ is accessible to other users\n$/);
   });
 
   // Checked in the runtime as its wrapper checks it standalone: not changed by the reply's
@@ -493,6 +533,30 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.deepEqual(sockets(dir), []);
   });
 
+  // A stopped owner (SIGSTOP, Ctrl-Z) still takes connections, so only an answer counts: the
+  // standby takes over, and the owner, resumed, stands by. One busy rendering keeps its socket.
+  test("a standby takes over from an owner that does not answer its probe, not from a busy one", async () => {
+    const root = artifact({ timeoutMs: 5000, probeAnswerMs: 300 });
+    const dir = freshRuntimeDir();
+    const owner = await startServer(root, dir).ready;
+    const standby = await startServer(root, dir).ready;
+    assert.match(standby.stderr, /owned by another process; standing by/);
+    const slow = await runWrapper(root, dir, { command: "slow" }); // 2 s of probes meanwhile
+    assert.match(contextOf(slow), new RegExp(`pid ${owner.child.pid}$`));
+    assert.doesNotMatch(standby.stderr, /took it over/);
+    owner.child.kill("SIGSTOP");
+    await logged(standby, /did not answer a status probe within 300 ms \(stopped or hung\)/);
+    await logged(standby, /had no live owner; took it over/);
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${standby.child.pid}$`));
+    const [name] = sockets(dir);
+    owner.child.kill("SIGCONT");
+    await logged(owner, /was taken over; standing by/);
+    assert.equal(await stopServer(owner), 0);
+    assert.deepEqual(sockets(dir), [name], "the resumed owner leaves the new owner's socket");
+    assert.equal(await stopServer(standby), 0);
+    assert.deepEqual(sockets(dir), []);
+  });
+
   test("a route's stray error outside its render is reported and the runtime serves on", async () => {
     const root = artifact();
     const dir = freshRuntimeDir();
@@ -597,6 +661,31 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(replies[3].error.code, -32601);
   });
 
+  test("MCP: no method or an id of another type is an invalid request, a response is not answered", async () => {
+    const server = await startServer(artifact(), freshRuntimeDir()).ready;
+    const initialize = (id, protocolVersion) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, capabilities: {} } });
+    const messages = [
+      // 2025-03-26 servers must take batches, which this one refuses: it answers an older revision.
+      initialize(1, "2025-03-26"),
+      initialize(2, "2099-01-01"),
+      { jsonrpc: "2.0", id: 5 },
+      { jsonrpc: "2.0", id: 12, result: {} },
+      { jsonrpc: "2.0", id: 13, error: { code: -32601, message: "Method not found" } },
+      { jsonrpc: "2.0", id: { n: 1 }, method: "ping" },
+      { jsonrpc: "2.0", id: true, method: "ping" },
+      { jsonrpc: "2.0", id: null, method: "ping" },
+      [{ jsonrpc: "2.0", id: 20, method: "ping" }],
+      { jsonrpc: "2.0", id: "last", method: "ping" },
+    ];
+    server.child.stdin.end(messages.map((m) => JSON.stringify(m)).join("\n") + "\n");
+    assert.equal(await server.exited, 0);
+    const replies = server.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      replies.map((reply) => [reply.id, reply.result?.protocolVersion ?? reply.error?.code ?? reply.result]),
+      [[1, "2024-11-05"], [2, "2025-11-25"], [5, -32600], [null, -32600], [null, -32600], [null, -32600], [null, -32600], ["last", {}]],
+    );
+  });
+
   test("a connection that sends nothing is dropped unanswered after the deadline; others are served", async () => {
     const root = artifact({ requestDeadlineMs: 150 });
     const dir = freshRuntimeDir();
@@ -636,6 +725,29 @@ describe("shared runtime", { concurrency: 4 }, () => {
       socket.write("more\n");
     });
     assert.equal(failed, "EPIPE");
+    await stopServer(server);
+  });
+
+  // A route computing synchronously holds the loop past a connection's deadline while its
+  // request arrives: the request counts, whole or still coming (past the socket's buffer).
+  test("a request sent while a route held the loop past the deadline is answered", async () => {
+    const root = artifact({ requestDeadlineMs: 500, timeoutMs: 5000 });
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const path = join(dir, sockets(dir)[0]);
+    const small = await earlyClient(path);
+    const large = await earlyClient(path);
+    await new Promise((r) => setTimeout(r, 100)); // accepted: their deadlines run
+    const spin = rawRequest(path, `${JSON.stringify(request({ native: { ...FIXTURE, tool_input: { command: "spin" } } }))}\n`);
+    await logged(server, /spinning/);
+    const long = { ...FIXTURE, tool_input: { command: "x".repeat(3 * 1024 * 1024) } };
+    const replies = await Promise.all([
+      small.send(`${JSON.stringify(request())}\n`),
+      large.send(`${JSON.stringify(request({ native: long }))}\n`),
+      spin,
+    ]);
+    assert.deepEqual(replies.map((reply) => reply?.status), ["ok", "ok", "ok"], server.stderr);
+    assert.doesNotMatch(server.stderr, /dropped a connection/);
     await stopServer(server);
   });
 

@@ -1,7 +1,6 @@
 //! Monorepos: find every plugin project below a directory and build them all in parallel,
 //! on one thread pool (and one cache), each publishing on its own.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -146,13 +145,13 @@ fn repository_root(dir: &Path) -> Option<&Path> {
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
-/// found (`roots`) and the directories it watches outside them (`dirs`): a project's root
+/// found (`roots`) and the directories it watches outside them (`watched`): a project's root
 /// itself, a config file that appears where no project is or goes where one was, an ignore
-/// file anywhere, a folder outside every project (created, or one of `dirs` removed or
+/// file anywhere, a folder outside every project (created, or a watched one removed or
 /// renamed), or a manifest there (its folder becomes an artifact, or stops being one). A
 /// file outside the projects (code they share) holds no project, and an edited config
 /// changes none.
-pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
+pub fn changes_search(path: &Path, roots: &[PathBuf], watched: impl Fn(&Path) -> bool) -> bool {
     if roots.iter().any(|root| root == path) {
         // A project's folder itself: renamed, removed, or replaced by another.
         return true;
@@ -165,7 +164,7 @@ pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) 
     let outside = !roots.iter().any(|root| path.starts_with(root));
     IGNORE_FILES.contains(&&*name)
         || (outside && name == crate::emit::MANIFEST_FILE)
-        || (outside && std::fs::symlink_metadata(path).map_or_else(|_| dirs.contains(path), |m| m.is_dir()))
+        || (outside && std::fs::symlink_metadata(path).map_or_else(|_| watched(path), |m| m.is_dir()))
 }
 
 fn walk(dir: &Path) -> Walk {
@@ -490,8 +489,8 @@ mod tests {
         fs::write(plugin.join("src/agent-bundle.config.ts"), "").unwrap();
         // plugins/b was a project until its config went.
         let roots = [plugin.clone(), root.join("plugins/b")];
-        let watched = BTreeSet::from([root.join("shared"), root.join("old")]);
-        let changes = |path: &str| changes_search(&root.join(path), &roots, &watched);
+        let watched = std::collections::BTreeSet::from([root.join("shared"), root.join("old")]);
+        let changes = |path: &str| changes_search(&root.join(path), &roots, |dir| watched.contains(dir));
         assert!(!changes("shared/log.ts") && !changes("shared/gone.ts"), "shared code, there or not");
         assert!(changes("shared"), "a folder, where a project can appear");
         assert!(changes("old") && !changes("never-watched"), "a watched folder gone, not any path gone");

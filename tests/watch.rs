@@ -1000,3 +1000,42 @@ fn a_part_of_the_artifact_deleted_is_published_again() {
     assert_eq!(std::fs::read_to_string(artifact.join("notes.txt")).unwrap(), "mine\n");
     interrupt(child);
 }
+
+/// Projects one inside the other share the folders of the inner one: either dropped from
+/// the session leaves the other watched. The inner one's config gone and back, it is built
+/// again, and the outer one still sees the module it imports from the inner one's folder;
+/// the outer one's config gone, the inner one's edits still build it.
+#[test]
+fn a_nested_or_enclosing_project_dropped_leaves_the_other_one_watched() {
+    let dir = workspace_of_policies(&["outer", "outer/inner"]);
+    let (outer, inner) = (dir.path().join("outer"), dir.path().join("outer/inner"));
+    let tag = inner.join("shared/tag.ts");
+    std::fs::create_dir(tag.parent().unwrap()).unwrap();
+    std::fs::write(&tag, "export const tag = 'first tag';\n").unwrap();
+    let stop = outer.join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&stop).unwrap().replace("'policy: summarize", "tag + ': summarize");
+    std::fs::write(&stop, format!("import {{ tag }} from '../../inner/shared/tag.ts';\n{text}")).unwrap();
+    let (child, builds) = watching_workspace(dir.path(), 2);
+    let dropped = |project: &str| {
+        let gone = serde_json::json!({ "project": project, "dropped": true });
+        while next_build(&builds) != gone {}
+    };
+
+    let (config, kept) = (inner.join("agent-bundle.config.ts"), dir.path().join("kept-config.ts"));
+    std::fs::rename(&config, &kept).unwrap();
+    dropped("outer/inner");
+    std::fs::rename(&kept, &config).unwrap();
+    while next_build(&builds)["project"] != "outer/inner" {}
+    std::fs::write(&tag, "export const tag = 'second tag';\n").unwrap();
+    until_published(&builds, &outer.join("artifact"), "second tag");
+    edit_stop(&inner, "the inner one found again");
+    until_published(&builds, &inner.join("artifact"), "the inner one found again");
+
+    std::fs::remove_file(outer.join("agent-bundle.config.ts")).unwrap();
+    dropped("outer");
+    let inner_stop = inner.join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&inner_stop).unwrap();
+    std::fs::write(&inner_stop, text.replace("the inner one found again", "the outer one gone")).unwrap();
+    until_published(&builds, &inner.join("artifact"), "the outer one gone");
+    interrupt(child);
+}

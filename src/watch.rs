@@ -18,8 +18,9 @@
 //! the loader opens without following links and without blocking.
 //!
 //! A workspace session also watches the directories its project search lists outside the
-//! projects, and searches again when one changes (or a config or ignore file anywhere):
-//! a project that appears gets its first build, one that disappears is dropped. The search
+//! projects it builds (inside one `--filter` leaves out too), and searches again when one
+//! changes (or a config or ignore file anywhere): a project that appears gets its first
+//! build, one that disappears is dropped. The search
 //! lists first and watches after, so it walks again only when a directory it just watched
 //! changed since its listing (or is too new for its time to prove it did not). Projects
 //! share watches (one inside another, a folder two import from): each watch records the
@@ -338,7 +339,7 @@ fn watcher(sender: mpsc::Sender<Change>) -> io::Result<RecommendedWatcher> {
 }
 
 /// A workspace's project search, and the watches on the directories it lists outside the
-/// projects (inside them, the projects' own watches see a config file appear).
+/// projects it builds (inside them, the projects' own watches see a config file appear).
 struct Search<'a> {
     find: Box<dyn Fn() -> Found + 'a>,
     watches: Watches<()>,
@@ -372,8 +373,10 @@ impl Search<'_> {
         loop {
             pass += 1;
             let Found { projects, roots, dirs } = (self.find)();
-            let outside: Vec<Listed> =
-                dirs.into_iter().filter(|listed| !roots.iter().any(|root| listed.dir.starts_with(root))).collect();
+            // Inside a project it builds, the project's own watches see a config appear; inside
+            // one `--filter` leaves out, no session watches: the search does.
+            let built = |dir: &Path| projects.iter().any(|project| dir.starts_with(&project.root));
+            let outside: Vec<Listed> = dirs.into_iter().filter(|listed| !built(&listed.dir)).collect();
             self.roots = roots;
             // Stale watches go first: a renamed directory keeps its watch (see `forget_below`).
             let keep: BTreeSet<&PathBuf> = outside.iter().map(|listed| &listed.dir).collect();

@@ -1039,3 +1039,22 @@ fn a_nested_or_enclosing_project_dropped_leaves_the_other_one_watched() {
     until_published(&builds, &inner.join("artifact"), "the outer one gone");
     interrupt(child);
 }
+
+/// A project inside one that `--filter` leaves out has no session around it watching its
+/// folders: the search watches them, so its config gone and back, or a project copied in
+/// there, is found.
+#[test]
+fn a_project_inside_one_the_filter_leaves_out_is_found_again() {
+    let dir = workspace_of_policies(&["outer", "outer/inner"]);
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json", "--filter", "inner"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    let (config, kept) = (dir.path().join("outer/inner/agent-bundle.config.ts"), dir.path().join("kept-config.ts"));
+    std::fs::rename(&config, &kept).unwrap();
+    assert_eq!(next_build(&builds), serde_json::json!({ "project": "outer/inner", "dropped": true }));
+    std::fs::rename(&kept, &config).unwrap();
+    let found = next_build(&builds);
+    assert_eq!((&found["project"], &found["ok"]), (&Value::from("outer/inner"), &Value::Bool(true)), "{found:#}");
+    support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join("outer/more/inner"));
+    while next_build(&builds)["project"] != "outer/more/inner" {}
+    interrupt(child);
+}

@@ -362,8 +362,9 @@ pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Op
     };
     // A record is data: what it calls a warning is one, about one of the inputs (a build
     // answered by it shows the text of that file; a record naming `/etc/passwd` would print it).
-    let said_of_inputs =
-        |warning: &Diagnostic| !warning.is_error() && warning.file.as_ref().is_none_or(|file| inputs.contains_key(file));
+    let said_of_inputs = |warning: &Diagnostic| {
+        !warning.is_error() && warning.file.as_ref().is_none_or(|file| inputs.contains_key(file))
+    };
     if !warnings.iter().all(said_of_inputs) {
         return None;
     }
@@ -376,7 +377,8 @@ pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Op
 
 /// `text` as a decimal number written as SPEC.md has it: digits only, no leading zero.
 fn decimal(text: &str) -> Option<usize> {
-    let canonical = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
+    let canonical =
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
     canonical.then(|| text.parse().ok()).flatten()
 }
 
@@ -489,7 +491,8 @@ mod tests {
         let (small, large) = (Hash::of(b"small"), Hash::of(b"large"));
         let files = artifact(vec![7; 16]);
         record_published_artifact(&cache, &small, &files, &[]);
-        let restored = restore_artifact(&cache, &published_artifact(&cache, &small, &InputHashes::new()).unwrap()).unwrap();
+        let restored =
+            restore_artifact(&cache, &published_artifact(&cache, &small, &InputHashes::new()).unwrap()).unwrap();
         assert_eq!(restored.0, files);
         let mut unmarked = cache.probe_action(&small).unwrap();
         unmarked.values.remove("packEncoding");

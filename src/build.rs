@@ -1261,7 +1261,8 @@ mod tests {
         // The cache answers these inputs too, as a build would have recorded them.
         let hashes = actions::input_hashes(&loaded.inputs());
         let key = actions::artifact_key(&options.settings(), &hashes);
-        let published = actions::published_artifact(&options.cache, &key, &hashes).expect("the artifact action recorded");
+        let published =
+            actions::published_artifact(&options.cache, &key, &hashes).expect("the artifact action recorded");
         assert_eq!(published.clean, clean);
         let wrapper = output.compiled.files.keys().find(|path| path.ends_with(".mjs")).unwrap();
         std::fs::write(options.out_dir.join(wrapper), "edited").unwrap();

@@ -582,7 +582,10 @@ fn a_config_change_route_denying_a_policy_change_fails_the_hook() {
     let policy = changed("policy_settings");
     assert_eq!(policy.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&policy.stderr);
-    assert!(stderr.contains(r#"Claude Code ConfigChange ignores this outcome when source is "policy_settings""#), "{stderr}");
+    assert!(
+        stderr.contains(r#"Claude Code ConfigChange ignores this outcome when source is "policy_settings""#),
+        "{stderr}"
+    );
 }
 
 /// An outcome a host reads only under a condition fails the hook when the condition does not

@@ -455,7 +455,8 @@ fn a_throw_fails_every_module_of_its_unfinished_cycle() {
         ("src/c.mjs", "globalThis.order.push('c');\n"),
         ("src/d.mjs", "globalThis.order.push('d');\n"),
     ];
-    let expected = "{\"name\":\"default\",\"result\":[\"0 boom\",\"1 boom\",\"2 ok\",\"3 ok\",\"d\",\"b\",\"c\",\"a\"]}\n";
+    let expected =
+        "{\"name\":\"default\",\"result\":[\"0 boom\",\"1 boom\",\"2 ok\",\"3 ok\",\"d\",\"b\",\"c\",\"a\"]}\n";
     assert_runs_as_in_node(&files, "src/main.mjs", expected);
 }
 

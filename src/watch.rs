@@ -70,6 +70,9 @@ pub struct WatchBuild<'a> {
     pub artifact_in_place: bool,
     /// Whether the artifact (or a part of it) went since the last build: published again.
     pub artifact_went: bool,
+    /// Whether the artifact's path leads elsewhere since the last build (its link pointed
+    /// elsewhere, removed or made): published there.
+    pub artifact_moved: bool,
     /// Whether something that is no input changed in a payload (a link came or went).
     pub payload_changed: bool,
     /// How many queries salsa executed (the rest were reused).
@@ -94,6 +97,7 @@ impl WatchBuild<'_> {
         self.says_nothing_new
             && !self.initial
             && !self.artifact_went
+            && !self.artifact_moved
             && !self.payload_changed
             && self.queries_executed == 0
             && self.published().is_some_and(|published| !published.changed())
@@ -434,6 +438,13 @@ struct Session {
     said: Option<Vec<crate::diagnostics::Diagnostic>>,
 }
 
+/// What a session with its artifact at `out_dir` never reads: the artifact, what a publish
+/// makes beside it, and the files the session's output goes to.
+fn outputs(out_dir: &Path) -> Vec<PathBuf> {
+    let publishing = crate::emit::publish::byproducts(out_dir);
+    std::iter::once(out_dir.to_owned()).chain(publishing).chain(own_output_files()).collect()
+}
+
 /// The regular files this process writes its output to (`watch > watch.log`, in the
 /// project): read as inputs, each line a build printed would start another build.
 fn own_output_files() -> Vec<PathBuf> {
@@ -445,8 +456,7 @@ impl Session {
     fn new(options: BuildOptions) -> Self {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
-        let publishing = crate::emit::publish::byproducts(&options.out_dir);
-        let exclude = std::iter::once(options.out_dir.clone()).chain(publishing).chain(own_output_files()).collect();
+        let exclude = outputs(&options.out_dir);
         let loaded = LoadedProject::new(db, options.root.clone());
         let unreported = BTreeSet::new();
         Session {
@@ -519,7 +529,33 @@ impl Session {
         let damaged = std::cell::OnceCell::new();
         let artifact_damaged =
             |path: &PathBuf| path.starts_with(out_dir) && *damaged.get_or_init(|| self.artifact_damaged());
-        batch.iter().filter(|path| input(path) || artifact_gone(path) || artifact_damaged(path)).cloned().collect()
+        let changes = |path: &&PathBuf| {
+            input(path) || artifact_gone(path) || artifact_damaged(path) || self.artifact_moves_at(path)
+        };
+        batch.iter().filter(changes).cloned().collect()
+    }
+
+    /// Whether `path` is the artifact's path as named, and leads elsewhere now than where
+    /// the session publishes (a link pointed elsewhere, removed or made). Asked of an event
+    /// there only, so a session pays nothing for it otherwise.
+    fn artifact_moves_at(&self, path: &Path) -> bool {
+        path == self.options.out_dir_as_named && crate::emit::publish::artifact_dir(path) != self.options.out_dir
+    }
+
+    /// Publishes where the artifact's path leads now, if that changed; the artifact where it
+    /// led before is left as it is, no longer the session's. Its watches start over as a new
+    /// session's do (the old artifact's folders and parent are no longer its own): it reads
+    /// the project whole, watching again what it reads, since what it leaves out changed.
+    fn follow_artifact_again(&mut self, watches: &Mutex<Watches<SessionId>>) -> bool {
+        let out_dir = crate::emit::publish::artifact_dir(&self.options.out_dir_as_named);
+        if out_dir == self.options.out_dir {
+            return false;
+        }
+        watches.lock().expect("no panics while locked").release(self.id);
+        self.exclude = outputs(&out_dir);
+        self.options.out_dir = out_dir;
+        (self.published, self.manifest, self.read_whole) = (Vec::new(), None, true);
+        true
     }
 
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
@@ -589,6 +625,7 @@ impl Session {
         let id = self.id;
         let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(id, dir);
         let initial = !self.built;
+        let artifact_moved = changed.contains(&self.options.out_dir_as_named) && self.follow_artifact_again(watches);
         let out_dir = &self.options.out_dir;
         let root = &self.options.root;
         // (The artifact itself, what it holds, or a folder between it and the project.)
@@ -640,10 +677,13 @@ impl Session {
             // Gone with its watch: its parent says when it comes back.
             watch(parent);
         }
-        if let Some(parent) = self.options.out_dir.parent() {
-            // The artifact's parent says when it is removed, where no input walk watches it:
-            // outside the project, or in a folder the walk skips (`target/plugin`).
-            watch(parent);
+        // The artifact's parent says when it is removed, where no input walk watches it:
+        // outside the project, or in a folder the walk skips (`target/plugin`); the folder of
+        // its name, when a link there is pointed elsewhere or removed.
+        for artifact in [&self.options.out_dir, &self.options.out_dir_as_named] {
+            if let Some(parent) = artifact.parent() {
+                watch(parent);
+            }
         }
         if let Ok(output) = &output
             && output.published.is_some()
@@ -669,6 +709,7 @@ impl Session {
             changed,
             artifact_in_place: self.artifact_in_place(),
             artifact_went,
+            artifact_moved,
             payload_changed,
             output,
             initial,
@@ -844,7 +885,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("artifact");
         let cache = Arc::new(crate::cache::Cache::disabled());
-        let options = BuildOptions { root: dir.path().to_owned(), config: None, targets: None, out_dir, cache };
+        let (root, out_dir_as_named) = (dir.path().to_owned(), out_dir.clone());
+        let options = BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache };
         let session = Session::new(options);
         assert!(session.read_whole);
         let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);

@@ -1058,3 +1058,37 @@ fn a_project_inside_one_the_filter_leaves_out_is_found_again() {
     while next_build(&builds)["project"] != "outer/more/inner" {}
     interrupt(child);
 }
+
+/// Points the symbolic link `link` at `target` in one step, as `ln -sfn` does.
+fn repoint(link: &Path, target: &Path) {
+    let made = link.with_extension("new");
+    std::os::unix::fs::symlink(target, &made).unwrap();
+    std::fs::rename(&made, link).unwrap();
+}
+
+/// An artifact folder that is a symbolic link is published where it points: pointed
+/// elsewhere during a session, there (the old target is left as it was); removed, as a
+/// folder of its own in its place.
+#[test]
+fn an_artifact_link_pointed_elsewhere_or_removed_is_followed_again() {
+    let dir = support::example("policy");
+    let targets = tempfile::tempdir().unwrap();
+    let (one, two) = (targets.path().join("one/plug"), targets.path().join("two/plug"));
+    let link = dir.path().join("artifact");
+    std::os::unix::fs::symlink(&one, &link).unwrap();
+    let (child, builds) = watching(dir.path());
+    let first = artifact_files(&one);
+
+    repoint(&link, &two);
+    let moved = next_build(&builds);
+    assert_eq!((&moved["ok"], &moved["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{moved:#}");
+    assert_eq!(artifact_files(&two), first);
+    edit_stop(dir.path(), "published at the new target");
+    until_published(&builds, &two, "published at the new target");
+    assert_eq!(artifact_files(&one), first, "the old target is left as it was");
+
+    std::fs::remove_file(&link).unwrap();
+    until_published(&builds, &link, "published at the new target");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_dir(), "a folder in the link's place");
+    interrupt(child);
+}

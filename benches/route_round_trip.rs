@@ -103,6 +103,7 @@ fn build_route(dir: &Path, runtime: &str) -> BuiltRoute {
         config: None,
         targets: None,
         out_dir: dir.join("artifact"),
+        out_dir_as_named: dir.join("artifact"),
         cache: std::sync::Arc::new(agent_bundle::cache::Cache::disabled()),
     };
     let output = build(&options).unwrap();

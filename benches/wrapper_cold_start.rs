@@ -28,6 +28,7 @@ fn main() {
         config: None,
         targets: None,
         out_dir: work.path().join("artifact"),
+        out_dir_as_named: work.path().join("artifact"),
         cache: std::sync::Arc::new(agent_bundle::cache::Cache::disabled()),
     };
     let output = build(&options).unwrap();

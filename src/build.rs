@@ -32,8 +32,12 @@ pub struct BuildOptions {
     /// `--target`, replacing the config's targets.
     pub targets: Option<Vec<Target>>,
     /// Artifact directory (absolute; a symbolic link already followed, see
-    /// [`crate::emit::publish::followed`]).
+    /// [`crate::emit::publish::artifact_dir`]).
     pub out_dir: PathBuf,
+    /// The artifact directory as asked for (`<root>/artifact`, `--out`; its folders resolved,
+    /// itself not followed): where `out_dir` is reached from. A watch session follows it
+    /// again when it changes (a link pointed elsewhere or removed).
+    pub out_dir_as_named: PathBuf,
     /// The content-addressed cache the stages read and fill (`Cache::disabled()` for none).
     pub cache: Arc<Cache>,
 }
@@ -1245,6 +1249,7 @@ mod tests {
             config: None,
             targets: None,
             out_dir: root.join("artifact"),
+            out_dir_as_named: root.join("artifact"),
             cache: Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap()),
         };
         let mut loaded = LoadedProject::new(Database::new(), root.clone());

@@ -18,10 +18,13 @@
 //! the loader opens without following links and without blocking.
 //!
 //! A workspace session also watches the directories its project search lists outside the
-//! projects, and searches again when one changes (or a config or ignore file anywhere):
-//! a project that appears gets its first build, one that disappears is dropped. The search
+//! projects it builds (inside one `--filter` leaves out too), and searches again when one
+//! changes (or a config or ignore file anywhere): a project that appears gets its first
+//! build, one that disappears is dropped. The search
 //! lists first and watches after, so it walks again only when a directory it just watched
-//! changed since its listing (or is too new for its time to prove it did not).
+//! changed since its listing (or is too new for its time to prove it did not). Projects
+//! share watches (one inside another, a folder two import from): each watch records the
+//! projects that need it, and one dropped releases only those no other project needs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -67,6 +70,9 @@ pub struct WatchBuild<'a> {
     pub artifact_in_place: bool,
     /// Whether the artifact (or a part of it) went since the last build: published again.
     pub artifact_went: bool,
+    /// Whether the artifact's path leads elsewhere since the last build (its link pointed
+    /// elsewhere, removed or made): published there.
+    pub artifact_moved: bool,
     /// Whether something that is no input changed in a payload (a link came or went).
     pub payload_changed: bool,
     /// How many queries salsa executed (the rest were reused).
@@ -91,6 +97,7 @@ impl WatchBuild<'_> {
         self.says_nothing_new
             && !self.initial
             && !self.artifact_went
+            && !self.artifact_moved
             && !self.payload_changed
             && self.queries_executed == 0
             && self.published().is_some_and(|published| !published.changed())
@@ -167,7 +174,7 @@ pub fn watch(
 ) -> io::Result<()> {
     let (sender, events) = mpsc::channel::<Change>();
     install_interrupt_handler(sender.clone())?;
-    let inputs = Mutex::new(Watches::new(watcher(sender.clone())?));
+    let inputs = Mutex::new(Watches::<SessionId>::new(watcher(sender.clone())?));
     let (mut sessions, mut search) = match projects {
         Projects::One(options) => (vec![Session::new(options)], None),
         Projects::Found(find) => {
@@ -180,26 +187,19 @@ pub fn watch(
     loop {
         let mut dropped = Vec::new();
         if let Some(search) = search.as_mut()
-            && (batch.rescan
-                || batch.search
-                || batch
-                    .paths
-                    .iter()
-                    .any(|path| crate::workspace::changes_search(path, &search.roots, &search.watches.dirs)))
+            && (batch.rescan || batch.search || batch.paths.iter().any(|path| search.changes_at(path)))
         {
             dropped = follow(search.run()?, &mut sessions, &inputs);
         }
         if batch.rescan {
             sessions.iter_mut().for_each(Session::read_all_again);
         }
-        let artifacts: Vec<PathBuf> =
-            batch.paths.iter().filter(|path| sessions.iter().any(|s| s.skips_artifact_at(path))).cloned().collect();
-        inputs.lock().expect("no panics while locked").watch_again(&artifacts);
+        watch_swapped_artifacts_again(&batch.paths, &sessions, &inputs);
         let changed: Vec<Vec<PathBuf>> = sessions.iter().map(|session| session.changes_among(&batch.paths)).collect();
         let due = |session: &Session, paths: &Vec<PathBuf>| !session.built || session.rescan || !paths.is_empty();
         if sessions.iter().zip(&changed).any(|(session, paths)| due(session, paths)) {
             let started = Instant::now();
-            inputs.lock().expect("no panics while locked").forget_below(&changed.concat());
+            forget_changed(&sessions, &changed, &inputs);
             let builds: Vec<_> = pool.install(|| {
                 sessions
                     .par_iter_mut()
@@ -231,16 +231,44 @@ pub fn watch(
     }
 }
 
+/// Stops watching the directories at or below what changed (see `Watches::forget_below`):
+/// each session that builds for a path watches again what it reads there now, and the
+/// others keep their watches there (a project inside another, a folder two import from).
+fn forget_changed(sessions: &[Session], changed: &[Vec<PathBuf>], inputs: &Mutex<Watches<SessionId>>) {
+    let mut inputs = inputs.lock().expect("no panics while locked");
+    let forgotten = inputs.forget_below(&changed.concat());
+    let reads_again = |holder: SessionId, dir: &Path| {
+        let paths = sessions.iter().zip(changed).find(|(session, _)| session.id == holder).map(|(_, paths)| paths);
+        paths.is_some_and(|paths| paths.iter().any(|path| dir.starts_with(path)))
+    };
+    inputs.restore(forgotten, |holder, dir| !reads_again(holder, dir));
+}
+
+/// Watches anew each built artifact among `paths` that a project's walk skips and watches
+/// (another build swapped it in, and its watch went with the folder it replaced).
+fn watch_swapped_artifacts_again(paths: &[PathBuf], sessions: &[Session], inputs: &Mutex<Watches<SessionId>>) {
+    for path in paths {
+        let skipping: Vec<SessionId> =
+            sessions.iter().filter(|session| session.skips_artifact_at(path)).map(|session| session.id).collect();
+        if !skipping.is_empty() {
+            inputs.lock().expect("no panics while locked").watch_again(path, skipping);
+        }
+    }
+}
+
 /// Makes the sessions the projects a search `found`: a new one gets a session (and its
-/// first build), a gone one loses its session and its watches. Returns the gone ones' roots.
-fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches>) -> Vec<PathBuf> {
-    let gone: Vec<PathBuf> = sessions
-        .iter()
-        .map(|s| s.options.root.clone())
-        .filter(|root| !found.iter().any(|options| options.root == *root))
-        .collect();
-    sessions.retain(|s| !gone.contains(&s.options.root));
-    inputs.lock().expect("no panics while locked").forget_below(&gone);
+/// first build), a gone one loses its session and the watches no other one needs. Returns
+/// the gone ones' roots.
+fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches<SessionId>>) -> Vec<PathBuf> {
+    let (gone, kept): (Vec<Session>, Vec<Session>) =
+        std::mem::take(sessions).into_iter().partition(|s| !found.iter().any(|options| options.root == s.options.root));
+    *sessions = kept;
+    let mut inputs = inputs.lock().expect("no panics while locked");
+    for session in &gone {
+        inputs.release(session.id);
+    }
+    drop(inputs);
+    let gone: Vec<PathBuf> = gone.into_iter().map(|session| session.options.root).collect();
     let new: Vec<Session> = found
         .into_iter()
         .filter(|options| !sessions.iter().any(|s| s.options.root == options.root))
@@ -315,10 +343,10 @@ fn watcher(sender: mpsc::Sender<Change>) -> io::Result<RecommendedWatcher> {
 }
 
 /// A workspace's project search, and the watches on the directories it lists outside the
-/// projects (inside them, the projects' own watches see a config file appear).
+/// projects it builds (inside them, the projects' own watches see a config file appear).
 struct Search<'a> {
     find: Box<dyn Fn() -> Found + 'a>,
-    watches: Watches,
+    watches: Watches<()>,
     /// Every project root the last search found.
     roots: Vec<PathBuf>,
 }
@@ -328,6 +356,11 @@ struct Search<'a> {
 const SEARCH_PASSES: usize = 3;
 
 impl Search<'_> {
+    /// Whether a change at `path` can change what the search finds.
+    fn changes_at(&self, path: &Path) -> bool {
+        crate::workspace::changes_search(path, &self.roots, |dir| self.watches.is_watched(dir))
+    }
+
     /// Whether the folder at `path`, inside a project, holds a project the last search did
     /// not find: one moved or copied in whole, whose config file made no event of its own.
     fn finds_new_project(&self, path: &Path) -> bool {
@@ -344,16 +377,18 @@ impl Search<'_> {
         loop {
             pass += 1;
             let Found { projects, roots, dirs } = (self.find)();
-            let outside: Vec<Listed> =
-                dirs.into_iter().filter(|listed| !roots.iter().any(|root| listed.dir.starts_with(root))).collect();
+            // Inside a project it builds, the project's own watches see a config appear; inside
+            // one `--filter` leaves out, no session watches: the search does.
+            let built = |dir: &Path| projects.iter().any(|project| dir.starts_with(&project.root));
+            let outside: Vec<Listed> = dirs.into_iter().filter(|listed| !built(&listed.dir)).collect();
             self.roots = roots;
             // Stale watches go first: a renamed directory keeps its watch (see `forget_below`).
             let keep: BTreeSet<&PathBuf> = outside.iter().map(|listed| &listed.dir).collect();
-            let stale: Vec<PathBuf> = self.watches.dirs.iter().filter(|dir| !keep.contains(dir)).cloned().collect();
+            let stale: Vec<PathBuf> = self.watches.dirs.keys().filter(|dir| !keep.contains(dir)).cloned().collect();
             self.watches.forget_below(&stale);
-            let new: Vec<&Listed> = outside.iter().filter(|listed| !self.watches.dirs.contains(&listed.dir)).collect();
+            let new: Vec<&Listed> = outside.iter().filter(|listed| !self.watches.is_watched(&listed.dir)).collect();
             for listed in &new {
-                self.watches.add(&listed.dir);
+                self.watches.add((), &listed.dir);
             }
             if let Some(error) = self.watches.failure.take() {
                 return Err(error);
@@ -365,8 +400,14 @@ impl Search<'_> {
     }
 }
 
+/// What tells a project's session from every other of the process, whose watches it holds.
+type SessionId = usize;
+
+static NEXT_SESSION_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// One project of a watch session: its database and inputs, kept between builds.
 struct Session {
+    id: SessionId,
     options: BuildOptions,
     /// Whether the project had its first build (a failed one too: after that it builds
     /// again at its next change).
@@ -397,6 +438,13 @@ struct Session {
     said: Option<Vec<crate::diagnostics::Diagnostic>>,
 }
 
+/// What a session with its artifact at `out_dir` never reads: the artifact, what a publish
+/// makes beside it, and the files the session's output goes to.
+fn outputs(out_dir: &Path) -> Vec<PathBuf> {
+    let publishing = crate::emit::publish::byproducts(out_dir);
+    std::iter::once(out_dir.to_owned()).chain(publishing).chain(own_output_files()).collect()
+}
+
 /// The regular files this process writes its output to (`watch > watch.log`, in the
 /// project): read as inputs, each line a build printed would start another build.
 fn own_output_files() -> Vec<PathBuf> {
@@ -408,11 +456,11 @@ impl Session {
     fn new(options: BuildOptions) -> Self {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::with_query_log(log.clone()).with_cache(options.cache.clone());
-        let publishing = crate::emit::publish::byproducts(&options.out_dir);
-        let exclude = std::iter::once(options.out_dir.clone()).chain(publishing).chain(own_output_files()).collect();
+        let exclude = outputs(&options.out_dir);
         let loaded = LoadedProject::new(db, options.root.clone());
         let unreported = BTreeSet::new();
         Session {
+            id: NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed),
             options,
             built: false,
             read_whole: true,
@@ -481,7 +529,33 @@ impl Session {
         let damaged = std::cell::OnceCell::new();
         let artifact_damaged =
             |path: &PathBuf| path.starts_with(out_dir) && *damaged.get_or_init(|| self.artifact_damaged());
-        batch.iter().filter(|path| input(path) || artifact_gone(path) || artifact_damaged(path)).cloned().collect()
+        let changes = |path: &&PathBuf| {
+            input(path) || artifact_gone(path) || artifact_damaged(path) || self.artifact_moves_at(path)
+        };
+        batch.iter().filter(changes).cloned().collect()
+    }
+
+    /// Whether `path` is the artifact's path as named, and leads elsewhere now than where
+    /// the session publishes (a link pointed elsewhere, removed or made). Asked of an event
+    /// there only, so a session pays nothing for it otherwise.
+    fn artifact_moves_at(&self, path: &Path) -> bool {
+        path == self.options.out_dir_as_named && crate::emit::publish::artifact_dir(path) != self.options.out_dir
+    }
+
+    /// Publishes where the artifact's path leads now, if that changed; the artifact where it
+    /// led before is left as it is, no longer the session's. Its watches start over as a new
+    /// session's do (the old artifact's folders and parent are no longer its own): it reads
+    /// the project whole, watching again what it reads, since what it leaves out changed.
+    fn follow_artifact_again(&mut self, watches: &Mutex<Watches<SessionId>>) -> bool {
+        let out_dir = crate::emit::publish::artifact_dir(&self.options.out_dir_as_named);
+        if out_dir == self.options.out_dir {
+            return false;
+        }
+        watches.lock().expect("no panics while locked").release(self.id);
+        self.exclude = outputs(&out_dir);
+        self.options.out_dir = out_dir;
+        (self.published, self.manifest, self.read_whole) = (Vec::new(), None, true);
+        true
     }
 
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
@@ -507,7 +581,7 @@ impl Session {
     /// deleted is published again. (Unwatched before each build: a publish swaps the folders
     /// away, and the watcher, which keys its watches by path, would drop the new ones when it
     /// saw the old ones go.)
-    fn watch_artifact(&self, watches: &Mutex<Watches>) {
+    fn watch_artifact(&self, watches: &Mutex<Watches<SessionId>>) {
         let out_dir = &self.options.out_dir;
         let mut folders: BTreeSet<&Path> = self.published.iter().filter_map(|(path, _)| path.parent()).collect();
         // (And the folders between them and the artifact's root.)
@@ -516,7 +590,7 @@ impl Session {
         }
         let mut watches = watches.lock().expect("no panics while locked");
         for folder in folders {
-            watches.add(folder);
+            watches.add(self.id, folder);
         }
     }
 
@@ -544,12 +618,14 @@ impl Session {
 
     /// Reads the project (all of it on its first build, else only `changed`), then builds
     /// and publishes it. Every directory the reading lists is watched first.
-    fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches>) -> WatchBuild<'_> {
+    fn build(&mut self, changed: &[PathBuf], watches: &Mutex<Watches<SessionId>>) -> WatchBuild<'_> {
         let started = Instant::now();
         self.log.lock().expect("query log lock").clear();
         let settings = self.options.settings();
-        let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(dir);
+        let id = self.id;
+        let mut watch = |dir: &Path| watches.lock().expect("no panics while locked").add(id, dir);
         let initial = !self.built;
+        let artifact_moved = changed.contains(&self.options.out_dir_as_named) && self.follow_artifact_again(watches);
         let out_dir = &self.options.out_dir;
         let root = &self.options.root;
         // (The artifact itself, what it holds, or a folder between it and the project.)
@@ -573,7 +649,8 @@ impl Session {
         };
         let read = project.is_ok();
         let cache_before = self.options.cache.stats();
-        watches.lock().expect("no panics while locked").forget_below(std::slice::from_ref(&self.options.out_dir));
+        let artifact_watches =
+            watches.lock().expect("no panics while locked").forget_below(std::slice::from_ref(&self.options.out_dir));
         let last = self.clean.take().map(|(_, files)| files);
         let output = project.and_then(|project| {
             build::compile_and_publish(&mut self.loaded, project, &self.options, &mut watch, last.as_ref())
@@ -600,10 +677,13 @@ impl Session {
             // Gone with its watch: its parent says when it comes back.
             watch(parent);
         }
-        if let Some(parent) = self.options.out_dir.parent() {
-            // The artifact's parent says when it is removed, where no input walk watches it:
-            // outside the project, or in a folder the walk skips (`target/plugin`).
-            watch(parent);
+        // The artifact's parent says when it is removed, where no input walk watches it:
+        // outside the project, or in a folder the walk skips (`target/plugin`); the folder of
+        // its name, when a link there is pointed elsewhere or removed.
+        for artifact in [&self.options.out_dir, &self.options.out_dir_as_named] {
+            if let Some(parent) = artifact.parent() {
+                watch(parent);
+            }
         }
         if let Ok(output) = &output
             && output.published.is_some()
@@ -613,6 +693,8 @@ impl Session {
         if self.artifact_in_place() {
             self.watch_artifact(watches);
         }
+        // Another project's walk watches this artifact too (this one lies inside it).
+        watches.lock().expect("no panics while locked").restore(artifact_watches, |holder, _| holder != id);
         let changed =
             if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
         let said = output
@@ -627,6 +709,7 @@ impl Session {
             changed,
             artifact_in_place: self.artifact_in_place(),
             artifact_went,
+            artifact_moved,
             payload_changed,
             output,
             initial,
@@ -637,27 +720,42 @@ impl Session {
     }
 }
 
-/// The directories being watched, each without its subdirectories.
-struct Watches {
+/// The directories being watched, each without its subdirectories, with the holders that
+/// need each watch (the projects' sessions; the project search has watches of its own): a
+/// folder can be two projects' (one inside the other, a folder both import from), and a
+/// project that goes must leave the other's watches in place.
+struct Watches<Holder> {
     watcher: RecommendedWatcher,
-    dirs: BTreeSet<PathBuf>,
+    dirs: BTreeMap<PathBuf, BTreeSet<Holder>>,
     /// The first directory that could not be watched: the session stops rather than miss
     /// the edits made there.
     failure: Option<io::Error>,
 }
 
-impl Watches {
+/// Directories no longer watched, each with the holders that needed it.
+type Forgotten<Holder> = Vec<(PathBuf, BTreeSet<Holder>)>;
+
+impl<Holder: Ord + Copy> Watches<Holder> {
     fn new(watcher: RecommendedWatcher) -> Self {
-        Watches { watcher, dirs: BTreeSet::new(), failure: None }
+        Watches { watcher, dirs: BTreeMap::new(), failure: None }
     }
 
-    fn add(&mut self, dir: &Path) {
-        if self.failure.is_some() || self.dirs.contains(dir) {
+    fn is_watched(&self, dir: &Path) -> bool {
+        self.dirs.contains_key(dir)
+    }
+
+    /// Watches `dir` for `holder`.
+    fn add(&mut self, holder: Holder, dir: &Path) {
+        if let Some(holders) = self.dirs.get_mut(dir) {
+            holders.insert(holder);
+            return;
+        }
+        if self.failure.is_some() {
             return;
         }
         match self.watcher.watch(dir, RecursiveMode::NonRecursive) {
             Ok(()) => {
-                self.dirs.insert(dir.to_owned());
+                self.dirs.insert(dir.to_owned(), BTreeSet::from([holder]));
             }
             // Gone before it could be watched: its removal is an event of its parent.
             Err(_) if !dir.is_dir() => {}
@@ -667,36 +765,69 @@ impl Watches {
                 if error.kind() == io::ErrorKind::PermissionDenied =>
             {
                 if let Some(parent) = dir.parent() {
-                    self.add(parent);
+                    self.add(holder, parent);
                 }
             }
             Err(error) => self.failure = Some(watch_error(dir, &error)),
         }
     }
 
-    /// Watches `dirs` anew: each was replaced (an artifact a new build swapped in), and its
-    /// watch went with the folder it was on.
-    fn watch_again(&mut self, dirs: &[PathBuf]) {
-        self.forget_below(dirs);
-        for dir in dirs {
-            self.add(dir);
+    /// Watches again each directory `forgotten` for those of its holders that `keeps`: what
+    /// is at its path now.
+    fn restore(&mut self, forgotten: Forgotten<Holder>, keeps: impl Fn(Holder, &Path) -> bool) {
+        for (dir, holders) in forgotten {
+            for holder in holders.into_iter().filter(|holder| keeps(*holder, &dir)) {
+                self.add(holder, &dir);
+            }
         }
     }
 
-    /// Stops watching the `changed` paths and every directory below them; re-reading them
-    /// watches again what still exists. Why before re-reading: a renamed directory keeps
-    /// its inotify watch, so removing the old path's watch afterwards would drop the new one.
-    fn forget_below(&mut self, changed: &[PathBuf]) {
+    /// Watches `dir` anew, and what was watched below it, for whoever needed them, and for
+    /// `holders` too: it was replaced (an artifact a new build swapped in), and its watch
+    /// went with the folder it was on.
+    fn watch_again(&mut self, dir: &Path, holders: impl IntoIterator<Item = Holder>) {
+        let forgotten = self.forget_below(&[dir.to_owned()]);
+        self.restore(forgotten, |_, _| true);
+        for holder in holders {
+            self.add(holder, dir);
+        }
+    }
+
+    /// Stops watching the `changed` paths and every directory below them, for every holder;
+    /// re-reading them watches again what still exists. Why before re-reading: a renamed
+    /// directory keeps its inotify watch, so removing the old path's watch afterwards would
+    /// drop the new one. Returns what it stopped watching.
+    fn forget_below(&mut self, changed: &[PathBuf]) -> Forgotten<Holder> {
         // Paths order by component, so a path's descendants follow it directly.
         let mut below = Vec::new();
         for path in changed {
-            below.extend(self.dirs.range(path.clone()..).take_while(|dir| dir.starts_with(path)).cloned());
+            below.extend(
+                self.dirs
+                    .range(path.clone()..)
+                    .take_while(|(dir, _)| dir.starts_with(path))
+                    .map(|(dir, _)| dir.clone()),
+            );
         }
-        for dir in below {
-            // Fails for a directory already gone (the kernel dropped its watch): nothing to do.
-            let _ = self.watcher.unwatch(&dir);
-            self.dirs.remove(&dir);
+        below.into_iter().filter_map(|dir| self.unwatch(dir)).collect()
+    }
+
+    /// Gives up every watch of `holder`'s, and stops those no one else needs.
+    fn release(&mut self, holder: Holder) {
+        let mut unneeded = Vec::new();
+        for (dir, holders) in &mut self.dirs {
+            if holders.remove(&holder) && holders.is_empty() {
+                unneeded.push(dir.clone());
+            }
         }
+        for dir in unneeded {
+            self.unwatch(dir);
+        }
+    }
+
+    fn unwatch(&mut self, dir: PathBuf) -> Option<(PathBuf, BTreeSet<Holder>)> {
+        // Fails for a directory already gone (the kernel dropped its watch): nothing to do.
+        let _ = self.watcher.unwatch(&dir);
+        self.dirs.remove_entry(&dir)
     }
 }
 
@@ -754,7 +885,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("artifact");
         let cache = Arc::new(crate::cache::Cache::disabled());
-        let options = BuildOptions { root: dir.path().to_owned(), config: None, targets: None, out_dir, cache };
+        let (root, out_dir_as_named) = (dir.path().to_owned(), out_dir.clone());
+        let options = BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache };
         let session = Session::new(options);
         assert!(session.read_whole);
         let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);
@@ -762,19 +894,57 @@ mod tests {
         assert_eq!(session.changes_among(&[staging, old, notes.clone()]), [notes]);
     }
 
+    /// Watches on no event: the tests below look at what is watched.
+    fn silent_watches<Holder: Ord + Copy>() -> Watches<Holder> {
+        Watches::new(notify::recommended_watcher(|_: notify::Result<notify::Event>| {}).unwrap())
+    }
+
+    /// The directories `watches` holds, relative to `dir`.
+    fn watched_below<Holder>(watches: &Watches<Holder>, dir: &Path) -> Vec<String> {
+        watches.dirs.keys().map(|d| d.strip_prefix(dir).unwrap().to_str().unwrap().to_owned()).collect()
+    }
+
     #[test]
     fn forgetting_a_directory_forgets_exactly_what_lies_below_it() {
         let dir = tempfile::tempdir().unwrap();
         let names = ["a", "a/b", "a/b/c", "a-b", "a.b", "ab", "b"];
-        let mut watches = Watches::new(notify::recommended_watcher(|_: notify::Result<notify::Event>| {}).unwrap());
+        let mut watches = silent_watches();
         for name in names {
             std::fs::create_dir_all(dir.path().join(name)).unwrap();
-            watches.add(&dir.path().join(name));
+            watches.add((), &dir.path().join(name));
         }
         assert_eq!(watches.dirs.len(), names.len());
-        watches.forget_below(&[dir.path().join("a"), dir.path().join("b/file")]);
-        let left: Vec<_> = watches.dirs.iter().map(|d| d.strip_prefix(dir.path()).unwrap().to_str().unwrap()).collect();
-        assert_eq!(left, ["a-b", "a.b", "ab", "b"]);
+        let forgotten = watches.forget_below(&[dir.path().join("a"), dir.path().join("b/file")]);
+        assert_eq!(watched_below(&watches, dir.path()), ["a-b", "a.b", "ab", "b"]);
+        assert_eq!(forgotten.len(), 3);
+    }
+
+    /// Two projects, one inside the other, both watch the inner one's folders: the one that
+    /// goes leaves the other's watches, and a change there forgotten for both is watched
+    /// again for the one that does not read it again.
+    #[test]
+    fn a_holder_releasing_its_watches_leaves_those_another_one_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outer, inner) = (0, 1);
+        let mut watches = silent_watches();
+        for name in ["src", "inner", "inner/src"] {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+            watches.add(outer, &dir.path().join(name));
+        }
+        for name in ["inner", "inner/src"] {
+            watches.add(inner, &dir.path().join(name));
+        }
+        let forgotten = watches.forget_below(&[dir.path().join("inner")]);
+        assert_eq!(watched_below(&watches, dir.path()), ["src"]);
+        watches.restore(forgotten, |holder, _| holder == inner);
+        assert_eq!(watched_below(&watches, dir.path()), ["inner", "inner/src", "src"]);
+        watches.release(outer);
+        assert_eq!(watched_below(&watches, dir.path()), ["inner", "inner/src"]);
+        watches.add(outer, &dir.path().join("inner"));
+        watches.release(inner);
+        assert_eq!(watched_below(&watches, dir.path()), ["inner"]);
+        watches.release(outer);
+        assert!(watches.dirs.is_empty());
     }
 
     /// Searches `dir` as a workspace session does, counting the walks, with `between` run

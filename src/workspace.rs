@@ -1,7 +1,6 @@
 //! Monorepos: find every plugin project below a directory and build them all in parallel,
 //! on one thread pool (and one cache), each publishing on its own.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -146,13 +145,13 @@ fn repository_root(dir: &Path) -> Option<&Path> {
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
-/// found (`roots`) and the directories it watches outside them (`dirs`): a project's root
-/// itself, a config file that appears where no project is or goes where one was, an ignore
-/// file anywhere, a folder outside every project (created, or one of `dirs` removed or
-/// renamed), or a manifest there (its folder becomes an artifact, or stops being one). A
-/// file outside the projects (code they share) holds no project, and an edited config
-/// changes none.
-pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) -> bool {
+/// found (`roots`) and whether it watches a directory (`watched`: those it lists, but for
+/// the folders of the projects being built, whose own watches see inside them): a project's
+/// root itself, a config file that appears where no project is or goes where one was, an
+/// ignore file anywhere, a folder made in a watched one or a watched one removed or renamed,
+/// or a manifest in a watched one (its folder becomes an artifact, or stops being one). A
+/// file there (code the projects share) holds no project, and an edited config changes none.
+pub fn changes_search(path: &Path, roots: &[PathBuf], watched: impl Fn(&Path) -> bool) -> bool {
     if roots.iter().any(|root| root == path) {
         // A project's folder itself: renamed, removed, or replaced by another.
         return true;
@@ -162,10 +161,11 @@ pub fn changes_search(path: &Path, roots: &[PathBuf], dirs: &BTreeSet<PathBuf>) 
         let is_root = path.parent().is_some_and(|parent| roots.iter().any(|root| root == parent));
         return is_root != path.is_file();
     }
-    let outside = !roots.iter().any(|root| path.starts_with(root));
+    let in_watched = path.parent().is_some_and(&watched);
     IGNORE_FILES.contains(&&*name)
-        || (outside && name == crate::emit::MANIFEST_FILE)
-        || (outside && std::fs::symlink_metadata(path).map_or_else(|_| dirs.contains(path), |m| m.is_dir()))
+        || watched(path)
+        || (in_watched && name == crate::emit::MANIFEST_FILE)
+        || (in_watched && std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()))
 }
 
 fn walk(dir: &Path) -> Walk {
@@ -488,14 +488,17 @@ mod tests {
         fs::write(root.join("shared/log.ts"), "").unwrap();
         fs::write(plugin.join("agent-bundle.config.ts"), "").unwrap();
         fs::write(plugin.join("src/agent-bundle.config.ts"), "").unwrap();
-        // plugins/b was a project until its config went.
-        let roots = [plugin.clone(), root.join("plugins/b")];
-        let watched = BTreeSet::from([root.join("shared"), root.join("old")]);
-        let changes = |path: &str| changes_search(&root.join(path), &roots, &watched);
+        // plugins/b was a project until its config went; plugins/c is one `--filter` leaves out.
+        fs::create_dir_all(root.join("plugins/c/new")).unwrap();
+        let roots = [plugin.clone(), root.join("plugins/b"), root.join("plugins/c")];
+        // Where the search looked (`old` is gone since), but inside the project being built.
+        let watched = ["", "plugins", "plugins/c", "shared", "old"].map(|dir| root.join(dir));
+        let changes = |path: &str| changes_search(&root.join(path), &roots, |dir| watched.iter().any(|w| w == dir));
         assert!(!changes("shared/log.ts") && !changes("shared/gone.ts"), "shared code, there or not");
         assert!(changes("shared"), "a folder, where a project can appear");
         assert!(changes("old") && !changes("never-watched"), "a watched folder gone, not any path gone");
-        assert!(!changes("plugins/a/src"), "inside a project");
+        assert!(!changes("plugins/a/src"), "inside a project being built");
+        assert!(changes("plugins/c/new"), "inside a project left out");
         assert!(!changes("plugins/a/agent-bundle.config.ts"), "a project's config edited");
         assert!(changes("plugins/a/src/agent-bundle.config.ts"), "a config where no project is");
         assert!(changes("plugins/b/agent-bundle.config.ts"), "a project's config gone");

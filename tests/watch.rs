@@ -1000,3 +1000,95 @@ fn a_part_of_the_artifact_deleted_is_published_again() {
     assert_eq!(std::fs::read_to_string(artifact.join("notes.txt")).unwrap(), "mine\n");
     interrupt(child);
 }
+
+/// Projects one inside the other share the folders of the inner one: either dropped from
+/// the session leaves the other watched. The inner one's config gone and back, it is built
+/// again, and the outer one still sees the module it imports from the inner one's folder;
+/// the outer one's config gone, the inner one's edits still build it.
+#[test]
+fn a_nested_or_enclosing_project_dropped_leaves_the_other_one_watched() {
+    let dir = workspace_of_policies(&["outer", "outer/inner"]);
+    let (outer, inner) = (dir.path().join("outer"), dir.path().join("outer/inner"));
+    let tag = inner.join("shared/tag.ts");
+    std::fs::create_dir(tag.parent().unwrap()).unwrap();
+    std::fs::write(&tag, "export const tag = 'first tag';\n").unwrap();
+    let stop = outer.join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&stop).unwrap().replace("'policy: summarize", "tag + ': summarize");
+    std::fs::write(&stop, format!("import {{ tag }} from '../../inner/shared/tag.ts';\n{text}")).unwrap();
+    let (child, builds) = watching_workspace(dir.path(), 2);
+    let dropped = |project: &str| {
+        let gone = serde_json::json!({ "project": project, "dropped": true });
+        while next_build(&builds) != gone {}
+    };
+
+    let (config, kept) = (inner.join("agent-bundle.config.ts"), dir.path().join("kept-config.ts"));
+    std::fs::rename(&config, &kept).unwrap();
+    dropped("outer/inner");
+    std::fs::rename(&kept, &config).unwrap();
+    while next_build(&builds)["project"] != "outer/inner" {}
+    std::fs::write(&tag, "export const tag = 'second tag';\n").unwrap();
+    until_published(&builds, &outer.join("artifact"), "second tag");
+    edit_stop(&inner, "the inner one found again");
+    until_published(&builds, &inner.join("artifact"), "the inner one found again");
+
+    std::fs::remove_file(outer.join("agent-bundle.config.ts")).unwrap();
+    dropped("outer");
+    let inner_stop = inner.join("src/hooks/stop.ts");
+    let text = std::fs::read_to_string(&inner_stop).unwrap();
+    std::fs::write(&inner_stop, text.replace("the inner one found again", "the outer one gone")).unwrap();
+    until_published(&builds, &inner.join("artifact"), "the outer one gone");
+    interrupt(child);
+}
+
+/// A project inside one that `--filter` leaves out has no session around it watching its
+/// folders: the search watches them, so its config gone and back, or a project copied in
+/// there, is found.
+#[test]
+fn a_project_inside_one_the_filter_leaves_out_is_found_again() {
+    let dir = workspace_of_policies(&["outer", "outer/inner"]);
+    let (child, builds) = start_watch(dir.path(), &["watch", "--workspace", "--json", "--filter", "inner"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    let (config, kept) = (dir.path().join("outer/inner/agent-bundle.config.ts"), dir.path().join("kept-config.ts"));
+    std::fs::rename(&config, &kept).unwrap();
+    assert_eq!(next_build(&builds), serde_json::json!({ "project": "outer/inner", "dropped": true }));
+    std::fs::rename(&kept, &config).unwrap();
+    let found = next_build(&builds);
+    assert_eq!((&found["project"], &found["ok"]), (&Value::from("outer/inner"), &Value::Bool(true)), "{found:#}");
+    support::copy_tree(&support::repo().join("examples/policy"), &dir.path().join("outer/more/inner"));
+    while next_build(&builds)["project"] != "outer/more/inner" {}
+    interrupt(child);
+}
+
+/// Points the symbolic link `link` at `target` in one step, as `ln -sfn` does.
+fn repoint(link: &Path, target: &Path) {
+    let made = link.with_extension("new");
+    std::os::unix::fs::symlink(target, &made).unwrap();
+    std::fs::rename(&made, link).unwrap();
+}
+
+/// An artifact folder that is a symbolic link is published where it points: pointed
+/// elsewhere during a session, there (the old target is left as it was); removed, as a
+/// folder of its own in its place.
+#[test]
+fn an_artifact_link_pointed_elsewhere_or_removed_is_followed_again() {
+    let dir = support::example("policy");
+    let targets = tempfile::tempdir().unwrap();
+    let (one, two) = (targets.path().join("one/plug"), targets.path().join("two/plug"));
+    let link = dir.path().join("artifact");
+    std::os::unix::fs::symlink(&one, &link).unwrap();
+    let (child, builds) = watching(dir.path());
+    let first = artifact_files(&one);
+
+    repoint(&link, &two);
+    let moved = next_build(&builds);
+    assert_eq!((&moved["ok"], &moved["changed"]), (&Value::Bool(true), &serde_json::json!([])), "{moved:#}");
+    assert_eq!(artifact_files(&two), first);
+    edit_stop(dir.path(), "published at the new target");
+    until_published(&builds, &two, "published at the new target");
+    assert_eq!(artifact_files(&one), first, "the old target is left as it was");
+
+    std::fs::remove_file(&link).unwrap();
+    until_published(&builds, &link, "published at the new target");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_dir(), "a folder in the link's place");
+    interrupt(child);
+}

@@ -412,30 +412,6 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
         .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
 }
 
-/// `path` as it will be reached: each part that exists resolved (links followed), `.` and
-/// `..` taken lexically past the first part that does not (`missing/../x` is `x`, where the
-/// kernel would fail). Watch events and the project's own paths name it so.
-fn resolved(path: &Path) -> PathBuf {
-    // An artifact there already (every build after the first): one call.
-    if let Ok(real) = path.canonicalize() {
-        return real;
-    }
-    let mut resolved = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::CurDir => continue,
-            std::path::Component::ParentDir => {
-                resolved.pop();
-            }
-            part => resolved.push(part),
-        }
-        if let Ok(real) = resolved.canonicalize() {
-            resolved = real;
-        }
-    }
-    resolved
-}
-
 /// Why a command stopped before doing its work.
 enum Failure {
     /// The invocation is wrong (exit 2).
@@ -473,14 +449,15 @@ impl SourceArgs {
             Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
-        let out_dir =
-            crate::emit::publish::followed(&out.map_or_else(|| root.join(DEFAULT_ARTIFACT), |out| cwd.join(out)));
-        let out_dir = resolved(&out_dir);
+        let out_dir_as_named = crate::emit::publish::resolved_but_last(
+            &out.map_or_else(|| root.join(DEFAULT_ARTIFACT), |out| cwd.join(out)),
+        );
+        let out_dir = crate::emit::publish::artifact_dir(&out_dir_as_named);
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
         };
-        Ok(BuildOptions { root, config, targets, out_dir, cache })
+        Ok(BuildOptions { root, config, targets, out_dir, out_dir_as_named, cache })
     }
 }
 
@@ -493,10 +470,7 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
     let chosen = if !from_root.is_file() && from_cwd.is_file() { from_cwd } else { from_root };
     // Its folder as the root is (`sub/..`, a link to the root), the file itself not followed:
     // the loader reads no linked config.
-    let chosen = match (chosen.parent(), chosen.file_name()) {
-        (Some(folder), Some(name)) => resolved(folder).join(name),
-        _ => chosen,
-    };
+    let chosen = crate::emit::publish::resolved_but_last(&chosen);
     let inside = |relative: &Path| relative.components().all(|part| matches!(part, std::path::Component::Normal(_)));
     match chosen.strip_prefix(root) {
         Ok(relative) if inside(relative) => Ok(relative.to_string_lossy().into_owned()),
@@ -822,18 +796,6 @@ fn color() -> bool {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
-
-    #[test]
-    fn an_artifact_folder_is_named_as_watch_events_name_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(real.join("project")).unwrap();
-        std::os::unix::fs::symlink(real.join("project"), real.join("link")).unwrap();
-        let out = super::resolved(&dir.path().join("link/../link/missing/artifact"));
-        assert_eq!(out, real.join("project/missing/artifact"));
-        let out = super::resolved(&dir.path().join("link/missing/../gone/./../artifact"));
-        assert_eq!(out, real.join("project/artifact"));
-    }
 
     #[test]
     fn a_usage_error_says_all_of_its_message_and_workspace_builds_take_no_root() {

@@ -23,6 +23,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             changed: Vec::new(),
             artifact_in_place: options.out_dir.is_dir(),
             artifact_went: false,
+            artifact_moved: false,
             payload_changed: false,
             queries_executed: 0,
             says_nothing_new: false,
@@ -146,6 +147,7 @@ fn status_line(build: &WatchBuild<'_>, project: Option<&str>) -> String {
 fn trigger(build: &WatchBuild<'_>) -> String {
     match build.changed.as_slice() {
         _ if build.initial => "initial build".to_owned(),
+        [] if build.artifact_moved => "the artifact's link changed".to_owned(),
         [] if build.artifact_went => "the artifact lost files".to_owned(),
         [] if build.payload_changed => "a payload changed".to_owned(),
         [] => "no input changed".to_owned(),
@@ -199,6 +201,7 @@ mod tests {
             config: None,
             targets: None,
             out_dir: "/p/artifact".into(),
+            out_dir_as_named: "/p/artifact".into(),
             cache: std::sync::Arc::new(Cache::disabled()),
         };
         let mut build = WatchBuild {
@@ -208,6 +211,7 @@ mod tests {
             changed: Vec::new(),
             artifact_in_place: true,
             artifact_went: false,
+            artifact_moved: false,
             payload_changed: false,
             queries_executed: 0,
             says_nothing_new: false,
@@ -223,12 +227,14 @@ mod tests {
             "[watch] cannot read /p/src/a.ts: Permission denied; no artifact is published (3 ms)"
         );
 
-        // What made a build: inputs first, then the artifact's loss, then a payload's change.
+        // What made a build: inputs first, then the artifact's link, its loss, a payload's change.
         assert_eq!(trigger(&build), "no input changed");
         build.payload_changed = true;
         assert_eq!(trigger(&build), "a payload changed");
         build.artifact_went = true;
         assert_eq!(trigger(&build), "the artifact lost files");
+        build.artifact_moved = true;
+        assert_eq!(trigger(&build), "the artifact's link changed");
         build.changed = vec!["src/a.ts".into(), "src/b.ts".into()];
         assert_eq!(trigger(&build), "src/a.ts and 1 more changed");
     }

@@ -52,7 +52,8 @@ impl Selection {
     fn options_for(&self, roots: Vec<PathBuf>) -> Vec<BuildOptions> {
         let roots = filter(roots, &self.base, &self.filters);
         let options = |root: PathBuf| BuildOptions {
-            out_dir: crate::emit::publish::followed(&root.join("artifact")),
+            out_dir: crate::emit::publish::artifact_dir(&root.join("artifact")),
+            out_dir_as_named: root.join("artifact"),
             root,
             config: None,
             targets: self.targets.clone(),

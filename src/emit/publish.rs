@@ -150,6 +150,46 @@ pub fn followed(out: &Path) -> PathBuf {
     out
 }
 
+/// Where the artifact named `named` (a path from [`resolved_but_last`]) is published: its
+/// links followed, as watch events name it. A watch session asks again when an event names
+/// `named` (a link pointed elsewhere, removed, or made).
+pub fn artifact_dir(named: &Path) -> PathBuf {
+    resolved(&followed(named))
+}
+
+/// `path` with the folders on its way resolved (see [`resolved`]), itself not followed: a
+/// file or folder that may be a link, named as watch events name it.
+pub fn resolved_but_last(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(folder), Some(name)) => resolved(folder).join(name),
+        _ => resolved(path),
+    }
+}
+
+/// `path` as it will be reached: each part that exists resolved (links followed), `.` and
+/// `..` taken lexically past the first part that does not (`missing/../x` is `x`, where the
+/// kernel would fail). Watch events and the project's own paths name it so.
+pub fn resolved(path: &Path) -> PathBuf {
+    // An artifact there already (every build after the first): one call.
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let mut resolved = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => continue,
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            part => resolved.push(part),
+        }
+        if let Ok(real) = resolved.canonicalize() {
+            resolved = real;
+        }
+    }
+    resolved
+}
+
 /// Makes `dir` and the folders above it that are missing, down from `anchor`, which is
 /// never made (a `dir` not below it is made whole).
 fn make_dirs_below(anchor: &Path, dir: &Path) -> io::Result<()> {
@@ -392,6 +432,23 @@ mod tests {
             kind: FileKind::Generated,
         };
         (path.to_owned(), file)
+    }
+
+    #[test]
+    fn an_artifact_folder_is_named_as_watch_events_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("project")).unwrap();
+        std::os::unix::fs::symlink(real.join("project"), real.join("link")).unwrap();
+        let out = resolved(&dir.path().join("link/../link/missing/artifact"));
+        assert_eq!(out, real.join("project/missing/artifact"));
+        let out = resolved(&dir.path().join("link/missing/../gone/./../artifact"));
+        assert_eq!(out, real.join("project/artifact"));
+        // A link itself is named where it is, and leads where it points (relative to its folder).
+        std::os::unix::fs::symlink("../elsewhere/plugin", real.join("project/artifact")).unwrap();
+        let named = resolved_but_last(&dir.path().join("link/artifact"));
+        assert_eq!(named, real.join("project/artifact"));
+        assert_eq!(artifact_dir(&named), real.join("elsewhere/plugin"));
     }
 
     fn artifact(entries: &[(&str, &str)]) -> BTreeMap<String, OutputFile> {

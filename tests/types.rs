@@ -127,6 +127,37 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
     assert!(!printed.contains("src/events/session/"), "{printed}");
 }
 
+/// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason
+/// and gives no new input, and with its family, `allow` only where the family takes it, and
+/// `tools` only on a tool family's config. An interface-typed new input is an input.
+#[test]
+fn the_declarations_refuse_a_route_result_the_run_would() {
+    let route = "import { Agent, type RouteResult } from '@agent-bundle/runtime';\n\
+        import type { AgentEventRouteConfig } from 'agent-bundle';\n\
+        export const config = { tools: ['shell'] } satisfies AgentEventRouteConfig<'stop'>;\n\
+        interface BashInput { command: string }\n\
+        declare const next: BashInput;\n\
+        export const rewrite = <Agent.Result value={{ updatedInput: next }} />;\n\
+        export const both = <Agent.Result value={{ outcome: 'deny', reason: 'no', updatedInput: next }} />;\n\
+        export const bare = <Agent.Result value={{ outcome: 'deny' }} />;\n\
+        export const approval = { outcome: 'allow' } satisfies RouteResult<'stop'>;\n\
+        export const approved = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'tool/before'>;\n\
+        export default () => <Agent.Result value={{ outcome: 'deny', reason: 'stop' }} />;\n";
+    let config = "export default { plugin: { name: 'p' }, targets: ['claude'] };\n";
+    let printed = refused(
+        &[("agent-bundle.config.ts", config), ("src/events/stop.tsx", route)],
+        &[
+            "src/events/stop.tsx(3,25): error TS2322: Type 'string[]' is not assignable to type 'undefined'",
+            "src/events/stop.tsx(7,",
+            "src/events/stop.tsx(8,",
+            "Property 'reason' is missing",
+            "src/events/stop.tsx(9,",
+            "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
+        ],
+    );
+    assert!(!printed.contains("stop.tsx(6,") && !printed.contains("stop.tsx(10,"), "{printed}");
+}
+
 /// What `tsc` prints of a project of `files` with the declarations, which must fail it with
 /// every one of `expected`.
 fn refused(files: &[(&str, &str)], expected: &[&str]) -> String {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{Decode, EventRow, Field, HOSTS, JsonType};
-use crate::model::{CanonicalTool, Family, HookEvent, Target, Trigger};
+use crate::model::{CanonicalTool, EventRules, Family, HookEvent, Target, Trigger};
 
 pub fn render() -> String {
     let mut out = format!(
@@ -35,10 +35,21 @@ pub fn render() -> String {
     out.push_str("/** What each config event's handler may answer; nothing (`undefined`) continues. */\n");
     out.push_str("export interface HookResults {\n");
     for event in &events {
-        results(&mut out, *event);
+        results(&mut out, event.key(), &event.rules(), Carries::Context);
     }
     out.push_str("}\n\n");
     alias(&mut out, "The event families a route handles.", "EventFamily", Family::ALL.iter().map(|f| quoted(f.key())));
+    let tool_families = Family::ALL.iter().filter(|family| family.takes_tools()).map(|f| quoted(f.key()));
+    alias(&mut out, "The families whose routes may select tools (`tools`).", "ToolEventFamily", tool_families);
+    out.push_str(
+        "/** What each family's route may give `Agent.Result` (its context is `Agent.Context`); \
+         `allow` and `ask` only where the host takes them. */\n",
+    );
+    out.push_str("export interface RouteResults {\n");
+    for family in Family::ALL {
+        results(&mut out, &quoted(family.key()), &family.rules(), Carries::NoContext);
+    }
+    out.push_str("}\n\n");
     out.push_str("/** What each family's route receives as `canonical.payload`, on every host that has it. */\n");
     out.push_str("export interface RoutePayloads {\n");
     for family in Family::ALL {
@@ -48,40 +59,45 @@ pub fn render() -> String {
     out
 }
 
-/// The member `event` of `HookResults`, from the event's rules (`HookEvent::rules`): a
-/// continue that may carry what the event takes, and a deny with its reason where it takes one
-/// (never with a new input). Every variant names all four keys, those it refuses as `never`:
-/// TypeScript only refuses a key of an object literal that no member of a union has.
-fn results(out: &mut String, event: HookEvent) {
-    let rules = event.rules();
-    // (Routes alone allow or ask: were a config event to, its variants would be written here.)
-    debug_assert!(!rules.allow && !rules.ask, "{} allows or asks", event.key());
+/// Whether a result carries its context (a config hook's `additionalContext`) or not (a
+/// route's `Agent.Result`, whose context is `Agent.Context`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Carries {
+    Context,
+    NoContext,
+}
+
+/// The member `key` of `HookResults` or `RouteResults`, from the event's `rules`: a continue
+/// that may carry what the event takes, a deny with its reason where it takes one (never with
+/// a new input), and a route's `allow` or `ask`. Every variant names every key, those it
+/// refuses as `never`: TypeScript only refuses a key of an object literal that no member of a
+/// union has.
+fn results(out: &mut String, key: &str, rules: &EventRules, carries: Carries) {
     let field = |name: &str, ts: &str, allowed: bool| match allowed {
         true => format!("readonly {name}?: {ts}"),
         false => format!("readonly {name}?: never"),
     };
-    let input = "{ readonly [key: string]: unknown }";
-    let continuing = [
-        "readonly outcome?: \"continue\"".to_owned(),
-        field("reason", "string", false),
-        field("updatedInput", input, rules.rewrite),
-        field("additionalContext", "string", rules.context),
-    ];
-    let _ = write!(
-        out,
-        "  /** Anything else fails the hook (\"{}\"). */\n  {}:\n    | {{ {} }}",
-        rules.violation,
-        event.key(),
-        continuing.join("; ")
-    );
+    // (`object`, not an index signature: an interface-typed input has none.)
+    let variant = |outcome: String, reason: String, rewrite: bool| {
+        let mut fields = vec![outcome, reason, field("updatedInput", "object", rewrite)];
+        if carries == Carries::Context {
+            fields.push(field("additionalContext", "string", rules.context));
+        }
+        format!("{{ {} }}", fields.join("; "))
+    };
+    let mut variants =
+        vec![variant("readonly outcome?: \"continue\"".to_owned(), field("reason", "string", false), rules.rewrite)];
     if rules.deny {
-        let denying = [
-            "readonly outcome: \"deny\"".to_owned(),
-            "readonly reason: string".to_owned(),
-            field("updatedInput", input, false),
-            field("additionalContext", "string", rules.context),
-        ];
-        let _ = write!(out, "\n    | {{ {} }}", denying.join("; "));
+        variants.push(variant("readonly outcome: \"deny\"".to_owned(), "readonly reason: string".to_owned(), false));
+    }
+    let approvals = [("allow", rules.allow), ("ask", rules.ask)];
+    for (approval, _) in approvals.iter().filter(|(_, taken)| *taken) {
+        let outcome = format!("readonly outcome: \"{approval}\"");
+        variants.push(variant(outcome, field("reason", "string", true), rules.rewrite));
+    }
+    let _ = write!(out, "  /** Anything else fails the hook (\"{}\"). */\n  {key}:", rules.violation);
+    for variant in variants {
+        let _ = write!(out, "\n    | {variant}");
     }
     out.push_str(";\n");
 }

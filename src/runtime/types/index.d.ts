@@ -12,6 +12,7 @@ import type {
   HookResults,
   RoutePayloads,
   Target,
+  ToolEventFamily,
   ToolSelector,
 } from "./events.js";
 
@@ -35,7 +36,7 @@ export interface ToolHookContext extends HookContext {
 
 /**
  * A handler's answer, whatever its event (`HookResults` has each event's). A deny needs a
- * non-empty reason; Codex's `agentStop` takes no `additionalContext`.
+ * non-empty reason; Codex's and Cursor's `agentStop` take no `additionalContext`.
  */
 export type HookResult = HookResults[HookEventName];
 
@@ -48,8 +49,11 @@ export type HookHandler<E extends HookEventName> = (
 /** A list that names at least one: an empty one is an error (it would select nothing). */
 export type OneOrMore<T> = readonly [T, ...T[]];
 
-/** An event route's static `export const config` (read by the compiler, never run). */
-export interface AgentEventRouteConfig {
+/**
+ * An event route's static `export const config` (read by the compiler, never run); with its
+ * family (`AgentEventRouteConfig<'stop'>`), `tools` is refused where the family has none.
+ */
+export interface AgentEventRouteConfig<F extends EventFamily | undefined = undefined> {
   /** `'standalone'` (default): rendered in the hook's own process; `'shared'`: in the plugin's event runtime. */
   readonly runtime?: "standalone" | "shared";
   /** A shared route's form for when no event runtime is live. */
@@ -59,7 +63,7 @@ export interface AgentEventRouteConfig {
   /** The render's budget, in whole milliseconds: 1 to 2147483647 (default 5000). */
   readonly timeoutMs?: number;
   /** Tool families only: the tools the route runs for (default: every tool). */
-  readonly tools?: OneOrMore<ToolSelector>;
+  readonly tools?: F extends ToolEventFamily | undefined ? OneOrMore<ToolSelector> : never;
 }
 
 /**

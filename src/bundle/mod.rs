@@ -24,6 +24,7 @@
 mod answers;
 mod builtins;
 mod link;
+mod namespaces;
 mod resolve;
 mod source_map;
 mod transpile;

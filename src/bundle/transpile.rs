@@ -30,6 +30,7 @@ use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
 
+use super::namespaces::{NamespaceDeclarations, NamespaceName};
 use super::source_map::Origin;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -366,22 +367,6 @@ fn transform_options() -> TransformOptions {
     options
 }
 
-/// The values a statement of a namespace body exports as members of the namespace: what
-/// exists at run time (nothing `declare`d, no namespace holding types alone).
-fn exported_values(statement: &Statement<'_>, scoping: &Scoping) -> Vec<String> {
-    let Statement::ExportDeclaration(export) = statement else { return Vec::new() };
-    match &export.declaration {
-        declaration if declaration.declare() => Vec::new(),
-        Declaration::TSNamespaceDeclaration(namespace) if !is_instantiated(namespace, scoping) => Vec::new(),
-        declaration => declared_names(declaration),
-    }
-}
-
-/// Whether a namespace holds values (TypeScript's "instantiated"), not types alone.
-fn is_instantiated(namespace: &TSNamespaceDeclaration<'_>, scoping: &Scoping) -> bool {
-    namespace.id.symbol_id.get().is_some_and(|symbol| scoping.symbol_flags(symbol).contains(SymbolFlags::ValueModule))
-}
-
 /// The values a declaration binds.
 pub(super) fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
     declared_ids(declaration).into_iter().map(|id| id.name.to_string()).collect()
@@ -408,12 +393,9 @@ struct Request {
     type_only: bool,
 }
 
-/// A namespace declaration being walked: its dotted path (`A.B`), what it merges with (the
-/// path, but for a namespace its enclosing one does not export: that is one of its own, `A.B@40`)
-/// and its whole text.
+/// A namespace declaration being walked: its name and its whole text.
 struct OpenNamespace {
-    path: String,
-    key: String,
+    name: NamespaceName,
     span: oxc_span::Span,
 }
 
@@ -445,13 +427,9 @@ struct Checker<'s> {
     namespaces: Vec<OpenNamespace>,
     /// How many of them are `declare namespace`s: all that is in one is for TypeScript alone.
     ambient_namespaces: u32,
-    /// The names each namespace (by `OpenNamespace::key`) has exported so far: while one of
-    /// its declarations is walked, those of its earlier declarations (a namespace declared
-    /// again merges with them), since a declaration's own are added once it is walked.
-    namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// Where the nested namespace declarations that merge with their namesakes start: those
-    /// their enclosing namespace exports (`export namespace B`, `namespace A.B`).
-    merging_namespaces: HashSet<u32>,
+    /// Every namespace declaration's name, and what each exports (a namespace declared again
+    /// merges with its other declarations).
+    namespace_declarations: NamespaceDeclarations,
     /// The `let`s and `var`s namespaces export, by the namespace's binding and name: oxc
     /// exports a copy of each, taken when it is declared.
     namespace_variables: BTreeSet<(SymbolId, String)>,
@@ -517,8 +495,7 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
-            namespace_exports: BTreeMap::new(),
-            merging_namespaces: HashSet::new(),
+            namespace_declarations: NamespaceDeclarations::of(program, scoping),
             namespace_variables: BTreeSet::new(),
             member_writes: Vec::new(),
             commonjs_tested: false,
@@ -818,12 +795,13 @@ impl<'s> Checker<'s> {
         }
     }
 
-    /// A member an earlier declaration of namespace `path` exports, exported again by `block`
+    /// A member an earlier declaration of `namespace` exports, exported again by `block`
     /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
     /// a word. Namespaces merge, and are not members declared again; an enum would merge in
     /// TypeScript, but oxc makes the later enum a new object that replaces the earlier member.
-    fn refuse_members_declared_again(&mut self, key: &str, path: &str, block: &TSModuleBlock<'_>) {
-        let Some(earlier) = self.namespace_exports.get(key) else { return };
+    fn refuse_members_declared_again(&mut self, namespace: &OpenNamespace, block: &TSModuleBlock<'_>) {
+        let NamespaceName { path, key } = &namespace.name;
+        let exported_before = |name: &str| self.namespace_declarations.exported_before(key, name, namespace.span.start);
         let mut again = Vec::new();
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
@@ -835,9 +813,7 @@ impl<'s> Checker<'s> {
                 declaration => declared_ids(declaration),
             };
             again.extend(
-                ids.into_iter()
-                    .filter(|id| earlier.contains(id.name.as_str()))
-                    .map(|id| (id.name.to_string(), id.span)),
+                ids.into_iter().filter(|id| exported_before(&id.name)).map(|id| (id.name.to_string(), id.span)),
             );
         }
         for (name, span) in again {
@@ -1192,9 +1168,6 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
-        if let Declaration::TSNamespaceDeclaration(namespace) = &it.declaration {
-            self.merging_namespaces.insert(namespace.span.start);
-        }
         // Only what exists at run time; overload signatures, `declare`, types, enums and
         // namespaces (which merge) do not bind a name twice. A namespace's exports are its
         // members, not the module's.
@@ -1280,34 +1253,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        let name = &it.id.name;
-        let (path, key) = match self.namespaces.last() {
-            None => (name.to_string(), name.to_string()),
-            Some(outer) if self.merging_namespaces.contains(&it.span.start) => {
-                (format!("{}.{name}", outer.path), format!("{}.{name}", outer.key))
-            }
-            Some(outer) => (format!("{}.{name}", outer.path), format!("{}.{name}@{}", outer.key, it.span.start)),
-        };
-        if let TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) = &it.body {
-            self.merging_namespaces.insert(inner.span.start);
-        }
-        self.namespaces.push(OpenNamespace { path: path.clone(), key: key.clone(), span: it.span });
+        let name = self.namespace_declarations.name(it.span.start, &it.id.name);
+        self.namespaces.push(OpenNamespace { name, span: it.span });
         self.ambient_namespaces += u32::from(it.declare);
         walk::walk_ts_namespace_declaration(self, it);
         self.ambient_namespaces -= u32::from(it.declare);
-        self.namespaces.pop();
-        match &it.body {
-            TSNamespaceDeclarationBody::TSModuleBlock(block) => {
-                self.refuse_members_declared_again(&key, &path, block);
-                let values = block.body.iter().flat_map(|statement| exported_values(statement, self.scoping));
-                self.namespace_exports.entry(key).or_default().extend(values);
-                self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
-            }
-            // `namespace A.B {}` makes `B` a member of `A`.
-            TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) if is_instantiated(inner, self.scoping) => {
-                self.namespace_exports.entry(key).or_default().insert(inner.id.name.to_string());
-            }
-            TSNamespaceDeclarationBody::TSNamespaceDeclaration(_) => {}
+        if let (Some(namespace), TSNamespaceDeclarationBody::TSModuleBlock(block)) = (self.namespaces.pop(), &it.body) {
+            self.refuse_members_declared_again(&namespace, block);
+            self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
         }
     }
 
@@ -1388,10 +1341,10 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
         self.reserved(&it.name, it.span);
-        // TypeScript reads a name an earlier declaration of the same namespace exported as
-        // that namespace's member, before any binding outside this declaration; transpiled,
-        // each declaration is a function of its own, where the bare name is bound to nothing
-        // or to that outer binding (an import of the same name, say).
+        // TypeScript reads a name another declaration of the same namespace exports (earlier
+        // or later in the module) as that namespace's member, before any binding outside this
+        // declaration; transpiled, each declaration is a function of its own, where the bare
+        // name is bound to nothing or to that outer binding (an import of the same name, say).
         // (A type, `typeof`, `extends` or `implements` is stripped: where it names such a
         // member, nothing is left to run.)
         let bound_outside = |block: oxc_span::Span| {
@@ -1401,13 +1354,13 @@ impl<'a> Visit<'a> for Checker<'_> {
                     .symbol_id()
                     .is_none_or(|symbol| !block.contains_inclusive(self.scoping.symbol_span(symbol)))
         };
-        let exported_earlier = |namespace: &&OpenNamespace| {
-            self.namespace_exports.get(&namespace.key).is_some_and(|names| names.contains(it.name.as_str()))
+        let exported_elsewhere = |namespace: &&OpenNamespace| {
+            self.namespace_declarations.exported_elsewhere(&namespace.name.key, &it.name, namespace.span.start)
         };
-        if let Some(namespace) = self.namespaces.iter().rev().find(exported_earlier)
+        if let Some(namespace) = self.namespaces.iter().rev().find(exported_elsewhere)
             && bound_outside(namespace.span)
         {
-            let (path, name) = (namespace.path.clone(), it.name.to_string());
+            let (path, name) = (namespace.name.path.clone(), it.name.to_string());
             self.error(
                 BundleErrorKind::Syntax,
                 it.span.into(),
@@ -2373,12 +2326,28 @@ mod tests {
                          namespace Cfg { export function check(n: number) { return n <= limit; } export const y = x; }\n\
                          export default () => limit + x;\n";
         assert_eq!(module(shadowing), ["limit", "x"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
-        // What an earlier declaration exports that holds no value (a namespace of types, a
-        // `declare`d const) is no member a bare name could mean: the outer binding it is.
-        let types_only = "import { Shape, d } from './shapes';\n\
-                          namespace Geo { export namespace Shape { export type T = number; } export declare const d: 1; }\n\
-                          namespace Geo { export const s = Shape; export const e = d; }\n";
-        assert_eq!(module(types_only), []);
+        // A later declaration's members too: TypeScript reads them from the merged namespace
+        // when the code runs (a nested namespace of the first included, and `namespace A.B`).
+        let later = "const mode = 'outer';\nnamespace P { export function f() { return mode; } }\n\
+                     namespace P { export const mode = 'inner'; }\n\
+                     namespace App { export function version() { return Config.version; } }\n\
+                     namespace App.Config { export const version = '2.0'; }\n\
+                     namespace X { export namespace Y { export function f() { return z; } } }\n\
+                     namespace X { export const z = 'X.z'; }\nexport default () => [P.f(), App.version(), X.Y.f()];\n";
+        assert_eq!(module(later), ["mode", "Config", "z"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
+        // What another declaration exports that holds no value (a namespace of types, a
+        // `declare`d const) is no member a bare name could mean, earlier or later: the outer
+        // binding it is; nor is what the name is bound to in the declaration itself.
+        let types = "namespace Geo { export namespace Shape { export type T = number; } export declare const d: 1; export const z = 3; }\n";
+        let uses = "namespace Geo { export const s = Shape; export const e = d; export function f() { const z = 1; return z; } }\n";
+        for (first, second) in [(types, uses), (uses, types)] {
+            let source = format!("import {{ Shape, d }} from './shapes';\n{first}{second}export default Geo;\n");
+            assert_eq!(module(&source), [], "{source}");
+        }
+        // Nor what a namespace its enclosing one does not export declares.
+        let own = "import { z } from './z';\nnamespace A { namespace B { export const v = z; } export const w = B.v; }\n\
+                   namespace A { namespace B { export const z = 2; } export const y = B.z; }\nexport default A;\n";
+        assert_eq!(module(own), []);
     }
 
     #[test]

@@ -7,11 +7,11 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
-    ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
-    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXChild,
-    JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Class, ClassElement, Declaration, Decorator,
+    ExportAllDeclaration, ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind,
+    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
+    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue,
+    JSXChild, JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
     JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement,
     StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
     TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
@@ -872,6 +872,18 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_function(self, it, flags);
         self.ordinary_function_depth -= 1;
         self.function_depth -= 1;
+    }
+
+    fn visit_class(&mut self, it: &Class<'a>) {
+        for call in misplaced_super_calls(it) {
+            self.error(
+                BundleErrorKind::Syntax,
+                call.into(),
+                "this `super(...)` is no statement of its own directly in the constructor, whose parameter properties the transpiled class sets before it runs",
+                "call `super(...)` as a statement directly in the constructor's body (TypeScript's TS2401), or assign the fields yourself after it",
+            );
+        }
+        walk::walk_class(self, it);
     }
 
     fn visit_arrow_function_expression(&mut self, it: &oxc_ast::ast::ArrowFunctionExpression<'a>) {
@@ -1769,6 +1781,49 @@ impl<'a> Visit<'a> for NestingBound {
     }
 }
 
+/// The `super(...)` calls of a derived class's constructor with parameter properties
+/// (`constructor(readonly a: number)`) that are not statements of their own directly in its
+/// body: oxc sets the properties right after the first call that is, or first thing in the
+/// body when none is, where `this` does not exist yet.
+fn misplaced_super_calls(class: &Class<'_>) -> Vec<oxc_span::Span> {
+    #[derive(Default)]
+    struct SuperCalls(Vec<oxc_span::Span>);
+    impl<'a> Visit<'a> for SuperCalls {
+        fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+            if it.callee.is_super() {
+                self.0.push(it.span);
+            }
+            walk::walk_call_expression(self, it);
+        }
+        // (Another function or class has its own `super`; an arrow function shares it.)
+        fn visit_function(&mut self, _: &Function<'a>, _: ScopeFlags) {}
+        fn visit_class(&mut self, _: &Class<'a>) {}
+    }
+    let constructor = class.body.body.iter().find_map(|element| match element {
+        ClassElement::MethodDefinition(method) if method.kind.is_constructor() => Some(&*method.value),
+        _ => None,
+    });
+    let with_properties = |constructor: &&Function<'_>| constructor.params.items.iter().any(|p| p.has_modifier());
+    let derived = class.heritage.is_some();
+    let Some(body) = constructor.filter(|c| derived && with_properties(c)).and_then(|c| c.body.as_ref()) else {
+        return Vec::new();
+    };
+    let at_root: Vec<oxc_span::Span> = body
+        .statements
+        .iter()
+        .filter_map(|statement| match statement {
+            Statement::ExpressionStatement(statement) if statement.expression.is_super_call_expression() => {
+                Some(statement.expression.span())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut calls = SuperCalls::default();
+    calls.visit_function_body(body);
+    calls.0.retain(|call| !at_root.contains(call));
+    calls.0
+}
+
 /// The specifier routes import their components from, and the components `Agent` holds
 /// (`src/runtime/agent.mjs`).
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
@@ -2332,6 +2387,27 @@ mod tests {
         // A `const`, a `declare`d one, one in a declared namespace: nothing is copied.
         let fine = "namespace Cfg { export const o = { level: 1 }; export declare let d: number; }\n\
                     declare namespace Env { export let mode: string; }\nexport default () => [Cfg.o.level, Env.mode];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
+    }
+
+    /// oxc sets parameter properties after the `super(...)` statement directly in the
+    /// constructor: one nested elsewhere (TypeScript's TS2401) would run after them, which
+    /// throws as `this` is used before it.
+    #[test]
+    fn parameter_properties_need_super_called_directly_in_the_constructor() {
+        let nested = "class Base { constructor(..._: unknown[]) {} }\n\
+                      class Q extends Base { constructor(readonly a: number) { try { super(); } finally {} } }\n\
+                      class R extends Base { constructor(public a: number) { const init = () => super(a); init(); } }\n\
+                      export default [Q, R];\n";
+        let found: Vec<_> = errors("src/a.ts", nested).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["super()", "super(a)"]);
+        // Directly in the body, after other code too; without parameter properties, or in a
+        // class of another's own, anywhere.
+        let fine = "class Base { constructor(..._: unknown[]) {} }\n\
+                    class Q extends Base { constructor(private a: number) { console.log(1); super(a); } }\n\
+                    class R extends Base { constructor(a: number) { if (a) { super(a); } else { super(); } } }\n\
+                    class S extends Base { constructor(public a: number) { super(class extends Base { constructor(b: number) { try { super(b); } finally {} } }); } }\n\
+                    class T { constructor(public a: number) {} }\nexport default [Q, R, S, T];\n";
         assert_eq!(errors("src/a.ts", fine), []);
     }
 

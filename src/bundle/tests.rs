@@ -526,6 +526,20 @@ export default function handler() {
     );
 }
 
+/// `export import X = N.Y` of a namespace holding types alone is left out, as tsc leaves it
+/// (kept, it would read `N`, which is not there), at the top level and in a namespace.
+#[test]
+fn an_exported_alias_of_types_alone_is_left_out() {
+    let main = "namespace Types { export interface Cfg { a: number } export namespace Deep { export type T = string } }\n\
+                export import Cfg = Types.Cfg;\nexport import T = Types.Deep.T;\n\
+                namespace Api { export import Cfg = Types.Cfg; export const v = 1; }\n\
+                import * as Self from './main';\nconst c: Cfg = { a: 1 };\nconst t: T = 't';\n\
+                export default () => [c, t, Object.keys(Api), Object.keys(Self)];\n";
+    let run = bundle_and_run(&[("src/main.ts", main)], "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[{\"a\":1},\"t\",[\"v\"],[\"default\"]]}\n");
+}
+
 #[test]
 fn runtime_errors_are_clear() {
     let files = [

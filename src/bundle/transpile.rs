@@ -17,7 +17,7 @@ use oxc_ast::ast::{
     TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
     TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
-use oxc_ast_visit::{Visit, walk};
+use oxc_ast_visit::{Visit, VisitMut, walk, walk_mut};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
@@ -286,14 +286,16 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .build(&program);
     push_oxc_diagnostics(&mut out.diagnostics, &semantic.diagnostics);
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
-    Checker::of(key, source, semantic.semantic.scoping(), &program).check(&program, &mut out);
+    let left_out = Checker::of(key, source, semantic.semantic.scoping(), &program).check(&program, &mut out);
     if early_errors {
         return out;
     }
+    let scoping = semantic.semantic.into_scoping();
+    drop_statements(&mut program, &left_out);
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
     // unresolvable imports too. The caller drops the code.
-    let transformed = Transformer::new(&allocator, Path::new(key), &transform_options())
-        .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
+    let transformed =
+        Transformer::new(&allocator, Path::new(key), &transform_options()).build_with_scoping(scoping, &mut program);
     let mut transforming = Vec::new();
     push_oxc_diagnostics(&mut transforming, &transformed.diagnostics);
     // A warning where the checker refused something already (a namespace's exported `let`)
@@ -463,6 +465,8 @@ struct Checker<'s> {
     /// The function declarations given a body so far, in TypeScript (where a JavaScript
     /// module implements one twice, the parser says so).
     implemented: Option<HashSet<SymbolId>>,
+    /// Where the `export import X = N.Y` of types alone start ([`Checker::aliases_types_only`]).
+    type_only_aliases: HashSet<u32>,
 }
 
 impl<'s> Checker<'s> {
@@ -501,11 +505,13 @@ impl<'s> Checker<'s> {
             renders_routes: key.starts_with(crate::routes::EVENTS_DIR),
             tool_module: super::virtual_module(key).is_some(),
             implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
+            type_only_aliases: HashSet::new(),
         }
     }
 
-    /// Checks the program it was made for and hands what it found to `out`.
-    fn check(mut self, program: &Program<'_>, out: &mut Transpiled) {
+    /// Checks the program it was made for and hands what it found to `out`; returns where the
+    /// statements start that the transpiled module leaves out.
+    fn check(mut self, program: &Program<'_>, out: &mut Transpiled) -> HashSet<u32> {
         self.visit_program(program);
         self.say_commonjs_uses();
         out.diagnostics.append(&mut self.diagnostics);
@@ -522,6 +528,7 @@ impl<'s> Checker<'s> {
         out.default_export_span = self.default_export_span;
         out.imported_name_spans = self.imported_name_spans;
         out.imported_member_tags = self.imported_member_tags;
+        self.type_only_aliases
     }
 
     fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {
@@ -842,6 +849,23 @@ impl<'s> Checker<'s> {
         }
     }
 
+    /// Whether `import X = N.Y` (or `= N`) names what a namespace of this module holding types
+    /// alone declares: TypeScript leaves out an exported one, which oxc would keep, reading
+    /// `N`, which is not there.
+    fn aliases_types_only(&self, alias: &TSImportEqualsDeclaration<'_>) -> bool {
+        let root = match &alias.module_reference {
+            TSModuleReference::IdentifierReference(name) => Some(&**name),
+            TSModuleReference::QualifiedName(name) => name.left.get_identifier_reference(),
+            TSModuleReference::ExternalModuleReference(_) => None,
+        };
+        let symbol = root.and_then(|root| self.scoping.get_reference(root.reference_id()).symbol_id());
+        let types_only = |symbol: SymbolId| {
+            let flags = self.scoping.symbol_flags(symbol);
+            flags.contains(SymbolFlags::NamespaceModule) && !flags.intersects(SymbolFlags::Value)
+        };
+        !alias.import_kind.is_type() && symbol.is_some_and(types_only)
+    }
+
     /// The span of `word` between `start` and `end` in the source, or `start..start + len`.
     fn keyword_span(&self, start: u32, end: u32, word: &str) -> Span {
         let (from, to) = (start as usize, (end as usize).min(self.source.len()));
@@ -1154,6 +1178,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
+        if let Declaration::TSImportEqualsDeclaration(alias) = &it.declaration
+            && self.aliases_types_only(alias)
+        {
+            self.type_only_aliases.insert(it.span.start);
+            if self.namespaces.is_empty() {
+                self.type_exports.insert(alias.id.name.to_string());
+            }
+        }
         // Only what exists at run time; overload signatures, `declare`, types, enums and
         // namespaces (which merge) do not bind a name twice. A namespace's exports are its
         // members, not the module's.
@@ -1906,6 +1938,20 @@ fn drop_empty_imports(program: &mut Program<'_>) {
         Statement::ExportFromDeclaration(export) => !export.specifiers.is_empty(),
         _ => true,
     });
+}
+
+/// Leaves out of `program` the statements, anywhere, that start at `starts`.
+fn drop_statements(program: &mut Program<'_>, starts: &HashSet<u32>) {
+    struct Dropping<'s>(&'s HashSet<u32>);
+    impl<'a> VisitMut<'a> for Dropping<'_> {
+        fn visit_statements(&mut self, it: &mut oxc_allocator::Vec<'a, Statement<'a>>) {
+            it.retain(|statement| !self.0.contains(&statement.span().start));
+            walk_mut::walk_statements(self, it);
+        }
+    }
+    if !starts.is_empty() {
+        Dropping(starts).visit_program(program);
+    }
 }
 
 /// What each value `program` imports by name or as a default is: the specifier and the name

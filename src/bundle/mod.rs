@@ -23,6 +23,7 @@
 
 mod answers;
 mod builtins;
+mod enums;
 mod link;
 mod namespaces;
 mod resolve;

@@ -290,6 +290,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if early_errors {
         return out;
     }
+    let computed_enum_members = super::enums::computed_members(&program, semantic.semantic.scoping());
     let scoping = semantic.semantic.into_scoping();
     drop_statements(&mut program, &left_out);
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
@@ -307,6 +308,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if failed {
         return out;
     }
+    super::enums::map_back_numbers_only(&mut program, &computed_enum_members, &allocator);
     let generated = Codegen::new().with_options(codegen_options(key)).build(&program);
     if let Some(map) = &generated.map {
         out.origins = super::source_map::origins(&generated.code, map);

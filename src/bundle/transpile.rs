@@ -58,6 +58,9 @@ pub enum BundleErrorKind {
     UndefinedComponent,
     /// A read of the hook's stdin, which the wrapper has read (a warning).
     ReadsStdin,
+    /// A direct `eval`, which cannot see the module's imports as the bundle links them (a
+    /// warning).
+    DirectEval,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -585,6 +588,26 @@ impl<'s> Checker<'s> {
         );
     }
 
+    /// `eval(code)` (parenthesized too; not `eval?.()`, `(0, eval)()` or `globalThis.eval()`,
+    /// which see global names only) reads the names around it, where the bundle has rewritten
+    /// each import to a read of the imported module under another name (as esbuild, a warning).
+    fn direct_eval(&mut self, call: &CallExpression<'_>) {
+        let Expression::Identifier(callee) = call.callee.without_parentheses() else { return };
+        // (A module's code is strict: no binding of its own may be named `eval`.)
+        if callee.name != "eval" || call.optional {
+            return;
+        }
+        self.diagnostics.push(
+            BundleDiagnostic::warning(
+                BundleErrorKind::DirectEval,
+                call.span.into(),
+                "direct `eval` cannot see this module's imports: the bundle reads them from the modules they \
+                 come from, under other names",
+            )
+            .with_help("pass the code the values it needs as arguments: `new Function('val', code)(val)`"),
+        );
+    }
+
     /// Whether `name` is the route components' `Agent`, imported.
     fn is_agent(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
@@ -1077,6 +1100,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if (reads_file && stdin) || reads_stream {
             self.reads_stdin(it.span);
         }
+        self.direct_eval(it);
         walk::walk_call_expression(self, it);
     }
 
@@ -2265,6 +2289,26 @@ mod tests {
                 .diagnostics
                 .is_empty()
         );
+    }
+
+    /// A direct `eval` is warned of: it cannot see the module's imports, which the bundle
+    /// rewrites. An indirect one sees global names only.
+    #[test]
+    fn a_direct_eval_is_warned_of() {
+        let warned = |source: &str| -> Vec<String> {
+            let out = transpile("src/h.ts", source);
+            out.diagnostics
+                .iter()
+                .filter(|d| d.kind == BundleErrorKind::DirectEval && d.severity == Severity::Warning)
+                .map(|d| source[d.span.range()].to_owned())
+                .collect()
+        };
+        let direct = "import { val } from './a';\nexport default () => [val, eval('val'), (eval)('1')];\n";
+        assert_eq!(warned(direct), ["eval('val')", "(eval)('1')"]);
+        let indirect = "export const a = [(0, eval)('1'), globalThis.eval('1'), eval?.('1')];\n\
+                        const vm = { eval: (code: string) => code };\nexport const b = vm.eval('1');\n";
+        assert_eq!(warned(indirect), Vec::<String>::new());
+        assert_eq!(errors("src/h.ts", indirect), []);
     }
 
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with

@@ -608,6 +608,27 @@ impl<'s> Checker<'s> {
         );
     }
 
+    /// A value read of a `declare const enum`: tsc writes each member's value where it is
+    /// read, from what it knows of the whole program; compiled module by module (as with
+    /// `isolatedModules`), the read is left to run, of a name nothing declares.
+    fn ambient_const_enum_read(&mut self, name: &IdentifierReference<'_>) {
+        let reference = self.scoping.get_reference(name.reference_id());
+        let const_enum = reference
+            .symbol_id()
+            .is_some_and(|symbol| self.scoping.symbol_flags(symbol).contains(SymbolFlags::ConstEnum));
+        if const_enum && reference.flags().is_value() && !self.bound_at_run_time(name) {
+            self.error(
+                BundleErrorKind::Syntax,
+                name.span.into(),
+                format!(
+                    "`{}` is a `declare const enum`, whose members nothing defines when the module runs",
+                    name.name
+                ),
+                "declare it without `declare` (a `const enum` of a module), or as a `const` object",
+            );
+        }
+    }
+
     /// Whether `name` is the route components' `Agent`, imported.
     fn is_agent(&self, name: &IdentifierReference<'_>) -> bool {
         let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
@@ -1405,6 +1426,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                 &format!("write `{path}.{name}`, or declare the namespace once"),
             );
         }
+        self.ambient_const_enum_read(it);
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
         if is_commonjs_variable(&it.name) && self.commonjs_used(it) {
@@ -2289,6 +2311,21 @@ mod tests {
                 .diagnostics
                 .is_empty()
         );
+    }
+
+    /// A member of a `declare const enum`, which tsc writes in where it is read, is nothing
+    /// when the module runs, compiled on its own: refused where it is read as a value.
+    #[test]
+    fn a_declared_const_enum_read_as_a_value_is_an_error() {
+        let read = "declare const enum DCE { k = 7 }\nexport default () => [DCE.k, DCE['k']];\n";
+        assert_eq!(
+            errors("src/a.ts", read),
+            [(BundleErrorKind::Syntax, "DCE".into()), (BundleErrorKind::Syntax, "DCE".into())]
+        );
+        // As a type, or declared where it runs (a `const enum`, a `declare enum`'s global).
+        let fine = "declare const enum DCE { k = 7 }\nconst enum CE { k = 7 }\ndeclare enum DE { j = 3 }\n\
+                    export const f = (k: DCE): DCE.k | typeof DCE => k;\nexport default () => [CE.k, DE.j];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
     }
 
     /// A direct `eval` is warned of: it cannot see the module's imports, which the bundle

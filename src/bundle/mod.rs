@@ -23,7 +23,9 @@
 
 mod answers;
 mod builtins;
+mod enums;
 mod link;
+mod namespaces;
 mod resolve;
 mod source_map;
 mod transpile;

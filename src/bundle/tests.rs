@@ -526,6 +526,34 @@ export default function handler() {
     );
 }
 
+/// `export import X = N.Y` of a namespace holding types alone is left out, as tsc leaves it
+/// (kept, it would read `N`, which is not there), at the top level and in a namespace.
+#[test]
+fn an_exported_alias_of_types_alone_is_left_out() {
+    let main = "namespace Types { export interface Cfg { a: number } export namespace Deep { export type T = string } }\n\
+                export import Cfg = Types.Cfg;\nexport import T = Types.Deep.T;\n\
+                namespace Api { export import Cfg = Types.Cfg; export const v = 1; }\n\
+                import * as Self from './main';\nconst c: Cfg = { a: 1 };\nconst t: T = 't';\n\
+                export default () => [c, t, Object.keys(Api), Object.keys(Self)];\n";
+    let run = bundle_and_run(&[("src/main.ts", main)], "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    assert_eq!(run.stdout, "{\"name\":\"default\",\"result\":[{\"a\":1},\"t\",[\"v\"],[\"default\"]]}\n");
+}
+
+/// An enum member whose value oxc cannot compute maps back to its name only when the value
+/// is a number, as tsc's does (a string member has no reverse mapping).
+#[test]
+fn an_enum_member_computed_at_run_time_maps_back_numbers_only() {
+    let main = "import { PFX, BASE } from './lib';\nconst PREFIX = 'app';\n\
+                enum Ev { start = PREFIX + ':start', lib = PFX + ':x', n = BASE + 1, m = 'x'.length }\n\
+                export default () => Ev;\n";
+    let files = [("src/main.ts", main), ("src/lib.ts", "export const PFX = 'lib';\nexport const BASE = 10;\n")];
+    let run = bundle_and_run(&files, "src/main.ts");
+    assert!(run.success, "node failed:\n{}", run.stderr);
+    let expected = r#"{"1":"m","11":"n","start":"app:start","lib":"lib:x","n":11,"m":1}"#;
+    assert_eq!(run.stdout, format!("{{\"name\":\"default\",\"result\":{expected}}}\n"));
+}
+
 #[test]
 fn runtime_errors_are_clear() {
     let files = [

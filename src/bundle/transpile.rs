@@ -7,18 +7,17 @@ use std::path::Path;
 use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Declaration, Decorator, ExportAllDeclaration,
-    ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind, ExportFromDeclaration,
-    ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference, ImportDeclaration,
-    ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue, JSXChild,
-    JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
-    JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral,
-    SimpleAssignmentTarget, Statement, StaticMemberExpression, StringLiteral, TSExportAssignment,
-    TSExternalModuleDeclaration, TSGlobalDeclaration, TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference,
-    TSNamespaceDeclaration, TSNamespaceDeclarationBody, TryStatement, UnaryExpression, VariableDeclaration,
-    VariableDeclarationKind, WithClause,
+    AccessorProperty, AwaitExpression, BindingIdentifier, CallExpression, Class, ClassElement, Declaration, Decorator,
+    ExportAllDeclaration, ExportDeclaration, ExportDefaultDeclaration, ExportDefaultDeclarationKind,
+    ExportFromDeclaration, ExportNamedDeclaration, Expression, ForOfStatement, Function, IdentifierReference,
+    ImportDeclaration, ImportDeclarationSpecifier, ImportExpression, ImportMeta, JSXAttributeItem, JSXAttributeValue,
+    JSXChild, JSXElement, JSXElementName, JSXExpression, JSXFragment, JSXIdentifier, JSXMemberExpressionObject,
+    JSXOpeningElement, ModuleDeclaration, ModuleExportName, ObjectPropertyKind, Program, RegExpLiteral, Statement,
+    StaticMemberExpression, StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSGlobalDeclaration,
+    TSImportEqualsDeclaration, TSModuleBlock, TSModuleReference, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
+    TryStatement, UnaryExpression, VariableDeclaration, VariableDeclarationKind, WithClause,
 };
-use oxc_ast_visit::{Visit, walk};
+use oxc_ast_visit::{Visit, VisitMut, walk, walk_mut};
 use oxc_codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
@@ -30,6 +29,7 @@ use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
 
+use super::namespaces::{NamespaceDeclarations, NamespaceName};
 use super::source_map::Origin;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -58,6 +58,9 @@ pub enum BundleErrorKind {
     UndefinedComponent,
     /// A read of the hook's stdin, which the wrapper has read (a warning).
     ReadsStdin,
+    /// A direct `eval`, which cannot see the module's imports as the bundle links them (a
+    /// warning).
+    DirectEval,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -286,18 +289,21 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         .build(&program);
     push_oxc_diagnostics(&mut out.diagnostics, &semantic.diagnostics);
     let early_errors = out.diagnostics.iter().any(BundleDiagnostic::is_error);
-    Checker::of(key, source, semantic.semantic.scoping(), &program).check(&program, &mut out);
+    let left_out = Checker::of(key, source, semantic.semantic.scoping(), &program).check(&program, &mut out);
     if early_errors {
         return out;
     }
+    let computed_enum_members = super::enums::computed_members(&program, semantic.semantic.scoping());
+    let scoping = semantic.semantic.into_scoping();
+    drop_statements(&mut program, &left_out);
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
     // unresolvable imports too. The caller drops the code.
-    let transformed = Transformer::new(&allocator, Path::new(key), &transform_options())
-        .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
+    let transformed =
+        Transformer::new(&allocator, Path::new(key), &transform_options()).build_with_scoping(scoping, &mut program);
     let mut transforming = Vec::new();
     push_oxc_diagnostics(&mut transforming, &transformed.diagnostics);
-    // A warning where the checker refused something already (an exported `let` of a
-    // namespace assigned again) would say it twice.
+    // A warning where the checker refused something already (a namespace's exported `let`)
+    // would say it twice.
     let within = |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;
     transforming.retain(|d| d.is_error() || !out.diagnostics.iter().any(|e| e.is_error() && within(d.span, e.span)));
     let failed = transforming.iter().any(BundleDiagnostic::is_error);
@@ -305,6 +311,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if failed {
         return out;
     }
+    super::enums::map_back_numbers_only(&mut program, &computed_enum_members, &allocator);
     let generated = Codegen::new().with_options(codegen_options(key)).build(&program);
     if let Some(map) = &generated.map {
         out.origins = super::source_map::origins(&generated.code, map);
@@ -366,22 +373,6 @@ fn transform_options() -> TransformOptions {
     options
 }
 
-/// The values a statement of a namespace body exports as members of the namespace: what
-/// exists at run time (nothing `declare`d, no namespace holding types alone).
-fn exported_values(statement: &Statement<'_>, scoping: &Scoping) -> Vec<String> {
-    let Statement::ExportDeclaration(export) = statement else { return Vec::new() };
-    match &export.declaration {
-        declaration if declaration.declare() => Vec::new(),
-        Declaration::TSNamespaceDeclaration(namespace) if !is_instantiated(namespace, scoping) => Vec::new(),
-        declaration => declared_names(declaration),
-    }
-}
-
-/// Whether a namespace holds values (TypeScript's "instantiated"), not types alone.
-fn is_instantiated(namespace: &TSNamespaceDeclaration<'_>, scoping: &Scoping) -> bool {
-    namespace.id.symbol_id.get().is_some_and(|symbol| scoping.symbol_flags(symbol).contains(SymbolFlags::ValueModule))
-}
-
 /// The values a declaration binds.
 pub(super) fn declared_names(declaration: &Declaration<'_>) -> Vec<String> {
     declared_ids(declaration).into_iter().map(|id| id.name.to_string()).collect()
@@ -408,12 +399,9 @@ struct Request {
     type_only: bool,
 }
 
-/// A namespace declaration being walked: its dotted path (`A.B`), what it merges with (the
-/// path, but for a namespace its enclosing one does not export: that is one of its own, `A.B@40`)
-/// and its whole text.
+/// A namespace declaration being walked: its name and its whole text.
 struct OpenNamespace {
-    path: String,
-    key: String,
+    name: NamespaceName,
     span: oxc_span::Span,
 }
 
@@ -445,19 +433,9 @@ struct Checker<'s> {
     namespaces: Vec<OpenNamespace>,
     /// How many of them are `declare namespace`s: all that is in one is for TypeScript alone.
     ambient_namespaces: u32,
-    /// The names each namespace (by `OpenNamespace::key`) has exported so far: while one of
-    /// its declarations is walked, those of its earlier declarations (a namespace declared
-    /// again merges with them), since a declaration's own are added once it is walked.
-    namespace_exports: BTreeMap<String, BTreeSet<String>>,
-    /// Where the nested namespace declarations that merge with their namesakes start: those
-    /// their enclosing namespace exports (`export namespace B`, `namespace A.B`).
-    merging_namespaces: HashSet<u32>,
-    /// The `let`s and `var`s namespaces export, by the namespace's binding and name: oxc
-    /// exports a copy of each, taken when it is declared.
-    namespace_variables: BTreeSet<(SymbolId, String)>,
-    /// Writes to a member of a binding (`Cfg.level = 5`), checked against the namespaces'
-    /// variables once the walk has seen them all.
-    member_writes: Vec<(SymbolId, String, Span)>,
+    /// Every namespace declaration's name, and what each exports (a namespace declared again
+    /// merges with its other declarations).
+    namespace_declarations: NamespaceDeclarations,
     /// Where an `import` or `export` may be: the statements directly in the module, or in a
     /// namespace's body (by where they start).
     module_level: BTreeSet<u32>,
@@ -492,6 +470,8 @@ struct Checker<'s> {
     /// The function declarations given a body so far, in TypeScript (where a JavaScript
     /// module implements one twice, the parser says so).
     implemented: Option<HashSet<SymbolId>>,
+    /// Where the `export import X = N.Y` of types alone start ([`Checker::aliases_types_only`]).
+    type_only_aliases: HashSet<u32>,
 }
 
 impl<'s> Checker<'s> {
@@ -517,10 +497,7 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
-            namespace_exports: BTreeMap::new(),
-            merging_namespaces: HashSet::new(),
-            namespace_variables: BTreeSet::new(),
-            member_writes: Vec::new(),
+            namespace_declarations: NamespaceDeclarations::of(program, scoping),
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),
@@ -533,14 +510,15 @@ impl<'s> Checker<'s> {
             renders_routes: key.starts_with(crate::routes::EVENTS_DIR),
             tool_module: super::virtual_module(key).is_some(),
             implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
+            type_only_aliases: HashSet::new(),
         }
     }
 
-    /// Checks the program it was made for and hands what it found to `out`.
-    fn check(mut self, program: &Program<'_>, out: &mut Transpiled) {
+    /// Checks the program it was made for and hands what it found to `out`; returns where the
+    /// statements start that the transpiled module leaves out.
+    fn check(mut self, program: &Program<'_>, out: &mut Transpiled) -> HashSet<u32> {
         self.visit_program(program);
         self.say_commonjs_uses();
-        self.refuse_namespace_variables_written_outside();
         out.diagnostics.append(&mut self.diagnostics);
         out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
         out.renders = self.renders;
@@ -555,6 +533,7 @@ impl<'s> Checker<'s> {
         out.default_export_span = self.default_export_span;
         out.imported_name_spans = self.imported_name_spans;
         out.imported_member_tags = self.imported_member_tags;
+        self.type_only_aliases
     }
 
     fn error(&mut self, kind: BundleErrorKind, span: Span, message: impl Into<String>, help: &str) {
@@ -607,6 +586,47 @@ impl<'s> Checker<'s> {
                  it as `context.nativeInput` (a route: the `native` prop)",
             ),
         );
+    }
+
+    /// `eval(code)` (parenthesized too; not `eval?.()`, `(0, eval)()` or `globalThis.eval()`,
+    /// which see global names only) reads the names around it, where the bundle has rewritten
+    /// each import to a read of the imported module under another name (as esbuild, a warning).
+    fn direct_eval(&mut self, call: &CallExpression<'_>) {
+        let Expression::Identifier(callee) = call.callee.without_parentheses() else { return };
+        // (A module's code is strict: no binding of its own may be named `eval`.)
+        if callee.name != "eval" || call.optional {
+            return;
+        }
+        self.diagnostics.push(
+            BundleDiagnostic::warning(
+                BundleErrorKind::DirectEval,
+                call.span.into(),
+                "direct `eval` cannot see this module's imports: the bundle reads them from the modules they \
+                 come from, under other names",
+            )
+            .with_help("pass the code the values it needs as arguments: `new Function('val', code)(val)`"),
+        );
+    }
+
+    /// A value read of a `declare const enum`: tsc writes each member's value where it is
+    /// read, from what it knows of the whole program; compiled module by module (as with
+    /// `isolatedModules`), the read is left to run, of a name nothing declares.
+    fn ambient_const_enum_read(&mut self, name: &IdentifierReference<'_>) {
+        let reference = self.scoping.get_reference(name.reference_id());
+        let const_enum = reference
+            .symbol_id()
+            .is_some_and(|symbol| self.scoping.symbol_flags(symbol).contains(SymbolFlags::ConstEnum));
+        if const_enum && reference.flags().is_value() && !self.bound_at_run_time(name) {
+            self.error(
+                BundleErrorKind::Syntax,
+                name.span.into(),
+                format!(
+                    "`{}` is a `declare const enum`, whose members nothing defines when the module runs",
+                    name.name
+                ),
+                "declare it without `declare` (a `const enum` of a module), or as a `const` object",
+            );
+        }
     }
 
     /// Whether `name` is the route components' `Agent`, imported.
@@ -818,12 +838,13 @@ impl<'s> Checker<'s> {
         }
     }
 
-    /// A member an earlier declaration of namespace `path` exports, exported again by `block`
+    /// A member an earlier declaration of `namespace` exports, exported again by `block`
     /// (TypeScript's TS2393, TS2451): transpiled, the later would replace the earlier without
     /// a word. Namespaces merge, and are not members declared again; an enum would merge in
     /// TypeScript, but oxc makes the later enum a new object that replaces the earlier member.
-    fn refuse_members_declared_again(&mut self, key: &str, path: &str, block: &TSModuleBlock<'_>) {
-        let Some(earlier) = self.namespace_exports.get(key) else { return };
+    fn refuse_members_declared_again(&mut self, namespace: &OpenNamespace, block: &TSModuleBlock<'_>) {
+        let NamespaceName { path, key } = &namespace.name;
+        let exported_before = |name: &str| self.namespace_declarations.exported_before(key, name, namespace.span.start);
         let mut again = Vec::new();
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
@@ -835,9 +856,7 @@ impl<'s> Checker<'s> {
                 declaration => declared_ids(declaration),
             };
             again.extend(
-                ids.into_iter()
-                    .filter(|id| earlier.contains(id.name.as_str()))
-                    .map(|id| (id.name.to_string(), id.span)),
+                ids.into_iter().filter(|id| exported_before(&id.name)).map(|id| (id.name.to_string(), id.span)),
             );
         }
         for (name, span) in again {
@@ -850,46 +869,47 @@ impl<'s> Checker<'s> {
         }
     }
 
-    /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared: one the
-    /// code assigns again would be seen unchanged through the namespace. (Assigned through the
-    /// namespace, `Cfg.level = 5`, from outside it, the namespace's own code sees it
-    /// unchanged: `refuse_namespace_variables_written_outside`.)
-    fn refuse_written_exported_variables(&mut self, namespace: Option<SymbolId>, block: &TSModuleBlock<'_>) {
+    /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared, where
+    /// TypeScript reads and writes the namespace's member: an assignment (in the namespace, or
+    /// through it from anywhere: `Cfg.level = 5`, `Cfg['level']`, an alias, `Object.assign`)
+    /// reaches one of the two, which no check can follow everywhere.
+    fn refuse_exported_variables(&mut self, namespace: &OpenNamespace, block: &TSModuleBlock<'_>) {
         for statement in &block.body {
             let Statement::ExportDeclaration(export) = statement else { continue };
             let Declaration::VariableDeclaration(variables) = &export.declaration else { continue };
             if variables.kind == VariableDeclarationKind::Const || variables.declare {
                 continue;
             }
+            let keyword = variables.kind.as_str();
             for id in variables.declarations.iter().flat_map(|declarator| declarator.id.get_binding_identifiers()) {
-                if let Some(namespace) = namespace {
-                    self.namespace_variables.insert((namespace, id.name.to_string()));
-                }
-                if id.symbol_id.get().is_some_and(|symbol| self.scoping.symbol_is_mutated(symbol)) {
-                    self.error(
-                        BundleErrorKind::Syntax,
-                        id.span.into(),
-                        format!("`{}` is exported from a namespace and assigned again", id.name),
-                        "the transpiled namespace would keep its first value: export a `const` (an object whose fields change, if it must change)",
-                    );
-                }
+                self.error(
+                    BundleErrorKind::Syntax,
+                    id.span.into(),
+                    format!(
+                        "namespace `{}` exports `{}` as a `{keyword}`: transpiled, the namespace's code and its member are two copies, and an assignment changes one of them",
+                        namespace.name.path, id.name
+                    ),
+                    "export a `const` (an object whose fields change, if it must change)",
+                );
             }
         }
     }
 
-    /// Writes through a namespace to a `let` or `var` it exports (`Cfg.level = 5`): the
-    /// namespace's own code would go on reading the value it was declared with.
-    fn refuse_namespace_variables_written_outside(&mut self) {
-        for (namespace, name, span) in std::mem::take(&mut self.member_writes) {
-            if self.namespace_variables.contains(&(namespace, name.clone())) {
-                self.error(
-                    BundleErrorKind::Syntax,
-                    span,
-                    format!("`{name}` is exported from a namespace and assigned again through it"),
-                    "the transpiled namespace's own code would keep its first value: export a `const` (an object whose fields change, if it must change)",
-                );
-            }
-        }
+    /// Whether `import X = N.Y` (or `= N`) names what a namespace of this module holding types
+    /// alone declares: TypeScript leaves out an exported one, which oxc would keep, reading
+    /// `N`, which is not there.
+    fn aliases_types_only(&self, alias: &TSImportEqualsDeclaration<'_>) -> bool {
+        let root = match &alias.module_reference {
+            TSModuleReference::IdentifierReference(name) => Some(&**name),
+            TSModuleReference::QualifiedName(name) => name.left.get_identifier_reference(),
+            TSModuleReference::ExternalModuleReference(_) => None,
+        };
+        let symbol = root.and_then(|root| self.scoping.get_reference(root.reference_id()).symbol_id());
+        let types_only = |symbol: SymbolId| {
+            let flags = self.scoping.symbol_flags(symbol);
+            flags.contains(SymbolFlags::NamespaceModule) && !flags.intersects(SymbolFlags::Value)
+        };
+        !alias.import_kind.is_type() && symbol.is_some_and(types_only)
     }
 
     /// The span of `word` between `start` and `end` in the source, or `start..start + len`.
@@ -922,6 +942,18 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_function(self, it, flags);
         self.ordinary_function_depth -= 1;
         self.function_depth -= 1;
+    }
+
+    fn visit_class(&mut self, it: &Class<'a>) {
+        for call in misplaced_super_calls(it) {
+            self.error(
+                BundleErrorKind::Syntax,
+                call.into(),
+                "this `super(...)` is no statement of its own directly in the constructor, whose parameter properties the transpiled class sets before it runs",
+                "call `super(...)` as a statement directly in the constructor's body (TypeScript's TS2401), or assign the fields yourself after it",
+            );
+        }
+        walk::walk_class(self, it);
     }
 
     fn visit_arrow_function_expression(&mut self, it: &oxc_ast::ast::ArrowFunctionExpression<'a>) {
@@ -1089,6 +1121,7 @@ impl<'a> Visit<'a> for Checker<'_> {
         if (reads_file && stdin) || reads_stream {
             self.reads_stdin(it.span);
         }
+        self.direct_eval(it);
         walk::walk_call_expression(self, it);
     }
 
@@ -1192,8 +1225,13 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
-        if let Declaration::TSNamespaceDeclaration(namespace) = &it.declaration {
-            self.merging_namespaces.insert(namespace.span.start);
+        if let Declaration::TSImportEqualsDeclaration(alias) = &it.declaration
+            && self.aliases_types_only(alias)
+        {
+            self.type_only_aliases.insert(it.span.start);
+            if self.namespaces.is_empty() {
+                self.type_exports.insert(alias.id.name.to_string());
+            }
         }
         // Only what exists at run time; overload signatures, `declare`, types, enums and
         // namespaces (which merge) do not bind a name twice. A namespace's exports are its
@@ -1280,45 +1318,18 @@ impl<'a> Visit<'a> for Checker<'_> {
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        let name = &it.id.name;
-        let (path, key) = match self.namespaces.last() {
-            None => (name.to_string(), name.to_string()),
-            Some(outer) if self.merging_namespaces.contains(&it.span.start) => {
-                (format!("{}.{name}", outer.path), format!("{}.{name}", outer.key))
-            }
-            Some(outer) => (format!("{}.{name}", outer.path), format!("{}.{name}@{}", outer.key, it.span.start)),
-        };
-        if let TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) = &it.body {
-            self.merging_namespaces.insert(inner.span.start);
-        }
-        self.namespaces.push(OpenNamespace { path: path.clone(), key: key.clone(), span: it.span });
+        let name = self.namespace_declarations.name(it.span.start, &it.id.name);
+        self.namespaces.push(OpenNamespace { name, span: it.span });
         self.ambient_namespaces += u32::from(it.declare);
         walk::walk_ts_namespace_declaration(self, it);
+        let ambient = self.ambient_namespaces > 0;
         self.ambient_namespaces -= u32::from(it.declare);
-        self.namespaces.pop();
-        match &it.body {
-            TSNamespaceDeclarationBody::TSModuleBlock(block) => {
-                self.refuse_members_declared_again(&key, &path, block);
-                let values = block.body.iter().flat_map(|statement| exported_values(statement, self.scoping));
-                self.namespace_exports.entry(key).or_default().extend(values);
-                self.refuse_written_exported_variables(it.id.symbol_id.get(), block);
+        if let (Some(namespace), TSNamespaceDeclarationBody::TSModuleBlock(block)) = (self.namespaces.pop(), &it.body) {
+            self.refuse_members_declared_again(&namespace, block);
+            if !ambient {
+                self.refuse_exported_variables(&namespace, block);
             }
-            // `namespace A.B {}` makes `B` a member of `A`.
-            TSNamespaceDeclarationBody::TSNamespaceDeclaration(inner) if is_instantiated(inner, self.scoping) => {
-                self.namespace_exports.entry(key).or_default().insert(inner.id.name.to_string());
-            }
-            TSNamespaceDeclarationBody::TSNamespaceDeclaration(_) => {}
         }
-    }
-
-    fn visit_simple_assignment_target(&mut self, it: &SimpleAssignmentTarget<'a>) {
-        if let SimpleAssignmentTarget::StaticMemberExpression(member) = it
-            && let Expression::Identifier(object) = &member.object
-            && let Some(symbol) = self.scoping.get_reference(object.reference_id()).symbol_id()
-        {
-            self.member_writes.push((symbol, member.property.name.to_string(), member.span.into()));
-        }
-        walk::walk_simple_assignment_target(self, it);
     }
 
     fn visit_program(&mut self, it: &Program<'a>) {
@@ -1388,10 +1399,10 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
         self.reserved(&it.name, it.span);
-        // TypeScript reads a name an earlier declaration of the same namespace exported as
-        // that namespace's member, before any binding outside this declaration; transpiled,
-        // each declaration is a function of its own, where the bare name is bound to nothing
-        // or to that outer binding (an import of the same name, say).
+        // TypeScript reads a name another declaration of the same namespace exports (earlier
+        // or later in the module) as that namespace's member, before any binding outside this
+        // declaration; transpiled, each declaration is a function of its own, where the bare
+        // name is bound to nothing or to that outer binding (an import of the same name, say).
         // (A type, `typeof`, `extends` or `implements` is stripped: where it names such a
         // member, nothing is left to run.)
         let bound_outside = |block: oxc_span::Span| {
@@ -1401,13 +1412,13 @@ impl<'a> Visit<'a> for Checker<'_> {
                     .symbol_id()
                     .is_none_or(|symbol| !block.contains_inclusive(self.scoping.symbol_span(symbol)))
         };
-        let exported_earlier = |namespace: &&OpenNamespace| {
-            self.namespace_exports.get(&namespace.key).is_some_and(|names| names.contains(it.name.as_str()))
+        let exported_elsewhere = |namespace: &&OpenNamespace| {
+            self.namespace_declarations.exported_elsewhere(&namespace.name.key, &it.name, namespace.span.start)
         };
-        if let Some(namespace) = self.namespaces.iter().rev().find(exported_earlier)
+        if let Some(namespace) = self.namespaces.iter().rev().find(exported_elsewhere)
             && bound_outside(namespace.span)
         {
-            let (path, name) = (namespace.path.clone(), it.name.to_string());
+            let (path, name) = (namespace.name.path.clone(), it.name.to_string());
             self.error(
                 BundleErrorKind::Syntax,
                 it.span.into(),
@@ -1415,6 +1426,7 @@ impl<'a> Visit<'a> for Checker<'_> {
                 &format!("write `{path}.{name}`, or declare the namespace once"),
             );
         }
+        self.ambient_const_enum_read(it);
         // CommonJS's module variables, which an ES module lacks: Node would throw on every
         // run. (Code meant for both kinds of module tests them with `typeof` first.)
         if is_commonjs_variable(&it.name) && self.commonjs_used(it) {
@@ -1849,6 +1861,49 @@ impl<'a> Visit<'a> for NestingBound {
     }
 }
 
+/// The `super(...)` calls of a derived class's constructor with parameter properties
+/// (`constructor(readonly a: number)`) that are not statements of their own directly in its
+/// body: oxc sets the properties right after the first call that is, or first thing in the
+/// body when none is, where `this` does not exist yet.
+fn misplaced_super_calls(class: &Class<'_>) -> Vec<oxc_span::Span> {
+    #[derive(Default)]
+    struct SuperCalls(Vec<oxc_span::Span>);
+    impl<'a> Visit<'a> for SuperCalls {
+        fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+            if it.callee.is_super() {
+                self.0.push(it.span);
+            }
+            walk::walk_call_expression(self, it);
+        }
+        // (Another function or class has its own `super`; an arrow function shares it.)
+        fn visit_function(&mut self, _: &Function<'a>, _: ScopeFlags) {}
+        fn visit_class(&mut self, _: &Class<'a>) {}
+    }
+    let constructor = class.body.body.iter().find_map(|element| match element {
+        ClassElement::MethodDefinition(method) if method.kind.is_constructor() => Some(&*method.value),
+        _ => None,
+    });
+    let with_properties = |constructor: &&Function<'_>| constructor.params.items.iter().any(|p| p.has_modifier());
+    let derived = class.heritage.is_some();
+    let Some(body) = constructor.filter(|c| derived && with_properties(c)).and_then(|c| c.body.as_ref()) else {
+        return Vec::new();
+    };
+    let at_root: Vec<oxc_span::Span> = body
+        .statements
+        .iter()
+        .filter_map(|statement| match statement {
+            Statement::ExpressionStatement(statement) if statement.expression.is_super_call_expression() => {
+                Some(statement.expression.span())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut calls = SuperCalls::default();
+    calls.visit_function_body(body);
+    calls.0.retain(|call| !at_root.contains(call));
+    calls.0
+}
+
 /// The specifier routes import their components from, and the components `Agent` holds
 /// (`src/runtime/agent.mjs`).
 pub(crate) const AGENT_SPECIFIER: &str = "@agent-bundle/runtime";
@@ -1931,6 +1986,20 @@ fn drop_empty_imports(program: &mut Program<'_>) {
         Statement::ExportFromDeclaration(export) => !export.specifiers.is_empty(),
         _ => true,
     });
+}
+
+/// Leaves out of `program` the statements, anywhere, that start at `starts`.
+fn drop_statements(program: &mut Program<'_>, starts: &HashSet<u32>) {
+    struct Dropping<'s>(&'s HashSet<u32>);
+    impl<'a> VisitMut<'a> for Dropping<'_> {
+        fn visit_statements(&mut self, it: &mut oxc_allocator::Vec<'a, Statement<'a>>) {
+            it.retain(|statement| !self.0.contains(&statement.span().start));
+            walk_mut::walk_statements(self, it);
+        }
+    }
+    if !starts.is_empty() {
+        Dropping(starts).visit_program(program);
+    }
 }
 
 /// What each value `program` imports by name or as a default is: the specifier and the name
@@ -2244,6 +2313,41 @@ mod tests {
         );
     }
 
+    /// A member of a `declare const enum`, which tsc writes in where it is read, is nothing
+    /// when the module runs, compiled on its own: refused where it is read as a value.
+    #[test]
+    fn a_declared_const_enum_read_as_a_value_is_an_error() {
+        let read = "declare const enum DCE { k = 7 }\nexport default () => [DCE.k, DCE['k']];\n";
+        assert_eq!(
+            errors("src/a.ts", read),
+            [(BundleErrorKind::Syntax, "DCE".into()), (BundleErrorKind::Syntax, "DCE".into())]
+        );
+        // As a type, or declared where it runs (a `const enum`, a `declare enum`'s global).
+        let fine = "declare const enum DCE { k = 7 }\nconst enum CE { k = 7 }\ndeclare enum DE { j = 3 }\n\
+                    export const f = (k: DCE): DCE.k | typeof DCE => k;\nexport default () => [CE.k, DE.j];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
+    }
+
+    /// A direct `eval` is warned of: it cannot see the module's imports, which the bundle
+    /// rewrites. An indirect one sees global names only.
+    #[test]
+    fn a_direct_eval_is_warned_of() {
+        let warned = |source: &str| -> Vec<String> {
+            let out = transpile("src/h.ts", source);
+            out.diagnostics
+                .iter()
+                .filter(|d| d.kind == BundleErrorKind::DirectEval && d.severity == Severity::Warning)
+                .map(|d| source[d.span.range()].to_owned())
+                .collect()
+        };
+        let direct = "import { val } from './a';\nexport default () => [val, eval('val'), (eval)('1')];\n";
+        assert_eq!(warned(direct), ["eval('val')", "(eval)('1')"]);
+        let indirect = "export const a = [(0, eval)('1'), globalThis.eval('1'), eval?.('1')];\n\
+                        const vm = { eval: (code: string) => code };\nexport const b = vm.eval('1');\n";
+        assert_eq!(warned(indirect), Vec::<String>::new());
+        assert_eq!(errors("src/h.ts", indirect), []);
+    }
+
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with
     /// `typeof`, or declared, they are fine.
     #[test]
@@ -2373,29 +2477,67 @@ mod tests {
                          namespace Cfg { export function check(n: number) { return n <= limit; } export const y = x; }\n\
                          export default () => limit + x;\n";
         assert_eq!(module(shadowing), ["limit", "x"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
-        // What an earlier declaration exports that holds no value (a namespace of types, a
-        // `declare`d const) is no member a bare name could mean: the outer binding it is.
-        let types_only = "import { Shape, d } from './shapes';\n\
-                          namespace Geo { export namespace Shape { export type T = number; } export declare const d: 1; }\n\
-                          namespace Geo { export const s = Shape; export const e = d; }\n";
-        assert_eq!(module(types_only), []);
+        // A later declaration's members too: TypeScript reads them from the merged namespace
+        // when the code runs (a nested namespace of the first included, and `namespace A.B`).
+        let later = "const mode = 'outer';\nnamespace P { export function f() { return mode; } }\n\
+                     namespace P { export const mode = 'inner'; }\n\
+                     namespace App { export function version() { return Config.version; } }\n\
+                     namespace App.Config { export const version = '2.0'; }\n\
+                     namespace X { export namespace Y { export function f() { return z; } } }\n\
+                     namespace X { export const z = 'X.z'; }\nexport default () => [P.f(), App.version(), X.Y.f()];\n";
+        assert_eq!(module(later), ["mode", "Config", "z"].map(|name| (BundleErrorKind::Syntax, name.to_owned())));
+        // What another declaration exports that holds no value (a namespace of types, a
+        // `declare`d const) is no member a bare name could mean, earlier or later: the outer
+        // binding it is; nor is what the name is bound to in the declaration itself.
+        let types = "namespace Geo { export namespace Shape { export type T = number; } export declare const d: 1; export const z = 3; }\n";
+        let uses = "namespace Geo { export const s = Shape; export const e = d; export function f() { const z = 1; return z; } }\n";
+        for (first, second) in [(types, uses), (uses, types)] {
+            let source = format!("import {{ Shape, d }} from './shapes';\n{first}{second}export default Geo;\n");
+            assert_eq!(module(&source), [], "{source}");
+        }
+        // Nor what a namespace its enclosing one does not export declares.
+        let own = "import { z } from './z';\nnamespace A { namespace B { export const v = z; } export const w = B.v; }\n\
+                   namespace A { namespace B { export const z = 2; } export const y = B.z; }\nexport default A;\n";
+        assert_eq!(module(own), []);
     }
 
+    /// A namespace's exported `let` or `var` is a copy in the transpiled code: what assigns it
+    /// (the namespace, another module through it, `Cfg['level']`, an alias, `Object.assign`)
+    /// cannot all be seen, so each is refused, assigned or not.
     #[test]
-    fn a_namespace_s_exported_variable_assigned_again_is_an_error() {
+    fn a_namespace_s_exported_let_or_var_is_an_error() {
         let written = "namespace N { export let v = 3; export function bump() { v++; } }\n";
         assert_eq!(errors("src/a.ts", written), one(BundleErrorKind::Syntax, "v"));
         assert_eq!(transpile("src/a.ts", written).diagnostics.len(), 1, "said once (oxc warns of it too)");
-        // Never written again: the copy is the value.
-        let read_only =
-            "namespace Cfg { export var name = 'x'; export let n = 1; }\nexport const m = Cfg.name + Cfg.n;\n";
-        assert_eq!(errors("src/a.ts", read_only), []);
-        // Written through the namespace, from outside it: its own code would not see it.
-        let through = "namespace Cfg { export let n = 1; export function get() { return n; } }\nCfg.n = 5;\n";
-        assert_eq!(errors("src/a.ts", through), one(BundleErrorKind::Syntax, "Cfg.n"));
-        let other =
-            "namespace Cfg { export let n = 1; }\nconst o = { n: 1 };\no.n = 5;\nexport const m = Cfg.n + o.n;\n";
-        assert_eq!(errors("src/a.ts", other), [], "another object's member is no namespace's");
+        let exported = "namespace Cfg { export var name = 'x'; export let n = 1, m = 2; export function get() { return n; } }\n\
+                        const alias = Cfg;\nalias.n = 5;\nObject.assign(Cfg, { m: 3 });\nexport default Cfg;\n";
+        let found: Vec<_> = errors("src/a.ts", exported).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["name", "n", "m"]);
+        // A `const`, a `declare`d one, one in a declared namespace: nothing is copied.
+        let fine = "namespace Cfg { export const o = { level: 1 }; export declare let d: number; }\n\
+                    declare namespace Env { export let mode: string; }\nexport default () => [Cfg.o.level, Env.mode];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
+    }
+
+    /// oxc sets parameter properties after the `super(...)` statement directly in the
+    /// constructor: one nested elsewhere (TypeScript's TS2401) would run after them, which
+    /// throws as `this` is used before it.
+    #[test]
+    fn parameter_properties_need_super_called_directly_in_the_constructor() {
+        let nested = "class Base { constructor(..._: unknown[]) {} }\n\
+                      class Q extends Base { constructor(readonly a: number) { try { super(); } finally {} } }\n\
+                      class R extends Base { constructor(public a: number) { const init = () => super(a); init(); } }\n\
+                      export default [Q, R];\n";
+        let found: Vec<_> = errors("src/a.ts", nested).into_iter().map(|(_, text)| text).collect();
+        assert_eq!(found, ["super()", "super(a)"]);
+        // Directly in the body, after other code too; without parameter properties, or in a
+        // class of another's own, anywhere.
+        let fine = "class Base { constructor(..._: unknown[]) {} }\n\
+                    class Q extends Base { constructor(private a: number) { console.log(1); super(a); } }\n\
+                    class R extends Base { constructor(a: number) { if (a) { super(a); } else { super(); } } }\n\
+                    class S extends Base { constructor(public a: number) { super(class extends Base { constructor(b: number) { try { super(b); } finally {} } }); } }\n\
+                    class T { constructor(public a: number) {} }\nexport default [Q, R, S, T];\n";
+        assert_eq!(errors("src/a.ts", fine), []);
     }
 
     #[test]

@@ -306,9 +306,10 @@ impl<'a> ModuleGraph<'a> {
                     | BundleErrorKind::UnresolvedImport
                     | BundleErrorKind::DynamicImport
                     | BundleErrorKind::CommonJs => Code::UnsupportedImport,
-                    BundleErrorKind::TopLevelAwait | BundleErrorKind::ImportMeta | BundleErrorKind::ReservedName => {
-                        Code::BundledModuleFeature
-                    }
+                    BundleErrorKind::TopLevelAwait
+                    | BundleErrorKind::ImportMeta
+                    | BundleErrorKind::ReservedName
+                    | BundleErrorKind::DirectEval => Code::BundledModuleFeature,
                 };
                 let mut diagnostic = match problem.severity {
                     Severity::Error => Diagnostic::error(code, problem.message.clone()),

@@ -30,11 +30,14 @@ pub(super) struct NamespaceDeclarations {
     /// The declarations (by where they start) exporting each member, by the namespace's key
     /// and the member's name.
     exporters: HashMap<(String, String), BTreeSet<u32>>,
+    /// The keys of the namespaces with a `declare`d declaration (or one inside one).
+    ambient: HashSet<String>,
 }
 
 impl NamespaceDeclarations {
     pub(super) fn of(program: &Program<'_>, scoping: &Scoping) -> Self {
-        let mut reader = Reader { scoping, open: Vec::new(), merging: HashSet::new(), read: Self::default() };
+        let mut reader =
+            Reader { scoping, open: Vec::new(), merging: HashSet::new(), ambient_depth: 0, read: Self::default() };
         reader.visit_program(program);
         reader.read
     }
@@ -58,6 +61,11 @@ impl NamespaceDeclarations {
         self.exporters_of(key, member).any(|exporter| exporter < start)
     }
 
+    /// Whether a declaration of namespace `key` is ambient (`declare namespace`).
+    pub(super) fn declared_ambient(&self, key: &str) -> bool {
+        self.ambient.contains(key)
+    }
+
     fn exporters_of(&self, key: &str, member: &str) -> impl Iterator<Item = u32> + '_ {
         self.exporters.get(&(key.to_owned(), member.to_owned())).into_iter().flatten().copied()
     }
@@ -70,6 +78,8 @@ struct Reader<'s> {
     /// Where the nested namespace declarations that merge with their namesakes start: those
     /// their enclosing namespace exports (`export namespace B`, `namespace A.B`).
     merging: HashSet<u32>,
+    /// How many `declare namespace`s the walk is in.
+    ambient_depth: u32,
     read: NamespaceDeclarations,
 }
 
@@ -123,10 +133,15 @@ impl<'a> Visit<'a> for Reader<'_> {
         for member in self.exported_members(it) {
             self.read.exporters.entry((name.key.clone(), member)).or_default().insert(it.span.start);
         }
+        self.ambient_depth += u32::from(it.declare);
+        if self.ambient_depth > 0 {
+            self.read.ambient.insert(name.key.clone());
+        }
         self.read.names.insert(it.span.start, name.clone());
         self.open.push(name);
         walk::walk_ts_namespace_declaration(self, it);
         self.open.pop();
+        self.ambient_depth -= u32::from(it.declare);
     }
 }
 

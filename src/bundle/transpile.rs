@@ -29,7 +29,7 @@ use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
 pub use crate::source::Span;
 
-use super::namespaces::{NamespaceDeclarations, NamespaceName};
+use super::namespaces::{NamespaceDeclarations, NamespaceName, is_instantiated};
 use super::source_map::Origin;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -472,6 +472,8 @@ struct Checker<'s> {
     implemented: Option<HashSet<SymbolId>>,
     /// Where the `export import X = N.Y` of types alone start ([`Checker::aliases_types_only`]).
     type_only_aliases: HashSet<u32>,
+    /// The direct `eval` calls ([`Checker::direct_eval`]).
+    direct_evals: Vec<oxc_span::Span>,
 }
 
 impl<'s> Checker<'s> {
@@ -511,6 +513,7 @@ impl<'s> Checker<'s> {
             tool_module: super::virtual_module(key).is_some(),
             implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
             type_only_aliases: HashSet::new(),
+            direct_evals: Vec::new(),
         }
     }
 
@@ -519,6 +522,7 @@ impl<'s> Checker<'s> {
     fn check(mut self, program: &Program<'_>, out: &mut Transpiled) -> HashSet<u32> {
         self.visit_program(program);
         self.say_commonjs_uses();
+        self.warn_of_direct_evals();
         out.diagnostics.append(&mut self.diagnostics);
         out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
         out.renders = self.renders;
@@ -590,22 +594,31 @@ impl<'s> Checker<'s> {
 
     /// `eval(code)` (parenthesized too; not `eval?.()`, `(0, eval)()` or `globalThis.eval()`,
     /// which see global names only) reads the names around it, where the bundle has rewritten
-    /// each import to a read of the imported module under another name (as esbuild, a warning).
+    /// each import to a read of the imported module under another name (as esbuild, a warning
+    /// where the module imports anything: `warn_of_direct_evals`).
     fn direct_eval(&mut self, call: &CallExpression<'_>) {
         let Expression::Identifier(callee) = call.callee.without_parentheses() else { return };
         // (A module's code is strict: no binding of its own may be named `eval`.)
-        if callee.name != "eval" || call.optional {
+        if callee.name == "eval" && !call.optional {
+            self.direct_evals.push(call.span);
+        }
+    }
+
+    fn warn_of_direct_evals(&mut self) {
+        if !self.requests.iter().any(|request| !request.type_only) {
             return;
         }
-        self.diagnostics.push(
-            BundleDiagnostic::warning(
-                BundleErrorKind::DirectEval,
-                call.span.into(),
-                "direct `eval` cannot see this module's imports: the bundle reads them from the modules they \
-                 come from, under other names",
-            )
-            .with_help("pass the code the values it needs as arguments: `new Function('val', code)(val)`"),
-        );
+        for span in std::mem::take(&mut self.direct_evals) {
+            self.diagnostics.push(
+                BundleDiagnostic::warning(
+                    BundleErrorKind::DirectEval,
+                    span.into(),
+                    "direct `eval` cannot see this module's imports: the bundle reads them from the modules \
+                     they come from, under other names",
+                )
+                .with_help("pass the code the values it needs as arguments: `new Function('val', code)(val)`"),
+            );
+        }
     }
 
     /// A value read of a `declare const enum`: tsc writes each member's value where it is
@@ -867,6 +880,21 @@ impl<'s> Checker<'s> {
                 "rename or remove one (or declare an enum's members in one declaration): the later would replace the earlier",
             );
         }
+    }
+
+    /// A namespace declared with `declare` too (`declare namespace Env { … }`): TypeScript
+    /// merges the two, reading the ambient members through the namespace; oxc, seeing an
+    /// ambient declaration, emits the other without binding its name.
+    fn refuse_merge_with_ambient(&mut self, it: &TSNamespaceDeclaration<'_>) {
+        if !is_instantiated(it, self.scoping) {
+            return;
+        }
+        self.error(
+            BundleErrorKind::Syntax,
+            it.id.span.into(),
+            format!("namespace `{}` is declared with `declare` elsewhere in this module too", it.id.name),
+            "merge them into one declaration without `declare`, or give the ambient one another name",
+        );
     }
 
     /// oxc exports a namespace's `let` or `var` as a copy taken when it is declared, where
@@ -1324,6 +1352,9 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_ts_namespace_declaration(self, it);
         let ambient = self.ambient_namespaces > 0;
         self.ambient_namespaces -= u32::from(it.declare);
+        if !ambient && self.namespace_declarations.declared_ambient(&self.namespaces.last().expect("pushed").name.key) {
+            self.refuse_merge_with_ambient(it);
+        }
         if let (Some(namespace), TSNamespaceDeclarationBody::TSModuleBlock(block)) = (self.namespaces.pop(), &it.body) {
             self.refuse_members_declared_again(&namespace, block);
             if !ambient {
@@ -1879,8 +1910,11 @@ fn misplaced_super_calls(class: &Class<'_>) -> Vec<oxc_span::Span> {
         fn visit_function(&mut self, _: &Function<'a>, _: ScopeFlags) {}
         fn visit_class(&mut self, _: &Class<'a>) {}
     }
+    // (The implementation: an overload signature has no body, nor parameter properties.)
     let constructor = class.body.body.iter().find_map(|element| match element {
-        ClassElement::MethodDefinition(method) if method.kind.is_constructor() => Some(&*method.value),
+        ClassElement::MethodDefinition(method) if method.kind.is_constructor() && method.value.body.is_some() => {
+            Some(&*method.value)
+        }
         _ => None,
     });
     let with_properties = |constructor: &&Function<'_>| constructor.params.items.iter().any(|p| p.has_modifier());
@@ -2342,10 +2376,13 @@ mod tests {
         };
         let direct = "import { val } from './a';\nexport default () => [val, eval('val'), (eval)('1')];\n";
         assert_eq!(warned(direct), ["eval('val')", "(eval)('1')"]);
-        let indirect = "export const a = [(0, eval)('1'), globalThis.eval('1'), eval?.('1')];\n\
+        let indirect = "import { val } from './a';\nexport const a = [val, (0, eval)('1'), globalThis.eval('1'), eval?.('1')];\n\
                         const vm = { eval: (code: string) => code };\nexport const b = vm.eval('1');\n";
         assert_eq!(warned(indirect), Vec::<String>::new());
         assert_eq!(errors("src/h.ts", indirect), []);
+        // A module that imports nothing: its names are its own, which eval sees.
+        let alone = "const local = 1;\nexport default () => eval('local');\n";
+        assert_eq!(warned(alone), Vec::<String>::new());
     }
 
     /// CommonJS's `__dirname` and `__filename` would throw on every run; tested with
@@ -2527,9 +2564,10 @@ mod tests {
         let nested = "class Base { constructor(..._: unknown[]) {} }\n\
                       class Q extends Base { constructor(readonly a: number) { try { super(); } finally {} } }\n\
                       class R extends Base { constructor(public a: number) { const init = () => super(a); init(); } }\n\
-                      export default [Q, R];\n";
+                      class O extends Base { constructor(a: number); constructor(readonly a: number) { try { super(); } finally {} } }\n\
+                      export default [Q, R, O];\n";
         let found: Vec<_> = errors("src/a.ts", nested).into_iter().map(|(_, text)| text).collect();
-        assert_eq!(found, ["super()", "super(a)"]);
+        assert_eq!(found, ["super()", "super(a)", "super()"], "an overload signature first too");
         // Directly in the body, after other code too; without parameter properties, or in a
         // class of another's own, anywhere.
         let fine = "class Base { constructor(..._: unknown[]) {} }\n\
@@ -2538,6 +2576,17 @@ mod tests {
                     class S extends Base { constructor(public a: number) { super(class extends Base { constructor(b: number) { try { super(b); } finally {} } }); } }\n\
                     class T { constructor(public a: number) {} }\nexport default [Q, R, S, T];\n";
         assert_eq!(errors("src/a.ts", fine), []);
+    }
+
+    /// A namespace declared with `declare` and without: oxc emits the real one without binding
+    /// its name. One holding types alone emits nothing, and is fine.
+    #[test]
+    fn a_namespace_also_declared_ambient_is_an_error() {
+        let mixed = "declare namespace Env { export const mode: string; }\n\
+                     namespace Env { export function get() { return 'x'; } }\n\
+                     declare namespace Types { export interface T { a: number } }\n\
+                     namespace Types { export type U = string; }\nexport default Env.get;\n";
+        assert_eq!(errors("src/a.ts", mixed), one(BundleErrorKind::Syntax, "Env"));
     }
 
     #[test]

@@ -172,10 +172,16 @@ impl HookRow {
 
     /// Whether the host would run this hook for the tool `native_input` names: `None` when
     /// the hook has no matcher (or names no tool), else whether its matcher matches the
-    /// tool's name, as the host's regex engine would (a matcher no engine takes: no).
+    /// tool's name or one the host matches it by too, as the host's regex engine would (a
+    /// matcher no engine takes: no).
     pub fn matches_tool(&self, native_input: &serde_json::Value) -> Option<bool> {
         let (matcher, tool) = (self.matcher.as_deref()?, native_input.get("tool_name")?.as_str()?);
-        Some(regex_automata::meta::Regex::new(matcher).is_ok_and(|regex| regex.is_match(tool)))
+        let Ok(regex) = regex_automata::meta::Regex::new(matcher) else { return Some(false) };
+        let names: Vec<&str> = match &crate::hosts::table(self.host).hooks {
+            Some(hooks) => hooks.tools.matched_as(tool).collect(),
+            None => vec![tool],
+        };
+        Some(names.iter().any(|name| regex.is_match(name)))
     }
 }
 
@@ -332,5 +338,24 @@ mod tests {
         assert_eq!((manifest.manifest_version, manifest.hooks.len(), manifest.files[0].executable), (0, 0, false));
         assert_eq!(manifest.paths(), ["a", MANIFEST_FILE]);
         assert!(Manifest::parse(br#"{"plugin":{"name":"p","version":"1"},"targets":["vim"],"files":[]}"#).is_err());
+    }
+
+    /// A matcher matches a tool as its host does: Codex matches `apply_patch` by `Edit` and
+    /// `Write` too, though its input names `apply_patch`; Claude Code has no such alias.
+    #[test]
+    fn a_matcher_matches_a_tool_by_the_names_its_host_matches_it_by() {
+        let row = |host: Target, matcher: &str| {
+            let row = serde_json::json!({
+                "command": "", "event": "beforeTool", "host": host, "id": "", "kind": "config",
+                "matcher": matcher, "name": "", "nativeEvent": "PreToolUse",
+            });
+            serde_json::from_value::<HookRow>(row).unwrap()
+        };
+        let input = |tool: &str| serde_json::json!({ "tool_name": tool });
+        assert_eq!(row(Target::Codex, "^Edit$").matches_tool(&input("apply_patch")), Some(true));
+        assert_eq!(row(Target::Codex, "^Edit$").matches_tool(&input("Bash")), Some(false));
+        assert_eq!(row(Target::Claude, "^Edit$").matches_tool(&input("apply_patch")), Some(false));
+        assert_eq!(row(Target::Claude, "^Edit$").matches_tool(&input("Edit")), Some(true));
+        assert_eq!(row(Target::Claude, "^Edit$").matches_tool(&serde_json::json!({})), None);
     }
 }

@@ -311,6 +311,7 @@ pub static TABLE: HostTable = HostTable {
             ],
             never: &["EndConversation"],
             only_documented: false,
+            aliases: &[],
             mcp: McpToolNames { prefix: "mcp__", separator: "__", min_parts: 2, written: "mcp__<server>__<tool>" },
         },
     }),

@@ -160,6 +160,7 @@ pub static TABLE: HostTable = HostTable {
             documented: &["Bash", "Edit", "Write", "apply_patch"],
             never: &[],
             only_documented: true,
+            aliases: &[("apply_patch", &["Edit", "Write"])],
             mcp: McpToolNames { prefix: "mcp__", separator: "__", min_parts: 2, written: "mcp__<server>__<tool>" },
         },
     }),

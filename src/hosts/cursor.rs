@@ -189,6 +189,7 @@ pub static TABLE: HostTable = HostTable {
             documented: &["Delete", "Grep", "Read", "Shell", "Task", "Write"],
             never: &[],
             only_documented: false,
+            aliases: &[],
             mcp: McpToolNames { prefix: "MCP:", separator: ":", min_parts: 1, written: "MCP:<tool>" },
         },
     }),

@@ -202,12 +202,15 @@ pub struct ToolNames {
     pub only_documented: bool,
     /// How it names an MCP tool: a prefix, then parts (`server`, `tool`) split by a separator.
     pub mcp: McpToolNames,
+    /// Tools a matcher also matches by other names (Codex's `apply_patch` by `Edit` and
+    /// `Write`, though its hook input says `apply_patch`).
+    pub aliases: &'static [(&'static str, &'static [&'static str])],
 }
 
 pub struct McpToolNames {
     pub prefix: &'static str,
     pub separator: &'static str,
-    /// The fewest non-empty parts a name has (a tool's own name may hold the separator).
+    /// The fewest non-empty parts a name has.
     pub min_parts: usize,
     /// As the host's documentation writes it (`mcp__<server>__<tool>`).
     pub written: &'static str,
@@ -228,8 +231,8 @@ pub enum ToolNameFit {
 impl ToolNames {
     pub fn fit(&self, name: &str) -> ToolNameFit {
         if let Some(rest) = name.strip_prefix(self.mcp.prefix) {
-            let parts: Vec<&str> = rest.split(self.mcp.separator).collect();
-            let named = parts.iter().all(|part| !part.is_empty()) && parts.len() >= self.mcp.min_parts;
+            // (A server or tool name may hold the separator's characters: `mcp__a____b`.)
+            let named = rest.split(self.mcp.separator).filter(|part| !part.is_empty()).count() >= self.mcp.min_parts;
             return if named { ToolNameFit::Documented } else { ToolNameFit::MalformedMcp };
         }
         if self.documented.contains(&name) {
@@ -239,6 +242,12 @@ impl ToolNames {
         } else {
             ToolNameFit::Undocumented
         }
+    }
+
+    /// The names a matcher may match `tool` by: its own, and its aliases.
+    pub fn matched_as<'t>(&self, tool: &'t str) -> impl Iterator<Item = &'t str> {
+        let aliases = self.aliases.iter().filter(move |(name, _)| *name == tool).flat_map(|(_, aliases)| *aliases);
+        std::iter::once(tool).chain(aliases.copied())
     }
 
     /// The documented names, as a message lists them.

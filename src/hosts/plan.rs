@@ -500,10 +500,10 @@ mod tests {
         let refused = (false, "AB4206".to_owned());
         let warned = (true, "AB4207".to_owned());
         let fine = (true, String::new());
-        for name in ["view_image", "exec_command", "shell", "web_search", "Read", "mcp__memory", "mcp__a____b"] {
+        for name in ["view_image", "exec_command", "shell", "web_search", "Read", "mcp__memory", "mcp____b"] {
             assert_eq!(outcome(Target::Codex, name), refused, "codex:{name}");
         }
-        for name in ["Bash", "apply_patch", "Edit", "mcp__memory__search", "mcp__a__b__c"] {
+        for name in ["Bash", "apply_patch", "Edit", "mcp__memory__search", "mcp__a__b__c", "mcp__a____b"] {
             assert_eq!(outcome(Target::Codex, name), fine, "codex:{name}");
         }
         for name in ["EndConversation", "mcp__memory", "mcp____x", "mcp__"] {

@@ -128,8 +128,9 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
 }
 
 /// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason
-/// and gives no new input, and with its family, `allow` only where the family takes it, and
-/// `tools` only on a tool family's config. An interface-typed new input is an input.
+/// and gives no new input, and with its family, `allow` only where the family takes it (with a
+/// reason only where a host's answer has a place for it), and `tools` only on a tool family's
+/// config. An interface-typed new input is an input.
 #[test]
 fn the_declarations_refuse_a_route_result_the_run_would() {
     let route = "import { Agent, type RouteResult } from '@agent-bundle/runtime';\n\
@@ -142,6 +143,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
         export const bare = <Agent.Result value={{ outcome: 'deny' }} />;\n\
         export const approval = { outcome: 'allow' } satisfies RouteResult<'stop'>;\n\
         export const approved = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'tool/before'>;\n\
+        export const unsaid = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'permission/request'>;\n\
         export default () => <Agent.Result value={{ outcome: 'deny', reason: 'stop' }} />;\n";
     let config = "export default { plugin: { name: 'p' }, targets: ['claude'] };\n";
     let printed = refused(
@@ -153,6 +155,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
             "Property 'reason' is missing",
             "src/events/stop.tsx(9,",
             "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
+            "src/events/stop.tsx(11,",
         ],
     );
     assert!(!printed.contains("stop.tsx(6,") && !printed.contains("stop.tsx(10,"), "{printed}");

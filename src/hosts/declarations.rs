@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Decode, EventRow, Field, HOSTS, JsonType};
+use super::{Approval, Decode, EventRow, Field, HOSTS, JsonType};
 use crate::model::{CanonicalTool, EventRules, Family, HookEvent, Target, Trigger};
 
 pub fn render() -> String {
@@ -35,7 +35,7 @@ pub fn render() -> String {
     out.push_str("/** What each config event's handler may answer; nothing (`undefined`) continues. */\n");
     out.push_str("export interface HookResults {\n");
     for event in &events {
-        results(&mut out, event.key(), &event.rules(), Carries::Context);
+        results(&mut out, event.key(), &event.rules(), Answering::ConfigHook);
     }
     out.push_str("}\n\n");
     alias(&mut out, "The event families a route handles.", "EventFamily", Family::ALL.iter().map(|f| quoted(f.key())));
@@ -47,7 +47,7 @@ pub fn render() -> String {
     );
     out.push_str("export interface RouteResults {\n");
     for family in Family::ALL {
-        results(&mut out, &quoted(family.key()), &family.rules(), Carries::NoContext);
+        results(&mut out, &quoted(family.key()), &family.rules(), Answering::Route(*family));
     }
     out.push_str("}\n\n");
     out.push_str("/** What each family's route receives as `canonical.payload`, on every host that has it. */\n");
@@ -59,12 +59,13 @@ pub fn render() -> String {
     out
 }
 
-/// Whether a result carries its context (a config hook's `additionalContext`) or not (a
-/// route's `Agent.Result`, whose context is `Agent.Context`).
+/// Whose results [`results`] renders: a config hook's (its context in `additionalContext`),
+/// or a family's route's (its context in `Agent.Context`; a reason beside `allow` or `ask`
+/// only where some host's answer has a place for it).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Carries {
-    Context,
-    NoContext,
+enum Answering {
+    ConfigHook,
+    Route(Family),
 }
 
 /// The member `key` of `HookResults` or `RouteResults`, from the event's `rules`: a continue
@@ -72,7 +73,7 @@ enum Carries {
 /// a new input), and a route's `allow` or `ask`. Every variant names every key, those it
 /// refuses as `never`: TypeScript only refuses a key of an object literal that no member of a
 /// union has.
-fn results(out: &mut String, key: &str, rules: &EventRules, carries: Carries) {
+fn results(out: &mut String, key: &str, rules: &EventRules, answering: Answering) {
     let field = |name: &str, ts: &str, allowed: bool| match allowed {
         true => format!("readonly {name}?: {ts}"),
         false => format!("readonly {name}?: never"),
@@ -80,7 +81,7 @@ fn results(out: &mut String, key: &str, rules: &EventRules, carries: Carries) {
     // (`object`, not an index signature: an interface-typed input has none.)
     let variant = |outcome: String, reason: String, rewrite: bool| {
         let mut fields = vec![outcome, reason, field("updatedInput", "object", rewrite)];
-        if carries == Carries::Context {
+        if answering == Answering::ConfigHook {
             fields.push(field("additionalContext", "string", rules.context));
         }
         format!("{{ {} }}", fields.join("; "))
@@ -90,16 +91,26 @@ fn results(out: &mut String, key: &str, rules: &EventRules, carries: Carries) {
     if rules.deny {
         variants.push(variant("readonly outcome: \"deny\"".to_owned(), "readonly reason: string".to_owned(), false));
     }
-    let approvals = [("allow", rules.allow), ("ask", rules.ask)];
-    for (approval, _) in approvals.iter().filter(|(_, taken)| *taken) {
-        let outcome = format!("readonly outcome: \"{approval}\"");
-        variants.push(variant(outcome, field("reason", "string", true), rules.rewrite));
+    let taken = |approval: &Approval| match approval {
+        Approval::Allow => rules.allow,
+        Approval::Ask => rules.ask,
+    };
+    for approval in Approval::ALL.iter().filter(|approval| taken(approval)) {
+        let outcome = format!("readonly outcome: \"{}\"", approval.as_str());
+        let reason = matches!(answering, Answering::Route(family) if takes_reason(family, *approval));
+        variants.push(variant(outcome, field("reason", "string", reason), rules.rewrite));
     }
     let _ = write!(out, "  /** Anything else fails the hook (\"{}\"). */\n  {key}:", rules.violation);
     for variant in variants {
         let _ = write!(out, "\n    | {variant}");
     }
     out.push_str(";\n");
+}
+
+/// Whether some host's answer of `approval` for a route of `family` has a place for a reason.
+fn takes_reason(family: Family, approval: Approval) -> bool {
+    let approvals = HOSTS.iter().filter_map(|table| table.hooks.as_ref()).flat_map(|hooks| hooks.approvals);
+    approvals.into_iter().any(|(f, a, shape)| (*f, *a) == (family, approval) && shape.takes_reason())
 }
 
 /// Each hook host's row for `trigger`, with its host's name, where it has one.

@@ -210,7 +210,7 @@ fn in_own_shard(path: &Path) -> bool {
 }
 
 fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
-    // A shard that is a link, or no folder, is replaced by a folder of the store's own.
+    // The folder it goes in (a shard), a link or no folder, is replaced by one of the store's own.
     if let Some(shard) = dest.parent()
         && fs::symlink_metadata(shard).is_ok_and(|metadata| !metadata.is_dir())
     {

@@ -767,9 +767,6 @@ fn an_object_the_remote_answered_missing_is_uploaded_again_whatever_head_says() 
     assert_eq!(seen.lock().unwrap().last().unwrap(), &format!("HEAD /cache/cas/{}", Hash::of(&other).to_hex()));
 }
 
-/// A store folder that is a link to elsewhere (a project shipping its own `.cache/`, built
-/// with `--cache-dir .cache`) is never read, written or cleaned through: the build goes on
-/// without a local cache, and `verify` and `gc` refuse it, leaving what it points to as it was.
 /// A shard folder that is a link is not the store's, as `verify` has it: a build reads
 /// nothing through it, and a put replaces the link with a folder, leaving what it led to.
 #[test]
@@ -789,6 +786,9 @@ fn a_shard_that_is_a_link_is_a_miss_and_a_put_replaces_it() {
     assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 1, "what the link led to is left alone");
 }
 
+/// A store folder that is a link to elsewhere (a project shipping its own `.cache/`, built
+/// with `--cache-dir .cache`) is never read, written or cleaned through: the build goes on
+/// without a local cache, and `verify` and `gc` refuse it, leaving what it points to as it was.
 #[test]
 fn a_store_folder_that_is_a_link_is_never_followed() {
     let dir = tempfile::tempdir().unwrap();

@@ -54,6 +54,10 @@ const PROBE_JITTER_MS = 250;
 // synchronously for longer than this (which holds up every other hook already) loses the
 // socket to a standby, if another session has one; the owner stands by once it is free.
 const PROBE_ANSWER_MS = 3000;
+// How many probes in a row an owner must leave unanswered before a standby takes over: a
+// busy owner answers a probe after the renders queued before it, which may add up past one
+// wait. (What the old owner accepted before it is answered all the same: `abandon`.)
+const SILENT_PROBES_BEFORE_TAKEOVER = 2;
 const STATUS_PROBE = `${JSON.stringify({ kind: "status", protocolVersion: PROTOCOL_VERSION })}\n`;
 // How long a connection may take to deliver its request line. A wrapper connects before
 // it reads its stdin, so this covers a host writing the envelope and the wrapper decoding
@@ -214,10 +218,8 @@ function dropAfter(socket, ms, why, log, { whileSending = false } = {}) {
   };
   let timer;
   const arm = () => {
-    timer = setTimeout(() => {
-      heard = false;
-      setImmediate(decide);
-    }, ms);
+    heard = false;
+    timer = setTimeout(() => setImmediate(decide), ms);
     timer.unref();
   };
   const cancel = () => {
@@ -321,7 +323,8 @@ function matchesWireSchema(request) {
 // abandoned, never closed: it is unreachable, and the process exit closes its descriptor.
 class Owner {
   constructor(listener, path, log, probeAnswerMs) {
-    Object.assign(this, { listener, path, log, probeAnswerMs, server: null, inode: null, timer: null, stopped: false });
+    const state = { server: null, inode: null, timer: null, stopped: false, silentProbes: 0 };
+    Object.assign(this, { listener, path, log, probeAnswerMs, ...state });
   }
 
   async start() {
@@ -343,18 +346,21 @@ class Owner {
       try {
         await this.listen();
         this.inode = lstatSync(this.path).ino;
+        this.silentProbes = 0;
         this.schedule(() => this.watch());
         return true;
       } catch (error) {
         if (error.code !== "EADDRINUSE") throw error;
         const probed = inodeOf(this.path);
         const owner = await probeOwner(this.path, this.probeAnswerMs);
-        if (owner === "live") {
+        this.silentProbes = owner === "silent" ? this.silentProbes + 1 : 0;
+        if (owner === "live" || (owner === "silent" && this.silentProbes < SILENT_PROBES_BEFORE_TAKEOVER)) {
           this.schedule(() => this.probe());
           return false;
         }
         if (owner === "silent") {
-          this.log(`the owner of ${this.path} did not answer a status probe within ${this.probeAnswerMs} ms (stopped or hung)`);
+          const waited = `${this.silentProbes} status probes in a row within ${this.probeAnswerMs} ms each`;
+          this.log(`the owner of ${this.path} did not answer ${waited} (stopped or hung)`);
         }
         // Unless another server took the path meanwhile (its socket is probed next round).
         removeStale(this.path, probed);
@@ -425,11 +431,11 @@ class Owner {
     else this.abandon();
   }
 
-  // Stops serving without closing (see the class comment).
+  // Stops owning without closing (see the class comment). What it accepted before its path
+  // was taken over (clients that reached it while it was busy) is still answered: those
+  // clients came to this runtime, and a connection reset would fail their hooks.
   abandon() {
     if (this.server === null) return;
-    this.server.removeAllListeners("connection");
-    this.server.on("connection", (socket) => socket.destroy());
     this.server.unref();
     this.server = null;
   }

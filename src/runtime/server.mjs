@@ -47,12 +47,12 @@ import {
 const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05"];
 const PROBE_MS = 1000;
 const PROBE_JITTER_MS = 250;
-// How long an owner has to answer a status probe before a standby takes its socket over. A
+// How long an owner has to answer a status probe (see SILENT_PROBES_BEFORE_TAKEOVER). A
 // stopped or hung owner still takes connections (the kernel's backlog does), so a probe must
 // be answered to count. A live owner answers within milliseconds unless its one thread is
-// busy: a 64 MiB request parses in about 1 s, hence the margin. A route that computes
-// synchronously for longer than this (which holds up every other hook already) loses the
-// socket to a standby, if another session has one; the owner stands by once it is free.
+// busy: a 64 MiB request parses in about 1 s, hence the margin. Routes that compute
+// synchronously for longer (which holds up every other hook already) lose the socket to a
+// standby, if another session has one; the owner stands by once it is free.
 const PROBE_ANSWER_MS = 3000;
 // How many probes in a row an owner must leave unanswered before a standby takes over: a
 // busy owner answers a probe after the renders queued before it, which may add up past one

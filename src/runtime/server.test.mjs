@@ -567,10 +567,10 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const standby = await startServer(root, dir).ready;
     const spins = await Promise.all([1, 2, 3, 4].map(() => runWrapper(root, dir, { command: "spin" })));
     await logged(standby, /had no live owner; took it over/);
-    for (const spin of spins) {
-      assert.equal(spin.code, 0, spin.stderr);
-      assert.match(contextOf(spin), new RegExp(`pid ${owner.child.pid}$`));
-    }
+    for (const spin of spins) assert.equal(spin.code, 0, spin.stderr);
+    // (A wrapper that started late may have reached the new owner: either answers.)
+    const owners = spins.map((spin) => Number(contextOf(spin).match(/pid (\d+)$/)[1]));
+    assert.ok(owners.includes(owner.child.pid), `the old owner answered what it had accepted: ${owners}`);
     assert.equal(await stopServer(owner), 0);
     assert.equal(await stopServer(standby), 0);
   });

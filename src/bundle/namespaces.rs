@@ -5,11 +5,12 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use oxc_ast::ast::{
-    Declaration, ExportDeclaration, Program, Statement, TSExternalModuleDeclaration, TSGlobalDeclaration,
-    TSNamespaceDeclaration, TSNamespaceDeclarationBody,
+    ArrowFunctionExpression, Declaration, ExportDeclaration, Function, Program, Statement, TSExternalModuleDeclaration,
+    TSGlobalDeclaration, TSNamespaceDeclaration, TSNamespaceDeclarationBody,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_semantic::Scoping;
+use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::SymbolFlags;
 
 use super::transpile::declared_names;
@@ -117,6 +118,12 @@ impl<'a> Visit<'a> for Reader<'_> {
     fn visit_ts_external_module_declaration(&mut self, _: &TSExternalModuleDeclaration<'a>) {}
 
     fn visit_ts_global_declaration(&mut self, _: &TSGlobalDeclaration<'a>) {}
+
+    // A namespace in a function is an error of its own (TS1235), merging with no namesake
+    // outside: left unread, it is keyed apart (`NamespaceDeclarations::name`).
+    fn visit_function(&mut self, _: &Function<'a>, _: ScopeFlags) {}
+
+    fn visit_arrow_function_expression(&mut self, _: &ArrowFunctionExpression<'a>) {}
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
         if let Declaration::TSNamespaceDeclaration(namespace) = &it.declaration {

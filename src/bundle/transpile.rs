@@ -2578,6 +2578,16 @@ mod tests {
         assert_eq!(errors("src/a.ts", fine), []);
     }
 
+    /// A namespace in a function is refused as TypeScript refuses it (TS1235), and merges with
+    /// no namesake outside: the error is said once, not again of the names it exports.
+    #[test]
+    fn a_namespace_in_a_function_is_one_error() {
+        let source = "function f() { namespace Inner { export const a = 1; } return Inner; }\n\
+                      namespace Inner { export const b = a; }\nexport default f;\n";
+        let found: Vec<_> = errors("src/a.ts", source).into_iter().map(|(kind, _)| kind).collect();
+        assert_eq!(found, [BundleErrorKind::Syntax]);
+    }
+
     /// A namespace declared with `declare` and without: oxc emits the real one without binding
     /// its name. One holding types alone emits nothing, and is fine.
     #[test]

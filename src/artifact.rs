@@ -642,7 +642,7 @@ fn spawn_node(command: &mut Command) -> Result<Child, String> {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(node_missing)
 }
 
-fn node_missing(error: std::io::Error) -> String {
+pub(crate) fn node_missing(error: std::io::Error) -> String {
     format!("cannot run node: {error} (agent-bundle needs Node.js 20 or newer on PATH)")
 }
 

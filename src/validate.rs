@@ -494,6 +494,8 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
         Ok(scratch) => scratch,
         Err(message) => return diagnostics.push(Diagnostic::error(Code::WrapperLoad, message)),
     };
+    // No node at all is one problem of this machine's, not one of each wrapper's.
+    let node_missing = std::sync::Mutex::new(None);
     let failures: Vec<Diagnostic> = wrappers
         .par_iter()
         .filter_map(|(path, name)| {
@@ -502,6 +504,10 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
             node.arg(dir.join(path));
             let outcome = crate::child::run(&mut node, Vec::new(), WRAPPER_LOAD_TIMEOUT);
             let problem = match outcome {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    *node_missing.lock().expect("no panics while locked") = Some(error);
+                    return None;
+                }
                 Err(error) => format!("cannot run node on {path}: {error}"),
                 Ok(ran) if ran.status.is_none() => {
                     let late = format!("{path} did not load in node within {} s", WRAPPER_LOAD_TIMEOUT.as_secs());
@@ -524,6 +530,9 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
             Some(Diagnostic::error(Code::WrapperLoad, problem).in_file((*path).to_owned()))
         })
         .collect();
+    if let Some(error) = node_missing.into_inner().expect("no panics while locked") {
+        diagnostics.push(Diagnostic::error(Code::WrapperLoad, crate::artifact::node_missing(error)));
+    }
     diagnostics.extend(failures);
 }
 

@@ -570,8 +570,9 @@ fn config_paths_are_relative_to_the_root_and_stay_inside_it() {
     }
 }
 
-/// An artifact folder that publishing would lose the project to, or that the build could not
-/// see its inputs through, is refused before anything is read or written.
+/// An artifact folder that publishing would lose the project to, that the build could not
+/// see its inputs through, or inside another artifact (which it would break), is refused
+/// before anything is read or written; so is a cache inside the artifact.
 #[test]
 fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
     let dir = support::example("guarded");
@@ -582,6 +583,7 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
         ("..", "is the project, or a folder holding it, which a publish would replace whole"),
         (".agent-bundle", "inside the project's state folder"),
         ("agent-bundle.config.ts", "is a file"),
+        ("artifact/nested", "is inside another agent-bundle artifact"),
     ];
     for (out, reason) in cases {
         let output = support::run(dir.path(), &["build", "--out", out]);
@@ -590,6 +592,11 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
         assert!(stderr.contains(reason), "--out {out}: {stderr}");
     }
     assert!(dir.path().join("src/hooks").is_dir() && dir.path().join(".agent-bundle/stamp.json").is_file());
+    // Nor a cache in the artifact, which every publish replaces.
+    let output = support::run(dir.path(), &["build", "--cache-dir", "artifact/cache"]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is inside the artifact folder"));
+    assert!(!dir.path().join("artifact/nested").exists() && !dir.path().join("artifact/cache").exists());
     // A new folder, or an artifact already there, is fine.
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));

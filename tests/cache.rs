@@ -360,6 +360,7 @@ fn cache_stats_verify_and_gc() {
     let stats = support::run(dir.path(), &["cache", "stats", "--cache-dir", cache_dir, "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(stats["actions"].as_u64().unwrap() > 0);
+    assert_eq!(stats["ok"], true, "{stats:#}");
     assert_eq!(stats["lastBuild"]["hitRate"], 1.0, "{stats:#}");
     assert_eq!(stats["lastBuild"]["objectMisses"], 0, "{stats:#}");
 
@@ -372,6 +373,7 @@ fn cache_stats_verify_and_gc() {
     assert!(!object.exists(), "the corrupt entry is removed");
     let verify: Value = serde_json::from_slice(&verify.stdout).unwrap();
     assert_eq!(verify["corrupt"], serde_json::json!([object.display().to_string()]));
+    assert_eq!(verify["ok"], false, "as its exit code: {verify:#}");
     let entries = stats["objects"].as_u64().unwrap() + stats["actions"].as_u64().unwrap();
     assert_eq!(verify["checked"], entries);
 
@@ -380,6 +382,7 @@ fn cache_stats_verify_and_gc() {
     assert!(cache_files(cache.path(), "cas").is_empty() && cache_files(cache.path(), "ac").is_empty());
     let gc: Value = serde_json::from_slice(&gc.stdout).unwrap();
     assert_eq!((gc["removedEntries"].as_u64(), gc["keptEntries"].as_u64()), (Some(entries - 1), Some(0)));
+    assert_eq!(gc["ok"], true, "{gc:#}");
 }
 
 /// The bytes of a cache directory's entries, as `cache stats` counts them.

@@ -261,6 +261,24 @@ fn an_empty_claude_variable_counts_as_unset() {
     assert!(stderr.contains("--host-validation needs `claude` on PATH (or AGENT_BUNDLE_CLAUDE)"), "{stderr}");
 }
 
+/// With no `node` on PATH, the wrappers' check is one problem of the machine's, said once, not
+/// one per wrapper.
+#[test]
+fn no_node_on_path_is_said_once() {
+    let dir = built_policy();
+    let output = support::bin()
+        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
+        .env("PATH", dir.path().join("nowhere"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    let [missing] = diagnostics.as_slice() else { panic!("{report:#}") };
+    assert!(missing["message"].as_str().unwrap().contains("needs Node.js 20 or newer on PATH"), "{report:#}");
+}
+
 /// Ctrl-C (or SIGTERM) while the wrappers load stops the node processes at once (not when
 /// a wrapper's load times out), prints no half report (`--json` gets `{ ok: false, error:
 /// "interrupted" }`) and exits with 130.

@@ -58,6 +58,14 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
         let said = stderr.contains("none of the 3 project(s) below") && stderr.contains("matches --filter nope");
         assert!(said, "{command}: {stderr}");
     }
+    // So is a build of a folder with no project at all: nothing to do. (A watch session
+    // waits there for the first one.)
+    let empty = tempfile::tempdir().unwrap();
+    for command in ["build", "types"] {
+        let output = support::run(empty.path(), &[command, "--workspace", "."]);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        assert!(String::from_utf8_lossy(&output.stderr).contains("no agent-bundle projects found below"));
+    }
 }
 
 #[test]

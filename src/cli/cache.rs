@@ -46,7 +46,7 @@ pub(super) struct CacheArgs {
 
 impl CacheArgs {
     /// The local cache directory in use, if any.
-    fn dir(&self) -> Option<PathBuf> {
+    pub(super) fn dir(&self) -> Option<PathBuf> {
         if self.no_cache { None } else { self.cache_dir.clone().or_else(cache::default_dir) }
     }
 
@@ -173,7 +173,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             });
             if cache.json {
                 report::print_json(&serde_json::json!({
-                    "dir": dir.display().to_string(),
+                    "ok": true, "dir": dir.display().to_string(),
                     // What this binary's action keys start with (SPEC.md §5.1).
                     "compiler": crate::actions::COMPILER,
                     "objects": stats.objects, "objectBytes": stats.object_bytes,
@@ -221,7 +221,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             let gc = cache::gc(&dir, &GcOptions { max_bytes: max_size, max_age }).map_err(io)?;
             if cache.json {
                 report::print_json(&serde_json::json!({
-                    "dir": dir.display().to_string(),
+                    "ok": true, "dir": dir.display().to_string(),
                     "removedEntries": gc.removed_entries, "removedBytes": gc.removed_bytes,
                     "keptEntries": gc.kept_entries, "keptBytes": gc.kept_bytes,
                 }));
@@ -242,6 +242,8 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             let shown = |paths: &[PathBuf]| paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>();
             if cache.json {
                 report::print_json(&serde_json::json!({
+                    // (As its exit code: 1 when it removed or could not read an entry.)
+                    "ok": verified.corrupt.is_empty() && verified.unreadable.is_empty(),
                     "dir": dir.display().to_string(), "checked": verified.checked,
                     "corrupt": shown(&verified.corrupt), "unreadable": shown(&verified.unreadable),
                 }));

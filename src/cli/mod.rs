@@ -405,6 +405,10 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
     if resolved.exists() && !resolved.is_dir() {
         return Some("it is a file");
     }
+    // (Publishing into another artifact would break it, and its next build remove this one.)
+    if resolved.ancestors().skip(1).any(|folder| folder.join(crate::emit::MANIFEST_FILE).is_file()) {
+        return Some("it is inside another agent-bundle artifact");
+    }
     // An artifact (every build after the first) is settled by one stat.
     let is_artifact = resolved.join(crate::emit::MANIFEST_FILE).is_file();
     let holds_files = || std::fs::read_dir(resolved).is_ok_and(|mut entries| entries.next().is_some());
@@ -424,12 +428,21 @@ impl SourceArgs {
     /// [`Self::build_options`] of a command that publishes to `out` (or `<root>/artifact`):
     /// a folder it cannot publish to is refused before anything runs.
     fn publishing_options(&self, out: Option<&Path>, cache: &cache::CacheArgs) -> Result<BuildOptions, Failure> {
-        let options = self.build_options(out, Some(cache))?;
+        // (Checked before the cache is opened, which makes its folder.)
+        let options = self.build_options(out, None)?;
         if let Some(problem) = out_dir_problem(&options.root, &options.out_dir) {
             let message = format!("the artifact folder {}: {problem}", options.out_dir.display());
             return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
         }
-        Ok(options)
+        // Every publish replaces the artifact folder whole, a cache in it with it.
+        if let Some(dir) = cache.dir().map(|dir| std::path::absolute(&dir).unwrap_or(dir))
+            && dir.starts_with(&options.out_dir)
+        {
+            let message =
+                format!("the cache folder {} is inside the artifact folder, which every build replaces", dir.display());
+            return Err(Failure::Usage(message));
+        }
+        Ok(BuildOptions { cache: cache.open()?, ..options })
     }
 
     /// The options of a build of this source; without `cache` (a command that only reads

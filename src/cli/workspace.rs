@@ -78,13 +78,13 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     Ok(base.canonicalize().unwrap_or(base))
 }
 
-/// The projects below `base` (an error when there is none), each folder the search could not
-/// read warned of.
+/// The projects below `base` (nothing to do when there is none: a usage error, as a
+/// `--filter` keeping none is), each folder the search could not read warned of.
 pub(super) fn projects_below(base: &Path) -> Result<Vec<PathBuf>, Failure> {
     let found = discover(base);
     found.unreadable.iter().for_each(|why| warn_unreadable(why));
     match found.roots.is_empty() {
-        true => Err(Failure::Run(format!("no agent-bundle projects found below {}", base.display()))),
+        true => Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display()))),
         false => Ok(found.roots),
     }
 }

@@ -127,6 +127,11 @@ http {
         location /moved/ {
             rewrite ^/moved/(.*)\$ /cache/\$1 redirect;
         }
+
+        # The same, but always to plain http (from https: a downgrade a read must not follow).
+        location /downgraded/ {
+            rewrite ^/downgraded/(.*)\$ http://127.0.0.1:$port/cache/\$1 redirect;
+        }
     }
 }
 CONF

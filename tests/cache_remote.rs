@@ -86,13 +86,18 @@ impl Nginx {
 }
 
 fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
+    cache_trusting(dir, url, token, read_only, None)
+}
+
+/// [`cache`], verifying an https server against `ca_file` when given.
+fn cache_trusting(dir: &Path, url: &str, token: Option<&str>, read_only: bool, ca_file: Option<PathBuf>) -> Cache {
     Cache::open(&CacheOptions {
         dir: Some(dir.to_owned()),
         remote: Some(RemoteOptions {
             url: url.to_owned(),
             token: token.map(str::to_owned),
             read_only,
-            ca_file: None,
+            ca_file,
             s3: Default::default(),
         }),
     })
@@ -276,6 +281,22 @@ fn an_upload_redirected_elsewhere_is_refused_once_and_reads_follow_the_redirect(
     assert_eq!(nginx.requests("\"GET /cache/cas/"), 0, "an upload never becomes a read");
     assert_eq!(&*redirected.get_object(&shared).unwrap(), b"shared");
     assert!(redirected.take_warnings().is_empty());
+}
+
+#[test]
+fn an_https_remote_redirecting_reads_to_http_is_not_followed() {
+    let nginx = Nginx::start_tls();
+    let dir = tempfile::tempdir().unwrap();
+    let downgraded = nginx.url().replace("/cache", "/downgraded");
+    let cache = cache_trusting(dir.path(), &downgraded, None, true, Some(nginx.ca_file()));
+    assert_eq!(cache.get_action(&key("a")), None);
+    assert_eq!(cache.get_object(&Hash::of(b"elsewhere")), None);
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("a redirect to http://127.0.0.1:"), "{warnings:?}");
+    assert!(warnings[0].contains("follows none to http"), "{warnings:?}");
+    assert_eq!(cache.stats().remote_errors, 1, "the remote is off after the refusal");
+    assert_eq!(nginx.requests("\"GET /cache/"), 0, "no request went unencrypted");
 }
 
 #[test]

@@ -195,6 +195,9 @@ impl Remote {
         // host by default): a new connection costs a round trip more, and TLS more still.
         let connections = 2 * super::remote_concurrency();
         let agent: ureq::Agent = config
+            // A redirect from an https remote to http would carry entries unencrypted, where
+            // they can be replaced (a record cannot be checked against its name).
+            .https_only(is_https(&base))
             .max_idle_connections(connections)
             .max_idle_connections_per_host(connections)
             .http_status_as_error(false)
@@ -229,9 +232,7 @@ impl Remote {
 
     /// A token sent over plain http to another machine: anyone on the way can read it.
     pub(super) fn sends_token_in_clear(&self) -> bool {
-        matches!(self.auth, Auth::Bearer(_))
-            && !self.loopback
-            && self.base.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+        matches!(self.auth, Auth::Bearer(_)) && !self.loopback && !is_https(&self.base)
     }
 
     pub(super) fn is_enabled(&self) -> bool {
@@ -300,7 +301,13 @@ impl Remote {
             Some(bytes) => self.run(request.body(bytes).map_err(built)?),
             None => self.run(request.body(()).map_err(built)?),
         };
-        sent.map_err(|error| error.to_string())
+        sent.map_err(|error| match error {
+            ureq::Error::RequireHttpsOnly(to) => format!(
+                "a redirect to {}: an https remote cache follows none to http (its entries would travel unencrypted)",
+                to.split('?').next().unwrap_or_default()
+            ),
+            error => error.to_string(),
+        })
     }
 
     /// Sends `request`, following redirects only for a read of a plain HTTP remote (the
@@ -456,6 +463,11 @@ fn read_certificates(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>
         return Err(bad("no PEM certificate in it".into()));
     }
     Ok(certificates)
+}
+
+/// Whether `url` is an https one (the scheme in any case, as a URL may spell it).
+fn is_https(url: &str) -> bool {
+    url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
 }
 
 /// What an HTTP remote's URL (or an S3 endpoint's) looks like.

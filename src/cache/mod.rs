@@ -201,7 +201,7 @@ pub struct RemoteOptions {
 impl fmt::Debug for RemoteOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoteOptions")
-            .field("url", &self.url)
+            .field("url", &remote::without_secrets(&self.url))
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("read_only", &self.read_only)
             .field("ca_file", &self.ca_file)

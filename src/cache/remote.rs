@@ -486,10 +486,12 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(bad(EXPECTED_HTTP));
     }
-    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
-    if authority.as_str().contains('@') {
+    // Anywhere, not only in the authority: a password holding a `/` ends the authority
+    // before its `@` (`http://user:pa/ss@host`), and the URL would name the host `user`.
+    if url.contains('@') {
         return Err(bad("credentials in the URL are not supported; pass a token instead"));
     }
+    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.host().is_empty() {
         return Err(bad("no host"));
     }
@@ -502,16 +504,16 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     Ok((url.trim_end_matches('/').to_owned(), loopback))
 }
 
-/// `url` with any `user:password@` replaced by `***@` and any query or fragment by `?***`
-/// or `#***` (where tokens are put too), for messages that end in a CI job's log. The credentials go
-/// first: a password may hold a `?` or a `#`.
-fn without_secrets(url: &str) -> String {
+/// `url` with everything up to its last `@` (`user:password@`) replaced by `***@` and any
+/// query or fragment by `?***` or `#***` (where tokens are put too), for messages that end
+/// in a CI job's log. The credentials go first, up to the last `@` wherever it is: a
+/// password may hold a `/`, a `?` or a `#`.
+pub(super) fn without_secrets(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (format!("{scheme}://"), rest),
         None => (String::new(), url),
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
+    let rest = match rest.rfind('@') {
         Some(at) => format!("***{}", &rest[at..]),
         None => rest.to_owned(),
     };
@@ -728,6 +730,12 @@ mod tests {
         assert!(!error.contains("hunt") && error.contains("\"https://***@cache.example/x\""), "{error}");
         let error = parse_base_url("https://ci:hu?nter2@cache.example/x?token=abc").unwrap_err();
         assert!(!error.contains("hu") && error.contains("\"https://***@cache.example/x?***\""), "{error}");
+        for slashed in ["http://user:hun/ter2@127.0.0.1:18080/cache", "http://u:a/b/c@host/x", "http://h/a@b"] {
+            let error = parse_base_url(slashed).unwrap_err();
+            assert!(error.contains("credentials in the URL") && !error.contains("ter2"), "{error}");
+        }
+        let error = parse_base_url("http://user:hun/ter2@127.0.0.1:18080/cache").unwrap_err();
+        assert!(error.contains("\"http://***@127.0.0.1:18080/cache\""), "{error}");
         let error = parse_base_url("https://cache.example/x?token=hunter2").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x?***\""), "{error}");
         let error = parse_base_url("https://cache.example/x#hunter2").unwrap_err();

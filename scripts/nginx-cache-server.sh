@@ -122,6 +122,17 @@ http {
             dav_access user:rw group:r all:r;
         }
 
+        # A server that takes bodies of at most 1 KiB (nginx's default is 1 MiB).
+        location /small/ {
+            client_max_body_size 1k;
+            if (\$write_denied) {
+                return 401;
+            }
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+        }
+
         # A cache that moved: every request is redirected there (a read may follow, an
         # upload must not).
         location /moved/ {

@@ -300,6 +300,29 @@ fn an_https_remote_redirecting_reads_to_http_is_not_followed() {
 }
 
 #[test]
+fn a_record_goes_up_only_after_its_objects_and_a_too_large_one_is_said_once() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let small = format!("http://127.0.0.1:{}/small", nginx.port());
+    let cache = cache(dir.path(), &small, Some(TOKEN), false);
+    let (large, larger) = (cache.put_object(&[1; 4096]), cache.put_object(&[2; 8192]));
+    let fits = cache.put_object(b"fits");
+    cache.put_action(&key("large"), &record(&[("o", large), ("p", fits)]));
+    cache.put_action(&key("larger"), &record(&[("o", larger)]));
+    cache.put_action(&key("fits"), &record(&[("o", fits)]));
+    cache.finish_uploads();
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("4096-byte upload") && warnings[0].contains("client_max_body_size"), "{warnings:?}");
+    assert_eq!(cache.stats().remote_errors, 0, "a 413 is not a failure of the remote");
+    for (name, uploaded) in [("large", false), ("larger", false), ("fits", true)] {
+        let stored = nginx.daemon.path("store/small/ac").join(key(name).to_hex()).exists();
+        assert_eq!(stored, uploaded, "the record {name}");
+    }
+    assert_eq!(nginx.requests("\"PUT /small/ac/"), 1, "no record naming a missing object is even sent");
+}
+
+#[test]
 fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}/cache", free_port()); // nothing listens there

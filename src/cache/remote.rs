@@ -58,6 +58,13 @@ const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// refused or timed-out connection is not retried: a remote that is down costs its one
 /// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
+/// A read (`GET`, `HEAD`) whose answer takes longer than this is slow: a healthy remote
+/// answers within milliseconds, even from another continent.
+const SLOW_ANSWER: Duration = Duration::from_secs(1);
+/// How long reads' answers may take in all past [`SLOW_ANSWER`] each (all threads together)
+/// before the remote is given up on, as a failing one: a remote answering every lookup
+/// just inside the idle timeout stretched a 0.3 s build to 108 s without a word.
+const SLOW_BUDGET: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
 pub(super) enum Fetch {
@@ -101,6 +108,9 @@ pub(super) struct Remote {
     body_grace: Duration,
     /// The bytes of the downloads being read, all threads together.
     in_flight: AtomicU64,
+    slow: SlowReads,
+    /// What reads' answers took past `slow.answer` so far, in microseconds.
+    slow_spent_micros: AtomicU64,
 }
 
 /// A download's share of [`Remote::in_flight`], given back when it is dropped.
@@ -137,22 +147,36 @@ enum Auth {
     },
 }
 
-/// The limits of one request.
+/// The limits of one request, and of slow reads in all.
 struct Timeouts {
     connect: Duration,
     /// Without an answer or a byte read or written.
     idle: Duration,
     /// For a whole body, up or down.
     body: Duration,
+    slow: SlowReads,
+}
+
+/// When reads are too slow to help a build ([`SLOW_ANSWER`], [`SLOW_BUDGET`]).
+#[derive(Clone, Copy)]
+struct SlowReads {
+    /// An answer taking longer is slow.
+    answer: Duration,
+    /// What slow answers may take in all past `answer`.
+    budget: Duration,
 }
 
 impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
-        Remote::with_timeouts(options, Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT })
+        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        Remote::with_timeouts(
+            options,
+            Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow },
+        )
     }
 
     fn with_timeouts(options: &RemoteOptions, timeouts: Timeouts) -> Result<Remote, String> {
-        let Timeouts { connect, idle, body } = timeouts;
+        let Timeouts { connect, idle, body, slow } = timeouts;
         let is_s3 = options.url.starts_with("s3://");
         let (base, loopback, auth) = if is_s3 {
             if options.token.is_some() {
@@ -223,6 +247,8 @@ impl Remote {
             writes_disabled: AtomicBool::new(false),
             body_grace: idle,
             in_flight: AtomicU64::new(0),
+            slow,
+            slow_spent_micros: AtomicU64::new(0),
         })
     }
 
@@ -352,9 +378,29 @@ impl Remote {
         format!("HTTP {status}{code} for {method}{hint}")
     }
 
+    /// [`Remote::send`] for a read, its answer's wait past [`SlowReads::answer`] counted: once
+    /// slow answers took their whole budget, the read fails, so the remote is given up on.
+    fn send_read(&self, method: Method, kind: Kind, hash: &Hash) -> Result<Response<Body>, String> {
+        let started = Instant::now();
+        let response = self.send(method, kind, hash, None)?;
+        let past = started.elapsed().saturating_sub(self.slow.answer);
+        if past.is_zero() {
+            return Ok(response);
+        }
+        let past = u64::try_from(past.as_micros()).unwrap_or(u64::MAX);
+        let spent = self.slow_spent_micros.fetch_add(past, Ordering::Relaxed).saturating_add(past);
+        if Duration::from_micros(spent) <= self.slow.budget {
+            return Ok(response);
+        }
+        Err(format!(
+            "its answers took over {:?} each, {:?} past that in all: too slow to help the build",
+            self.slow.answer, self.slow.budget
+        ))
+    }
+
     /// `GET <url>/<cas|ac>/<hex>`. The bytes are NOT verified here.
     pub(super) fn get(&self, kind: Kind, hash: &Hash) -> Fetch {
-        let response = match self.send(Method::GET, kind, hash, None) {
+        let response = match self.send_read(Method::GET, kind, hash) {
             Ok(response) => response,
             Err(error) => return Fetch::Failed(error),
         };
@@ -411,7 +457,7 @@ impl Remote {
 
     /// `HEAD <url>/<cas|ac>/<hex>`: whether the remote has the entry (unverified).
     pub(super) fn head(&self, kind: Kind, hash: &Hash) -> Probe {
-        match self.send(Method::HEAD, kind, hash, None) {
+        match self.send_read(Method::HEAD, kind, hash) {
             Err(error) => Probe::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => Probe::Present,
@@ -569,7 +615,8 @@ mod tests {
 
     fn remote_within(url: String, idle_ms: u64, body: Duration) -> Remote {
         let options = RemoteOptions { url, ..RemoteOptions::default() };
-        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), body };
+        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), body, slow };
         Remote::with_timeouts(&options, timeouts).unwrap()
     }
 
@@ -671,6 +718,38 @@ mod tests {
     }
 
     /// Answers each of `answers` on its own connection, in order; returns the URL.
+    /// A server answering every request with a 404 after `pause`.
+    fn serve_slowly(pause: Duration) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/cache", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                std::thread::spawn(move || {
+                    skip_request_head(&stream);
+                    std::thread::sleep(pause);
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                });
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn a_remote_whose_answers_are_all_slow_is_given_up_on_once_they_took_their_budget() {
+        let options = RemoteOptions { url: serve_slowly(Duration::from_millis(400)), ..RemoteOptions::default() };
+        let slow = SlowReads { answer: Duration::from_millis(100), budget: Duration::from_millis(450) };
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow };
+        let remote = Remote::with_timeouts(&options, timeouts).unwrap();
+        // Each answer takes 300 ms and a little past the slow mark: the budget lasts one.
+        assert!(matches!(remote.head(Kind::Object, &Hash::of(b"x")), Probe::Absent));
+        match remote.get(Kind::Action, &Hash::of(b"x")) {
+            Fetch::Failed(error) => assert!(error.contains("too slow"), "{error}"),
+            other => panic!("{other:?}: the second slow answer is past the budget"),
+        }
+    }
+
     fn serve_in_turn(answers: &'static [&'static str]) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/cache", listener.local_addr().unwrap());

@@ -327,13 +327,7 @@ impl Remote {
             Some(bytes) => self.run(request.body(bytes).map_err(built)?),
             None => self.run(request.body(()).map_err(built)?),
         };
-        sent.map_err(|error| match error {
-            ureq::Error::RequireHttpsOnly(to) => format!(
-                "a redirect to {}: an https remote cache follows none to http (its entries would travel unencrypted)",
-                to.split('?').next().unwrap_or_default()
-            ),
-            error => error.to_string(),
-        })
+        sent.map_err(described)
     }
 
     /// Sends `request`, following redirects only for a read of a plain HTTP remote (the
@@ -488,6 +482,17 @@ impl Remote {
     }
 }
 
+/// `error` for a warning, with what to do about it where that is known.
+fn described(error: ureq::Error) -> String {
+    match error {
+        ureq::Error::RequireHttpsOnly(to) => format!(
+            "a redirect to {}: an https remote cache follows none to http (its entries would travel unencrypted)",
+            to.split('?').next().unwrap_or_default()
+        ),
+        error => error.to_string(),
+    }
+}
+
 /// Reads the rest of an answer whose body says nothing (a 404 page, a PUT's reply), so its
 /// connection goes back to the pool: a connection left unread is closed, and the next
 /// request pays for a new one (a round trip, and TLS's more).
@@ -544,10 +549,45 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     if uri.query().is_some() || url.contains('#') {
         return Err(bad("a query or fragment is not allowed"));
     }
-    let host = authority.host().trim_start_matches('[').trim_end_matches(']');
-    let loopback =
-        host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    Ok((url.trim_end_matches('/').to_owned(), loopback))
+    Ok((url.trim_end_matches('/').to_owned(), is_loopback(authority.host())))
+}
+
+/// Whether `host` (of a URL) names this machine: `localhost` (with or without the root's
+/// `.`), 127.0.0.0/8 in any form the resolver reads (`127.1`, `[::ffff:127.0.0.1]`), or
+/// `[::1]`. Anything it cannot tell is taken as another machine: the safe side, which
+/// warns about a token in clear and goes through a proxy.
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.trim_end_matches('.').eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let ip = host.parse::<std::net::IpAddr>().ok().or_else(|| short_ipv4(host).map(std::net::IpAddr::V4));
+    ip.is_some_and(|ip| ip.to_canonical().is_loopback())
+}
+
+/// An IPv4 address written with fewer than four decimal parts, as `inet_aton` and so the
+/// resolver read it: the last part fills the bytes left (`127.1` is 127.0.0.1). Parts with
+/// a leading zero (octal there) or in hex are not read: `None`.
+fn short_ipv4(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    let decimal = |part: &&str| {
+        let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        digits && (*part == "0" || !part.starts_with('0'))
+    };
+    if parts.len() > 3 || !parts.iter().all(decimal) {
+        return None;
+    }
+    let (last, leading) = parts.split_last()?;
+    let mut address: u32 = 0;
+    for part in leading {
+        address = (address << 8) | u32::from(part.parse::<u8>().ok()?);
+    }
+    let rest_bits = 8 * (4 - leading.len() as u32);
+    let last: u64 = last.parse().ok()?;
+    if last >> rest_bits != 0 {
+        return None;
+    }
+    Some(std::net::Ipv4Addr::from(((u64::from(address) << rest_bits) | last) as u32))
 }
 
 /// `url` with everything up to its last `@` (`user:password@`) replaced by `***@` and any
@@ -800,6 +840,12 @@ mod tests {
         assert!(ok("http://[::1]:9/x").1);
         assert!(ok("http://127.8.0.1/").1);
         assert!(!ok("http://10.0.0.1/").1);
+        for loopback in ["http://[::ffff:127.0.0.1]/", "http://127.1/", "http://127.0.1:9/", "http://localhost./x"] {
+            assert!(ok(loopback).1, "{loopback}");
+        }
+        for other in ["http://0127.0.0.1/", "http://128.1/", "http://127.256.1.1/", "http://[::ffff:10.0.0.1]/"] {
+            assert!(!ok(other).1, "{other}");
+        }
         for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""] {
             assert!(parse_base_url(bad).is_err(), "{bad} should be rejected");
         }

@@ -323,6 +323,17 @@ fn a_record_goes_up_only_after_its_objects_and_a_too_large_one_is_said_once() {
 }
 
 #[test]
+fn a_certificate_from_an_unknown_ca_says_how_to_trust_it() {
+    let nginx = Nginx::start_tls();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = cache(dir.path(), &nginx.url(), None, true);
+    assert_eq!(cache.get_action(&key("a")), None);
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("UnknownIssuer") && warnings[0].contains("--remote-cache-ca"), "{warnings:?}");
+}
+
+#[test]
 fn a_dead_remote_costs_one_warning_then_the_cache_is_local_only() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}/cache", free_port()); // nothing listens there

@@ -489,6 +489,10 @@ fn described(error: ureq::Error) -> String {
             "a redirect to {}: an https remote cache follows none to http (its entries would travel unencrypted)",
             to.split('?').next().unwrap_or_default()
         ),
+        error if error.to_string().contains("UnknownIssuer") => format!(
+            "{error}: the server's certificate is from a CA this client does not trust; for a private CA, \
+             name its certificate (PEM) with --remote-cache-ca or AGENT_BUNDLE_REMOTE_CACHE_CA"
+        ),
         error => error.to_string(),
     }
 }

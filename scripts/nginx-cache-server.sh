@@ -122,10 +122,26 @@ http {
             dav_access user:rw group:r all:r;
         }
 
+        # A server that takes bodies of at most 1 KiB (nginx's default is 1 MiB).
+        location /small/ {
+            client_max_body_size 1k;
+            if (\$write_denied) {
+                return 401;
+            }
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+        }
+
         # A cache that moved: every request is redirected there (a read may follow, an
         # upload must not).
         location /moved/ {
             rewrite ^/moved/(.*)\$ /cache/\$1 redirect;
+        }
+
+        # The same, but always to plain http (from https: a downgrade a read must not follow).
+        location /downgraded/ {
+            rewrite ^/downgraded/(.*)\$ http://127.0.0.1:$port/cache/\$1 redirect;
         }
     }
 }

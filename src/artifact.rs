@@ -798,18 +798,23 @@ mod tests {
             assert!(unpack(&frame, claimed.len(), &hash).is_none(), "a manifest listing {huge} bytes is not allocated");
         }
 
-        let mut escaping = files.clone();
-        let manifest = String::from_utf8(escaping[MANIFEST_FILE].bytes.to_vec()).unwrap().replace("bin/run", "../run");
-        escaping.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
-        let pack = super::pack(&escaping).unwrap();
-        assert!(unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_none(), "a path outside the artifact");
-
+        // A manifest listing `path` for `bin/run`: a pack whoever may write the remote can make.
+        let unpacks_with = |path: &str| {
+            let mut renamed = files.clone();
+            let json_path = serde_json::to_string(path).unwrap();
+            let manifest = String::from_utf8(renamed[MANIFEST_FILE].bytes.to_vec()).unwrap();
+            let manifest = manifest.replace("\"bin/run\"", &json_path);
+            renamed.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
+            let pack = super::pack(&renamed).unwrap();
+            unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_some()
+        };
+        assert!(unpacks_with("bin/walk"), "another plain path");
+        assert!(!unpacks_with("../run"), "a path outside the artifact");
         // `hooks/a.mjs/x` beside the file `hooks/a.mjs`: no folder where a file goes.
-        let mut colliding = files.clone();
-        let manifest =
-            String::from_utf8(colliding[MANIFEST_FILE].bytes.to_vec()).unwrap().replace("bin/run", "hooks/a.mjs/x");
-        colliding.insert(MANIFEST_FILE.into(), OutputFile::generated(MANIFEST_FILE, manifest.as_bytes().into()));
-        let pack = super::pack(&colliding).unwrap();
-        assert!(unpack(&pack, manifest.len(), &Hash::of(manifest.as_bytes())).is_none(), "a file in a file");
+        assert!(!unpacks_with("hooks/a.mjs/x"), "a file in a file");
+        let long_name = "n".repeat(300);
+        for unwritable in ["PWNED\0.txt", "a\\b", &long_name] {
+            assert!(!unpacks_with(unwritable), "{unwritable:?}: a name no file system takes");
+        }
     }
 }

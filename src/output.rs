@@ -36,11 +36,28 @@ impl OutputFile {
     }
 }
 
+/// The longest artifact path, in bytes: far past any file a build emits, and short enough
+/// that the out dir plus it stays under the file systems' path limits (4,096 on Linux).
+pub const MAX_ARTIFACT_PATH: usize = 1024;
+
+/// The longest name of one part of an artifact path, in bytes: the limit of common file
+/// systems (ext4, APFS, NTFS).
+pub const MAX_ARTIFACT_NAME: usize = 255;
+
 /// Whether `path` names a file inside an artifact: relative, made of plain names only (no
-/// `.`, `..` or empty part). Paths also come from cache records, which whoever may write
-/// the remote controls, so nothing is written or restored under any other path.
+/// `.`, `..` or empty part) that every file system can take (no control character or `\`,
+/// a path separator on Windows; none over [`MAX_ARTIFACT_NAME`] bytes; at most
+/// [`MAX_ARTIFACT_PATH`] bytes in all). Paths also come from cache records, which whoever
+/// may write the remote controls, so nothing is written or restored under any other path,
+/// and no record names a file that publishing it would fail on.
 pub fn is_artifact_path(path: &str) -> bool {
-    path.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
+    path.len() <= MAX_ARTIFACT_PATH && path.split('/').all(is_plain_name)
+}
+
+/// Whether `name` is one part of an artifact path (see [`is_artifact_path`]).
+fn is_plain_name(name: &str) -> bool {
+    let writable = |c: char| !c.is_control() && c != '\\';
+    !name.is_empty() && name != "." && name != ".." && name.len() <= MAX_ARTIFACT_NAME && name.chars().all(writable)
 }
 
 /// Every folder the artifact paths `paths` lie in (`a` and `a/b` for `a/b/c.mjs`), parents
@@ -110,6 +127,15 @@ mod tests {
         for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a/./b", "a//b", "a/", ".."] {
             assert!(!is_artifact_path(bad), "{bad}");
         }
+        // Names a file system refuses: publishing them would fail every build that restores them.
+        for bad in ["PWNED\0.txt", "a\nb", "a/\x1b[31m", "a\u{7f}", "a\u{85}", "..\\x", "a\\b"] {
+            assert!(!is_artifact_path(bad), "{bad:?}");
+        }
+        let name = "n".repeat(MAX_ARTIFACT_NAME);
+        assert!(is_artifact_path(&name) && !is_artifact_path(&format!("{name}n")), "a name of 256 bytes");
+        let deep = "a/".repeat(MAX_ARTIFACT_PATH / 2 - 1) + "bc";
+        assert!(is_artifact_path(&deep) && !is_artifact_path(&format!("{deep}d")), "a path of 1,025 bytes");
+        assert!(!is_artifact_path("a/".repeat(3000).trim_end_matches('/')), "3,000 levels deep");
     }
 
     #[test]

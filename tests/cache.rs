@@ -589,6 +589,18 @@ fn empty_cache_variables_count_as_unset() {
     assert!(xdg.path().join("agent-bundle/cache").is_dir(), "the default cache folder was used");
 }
 
+/// `build --help` names the remote's variables but never prints their values: a URL may
+/// hold credentials, as a token does.
+#[test]
+fn help_hides_the_remote_cache_variables_values() {
+    let mut command = support::bin();
+    command.args(["build", "--help"]).env("AGENT_BUNDLE_REMOTE_CACHE", "http://ci:hun/ter2@cache.example/x");
+    let output = command.env("AGENT_BUNDLE_REMOTE_CACHE_TOKEN", "hunter2").output().unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{help}");
+    assert!(help.contains("AGENT_BUNDLE_REMOTE_CACHE") && !help.contains("ter2"), "{help}");
+}
+
 /// Several processes filling one cache at once (CI jobs on one machine): every build
 /// succeeds, every entry verifies, and a later checkout is served whole from it.
 #[test]

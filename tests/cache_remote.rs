@@ -86,13 +86,18 @@ impl Nginx {
 }
 
 fn cache(dir: &Path, url: &str, token: Option<&str>, read_only: bool) -> Cache {
+    cache_trusting(dir, url, token, read_only, None)
+}
+
+/// [`cache`], verifying an https server against `ca_file` when given.
+fn cache_trusting(dir: &Path, url: &str, token: Option<&str>, read_only: bool, ca_file: Option<PathBuf>) -> Cache {
     Cache::open(&CacheOptions {
         dir: Some(dir.to_owned()),
         remote: Some(RemoteOptions {
             url: url.to_owned(),
             token: token.map(str::to_owned),
             read_only,
-            ca_file: None,
+            ca_file,
             s3: Default::default(),
         }),
     })
@@ -276,6 +281,56 @@ fn an_upload_redirected_elsewhere_is_refused_once_and_reads_follow_the_redirect(
     assert_eq!(nginx.requests("\"GET /cache/cas/"), 0, "an upload never becomes a read");
     assert_eq!(&*redirected.get_object(&shared).unwrap(), b"shared");
     assert!(redirected.take_warnings().is_empty());
+}
+
+#[test]
+fn an_https_remote_redirecting_reads_to_http_is_not_followed() {
+    let nginx = Nginx::start_tls();
+    let dir = tempfile::tempdir().unwrap();
+    let downgraded = nginx.url().replace("/cache", "/downgraded");
+    let cache = cache_trusting(dir.path(), &downgraded, None, true, Some(nginx.ca_file()));
+    assert_eq!(cache.get_action(&key("a")), None);
+    assert_eq!(cache.get_object(&Hash::of(b"elsewhere")), None);
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("a redirect to http://127.0.0.1:"), "{warnings:?}");
+    assert!(warnings[0].contains("follows none to http"), "{warnings:?}");
+    assert_eq!(cache.stats().remote_errors, 1, "the remote is off after the refusal");
+    assert_eq!(nginx.requests("\"GET /cache/"), 0, "no request went unencrypted");
+}
+
+#[test]
+fn a_record_goes_up_only_after_its_objects_and_a_too_large_one_is_said_once() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let small = format!("http://127.0.0.1:{}/small", nginx.port());
+    let cache = cache(dir.path(), &small, Some(TOKEN), false);
+    let (large, larger) = (cache.put_object(&[1; 4096]), cache.put_object(&[2; 8192]));
+    let fits = cache.put_object(b"fits");
+    cache.put_action(&key("large"), &record(&[("o", large), ("p", fits)]));
+    cache.put_action(&key("larger"), &record(&[("o", larger)]));
+    cache.put_action(&key("fits"), &record(&[("o", fits)]));
+    cache.finish_uploads();
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("4096-byte upload") && warnings[0].contains("client_max_body_size"), "{warnings:?}");
+    assert_eq!(cache.stats().remote_errors, 0, "a 413 is not a failure of the remote");
+    for (name, uploaded) in [("large", false), ("larger", false), ("fits", true)] {
+        let stored = nginx.daemon.path("store/small/ac").join(key(name).to_hex()).exists();
+        assert_eq!(stored, uploaded, "the record {name}");
+    }
+    assert_eq!(nginx.requests("\"PUT /small/ac/"), 1, "no record naming a missing object is even sent");
+}
+
+#[test]
+fn a_certificate_from_an_unknown_ca_says_how_to_trust_it() {
+    let nginx = Nginx::start_tls();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = cache(dir.path(), &nginx.url(), None, true);
+    assert_eq!(cache.get_action(&key("a")), None);
+    let warnings = cache.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("UnknownIssuer") && warnings[0].contains("--remote-cache-ca"), "{warnings:?}");
 }
 
 #[test]

@@ -201,7 +201,7 @@ pub struct RemoteOptions {
 impl fmt::Debug for RemoteOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoteOptions")
-            .field("url", &self.url)
+            .field("url", &remote::without_secrets(&self.url))
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("read_only", &self.read_only)
             .field("ca_file", &self.ca_file)
@@ -299,6 +299,7 @@ struct Shared {
     unserved_by_remote: Mutex<HashSet<Hash>>,
     warned_local_write: AtomicBool,
     warned_remote_corrupt: AtomicBool,
+    warned_too_large: AtomicBool,
     /// Action records on their way to the remote.
     uploads: uploads::Uploads,
 }
@@ -385,6 +386,7 @@ impl Cache {
             unserved_by_remote: Mutex::new(HashSet::new()),
             warned_local_write: AtomicBool::new(false),
             warned_remote_corrupt: AtomicBool::new(false),
+            warned_too_large: AtomicBool::new(false),
             uploads: uploads::Uploads::default(),
         };
         Cache { shared: Arc::new(shared), counters: Arc::default(), outer: None }
@@ -463,12 +465,16 @@ impl Cache {
     /// objects it names first. Failures never fail the build.
     ///
     /// The remote's copy is uploaded off this thread ([`Cache::finish_uploads`] waits for
-    /// it): the objects it names went up before this call, so a reader that finds the
-    /// record finds them too.
+    /// it), and only when every object it names is known to be on the remote (an object
+    /// the server refused, too large, is not): a reader that finds the record finds them
+    /// too, instead of missing an object and making and uploading it all again.
     pub fn put_action(&self, key: &Hash, record: &ActionRecord) {
         let bytes = record::encode(record);
         self.store_locally(Kind::Action, key, &bytes);
-        if self.writable_remote().is_some() && lock(&self.shared.uploaded_actions).insert(*key) {
+        if self.writable_remote().is_some()
+            && self.remote_has_objects_of(record)
+            && lock(&self.shared.uploaded_actions).insert(*key)
+        {
             let (cache, key) = (self.handle(), *key);
             self.shared.uploads.run(move || {
                 if let Some(remote) = cache.writable_remote() {
@@ -476,6 +482,12 @@ impl Cache {
                 }
             });
         }
+    }
+
+    /// Whether every object `record` names is known to be on the remote.
+    fn remote_has_objects_of(&self, record: &ActionRecord) -> bool {
+        let on_remote = lock(&self.shared.remote_objects);
+        record.outputs.values().all(|object| on_remote.contains(object))
     }
 
     /// Waits for every upload under way; later ones are made on their caller's thread.
@@ -628,7 +640,10 @@ impl Cache {
     fn upload(&self, remote: &Remote, kind: Kind, hash: &Hash, bytes: &[u8]) -> bool {
         match remote.put(kind, hash, bytes) {
             Put::Stored => true,
-            Put::TooLarge => false,
+            Put::TooLarge => {
+                self.too_large(remote, bytes.len());
+                false
+            }
             Put::Refused(error) => {
                 self.count(|c| &c.remote_errors, 1);
                 if remote.disable_writes() {
@@ -643,6 +658,19 @@ impl Cache {
                 self.remote_failed(remote, &error);
                 false
             }
+        }
+    }
+
+    /// A 413 for an upload of `bytes` bytes: not a failure of the remote, but said once, since
+    /// every machine then misses the object (and the records naming it) for good.
+    fn too_large(&self, remote: &Remote, bytes: usize) {
+        if !self.shared.warned_too_large.swap(true, Ordering::Relaxed) {
+            self.warn(format!(
+                "remote cache {} refused a {bytes}-byte upload as too large (HTTP 413); it and the records \
+                 naming it are kept locally only: raise the server's body size limit (nginx: \
+                 client_max_body_size, 1m by default; 0 for none)",
+                remote.url()
+            ));
         }
     }
 

@@ -58,6 +58,13 @@ const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// refused or timed-out connection is not retried: a remote that is down costs its one
 /// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
+/// A read (`GET`, `HEAD`) whose answer takes longer than this is slow: a healthy remote
+/// answers within milliseconds, even from another continent.
+const SLOW_ANSWER: Duration = Duration::from_secs(1);
+/// How long reads' answers may take in all past [`SLOW_ANSWER`] each (all threads together)
+/// before the remote is given up on, as a failing one: a remote answering every lookup
+/// just inside the idle timeout stretched a 0.3 s build to 108 s without a word.
+const SLOW_BUDGET: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
 pub(super) enum Fetch {
@@ -101,6 +108,9 @@ pub(super) struct Remote {
     body_grace: Duration,
     /// The bytes of the downloads being read, all threads together.
     in_flight: AtomicU64,
+    slow: SlowReads,
+    /// What reads' answers took past `slow.answer` so far, in microseconds.
+    slow_spent_micros: AtomicU64,
 }
 
 /// A download's share of [`Remote::in_flight`], given back when it is dropped.
@@ -137,22 +147,36 @@ enum Auth {
     },
 }
 
-/// The limits of one request.
+/// The limits of one request, and of slow reads in all.
 struct Timeouts {
     connect: Duration,
     /// Without an answer or a byte read or written.
     idle: Duration,
     /// For a whole body, up or down.
     body: Duration,
+    slow: SlowReads,
+}
+
+/// When reads are too slow to help a build ([`SLOW_ANSWER`], [`SLOW_BUDGET`]).
+#[derive(Clone, Copy)]
+struct SlowReads {
+    /// An answer taking longer is slow.
+    answer: Duration,
+    /// What slow answers may take in all past `answer`.
+    budget: Duration,
 }
 
 impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
-        Remote::with_timeouts(options, Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT })
+        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        Remote::with_timeouts(
+            options,
+            Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow },
+        )
     }
 
     fn with_timeouts(options: &RemoteOptions, timeouts: Timeouts) -> Result<Remote, String> {
-        let Timeouts { connect, idle, body } = timeouts;
+        let Timeouts { connect, idle, body, slow } = timeouts;
         let is_s3 = options.url.starts_with("s3://");
         let (base, loopback, auth) = if is_s3 {
             if options.token.is_some() {
@@ -195,6 +219,9 @@ impl Remote {
         // host by default): a new connection costs a round trip more, and TLS more still.
         let connections = 2 * super::remote_concurrency();
         let agent: ureq::Agent = config
+            // A redirect from an https remote to http would carry entries unencrypted, where
+            // they can be replaced (a record cannot be checked against its name).
+            .https_only(is_https(&base))
             .max_idle_connections(connections)
             .max_idle_connections_per_host(connections)
             .http_status_as_error(false)
@@ -220,6 +247,8 @@ impl Remote {
             writes_disabled: AtomicBool::new(false),
             body_grace: idle,
             in_flight: AtomicU64::new(0),
+            slow,
+            slow_spent_micros: AtomicU64::new(0),
         })
     }
 
@@ -229,9 +258,7 @@ impl Remote {
 
     /// A token sent over plain http to another machine: anyone on the way can read it.
     pub(super) fn sends_token_in_clear(&self) -> bool {
-        matches!(self.auth, Auth::Bearer(_))
-            && !self.loopback
-            && self.base.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+        matches!(self.auth, Auth::Bearer(_)) && !self.loopback && !is_https(&self.base)
     }
 
     pub(super) fn is_enabled(&self) -> bool {
@@ -300,7 +327,7 @@ impl Remote {
             Some(bytes) => self.run(request.body(bytes).map_err(built)?),
             None => self.run(request.body(()).map_err(built)?),
         };
-        sent.map_err(|error| error.to_string())
+        sent.map_err(described)
     }
 
     /// Sends `request`, following redirects only for a read of a plain HTTP remote (the
@@ -345,9 +372,29 @@ impl Remote {
         format!("HTTP {status}{code} for {method}{hint}")
     }
 
+    /// [`Remote::send`] for a read, its answer's wait past [`SlowReads::answer`] counted: once
+    /// slow answers took their whole budget, the read fails, so the remote is given up on.
+    fn send_read(&self, method: Method, kind: Kind, hash: &Hash) -> Result<Response<Body>, String> {
+        let started = Instant::now();
+        let response = self.send(method, kind, hash, None)?;
+        let past = started.elapsed().saturating_sub(self.slow.answer);
+        if past.is_zero() {
+            return Ok(response);
+        }
+        let past = u64::try_from(past.as_micros()).unwrap_or(u64::MAX);
+        let spent = self.slow_spent_micros.fetch_add(past, Ordering::Relaxed).saturating_add(past);
+        if Duration::from_micros(spent) <= self.slow.budget {
+            return Ok(response);
+        }
+        Err(format!(
+            "its answers took over {:?} each, {:?} past that in all: too slow to help the build",
+            self.slow.answer, self.slow.budget
+        ))
+    }
+
     /// `GET <url>/<cas|ac>/<hex>`. The bytes are NOT verified here.
     pub(super) fn get(&self, kind: Kind, hash: &Hash) -> Fetch {
-        let response = match self.send(Method::GET, kind, hash, None) {
+        let response = match self.send_read(Method::GET, kind, hash) {
             Ok(response) => response,
             Err(error) => return Fetch::Failed(error),
         };
@@ -404,7 +451,7 @@ impl Remote {
 
     /// `HEAD <url>/<cas|ac>/<hex>`: whether the remote has the entry (unverified).
     pub(super) fn head(&self, kind: Kind, hash: &Hash) -> Probe {
-        match self.send(Method::HEAD, kind, hash, None) {
+        match self.send_read(Method::HEAD, kind, hash) {
             Err(error) => Probe::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => Probe::Present,
@@ -435,6 +482,21 @@ impl Remote {
     }
 }
 
+/// `error` for a warning, with what to do about it where that is known.
+fn described(error: ureq::Error) -> String {
+    match error {
+        ureq::Error::RequireHttpsOnly(to) => format!(
+            "a redirect to {}: an https remote cache follows none to http (its entries would travel unencrypted)",
+            to.split('?').next().unwrap_or_default()
+        ),
+        error if error.to_string().contains("UnknownIssuer") => format!(
+            "{error}: the server's certificate is from a CA this client does not trust; for a private CA, \
+             name its certificate (PEM) with --remote-cache-ca or AGENT_BUNDLE_REMOTE_CACHE_CA"
+        ),
+        error => error.to_string(),
+    }
+}
+
 /// Reads the rest of an answer whose body says nothing (a 404 page, a PUT's reply), so its
 /// connection goes back to the pool: a connection left unread is closed, and the next
 /// request pays for a new one (a round trip, and TLS's more).
@@ -458,6 +520,11 @@ fn read_certificates(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>
     Ok(certificates)
 }
 
+/// Whether `url` is an https one (the scheme in any case, as a URL may spell it).
+fn is_https(url: &str) -> bool {
+    url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+}
+
 /// What an HTTP remote's URL (or an S3 endpoint's) looks like.
 const EXPECTED_HTTP: &str = "expected http[s]://host[:port][/prefix]";
 
@@ -474,32 +541,69 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(bad(EXPECTED_HTTP));
     }
-    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
-    if authority.as_str().contains('@') {
+    // Anywhere, not only in the authority: a password holding a `/` ends the authority
+    // before its `@` (`http://user:pa/ss@host`), and the URL would name the host `user`.
+    if url.contains('@') {
         return Err(bad("credentials in the URL are not supported; pass a token instead"));
     }
+    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.host().is_empty() {
         return Err(bad("no host"));
     }
     if uri.query().is_some() || url.contains('#') {
         return Err(bad("a query or fragment is not allowed"));
     }
-    let host = authority.host().trim_start_matches('[').trim_end_matches(']');
-    let loopback =
-        host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    Ok((url.trim_end_matches('/').to_owned(), loopback))
+    Ok((url.trim_end_matches('/').to_owned(), is_loopback(authority.host())))
 }
 
-/// `url` with any `user:password@` replaced by `***@` and any query or fragment by `?***`
-/// or `#***` (where tokens are put too), for messages that end in a CI job's log. The credentials go
-/// first: a password may hold a `?` or a `#`.
-fn without_secrets(url: &str) -> String {
+/// Whether `host` (of a URL) names this machine: `localhost` (with or without the root's
+/// `.`), 127.0.0.0/8 in any form the resolver reads (`127.1`, `[::ffff:127.0.0.1]`), or
+/// `[::1]`. Anything it cannot tell is taken as another machine: the safe side, which
+/// warns about a token in clear and goes through a proxy.
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.trim_end_matches('.').eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let ip = host.parse::<std::net::IpAddr>().ok().or_else(|| short_ipv4(host).map(std::net::IpAddr::V4));
+    ip.is_some_and(|ip| ip.to_canonical().is_loopback())
+}
+
+/// An IPv4 address written with fewer than four decimal parts, as `inet_aton` and so the
+/// resolver read it: the last part fills the bytes left (`127.1` is 127.0.0.1). Parts with
+/// a leading zero (octal there) or in hex are not read: `None`.
+fn short_ipv4(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    let decimal = |part: &&str| {
+        let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        digits && (*part == "0" || !part.starts_with('0'))
+    };
+    if parts.len() > 3 || !parts.iter().all(decimal) {
+        return None;
+    }
+    let (last, leading) = parts.split_last()?;
+    let mut address: u32 = 0;
+    for part in leading {
+        address = (address << 8) | u32::from(part.parse::<u8>().ok()?);
+    }
+    let rest_bits = 8 * (4 - leading.len() as u32);
+    let last: u64 = last.parse().ok()?;
+    if last >> rest_bits != 0 {
+        return None;
+    }
+    Some(std::net::Ipv4Addr::from(((u64::from(address) << rest_bits) | last) as u32))
+}
+
+/// `url` with everything up to its last `@` (`user:password@`) replaced by `***@` and any
+/// query or fragment by `?***` or `#***` (where tokens are put too), for messages that end
+/// in a CI job's log. The credentials go first, up to the last `@` wherever it is: a
+/// password may hold a `/`, a `?` or a `#`.
+pub(super) fn without_secrets(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (format!("{scheme}://"), rest),
         None => (String::new(), url),
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
+    let rest = match rest.rfind('@') {
         Some(at) => format!("***{}", &rest[at..]),
         None => rest.to_owned(),
     };
@@ -555,7 +659,8 @@ mod tests {
 
     fn remote_within(url: String, idle_ms: u64, body: Duration) -> Remote {
         let options = RemoteOptions { url, ..RemoteOptions::default() };
-        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), body };
+        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), body, slow };
         Remote::with_timeouts(&options, timeouts).unwrap()
     }
 
@@ -657,6 +762,38 @@ mod tests {
     }
 
     /// Answers each of `answers` on its own connection, in order; returns the URL.
+    /// A server answering every request with a 404 after `pause`.
+    fn serve_slowly(pause: Duration) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/cache", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                std::thread::spawn(move || {
+                    skip_request_head(&stream);
+                    std::thread::sleep(pause);
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                });
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn a_remote_whose_answers_are_all_slow_is_given_up_on_once_they_took_their_budget() {
+        let options = RemoteOptions { url: serve_slowly(Duration::from_millis(400)), ..RemoteOptions::default() };
+        let slow = SlowReads { answer: Duration::from_millis(100), budget: Duration::from_millis(450) };
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow };
+        let remote = Remote::with_timeouts(&options, timeouts).unwrap();
+        // Each answer takes 300 ms and a little past the slow mark: the budget lasts one.
+        assert!(matches!(remote.head(Kind::Object, &Hash::of(b"x")), Probe::Absent));
+        match remote.get(Kind::Action, &Hash::of(b"x")) {
+            Fetch::Failed(error) => assert!(error.contains("too slow"), "{error}"),
+            other => panic!("{other:?}: the second slow answer is past the budget"),
+        }
+    }
+
     fn serve_in_turn(answers: &'static [&'static str]) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/cache", listener.local_addr().unwrap());
@@ -707,6 +844,12 @@ mod tests {
         assert!(ok("http://[::1]:9/x").1);
         assert!(ok("http://127.8.0.1/").1);
         assert!(!ok("http://10.0.0.1/").1);
+        for loopback in ["http://[::ffff:127.0.0.1]/", "http://127.1/", "http://127.0.1:9/", "http://localhost./x"] {
+            assert!(ok(loopback).1, "{loopback}");
+        }
+        for other in ["http://0127.0.0.1/", "http://128.1/", "http://127.256.1.1/", "http://[::ffff:10.0.0.1]/"] {
+            assert!(!ok(other).1, "{other}");
+        }
         for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""] {
             assert!(parse_base_url(bad).is_err(), "{bad} should be rejected");
         }
@@ -716,6 +859,12 @@ mod tests {
         assert!(!error.contains("hunt") && error.contains("\"https://***@cache.example/x\""), "{error}");
         let error = parse_base_url("https://ci:hu?nter2@cache.example/x?token=abc").unwrap_err();
         assert!(!error.contains("hu") && error.contains("\"https://***@cache.example/x?***\""), "{error}");
+        for slashed in ["http://user:hun/ter2@127.0.0.1:18080/cache", "http://u:a/b/c@host/x", "http://h/a@b"] {
+            let error = parse_base_url(slashed).unwrap_err();
+            assert!(error.contains("credentials in the URL") && !error.contains("ter2"), "{error}");
+        }
+        let error = parse_base_url("http://user:hun/ter2@127.0.0.1:18080/cache").unwrap_err();
+        assert!(error.contains("\"http://***@127.0.0.1:18080/cache\""), "{error}");
         let error = parse_base_url("https://cache.example/x?token=hunter2").unwrap_err();
         assert!(!error.contains("hunter2") && error.contains("\"https://cache.example/x?***\""), "{error}");
         let error = parse_base_url("https://cache.example/x#hunter2").unwrap_err();

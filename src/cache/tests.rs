@@ -666,13 +666,14 @@ fn open_rejects_bad_remote_options_and_warns_of_an_unusable_dir() {
     assert_eq!(warned("https://cache.example/x"), Vec::<String>::new());
     assert_eq!(warned("http://127.0.0.1:9/x"), Vec::<String>::new());
     let token = RemoteOptions {
-        url: "http://h".into(),
+        url: "http://ci:pass/word@h".into(),
         token: Some("hunter2".into()),
         read_only: true,
         ca_file: None,
         s3: Default::default(),
     };
     assert!(!format!("{token:?}").contains("hunter2"), "Debug redacts the token");
+    assert!(!format!("{token:?}").contains("word"), "and the URL's credentials");
 }
 
 #[test]

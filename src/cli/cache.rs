@@ -30,7 +30,9 @@ pub(super) struct CacheArgs {
     /// or in an S3 bucket with s3://BUCKET[/PREFIX] (endpoint, region and credentials from
     /// the AWS_* environment variables, else the AWS_PROFILE of ~/.aws/credentials and
     /// ~/.aws/config).
-    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", value_name = "URL")]
+    // The variable's value is not shown in `--help`: a URL may hold credentials (refused,
+    // but only once parsed).
+    #[arg(long, env = "AGENT_BUNDLE_REMOTE_CACHE", hide_env_values = true, value_name = "URL")]
     remote_cache: Option<String>,
     /// Only read from the remote cache, never upload (for untrusted CI jobs). The variable
     /// takes 1/0, true/false, yes/no or on/off.

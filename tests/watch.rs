@@ -353,6 +353,25 @@ fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
     interrupt(child);
 }
 
+/// A folder of the user's at a single project's usual artifact place is said on each build,
+/// and the session goes on, as a workspace's does (one named with `--out` is refused at once).
+#[test]
+fn a_single_project_that_cannot_publish_at_start_is_reported_and_the_session_goes_on() {
+    let dir = support::example("policy");
+    std::fs::create_dir_all(dir.path().join("artifact")).unwrap();
+    std::fs::write(dir.path().join("artifact/notes.txt"), "mine").unwrap();
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
+    let first = next_build(&builds);
+    assert_eq!(first["ok"], false, "{first:#}");
+    assert!(first["error"].as_str().unwrap().contains("not an agent-bundle artifact"), "{first:#}");
+    std::fs::rename(dir.path().join("artifact"), dir.path().join("notes")).unwrap();
+    edit_stop(dir.path(), "published once the folder moved");
+    until_published(&builds, &dir.path().join("artifact"), "published once the folder moved");
+    interrupt(child);
+    let refused = support::run(dir.path(), &["watch", "--out", "notes"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+}
+
 /// Waits for builds until one whose published Claude stop wrapper holds `marker`.
 fn until_published(builds: &Receiver<Value>, artifact: &Path, marker: &str) {
     let stop_wrapper_holds = || {

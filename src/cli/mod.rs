@@ -393,8 +393,7 @@ impl Command {
 
 /// Why `out` cannot hold the artifact of the project at `root`, if it cannot. Publishing
 /// replaces the folder whole, and a build never reads it as input: the project itself, its
-/// state folder or a folder of other files there would be lost or would vanish from the
-/// build's view.
+/// state folder or another artifact would be lost or would vanish from the build's view.
 fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
     if root.starts_with(resolved) {
         return Some("it is the project, or a folder holding it, which a publish would replace whole");
@@ -402,12 +401,18 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
     if resolved.starts_with(root.join(crate::stamp::STATE_DIR)) {
         return Some("it is inside the project's state folder");
     }
-    if resolved.exists() && !resolved.is_dir() {
-        return Some("it is a file");
-    }
     // (Publishing into another artifact would break it, and its next build remove this one.)
     if resolved.ancestors().skip(1).any(|folder| folder.join(crate::emit::MANIFEST_FILE).is_file()) {
         return Some("it is inside another agent-bundle artifact");
+    }
+    None
+}
+
+/// Why `resolved` holds what a publish would lose: a file, or a folder of files but no
+/// artifact.
+fn occupied(resolved: &Path) -> Option<&'static str> {
+    if resolved.exists() && !resolved.is_dir() {
+        return Some("it is a file");
     }
     // An artifact (every build after the first) is settled by one stat.
     let is_artifact = resolved.join(crate::emit::MANIFEST_FILE).is_file();
@@ -427,10 +432,18 @@ enum Failure {
 impl SourceArgs {
     /// [`Self::build_options`] of a command that publishes to `out` (or `<root>/artifact`):
     /// a folder it cannot publish to is refused before anything runs.
-    fn publishing_options(&self, out: Option<&Path>, cache: &cache::CacheArgs) -> Result<BuildOptions, Failure> {
+    fn publishing_options(
+        &self,
+        out: Option<&Path>,
+        cache: &cache::CacheArgs,
+        watching: bool,
+    ) -> Result<BuildOptions, Failure> {
         // (Checked before the cache is opened, which makes its folder.)
         let options = self.build_options(out, None)?;
-        if let Some(problem) = out_dir_problem(&options.root, &options.out_dir) {
+        // A watch session says so of a file or folder of the user's at the usual place on
+        // each build, and goes on (they may move it); one named with `--out` is a mistake.
+        let occupied = || if watching && out.is_none() { None } else { occupied(&options.out_dir) };
+        if let Some(problem) = out_dir_problem(&options.root, &options.out_dir).or_else(occupied) {
             let message = format!("the artifact folder {}: {problem}", options.out_dir.display());
             return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
         }
@@ -496,7 +509,7 @@ fn config_in_root(path: &Path, cwd: &Path, root: &Path) -> Result<String, Failur
 }
 
 fn build_command(args: BuildArgs) -> Result<bool, Failure> {
-    let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
+    let options = args.source.publishing_options(args.out.as_deref(), &args.cache, false)?;
     let started = Instant::now();
     // A pool of its own only when asked for or needed, and only once the stages run: a
     // build answered by its stamp or the cache would pay for its threads.

@@ -12,7 +12,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     if args.workspace.is_some() {
         return super::workspace::watch(args);
     }
-    let options = args.source.publishing_options(args.out.as_deref(), &args.cache)?;
+    let options = args.source.publishing_options(args.out.as_deref(), &args.cache, true)?;
     if let Some(compiled) = crate::build::without_config(&options) {
         // Nothing to watch for: the first build says why, as a session reports it, and no
         // session starts (it would watch every folder below, a home folder's too).

@@ -293,7 +293,11 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if early_errors {
         return out;
     }
-    let computed_enum_members = super::enums::computed_members(&program, semantic.semantic.scoping());
+    // (A walk of the whole module, for what few modules have: only where the word is.)
+    let computed_enum_members = match source.contains("enum") {
+        true => super::enums::computed_members(&program, semantic.semantic.scoping()),
+        false => HashSet::new(),
+    };
     let scoping = semantic.semantic.into_scoping();
     drop_statements(&mut program, &left_out);
     // Errors of the checker leave a valid AST: transpile anyway, so that linking can report
@@ -499,7 +503,11 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
-            namespace_declarations: NamespaceDeclarations::of(program, scoping),
+            // (`module N {}` is a namespace too.)
+            namespace_declarations: match ["namespace", "module"].iter().any(|word| source.contains(word)) {
+                true => NamespaceDeclarations::of(program, scoping),
+                false => NamespaceDeclarations::default(),
+            },
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
             caught_at: Vec::new(),

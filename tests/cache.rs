@@ -361,6 +361,9 @@ fn cache_stats_verify_and_gc() {
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(stats["actions"].as_u64().unwrap() > 0);
     assert_eq!(stats["ok"], true, "{stats:#}");
+    // The compiler its keys start with: the one the build's stamp names.
+    let stamp: Value = serde_json::from_slice(&fs::read(dir.path().join(".agent-bundle/stamp.json")).unwrap()).unwrap();
+    assert_eq!(stats["compiler"], stamp["compiler"], "{stats:#}");
     assert_eq!(stats["lastBuild"]["hitRate"], 1.0, "{stats:#}");
     assert_eq!(stats["lastBuild"]["objectMisses"], 0, "{stats:#}");
 

@@ -1044,7 +1044,7 @@ fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts
         {
             diagnostic.span = match diagnostic.at_key {
                 true => crate::config::key_span_of(value, path),
-                false => crate::config::span_of(value, path),
+                false => Some(crate::config::span_of(value, path)),
             };
         }
         if let Some(file) = &diagnostic.file

@@ -948,7 +948,8 @@ fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     let warnings = || {
         let (code, report) = build_json(dir.path(), &[]);
         assert_eq!(code, 0, "{report:#}");
-        let said = report["diagnostics"].as_array().unwrap().iter();
+        // (Claude Code's budget for SessionEnd hooks, AB4208, is another test's.)
+        let said = report["diagnostics"].as_array().unwrap().iter().filter(|d| d["code"] != "AB4208");
         let field = |d: &serde_json::Value, key: &str| d[key].as_str().unwrap().to_owned();
         said.map(|d| (field(d, "code"), field(d, "file"), d["line"].as_u64().unwrap())).collect::<Vec<_>>()
     };
@@ -960,7 +961,8 @@ fn a_result_a_family_never_takes_is_warned_of_where_it_is_written() {
     ];
     assert_eq!(warnings(), expected);
     let (_, report) = build_json(dir.path(), &[]);
-    let message = report["diagnostics"][3]["message"].as_str().unwrap();
+    let through = report["diagnostics"].as_array().unwrap().iter().find(|d| d["file"] == "src/events/agent/start.tsx");
+    let message = through.unwrap()["message"].as_str().unwrap();
     assert!(message.contains("that denies (through `Refuse`, src/events/components/ui.tsx)"), "{message}");
     // Another config: the stages run again, each module's chunk from the cache.
     std::fs::write(dir.path().join("agent-bundle.config.ts"), format!("// again\n{config}")).unwrap();

@@ -395,7 +395,10 @@ fn a_shared_route_follows_when_the_host_runs_the_runtime() {
     let start = "import { Agent } from '@agent-bundle/runtime';\nexport const config = { runtime: 'shared' };\n\
                  export default () => <Agent.Context>hi</Agent.Context>;\n";
     let end = |fallback: &str| {
-        format!("export const config = {{ runtime: 'shared'{fallback} }};\nexport default () => null;\n")
+        // (Within Claude Code's budget for SessionEnd hooks, AB4208.)
+        format!(
+            "export const config = {{ runtime: 'shared'{fallback}, timeoutMs: 1000 }};\nexport default () => null;\n"
+        )
     };
     let with_fallback = end(", fallback: 'standalone'");
     let built = Built::new(project(&[

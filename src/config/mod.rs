@@ -104,9 +104,22 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
     ConfigReturn { config, value: extracted.value, diagnostics }
 }
 
-/// Finds the span of the value at `json_path` in an extracted config.
-pub fn span_of(root: &Value, json_path: &str) -> Option<crate::source::Span> {
-    reach(root, json_path).map(|(value, _)| value.span)
+/// Finds the span of the value at `json_path` in an extracted config; where the source leaves it out, the nearest value on the way there: a key not written
+/// points at the object it would go in.
+pub fn span_of(root: &Value, json_path: &str) -> crate::source::Span {
+    let mut value = root;
+    for segment in split_path(json_path) {
+        let next = match (&value.kind, segment) {
+            (ValueKind::Object(properties), PathSegment::Key(key)) => {
+                properties.iter().rev().find(|p| p.key == key).map(|p| &p.value)
+            }
+            (ValueKind::Array(items), PathSegment::Index(index)) => items.get(index),
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        value = next;
+    }
+    value.span
 }
 
 /// The span of the name of the key `json_path` ends with (`None` when it ends with an index).
@@ -523,7 +536,7 @@ mod tests {
         let paths: Vec<_> = parsed.diagnostics.iter().map(|d| d.json_path.clone().unwrap()).collect();
         assert_eq!(paths, ["extra", "plugin.name", "hooks.stop[0]"]);
         let value = parsed.value.unwrap();
-        assert_eq!(span_of(&value, "hooks.stop[0]"), parsed.diagnostics[2].span);
+        assert_eq!(Some(span_of(&value, "hooks.stop[0]")), parsed.diagnostics[2].span);
         assert_eq!(
             parsed.diagnostics[2].message,
             "`hooks.stop[0]` must be a handler path or an entry object, found a number"
@@ -598,10 +611,20 @@ mod tests {
         let value = parse("agent-bundle.config.ts", text).value.unwrap();
         for (key, expected) in [("a]b", "'./x'"), ("q\"\\", "'./y'")] {
             let path = join_key("payload", key);
-            let span = span_of(&value, &path).unwrap_or_else(|| panic!("{path} not found"));
+            let span = span_of(&value, &path);
             assert_eq!(&text[span.range()], expected, "{path}");
         }
         let path = join_key(&join_key("payload", "x.y"), "source");
-        assert_eq!(&text[span_of(&value, &path).unwrap().range()], "'./z'", "{path}");
+        assert_eq!(&text[span_of(&value, &path).range()], "'./z'", "{path}");
+    }
+
+    /// A diagnostic about a key the source leaves out points at the object it would go in.
+    #[test]
+    fn a_path_the_source_leaves_out_is_found_at_its_nearest_value() {
+        let text = "export default { plugin: { name: 'p' }, hooks: [] };";
+        let value = parse("agent-bundle.config.ts", text).value.unwrap();
+        assert_eq!(&text[span_of(&value, "plugin.version").range()], "{ name: 'p' }");
+        assert_eq!(&text[span_of(&value, "hooks[3].handler").range()], "[]");
+        assert_eq!(&text[span_of(&value, "timeoutMs").range()], &text[15..text.len() - 1]);
     }
 }

@@ -5,7 +5,7 @@
 //! no `permissionDecision`: `allow` would skip the user's permission prompt.
 
 use super::{
-    ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
+    ANY, Approval, BOOLEAN, Cap, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
     McpToolNames, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, check_kebab_name, description,
     mcp_document,
 };
@@ -34,6 +34,9 @@ pub static TABLE: HostTable = HostTable {
             ("CLAUDE_PROJECT_DIR", HookEnv::ProjectDir),
         ],
         default_timeout: Some(600),
+        // All `SessionEnd` hooks share 1.5 s; a plugin hook's `timeout` does not raise it
+        // (host-formats.md P-CC-7).
+        capped: &[Cap { family: Family::SessionEnd, ms: 1500, raised_by: "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS" }],
         approvals: &[
             (Family::ToolBefore, Approval::Allow, Shape::PermissionAllow),
             (Family::ToolBefore, Approval::Ask, Shape::PermissionAsk),

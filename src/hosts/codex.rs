@@ -40,6 +40,7 @@ pub static TABLE: HostTable = HostTable {
             ("CODEX_HOME", HookEnv::HostHome),
         ],
         default_timeout: Some(600),
+        capped: &[],
         // (PreToolUse reads `allow` only with a new input, its rewrite's form; `ask` fails the
         // hook and the call goes on: host-formats §2.5.)
         approvals: &[

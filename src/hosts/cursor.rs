@@ -38,6 +38,7 @@ pub static TABLE: HostTable = HostTable {
         ],
         // ("Platform default", undocumented.)
         default_timeout: None,
+        capped: &[],
         // (`ask` is accepted but not enforced: host-formats §3.)
         approvals: &[(Family::ToolBefore, Approval::Allow, Shape::PermissionFieldAllow)],
         document_path: HOOKS_DOCUMENT,

@@ -185,9 +185,20 @@ pub struct HookSupport {
     pub env: &'static [(&'static str, HookEnv)],
     /// How long the host waits for a hook with no `timeout`, in seconds, where documented.
     pub default_timeout: Option<u32>,
+    /// Families whose hooks the host cuts off sooner than their `timeout` asks.
+    pub capped: &'static [Cap],
     /// How a route's `allow` or `ask` is written back, per family, where the host has a
     /// channel for it (config hooks answer neither).
     pub approvals: &'static [(Family, Approval, Shape)],
+}
+
+/// A deadline the host holds a family's hooks to whatever their `timeout` says: a route whose
+/// own budget is longer would be cut short.
+pub struct Cap {
+    pub family: Family,
+    pub ms: u32,
+    /// The variable with which a user raises it.
+    pub raised_by: &'static str,
 }
 
 /// The tool names a host fires tool hooks with (host-formats.md): a native selector naming

@@ -118,6 +118,7 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
         return None;
     };
     let route = route_form(table, hook, diagnostics).ok()?;
+    diagnostics.extend(capped_budget(table, hooks, hook));
     let matcher = matcher(table, hooks, hook, diagnostics).ok()?;
     let root = hooks.root_token;
     let (command, wrapper) = match &hook.handler {
@@ -188,6 +189,28 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
     };
     diagnostics.push(diagnostic.in_file(hook.source_file.clone()).at_path("runtime").for_host(table.target));
     if route.fallback { Ok(Some(RouteForm::Standalone)) } else { Err(Refused) }
+}
+
+/// A warning where the host cuts `hook` off before its route's budget is spent.
+fn capped_budget(table: &HostTable, hooks: &HookSupport, hook: &Hook) -> Option<Diagnostic> {
+    let budget = hook.route.as_ref()?.timeout_ms;
+    let cap = hooks.capped.iter().find(|cap| Some(cap.family) == hook.trigger.family() && budget > cap.ms)?;
+    let (host, native) = (table.display_name, hooks.row(cap.family).map_or("", |row| row.native));
+    let diagnostic = Diagnostic::warning(
+        Code::RouteBudgetCapped,
+        format!(
+            "{host} gives {native} hooks {} s in all, whatever their timeout: {}'s `timeoutMs` ({budget} ms) would \
+             be cut short",
+            f64::from(cap.ms) / 1000.0,
+            hook.trigger.key(),
+        ),
+    )
+    .with_help(format!(
+        "declare `timeoutMs: {}` or less in the route's config (Node's start takes part of it), or have users raise \
+         the limit with {}",
+        cap.ms, cap.raised_by
+    ));
+    Some(diagnostic.in_file(hook.source_file.clone()).at_path("timeoutMs").for_host(table.target))
 }
 
 /// The host matcher of a hook: `None` when the hook selects no tools (matches all); refused
@@ -516,6 +539,28 @@ mod tests {
             assert_eq!(outcome(Target::Cursor, name), fine, "cursor:{name}");
         }
         assert_eq!(outcome(Target::Cursor, "MCP:"), refused);
+    }
+
+    /// Claude Code cuts every `SessionEnd` hook off at 1.5 s: a `session/end` route with a
+    /// longer budget is warned of there, and nowhere else, nor with a budget that fits.
+    #[test]
+    fn a_route_budget_longer_than_the_host_allows_is_warned_of() {
+        let warned = |target: Target, family: Family, timeout_ms: u32| {
+            let table = super::super::table(target);
+            let hook = Hook {
+                trigger: Trigger::Route(family),
+                route: Some(crate::model::RouteRun { timeout_ms, shared: false, fallback: false }),
+                ..shared_route(false)
+            };
+            capped_budget(table, table.hooks.as_ref().unwrap(), &hook).map(|d| (d.code, d.is_error(), d.message))
+        };
+        let (code, error, message) = warned(Target::Claude, Family::SessionEnd, 5000).unwrap();
+        assert_eq!((code, error), (Code::RouteBudgetCapped, false));
+        assert!(message.starts_with("Claude Code gives SessionEnd hooks 1.5 s in all"), "{message}");
+        assert!(message.contains("`timeoutMs` (5000 ms)"), "{message}");
+        assert_eq!(warned(Target::Claude, Family::SessionEnd, 1500), None);
+        assert_eq!(warned(Target::Claude, Family::Stop, 60_000), None);
+        assert_eq!(warned(Target::Cursor, Family::SessionEnd, 5000), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -36,8 +37,9 @@ pub struct Validation {
     pub host_validated: bool,
 }
 
-/// Validates the artifact at `dir`.
-pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
+/// Validates the artifact at `dir`, counting the wrappers it loads on `progress` and naming
+/// the check under way as its message.
+pub fn validate(dir: &Path, host_validation: &HostValidation, progress: &ProgressBar) -> Validation {
     let mut diagnostics = Vec::new();
     let manifest = match Manifest::read(dir).and_then(manifest_shape) {
         Ok(manifest) => manifest,
@@ -56,16 +58,18 @@ pub fn validate(dir: &Path, host_validation: &HostValidation) -> Validation {
     }
     // From here on node runs: a signal stops it, and the report is not printed.
     crate::interrupt::install();
-    check_wrappers(dir, &manifest, &on_disk.files, &mut diagnostics);
+    check_wrappers(dir, &manifest, &on_disk.files, progress, &mut diagnostics);
     if crate::interrupt::stops_here() {
         // Stopped: what is left would start more processes only to stop them.
         return Validation { diagnostics, host_validated: false };
     }
+    progress.set_message("loaded; starting the shared runtime");
     check_runtime(dir, &manifest, &mut diagnostics);
     let mut host_validated = false;
     if let HostValidation::Claude(binary) = host_validation
         && targets.contains(&Target::Claude)
     {
+        progress.set_message("loaded; running claude plugin validate");
         let findings = claude_plugin_validate(binary, dir);
         host_validated = findings.is_ok();
         diagnostics.extend(findings.unwrap_or_else(|warning| vec![warning]));
@@ -472,7 +476,13 @@ fn command_target(command: &str, root_token: &str) -> Option<String> {
 /// Every wrapper must load and start: run with empty stdin, it must fail exactly the way
 /// the runtime reports empty input (which proves the module linked and the runtime ran).
 /// It runs in an empty folder, as `hooks simulate` runs it (`artifact::Scratch`).
-fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
+fn check_wrappers(
+    dir: &Path,
+    manifest: &Manifest,
+    on_disk: &BTreeSet<String>,
+    progress: &ProgressBar,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     // (Every hook's, two naming one file included: each must find its own name there.)
     let wrappers: BTreeSet<(&str, &str)> =
         manifest.hooks.iter().filter_map(|hook| Some((hook.path.as_deref()?, hook.name.as_str()))).collect();
@@ -489,6 +499,8 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
         );
     }
     let wrappers: Vec<(&str, &str)> = wrappers.into_iter().filter(|(path, _)| on_disk.contains(*path)).collect();
+    progress.set_length(wrappers.len() as u64);
+    progress.set_message("loading in node");
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
     let scratch = match crate::artifact::Scratch::new() {
         Ok(scratch) => scratch,
@@ -503,6 +515,7 @@ fn check_wrappers(dir: &Path, manifest: &Manifest, on_disk: &BTreeSet<String>, d
             let mut node = scratch.node();
             node.arg(dir.join(path));
             let outcome = crate::child::run(&mut node, Vec::new(), WRAPPER_LOAD_TIMEOUT);
+            progress.inc(1);
             let problem = match outcome {
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                     *node_missing.lock().expect("no panics while locked") = Some(error);

@@ -784,7 +784,9 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
         (false, false, None) => HostValidation::Off,
     };
     artifact_dir(&args.artifact)?;
-    let validation = validate(&args.artifact, &host_validation);
+    let progress = report::progress_bar(0, "wrappers", args.json);
+    let validation = validate(&args.artifact, &host_validation, &progress);
+    progress.finish_and_clear();
     if crate::interrupt::cut_short() {
         // The checks cut short report nothing true.
         return Err(Failure::Run("interrupted".into()));
@@ -813,10 +815,12 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     Ok(errors == 0)
 }
 
-/// Whether stderr wants colors.
+/// Whether stderr wants colors: a terminal that draws them (not `TERM=dumb`, an editor's
+/// shell buffer), without `NO_COLOR` (no-color.org: set and not empty).
 fn color() -> bool {
-    // (no-color.org: set and not empty.)
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+    std::io::stderr().is_terminal()
+        && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
 #[cfg(test)]

@@ -28,6 +28,19 @@ pub(super) fn stdout_error() -> Option<String> {
     STDOUT_ERROR.get().cloned()
 }
 
+/// A progress bar on stderr counting `unit`s, drawn only where a person watches: a terminal,
+/// and no `--json` (`json`).
+pub(super) fn progress_bar(len: usize, unit: &str, json: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if json || !io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    let template = format!("{{bar:30}} {{pos}}/{{len}} {unit} {{msg}}");
+    bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("a valid template"));
+    bar
+}
+
 pub(super) fn print_json(value: &serde_json::Value) {
     outln!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }

@@ -4,7 +4,6 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -144,27 +143,16 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
     let projects = selection.projects(projects_below(&selection.base)?)?;
-    let progress = (std::io::stderr().is_terminal() && !args.source.json).then(|| {
-        let bar = indicatif::ProgressBar::new(projects.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} projects {msg}").expect("a valid template"),
-        );
-        bar
-    });
+    let progress = report::progress_bar(projects.len(), "projects", args.source.json);
     let started = Instant::now();
     let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
     let results = build_all(&projects, threads, |done| {
-        if let Some(bar) = &progress {
-            bar.inc(1);
-            bar.set_message(
-                done.options.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            );
-        }
+        progress.inc(1);
+        progress
+            .set_message(done.options.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
     })
     .map_err(|e| Failure::Run(e.to_string()))?;
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish_and_clear();
     let elapsed = started.elapsed();
     let warnings = args.cache.finish(&selection.cache);
     report::print_cache_warnings(&warnings);

@@ -245,7 +245,7 @@ fn check_host(
             }
         }
     }
-    check_mcp_document(dir, table, on_disk, diagnostics);
+    check_mcp_document(dir, table, plugin_name, on_disk, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
         return;
@@ -278,7 +278,13 @@ fn check_host(
 
 /// The host's MCP document: `mcpServers` is an object, and every server runs `node` on a
 /// file inside the artifact.
-fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
+fn check_mcp_document(
+    dir: &Path,
+    table: &HostTable,
+    plugin_name: &str,
+    on_disk: &BTreeSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let Some(mcp) = &table.mcp else { return };
     if !on_disk.contains(mcp.document_path) {
         return;
@@ -294,9 +300,9 @@ fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>,
     };
     // The one server a build registers is the shared runtime, run from the artifact, every
     // argument as written (its script, its host, its working folder).
-    let runtime = (crate::hosts::RUNTIME_SERVER, mcp.runtime_server(table.target));
+    let runtime = (crate::hosts::runtime_server_name(plugin_name), mcp.runtime_server(table.target));
     for (name, server) in servers {
-        if (name.as_str(), server) != (runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
+        if (name, server) != (&runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
             diagnostics.push(error(
                 Code::HookCommandTarget,
                 format!("MCP server `{name}` is not the shared runtime a build registers: {}", runtime.1),

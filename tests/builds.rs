@@ -603,7 +603,8 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
 }
 
 /// Cursor's MCP entries carry no `type` (it infers stdio from `command`), as in the original;
-/// Claude Code's and Codex's name it.
+/// Claude Code's and Codex's name it. The server is named after the plugin: Codex starts only
+/// one of two installed plugins' servers of one name.
 #[test]
 fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     let route = "import { Agent } from '@agent-bundle/runtime';\n\
@@ -615,7 +616,9 @@ fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     let files = artifact_files(&dir.path().join("artifact"));
     let server = |path: &str| -> serde_json::Value {
         let document: serde_json::Value = serde_json::from_slice(&files[path]).unwrap();
-        document["mcpServers"]["event-runtime"].clone()
+        let servers = document["mcpServers"].as_object().unwrap();
+        assert_eq!(servers.keys().collect::<Vec<_>>(), ["shared-event-runtime"], "{path}");
+        servers["shared-event-runtime"].clone()
     };
     assert_eq!(server(".cursor-plugin/mcp.json")["command"], "node");
     assert_eq!(server(".cursor-plugin/mcp.json").get("type"), None);

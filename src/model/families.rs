@@ -75,7 +75,12 @@ impl Family {
         let (deny, rewrite, context) = match self {
             Family::ToolBefore => (true, true, true),
             Family::PromptSubmit | Family::AgentStop => (true, false, true),
-            Family::SessionStart | Family::ToolAfter | Family::ToolFailure | Family::AgentStart => (false, false, true),
+            // (Claude Code reads context after a model switch: host-formats.md §1.7.)
+            Family::SessionStart
+            | Family::ToolAfter
+            | Family::ToolFailure
+            | Family::AgentStart
+            | Family::ModelSwitchAfter => (false, false, true),
             Family::Stop
             | Family::CompactBefore
             | Family::PermissionRequest
@@ -89,7 +94,6 @@ impl Family {
             | Family::PermissionDenied
             | Family::FileChange
             | Family::TaskComplete
-            | Family::ModelSwitchAfter
             | Family::WorkspaceOpen => (false, false, false),
         };
         let (allow, ask) = match self {

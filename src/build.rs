@@ -285,6 +285,23 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
     }
 }
 
+/// A payload file whose artifact path no artifact can hold (AB4745): a name with a control
+/// character or a backslash, a name or a path too long.
+fn unwritable_payload_file(payload: &crate::model::Payload, path: &str) -> Diagnostic {
+    let message = format!(
+        "payload `{}` would not arrive whole: `{}` has a name no artifact path can hold",
+        payload.name,
+        path.escape_debug()
+    );
+    let help = format!(
+        "rename it: an artifact's names hold no control character or backslash, each at most {} bytes and the \
+         whole path at most {}",
+        crate::output::MAX_ARTIFACT_NAME,
+        crate::output::MAX_ARTIFACT_PATH
+    );
+    Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(help)
+}
+
 /// [`build_stale`], before its warnings.
 fn answer_stale(
     options: &BuildOptions,
@@ -991,6 +1008,10 @@ fn compose(
                 }
             };
             let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
+            if !crate::output::is_artifact_path(&artifact_path) {
+                diagnostics.push(unwritable_payload_file(payload, path));
+                continue;
+            }
             let hash = db::content_hash(db, *file).expect("a file read has a hash");
             artifact.add_hashed(emit::payload_file(artifact_path, bytes.clone(), file.executable(db)), hash);
             inputs.push(Input { path, hash });
@@ -1221,6 +1242,14 @@ mod tests {
         assert!(codes_and_files(with_payload(readable.clone())).is_empty());
         let payload_file = unreadable(with_payload(readable.clone()), "docs/secret.md");
         assert_eq!(codes_and_files(payload_file), cannot_read("docs/secret.md"));
+        // A payload file whose name no artifact path can hold is said, not published.
+        for name in ["docs/back\\slash", "docs/tab\there", "docs/next\u{85}line"] {
+            let mut disk = with_payload(readable.clone());
+            disk.insert(name.to_owned(), (Ok(Arc::from(&b"x"[..])), false));
+            let said = codes_and_files(disk);
+            assert_eq!(said.iter().map(|(code, ..)| *code).collect::<Vec<_>>(), ["AB4745"], "{name:?}");
+            assert!(said[0].2.contains(&format!("`{}`", name.escape_debug())), "{said:?}");
+        }
 
         let route = unreadable(readable.clone(), "src/events/stop.tsx");
         assert_eq!(codes_and_files(route), cannot_read("src/events/stop.tsx"));

@@ -106,7 +106,7 @@ codes! {
     PayloadOutsideRoot = "AB4742", "payload-outside-root", "A payload source outside the project root, or the root itself.";
     PrebuiltOutsidePayload = "AB4744", "prebuilt-outside-payload", "A prebuilt handler that is not inside a declared payload, or inside one the build leaves out while a host it builds for registers the hook.";
     InvalidArgs = "AB4746", "invalid-args", "`args` on a compiled handler, or with shell-unsafe characters.";
-    PayloadLeftOut = "AB4745", "payload-left-out", "A payload source holding what no artifact carries: a folder agent-bundle never reads (`node_modules`, `.venv`, `target`, `.git`, `.jj`, `.agent-bundle`, a built artifact) or may not list, a symbolic link, a special file, a name that is not UTF-8.";
+    PayloadLeftOut = "AB4745", "payload-left-out", "A payload source holding what no artifact carries: a folder agent-bundle never reads (`node_modules`, `.venv`, `target`, `.git`, `.jj`, `.agent-bundle`, a built artifact) or may not list, a symbolic link, a special file, a name that is not UTF-8, or one no artifact path can hold (a control character or a backslash, a name or a path too long).";
     MissingPayload = "AB4747", "missing-payload", "A payload source directory that is missing or empty, or lies in a folder agent-bundle never reads.";
     MissingPrebuilt = "AB4748", "missing-prebuilt", "The prebuilt handler file does not exist in its payload.";
     UnsafePrebuiltPath = "AB4749", "unsafe-prebuilt-path", "A prebuilt handler path holding a character a shell would read in the hook command.";

@@ -285,6 +285,27 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
     }
 }
 
+/// Fails a build whose `src/events/` holds what the walk does not read (a symbolic link, a
+/// special file, a name that is not UTF-8, a folder it may not list), each named (AB4802): a
+/// route there would be missing, and a missing guard is worse than a failed build.
+fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
+    let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
+    let left_out = match std::fs::symlink_metadata(root.join(routes)) {
+        Ok(metadata) if metadata.is_dir() => crate::loader::left_out_of_payload(root, routes, &[out_dir.to_path_buf()]),
+        Ok(metadata) if metadata.is_symlink() => vec![(routes.to_owned(), "a symbolic link")],
+        _ => Vec::new(),
+    };
+    let errors = left_out.into_iter().map(|(key, why)| {
+        Diagnostic::error(Code::RouteLeftOut, format!("`{key}` ({why}) is never read: a route there would be missing"))
+            .with_help("make it a regular file (or a folder) in the project, or move it out of src/events/")
+    });
+    let errors: Vec<Diagnostic> = errors.collect();
+    if !errors.is_empty() {
+        compiled.files.clear();
+        compiled.diagnostics.splice(0..0, errors);
+    }
+}
+
 /// A payload file whose artifact path no artifact can hold (AB4745): a name with a control
 /// character or a backslash, a name or a path too long.
 fn unwritable_payload_file(payload: &crate::model::Payload, path: &str) -> Diagnostic {
@@ -703,6 +724,7 @@ pub fn compile_and_publish(
     let (project, mut compiled, outside) = compile_reaching_out(loaded, project, before_listing)?;
     note_unlistable_outside(&mut compiled, &outside);
     check_payloads_whole(&mut compiled, (&loaded.db, project), &loaded.root, &options.out_dir);
+    check_routes_whole(&mut compiled, &loaded.root, &options.out_dir);
     if let Some(model) = &compiled.model {
         loaded.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }

@@ -97,6 +97,7 @@ codes! {
     HandlerWithoutDefault = "AB4218", "handler-without-default-export", "A handler or route module has no default export.";
     DefaultNotFunction = "AB4219", "default-export-not-function", "A handler or route module default-exports something no host could call (a string, an object, a class, a generator).";
     UnknownRouteFamily = "AB4800", "unknown-route-family", "A file under src/events/ whose path names no event family.";
+    RouteLeftOut = "AB4802", "route-left-out", "Something under src/events/ that agent-bundle does not read (a symbolic link, a special file, a name that is not UTF-8, a folder it may not list): a route there would be missing.";
     DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";
     RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
     SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime on that host, or the host runs the route's family once it has stopped it (Claude Code's `SessionEnd`).";

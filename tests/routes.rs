@@ -337,6 +337,40 @@ fn a_deny_a_host_has_no_channel_for_is_warned_of_and_context_follows_a_model_swi
     assert_eq!(output, json!({ "hookSpecificOutput": context }));
 }
 
+/// A route file the build does not read (a symbolic link, a FIFO) fails the build, named
+/// (AB4802), rather than leave the route out: also where the same bytes were built before,
+/// so the stamp and the cache would answer.
+#[test]
+fn a_route_that_is_a_link_or_a_special_file_fails_the_build() {
+    let config = "export default { plugin: { name: 'linked' }, targets: ['claude'] };\n";
+    let route = "export default function Route() { return null; }\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/stop.tsx", route)]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!((code, report["hooks"].as_array().unwrap().len()), (0, 1), "{report:#}");
+    let stop = dir.path().join("src/events/stop.tsx");
+    let elsewhere = dir.path().join("stop.tsx");
+    std::fs::rename(&stop, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &stop).unwrap();
+    let refused = |report: &Value, key: &str| {
+        let said: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].clone()).collect();
+        said == [json!("AB4802")] && report["diagnostics"][0]["message"].as_str().unwrap().contains(key)
+    };
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/stop.tsx"), "{report:#}");
+    std::fs::remove_file(&stop).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&stop).status().unwrap();
+    assert!(made.success());
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/stop.tsx"), "{report:#}");
+    // Beside the inputs of a build the cache holds, which the link does not change.
+    std::fs::remove_file(&stop).unwrap();
+    std::fs::rename(&elsewhere, &stop).unwrap();
+    assert_eq!(support::build_json(dir.path(), &[]).0, 0);
+    std::os::unix::fs::symlink(&stop, dir.path().join("src/events/session")).unwrap();
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/session"), "{report:#}");
+}
+
 /// A route may approve as well as deny where its family and host take it: `allow` and `ask`
 /// on a tool call, `allow` on a permission request. A host without the channel fails the
 /// hook at run time, and the build says so where the route decides (AB4841, for that host).

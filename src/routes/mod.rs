@@ -50,12 +50,15 @@ fn family_of(path: &str) -> Option<Result<Family, String>> {
     Some(Family::from_key(stem).ok_or_else(|| stem.to_owned()))
 }
 
-/// What a module under `src/events/` named for a family but in JavaScript (or `.mts`)
-/// should be called, to be a route: it would otherwise be dropped without a word.
+/// What a module under `src/events/` named for a family but in JavaScript (or `.mts`, or
+/// `.TSX`) should be called, to be a route: it would otherwise be dropped without a word.
 fn misnamed_route(path: &str) -> Option<String> {
     let relative = path.strip_prefix(EVENTS_DIR)?;
     let (stem, extension) = relative.rsplit_once('.')?;
-    let module = matches!(extension, "js" | "jsx" | "mjs" | "mts" | "cjs" | "cts");
+    let lower = extension.to_ascii_lowercase();
+    let javascript = matches!(lower.as_str(), "js" | "jsx" | "mjs" | "mts" | "cjs" | "cts");
+    // (Only `.ts` and `.tsx` as written name a route: `.TSX` would be dropped too.)
+    let module = javascript || (matches!(lower.as_str(), "ts" | "tsx") && lower != extension);
     (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
 }
 
@@ -355,6 +358,7 @@ mod tests {
         assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
         assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
         assert_eq!(misnamed_route("src/events/stop.ts"), None);
+        assert_eq!(misnamed_route("src/events/tool/before.TSX"), Some("src/events/tool/before.tsx".into()));
         let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Ok("export default () => null;"));
         assert!(dropped.routes.is_empty());
         assert_eq!(dropped.diagnostics.len(), 1, "a misnamed route is reported, not dropped");

@@ -15,6 +15,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use crate::artifact::Difference;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::emit::manifest::{HookRow, MANIFEST_FILE, Manifest};
 use crate::hosts::{self, DocumentStyle, HostTable};
@@ -153,41 +154,33 @@ fn on_disk(dir: &Path) -> OnDisk {
 fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
     let mut listed = BTreeSet::new();
     for row in &manifest.files {
-        let (path, hash) = (&*row.path, &*row.blake3);
+        let path = &*row.path;
         listed.insert(path);
         if on_disk.others.iter().any(|(other, _)| other == path) {
             continue; // A link or a pipe where the file should be: reported with the others below.
         }
-        match crate::artifact::read_regular(&dir.join(path)) {
-            Err(why) => {
-                let message = match std::fs::symlink_metadata(dir.join(path)) {
-                    Err(_) => format!("{path} is listed in the manifest but missing"),
-                    Ok(_) => format!("{path} is listed in the manifest but unreadable ({why})"),
-                };
-                diagnostics.push(
-                    Diagnostic::error(Code::ArtifactFiles, message)
-                        .in_file(MANIFEST_FILE)
-                        .with_help("rebuild the artifact; never edit it by hand"),
-                );
+        let Some(difference) = crate::artifact::differs(dir, row) else { continue };
+        let (message, file) = match difference {
+            Difference::Missing => (format!("{path} is listed in the manifest but missing"), MANIFEST_FILE),
+            Difference::Unreadable(why) => {
+                (format!("{path} is listed in the manifest but unreadable ({why})"), MANIFEST_FILE)
             }
-            Ok(bytes) if bytes.len() as u64 != row.bytes => diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactFiles,
-                    format!("{path} holds {} bytes, where the manifest says {}", bytes.len(), row.bytes),
-                )
-                .in_file(path.to_owned())
+            Difference::Size(size) => {
+                (format!("{path} holds {size} bytes, where the manifest says {}", row.bytes), path)
+            }
+            Difference::Mode => {
+                let (is, listed) = if row.executable { ("not ", "") } else { ("", "not ") };
+                (format!("{path} is {is}executable, where the manifest lists it as {listed}executable"), path)
+            }
+            Difference::Bytes => {
+                (format!("{path} does not match its hash in the manifest (edited after the build?)"), path)
+            }
+        };
+        diagnostics.push(
+            Diagnostic::error(Code::ArtifactFiles, message)
+                .in_file(file.to_owned())
                 .with_help("rebuild the artifact; never edit it by hand"),
-            ),
-            Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactFiles,
-                    format!("{path} does not match its hash in the manifest (edited after the build?)"),
-                )
-                .in_file(path.to_owned())
-                .with_help("rebuild the artifact; never edit it by hand"),
-            ),
-            Ok(_) => {}
-        }
+        );
     }
     for path in on_disk.files.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(p.as_str())) {
         diagnostics.push(

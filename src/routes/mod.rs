@@ -285,7 +285,9 @@ impl RouteConfigReader {
     fn tools(&mut self, item: &Value, key_path: &str) {
         let family = self.route.family;
         if !family.takes_tools() {
-            return self.error(item, key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`");
+            let selecting: Vec<&str> = Family::ALL.iter().filter(|f| f.takes_tools()).map(|f| f.key()).collect();
+            let help = format!("remove `tools`: only {} select tools", crate::diagnostics::and_list(&selecting));
+            return self.error(item, key_path, format!("`tools` is not valid on {}", family.key()), &help);
         }
         if is_empty_array(item) {
             let help = "name the tools, or remove `tools` to run on every tool";

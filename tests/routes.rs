@@ -209,6 +209,7 @@ fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
     let output = support::run(dir.path(), &["inspect", "--hooks", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["plugin"], json!({ "name": "routes", "version": "0.3.0" }), "as `build --json` says it");
     let rows: Vec<(String, String, usize)> = report["hooks"]
         .as_array()
         .unwrap()

@@ -87,8 +87,9 @@ pub trait ProjectView {
 }
 
 /// Artifact directories a payload must not shadow.
-const RESERVED_PAYLOAD_NAMES: [&str; 11] = [
+const RESERVED_PAYLOAD_NAMES: [&str; 12] = [
     "hooks",
+    "portable",
     "mcp",
     "scripts",
     "skills",

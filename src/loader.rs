@@ -1057,9 +1057,11 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<Str
     (projects, other_configs)
 }
 
-/// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`).
+/// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`): of
+/// an extension a config may have.
 fn is_config_like(name: &str) -> bool {
-    let stem = ["ts", "mts", "js", "mjs"].iter().find_map(|extension| name.strip_suffix(&format!(".{extension}")));
+    let extensions = crate::config::CONFIG_FILE_NAMES.map(|config| &config[config.rfind('.').unwrap_or(0)..]);
+    let stem = extensions.iter().find_map(|extension| name.strip_suffix(extension));
     stem.is_some_and(|stem| stem.ends_with(".config") || stem.ends_with("-config"))
 }
 

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::Path;
 
-use camino::Utf8Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{BindingIdentifier, Declaration, Program, Statement};
 use oxc_ast_visit::{VisitMut, walk_mut};
@@ -14,6 +13,7 @@ use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
+use crate::source::ModuleLanguage;
 pub use crate::source::Span;
 
 use super::check::Checker;
@@ -125,12 +125,11 @@ impl Transpiled {
 }
 
 pub(super) fn source_type_for(key: &str) -> Option<SourceType> {
-    let source_type = match Utf8Path::new(key).extension()? {
-        "ts" | "mts" => SourceType::ts(),
-        "tsx" => SourceType::tsx(),
-        "js" | "mjs" => SourceType::mjs(),
-        "jsx" => SourceType::jsx(),
-        _ => return None,
+    let source_type = match crate::source::module_language(key)? {
+        ModuleLanguage::TypeScript => SourceType::ts(),
+        ModuleLanguage::Tsx => SourceType::tsx(),
+        ModuleLanguage::JavaScript => SourceType::mjs(),
+        ModuleLanguage::Jsx => SourceType::jsx(),
     };
     Some(source_type.with_module(true))
 }

@@ -10,6 +10,7 @@ use super::{Handler, Hook, HookEvent, RouteRun, Target, ToolSelector, Trigger, h
 use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::routes::Route;
+use crate::source::MODULE_EXTENSIONS;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Model {
@@ -428,8 +429,10 @@ impl Normalizer<'_> {
     /// The TypeScript module `path` most likely means: `guard.js` or `guard` for the
     /// `guard.ts` (`.tsx`, `.mts`) the project holds, as an import of it would resolve.
     fn typescript_twin(&self, path: &str) -> Option<String> {
-        let stem = [".js", ".mjs", ".jsx"].iter().find_map(|ext| path.strip_suffix(ext)).unwrap_or(path);
-        [".ts", ".tsx", ".mts"].iter().map(|ext| format!("{stem}{ext}")).find(|twin| self.project.is_file(twin))
+        let (typescript, javascript): (Vec<_>, Vec<_>) =
+            MODULE_EXTENSIONS.iter().partition(|(_, language)| language.is_typescript());
+        let stem = javascript.iter().find_map(|(ext, _)| path.strip_suffix(ext)).unwrap_or(path);
+        typescript.iter().map(|(ext, _)| format!("{stem}{ext}")).find(|twin| self.project.is_file(twin))
     }
 
     fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {

@@ -9,6 +9,7 @@ use crate::config::extract::{self, ExtractErrorKind, ExtractTarget, Value, Value
 use crate::config::{join_index, join_key};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::model::{Family, Target, ToolSelector};
+use crate::source::{COMMONJS_EXTENSIONS, MODULE_EXTENSIONS};
 
 /// Where routes live.
 pub const EVENTS_DIR: &str = "src/events/";
@@ -54,8 +55,11 @@ fn family_of(path: &str) -> Option<Result<Family, String>> {
 /// should be called, to be a route: it would otherwise be dropped without a word.
 fn misnamed_route(path: &str) -> Option<String> {
     let relative = path.strip_prefix(EVENTS_DIR)?;
-    let (stem, extension) = relative.rsplit_once('.')?;
-    let module = matches!(extension, "js" | "jsx" | "mjs" | "mts" | "cjs" | "cts");
+    let (stem, _) = relative.rsplit_once('.')?;
+    let extension = &relative[stem.len()..];
+    let mut modules = MODULE_EXTENSIONS.iter().map(|&(module, _)| module).chain(COMMONJS_EXTENSIONS);
+    // (A `.ts` or `.tsx` file named for a family is a route.)
+    let module = modules.any(|module| module == extension) && ![".ts", ".tsx"].contains(&extension);
     (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
 }
 

@@ -41,7 +41,20 @@ pub struct BuildOptions {
     pub cache: Arc<Cache>,
 }
 
+/// Where `build` puts the artifact in its root, and where the commands reading one look.
+pub const DEFAULT_ARTIFACT: &str = "artifact";
+
 impl BuildOptions {
+    /// A build of the project at `root` (absolute) into `out` (absolute; `<root>/artifact`
+    /// when `None`), for the config's own targets: the artifact's path taken as watch events
+    /// name it (its folders resolved), and followed where it is a link.
+    pub fn new(root: PathBuf, out: Option<PathBuf>, cache: Arc<Cache>) -> BuildOptions {
+        let named = out.unwrap_or_else(|| root.join(DEFAULT_ARTIFACT));
+        let out_dir_as_named = emit::publish::resolved_but_last(&named);
+        let out_dir = emit::publish::artifact_dir(&out_dir_as_named);
+        BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache }
+    }
+
     pub fn settings(&self) -> Settings {
         Settings { config_file: self.config.clone(), target_override: self.targets.clone() }
     }
@@ -1068,14 +1081,8 @@ mod tests {
             std::fs::create_dir_all(root.join(&path).parent().unwrap()).unwrap();
             std::fs::write(root.join(&path), &*bytes.unwrap()).unwrap();
         }
-        let options = BuildOptions {
-            root: root.clone(),
-            config: None,
-            targets: None,
-            out_dir: root.join("artifact"),
-            out_dir_as_named: root.join("artifact"),
-            cache: Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap()),
-        };
+        let cache = Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap());
+        let options = BuildOptions::new(root.clone(), None, cache);
         let mut loaded = LoadedProject::new(Database::new(), root.clone());
         let project = loaded.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut loaded, project, &options, &mut |_| {}, None).unwrap();

@@ -869,10 +869,7 @@ mod tests {
     #[test]
     fn what_a_publish_makes_beside_the_artifact_is_no_change() {
         let dir = tempfile::tempdir().unwrap();
-        let out_dir = dir.path().join("artifact");
-        let cache = Arc::new(crate::cache::Cache::disabled());
-        let (root, out_dir_as_named) = (dir.path().to_owned(), out_dir.clone());
-        let options = BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache };
+        let options = BuildOptions::new(dir.path().to_owned(), None, Arc::new(crate::cache::Cache::disabled()));
         let session = Session::new(options);
         assert!(session.read_whole);
         let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);

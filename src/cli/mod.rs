@@ -28,7 +28,7 @@ use std::time::Instant;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::artifact;
-use crate::build::{self, BuildOptions};
+use crate::build::{self, BuildOptions, DEFAULT_ARTIFACT};
 use crate::emit::manifest::{HookRow, Manifest};
 use crate::model::Target;
 
@@ -475,15 +475,11 @@ impl SourceArgs {
             Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
-        let out_dir_as_named = crate::emit::publish::resolved_but_last(
-            &out.map_or_else(|| root.join(DEFAULT_ARTIFACT), |out| cwd.join(out)),
-        );
-        let out_dir = crate::emit::publish::artifact_dir(&out_dir_as_named);
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
         };
-        Ok(BuildOptions { root, config, targets, out_dir, out_dir_as_named, cache })
+        Ok(BuildOptions { config, targets, ..BuildOptions::new(root, out.map(|out| cwd.join(out)), cache) })
     }
 }
 
@@ -603,9 +599,6 @@ fn artifact_dir(dir: &Path) -> Result<(), Failure> {
         false => Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display()))),
     }
 }
-
-/// Where `build` puts the artifact in its root, and where the commands reading one look.
-const DEFAULT_ARTIFACT: &str = "artifact";
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let manifest = Manifest::read(dir).map_err(Failure::Run)?;

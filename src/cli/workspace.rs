@@ -51,12 +51,8 @@ impl Selection {
     fn options_for(&self, roots: Vec<PathBuf>) -> Vec<BuildOptions> {
         let roots = filter(roots, &self.base, &self.filters);
         let options = |root: PathBuf| BuildOptions {
-            out_dir: crate::emit::publish::artifact_dir(&root.join("artifact")),
-            out_dir_as_named: root.join("artifact"),
-            root,
-            config: None,
             targets: self.targets.clone(),
-            cache: Arc::new(self.cache.scoped()),
+            ..BuildOptions::new(root, None, Arc::new(self.cache.scoped()))
         };
         roots.into_iter().map(options).collect()
     }

@@ -351,14 +351,13 @@ fn answer_stale(
                 record_outside_dirs_at_once(options, &hashes, from_stamp.into_iter().chain(listed).collect());
             }
             // The key covers every input, the outside files the build listed too.
-            let artifact_key = match rounds.is_empty() {
-                true => artifact_key,
+            let artifact_key = if rounds.is_empty() {
+                artifact_key
+            } else {
                 // Rounds that started from a stamp's folders (which leave out those where
                 // nothing was found) are not the rounds a fresh checkout goes through.
-                false => {
-                    let record = snapshot.outside_dirs().next().is_none();
-                    key_after_rounds(options, hashes, &loaded.inputs(), &rounds, record)
-                }
+                let record = snapshot.outside_dirs().next().is_none();
+                key_after_rounds(options, hashes, &loaded.inputs(), &rounds, record)
             };
             snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
             actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files, &clean.warnings);
@@ -879,9 +878,10 @@ fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts
             && let (Some(path), Some(value)) =
                 (&diagnostic.json_path, diagnostic.file.as_deref().and_then(|f| values.get(f)))
         {
-            diagnostic.span = match diagnostic.at_key {
-                true => crate::config::key_span_of(value, path),
-                false => Some(crate::config::span_of(value, path)),
+            diagnostic.span = if diagnostic.at_key {
+                crate::config::key_span_of(value, path)
+            } else {
+                Some(crate::config::span_of(value, path))
             };
         }
         if let Some(file) = &diagnostic.file

@@ -35,9 +35,10 @@ impl Unreadable {
 
     /// What to do about a file the build needs and does not read.
     pub fn help(&self) -> &'static str {
-        match *self.0 == *TOO_LARGE {
-            true => "no plugin needs a file this large: leave it out of the project, or out of the payload",
-            false => "the build needs this file: make it readable for the user running agent-bundle",
+        if *self.0 == *TOO_LARGE {
+            "no plugin needs a file this large: leave it out of the project, or out of the payload"
+        } else {
+            "the build needs this file: make it readable for the user running agent-bundle"
         }
     }
 }

@@ -166,9 +166,10 @@ impl<'s> Checker<'s> {
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
             // (`module N {}` is a namespace too.)
-            namespace_declarations: match ["namespace", "module"].iter().any(|word| source.contains(word)) {
-                true => NamespaceDeclarations::of(program, scoping),
-                false => NamespaceDeclarations::default(),
+            namespace_declarations: if ["namespace", "module"].iter().any(|word| source.contains(word)) {
+                NamespaceDeclarations::of(program, scoping)
+            } else {
+                NamespaceDeclarations::default()
             },
             commonjs_tested: false,
             commonjs_uses: Vec::new(),
@@ -374,12 +375,10 @@ impl<'s> Checker<'s> {
             name => format!("declare or import `{name}`"),
         };
         let declared = self.scoping.get_reference(tag.reference_id()).symbol_id().is_some();
-        let message = match declared {
-            true => format!(
-                "`{}` is declared for TypeScript only: nothing of that name exists when the module runs",
-                tag.name
-            ),
-            false => format!("`{}` is not declared or imported in this module", tag.name),
+        let message = if declared {
+            format!("`{}` is declared for TypeScript only: nothing of that name exists when the module runs", tag.name)
+        } else {
+            format!("`{}` is not declared or imported in this module", tag.name)
         };
         self.error(BundleErrorKind::UndefinedComponent, tag.span.into(), message, &help);
     }

@@ -252,9 +252,10 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         return out;
     }
     // (A walk of the whole module, for what few modules have: only where the word is.)
-    let computed_enum_members = match source.contains("enum") {
-        true => super::enums::computed_members(&program, semantic.semantic.scoping()),
-        false => HashSet::new(),
+    let computed_enum_members = if source.contains("enum") {
+        super::enums::computed_members(&program, semantic.semantic.scoping())
+    } else {
+        HashSet::new()
     };
     let scoping = semantic.semantic.into_scoping();
     drop_statements(&mut program, &left_out);

@@ -589,14 +589,16 @@ impl BuildArgs {
 
 /// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).
 fn artifact_dir(dir: &Path) -> Result<(), Failure> {
-    match dir.is_dir() {
-        true => Ok(()),
+    if dir.is_dir() {
+        Ok(())
+    } else if dir == Path::new(DEFAULT_ARTIFACT) && !dir.exists() {
         // Left to its default, where no build has run.
-        false if dir == Path::new(DEFAULT_ARTIFACT) && !dir.exists() => Err(Failure::Usage(format!(
+        Err(Failure::Usage(format!(
             "no artifact here: ./{DEFAULT_ARTIFACT} (--artifact's default) does not exist; run `agent-bundle build` \
              first, or pass --artifact"
-        ))),
-        false => Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display()))),
+        )))
+    } else {
+        Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display())))
     }
 }
 
@@ -647,9 +649,10 @@ fn read_input_file(path: &Path) -> Result<String, Failure> {
         |e: &dyn std::fmt::Display| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
     let mut bytes = Vec::new();
     let limit = artifact::MAX_INPUT as u64 + 1;
-    let read = match path.as_os_str() == "-" {
-        true => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
-        false => std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes)),
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
     read.map_err(|e| cannot(&e))?;
     if bytes.len() > artifact::MAX_INPUT {

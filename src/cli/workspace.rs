@@ -78,9 +78,10 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 pub(super) fn projects_below(base: &Path) -> Result<Vec<PathBuf>, Failure> {
     let found = discover(base);
     found.unreadable.iter().for_each(|why| warn_unreadable(why));
-    match found.roots.is_empty() {
-        true => Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display()))),
-        false => Ok(found.roots),
+    if found.roots.is_empty() {
+        Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display())))
+    } else {
+        Ok(found.roots)
     }
 }
 

@@ -340,17 +340,18 @@ impl Normalizer<'_> {
             return None;
         }
         let Some(path) = project_path(raw) else {
-            let (message, help) = match raw.starts_with('/') {
-                // (Inside the root or not: the artifact must not depend on where the checkout is.)
-                true => (
+            // (Inside the root or not: the artifact must not depend on where the checkout is.)
+            let (message, help) = if raw.starts_with('/') {
+                (
                     format!("handler `{raw}` is an absolute path"),
                     "write it relative to the project root, such as './src/hooks/guard.ts': the build must not \
                      depend on where the project is",
-                ),
-                false => (
+                )
+            } else {
+                (
                     format!("handler `{raw}` is outside the project root"),
                     "handlers are project-relative paths such as './src/hooks/guard.ts'",
-                ),
+                )
             };
             self.push(Diagnostic::error(Code::MissingHandler, message).at_path(&item.path).with_help(help));
             return None;
@@ -377,22 +378,24 @@ impl Normalizer<'_> {
         // `--config plugin/agent-bundle.config.ts`, run from above the project.
         let config_folder = crate::loader::parent_key(self.project.config_file());
         let beside_config = !config_folder.is_empty() && self.project.is_file(&format!("{config_folder}/{path}"));
-        crate::loader::skipped_folder_help(path).unwrap_or_else(|| match beside_config {
-            true => format!(
-                "handler paths are relative to the project root, not to the config's folder \
-                 `{config_folder}`, which holds `{path}`: make that folder the root (pass its path as \
-                 --root)"
+        if let Some(help) = crate::loader::skipped_folder_help(path) {
+            return help;
+        }
+        if beside_config {
+            return format!(
+                "handler paths are relative to the project root, not to the config's folder `{config_folder}`, \
+                 which holds `{path}`: make that folder the root (pass its path as --root)"
+            );
+        }
+        match self.typescript_twin(path) {
+            Some(twin) => format!(
+                "did you mean `./{twin}`? A handler path names the module's own file (`.js` for `.ts` holds in \
+                 imports only)"
             ),
-            false => match self.typescript_twin(path) {
-                Some(twin) => format!(
-                    "did you mean `./{twin}`? A handler path names the module's own file (`.js` \
-                     for `.ts` holds in imports only)"
-                ),
-                None => "create the module, or fix the path (it is relative to the project root; a \
-                         symbolic link, a folder or a pipe is never read as a module)"
-                    .to_owned(),
-            },
-        })
+            None => "create the module, or fix the path (it is relative to the project root; a symbolic link, a \
+                     folder or a pipe is never read as a module)"
+                .to_owned(),
+        }
     }
 
     /// A prebuilt handler at `path` (the config's `at`): a file in one of `payloads`, whose

@@ -149,16 +149,39 @@ pub fn matches_manifest(dir: &Path, manifest: &Hash) -> Option<Summary> {
         }
     }
     on_disk.sort_unstable();
-    if on_disk != expected || !listed.files.iter().all(|row| holds(&dir.join(&*row.path), row)) {
+    if on_disk != expected || listed.files.iter().any(|row| differs(dir, row).is_some()) {
         return None;
     }
     Some(listed.summary())
 }
 
-fn holds(path: &Path, row: &FileRow) -> bool {
-    crate::loader::read_file(path).ok().flatten().is_some_and(|(bytes, executable)| {
-        bytes.len() as u64 == row.bytes && executable == row.executable && Hash::of(&bytes).to_hex() == row.blake3
-    })
+/// How a file of an artifact differs from its manifest's row.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Difference {
+    Missing,
+    /// Not a regular file, or not readable: why.
+    Unreadable(String),
+    /// Its size, where the row says another.
+    Size(u64),
+    /// Executable where the row says it is not, or the reverse.
+    Mode,
+    Bytes,
+}
+
+/// How the file `row` lists differs in the artifact at `dir`, if it does: every byte is read.
+pub fn differs(dir: &Path, row: &FileRow) -> Option<Difference> {
+    let path = dir.join(&*row.path);
+    match crate::loader::read_file(&path) {
+        Ok(Some((bytes, _))) if bytes.len() as u64 != row.bytes => Some(Difference::Size(bytes.len() as u64)),
+        Ok(Some((_, executable))) if executable != row.executable => Some(Difference::Mode),
+        Ok(Some((bytes, _))) if Hash::of(&bytes).to_hex() != row.blake3 => Some(Difference::Bytes),
+        Ok(Some(_)) => None,
+        Ok(None) if std::fs::symlink_metadata(&path).is_ok() => {
+            Some(Difference::Unreadable("not a regular file".into()))
+        }
+        Ok(None) => Some(Difference::Missing),
+        Err(error) => Some(Difference::Unreadable(error.to_string())),
+    }
 }
 
 /// The inputs `manifest` names (the files its build read) that differ now in the project the

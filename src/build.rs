@@ -297,6 +297,44 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
     }
 }
 
+/// Fails a build whose `src/events/` holds what the walk does not read (a symbolic link, a
+/// special file, a name that is not UTF-8, a folder it may not list), each named (AB4802): a
+/// route there would be missing, and a missing guard is worse than a failed build.
+fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
+    let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
+    let left_out = match std::fs::symlink_metadata(root.join(routes)) {
+        Ok(metadata) if metadata.is_dir() => crate::loader::left_out_of_payload(root, routes, &[out_dir.to_path_buf()]),
+        Ok(metadata) if metadata.is_symlink() => vec![(routes.to_owned(), "a symbolic link")],
+        _ => Vec::new(),
+    };
+    let errors = left_out.into_iter().map(|(key, why)| {
+        Diagnostic::error(Code::RouteLeftOut, format!("`{key}` ({why}) is never read: a route there would be missing"))
+            .with_help("make it a regular file (or a folder) in the project, or move it out of src/events/")
+    });
+    let errors: Vec<Diagnostic> = errors.collect();
+    if !errors.is_empty() {
+        compiled.files.clear();
+        compiled.diagnostics.splice(0..0, errors);
+    }
+}
+
+/// A payload file whose artifact path no artifact can hold (AB4745): a name with a control
+/// character or a backslash, a name or a path too long.
+fn unwritable_payload_file(payload: &crate::model::Payload, path: &str) -> Diagnostic {
+    let message = format!(
+        "payload `{}` would not arrive whole: `{}` has a name no artifact path can hold",
+        payload.name,
+        path.escape_debug()
+    );
+    let help = format!(
+        "rename it: an artifact's names hold no control character or backslash, each at most {} bytes and the \
+         whole path at most {}",
+        crate::output::MAX_ARTIFACT_NAME,
+        crate::output::MAX_ARTIFACT_PATH
+    );
+    Diagnostic::error(Code::PayloadLeftOut, message).at_path(&payload.source_path).with_help(help)
+}
+
 /// [`build_stale`], before its warnings.
 fn answer_stale(
     options: &BuildOptions,
@@ -616,6 +654,7 @@ pub fn compile_and_publish(
     let (project, mut compiled, outside) = compile_reaching_out(loaded, project, before_listing)?;
     note_unlistable_outside(&mut compiled, &outside);
     check_payloads_whole(&mut compiled, (&loaded.db, project), &loaded.root, &options.out_dir);
+    check_routes_whole(&mut compiled, &loaded.root, &options.out_dir);
     if let Some(model) = &compiled.model {
         loaded.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }
@@ -827,6 +866,10 @@ fn compose(
                 }
             };
             let artifact_path = format!("{}/{}", payload.name, &path[prefix.len()..]);
+            if !crate::output::is_artifact_path(&artifact_path) {
+                diagnostics.push(unwritable_payload_file(payload, path));
+                continue;
+            }
             let hash = db::content_hash(db, *file).expect("a file read has a hash");
             artifact.add_hashed(emit::payload_file(artifact_path, bytes.clone(), file.executable(db)), hash);
             inputs.push(Input { path, hash });
@@ -1058,6 +1101,14 @@ mod tests {
         assert!(codes_and_files(with_payload(readable.clone())).is_empty());
         let payload_file = unreadable(with_payload(readable.clone()), "docs/secret.md");
         assert_eq!(codes_and_files(payload_file), cannot_read("docs/secret.md"));
+        // A payload file whose name no artifact path can hold is said, not published.
+        for name in ["docs/back\\slash", "docs/tab\there", "docs/next\u{85}line"] {
+            let mut disk = with_payload(readable.clone());
+            disk.insert(name.to_owned(), (Ok(Arc::from(&b"x"[..])), false));
+            let said = codes_and_files(disk);
+            assert_eq!(said.iter().map(|(code, ..)| *code).collect::<Vec<_>>(), ["AB4745"], "{name:?}");
+            assert!(said[0].2.contains(&format!("`{}`", name.escape_debug())), "{said:?}");
+        }
 
         let route = unreadable(readable.clone(), "src/events/stop.tsx");
         assert_eq!(codes_and_files(route), cannot_read("src/events/stop.tsx"));

@@ -6,28 +6,31 @@
 //! salsa query graph (`db`) by `build`; `loader` is the only reader of the project and
 //! `emit::publish` the only writer of the artifact (but for watch mode putting back, in
 //! publish's turn, a manifest removed by hand). See ARCHITECTURE.md.
+//!
+//! Only what the binary, the integration tests and the benches use is public; every other
+//! module is the crate's own, so the compiler reports what nothing uses.
 
-pub mod actions;
+pub(crate) mod actions;
 pub mod artifact;
 pub mod build;
-pub mod bundle;
+pub(crate) mod bundle;
 pub mod cache;
-pub mod child;
+pub(crate) mod child;
 pub mod cli;
-pub mod config;
-pub mod db;
-pub mod declarations;
-pub mod diagnostics;
+pub(crate) mod config;
+pub(crate) mod db;
+pub(crate) mod declarations;
+pub(crate) mod diagnostics;
 pub mod emit;
-pub mod hosts;
-pub mod interrupt;
-pub mod loader;
-pub mod model;
-pub mod output;
-pub mod routes;
-pub mod source;
-pub mod stamp;
+pub(crate) mod hosts;
+pub(crate) mod interrupt;
+pub(crate) mod loader;
+pub(crate) mod model;
+pub(crate) mod output;
+pub(crate) mod routes;
+pub(crate) mod source;
+pub(crate) mod stamp;
 pub mod threads;
-pub mod validate;
-pub mod watch;
-pub mod workspace;
+pub(crate) mod validate;
+pub(crate) mod watch;
+pub(crate) mod workspace;

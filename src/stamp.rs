@@ -76,9 +76,13 @@ pub struct Summary {
 
 impl Summary {
     /// Whether something a walk passed over (`Snapshot::passed_over`) lies in one of the
-    /// artifact's payloads: it would be missing from it, and only a compile says so.
+    /// artifact's payloads, or among its routes: it would be missing from it, and only a
+    /// compile says so.
     pub fn loses_any_of(&self, passed_over: &[String]) -> bool {
-        passed_over.iter().any(|key| self.payload_sources.iter().any(|source| is_at_or_below(key, source)))
+        // (What `src/events/` holds unread fails a compile too: `build::check_routes_whole`.)
+        let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
+        let sources = || self.payload_sources.iter().map(String::as_str).chain([routes]);
+        passed_over.iter().any(|key| sources().any(|source| is_at_or_below(key, source)))
     }
 }
 

@@ -15,6 +15,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use crate::artifact::Difference;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::emit::manifest::{HookRow, MANIFEST_FILE, Manifest};
 use crate::hosts::{self, DocumentStyle, HostTable};
@@ -153,41 +154,33 @@ fn on_disk(dir: &Path) -> OnDisk {
 fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &mut Vec<Diagnostic>) {
     let mut listed = BTreeSet::new();
     for row in &manifest.files {
-        let (path, hash) = (&*row.path, &*row.blake3);
+        let path = &*row.path;
         listed.insert(path);
         if on_disk.others.iter().any(|(other, _)| other == path) {
             continue; // A link or a pipe where the file should be: reported with the others below.
         }
-        match crate::artifact::read_regular(&dir.join(path)) {
-            Err(why) => {
-                let message = match std::fs::symlink_metadata(dir.join(path)) {
-                    Err(_) => format!("{path} is listed in the manifest but missing"),
-                    Ok(_) => format!("{path} is listed in the manifest but unreadable ({why})"),
-                };
-                diagnostics.push(
-                    Diagnostic::error(Code::ArtifactFiles, message)
-                        .in_file(MANIFEST_FILE)
-                        .with_help("rebuild the artifact; never edit it by hand"),
-                );
+        let Some(difference) = crate::artifact::differs(dir, row) else { continue };
+        let (message, file) = match difference {
+            Difference::Missing => (format!("{path} is listed in the manifest but missing"), MANIFEST_FILE),
+            Difference::Unreadable(why) => {
+                (format!("{path} is listed in the manifest but unreadable ({why})"), MANIFEST_FILE)
             }
-            Ok(bytes) if bytes.len() as u64 != row.bytes => diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactFiles,
-                    format!("{path} holds {} bytes, where the manifest says {}", bytes.len(), row.bytes),
-                )
-                .in_file(path.to_owned())
+            Difference::Size(size) => {
+                (format!("{path} holds {size} bytes, where the manifest says {}", row.bytes), path)
+            }
+            Difference::Mode => {
+                let (is, listed) = if row.executable { ("not ", "") } else { ("", "not ") };
+                (format!("{path} is {is}executable, where the manifest lists it as {listed}executable"), path)
+            }
+            Difference::Bytes => {
+                (format!("{path} does not match its hash in the manifest (edited after the build?)"), path)
+            }
+        };
+        diagnostics.push(
+            Diagnostic::error(Code::ArtifactFiles, message)
+                .in_file(file.to_owned())
                 .with_help("rebuild the artifact; never edit it by hand"),
-            ),
-            Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() != hash => diagnostics.push(
-                Diagnostic::error(
-                    Code::ArtifactFiles,
-                    format!("{path} does not match its hash in the manifest (edited after the build?)"),
-                )
-                .in_file(path.to_owned())
-                .with_help("rebuild the artifact; never edit it by hand"),
-            ),
-            Ok(_) => {}
-        }
+        );
     }
     for path in on_disk.files.iter().filter(|p| p.as_str() != MANIFEST_FILE && !listed.contains(p.as_str())) {
         diagnostics.push(
@@ -245,7 +238,7 @@ fn check_host(
             }
         }
     }
-    check_mcp_document(dir, table, on_disk, diagnostics);
+    check_mcp_document(dir, table, plugin_name, on_disk, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
         return;
@@ -278,7 +271,13 @@ fn check_host(
 
 /// The host's MCP document: `mcpServers` is an object, and every server runs `node` on a
 /// file inside the artifact.
-fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>, diagnostics: &mut Vec<Diagnostic>) {
+fn check_mcp_document(
+    dir: &Path,
+    table: &HostTable,
+    plugin_name: &str,
+    on_disk: &BTreeSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let Some(mcp) = &table.mcp else { return };
     if !on_disk.contains(mcp.document_path) {
         return;
@@ -294,9 +293,9 @@ fn check_mcp_document(dir: &Path, table: &HostTable, on_disk: &BTreeSet<String>,
     };
     // The one server a build registers is the shared runtime, run from the artifact, every
     // argument as written (its script, its host, its working folder).
-    let runtime = (crate::hosts::RUNTIME_SERVER, mcp.runtime_server(table.target));
+    let runtime = (crate::hosts::runtime_server_name(plugin_name), mcp.runtime_server(table.target));
     for (name, server) in servers {
-        if (name.as_str(), server) != (runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
+        if (name, server) != (&runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
             diagnostics.push(error(
                 Code::HookCommandTarget,
                 format!("MCP server `{name}` is not the shared runtime a build registers: {}", runtime.1),

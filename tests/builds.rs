@@ -592,10 +592,20 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
     // A new folder, or an artifact already there, is fine.
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
     assert_eq!(support::run(dir.path(), &["build", "--out", "elsewhere"]).status.code(), Some(0));
+    // A file of the manifest's name that names no agent-bundle build makes no artifact of the
+    // folder of yours it is in.
+    std::fs::create_dir(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/thesis.txt"), "precious").unwrap();
+    std::fs::write(dir.path().join("notes/agent-bundle.manifest.json"), "{}").unwrap();
+    let output = support::run(dir.path(), &["build", "--out", "notes"]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("holds files but no agent-bundle artifact"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes/thesis.txt")).unwrap(), "precious");
 }
 
 /// Cursor's MCP entries carry no `type` (it infers stdio from `command`), as in the original;
-/// Claude Code's and Codex's name it.
+/// Claude Code's and Codex's name it. The server is named after the plugin: Codex starts only
+/// one of two installed plugins' servers of one name.
 #[test]
 fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     let route = "import { Agent } from '@agent-bundle/runtime';\n\
@@ -607,7 +617,9 @@ fn only_hosts_whose_mcp_entries_name_a_transport_get_one() {
     let files = artifact_files(&dir.path().join("artifact"));
     let server = |path: &str| -> serde_json::Value {
         let document: serde_json::Value = serde_json::from_slice(&files[path]).unwrap();
-        document["mcpServers"]["event-runtime"].clone()
+        let servers = document["mcpServers"].as_object().unwrap();
+        assert_eq!(servers.keys().collect::<Vec<_>>(), ["shared-event-runtime"], "{path}");
+        servers["shared-event-runtime"].clone()
     };
     assert_eq!(server(".cursor-plugin/mcp.json")["command"], "node");
     assert_eq!(server(".cursor-plugin/mcp.json").get("type"), None);

@@ -269,6 +269,17 @@ fn prebuilt_path_a_shell_would_read() {
     assert_eq!(diagnose(&config, &[("dist/my hook.js", "")]).0, 0);
 }
 
+/// A payload may not take a folder of the artifact's own, in any case (macOS's file system
+/// would put `Hooks/` in `hooks/`).
+#[test]
+fn a_payload_named_as_an_artifact_folder_is_refused_in_any_case() {
+    for name in ["hooks", "Hooks", "MCP"] {
+        let config =
+            config("{}", "['claude']").replace("hooks:", &format!("payload: {{ {name}: './dist' }},\n  hooks:"));
+        expect_one(&config, &[("dist/x.js", "")], "AB4741", &format!("payload.{name}"), "");
+    }
+}
+
 #[test]
 fn payload_outside_the_project_root() {
     let config = config("{}", "['claude']").replace("hooks:", "payload: { up: '../elsewhere' },\n  hooks:");

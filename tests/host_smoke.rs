@@ -223,7 +223,7 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
     let init = stream.iter().find(|e| e["subtype"] == "init").unwrap_or_else(|| panic!("no init event"));
     assert_eq!(
         init["mcp_servers"],
-        json!([{"name": "plugin:routes:event-runtime", "status": "connected", "source": "plugin"}])
+        json!([{"name": "plugin:routes:routes-event-runtime", "status": "connected", "source": "plugin"}])
     );
 
     // 2. The tool/before route denied the marked command (it never ran), the model was told

@@ -202,6 +202,7 @@ fn inspect_shows_where_each_hook_lands_and_whether_the_mapping_is_exact() {
     let output = support::run(dir.path(), &["inspect", "--hooks", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["plugin"], json!({ "name": "routes", "version": "0.3.0" }), "as `build --json` says it");
     let rows: Vec<(String, String, usize)> = report["hooks"]
         .as_array()
         .unwrap()
@@ -292,6 +293,78 @@ fn a_shared_guard_without_a_fallback_is_warned_of() {
     assert_eq!(warnings(""), []);
 }
 
+/// A deny the family takes, rendered for a host with no deny channel for it (compact/before
+/// on Codex and Cursor), fails every run there: warned of for those hosts alone (AB4841). A
+/// context after a model switch reaches Claude Code as its `PostModelSwitch` reads it.
+#[test]
+fn a_deny_a_host_has_no_channel_for_is_warned_of_and_context_follows_a_model_switch() {
+    let config = "export default { plugin: { name: 'chan' }, targets: ['claude', 'codex', 'cursor'] };\n";
+    let deny = "import { Agent } from '@agent-bundle/runtime';\n\
+                export default () => <Agent.Result value={{ outcome: 'deny', reason: 'not now' }} />;\n";
+    let context = "import { Agent } from '@agent-bundle/runtime';\n\
+                   export default ({ canonical }) => <Agent.Context>{`now on ${canonical.payload.toModel}`}</Agent.Context>;\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/events/compact/before.tsx", deny),
+        ("src/events/model-switch/after.tsx", context),
+    ]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let warned: Vec<_> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["host"].as_str().unwrap(), d["file"].as_str().unwrap()))
+        .collect();
+    let file = "src/events/compact/before.tsx";
+    assert_eq!(warned, [("AB4841", "codex", file), ("AB4841", "cursor", file)], "{report:#}");
+    assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains("Codex takes no deny for (PreCompact)"));
+
+    let mut input = payload(CLAUDE, "SessionStart");
+    input["hook_event_name"] = "PostModelSwitch".into();
+    for (key, value) in [("from_model", "a"), ("to_model", "b")] {
+        input[key] = value.into();
+    }
+    let (code, output, stderr) = run(&wrapper(dir.path(), &report, "model-switch/after", "claude"), &input, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let context = json!({"hookEventName": "PostModelSwitch", "additionalContext": "now on b"});
+    assert_eq!(output, json!({ "hookSpecificOutput": context }));
+}
+
+/// A route file the build does not read (a symbolic link, a FIFO) fails the build, named
+/// (AB4802), rather than leave the route out: also where the same bytes were built before,
+/// so the stamp and the cache would answer.
+#[test]
+fn a_route_that_is_a_link_or_a_special_file_fails_the_build() {
+    let config = "export default { plugin: { name: 'linked' }, targets: ['claude'] };\n";
+    let route = "export default function Route() { return null; }\n";
+    let dir = project(&[("agent-bundle.config.ts", config), ("src/events/stop.tsx", route)]);
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!((code, report["hooks"].as_array().unwrap().len()), (0, 1), "{report:#}");
+    let stop = dir.path().join("src/events/stop.tsx");
+    let elsewhere = dir.path().join("stop.tsx");
+    std::fs::rename(&stop, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &stop).unwrap();
+    let refused = |report: &Value, key: &str| {
+        let said: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].clone()).collect();
+        said == [json!("AB4802")] && report["diagnostics"][0]["message"].as_str().unwrap().contains(key)
+    };
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/stop.tsx"), "{report:#}");
+    std::fs::remove_file(&stop).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&stop).status().unwrap();
+    assert!(made.success());
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/stop.tsx"), "{report:#}");
+    // Beside the inputs of a build the cache holds, which the link does not change.
+    std::fs::remove_file(&stop).unwrap();
+    std::fs::rename(&elsewhere, &stop).unwrap();
+    assert_eq!(support::build_json(dir.path(), &[]).0, 0);
+    std::os::unix::fs::symlink(&stop, dir.path().join("src/events/session")).unwrap();
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "src/events/session"), "{report:#}");
+}
+
 /// A route may approve as well as deny where its family and host take it: `allow` and `ask`
 /// on a tool call, `allow` on a permission request. A host without the channel fails the
 /// hook at run time, and the build says so where the route decides (AB4841, for that host).
@@ -329,7 +402,7 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
             .iter()
             .map(|d| {
                 let message = d["message"].as_str().unwrap();
-                let why = ["takes none of", "reads it only with", "has no place for"]
+                let why = ["takes no such outcome", "reads it only with", "has no place for"]
                     .iter()
                     .find(|why| message.contains(**why));
                 (
@@ -342,7 +415,8 @@ fn a_route_allows_or_asks_where_the_host_takes_it() {
         warned.sort();
         warned
     };
-    let expected = [("codex", "reads it only with"), ("codex", "takes none of"), ("cursor", "takes none of")];
+    let expected =
+        [("codex", "reads it only with"), ("codex", "takes no such outcome"), ("cursor", "takes no such outcome")];
     let expected: Vec<_> =
         expected.iter().map(|(host, why)| ("AB4841".to_owned(), host.to_string(), why.to_string())).collect();
     assert_eq!(warned(&report), expected, "{report:#}");

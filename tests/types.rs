@@ -130,7 +130,7 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
 /// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason
 /// and gives no new input, and with its family, `allow` only where the family takes it (with a
 /// reason only where a host's answer has a place for it), and `tools` only on a tool family's
-/// config. An interface-typed new input is an input.
+/// config. An interface-typed new input is an input; an array is none.
 #[test]
 fn the_declarations_refuse_a_route_result_the_run_would() {
     let route = "import { Agent, type RouteResult } from '@agent-bundle/runtime';\n\
@@ -144,6 +144,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
         export const approval = { outcome: 'allow' } satisfies RouteResult<'stop'>;\n\
         export const approved = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'tool/before'>;\n\
         export const unsaid = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'permission/request'>;\n\
+        export const listed = { updatedInput: ['ls'] } satisfies RouteResult<'tool/before'>;\n\
         export default () => <Agent.Result value={{ outcome: 'deny', reason: 'stop' }} />;\n";
     let config = "export default { plugin: { name: 'p' }, targets: ['claude'] };\n";
     let printed = refused(
@@ -156,6 +157,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
             "src/events/stop.tsx(9,",
             "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
             "src/events/stop.tsx(11,",
+            "src/events/stop.tsx(12,",
         ],
     );
     assert!(!printed.contains("stop.tsx(6,") && !printed.contains("stop.tsx(10,"), "{printed}");

@@ -50,6 +50,20 @@ fn a_deleted_wrapper_is_caught() {
     assert_eq!(errors, ["AB6004", "AB6018"]);
 }
 
+/// A file whose mode is not the manifest's (a wrapper made executable by hand) is no file of
+/// that build, as the cache's own check of an artifact says.
+#[test]
+fn a_file_made_executable_is_caught() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, _) = support::built("policy");
+    let wrapper = fs::read_dir(dir.path().join("artifact/hooks")).unwrap().next().unwrap().unwrap().path();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, errors, report) = validate(dir.path());
+    assert_eq!((code, errors), (1, vec!["AB6004".to_owned()]), "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.ends_with("is executable, where the manifest lists it as not executable"), "{message}");
+}
+
 /// What a build never makes (a link, even to a listed file's twin; a folder holding no
 /// listed file) is no artifact of its manifest, as a file added by hand is not.
 #[test]

@@ -4,7 +4,7 @@
 
 use super::Renders;
 use crate::diagnostics::{Code, Diagnostic, and_list};
-use crate::hosts::{self, Approval, HostPlan, RouteForm};
+use crate::hosts::{self, Approval, EventRow, HostPlan, RouteForm};
 use crate::model::{Hook, Target};
 
 /// What the route `hook` in `module` renders, in its own file or `via` a component (said in
@@ -30,19 +30,35 @@ impl Rendering<'_> {
                 Some((plan.target, table, table.hooks.as_ref()?.row_for(hook.trigger)?))
             })
             .collect();
-        let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| row.context.is_none()).collect();
-        if let Some(at) = renders.context.filter(|_| is_warned_of(renders, refusing.len(), rows.len())) {
-            let act = (refusing.len() < rows.len()).then_some("render the context");
+        let rules = hook.trigger.rules();
+        // What the family takes but a host has no channel for: a run that renders it fails there.
+        let channels = [
+            (renders.context, (|row: &EventRow| row.context.is_some()) as fn(&EventRow) -> bool, Channel::Context),
+            (renders.deny.filter(|_| rules.deny), |row: &EventRow| row.deny.is_some(), Channel::Deny),
+        ];
+        for (at, has, channel) in channels.into_iter().filter_map(|(at, has, channel)| Some((at?, has, channel))) {
+            let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| !has(row)).collect();
+            if !is_warned_of(renders, refusing.len(), rows.len()) {
+                continue;
+            }
+            let act = (refusing.len() < rows.len()).then_some(channel.act());
             for (target, table, row) in refusing {
+                // (A context beside a deny is dropped, not failed, where the deny is taken.)
+                let beside_deny = if channel == Channel::Context && rules.deny && row.deny.is_some() {
+                    " (one that denies is answered without it)"
+                } else {
+                    ""
+                };
                 let message = format!(
-                    "route {family} renders `Agent.Context`{via}, which {} takes no context for ({}): such a run fails \
-                     there (one that denies is answered without it)",
-                    table.display_name, row.native
+                    "route {family} renders {}{via}, which {} takes no {} for ({}): such a run fails there{beside_deny}",
+                    channel.rendered(),
+                    table.display_name,
+                    channel.name(),
+                    row.native
                 );
-                diagnostics.push(host_warning(Code::ContextNotTaken, message, module, at, *target, act));
+                diagnostics.push(host_warning(channel.code(), message, module, at, *target, act));
             }
         }
-        let rules = hook.trigger.rules();
         let results = [
             (renders.deny, rules.deny, "denies"),
             (renders.rewrite, rules.rewrite, "gives a new tool input"),
@@ -141,7 +157,7 @@ impl Rendering<'_> {
                 let Some(row) = hooks.row(family) else { continue };
                 hosts += 1;
                 let why = match hooks.approval(family, approval) {
-                    None => "takes none of",
+                    None => "takes no such outcome",
                     Some(shape) if approved.reason && !shape.takes_reason() => "has no place for its reason",
                     Some(shape)
                         if !approved.rewrite && shape.requirement() == Some(hosts::Requirement::WithRewrite) =>
@@ -158,7 +174,7 @@ impl Rendering<'_> {
             let act = (refusing.len() < hosts).then_some("decide so");
             for (target, table, row, why) in refusing {
                 let message = format!(
-                    "route {} renders an `Agent.Result` with outcome `{}`{via}, which {} {why} ({}): such a run fails there",
+                    "route {} renders an `Agent.Result` with outcome `{}`{via}: {} {why} ({}), so such a run fails there",
                     family.key(),
                     approval.as_str(),
                     table.display_name,
@@ -168,6 +184,43 @@ impl Rendering<'_> {
             }
         }
         diagnostics
+    }
+}
+
+/// An answer a host has a channel for, or not, per family.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Channel {
+    Context,
+    Deny,
+}
+
+impl Channel {
+    fn name(self) -> &'static str {
+        match self {
+            Channel::Context => "context",
+            Channel::Deny => "deny",
+        }
+    }
+
+    fn rendered(self) -> &'static str {
+        match self {
+            Channel::Context => "`Agent.Context`",
+            Channel::Deny => "an `Agent.Result` that denies",
+        }
+    }
+
+    fn act(self) -> &'static str {
+        match self {
+            Channel::Context => "render the context",
+            Channel::Deny => "deny",
+        }
+    }
+
+    fn code(self) -> Code {
+        match self {
+            Channel::Context => Code::ContextNotTaken,
+            Channel::Deny => Code::ResultNotTaken,
+        }
     }
 }
 

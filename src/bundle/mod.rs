@@ -40,7 +40,7 @@ mod tests;
 pub use answers::Rendering;
 #[cfg(test)]
 pub use link::compile_module;
-pub use link::{Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, ModuleLinks, assemble, link_module};
+pub use link::{Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, assemble, link_module};
 pub use renders::Renders;
 pub use resolve::{ResolveFailure, Resolved, is_importable_file, outside_dirs, resolve};
 pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span, Transpiled, transpile};

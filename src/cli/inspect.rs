@@ -61,7 +61,7 @@ pub(super) fn run(args: InspectArgs) -> Result<bool, Failure> {
     if args.source.json {
         report::print_json(&serde_json::json!({
             "ok": !compiled.has_errors(),
-            "plugin": model.name,
+            "plugin": { "name": model.name, "version": model.version },
             "targets": model.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
             "hooks": rows,
             "diagnostics": report::diagnostics_json(&compiled),

@@ -414,8 +414,7 @@ fn occupied(resolved: &Path) -> Option<&'static str> {
     if resolved.exists() && !resolved.is_dir() {
         return Some("it is a file");
     }
-    // An artifact (every build after the first) is settled by one stat.
-    let is_artifact = resolved.join(crate::emit::MANIFEST_FILE).is_file();
+    let is_artifact = crate::emit::manifest::holds_artifact(resolved);
     let holds_files = || std::fs::read_dir(resolved).is_ok_and(|mut entries| entries.next().is_some());
     (!is_artifact && holds_files())
         .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")

@@ -181,6 +181,7 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
     }
     let value = match found {
         Found::Expr(expr) => reader.root(expr, false),
+        Found::Const(id, expr) => reader.unchanged(id, 0).and_then(|()| reader.root(expr, false)),
         Found::Local(name, span) => reader.follow(name, span),
         Found::Error(error) => {
             reader.errors.push(error);
@@ -208,7 +209,9 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
 }
 
 impl Value {
-    /// The JSON `JSON.stringify` would print for the evaluated value.
+    /// The JSON `JSON.stringify` would print for the evaluated value (the tests compare what
+    /// is extracted so; the stages read `Value`s themselves).
+    #[cfg(test)]
     pub fn to_json(&self) -> serde_json::Value {
         match &self.kind {
             ValueKind::Null => serde_json::Value::Null,
@@ -248,6 +251,8 @@ impl Value {
 
 enum Found<'x, 'a> {
     Expr(&'x Expression<'a>),
+    /// `export const config = …`: the value of the exported `const` itself.
+    Const(&'x BindingIdentifier<'a>, &'x Expression<'a>),
     /// `export { local as default }`: the value is the top-level `const local`.
     Local(&'x str, Span),
     Error(ExtractError),
@@ -310,7 +315,7 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
                 declaration.declarations.iter().find_map(|declarator| match &declarator.id {
                     BindingPattern::BindingIdentifier(id) if id.name.as_str() == wanted => {
                         Some(match (declaration.kind, &declarator.init) {
-                            (VariableDeclarationKind::Const, Some(init)) => Found::Expr(init),
+                            (VariableDeclarationKind::Const, Some(init)) => Found::Const(id, init),
                             (VariableDeclarationKind::Const, None) => Found::Error(not_literal(
                                 declarator.span,
                                 "",
@@ -599,27 +604,35 @@ impl<'x, 'a> Reader<'x, 'a> {
         evaluated: bool,
     ) -> Option<&'x Expression<'a>> {
         let name = id.name.as_str();
+        if evaluated && span.start > used.start {
+            let message = format!("`{name}` is exported before it is declared, which throws when Node loads the file");
+            self.error(used, message, "write the whole config in the object literal, and export it once");
+            return None;
+        }
+        // (The export names it once: `export default config`.)
+        self.unchanged(id, 1)?;
+        Some(value)
+    }
+
+    /// `Some` where the config's `const` `id` has no value uses beyond the `exports` that
+    /// name it: anything else might change it (`config.tools.push`) where the build, reading
+    /// its literal as written, would not see it.
+    fn unchanged(&mut self, id: &BindingIdentifier<'a>, exports: usize) -> Option<()> {
         // (Value uses only: `typeof config` in a type reads nothing when Node loads the file.)
         let uses = id.symbol_id.get().map_or(0, |symbol| {
             let references = self.scoping.get_resolved_references(symbol);
             references.filter(|reference| reference.is_value() && !reference.flags().is_type()).count()
         });
-        let problem = if evaluated && span.start > used.start {
-            Some((used, format!("`{name}` is exported before it is declared, which throws when Node loads the file")))
-        } else if uses > 1 {
-            let message = format!(
-                "`{name}` is used elsewhere in this file too: agent-bundle reads the config as its literal is written, \
-                 and a change made to it afterwards would not be seen"
-            );
-            Some((id.span.into(), message))
-        } else {
-            None
-        };
-        if let Some((span, message)) = problem {
-            self.error(span, message, "write the whole config in the object literal, and export it once");
-            return None;
+        if uses <= exports {
+            return Some(());
         }
-        Some(value)
+        let message = format!(
+            "`{}` is used elsewhere in this file too: agent-bundle reads the config as its literal is written, and a \
+             change made to it afterwards would not be seen",
+            id.name
+        );
+        self.error(id.span, message, "write the whole config in the object literal, and export it once");
+        None
     }
 
     /// The exported expression: an object literal, possibly inside `defineConfig(...)`
@@ -1722,6 +1735,24 @@ export default async function handler() {}
             assert_eq!(out.errors, vec![], "{source}");
             assert_eq!(out.value.unwrap().to_json(), serde_json::json!({ "timeoutMs": 5 }), "{source}");
         }
+    }
+
+    /// A route's `config` is read as its literal is written: one the file uses otherwise (and
+    /// so may change) is refused where it is declared, as the project config's is.
+    #[test]
+    fn a_route_config_the_file_uses_otherwise_is_refused() {
+        for source in [
+            "export const config = { tools: ['shell'] };\nconfig.tools.push('file.write');",
+            "export const config = { timeoutMs: 5000 };\nObject.assign(config, { timeoutMs: 100 });",
+            "export const config = { timeoutMs: 5 };\nexport default () => config.timeoutMs;",
+        ] {
+            let out = route(source);
+            let [error] = out.errors.as_slice() else { panic!("{source}: {:?}", out.errors) };
+            assert!(error.message.starts_with("`config` is used elsewhere in this file too"), "{source}");
+            assert_eq!(text(source, error.span), "config", "{source}");
+        }
+        let typed = "export const config = { timeoutMs: 5 };\ntype C = typeof config;";
+        assert_eq!(route(typed).errors, vec![], "a use in a type reads nothing");
     }
 
     #[test]

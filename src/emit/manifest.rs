@@ -23,6 +23,27 @@ use crate::stamp::Summary;
 
 /// The name of the manifest at the artifact root.
 pub const MANIFEST_FILE: &str = "agent-bundle.manifest.json";
+/// The compiler a manifest names: what tells an artifact of this tool's from a folder that
+/// merely holds a file of the manifest's name.
+const COMPILER_NAME: &str = "agent-bundle";
+
+/// Whether `dir` holds an artifact of agent-bundle's, of any manifest version: its manifest
+/// is JSON naming agent-bundle as its compiler. A file of that name holding anything else
+/// (empty, `{}`) leaves the folder the user's, which a publish would empty.
+pub fn holds_artifact(dir: &Path) -> bool {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        compiler: Name<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Name<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+    }
+    let manifest = crate::artifact::read_regular(&dir.join(MANIFEST_FILE));
+    manifest.is_ok_and(|bytes| serde_json::from_slice::<Named>(&bytes).is_ok_and(|m| m.compiler.name == COMPILER_NAME))
+}
 /// Bumped whenever the manifest's shape changes.
 pub const MANIFEST_VERSION: u32 = 1;
 
@@ -211,7 +232,7 @@ pub fn render(
     inputs.sort_by(|a, b| a.path.cmp(&b.path));
     inputs.dedup();
     let manifest = Manifest {
-        compiler: Compiler { name: "agent-bundle".into(), version: env!("CARGO_PKG_VERSION").into() },
+        compiler: Compiler { name: COMPILER_NAME.into(), version: env!("CARGO_PKG_VERSION").into() },
         event_runtime: runtime_epoch
             .map(|epoch| EventRuntime { epoch: epoch.into(), path: crate::hosts::RUNTIME_PATH.into() }),
         files,

@@ -333,7 +333,7 @@ fn existing_entries(out: &Path) -> io::Result<Existing> {
         }
     }
     let holds_anything = !existing.files.is_empty() || !existing.others.is_empty();
-    if holds_anything && !out.join(MANIFEST_FILE).is_file() {
+    if holds_anything && !super::manifest::holds_artifact(out) {
         return Err(not_an_artifact(out, "is not an agent-bundle artifact"));
     }
     existing.files.sort();
@@ -474,8 +474,24 @@ mod tests {
 
     fn artifact(entries: &[(&str, &str)]) -> BTreeMap<String, OutputFile> {
         let mut files: BTreeMap<_, _> = entries.iter().map(|(p, t)| file(p, t)).collect();
-        files.extend([file(MANIFEST_FILE, "{}")]);
+        files.extend([file(MANIFEST_FILE, r#"{"compiler":{"name":"agent-bundle"}}"#)]);
         files
+    }
+
+    /// A folder holding a file of the manifest's name that names no agent-bundle build (empty,
+    /// `{}`, another tool's) is the user's: a publish there would empty it, and is refused.
+    #[test]
+    fn a_manifest_that_names_no_agent_bundle_build_does_not_make_a_folder_an_artifact() {
+        for manifest in ["", "{}", "garbage", r#"{"compiler":{"name":"other"}}"#] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("folder");
+            fs::create_dir(&out).unwrap();
+            fs::write(out.join("thesis.txt"), "precious").unwrap();
+            fs::write(out.join(MANIFEST_FILE), manifest).unwrap();
+            let refused = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap_err();
+            assert!(refused.to_string().contains("is not an agent-bundle artifact"), "{manifest:?}: {refused}");
+            assert_eq!(fs::read_to_string(out.join("thesis.txt")).unwrap(), "precious");
+        }
     }
 
     #[test]
@@ -612,7 +628,7 @@ mod tests {
         assert_eq!((trusted.written.as_slice(), trusted.unchanged), (&["b.json".to_owned()][..], 2));
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "9", "trusted, not read back");
         // Another build's manifest: nothing is trusted.
-        fs::write(out.join(MANIFEST_FILE), "{\"other\":1}").unwrap();
+        fs::write(out.join(MANIFEST_FILE), "{\"compiler\":{\"name\":\"agent-bundle\"},\"other\":1}").unwrap();
         let read_back = publish(&out, dir.path(), &files, Some(&files)).unwrap();
         assert_eq!(read_back.written, ["a.json", MANIFEST_FILE]);
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");

@@ -265,7 +265,7 @@ pub static TABLE: HostTable = HostTable {
                 native: "PostModelSwitch",
                 fields: envelope![MODEL_SWITCH[0], MODEL_SWITCH[1], MODEL_SWITCH[2], MODEL_SWITCH[3]],
                 deny: None,
-                context: None,
+                context: Some(Shape::HookSpecificContext),
                 rewrite: None,
             },
         ],

@@ -26,6 +26,14 @@ pub fn render() -> String {
     let events: Vec<HookEvent> = HookEvent::ALL.into_iter().filter(|event| event.family().is_some()).collect();
     let names = events.iter().map(|event| quoted(event.key()));
     alias(&mut out, "The events a config hook takes.", "HookEventName", names);
+    // (An index signature alone would refuse an interface-typed input, which has none.)
+    let input = ["{ readonly [key: string]: unknown }", "(object & { readonly length?: never })"];
+    alias(
+        &mut out,
+        "A tool's new input: an object, never an array.",
+        "ToolInput",
+        input.into_iter().map(str::to_owned),
+    );
     out.push_str("/** What each config event's handler receives, on every host that has the event. */\n");
     out.push_str("export interface HookEvents {\n");
     for event in &events {
@@ -78,9 +86,8 @@ fn results(out: &mut String, key: &str, rules: &EventRules, answering: Answering
         true => format!("readonly {name}?: {ts}"),
         false => format!("readonly {name}?: never"),
     };
-    // (`object`, not an index signature: an interface-typed input has none.)
     let variant = |outcome: String, reason: String, rewrite: bool| {
-        let mut fields = vec![outcome, reason, field("updatedInput", "object", rewrite)];
+        let mut fields = vec![outcome, reason, field("updatedInput", "ToolInput", rewrite)];
         if answering == Answering::ConfigHook {
             fields.push(field("additionalContext", "string", rules.context));
         }

@@ -122,15 +122,19 @@ pub fn check_plugin_name(name: &str, targets: &[Target]) -> Option<Diagnostic> {
 
 /// Artifact path of the shared event runtime (the generated MCP server).
 pub const RUNTIME_PATH: &str = "mcp/event-runtime.mjs";
-/// The runtime's name in every host's MCP document.
-pub const RUNTIME_SERVER: &str = "event-runtime";
+/// The runtime's name in every host's MCP document (and its `serverInfo`): the plugin's
+/// own, since Codex keeps the servers of all installed plugins by name alone, and starts one
+/// of two that share it.
+pub fn runtime_server_name(plugin: &str) -> String {
+    format!("{plugin}-event-runtime")
+}
 
 impl McpSupport {
     /// The host's MCP document for `plan`, or `None` when it has nothing to say.
     fn document(&self, model: &Model, plan: &HostPlan) -> Option<OutputFile> {
         let mut servers = serde_json::Map::new();
         if plan.hosts_runtime() {
-            servers.insert(RUNTIME_SERVER.to_owned(), self.runtime_server(plan.target));
+            servers.insert(runtime_server_name(&model.name), self.runtime_server(plan.target));
         } else if !(self.manifest_pointer && model.has_shared_routes()) {
             return None;
         }

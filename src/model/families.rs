@@ -67,7 +67,14 @@ impl Family {
 
     /// Families whose native event is filtered by tool name (routes may take `tools`).
     pub fn takes_tools(self) -> bool {
-        matches!(self, Family::ToolBefore | Family::ToolAfter | Family::ToolFailure | Family::PermissionRequest)
+        matches!(
+            self,
+            Family::ToolBefore
+                | Family::ToolAfter
+                | Family::ToolFailure
+                | Family::PermissionRequest
+                | Family::PermissionDenied
+        )
     }
 
     /// What a route of this family may answer, whatever the host.
@@ -75,7 +82,12 @@ impl Family {
         let (deny, rewrite, context) = match self {
             Family::ToolBefore => (true, true, true),
             Family::PromptSubmit | Family::AgentStop => (true, false, true),
-            Family::SessionStart | Family::ToolAfter | Family::ToolFailure | Family::AgentStart => (false, false, true),
+            // (Claude Code reads context after a model switch: host-formats.md §1.7.)
+            Family::SessionStart
+            | Family::ToolAfter
+            | Family::ToolFailure
+            | Family::AgentStart
+            | Family::ModelSwitchAfter => (false, false, true),
             Family::Stop
             | Family::CompactBefore
             | Family::PermissionRequest
@@ -89,7 +101,6 @@ impl Family {
             | Family::PermissionDenied
             | Family::FileChange
             | Family::TaskComplete
-            | Family::ModelSwitchAfter
             | Family::WorkspaceOpen => (false, false, false),
         };
         let (allow, ask) = match self {
@@ -135,5 +146,15 @@ mod tests {
             assert_eq!(Family::from_key(family.key()), Some(*family));
         }
         assert_eq!(Family::ModelSwitchBefore.kebab(), "model-switch-before");
+    }
+
+    /// The families whose native events a host filters by tool name (host-formats.md §1.3:
+    /// PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, PermissionDenied).
+    #[test]
+    fn the_families_filtered_by_tool_name_take_tools() {
+        let taking: Vec<&str> = Family::ALL.iter().filter(|f| f.takes_tools()).map(|f| f.key()).collect();
+        let expected = ["tool/before", "tool/after", "tool/failure", "permission/request", "permission/denied"];
+        assert_eq!(taking.len(), expected.len(), "{taking:?}");
+        assert!(expected.iter().all(|key| taking.contains(key)), "{taking:?}");
     }
 }

@@ -153,6 +153,9 @@ pub fn hook_identity(
     (format!("hook:{}:{stem}:{hash8}", event.kebab()), format!("{}-{stem}-{hash8}", event.kebab()))
 }
 
+/// The most of a handler's file name a hook's name keeps (the slug is ASCII: bytes).
+const MAX_STEM: usize = 64;
+
 fn handler_stem(path: &str) -> String {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split_once('.').map_or(file, |(stem, _)| stem);
@@ -164,13 +167,24 @@ fn handler_stem(path: &str) -> String {
             slug.push('-');
         }
     }
-    let slug = slug.trim_end_matches('-');
+    // (Past this the name tells no more, and a wrapper's file name must stay within 255 bytes.)
+    let slug = slug[..slug.len().min(MAX_STEM)].trim_end_matches('-');
     if slug.is_empty() { "handler".to_owned() } else { slug.to_owned() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A handler's long file name keeps a hook's name, and its wrappers' file names, short.
+    #[test]
+    fn a_long_handler_name_is_cut_in_the_hook_name() {
+        let long = format!("./src/{}.ts", "a".repeat(240));
+        let name = hook_identity(HookEvent::BeforeTool, &Handler::Module(long), None, &[], None, &[]).1;
+        assert_eq!(name.len(), "before-tool-".len() + MAX_STEM + 1 + NAME_HASH_LEN);
+        assert_eq!(handler_stem("./src/a-b-c.ts"), "a-b-c");
+        assert_eq!(handler_stem(&format!("{}-b.ts", "a".repeat(MAX_STEM - 1))), "a".repeat(MAX_STEM - 1));
+    }
     use crate::model::CanonicalTool;
 
     fn name(handler: &str, targets: Option<&[Target]>, tools: &[ToolSelector], timeout: Option<u32>) -> String {

@@ -576,7 +576,9 @@ impl Normalizer<'_> {
         let safe_segment = !name.is_empty()
             && !name.starts_with('.')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !safe_segment || RESERVED_PAYLOAD_NAMES.contains(&name.as_str()) {
+        // (In any case: on a file system that ignores it, `Hooks/` would land in `hooks/`.)
+        let reserved = RESERVED_PAYLOAD_NAMES.iter().any(|reserved| reserved.eq_ignore_ascii_case(name));
+        if !safe_segment || reserved {
             self.push(
                 Diagnostic::error(
                     Code::InvalidPayload,

@@ -51,15 +51,17 @@ fn family_of(path: &str) -> Option<Result<Family, String>> {
     Some(Family::from_key(stem).ok_or_else(|| stem.to_owned()))
 }
 
-/// What a module under `src/events/` named for a family but in JavaScript (or `.mts`)
-/// should be called, to be a route: it would otherwise be dropped without a word.
+/// What a module under `src/events/` named for a family but in JavaScript (or `.mts`, or
+/// `.TSX`) should be called, to be a route: it would otherwise be dropped without a word.
 fn misnamed_route(path: &str) -> Option<String> {
     let relative = path.strip_prefix(EVENTS_DIR)?;
-    let (stem, _) = relative.rsplit_once('.')?;
-    let extension = &relative[stem.len()..];
+    let (stem, extension) = relative.rsplit_once('.')?;
+    let lower = format!(".{}", extension.to_ascii_lowercase());
+    let is_route_own = [".ts", ".tsx"].contains(&lower.as_str());
     let mut modules = MODULE_EXTENSIONS.iter().map(|&(module, _)| module).chain(COMMONJS_EXTENSIONS);
-    // (A `.ts` or `.tsx` file named for a family is a route.)
-    let module = modules.any(|module| module == extension) && ![".ts", ".tsx"].contains(&extension);
+    let javascript = !is_route_own && modules.any(|module| module == lower);
+    // (Only `.ts` and `.tsx` as written name a route: `.TSX` would be dropped too.)
+    let module = javascript || (is_route_own && lower[1..] != *extension);
     (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
 }
 
@@ -286,7 +288,9 @@ impl RouteConfigReader {
     fn tools(&mut self, item: &Value, key_path: &str) {
         let family = self.route.family;
         if !family.takes_tools() {
-            return self.error(item, key_path, format!("`tools` is not valid on {}", family.key()), "remove `tools`");
+            let selecting: Vec<&str> = Family::ALL.iter().filter(|f| f.takes_tools()).map(|f| f.key()).collect();
+            let help = format!("remove `tools`: only {} select tools", crate::diagnostics::and_list(&selecting));
+            return self.error(item, key_path, format!("`tools` is not valid on {}", family.key()), &help);
         }
         if is_empty_array(item) {
             let help = "name the tools, or remove `tools` to run on every tool";
@@ -359,6 +363,7 @@ mod tests {
         assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
         assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
         assert_eq!(misnamed_route("src/events/stop.ts"), None);
+        assert_eq!(misnamed_route("src/events/tool/before.TSX"), Some("src/events/tool/before.tsx".into()));
         let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Ok("export default () => null;"));
         assert!(dropped.routes.is_empty());
         assert_eq!(dropped.diagnostics.len(), 1, "a misnamed route is reported, not dropped");

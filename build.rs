@@ -3,8 +3,10 @@
 //! An action key must change whenever the output can: a host table, the linker, the runtime
 //! or a dependency (Cargo.lock) edited without a version bump would otherwise meet outputs
 //! cached by the binary before it. Hashing the sources here costs nothing at run time, and
-//! builds of the same sources on any machine agree (the toolchain is pinned), so a remote
-//! cache is still shared.
+//! builds of the same sources with the same toolchain agree on any machine, so a remote cache
+//! is still shared. Nothing pins the toolchain (`rust-version` is a minimum), and
+//! `DefaultHasher` may hash otherwise in another Rust release: a binary built with another
+//! toolchain only misses what this one cached.
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};

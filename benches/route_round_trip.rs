@@ -98,14 +98,7 @@ fn build_route(dir: &Path, runtime: &str) -> BuiltRoute {
     )
     .unwrap();
     std::fs::write(dir.join("src/events/prompt/submit.tsx"), ROUTE.replace("RUNTIME", runtime)).unwrap();
-    let options = BuildOptions {
-        root: dir.to_owned(),
-        config: None,
-        targets: None,
-        out_dir: dir.join("artifact"),
-        out_dir_as_named: dir.join("artifact"),
-        cache: std::sync::Arc::new(agent_bundle::cache::Cache::disabled()),
-    };
+    let options = BuildOptions::new(dir.to_owned(), None, std::sync::Arc::new(agent_bundle::cache::Cache::disabled()));
     let output = build(&options).unwrap();
     assert!(output.published.is_some(), "the {runtime} route builds: {:?}", output.compiled.diagnostics);
     let manifest: serde_json::Value =

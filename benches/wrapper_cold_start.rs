@@ -23,14 +23,8 @@ fn main() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = tempfile::tempdir().unwrap();
     copy(&repo.join("examples/policy"), work.path());
-    let options = BuildOptions {
-        root: work.path().to_owned(),
-        config: None,
-        targets: None,
-        out_dir: work.path().join("artifact"),
-        out_dir_as_named: work.path().join("artifact"),
-        cache: std::sync::Arc::new(agent_bundle::cache::Cache::disabled()),
-    };
+    let options =
+        BuildOptions::new(work.path().to_owned(), None, std::sync::Arc::new(agent_bundle::cache::Cache::disabled()));
     let output = build(&options).unwrap();
     assert!(output.published.is_some(), "the policy example builds");
     let wrapper = output

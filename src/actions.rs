@@ -26,12 +26,7 @@ use crate::stamp::{Clean, Summary};
 /// record, and a fingerprint of the sources it was built from (`build.rs`: host tables,
 /// linker, runtime, Cargo.lock), so a compiler edited without a version bump never meets
 /// outputs another build of it cached. Bump the revision when an action's encoding or
-/// meaning changes (4: module chunks record their links, which the graph checks; 5: an
-/// artifact's pack is an LZ4 frame, `packEncoding`; 6: a wrapper's key covers what each
-/// linked chunk imports, links and takes from Node, not only its code; 7: chunks record
-/// their source mappings, wrappers their source map; 8: chunks record where they render
-/// `Agent.Context`, and their warnings; 9: the artifact record holds the build's warnings; 10:
-/// chunks record their components, which the build follows from a route).
+/// meaning changes (its history: `cache-format/SPEC.md`, §4.1).
 pub const COMPILER: &str =
     concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/11 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 

@@ -6,7 +6,6 @@
 //! result does not depend on scheduling.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,11 +13,11 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, CacheStats, Hash};
 use crate::db::{self, Database, Db, Project, Settings, TargetKey, WrapperKey};
-use crate::diagnostics::{Code, Diagnostic, and_list, has_errors};
+use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
-use crate::model::{Model, Target, TargetSource};
+use crate::model::{Model, Target};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
 
@@ -42,7 +41,20 @@ pub struct BuildOptions {
     pub cache: Arc<Cache>,
 }
 
+/// Where `build` puts the artifact in its root, and where the commands reading one look.
+pub const DEFAULT_ARTIFACT: &str = "artifact";
+
 impl BuildOptions {
+    /// A build of the project at `root` (absolute) into `out` (absolute; `<root>/artifact`
+    /// when `None`), for the config's own targets: the artifact's path taken as watch events
+    /// name it (its folders resolved), and followed where it is a link.
+    pub fn new(root: PathBuf, out: Option<PathBuf>, cache: Arc<Cache>) -> BuildOptions {
+        let named = out.unwrap_or_else(|| root.join(DEFAULT_ARTIFACT));
+        let out_dir_as_named = emit::publish::resolved_but_last(&named);
+        let out_dir = emit::publish::artifact_dir(&out_dir_as_named);
+        BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache }
+    }
+
     pub fn settings(&self) -> Settings {
         Settings { config_file: self.config.clone(), target_override: self.targets.clone() }
     }
@@ -377,14 +389,13 @@ fn answer_stale(
                 record_outside_dirs_at_once(options, &hashes, from_stamp.into_iter().chain(listed).collect());
             }
             // The key covers every input, the outside files the build listed too.
-            let artifact_key = match rounds.is_empty() {
-                true => artifact_key,
+            let artifact_key = if rounds.is_empty() {
+                artifact_key
+            } else {
                 // Rounds that started from a stamp's folders (which leave out those where
                 // nothing was found) are not the rounds a fresh checkout goes through.
-                false => {
-                    let record = snapshot.outside_dirs().next().is_none();
-                    key_after_rounds(options, hashes, &loaded.inputs(), &rounds, record)
-                }
+                let record = snapshot.outside_dirs().next().is_none();
+                key_after_rounds(options, hashes, &loaded.inputs(), &rounds, record)
             };
             snapshot.add_outside(found.into_iter().chain(rounds.into_iter().flatten()).collect());
             actions::record_published_artifact(&options.cache, &artifact_key, &output.compiled.files, &clean.warnings);
@@ -589,35 +600,23 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         Some(config) => vec![config],
         None => crate::config::CONFIG_FILE_NAMES.to_vec(),
     };
-    let holds_config = |dir: &Path| names.iter().any(|name| ConfigEntry::at(&dir.join(name)) == ConfigEntry::Readable);
-    // (Every build asks, a no-op too: one `lstat` when the config is there.)
-    if holds_config(&options.root) {
-        return None;
-    }
+    // (A `--config` name is the one meant: nothing above or beside the root is looked for.)
+    let found = crate::loader::missing_config(&options.root, &names, options.config.is_none())?;
     let mut diagnostic = crate::db::config_not_found(options.config.as_deref(), Some(&options.root));
-    let unread = names.iter().find_map(|name| match ConfigEntry::at(&options.root.join(name)) {
-        ConfigEntry::Unread(what) => Some((name, what)),
-        _ => None,
-    });
     let mut helps = Vec::new();
-    if let Some((name, what)) = unread {
+    if let Some((name, what)) = &found.unread {
         let root = options.root.display();
         diagnostic.message = format!("`{name}` in {root} is {what}, which is never read as the config");
         helps.push(format!("make `{name}` a regular file holding the config (a link is not followed)"));
     }
-    if options.config.is_none()
-        && let Some(project) = options.root.ancestors().skip(1).find(|dir| holds_config(dir))
-    {
+    if let Some(project) = &found.project_above {
         // Started in a folder of a project (`src/hooks`): say where its root is.
         let root = project.display();
         helps.push(format!("{root} holds one: build there, or pass --root {root}"));
     }
-    if options.config.is_none() {
-        // (Only a config known to be there: a folder it may not read holds none it knows of.)
-        let holds_known_config = |dir: &Path| {
-            names.iter().any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|metadata| metadata.is_file()))
-        };
-        helps.extend(configs_nearby(&options.root, &holds_known_config));
+    helps.extend(workspace_help(&options.root, &found.projects));
+    if let Some(config) = found.other_configs.first() {
+        helps.push(format!("if `{config}` is the config, pass --config {config}"));
     }
     if !helps.is_empty() {
         diagnostic.help = Some(helps.join("; or "));
@@ -625,89 +624,20 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     Some(Compiled { diagnostics: vec![diagnostic], ..Compiled::default() })
 }
 
-/// What a root without a config of the usual names holds that a build may mean: projects in
-/// its folders (a workspace), or a config of another name (`--config`). One listing of it.
-fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
-    let mut projects = Vec::new();
-    let mut other_configs = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        match entry.file_type() {
-            // (Not where a workspace search never looks: `node_modules`, `.git`, …)
-            Ok(kind)
-                if kind.is_dir()
-                    && !crate::loader::is_skipped_dir(&entry.file_name())
-                    && holds_config(&entry.path()) =>
-            {
-                projects.push(name)
-            }
-            Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
-                other_configs.push(name)
-            }
-            _ => {}
-        }
+/// Folders of `root` that hold projects: it may be a workspace's root.
+fn workspace_help(root: &Path, projects: &[String]) -> Option<String> {
+    if projects.is_empty() {
+        return None;
     }
-    projects.sort_unstable();
-    other_configs.sort_unstable();
-    let mut helps = Vec::new();
-    if !projects.is_empty() {
-        let shown: Vec<&str> = projects.iter().take(3).map(String::as_str).collect();
-        let more = if projects.len() > 3 { format!(" and {} more", projects.len() - 3) } else { String::new() };
-        let (folders, hold) =
-            if projects.len() == 1 { ("folder", "holds a project") } else { ("folders", "hold projects") };
-        helps.push(format!(
-            "its {folders} {}{more} {hold}: build them all with `agent-bundle build --workspace {}`",
-            shown.join(", "),
-            root.display()
-        ));
-    }
-    if let Some(config) = other_configs.first() {
-        helps.push(format!("if `{config}` is the config, pass --config {config}"));
-    }
-    helps
-}
-
-/// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`).
-fn is_config_like(name: &str) -> bool {
-    let stem = ["ts", "mts", "js", "mjs"].iter().find_map(|extension| name.strip_suffix(&format!(".{extension}")));
-    stem.is_some_and(|stem| stem.ends_with(".config") || stem.ends_with("-config"))
-}
-
-/// Whether the file `entry`, of a config's size, mentions agent-bundle (a `vite.config.ts`
-/// does not).
-fn names_agent_bundle(entry: &std::fs::DirEntry) -> bool {
-    let small = entry.metadata().is_ok_and(|metadata| metadata.len() <= 1 << 20);
-    small
-        && crate::loader::read_file(&entry.path())
-            .ok()
-            .flatten()
-            .is_some_and(|(bytes, _)| memchr::memmem::find(&bytes, b"agent-bundle").is_some())
-}
-
-/// What is at a config file's name, as the walk would take it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ConfigEntry {
-    /// A regular file, or something this process cannot tell (the walk decides then).
-    Readable,
-    Missing,
-    /// What is there instead, never read as a config (a link is not followed).
-    Unread(&'static str),
-}
-
-impl ConfigEntry {
-    fn at(path: &Path) -> ConfigEntry {
-        match std::fs::symlink_metadata(path) {
-            Ok(metadata) if metadata.is_file() => ConfigEntry::Readable,
-            Ok(metadata) if metadata.is_symlink() => ConfigEntry::Unread("a symbolic link"),
-            Ok(metadata) if metadata.is_dir() => ConfigEntry::Unread("a folder"),
-            Ok(_) => ConfigEntry::Unread("a special file"),
-            Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                ConfigEntry::Missing
-            }
-            Err(_) => ConfigEntry::Readable,
-        }
-    }
+    let shown: Vec<&str> = projects.iter().take(3).map(String::as_str).collect();
+    let more = if projects.len() > 3 { format!(" and {} more", projects.len() - 3) } else { String::new() };
+    let (folders, hold) =
+        if projects.len() == 1 { ("folder", "holds a project") } else { ("folders", "hold projects") };
+    Some(format!(
+        "its {folders} {}{more} {hold}: build them all with `agent-bundle build --workspace {}`",
+        shown.join(", "),
+        root.display()
+    ))
 }
 
 /// Compiles `loaded`'s `project` (following its imports out of the root) and publishes
@@ -795,11 +725,11 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
     for plan in &plans {
         diagnostics.extend(plan.diagnostics.iter().cloned());
     }
-    diagnostics.extend(prebuilt_scripts_left_out(&model, &plans));
+    diagnostics.extend(hosts::checks::prebuilt_scripts_left_out(&model, &plans));
     // (Where the config has errors, a mistyped target say, what reaches no host follows from
     // them: said again per hook, it would bury them.)
     if !has_errors(&diagnostics) {
-        diagnostics.extend(unreached_hooks(&model));
+        diagnostics.extend(hosts::checks::unreached_hooks(&model));
     }
 
     let requests: Vec<(String, Target, String)> = plans
@@ -836,44 +766,6 @@ fn compile_here(db: &Database, project: Project) -> Compiled {
     diagnostics.extend(compose_diagnostics);
     let files = if has_errors(&diagnostics) { BTreeMap::new() } else { files };
     finish(db, project, Some(model), plans, files, diagnostics)
-}
-
-/// An error for each prebuilt hook a host registers whose script lies in a payload the
-/// artifact leaves out (one limited to hosts the build does not select): the host would run
-/// a file that is not there.
-fn prebuilt_scripts_left_out(model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
-    let carried: Vec<&str> = model.emitted_payloads().map(|payload| payload.name.as_str()).collect();
-    let mut diagnostics = Vec::new();
-    for hook in &model.hooks {
-        let Some(payload) = model.payload_of(hook).filter(|payload| !carried.contains(&payload.name.as_str())) else {
-            continue;
-        };
-        let registered = plans.iter().filter(|plan| plan.hooks.iter().any(|planned| planned.hook_id == hook.id));
-        let hosts: Vec<Target> = registered.map(|plan| plan.target).collect();
-        if hosts.is_empty() {
-            continue;
-        }
-        let names = |name: fn(Target) -> &'static str| and_list(&hosts.iter().copied().map(name).collect::<Vec<_>>());
-        let only = and_list(&payload.targets.iter().flatten().map(|target| target.as_str()).collect::<Vec<_>>());
-        let message = format!(
-            "prebuilt handler `{}` lies in payload `{}`, which this build leaves out (it is for {only} only), yet {} \
-             would run it",
-            hook.handler.path(),
-            payload.name,
-            names(|target| hosts::table(target).display_name)
-        );
-        diagnostics.push(
-            Diagnostic::error(Code::PrebuiltOutsidePayload, message)
-                .in_file(hook.source_file.clone())
-                .at_path(hook.json_path("handler.prebuilt"))
-                .with_help(format!(
-                    "add {} to the `targets` of payload `{}`, or limit the hook's `targets` to the payload's",
-                    names(Target::as_str),
-                    payload.name
-                )),
-        );
-    }
-    diagnostics
 }
 
 /// The outside directories that the unresolved imports of `modules` point into.
@@ -924,62 +816,6 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
         }
     }
     diagnostics
-}
-
-/// Hooks no selected host has an event for: a warning, since the author asked for something
-/// that will never run (a hook naming such a host explicitly is already an error). A build
-/// `--target` narrows leaves hooks out on purpose: it warns of none.
-fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
-    if model.targets_from == TargetSource::Cli {
-        return Vec::new();
-    }
-    let receives = |target: Target, hook: &crate::model::Hook| {
-        hook.reaches(target) && hosts::table(target).hooks.as_ref().is_some_and(|h| h.row_for(hook.trigger).is_some())
-    };
-    model
-        .hooks
-        .iter()
-        // Where a host refuses the hook, its error says so.
-        .filter(|hook| {
-            !model.targets.iter().any(|&t| {
-                receives(t, hook) || (hook.reaches(t) && hosts::plan::refuses_missing_event(hosts::table(t), hook))
-            })
-        })
-        .map(|hook| {
-            let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-            let warning = Diagnostic::warning(
-                Code::HookReachesNoHost,
-                format!(
-                    "hook `{}` ({}) reaches none of the selected targets ({})",
-                    hook.name,
-                    hook.trigger.key(),
-                    selected.join(", ")
-                ),
-            )
-            .in_file(hook.source_file.clone())
-            .with_help(if model.targets_from == TargetSource::Default {
-                let hook_hosts: Vec<String> = hosts::HOSTS
-                    .iter()
-                    .filter(|t| t.hooks.is_some())
-                    .map(|t| format!("'{}'", t.target.as_str()))
-                    .collect();
-                format!(
-                    "the config sets no `targets`, so the build is for `portable` alone, which runs no hooks: add \
-                     `targets: [{}]` (the hosts you mean)",
-                    hook_hosts.join(", ")
-                )
-            } else if model.targets.iter().any(|&t| hook.reaches(t)) {
-                "no selected host has this event; see `agent-bundle matrix`".to_owned()
-            } else {
-                "its `targets` names none of the hosts this build selects: nothing is emitted for it".to_owned()
-            });
-            // A route is its file, which the config does not name.
-            match hook.trigger {
-                crate::model::Trigger::Config(_) => warning.at_path(&hook.config_path),
-                crate::model::Trigger::Route(_) => warning,
-            }
-        })
-        .collect()
 }
 
 fn compose(
@@ -1085,9 +921,10 @@ fn locate(db: &Database, project: Project, diagnostics: &mut [Diagnostic], texts
             && let (Some(path), Some(value)) =
                 (&diagnostic.json_path, diagnostic.file.as_deref().and_then(|f| values.get(f)))
         {
-            diagnostic.span = match diagnostic.at_key {
-                true => crate::config::key_span_of(value, path),
-                false => Some(crate::config::span_of(value, path)),
+            diagnostic.span = if diagnostic.at_key {
+                crate::config::key_span_of(value, path)
+            } else {
+                Some(crate::config::span_of(value, path))
             };
         }
         if let Some(file) = &diagnostic.file
@@ -1295,14 +1132,8 @@ mod tests {
             std::fs::create_dir_all(root.join(&path).parent().unwrap()).unwrap();
             std::fs::write(root.join(&path), &*bytes.unwrap()).unwrap();
         }
-        let options = BuildOptions {
-            root: root.clone(),
-            config: None,
-            targets: None,
-            out_dir: root.join("artifact"),
-            out_dir_as_named: root.join("artifact"),
-            cache: Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap()),
-        };
+        let cache = Arc::new(Cache::open(&CacheOptions { dir: Some(root.join(".cache")), remote: None }).unwrap());
+        let options = BuildOptions::new(root.clone(), None, cache);
         let mut loaded = LoadedProject::new(Database::new(), root.clone());
         let project = loaded.load(options.settings(), std::slice::from_ref(&options.out_dir), &mut |_| {}).unwrap();
         let (output, _) = compile_and_publish(&mut loaded, project, &options, &mut |_| {}, None).unwrap();

@@ -502,9 +502,10 @@ pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, link: LinkKey<'db>
 
 /// The error for a handler or route module `root` that exports `exports` but no default.
 fn without_default_export<'a>(root: &str, exports: impl Iterator<Item = &'a String>) -> Diagnostic {
-    let (what, help) = match crate::routes::is_route_module(root) {
-        true => ("route", "export the route's component: `export default function Route({ canonical }) { … }`"),
-        false => ("handler", "export the handler function: `export default (event) => { … }`"),
+    let (what, help) = if crate::routes::is_route_module(root) {
+        ("route", "export the route's component: `export default function Route({ canonical }) { … }`")
+    } else {
+        ("handler", "export the handler function: `export default (event) => { … }`")
     };
     let named: Vec<String> = exports.map(|name| format!("`{name}`")).collect();
     let help = match named.as_slice() {

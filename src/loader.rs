@@ -35,9 +35,10 @@ impl Unreadable {
 
     /// What to do about a file the build needs and does not read.
     pub fn help(&self) -> &'static str {
-        match *self.0 == *TOO_LARGE {
-            true => "no plugin needs a file this large: leave it out of the project, or out of the payload",
-            false => "the build needs this file: make it readable for the user running agent-bundle",
+        if *self.0 == *TOO_LARGE {
+            "no plugin needs a file this large: leave it out of the project, or out of the payload"
+        } else {
+            "the build needs this file: make it readable for the user running agent-bundle"
         }
     }
 }
@@ -990,6 +991,115 @@ pub fn skipped_folder_help(key: &str) -> Option<String> {
 /// name is judged by what it is: see `walk_reads`).
 pub fn lies_in_skipped_dir(relative: &Path, excluded: bool) -> bool {
     excluded || relative.parent().is_some_and(|parent| parent.components().any(|part| is_skipped_dir(part.as_os_str())))
+}
+
+/// What a root that holds no config the walk would read holds instead (the build's AB4001
+/// says it): read here, before the walk, so that a root without a project is never walked.
+#[derive(Debug, Default)]
+pub struct MissingConfig {
+    /// The first config name at the root that holds something never read as a config, and
+    /// what that is.
+    pub unread: Option<(String, &'static str)>,
+    /// The nearest folder above the root that holds a config (the root may be a folder of
+    /// that project's).
+    pub project_above: Option<PathBuf>,
+    /// The root's folders that hold a config (a workspace's projects), sorted.
+    pub projects: Vec<String>,
+    /// The root's files that look like a config of another name and mention agent-bundle
+    /// (`plugin.config.ts`), sorted.
+    pub other_configs: Vec<String>,
+}
+
+/// `None` when `root` holds a config of one of `names` the walk would read; otherwise what
+/// is at those names, and, when `look_around`, what above and in the root a build may have
+/// meant. (Every build asks, a no-op too: one `lstat` when the config is there.)
+pub fn missing_config(root: &Path, names: &[&str], look_around: bool) -> Option<MissingConfig> {
+    let holds_config = |dir: &Path| names.iter().any(|name| ConfigEntry::at(&dir.join(name)) == ConfigEntry::Readable);
+    if holds_config(root) {
+        return None;
+    }
+    let unread = names.iter().find_map(|name| match ConfigEntry::at(&root.join(name)) {
+        ConfigEntry::Unread(what) => Some(((*name).to_owned(), what)),
+        _ => None,
+    });
+    let mut found = MissingConfig { unread, ..MissingConfig::default() };
+    if look_around {
+        found.project_above = root.ancestors().skip(1).find(|dir| holds_config(dir)).map(Path::to_path_buf);
+        // (Only a config known to be there: a folder it may not read holds none it knows of.)
+        let holds_known_config = |dir: &Path| {
+            names.iter().any(|name| fs::symlink_metadata(dir.join(name)).is_ok_and(|metadata| metadata.is_file()))
+        };
+        (found.projects, found.other_configs) = configs_nearby(root, &holds_known_config);
+    }
+    Some(found)
+}
+
+/// What a root without a config of the usual names holds that a build may mean: projects in
+/// its folders (a workspace), and configs of other names (`--config`). One listing of it.
+fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<String>, Vec<String>) {
+    let Ok(entries) = fs::read_dir(root) else { return Default::default() };
+    let mut projects = Vec::new();
+    let mut other_configs = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match entry.file_type() {
+            // (Not where a workspace search never looks: `node_modules`, `.git`, …)
+            Ok(kind) if kind.is_dir() && !is_skipped_dir(&entry.file_name()) && holds_config(&entry.path()) => {
+                projects.push(name)
+            }
+            Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
+                other_configs.push(name)
+            }
+            _ => {}
+        }
+    }
+    projects.sort_unstable();
+    other_configs.sort_unstable();
+    (projects, other_configs)
+}
+
+/// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`): of
+/// an extension a config may have.
+fn is_config_like(name: &str) -> bool {
+    let extensions = crate::config::CONFIG_FILE_NAMES.map(|config| &config[config.rfind('.').unwrap_or(0)..]);
+    let stem = extensions.iter().find_map(|extension| name.strip_suffix(extension));
+    stem.is_some_and(|stem| stem.ends_with(".config") || stem.ends_with("-config"))
+}
+
+/// Whether the file `entry`, of a config's size, mentions agent-bundle (a `vite.config.ts`
+/// does not).
+fn names_agent_bundle(entry: &fs::DirEntry) -> bool {
+    let small = entry.metadata().is_ok_and(|metadata| metadata.len() <= 1 << 20);
+    small
+        && read_file(&entry.path())
+            .ok()
+            .flatten()
+            .is_some_and(|(bytes, _)| memchr::memmem::find(&bytes, b"agent-bundle").is_some())
+}
+
+/// What is at a config file's name, as the walk would take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConfigEntry {
+    /// A regular file, or something this process cannot tell (the walk decides then).
+    Readable,
+    Missing,
+    /// What is there instead, never read as a config (a link is not followed).
+    Unread(&'static str),
+}
+
+impl ConfigEntry {
+    fn at(path: &Path) -> ConfigEntry {
+        match fs::symlink_metadata(path) {
+            Ok(metadata) if metadata.is_file() => ConfigEntry::Readable,
+            Ok(metadata) if metadata.is_symlink() => ConfigEntry::Unread("a symbolic link"),
+            Ok(metadata) if metadata.is_dir() => ConfigEntry::Unread("a folder"),
+            Ok(_) => ConfigEntry::Unread("a special file"),
+            Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+                ConfigEntry::Missing
+            }
+            Err(_) => ConfigEntry::Readable,
+        }
+    }
 }
 
 #[cfg(test)]

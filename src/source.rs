@@ -1,4 +1,5 @@
-//! Source positions: byte spans and the mapping from byte offsets to line/column.
+//! Source positions: byte spans and the mapping from byte offsets to line/column; and which
+//! files are modules, in which language, by their extension.
 //!
 //! Spans are UTF-8 byte offsets (what oxc reports); [`LineIndex`] turns them into the
 //! 1-based line and 1-based UTF-16 column that tsc, editors and the LSP show. This module only
@@ -6,6 +7,44 @@
 //! every diagnostic position comes from these offsets rather than from a running program.
 
 use std::ops::Range;
+
+/// The language a module file is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleLanguage {
+    TypeScript,
+    Tsx,
+    JavaScript,
+    Jsx,
+}
+
+impl ModuleLanguage {
+    pub fn is_typescript(self) -> bool {
+        matches!(self, ModuleLanguage::TypeScript | ModuleLanguage::Tsx)
+    }
+}
+
+/// The extensions of the ES modules a bundle links, with their language, in the order an
+/// import without an extension probes them. (A JSON module is imported by its full name.)
+pub const MODULE_EXTENSIONS: [(&str, ModuleLanguage); 6] = [
+    (".ts", ModuleLanguage::TypeScript),
+    (".tsx", ModuleLanguage::Tsx),
+    (".mts", ModuleLanguage::TypeScript),
+    (".js", ModuleLanguage::JavaScript),
+    (".mjs", ModuleLanguage::JavaScript),
+    (".jsx", ModuleLanguage::Jsx),
+];
+
+/// The extensions of CommonJS modules, which a bundle cannot link.
+pub const COMMONJS_EXTENSIONS: [&str; 2] = [".cjs", ".cts"];
+
+/// The language of the module file `path`, by its extension (a file named `.ts` has none).
+pub fn module_language(path: &str) -> Option<ModuleLanguage> {
+    let extension = std::path::Path::new(path).extension()?.to_str()?;
+    MODULE_EXTENSIONS
+        .iter()
+        .find(|(known, _)| known.strip_prefix('.') == Some(extension))
+        .map(|&(_, language)| language)
+}
 
 /// A byte range in a source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]

@@ -595,24 +595,10 @@ impl Session {
     }
 
     /// Puts back the manifest the last publish wrote when it alone of the artifact's marks
-    /// went: without it the folder is no artifact, which no publish replaces (it may be
-    /// someone's), though every file there is one this session published. (The one write
-    /// into an artifact but `publish`'s, in its turn, so no build publishes meanwhile.)
+    /// went (`publish::restore_manifest`).
     fn restore_manifest(&self) {
-        let (out_dir, Some(bytes)) = (&self.options.out_dir, &self.manifest) else { return };
-        let Ok(_turn) = crate::emit::publish::take_turn(out_dir) else { return };
-        let manifest = out_dir.join(crate::emit::MANIFEST_FILE);
-        if fs::symlink_metadata(&manifest).is_ok() || !out_dir.is_dir() {
-            return;
-        }
-        let ours: BTreeMap<&Path, u64> = self.published.iter().map(|(path, size)| (path.as_path(), *size)).collect();
-        let is_ours = |entry: walkdir::DirEntry| {
-            let size = entry.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
-        };
-        if walkdir::WalkDir::new(out_dir).min_depth(1).into_iter().all(|entry| entry.is_ok_and(is_ours)) {
-            // A failure leaves the folder as it is, and the publish says why it stops.
-            let _ = crate::output::replace_whole(&manifest, bytes);
+        if let Some(manifest) = &self.manifest {
+            crate::emit::publish::restore_manifest(&self.options.out_dir, manifest, &self.published);
         }
     }
 
@@ -883,10 +869,7 @@ mod tests {
     #[test]
     fn what_a_publish_makes_beside_the_artifact_is_no_change() {
         let dir = tempfile::tempdir().unwrap();
-        let out_dir = dir.path().join("artifact");
-        let cache = Arc::new(crate::cache::Cache::disabled());
-        let (root, out_dir_as_named) = (dir.path().to_owned(), out_dir.clone());
-        let options = BuildOptions { root, config: None, targets: None, out_dir, out_dir_as_named, cache };
+        let options = BuildOptions::new(dir.path().to_owned(), None, Arc::new(crate::cache::Cache::disabled()));
         let session = Session::new(options);
         assert!(session.read_whole);
         let [staging, old] = crate::emit::publish::byproducts(&session.options.out_dir);

@@ -419,13 +419,12 @@ pub fn build_all<'a>(
             .collect()
     });
     let any_stale = checked.iter().any(|step| matches!(step, Step::Stale(..)));
-    let builds = match any_stale && threads.builds != threads.checks {
-        true => {
-            // (Its deep stacks go before the others are reserved.)
-            drop(checks);
-            pool_of(threads.builds)?
-        }
-        false => checks,
+    let builds = if any_stale && threads.builds != threads.checks {
+        // (Its deep stacks go before the others are reserved.)
+        drop(checks);
+        pool_of(threads.builds)?
+    } else {
+        checks
     };
     Ok(builds.install(|| {
         checked

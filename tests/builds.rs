@@ -26,30 +26,22 @@ fn documents(dir: &std::path::Path) -> String {
     out
 }
 
-fn build_example(name: &str) -> tempfile::TempDir {
-    let dir = support::example(name);
-    let (code, report) = build_json(dir.path(), &[]);
-    assert_eq!(code, 0, "{report:#}");
-    assert_eq!(report["diagnostics"], serde_json::json!([]), "{report:#}");
-    dir
-}
-
 #[test]
 fn hooks_and_scripts_builds_for_portable_codex_and_claude() {
-    let dir = build_example("hooks-and-scripts");
+    let (dir, _) = support::built("hooks-and-scripts");
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 
 #[test]
 fn guarded_builds_for_portable_and_claude() {
-    let dir = build_example("guarded");
+    let (dir, _) = support::built("guarded");
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 
 /// A host listed with no hooks says why: the artifact was not built for it, or it takes none.
 #[test]
 fn hooks_list_says_why_a_host_has_no_hooks() {
-    let dir = build_example("guarded");
+    let (dir, _) = support::built("guarded");
     let last_line = |target: &str| {
         let listed = support::run(dir.path(), &["hooks", "list", "--target", target]);
         assert_eq!(listed.status.code(), Some(0));
@@ -65,7 +57,7 @@ fn hooks_list_says_why_a_host_has_no_hooks() {
 
 #[test]
 fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
-    let dir = build_example("prebuilt-plugin");
+    let (dir, _) = support::built("prebuilt-plugin");
     let artifact = dir.path().join("artifact");
     insta::assert_snapshot!(documents(&artifact));
     for file in ["hook/index.js", "package.json", "bin/format.sh"] {
@@ -228,19 +220,19 @@ fn what_no_payload_holds_costs_no_shortcut() {
 
 #[test]
 fn policy_builds_for_every_host() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 
 #[test]
 fn routes_builds_for_every_host_with_the_shared_runtime_in_each_mcp_document() {
-    let dir = build_example("routes");
+    let (dir, _) = support::built("routes");
     insta::assert_snapshot!(documents(&dir.path().join("artifact")));
 }
 
 #[test]
 fn the_manifest_lists_every_file_with_its_hash_and_the_hook_index() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     let manifest: serde_json::Value =
         serde_json::from_slice(&fs::read(artifact.join("agent-bundle.manifest.json")).unwrap()).unwrap();
@@ -279,7 +271,7 @@ fn a_copy_of_the_project_elsewhere_builds_byte_identical_output() {
 
 #[test]
 fn an_unchanged_rebuild_rewrites_nothing() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     let before: Vec<_> =
         artifact_files(&artifact).keys().map(|p| (p.clone(), fs::metadata(artifact.join(p)).unwrap())).collect();
@@ -296,7 +288,7 @@ fn an_unchanged_rebuild_rewrites_nothing() {
 /// a build publishes: the next build removes them, whichever check answers it.
 #[test]
 fn entries_added_to_the_artifact_are_removed_by_the_next_build() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     std::os::unix::fs::symlink("/etc/passwd", artifact.join("hooks/stray.mjs")).unwrap();
     fs::create_dir(artifact.join("skills")).unwrap();
@@ -317,7 +309,7 @@ fn entries_added_to_the_artifact_are_removed_by_the_next_build() {
 /// artifact file edited in place is written again.
 #[test]
 fn a_build_without_cache_ignores_the_stamp() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let wrapper = artifact_files(&dir.path().join("artifact")).into_keys().find(|p| p.ends_with(".mjs")).unwrap();
     let path = dir.path().join("artifact").join(&wrapper);
     let original = fs::read(&path).unwrap();
@@ -350,7 +342,7 @@ fn a_root_reached_through_a_symbolic_link_is_built_as_the_directory_itself() {
 
 #[test]
 fn editing_one_handler_rewrites_only_its_wrappers() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let path = dir.path().join("src/hooks/stop.ts");
     let text = fs::read_to_string(&path).unwrap().replace("summarize what you changed", "list what you changed");
     fs::write(&path, text).unwrap();
@@ -370,7 +362,7 @@ fn editing_one_handler_rewrites_only_its_wrappers() {
 
 #[test]
 fn a_failed_build_leaves_the_previous_artifact_as_it_was() {
-    let dir = build_example("policy");
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     let before = artifact_files(&artifact);
     fs::write(dir.path().join("src/hooks/stop.ts"), "export default (event => {").unwrap();
@@ -415,14 +407,14 @@ fn a_non_artifact_output_directory_is_never_replaced() {
 /// host-smoke suite). Beside Codex or Cursor, the portable package gets its own root.
 #[test]
 fn r3_no_agent_plugins_manifest_shares_the_root_with_codex() {
-    let dir = build_example("hooks-and-scripts");
+    let (dir, _) = support::built("hooks-and-scripts");
     let artifact = dir.path().join("artifact");
     assert!(!artifact.join("plugin.json").exists(), "a root plugin.json would disable every Codex hook");
     let portable: serde_json::Value =
         serde_json::from_slice(&fs::read(artifact.join("portable/plugin.json")).unwrap()).unwrap();
     assert_eq!(portable["$schema"], "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json");
     // Without Codex or Cursor the portable manifest stays at the root.
-    let guarded = build_example("guarded");
+    let (guarded, _) = support::built("guarded");
     assert!(guarded.path().join("artifact/plugin.json").is_file());
 }
 

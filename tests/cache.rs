@@ -5,17 +5,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{self, artifact_files};
+use crate::support::{self, artifact_files, work};
 
 fn build(dir: &Path, cache: &Path) -> Value {
     let cache = cache.to_str().unwrap();
     let (code, report) = support::build_json(dir, &["--cache-dir", cache]);
     assert_eq!(code, 0, "{report:#}");
     report
-}
-
-fn work(report: &Value, key: &str) -> u64 {
-    report["work"][key].as_u64().unwrap()
 }
 
 fn cache_files(cache: &Path, kind: &str) -> Vec<std::path::PathBuf> {

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::daemon::Daemon;
-use crate::support::{self, artifact_files};
+use crate::support::{self, artifact_files, work};
 
 const REMOTE: &str = "s3://cache/ci";
 
@@ -70,10 +70,6 @@ fn build_against(remote: &str, dir: &Path, env: &[(&str, &str)], args: &[&str]) 
         command.args(["build", "--json", "--remote-cache", remote]).args(args).current_dir(dir).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     (serde_json::from_slice(&output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
-}
-
-fn work(report: &Value, key: &str) -> u64 {
-    report["work"][key].as_u64().unwrap()
 }
 
 #[test]

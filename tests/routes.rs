@@ -4,13 +4,6 @@ use serde_json::{Value, json};
 
 use crate::support::{self, CLAUDE, CODEX, node, payload, project};
 
-fn built_routes() -> (tempfile::TempDir, Value) {
-    let dir = support::example("routes");
-    let (code, report) = support::build_json(dir.path(), &[]);
-    assert_eq!(code, 0, "{report:#}");
-    (dir, report)
-}
-
 fn wrapper(dir: &std::path::Path, report: &Value, family: &str, host: &str) -> std::path::PathBuf {
     let hook = report["hooks"]
         .as_array()
@@ -28,7 +21,7 @@ fn run(script: &std::path::Path, input: &Value, env: &[(&str, &str)]) -> (i32, V
 
 #[test]
 fn routes_are_emitted_for_every_host_that_has_their_family() {
-    let (_dir, report) = built_routes();
+    let (_dir, report) = support::built("routes");
     let mut emitted: Vec<String> = report["hooks"]
         .as_array()
         .unwrap()
@@ -50,7 +43,7 @@ fn routes_are_emitted_for_every_host_that_has_their_family() {
 
 #[test]
 fn a_tool_before_route_denies_on_claude_and_codex_and_continues_silently() {
-    let (dir, report) = built_routes();
+    let (dir, report) = support::built("routes");
     for (host_dir, host) in [(CLAUDE, "claude"), (CODEX, "codex")] {
         let script = wrapper(dir.path(), &report, "tool/before", host);
         let (code, output, stderr) = run(&script, &payload(host_dir, "PreToolUse"), &[]);
@@ -66,7 +59,7 @@ fn a_tool_before_route_denies_on_claude_and_codex_and_continues_silently() {
 
 #[test]
 fn session_start_context_stop_block_and_prompt_context_render_natively() {
-    let (dir, report) = built_routes();
+    let (dir, report) = support::built("routes");
     let (code, output, stderr) =
         run(&wrapper(dir.path(), &report, "session/start", "claude"), &payload(CLAUDE, "SessionStart"), &[]);
     assert_eq!(code, 0, "{stderr}");
@@ -126,7 +119,7 @@ fn route_errors_are_located() {
 
 #[test]
 fn hooks_simulate_runs_a_route() {
-    let (dir, _) = built_routes();
+    let (dir, _) = support::built("routes");
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","toolName":"Bash","toolInput":{"command":"echo ROUTES_DENY_ME"},"toolUseId":"t1"}"#;
     let output =
         support::simulate(dir.path(), "codex", "event-route-tool-before", input, &["--artifact", "artifact", "--json"]);
@@ -138,7 +131,7 @@ fn hooks_simulate_runs_a_route() {
 
 #[test]
 fn hooks_simulate_renders_a_shared_route_in_a_runtime_it_starts_or_standalone() {
-    let (dir, _) = built_routes();
+    let (dir, _) = support::built("routes");
     let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/c","prompt":"hi","permissionMode":"default"}"#;
     let simulate = |extra: &[&str]| {
         let output =

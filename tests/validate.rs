@@ -8,12 +8,6 @@ use serde_json::Value;
 use crate::host_validation::claude_binary;
 use crate::support;
 
-fn built_policy() -> tempfile::TempDir {
-    let dir = support::example("policy");
-    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    dir
-}
-
 /// `validate --json` with the pinned Claude Code as host validator: (exit code, codes).
 fn validate(dir: &Path) -> (i32, Vec<String>, Value) {
     let output = support::bin()
@@ -35,7 +29,7 @@ fn validate(dir: &Path) -> (i32, Vec<String>, Value) {
 
 #[test]
 fn a_fresh_artifact_validates_with_claude_plugin_validate() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let (code, errors, report) = validate(dir.path());
     assert_eq!((code, errors), (0, Vec::<String>::new()), "{report:#}");
     assert_eq!(report["hostValidation"], true);
@@ -43,7 +37,7 @@ fn a_fresh_artifact_validates_with_claude_plugin_validate() {
 
 #[test]
 fn a_deleted_wrapper_is_caught() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let hooks = dir.path().join("artifact/hooks");
     let wrapper = fs::read_dir(&hooks)
         .unwrap()
@@ -61,7 +55,7 @@ fn a_deleted_wrapper_is_caught() {
 #[test]
 fn a_file_made_executable_is_caught() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let wrapper = fs::read_dir(dir.path().join("artifact/hooks")).unwrap().next().unwrap().unwrap().path();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
     let (code, errors, report) = validate(dir.path());
@@ -74,7 +68,7 @@ fn a_file_made_executable_is_caught() {
 /// listed file) is no artifact of its manifest, as a file added by hand is not.
 #[test]
 fn a_link_or_an_empty_folder_added_to_the_artifact_is_caught() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     std::os::unix::fs::symlink("/etc/passwd", artifact.join("hooks/passwd")).unwrap();
     fs::create_dir(artifact.join("skills")).unwrap();
@@ -95,7 +89,7 @@ fn a_link_or_an_empty_folder_added_to_the_artifact_is_caught() {
 /// its hash forged to match still fails.
 #[test]
 fn an_edited_hook_document_is_a_hash_mismatch_and_registers_what_the_index_does_not() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let document = dir.path().join("artifact/.codex-plugin/hooks.json");
     let text = fs::read_to_string(&document).unwrap().replace("\"timeout\": 10", "\"timeout\": 11");
     fs::write(&document, text).unwrap();
@@ -109,7 +103,7 @@ fn an_edited_hook_document_is_a_hash_mismatch_and_registers_what_the_index_does_
 
 #[test]
 fn a_manifest_claude_code_rejects_is_reported() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let artifact = dir.path().join("artifact");
     let path = ".claude-plugin/plugin.json";
     let mut manifest: Value = serde_json::from_slice(&fs::read(artifact.join(path)).unwrap()).unwrap();
@@ -130,22 +124,16 @@ fn a_manifest_claude_code_rejects_is_reported() {
     assert!(errors.contains(&"AB6019".to_owned()), "{report:#}");
 }
 
-fn built_routes() -> tempfile::TempDir {
-    let dir = support::example("routes");
-    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    dir
-}
-
 #[test]
 fn the_shared_runtime_and_its_mcp_documents_validate() {
-    let dir = built_routes();
+    let (dir, _) = support::built("routes");
     let (code, errors, report) = validate(dir.path());
     assert_eq!((code, errors), (0, Vec::<String>::new()), "{report:#}");
 }
 
 #[test]
 fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caught() {
-    let dir = built_routes();
+    let (dir, _) = support::built("routes");
     let artifact = dir.path().join("artifact");
     let document = artifact.join(".codex-plugin/mcp.json");
     let text = fs::read_to_string(&document).unwrap().replace("./mcp/event-runtime.mjs", "./mcp/gone.mjs");
@@ -161,7 +149,7 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
 
     // Every argument counts: a working folder outside the artifact, another host's target.
     for (written, tampered) in [("\"cwd\": \"./\"", "\"cwd\": \"/\""), ("\"codex\"", "\"claude\"")] {
-        let dir = built_routes();
+        let (dir, _) = support::built("routes");
         let document = dir.path().join("artifact/.codex-plugin/mcp.json");
         let text = fs::read_to_string(&document).unwrap();
         assert!(text.contains(written), "{text}");
@@ -200,7 +188,7 @@ fn a_wrapper_that_does_not_load_says_what_node_said() {
 /// naming a file outside the artifact, is AB6000: nothing passes vacuously, nothing outside is read.
 #[test]
 fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let manifest_path = dir.path().join("artifact/agent-bundle.manifest.json");
     let manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
     let mut escaping = manifest.clone();
@@ -232,7 +220,7 @@ fn a_hollow_manifest_or_one_that_leaves_the_artifact_is_invalid() {
 /// not claim it ran.
 #[test]
 fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let fake = dir.path().join("fake-claude");
     let said = "echo 'claude native binary not installed' >&2\necho >&2\necho 'Or reinstall' >&2\n";
     fs::write(&fake, format!("#!/bin/sh\necho 'not json'\n{said}exit 1\n")).unwrap();
@@ -257,7 +245,7 @@ fn a_host_validator_that_gives_no_report_is_not_claimed_to_have_run() {
 /// with no `claude` on PATH, asking for the host's validation is a usage error.
 #[test]
 fn an_empty_claude_variable_counts_as_unset() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     // A PATH with `node` alone.
     let node = std::process::Command::new("sh").args(["-c", "command -v node"]).output().unwrap();
     let bin = dir.path().join("bin");
@@ -279,13 +267,8 @@ fn an_empty_claude_variable_counts_as_unset() {
 /// one per wrapper.
 #[test]
 fn no_node_on_path_is_said_once() {
-    let dir = built_policy();
-    let output = support::bin()
-        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-        .env("PATH", dir.path().join("nowhere"))
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let (dir, _) = support::built("policy");
+    let output = support::validate_json_command(dir.path()).env("PATH", dir.path().join("nowhere")).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let diagnostics = report["diagnostics"].as_array().unwrap();
@@ -306,9 +289,7 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     );
     fs::write(&wrapper, hang + &fs::read_to_string(&wrapper).unwrap()).unwrap();
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let mut validation = support::bin();
-        validation.args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"]);
-        validation.current_dir(dir.path());
+        let mut validation = support::validate_json_command(dir.path());
         let started = std::time::Instant::now();
         let (output, pid) = support::signal_once_running(&mut validation, &pid_file, signal);
         // (A validation that did not stop would wait out the hanging wrapper's 10 s load
@@ -328,7 +309,7 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
 /// (a size, a hook's wrapper) fails `validate`.
 #[test]
 fn a_tampered_manifest_is_refused_and_never_waited_on() {
-    let dir = built_policy();
+    let (dir, _) = support::built("policy");
     let manifest_path = dir.path().join("artifact/agent-bundle.manifest.json");
     let original = fs::read_to_string(&manifest_path).unwrap();
     let tamper = |edit: &dyn Fn(&mut Value)| {
@@ -337,13 +318,8 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
         fs::write(&manifest_path, manifest.to_string()).unwrap();
     };
     let validation_error = || {
-        let output = support::bin()
-            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(1));
-        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (code, report) = support::validate_json(dir.path());
+        assert_eq!(code, Some(1));
         let first = &report["diagnostics"][0];
         assert_eq!(first["code"], "AB6000", "{report:#}");
         first["message"].as_str().unwrap().to_owned()
@@ -404,19 +380,14 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
     // (simulate would run that one), a hook whose wrapper is a folder.
     let codes_of = |edit: &dyn Fn(&mut Value)| {
         tamper(edit);
-        let output = support::bin()
-            .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (code, report) = support::validate_json(dir.path());
         let said: Vec<String> = report["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
             .map(|d| format!("{} {}", d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
             .collect();
-        (output.status.code(), said)
+        (code, said)
     };
     let (code, said) = codes_of(&|manifest| {
         let bytes = manifest["files"][0]["bytes"].as_u64().unwrap();
@@ -449,13 +420,8 @@ fn a_tampered_manifest_is_refused_and_never_waited_on() {
 fn load_failure(files: &[(&str, &str)]) -> String {
     let dir = support::project(files);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let output = support::bin()
-        .args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, report) = support::validate_json(dir.path());
+    assert_eq!(code, Some(1));
     let load = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").expect("AB6005");
     load["message"].as_str().unwrap().to_owned()
 }
@@ -526,12 +492,8 @@ fn a_module_that_prints_as_it_loads_validates() {
 
 /// `validate` of the artifact of the project at `dir`, which must pass.
 fn validates(dir: &Path) {
-    let output = support::bin()
-        .args(["validate", "--artifact", "artifact", "--no-host-validation"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let (code, report) = support::validate_json(dir);
+    assert_eq!(code, Some(0), "{report:#}");
 }
 
 /// A wrapper that writes a file where it runs writes it in a scratch folder, never in the

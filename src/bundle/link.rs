@@ -18,9 +18,10 @@ use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
+use super::check::literal_specifier;
 use super::resolve::{ResolveFailure, Resolved};
 use super::source_map::{self, Copied, Mapping};
-use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled, literal_specifier};
+use super::transpile::{BundleDiagnostic, BundleErrorKind, Span, Transpiled};
 
 /// One JS/TS module compiled into a self-contained registration chunk.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -40,9 +41,9 @@ pub struct ModuleChunk {
     pub unresolved: Vec<String>,
     pub diagnostics: Vec<BundleDiagnostic>,
     /// What the module renders that some families or hosts do not take (`Transpiled::renders`).
-    pub renders: super::transpile::Renders,
+    pub renders: super::renders::Renders,
     /// What its components render (`Transpiled::components`).
-    pub components: super::transpile::Components,
+    pub components: super::renders::Components,
     /// Whether `links` says what the module imports and exports: its code transpiled and was
     /// linked, though a check may have failed (a module that does not parse, or could not be
     /// read, links nothing, and one re-exporting from a module that did not resolve says not

@@ -23,9 +23,12 @@
 
 mod answers;
 mod builtins;
+mod check;
 mod enums;
 mod link;
 mod namespaces;
+mod nesting;
+mod renders;
 mod resolve;
 mod source_map;
 mod transpile;
@@ -38,8 +41,9 @@ pub use answers::Rendering;
 #[cfg(test)]
 pub use link::compile_module;
 pub use link::{Assembled, Binding, LinkSource, ModuleChunk, ModuleImport, assemble, link_module};
+pub use renders::Renders;
 pub use resolve::{ResolveFailure, Resolved, is_importable_file, outside_dirs, resolve};
-pub use transpile::{BundleDiagnostic, BundleErrorKind, Renders, Severity, Span, Transpiled, transpile};
+pub use transpile::{BundleDiagnostic, BundleErrorKind, Severity, Span, Transpiled, transpile};
 pub use wrapper::{
     IPC_KEY, ModuleGraph, ROUTE_KEY, RUNTIME_KEY, RuntimeRoute, SERVER_KEY, SharedCall, aliases, handler_body,
     hook_epilogue, route_epilogue, runtime_epilogue, shared_route_epilogue, virtual_module,

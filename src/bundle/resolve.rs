@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::source::{COMMONJS_EXTENSIONS, MODULE_EXTENSIONS};
+
 /// What a module's imports resolve to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Resolved {
@@ -27,17 +29,19 @@ pub enum ResolveFailure {
 const VIRTUAL_PREFIX: &str = "agent-bundle:";
 
 /// Extensions probed after a specifier without one, in order.
-const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".js", ".mjs", ".jsx"];
+fn extensions() -> impl Iterator<Item = &'static str> {
+    MODULE_EXTENSIONS.iter().map(|&(extension, _)| extension)
+}
 
 /// Whether a file name is a CommonJS module's (`.cjs`, `.cts`), which a bundle cannot link.
 pub fn is_commonjs_file(name: &str) -> bool {
-    name.ends_with(".cjs") || name.ends_with(".cts")
+    COMMONJS_EXTENSIONS.iter().any(|extension| name.ends_with(extension))
 }
 
 /// Whether a file name is a module's: one with an extension resolution probes, or JSON
 /// (imported by its full name, as in Node and TypeScript).
 pub fn is_module_file(name: &str) -> bool {
-    EXTENSIONS.iter().any(|extension| name.ends_with(extension)) || super::transpile::is_json_module(name)
+    extensions().any(|extension| name.ends_with(extension)) || super::transpile::is_json_module(name)
 }
 
 /// The files of a directory outside the project root that an import may name: modules, and
@@ -162,14 +166,14 @@ fn resolve_relative(
                 }
             }
         }
-        for extension in EXTENSIONS {
+        for extension in extensions() {
             if let Some(key) = found(format!("{base}{extension}")) {
                 return Ok(Resolved::Module(key));
             }
         }
     }
     let index = if segments.is_empty() { format!("{prefix}index") } else { format!("{base}/index") };
-    for extension in EXTENSIONS {
+    for extension in extensions() {
         if let Some(key) = found(format!("{index}{extension}")) {
             return Ok(Resolved::Module(key));
         }

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::transpile::UsedComponent;
+use super::renders::UsedComponent;
 use super::{
     Assembled, Binding, BundleDiagnostic, BundleErrorKind, LinkSource, ModuleChunk, Renders, Severity, Span, assemble,
 };
@@ -45,7 +45,7 @@ pub fn aliases() -> BTreeMap<String, String> {
     BTreeMap::from([
         ("agent-bundle/jsx-runtime".to_owned(), JSX_KEY.to_owned()),
         ("agent-bundle".to_owned(), JSX_KEY.to_owned()),
-        (super::transpile::AGENT_SPECIFIER.to_owned(), AGENT_KEY.to_owned()),
+        (super::check::AGENT_SPECIFIER.to_owned(), AGENT_KEY.to_owned()),
     ])
 }
 
@@ -175,7 +175,7 @@ impl<'a> ModuleGraph<'a> {
                 if !matches!(resolved, Export::Found(found) if found == agent) {
                     continue;
                 }
-                if let Some((message, help)) = super::transpile::agent_component_problem(&tag.local, &tag.member) {
+                if let Some((message, help)) = super::check::agent_component_problem(&tag.local, &tag.member) {
                     let error = Diagnostic::error(Code::MissingExport, message).in_file(key.clone()).at(tag.span);
                     diagnostics.push(error.with_help(help));
                 }

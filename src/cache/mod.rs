@@ -75,6 +75,17 @@ const PROBE_BEFORE_UPLOAD: usize = 64 * 1024;
 /// Changing it invalidates every key: do it only with a new format version.
 const KEY_CONTEXT: &str = "agent-bundle 2026-12-02 cache action key v1";
 
+/// `bytes` as lowercase hex digits, two a byte: how the cache format and SigV4 write a digest.
+pub(crate) fn lowercase_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        hex.push(DIGITS[usize::from(byte >> 4)] as char);
+        hex.push(DIGITS[usize::from(byte & 15)] as char);
+    }
+    hex
+}
+
 /// A blake3 hash: the name of an object (hash of its bytes) or an action key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Hash(pub [u8; 32]);
@@ -87,13 +98,7 @@ impl Hash {
 
     /// 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut hex = String::with_capacity(64);
-        for byte in self.0 {
-            hex.push(DIGITS[usize::from(byte >> 4)] as char);
-            hex.push(DIGITS[usize::from(byte & 15)] as char);
-        }
-        hex
+        lowercase_hex(&self.0)
     }
 
     /// Parses exactly 64 *lowercase* hex digits (the only form the format writes).

@@ -187,12 +187,10 @@ impl Remote {
             let bucket = s3::resolve(&options.url, &options.s3, parse_base_url)?;
             (bucket.base, bucket.loopback, Auth::S3 { host: bucket.host, path: bucket.path, signer: bucket.signer })
         } else {
-            let (base, loopback) =
-                parse_base_url(&options.url).map_err(|error| match error.ends_with(EXPECTED_HTTP) {
-                    // (The remote may be a bucket too.)
-                    true => format!("{error} or s3://BUCKET[/PREFIX]"),
-                    false => error,
-                })?;
+            let (base, loopback) = parse_base_url(&options.url).map_err(|error| {
+                // (The remote may be a bucket too.)
+                if error.ends_with(EXPECTED_HTTP) { format!("{error} or s3://BUCKET[/PREFIX]") } else { error }
+            })?;
             let auth = match &options.token {
                 Some(token)
                     if !token.is_ascii() || token.bytes().any(|b| b.is_ascii_control()) || token.trim().is_empty() =>

@@ -22,6 +22,7 @@ use std::time::SystemTime;
 use ring::{digest, hmac};
 
 use super::aws_profile::Profile;
+use super::lowercase_hex;
 
 /// Where an `s3://` remote lives and how to sign for it; gathered from the environment by
 /// the CLI, given directly by tests.
@@ -231,7 +232,7 @@ impl Signer {
         for part in [self.region.as_str(), "s3", "aws4_request"] {
             key = hmac_sha256(&key, part.as_bytes());
         }
-        let signature = hex(&hmac_sha256(&key, string_to_sign.as_bytes()));
+        let signature = lowercase_hex(&hmac_sha256(&key, string_to_sign.as_bytes()));
         format!(
             "AWS4-HMAC-SHA256 Credential={}/{scope},SignedHeaders={signed_headers},Signature={signature}",
             self.access_key_id
@@ -240,18 +241,11 @@ impl Signer {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    hex(digest::digest(&digest::SHA256, bytes).as_ref())
+    lowercase_hex(digest::digest(&digest::SHA256, bytes).as_ref())
 }
 
 fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
     hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, key), message).as_ref().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
 }
 
 /// `YYYYMMDDTHHMMSSZ` in UTC, the SigV4 timestamp.

@@ -28,7 +28,7 @@ use std::time::Instant;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::artifact;
-use crate::build::{self, BuildOptions};
+use crate::build::{self, BuildOptions, DEFAULT_ARTIFACT};
 use crate::emit::manifest::{HookRow, Manifest};
 use crate::model::Target;
 
@@ -474,15 +474,11 @@ impl SourceArgs {
             Some(path) => Some(config_in_root(path, &cwd, &root)?),
         };
         let targets = (!self.targets.is_empty()).then(|| self.targets.clone());
-        let out_dir_as_named = crate::emit::publish::resolved_but_last(
-            &out.map_or_else(|| root.join(DEFAULT_ARTIFACT), |out| cwd.join(out)),
-        );
-        let out_dir = crate::emit::publish::artifact_dir(&out_dir_as_named);
         let cache = match cache {
             Some(cache) => cache.open()?,
             None => std::sync::Arc::new(crate::cache::Cache::disabled()),
         };
-        Ok(BuildOptions { root, config, targets, out_dir, out_dir_as_named, cache })
+        Ok(BuildOptions { config, targets, ..BuildOptions::new(root, out.map(|out| cwd.join(out)), cache) })
     }
 }
 
@@ -592,19 +588,18 @@ impl BuildArgs {
 
 /// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).
 fn artifact_dir(dir: &Path) -> Result<(), Failure> {
-    match dir.is_dir() {
-        true => Ok(()),
+    if dir.is_dir() {
+        Ok(())
+    } else if dir == Path::new(DEFAULT_ARTIFACT) && !dir.exists() {
         // Left to its default, where no build has run.
-        false if dir == Path::new(DEFAULT_ARTIFACT) && !dir.exists() => Err(Failure::Usage(format!(
+        Err(Failure::Usage(format!(
             "no artifact here: ./{DEFAULT_ARTIFACT} (--artifact's default) does not exist; run `agent-bundle build` \
              first, or pass --artifact"
-        ))),
-        false => Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display()))),
+        )))
+    } else {
+        Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display())))
     }
 }
-
-/// Where `build` puts the artifact in its root, and where the commands reading one look.
-const DEFAULT_ARTIFACT: &str = "artifact";
 
 fn list_command(dir: &Path, target: Option<Target>, json: bool) -> Result<bool, Failure> {
     let manifest = Manifest::read(dir).map_err(Failure::Run)?;
@@ -653,9 +648,10 @@ fn read_input_file(path: &Path) -> Result<String, Failure> {
         |e: &dyn std::fmt::Display| Failure::Usage(format!("cannot read --input-file {}: {e}", path.display()));
     let mut bytes = Vec::new();
     let limit = artifact::MAX_INPUT as u64 + 1;
-    let read = match path.as_os_str() == "-" {
-        true => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
-        false => std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes)),
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
     read.map_err(|e| cannot(&e))?;
     if bytes.len() > artifact::MAX_INPUT {

@@ -64,9 +64,10 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, arti
         });
         let diagnostic = shown.as_ref().unwrap_or(located.diagnostic);
         let located = located.showing(diagnostic);
-        match index < FRAMES {
-            true => eprintln!("{}\n", located.render_human(color)),
-            false => eprintln!("{}", located.render_short()),
+        if index < FRAMES {
+            eprintln!("{}\n", located.render_human(color));
+        } else {
+            eprintln!("{}", located.render_short());
         }
     }
     let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();

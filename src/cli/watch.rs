@@ -196,14 +196,7 @@ mod tests {
 
     #[test]
     fn a_build_that_could_not_read_its_project_says_why_not_what_changed() {
-        let options = BuildOptions {
-            root: "/p".into(),
-            config: None,
-            targets: None,
-            out_dir: "/p/artifact".into(),
-            out_dir_as_named: "/p/artifact".into(),
-            cache: std::sync::Arc::new(Cache::disabled()),
-        };
+        let options = BuildOptions::new("/p".into(), None, std::sync::Arc::new(Cache::disabled()));
         let mut build = WatchBuild {
             options: &options,
             output: Err(std::io::Error::other("cannot read /p/src/a.ts: Permission denied")),

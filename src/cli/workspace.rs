@@ -51,12 +51,8 @@ impl Selection {
     fn options_for(&self, roots: Vec<PathBuf>) -> Vec<BuildOptions> {
         let roots = filter(roots, &self.base, &self.filters);
         let options = |root: PathBuf| BuildOptions {
-            out_dir: crate::emit::publish::artifact_dir(&root.join("artifact")),
-            out_dir_as_named: root.join("artifact"),
-            root,
-            config: None,
             targets: self.targets.clone(),
-            cache: Arc::new(self.cache.scoped()),
+            ..BuildOptions::new(root, None, Arc::new(self.cache.scoped()))
         };
         roots.into_iter().map(options).collect()
     }
@@ -82,9 +78,10 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 pub(super) fn projects_below(base: &Path) -> Result<Vec<PathBuf>, Failure> {
     let found = discover(base);
     found.unreadable.iter().for_each(|why| warn_unreadable(why));
-    match found.roots.is_empty() {
-        true => Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display()))),
-        false => Ok(found.roots),
+    if found.roots.is_empty() {
+        Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display())))
+    } else {
+        Ok(found.roots)
     }
 }
 

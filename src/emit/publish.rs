@@ -134,6 +134,27 @@ pub(crate) fn take_turn(out: &Path) -> io::Result<Option<fs::File>> {
     Ok(turn)
 }
 
+/// Puts back `manifest`, which the last publish at `out` wrote, when it alone of the
+/// artifact's marks went and every file there is one of `published` (with its size): without
+/// it the folder is no artifact, which no publish replaces (it may be someone's). (Taken in a
+/// turn, so no build publishes meanwhile.) A watch session calls it when its artifact changes.
+pub fn restore_manifest(out: &Path, manifest: &[u8], published: &[(PathBuf, u64)]) {
+    let Ok(_turn) = take_turn(out) else { return };
+    let manifest_path = out.join(MANIFEST_FILE);
+    if fs::symlink_metadata(&manifest_path).is_ok() || !out.is_dir() {
+        return;
+    }
+    let ours: BTreeMap<&Path, u64> = published.iter().map(|(path, size)| (path.as_path(), *size)).collect();
+    let is_ours = |entry: walkdir::DirEntry| {
+        let size = entry.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
+    };
+    if walkdir::WalkDir::new(out).min_depth(1).into_iter().all(|entry| entry.is_ok_and(is_ours)) {
+        // A failure leaves the folder as it is, and the publish says why it stops.
+        let _ = crate::output::replace_whole(&manifest_path, manifest);
+    }
+}
+
 /// Where an artifact that is a symbolic link (to a host's plugin folder, say) really is:
 /// that directory is replaced, and the link stays as it was made. Build options hold this
 /// path (so the stamp and the manifest check see the real directory); `publish` follows

@@ -9,6 +9,7 @@
 //! Architecture invariant: outside this folder no code matches on a host; inside it, only
 //! each host's own module knows that host's manifest fields.
 
+pub mod checks;
 mod claude;
 mod codex;
 mod cursor;

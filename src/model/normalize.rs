@@ -10,6 +10,7 @@ use super::{Handler, Hook, HookEvent, RouteRun, Target, ToolSelector, Trigger, h
 use crate::config::{Config, HandlerDecl, HookDecl, Item, PayloadDecl};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::routes::Route;
+use crate::source::MODULE_EXTENSIONS;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Model {
@@ -316,6 +317,17 @@ impl Normalizer<'_> {
     }
 
     fn handler(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Handler> {
+        let path = self.handler_path(decl)?;
+        let at = &decl.handler.path;
+        match &decl.handler.value {
+            HandlerDecl::Module(_) => self.module_handler(path, at),
+            HandlerDecl::Prebuilt(_) => self.prebuilt_handler(path, at, payloads),
+        }
+    }
+
+    /// The project-relative path of `decl`'s handler, or `None` once it is said why there is
+    /// none (empty, absolute, outside the root).
+    fn handler_path(&mut self, decl: &HookDecl) -> Option<String> {
         let item = &decl.handler;
         let (HandlerDecl::Module(raw) | HandlerDecl::Prebuilt(raw)) = &item.value;
         if raw.trim().is_empty() {
@@ -329,108 +341,123 @@ impl Normalizer<'_> {
             return None;
         }
         let Some(path) = project_path(raw) else {
-            let (message, help) = match raw.starts_with('/') {
-                // (Inside the root or not: the artifact must not depend on where the checkout is.)
-                true => (
+            // (Inside the root or not: the artifact must not depend on where the checkout is.)
+            let (message, help) = if raw.starts_with('/') {
+                (
                     format!("handler `{raw}` is an absolute path"),
                     "write it relative to the project root, such as './src/hooks/guard.ts': the build must not \
                      depend on where the project is",
-                ),
-                false => (
+                )
+            } else {
+                (
                     format!("handler `{raw}` is outside the project root"),
                     "handlers are project-relative paths such as './src/hooks/guard.ts'",
-                ),
+                )
             };
             self.push(Diagnostic::error(Code::MissingHandler, message).at_path(&item.path).with_help(help));
             return None;
         };
-        match &item.value {
-            HandlerDecl::Module(_) => {
-                if !self.project.is_file(&path) {
-                    // `--config plugin/agent-bundle.config.ts`, run from above the project.
-                    let config_folder = crate::loader::parent_key(self.project.config_file());
-                    let beside_config =
-                        !config_folder.is_empty() && self.project.is_file(&format!("{config_folder}/{path}"));
-                    let help = crate::loader::skipped_folder_help(&path).unwrap_or_else(|| match beside_config {
-                        true => format!(
-                            "handler paths are relative to the project root, not to the config's folder \
-                             `{config_folder}`, which holds `{path}`: make that folder the root (pass its path as \
-                             --root)"
-                        ),
-                        false => match self.typescript_twin(&path) {
-                            Some(twin) => format!(
-                                "did you mean `./{twin}`? A handler path names the module's own file (`.js` \
-                                 for `.ts` holds in imports only)"
-                            ),
-                            None => "create the module, or fix the path (it is relative to the project root; a \
-                                     symbolic link, a folder or a pipe is never read as a module)"
-                                .to_owned(),
-                        },
-                    });
-                    self.push(
-                        Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
-                            .at_path(&item.path)
-                            .with_help(help),
-                    );
-                    return None;
-                }
-                Some(Handler::Module(path))
-            }
-            HandlerDecl::Prebuilt(_) => {
-                if self.rejected_payloads.iter().any(|source| is_under(&path, source)) {
-                    return None;
-                }
-                let Some(payload) = payloads.iter().find(|p| is_under(&path, &p.source)) else {
-                    let declared: Vec<_> = payloads.iter().map(|p| p.source.as_str()).collect();
-                    let help = if declared.is_empty() {
-                        "declare the directory that holds it under `payload`".to_owned()
-                    } else {
-                        format!("declared payload sources: {}", declared.join(", "))
-                    };
-                    self.push(
-                        Diagnostic::error(
-                            Code::PrebuiltOutsidePayload,
-                            format!("prebuilt handler `{path}` is not inside a declared payload"),
-                        )
-                        .at_path(&item.path)
-                        .with_help(help),
-                    );
-                    return None;
-                };
-                if !self.project.is_file(&path) {
-                    let help = crate::loader::skipped_folder_help(&path)
-                        .unwrap_or_else(|| "build the payload before running agent-bundle".to_owned());
-                    self.push(
-                        Diagnostic::error(Code::MissingPrebuilt, format!("prebuilt handler `{path}` does not exist"))
-                            .at_path(&item.path)
-                            .with_help(help),
-                    );
-                    return None;
-                }
-                let artifact_path = format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
-                // Hosts run `node "<root>/<artifact path>"` through a shell: inside the
-                // quotes, these would be expanded, end the quotes, or end the command.
-                if let Some(c) = artifact_path.chars().find(|c| matches!(c, '$' | '`' | '"' | '\\') || c.is_control()) {
-                    self.push(
-                        Diagnostic::error(
-                            Code::UnsafePrebuiltPath,
-                            format!("prebuilt handler `{path}` has {c:?} in its name, which a shell would read in the hook command"),
-                        )
-                        .at_path(&item.path)
-                        .with_help("rename the file (and its payload folders) without $ ` \" \\ or control characters"),
-                    );
-                    return None;
-                }
-                Some(Handler::Prebuilt { path, artifact_path })
-            }
+        Some(path)
+    }
+
+    /// A TypeScript handler at `path` (the config's `at`), which must be a file of the project.
+    fn module_handler(&mut self, path: String, at: &str) -> Option<Handler> {
+        if self.project.is_file(&path) {
+            return Some(Handler::Module(path));
         }
+        let help = self.missing_module_help(&path);
+        self.push(
+            Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
+                .at_path(at)
+                .with_help(help),
+        );
+        None
+    }
+
+    /// What to do about a handler module `path` the project does not hold.
+    fn missing_module_help(&self, path: &str) -> String {
+        // `--config plugin/agent-bundle.config.ts`, run from above the project.
+        let config_folder = crate::loader::parent_key(self.project.config_file());
+        let beside_config = !config_folder.is_empty() && self.project.is_file(&format!("{config_folder}/{path}"));
+        if let Some(help) = crate::loader::skipped_folder_help(path) {
+            return help;
+        }
+        if beside_config {
+            return format!(
+                "handler paths are relative to the project root, not to the config's folder `{config_folder}`, \
+                 which holds `{path}`: make that folder the root (pass its path as --root)"
+            );
+        }
+        match self.typescript_twin(path) {
+            Some(twin) => format!(
+                "did you mean `./{twin}`? A handler path names the module's own file (`.js` for `.ts` holds in \
+                 imports only)"
+            ),
+            None => "create the module, or fix the path (it is relative to the project root; a symbolic link, a \
+                     folder or a pipe is never read as a module)"
+                .to_owned(),
+        }
+    }
+
+    /// A prebuilt handler at `path` (the config's `at`): a file in one of `payloads`, whose
+    /// path in the artifact a shell reads as it is.
+    fn prebuilt_handler(&mut self, path: String, at: &str, payloads: &[Payload]) -> Option<Handler> {
+        if self.rejected_payloads.iter().any(|source| is_under(&path, source)) {
+            return None;
+        }
+        let Some(payload) = payloads.iter().find(|p| is_under(&path, &p.source)) else {
+            let declared: Vec<_> = payloads.iter().map(|p| p.source.as_str()).collect();
+            let help = if declared.is_empty() {
+                "declare the directory that holds it under `payload`".to_owned()
+            } else {
+                format!("declared payload sources: {}", declared.join(", "))
+            };
+            self.push(
+                Diagnostic::error(
+                    Code::PrebuiltOutsidePayload,
+                    format!("prebuilt handler `{path}` is not inside a declared payload"),
+                )
+                .at_path(at)
+                .with_help(help),
+            );
+            return None;
+        };
+        if !self.project.is_file(&path) {
+            let help = crate::loader::skipped_folder_help(&path)
+                .unwrap_or_else(|| "build the payload before running agent-bundle".to_owned());
+            self.push(
+                Diagnostic::error(Code::MissingPrebuilt, format!("prebuilt handler `{path}` does not exist"))
+                    .at_path(at)
+                    .with_help(help),
+            );
+            return None;
+        }
+        let artifact_path = format!("{}/{}", payload.name, &path[payload.source.len() + 1..]);
+        // Hosts run `node "<root>/<artifact path>"` through a shell: inside the
+        // quotes, these would be expanded, end the quotes, or end the command.
+        if let Some(c) = artifact_path.chars().find(|c| matches!(c, '$' | '`' | '"' | '\\') || c.is_control()) {
+            self.push(
+                Diagnostic::error(
+                    Code::UnsafePrebuiltPath,
+                    format!(
+                        "prebuilt handler `{path}` has {c:?} in its name, which a shell would read in the hook command"
+                    ),
+                )
+                .at_path(at)
+                .with_help("rename the file (and its payload folders) without $ ` \" \\ or control characters"),
+            );
+            return None;
+        }
+        Some(Handler::Prebuilt { path, artifact_path })
     }
 
     /// The TypeScript module `path` most likely means: `guard.js` or `guard` for the
     /// `guard.ts` (`.tsx`, `.mts`) the project holds, as an import of it would resolve.
     fn typescript_twin(&self, path: &str) -> Option<String> {
-        let stem = [".js", ".mjs", ".jsx"].iter().find_map(|ext| path.strip_suffix(ext)).unwrap_or(path);
-        [".ts", ".tsx", ".mts"].iter().map(|ext| format!("{stem}{ext}")).find(|twin| self.project.is_file(twin))
+        let (typescript, javascript): (Vec<_>, Vec<_>) =
+            MODULE_EXTENSIONS.iter().partition(|(_, language)| language.is_typescript());
+        let stem = javascript.iter().find_map(|(ext, _)| path.strip_suffix(ext)).unwrap_or(path);
+        typescript.iter().map(|(ext, _)| format!("{stem}{ext}")).find(|twin| self.project.is_file(twin))
     }
 
     fn timeout(&mut self, item: &Item<serde_json::Number>) -> Option<u32> {

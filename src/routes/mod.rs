@@ -9,6 +9,7 @@ use crate::config::extract::{self, ExtractErrorKind, ExtractTarget, Value, Value
 use crate::config::{join_index, join_key};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::model::{Family, Target, ToolSelector};
+use crate::source::{COMMONJS_EXTENSIONS, MODULE_EXTENSIONS};
 
 /// Where routes live.
 pub const EVENTS_DIR: &str = "src/events/";
@@ -55,10 +56,12 @@ fn family_of(path: &str) -> Option<Result<Family, String>> {
 fn misnamed_route(path: &str) -> Option<String> {
     let relative = path.strip_prefix(EVENTS_DIR)?;
     let (stem, extension) = relative.rsplit_once('.')?;
-    let lower = extension.to_ascii_lowercase();
-    let javascript = matches!(lower.as_str(), "js" | "jsx" | "mjs" | "mts" | "cjs" | "cts");
+    let lower = format!(".{}", extension.to_ascii_lowercase());
+    let is_route_own = [".ts", ".tsx"].contains(&lower.as_str());
+    let mut modules = MODULE_EXTENSIONS.iter().map(|&(module, _)| module).chain(COMMONJS_EXTENSIONS);
+    let javascript = !is_route_own && modules.any(|module| module == lower);
     // (Only `.ts` and `.tsx` as written name a route: `.TSX` would be dropped too.)
-    let module = javascript || (matches!(lower.as_str(), "ts" | "tsx") && lower != extension);
+    let module = javascript || (is_route_own && lower[1..] != *extension);
     (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
 }
 

@@ -77,6 +77,38 @@ pub fn build_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     (output.status.code().unwrap(), report)
 }
 
+/// The example `name` copied to a temporary folder and built (`build --json`), which must
+/// succeed without a diagnostic: the folder and the build's report.
+pub fn built(name: &str) -> (tempfile::TempDir, serde_json::Value) {
+    let dir = example(name);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["diagnostics"], serde_json::json!([]), "{name} builds cleanly: {report:#}");
+    (dir, report)
+}
+
+/// `agent-bundle validate --json` of the artifact the project at `dir` built (`artifact`),
+/// without a host's own validator.
+pub fn validate_json_command(dir: &Path) -> Command {
+    let mut command = bin();
+    command.args(["validate", "--artifact", "artifact", "--json", "--no-host-validation"]).current_dir(dir);
+    command
+}
+
+/// [`validate_json_command`] run: the exit code and the parsed report.
+pub fn validate_json(dir: &Path) -> (Option<i32>, serde_json::Value) {
+    let output = validate_json_command(dir).output().unwrap();
+    let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!("validate --json printed no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr))
+    });
+    (output.status.code(), report)
+}
+
+/// One count of a build report's `work` (`transpiled`, `bundled`, …).
+pub fn work(report: &serde_json::Value, key: &str) -> u64 {
+    report["work"][key].as_u64().unwrap()
+}
+
 /// Every file of a built artifact, by relative path.
 pub fn artifact_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();

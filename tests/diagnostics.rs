@@ -228,6 +228,18 @@ fn missing_handler_file() {
     expect_one(&config("{ stop: './src/hooks/missing.ts' }", "['claude']"), &[], "AB4217", "hooks.stop", "");
 }
 
+/// A handler given as a folder says so, and names the folder's index module when it has one.
+#[test]
+fn a_handler_that_is_a_folder_says_so() {
+    let config = config("{ stop: './src/hooks/guard' }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/hooks/guard/index.ts", HANDLER)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    let said = &report["diagnostics"][0];
+    assert_eq!((code, &said["code"]), (1, &serde_json::json!("AB4217")), "{report:#}");
+    assert_eq!(said["message"], "handler `src/hooks/guard` is a folder, not a module file");
+    assert_eq!(said["help"], "a handler names its module's file: `./src/hooks/guard/index.ts`");
+}
+
 #[test]
 fn prebuilt_path_outside_every_payload() {
     let hooks = "{ stop: { handler: { prebuilt: './dist/h.js' } } }";

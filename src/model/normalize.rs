@@ -365,13 +365,25 @@ impl Normalizer<'_> {
         if self.project.is_file(&path) {
             return Some(Handler::Module(path));
         }
-        let help = self.missing_module_help(&path);
-        self.push(
-            Diagnostic::error(Code::MissingHandler, format!("handler file `{path}` does not exist"))
-                .at_path(at)
-                .with_help(help),
-        );
+        let (message, help) = if self.project.has_files_under(&path) {
+            (format!("handler `{path}` is a folder, not a module file"), self.folder_help(&path))
+        } else {
+            (format!("handler file `{path}` does not exist"), self.missing_module_help(&path))
+        };
+        self.push(Diagnostic::error(Code::MissingHandler, message).at_path(at).with_help(help));
         None
+    }
+
+    /// What to name for a handler given as the folder `path`: its index module, if it has one.
+    fn folder_help(&self, path: &str) -> String {
+        let index = ["index.ts", "index.tsx", "index.mts", "index.js", "index.mjs"]
+            .into_iter()
+            .map(|name| format!("{path}/{name}"))
+            .find(|file| self.project.is_file(file));
+        match index {
+            Some(index) => format!("a handler names its module's file: `./{index}`"),
+            None => "a handler names its module's file, in this folder or elsewhere".to_owned(),
+        }
     }
 
     /// What to do about a handler module `path` the project does not hold.

@@ -358,14 +358,15 @@ impl LoadedProject {
         };
         let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && is_cache_folder(path);
         let passed_over = |metadata: fs::Metadata| !(metadata.is_file() || is_cache(&metadata));
-        self.lies_in_payload(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
+        self.must_be_read_whole(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
     }
 
-    /// Whether `path` lies in a payload's source (as the last compile knew them).
-    pub fn lies_in_payload(&self, path: &Path) -> bool {
+    /// Whether `path` lies where a build must read everything: in a payload's source (as the
+    /// last compile knew them), or where a route may be.
+    pub fn must_be_read_whole(&self, path: &Path) -> bool {
         let Ok(relative) = path.strip_prefix(&self.root) else { return false };
         let key = relative.to_string_lossy();
-        self.payload_sources.iter().any(|source| is_at_or_below(&key, source))
+        self.payload_sources.iter().any(|source| is_at_or_below(&key, source)) || crate::routes::may_hold_route(&key)
     }
 
     /// Takes the payload sources of the last compile's model (project-relative folders).
@@ -628,7 +629,7 @@ fn why_passed_over(path: &Path) -> &'static str {
 
 /// Whether this process may list the folder at `path` and look into what it holds (read and
 /// search permission): one it may not holds no input it could read.
-fn may_list(path: &Path) -> bool {
+pub(crate) fn may_list(path: &Path) -> bool {
     let Ok(path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
     // SAFETY: a NUL-terminated path, read during the call only.
     let denied =

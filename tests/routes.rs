@@ -363,6 +363,28 @@ fn a_route_that_is_a_link_or_a_special_file_fails_the_build() {
     std::os::unix::fs::symlink(&stop, dir.path().join("src/events/session")).unwrap();
     let (code, report) = support::build_json(dir.path(), &[]);
     assert!(code == 1 && refused(&report, "src/events/session"), "{report:#}");
+    // What can be no route is no loss: an editor's lock file beside one.
+    std::fs::remove_file(dir.path().join("src/events/session")).unwrap();
+    std::os::unix::fs::symlink("user@host.1:1", dir.path().join("src/events/.#stop.tsx")).unwrap();
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"]), (0, &json!([])), "{report:#}");
+    // A folder on the way that is a link, or that the build may not list, hides them all.
+    let events = dir.path().join("src/events");
+    std::fs::rename(dir.path().join("src"), dir.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", dir.path().join("src")).unwrap();
+    let (code, report) = support::build_json(dir.path(), &[]);
+    assert!(code == 1 && refused(&report, "`src` (a symbolic link)"), "{report:#}");
+    std::fs::remove_file(dir.path().join("src")).unwrap();
+    std::fs::rename(dir.path().join("elsewhere"), dir.path().join("src")).unwrap();
+    std::fs::set_permissions(&events, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["build", "--json", "--cache-dir", cache.path().to_str().unwrap()];
+    let output = crate::builds::unprivileged(dir.path(), &[dir.path(), cache.path()], &args);
+    std::fs::set_permissions(&events, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let said: Vec<_> = report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].clone()).collect();
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert!(said.contains(&json!("AB4802")), "{report:#}");
 }
 
 /// A route may approve as well as deny where its family and host take it: `allow` and `ask`

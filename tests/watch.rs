@@ -843,6 +843,27 @@ fn a_link_or_a_dependency_folder_appearing_in_a_payload_fails_the_watch_build() 
     interrupt(child);
 }
 
+/// A link appearing where a route would be fails the next build (AB4802), though it changes
+/// no input; gone, it publishes again. An editor's lock file beside a route is no route.
+#[test]
+fn a_link_appearing_where_a_route_would_be_fails_the_watch_build() {
+    let dir = support::example("routes");
+    let events = dir.path().join("src/events");
+    let (child, builds) = watching(dir.path());
+    std::os::unix::fs::symlink("stop.tsx", events.join("tool/after.tsx")).unwrap();
+    let failed = next_build(&builds);
+    assert_eq!(failed["diagnostics"][0]["code"], "AB4802", "{failed:#}");
+    std::fs::remove_file(events.join("tool/after.tsx")).unwrap();
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::os::unix::fs::symlink("user@host.1:1", events.join(".#stop.tsx")).unwrap();
+    let stop = events.join("stop.tsx");
+    let text = std::fs::read_to_string(&stop).unwrap();
+    std::fs::write(&stop, text.replacen("Asks for one more pass", "Asks once more", 1)).unwrap();
+    let built = next_build(&builds);
+    assert_eq!((&built["ok"], &built["diagnostics"]), (&true.into(), &serde_json::json!([])), "{built:#}");
+    interrupt(child);
+}
+
 #[test]
 fn a_folder_above_the_project_renamed_makes_its_next_build_fail_never_publish_where_it_was() {
     let dir = workspace_of_policies(&["above/policy"]);

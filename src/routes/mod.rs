@@ -39,6 +39,22 @@ pub struct RoutesReturn {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether a walk passing over `key` (a link, a special file, a folder it may not list) may
+/// lose a route: `src/events` or a folder above it, a route's own name, or a folder a family's
+/// routes lie in (`src/events/tool`). Nothing else there (an editor's lock file `.#stop.tsx`, a
+/// `node_modules`) can be one.
+pub fn may_hold_route(key: &str) -> bool {
+    let events = EVENTS_DIR.trim_end_matches('/');
+    if crate::loader::is_at_or_below(events, key) {
+        return true;
+    }
+    let Some(relative) = key.strip_prefix(EVENTS_DIR) else { return false };
+    Family::ALL.iter().map(|family| family.key()).any(|family| {
+        let on_the_way = family.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'));
+        on_the_way || [".ts", ".tsx"].iter().any(|extension| relative.strip_suffix(extension) == Some(family))
+    })
+}
+
 /// Whether the module at `path` is a route's (`src/events/tool/before.tsx`).
 pub fn is_route_module(path: &str) -> bool {
     family_of(path).is_some_and(|family| family.is_ok())
@@ -363,6 +379,12 @@ mod tests {
         assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
         assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
         assert_eq!(misnamed_route("src/events/stop.ts"), None);
+        for key in ["src", "src/events", "src/events/stop.tsx", "src/events/tool", "src/events/model-switch/after.ts"] {
+            assert!(may_hold_route(key), "{key}");
+        }
+        for key in ["srcs", "src/hooks", "src/events/.#stop.tsx", "src/events/node_modules", "src/events/tool/x.tsx"] {
+            assert!(!may_hold_route(key), "{key}");
+        }
         assert_eq!(misnamed_route("src/events/tool/before.TSX"), Some("src/events/tool/before.tsx".into()));
         let dropped = discover(["src/events/prompt/submit.js"].into_iter(), |_| Ok("export default () => null;"));
         assert!(dropped.routes.is_empty());

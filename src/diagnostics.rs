@@ -86,7 +86,7 @@ codes! {
     EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A config hook for an event a host lacks (`workspaceOpen` on every host), or a hook naming a host without its event.";
     InvalidTimeout = "AB4205", "invalid-timeout", "A timeout that is not a positive whole number of seconds.";
     NativeToolNeverMatched = "AB4206", "native-tool-never-matched", "A `<target>:<native-tool>` selector naming a tool the host never fires tool hooks for (Codex's internal `shell` or `view_image`, Claude Code's `EndConversation`), or an MCP tool name not of the host's form (`claude:mcp__memory`, no tool named): the hook would never run for it.";
-    RouteBudgetCapped = "AB4208", "route-budget-capped", "A route whose `timeoutMs` is longer than a host lets its event's hooks run, whatever their `timeout` (Claude Code's `SessionEnd`: 1.5 s); a warning, since a user can raise the host's limit.";
+    RouteBudgetCapped = "AB4208", "route-budget-capped", "A route whose config sets a `timeoutMs` longer than a host lets its event's hooks run, whatever their `timeout` (Claude Code's `SessionEnd`: 1.5 s); a warning, since a user can raise the host's limit.";
     UndocumentedNativeTool = "AB4207", "undocumented-native-tool", "A `<target>:<native-tool>` selector naming no tool the host is documented to fire tool hooks for (`cursor:Bash`: Cursor's shell is `Shell`); a warning, since a host newer than its contract may have it.";
     NativeSelectorOutsideTargets = "AB4212", "native-selector-outside-targets", "A `<target>:<name>` selector for a host the hook does not reach.";
     UnknownEvent = "AB4213", "unknown-event", "A hook key that is not one of the seven canonical events.";

@@ -191,9 +191,10 @@ fn route_form(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>)
     if route.fallback { Ok(Some(RouteForm::Standalone)) } else { Err(Refused) }
 }
 
-/// A warning where the host cuts `hook` off before its route's budget is spent.
+/// A warning where the host cuts `hook` off before the budget its route's config sets is
+/// spent (the default's, set by no one, is said in the docs).
 fn capped_budget(table: &HostTable, hooks: &HookSupport, hook: &Hook) -> Option<Diagnostic> {
-    let budget = hook.route.as_ref()?.timeout_ms;
+    let budget = hook.route.as_ref().filter(|route| route.timeout_declared)?.timeout_ms;
     let cap = hooks.capped.iter().find(|cap| Some(cap.family) == hook.trigger.family() && budget > cap.ms)?;
     let (host, native) = (table.display_name, hooks.row(cap.family).map_or("", |row| row.native));
     let diagnostic = Diagnostic::warning(
@@ -441,7 +442,7 @@ mod tests {
             id: "hook:event-route:stop".into(),
             name: "event-route-stop".into(),
             trigger: Trigger::Route(Family::Stop),
-            route: Some(crate::model::RouteRun { timeout_ms: 5000, shared: true, fallback }),
+            route: Some(crate::model::RouteRun { timeout_ms: 5000, timeout_declared: false, shared: true, fallback }),
             handler: Handler::Module("src/events/stop.ts".into()),
             targets: None,
             tools: Vec::new(),
@@ -549,7 +550,12 @@ mod tests {
             let table = super::super::table(target);
             let hook = Hook {
                 trigger: Trigger::Route(family),
-                route: Some(crate::model::RouteRun { timeout_ms, shared: false, fallback: false }),
+                route: Some(crate::model::RouteRun {
+                    timeout_ms,
+                    timeout_declared: true,
+                    shared: false,
+                    fallback: false,
+                }),
                 ..shared_route(false)
             };
             capped_budget(table, table.hooks.as_ref().unwrap(), &hook).map(|d| (d.code, d.is_error(), d.message))
@@ -559,6 +565,21 @@ mod tests {
         assert!(message.starts_with("Claude Code gives SessionEnd hooks 1.5 s in all"), "{message}");
         assert!(message.contains("`timeoutMs` (5000 ms)"), "{message}");
         assert_eq!(warned(Target::Claude, Family::SessionEnd, 1500), None);
+        let undeclared = Hook {
+            trigger: Trigger::Route(Family::SessionEnd),
+            route: Some(crate::model::RouteRun {
+                timeout_ms: 5000,
+                timeout_declared: false,
+                shared: false,
+                fallback: false,
+            }),
+            ..shared_route(false)
+        };
+        let claude = super::super::table(Target::Claude);
+        assert!(
+            capped_budget(claude, claude.hooks.as_ref().unwrap(), &undeclared).is_none(),
+            "the default's is said in the docs"
+        );
         assert_eq!(warned(Target::Claude, Family::Stop, 60_000), None);
         assert_eq!(warned(Target::Cursor, Family::SessionEnd, 5000), None);
     }

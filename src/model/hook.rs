@@ -79,6 +79,8 @@ impl Trigger {
 pub struct RouteRun {
     /// The render budget inside the host's own deadline.
     pub timeout_ms: u32,
+    /// Whether the route's config sets it.
+    pub timeout_declared: bool,
     /// The route asked for the shared runtime (`runtime: 'shared'`).
     pub shared: bool,
     /// It also compiles its standalone form, run when no shared runtime is live

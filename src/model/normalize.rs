@@ -124,7 +124,14 @@ pub fn normalize(
         }
         (None, None) => (vec![Target::Portable], TargetSource::Default),
     };
-    let payloads: Vec<Payload> = config.payloads.iter().filter_map(|p| cx.payload(p)).collect();
+    let mut payloads: Vec<Payload> = Vec::new();
+    for decl in &config.payloads {
+        let Some(payload) = cx.payload(decl) else { continue };
+        match payloads.iter().find(|other| other.name.eq_ignore_ascii_case(&payload.name)) {
+            Some(other) => cx.same_but_case(decl, &other.name, payload.source),
+            None => payloads.push(payload),
+        }
+    }
     let mut hooks: Vec<Hook> = Vec::new();
     // Where each hook id was first declared, in `hooks`.
     let mut first_of: HashMap<String, usize> = HashMap::new();
@@ -584,6 +591,21 @@ impl Normalizer<'_> {
         args.value.iter().map(|item| item.value.clone()).collect()
     }
 
+    /// A payload whose name differs from `other`'s only in case: a file system that ignores
+    /// case (macOS's, by default) would put both in one folder.
+    fn same_but_case(&mut self, decl: &PayloadDecl, other: &str, source: String) {
+        let name = &decl.name.value;
+        self.push(
+            Diagnostic::error(
+                Code::InvalidPayload,
+                format!("payload name `{name}` differs from payload `{other}` only in case"),
+            )
+            .at_path(&decl.name.path)
+            .with_help("a file system that ignores case (macOS's) would merge their folders: rename one"),
+        );
+        self.rejected_payloads.push(source);
+    }
+
     fn payload(&mut self, decl: &PayloadDecl) -> Option<Payload> {
         let name = &decl.name.value;
         let safe_segment = !name.is_empty()
@@ -685,6 +707,7 @@ fn route_hook(route: &Route) -> Hook {
         trigger: Trigger::Route(route.family),
         route: Some(RouteRun {
             timeout_ms: route.timeout_ms,
+            timeout_declared: route.timeout_declared,
             shared: route.shared,
             fallback: route.fallback_standalone,
         }),

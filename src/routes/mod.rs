@@ -27,6 +27,8 @@ pub struct Route {
     pub fallback_standalone: bool,
     pub targets: Option<Vec<Target>>,
     pub timeout_ms: u32,
+    /// Whether its config sets `timeoutMs` (else [`DEFAULT_TIMEOUT_MS`]).
+    pub timeout_declared: bool,
     pub tools: Vec<ToolSelector>,
 }
 
@@ -171,6 +173,7 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
             fallback_standalone: false,
             targets: None,
             timeout_ms: DEFAULT_TIMEOUT_MS,
+            timeout_declared: false,
             tools: Vec::new(),
         },
         diagnostics: Vec::new(),
@@ -270,6 +273,7 @@ impl RouteConfigReader {
             // Node's timers hold at most 2^31 - 1 ms; a longer delay fires at once.
             ValueKind::Number(number) if number.as_u64().is_some_and(|ms| ms > 0 && ms <= i32::MAX as u64) => {
                 self.route.timeout_ms = number.as_u64().unwrap_or_default() as u32;
+                self.route.timeout_declared = true;
             }
             _ => self.error(
                 item,

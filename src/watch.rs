@@ -494,10 +494,11 @@ impl Session {
     /// own swaps and the removal of the one it replaced leave it whole. Another build's
     /// publish (its manifest in place of this session's) is no damage: two sessions of
     /// other options on one artifact would take turns repairing it for ever; the next
-    /// change publishes again.
+    /// change publishes again. (A manifest written over with what names no build is.)
     fn artifact_damaged(&self) -> bool {
         let manifest = self.options.out_dir.join(crate::emit::MANIFEST_FILE);
-        let replaced = self.manifest.as_ref().is_some_and(|ours| fs::read(manifest).is_ok_and(|now| *now != **ours));
+        let another = || fs::read(manifest).is_ok_and(|now| self.manifest.as_ref().is_some_and(|ours| *now != **ours));
+        let replaced = crate::emit::manifest::holds_artifact(&self.options.out_dir) && another();
         !replaced
             && self
                 .published

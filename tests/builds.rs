@@ -599,7 +599,9 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
     std::fs::write(dir.path().join("notes/agent-bundle.manifest.json"), "{}").unwrap();
     let output = support::run(dir.path(), &["build", "--out", "notes"]);
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("holds files but no agent-bundle artifact"));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("its agent-bundle.manifest.json names no agent-bundle build")
+    );
     assert_eq!(std::fs::read_to_string(dir.path().join("notes/thesis.txt")).unwrap(), "precious");
 }
 

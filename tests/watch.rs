@@ -1032,6 +1032,12 @@ fn a_part_of_the_artifact_deleted_is_published_again() {
     assert!(
         artifact.join("agent-bundle.manifest.json").is_file() && artifact.join(".claude-plugin/plugin.json").is_file()
     );
+    // Written over with what names no build, it is put back too.
+    std::fs::write(artifact.join("agent-bundle.manifest.json"), "{}").unwrap();
+    std::fs::remove_file(artifact.join(".claude-plugin/plugin.json")).unwrap();
+    let repaired = next_build(&builds);
+    assert_eq!(repaired["ok"], true, "{repaired:#}");
+    assert!(std::fs::read_to_string(artifact.join("agent-bundle.manifest.json")).unwrap().contains("\"compiler\""));
     // A file of someone else's beside them: the folder is not the session's to replace.
     std::fs::remove_file(artifact.join("agent-bundle.manifest.json")).unwrap();
     std::fs::write(artifact.join("notes.txt"), "mine\n").unwrap();

@@ -414,10 +414,18 @@ fn occupied(resolved: &Path) -> Option<&'static str> {
     if resolved.exists() && !resolved.is_dir() {
         return Some("it is a file");
     }
-    let is_artifact = crate::emit::manifest::holds_artifact(resolved);
+    use crate::emit::manifest::Mark;
     let holds_files = || std::fs::read_dir(resolved).is_ok_and(|mut entries| entries.next().is_some());
-    (!is_artifact && holds_files())
-        .then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
+    match crate::emit::manifest::mark(resolved) {
+        Mark::Manifest => None,
+        Mark::Foreign => Some(
+            "its agent-bundle.manifest.json names no agent-bundle build (written over?), and publishing would \
+             replace what it holds: remove the folder if it was an artifact",
+        ),
+        Mark::None => {
+            holds_files().then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
+        }
+    }
 }
 
 /// Why a command stopped before doing its work.

@@ -26,23 +26,37 @@ pub const MANIFEST_FILE: &str = "agent-bundle.manifest.json";
 /// The compiler a manifest names: what tells an artifact of this tool's from a folder that
 /// merely holds a file of the manifest's name.
 const COMPILER_NAME: &str = "agent-bundle";
+/// How every manifest a build writes begins: canonical JSON, its keys sorted, so `compiler`
+/// first (a test holds the writer to it).
+const MANIFEST_HEAD: &[u8] = b"{\n  \"compiler\": {\n    \"name\": \"agent-bundle\",";
 
-/// Whether `dir` holds an artifact of agent-bundle's, of any manifest version: its manifest
-/// is JSON naming agent-bundle as its compiler. A file of that name holding anything else
-/// (empty, `{}`) leaves the folder the user's, which a publish would empty.
+/// What marks a folder as an artifact of agent-bundle's.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A manifest as a build writes it, of any version.
+    Manifest,
+    /// A file of the manifest's name holding anything else (empty, `{}`, another tool's).
+    Foreign,
+    None,
+}
+
+/// What marks `dir` as an artifact, reading no more of its manifest than its head: a folder
+/// whose manifest names no agent-bundle build is the user's, which a publish would empty.
+pub fn mark(dir: &Path) -> Mark {
+    use std::io::Read;
+    let path = dir.join(MANIFEST_FILE);
+    // (A regular file only: opening a FIFO would wait for a writer.)
+    if !std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_file()) {
+        return Mark::None;
+    }
+    let mut head = [0; MANIFEST_HEAD.len()];
+    let read = std::fs::File::open(&path).and_then(|mut file| file.read_exact(&mut head));
+    if read.is_ok() && head == MANIFEST_HEAD { Mark::Manifest } else { Mark::Foreign }
+}
+
+/// Whether `dir` holds an artifact a publish may replace ([`mark`]).
 pub fn holds_artifact(dir: &Path) -> bool {
-    #[derive(Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow)]
-        compiler: Name<'a>,
-    }
-    #[derive(Deserialize)]
-    struct Name<'a> {
-        #[serde(borrow)]
-        name: Cow<'a, str>,
-    }
-    let manifest = crate::artifact::read_regular(&dir.join(MANIFEST_FILE));
-    manifest.is_ok_and(|bytes| serde_json::from_slice::<Named>(&bytes).is_ok_and(|m| m.compiler.name == COMPILER_NAME))
+    mark(dir) == Mark::Manifest
 }
 /// Bumped whenever the manifest's shape changes.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -250,9 +264,7 @@ pub fn render(
         },
         targets: model.targets.clone(),
     };
-    let mut text = serde_json::to_string_pretty(&manifest).expect("the manifest always serializes");
-    text.push('\n');
-    text
+    manifest.text()
 }
 
 impl Manifest<'static> {
@@ -292,6 +304,13 @@ impl Manifest<'static> {
 }
 
 impl Manifest<'_> {
+    /// The manifest as a build writes it.
+    fn text(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("the manifest always serializes");
+        text.push('\n');
+        text
+    }
+
     /// Enough to report the artifact as an up-to-date build's.
     pub fn summary(&self) -> Summary {
         Summary {
@@ -348,6 +367,33 @@ mod tests {
         assert_eq!(hook.len(), 12, "every field of a hook row written: {hook:?}");
         let file = manifest["files"][0].as_object().unwrap();
         assert_eq!(file.len(), 5, "every field of a file row written: {file:?}");
+    }
+
+    /// A manifest as a build writes it begins as [`mark`] reads it; a file of its name holding
+    /// anything else is no artifact's.
+    #[test]
+    fn a_written_manifest_marks_its_folder_and_no_other_file_does() {
+        let manifest = Manifest {
+            compiler: Compiler { name: COMPILER_NAME.into(), version: "9.9.9".into() },
+            event_runtime: None,
+            files: Vec::new(),
+            hooks: Vec::new(),
+            inputs: Vec::new(),
+            manifest_version: MANIFEST_VERSION,
+            payloads: Vec::new(),
+            plugin: Plugin { description: None, name: "p".into(), version: "1.0.0".into() },
+            targets: vec![Target::Claude],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(mark(dir.path()), Mark::None);
+        std::fs::write(dir.path().join(MANIFEST_FILE), manifest.text()).unwrap();
+        assert_eq!(mark(dir.path()), Mark::Manifest);
+        for other in
+            ["", "{}", "{\"compiler\":{\"name\":\"agent-bundle\"}}", "{\n  \"compiler\": {\n    \"name\": \"other\","]
+        {
+            std::fs::write(dir.path().join(MANIFEST_FILE), other).unwrap();
+            assert_eq!(mark(dir.path()), Mark::Foreign, "{other:?}");
+        }
     }
 
     /// A pack's manifest (`plugin`, `targets`, `files`, as the spec's vectors hold) reads;

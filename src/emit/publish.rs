@@ -18,6 +18,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::MANIFEST_FILE;
+use super::manifest::Mark;
 use crate::output::OutputFile;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -135,19 +136,29 @@ pub(crate) fn take_turn(out: &Path) -> io::Result<Option<fs::File>> {
 }
 
 /// Puts back `manifest`, which the last publish at `out` wrote, when it alone of the
-/// artifact's marks went and every file there is one of `published` (with its size): without
-/// it the folder is no artifact, which no publish replaces (it may be someone's). (Taken in a
-/// turn, so no build publishes meanwhile.) A watch session calls it when its artifact changes.
+/// artifact's marks went, or was written over with what names no build, and every other file
+/// there is one of `published` (with its size): without it the folder is no artifact, which
+/// no publish replaces (it may be someone's). (Taken in a turn, so no build publishes
+/// meanwhile.) A watch session calls it when its artifact changes.
 pub fn restore_manifest(out: &Path, manifest: &[u8], published: &[(PathBuf, u64)]) {
     let Ok(_turn) = take_turn(out) else { return };
     let manifest_path = out.join(MANIFEST_FILE);
-    if fs::symlink_metadata(&manifest_path).is_ok() || !out.is_dir() {
+    let written_over = match super::manifest::mark(out) {
+        // Another build's, or this session's: nothing to put back.
+        Mark::Manifest => return,
+        Mark::Foreign => true,
+        // (A link or a folder in its place is not this session's to replace.)
+        Mark::None if fs::symlink_metadata(&manifest_path).is_ok() => return,
+        Mark::None => false,
+    };
+    if !out.is_dir() {
         return;
     }
     let ours: BTreeMap<&Path, u64> = published.iter().map(|(path, size)| (path.as_path(), *size)).collect();
     let is_ours = |entry: walkdir::DirEntry| {
         let size = entry.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-        entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
+        let manifest = written_over && entry.path() == manifest_path;
+        manifest || entry.file_type().is_dir() || (size.is_some() && ours.get(entry.path()).copied() == size)
     };
     if walkdir::WalkDir::new(out).min_depth(1).into_iter().all(|entry| entry.is_ok_and(is_ours)) {
         // A failure leaves the folder as it is, and the publish says why it stops.
@@ -333,8 +344,13 @@ fn existing_entries(out: &Path) -> io::Result<Existing> {
         }
     }
     let holds_anything = !existing.files.is_empty() || !existing.others.is_empty();
-    if holds_anything && !super::manifest::holds_artifact(out) {
-        return Err(not_an_artifact(out, "is not an agent-bundle artifact"));
+    match super::manifest::mark(out) {
+        Mark::Foreign => {
+            let what = "is not an agent-bundle artifact (its agent-bundle.manifest.json names no build)";
+            return Err(not_an_artifact(out, what));
+        }
+        Mark::None if holds_anything => return Err(not_an_artifact(out, "is not an agent-bundle artifact")),
+        _ => {}
     }
     existing.files.sort();
     Ok(existing)
@@ -474,7 +490,10 @@ mod tests {
 
     fn artifact(entries: &[(&str, &str)]) -> BTreeMap<String, OutputFile> {
         let mut files: BTreeMap<_, _> = entries.iter().map(|(p, t)| file(p, t)).collect();
-        files.extend([file(MANIFEST_FILE, r#"{"compiler":{"name":"agent-bundle"}}"#)]);
+        files.extend([file(
+            MANIFEST_FILE,
+            "{\n  \"compiler\": {\n    \"name\": \"agent-bundle\",\n    \"version\": \"0\"\n  }\n}\n",
+        )]);
         files
     }
 
@@ -482,7 +501,7 @@ mod tests {
     /// `{}`, another tool's) is the user's: a publish there would empty it, and is refused.
     #[test]
     fn a_manifest_that_names_no_agent_bundle_build_does_not_make_a_folder_an_artifact() {
-        for manifest in ["", "{}", "garbage", r#"{"compiler":{"name":"other"}}"#] {
+        for manifest in ["", "{}", "garbage", r#"{"compiler":{"name":"agent-bundle"}}"#] {
             let dir = tempfile::tempdir().unwrap();
             let out = dir.path().join("folder");
             fs::create_dir(&out).unwrap();
@@ -628,7 +647,11 @@ mod tests {
         assert_eq!((trusted.written.as_slice(), trusted.unchanged), (&["b.json".to_owned()][..], 2));
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "9", "trusted, not read back");
         // Another build's manifest: nothing is trusted.
-        fs::write(out.join(MANIFEST_FILE), "{\"compiler\":{\"name\":\"agent-bundle\"},\"other\":1}").unwrap();
+        fs::write(
+            out.join(MANIFEST_FILE),
+            "{\n  \"compiler\": {\n    \"name\": \"agent-bundle\",\n    \"version\": \"1\"\n  }\n}\n",
+        )
+        .unwrap();
         let read_back = publish(&out, dir.path(), &files, Some(&files)).unwrap();
         assert_eq!(read_back.written, ["a.json", MANIFEST_FILE]);
         assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "1");

@@ -181,7 +181,7 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
     }
     let value = match found {
         Found::Expr(expr) => reader.root(expr, false),
-        Found::Const(id, expr) => reader.unchanged(id, 0).and_then(|()| reader.root(expr, false)),
+        Found::Const(id, expr) => reader.unchanged(id, None).and_then(|()| reader.root(expr, false)),
         Found::Local(name, span) => reader.follow(name, span),
         Found::Error(error) => {
             reader.errors.push(error);
@@ -383,6 +383,33 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
         _ => return None,
     };
     Some(found)
+}
+
+/// Where `program`'s exports name its top-level `name` (`export { config as c }`, `export
+/// default config`): uses that change nothing.
+fn export_spans(program: &Program<'_>, name: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for statement in &program.body {
+        match statement {
+            Statement::ExportNamedDeclaration(export) => spans.extend(
+                export
+                    .specifiers
+                    .iter()
+                    .filter(|specifier| specifier.export_kind.is_value() && specifier.local.name().as_str() == name)
+                    .map(|specifier| Span::from(specifier.local.span())),
+            ),
+            Statement::ExportDefaultDeclaration(export) => {
+                let named = export.declaration.as_expression().map(Expression::get_inner_expression);
+                if let Some(Expression::Identifier(id)) = named
+                    && id.name == name
+                {
+                    spans.push(id.span.into());
+                }
+            }
+            _ => {}
+        }
+    }
+    spans
 }
 
 fn factory_help(target: ExtractTarget) -> String {
@@ -609,21 +636,23 @@ impl<'x, 'a> Reader<'x, 'a> {
             self.error(used, message, "write the whole config in the object literal, and export it once");
             return None;
         }
-        // (The export names it once: `export default config`.)
-        self.unchanged(id, 1)?;
+        self.unchanged(id, Some(used))?;
         Some(value)
     }
 
-    /// `Some` where the config's `const` `id` has no value uses beyond the `exports` that
-    /// name it: anything else might change it (`config.tools.push`) where the build, reading
-    /// its literal as written, would not see it.
-    fn unchanged(&mut self, id: &BindingIdentifier<'a>, exports: usize) -> Option<()> {
+    /// `Some` where the config's `const` `id` has no value uses but the exports that name it
+    /// and the one the build `followed` here from (`defineConfig(config)`), if any: anything
+    /// else might change it (`config.tools.push`) where the build, reading its literal as
+    /// written, would not see it.
+    fn unchanged(&mut self, id: &BindingIdentifier<'a>, followed: Option<Span>) -> Option<()> {
+        let exports = export_spans(self.program, &id.name);
         // (Value uses only: `typeof config` in a type reads nothing when Node loads the file.)
         let uses = id.symbol_id.get().map_or(0, |symbol| {
             let references = self.scoping.get_resolved_references(symbol);
             references.filter(|reference| reference.is_value() && !reference.flags().is_type()).count()
         });
-        if uses <= exports {
+        let followed_elsewhere = followed.is_some_and(|span| !exports.contains(&span));
+        if uses <= exports.len() + usize::from(followed_elsewhere) {
             return Some(());
         }
         let message = format!(
@@ -1753,6 +1782,8 @@ export default async function handler() {}
         }
         let typed = "export const config = { timeoutMs: 5 };\ntype C = typeof config;";
         assert_eq!(route(typed).errors, vec![], "a use in a type reads nothing");
+        let exported = "export const config = { timeoutMs: 5 };\nexport { config as routeConfig };";
+        assert_eq!(route(exported).errors, vec![], "an export changes nothing");
     }
 
     #[test]

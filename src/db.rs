@@ -32,8 +32,9 @@ use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan, RouteForm};
 use crate::loader::{FileBytes, Unreadable};
-use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target};
+use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target, Unversioned};
 use crate::routes::RoutesReturn;
+use crate::source::Span;
 
 /// One file of the project, by project-relative POSIX path.
 #[salsa::input(debug)]
@@ -311,20 +312,25 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 }
 
 /// The `version` of the project's `package.json`: none without the file or the field, an
-/// error when the file does not parse or the field is no string.
+/// error when the file does not parse (where, when it does not) or the field is no string.
 #[salsa::tracked(returns(ref))]
-pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, String> {
+pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, Unversioned> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
     // (One it cannot read is an error where the version is needed: see `normalize`.)
-    let Ok(bytes) = file.bytes(db) else { return Ok(None) };
+    let Ok(whole) = file.bytes(db) else { return Ok(None) };
     // (npm reads one that starts with a byte order mark; serde_json does not.)
-    let bytes = bytes.strip_prefix(crate::source::BYTE_ORDER_MARK.as_bytes()).unwrap_or(bytes);
-    let json: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|error| format!("is not valid JSON ({error})"))?;
+    let bytes = whole.strip_prefix(crate::source::BYTE_ORDER_MARK.as_bytes()).unwrap_or(whole);
+    let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|error| {
+        // (serde_json counts lines from 1 and bytes in them from 1; 0 before the first.)
+        let line_start: usize = bytes.split_inclusive(|&b| b == b'\n').take(error.line() - 1).map(<[u8]>::len).sum();
+        let at = (whole.len() - bytes.len() + line_start + error.column().saturating_sub(1)).min(whole.len());
+        let at = u32::try_from(at).ok().map(|at| Span::new(at, (at + 1).min(whole.len() as u32)));
+        Unversioned { why: format!("is not valid JSON ({error})"), at }
+    })?;
     match json.get("version") {
         None => Ok(None),
         Some(serde_json::Value::String(version)) => Ok(Some(version.clone())),
-        Some(other) => Err(format!("has a `version` that is no string ({other})")),
+        Some(other) => Err(Unversioned { why: format!("has a `version` that is no string ({other})"), at: None }),
     }
 }
 
@@ -380,7 +386,7 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
         config,
         &routes(db, project).routes,
         settings.target_override.as_deref(),
-        package_version(db, project).as_ref().map(Option::as_deref).map_err(String::as_str),
+        package_version(db, project).as_ref().map(Option::as_deref),
         &view,
     );
     let package = project.files(db).get("package.json").map(|file| file.bytes(db));

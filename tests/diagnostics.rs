@@ -182,6 +182,12 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
     for package in ["{\"name\":\"p\"}", "\u{feff}{\"version\":\"2.0.0\"}"] {
         assert_eq!(diagnose(&config("{}", "['claude']"), &[("package.json", package)]).1, [], "{package}");
     }
+    // Where the JSON breaks is said.
+    let package = "{\n  \"name\": \"p\",\n  \"version\": \"2.0.0\"\n  \"x\": 1\n}\n";
+    let dir = project(&[("agent-bundle.config.ts", &config("{}", "['claude']")), ("package.json", package)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let warning = &report["diagnostics"][0];
+    assert_eq!((&warning["line"], &warning["column"]), (&serde_json::json!(4), &serde_json::json!(3)), "{report:#}");
 }
 
 /// A handler or route module whose default export can be no function fails the build, as

@@ -106,13 +106,20 @@ const RESERVED_PAYLOAD_NAMES: [&str; 12] = [
 /// A hook timeout from which it is more likely milliseconds than seconds (over 2 hours).
 const MILLISECONDS_LIKELY: u32 = 7_200;
 
+/// Why `package.json` gives no version, and where in it when its reader says.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Unversioned {
+    pub why: String,
+    pub at: Option<crate::source::Span>,
+}
+
 /// Normalizes `config`. `target_override` is the CLI's `--target` list, which replaces the
 /// config's `targets`; `package_version` comes from `package.json` when there is one.
 pub fn normalize(
     config: &Config,
     routes: &[Route],
     target_override: Option<&[Target]>,
-    package_version: Result<Option<&str>, &str>,
+    package_version: Result<Option<&str>, &Unversioned>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
     let mut cx =
@@ -197,16 +204,18 @@ pub fn normalize(
             version.to_owned()
         }
         (None, Ok(version)) => version.unwrap_or("0.0.0").to_owned(),
-        (None, Err(why)) => {
+        (None, Err(Unversioned { why, at })) => {
             // (Located in package.json itself, not in the config as `push` would.)
-            cx.say(
-                Diagnostic::warning(
-                    Code::UnreadablePackageVersion,
-                    format!("package.json {why}: the version is 0.0.0"),
-                )
-                .in_file("package.json")
-                .with_help("fix package.json, or set `plugin.version` in the config"),
-            );
+            let warning = Diagnostic::warning(
+                Code::UnreadablePackageVersion,
+                format!("package.json {why}: the version is 0.0.0"),
+            )
+            .in_file("package.json")
+            .with_help("fix package.json, or set `plugin.version` in the config");
+            cx.say(match at {
+                Some(at) => warning.at(*at),
+                None => warning,
+            });
             "0.0.0".to_owned()
         }
     };

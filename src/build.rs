@@ -302,28 +302,7 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
 /// route there would be missing, and a missing guard is worse than a failed build.
 fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
     let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
-    // Each folder on the way first: a link, or a folder it may not list, hides every route.
-    let mut key = String::new();
-    let mut on_the_way = None;
-    for part in routes.split('/') {
-        key = if key.is_empty() { part.to_owned() } else { format!("{key}/{part}") };
-        let path = root.join(&key);
-        on_the_way = match std::fs::symlink_metadata(&path) {
-            // (Through a link that leads to no routes folder, nothing is lost.)
-            Ok(metadata) if metadata.is_symlink() && root.join(routes).is_dir() => Some("a symbolic link"),
-            Ok(metadata) if metadata.is_dir() && !crate::loader::may_list(&path) => {
-                Some("a folder this process may not list")
-            }
-            Ok(metadata) if metadata.is_dir() => continue,
-            // No routes folder: no routes.
-            _ => return,
-        };
-        break;
-    }
-    let left_out = match on_the_way {
-        Some(why) => vec![(key, why)],
-        None => crate::loader::left_out_of_payload(root, routes, &[out_dir.to_path_buf()]),
-    };
+    let left_out = crate::loader::left_out_of_folder(root, routes, &[out_dir.to_path_buf()]);
     let left_out = left_out.into_iter().filter(|(key, _)| crate::routes::may_hold_route(key));
     let errors = left_out.map(|(key, why)| {
         Diagnostic::error(Code::RouteLeftOut, format!("`{key}` ({why}) is never read: a route there would be missing"))

@@ -499,7 +499,8 @@ pub struct InputTree {
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
     /// What the walk passed over that is no input (a symbolic link, a special file, a
-    /// skipped folder, an artifact, a folder it may not list, a name not UTF-8), by key: what
+    /// skipped folder, an artifact, a folder it may not list, a name not UTF-8, a tagged
+    /// cache where a route may be), by key: what
     /// a payload would lose (`left_out_of_payload` walks one so), which only a compile can
     /// tell.
     pub passed_over: Vec<String>,
@@ -579,7 +580,10 @@ fn walk_dir(
             && !is_skipped_dir(&entry.file_name())
             && let Some(states) = watched_tagged_cache(&path, before_listing)
         {
-            // Nothing a payload would miss either.
+            // Nothing a payload would miss either; a route would be (`build::check_routes_whole`).
+            if crate::routes::may_hold_route(&name) {
+                tree.passed_over.push(name.clone());
+            }
             let tag = format!("{name}/{CACHE_TAG}");
             tree.tagged_caches.extend([(name, states.0), (tag, states.1)]);
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {
@@ -613,6 +617,42 @@ pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Ve
     left_out
 }
 
+/// What at or below the project folder `folder` (`src/events`) the walk of the project
+/// does not read, with why: each folder on the way to it that it passes over (a link that
+/// leads to it, a folder it may not list, an artifact, a tagged cache), then what a walk of
+/// `folder` passes over, tagged caches too (no loss in a payload). Empty where there is no
+/// such folder.
+pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
+    let mut key = String::new();
+    for part in folder.split('/') {
+        key = joined(&key, part);
+        let path = root.join(&key);
+        let why = match fs::symlink_metadata(&path) {
+            // (Through a link that leads to no such folder, nothing is lost.)
+            Ok(metadata) if metadata.is_symlink() && root.join(folder).is_dir() => "a symbolic link",
+            Ok(metadata) if metadata.is_dir() && !may_list(&path) => "a folder this process may not list",
+            Ok(metadata) if metadata.is_dir() && holds_artifact(&path) => {
+                "a built artifact, holding an agent-bundle.manifest.json"
+            }
+            Ok(metadata) if metadata.is_dir() && is_tagged_cache(&path) => "a cache folder, tagged by a CACHEDIR.TAG",
+            Ok(metadata) if metadata.is_dir() => continue,
+            _ => return Vec::new(),
+        };
+        return vec![(key, why)];
+    }
+    let walked = root.join(folder);
+    let Ok(tree) = input_tree(&walked, exclude) else { return Vec::new() };
+    let caches = tree.tagged_caches.iter().map(|(key, _)| key).filter(|key| !key.ends_with(CACHE_TAG));
+    let mut left_out: Vec<_> = tree
+        .passed_over
+        .iter()
+        .map(|key| (joined(folder, key), why_passed_over(&walked.join(key))))
+        .chain(caches.map(|key| (joined(folder, key), "a cache folder, tagged by a CACHEDIR.TAG")))
+        .collect();
+    left_out.sort_unstable();
+    left_out
+}
+
 /// Why the walk passed over what is at `path` (see `InputTree::passed_over`; a name that is
 /// not UTF-8 has its key, and `path`, written with U+FFFD, so nothing is at `path`).
 fn why_passed_over(path: &Path) -> &'static str {
@@ -629,7 +669,7 @@ fn why_passed_over(path: &Path) -> &'static str {
 
 /// Whether this process may list the folder at `path` and look into what it holds (read and
 /// search permission): one it may not holds no input it could read.
-pub(crate) fn may_list(path: &Path) -> bool {
+fn may_list(path: &Path) -> bool {
     let Ok(path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
     // SAFETY: a NUL-terminated path, read during the call only.
     let denied =

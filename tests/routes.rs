@@ -368,6 +368,21 @@ fn a_route_that_is_a_link_or_a_special_file_fails_the_build() {
     std::os::unix::fs::symlink("user@host.1:1", dir.path().join("src/events/.#stop.tsx")).unwrap();
     let (code, report) = support::build_json(dir.path(), &[]);
     assert_eq!((code, &report["diagnostics"]), (0, &json!([])), "{report:#}");
+    // A folder the walk skips as a cache or an artifact hides the routes in it.
+    std::fs::create_dir(dir.path().join("src/events/stop")).unwrap();
+    std::fs::write(dir.path().join("src/events/stop/failure.tsx"), route).unwrap();
+    assert_eq!(support::build_json(dir.path(), &[]).0, 0);
+    let tag = "Signature: 8a477f597d28d172789f06886806bc55\n";
+    for (mark, text, key) in [
+        ("src/events/stop/CACHEDIR.TAG", tag, "`src/events/stop` (a cache folder"),
+        ("src/agent-bundle.manifest.json", "{}", "`src` (a built artifact"),
+    ] {
+        std::fs::write(dir.path().join(mark), text).unwrap();
+        let (code, report) = support::build_json(dir.path(), &[]);
+        assert!(code == 1 && refused(&report, key), "{mark}: {report:#}");
+        std::fs::remove_file(dir.path().join(mark)).unwrap();
+    }
+    std::fs::remove_dir_all(dir.path().join("src/events/stop")).unwrap();
     // A folder on the way that is a link, or that the build may not list, hides them all.
     let events = dir.path().join("src/events");
     std::fs::rename(dir.path().join("src"), dir.path().join("elsewhere")).unwrap();

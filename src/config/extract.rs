@@ -391,7 +391,8 @@ fn export_spans(program: &Program<'_>, name: &str) -> Vec<Span> {
     let mut spans = Vec::new();
     for statement in &program.body {
         match statement {
-            Statement::ExportNamedDeclaration(export) => spans.extend(
+            // (`export type { config as C }` reads no value: not an export of one.)
+            Statement::ExportNamedDeclaration(export) if export.export_kind.is_value() => spans.extend(
                 export
                     .specifiers
                     .iter()
@@ -1784,6 +1785,8 @@ export default async function handler() {}
         assert_eq!(route(typed).errors, vec![], "a use in a type reads nothing");
         let exported = "export const config = { timeoutMs: 5 };\nexport { config as routeConfig };";
         assert_eq!(route(exported).errors, vec![], "an export changes nothing");
+        let hidden = "export const config = { timeoutMs: 5 };\nexport type { config as C };\nconfig.timeoutMs = 9;";
+        assert_eq!(route(hidden).errors.len(), 1, "a type export exports no value");
     }
 
     #[test]

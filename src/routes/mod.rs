@@ -92,6 +92,11 @@ pub fn discover<'a>(
     let mut result = RoutesReturn::default();
     let paths: Vec<&str> = paths.collect();
     for &path in &paths {
+        // (A hidden file is no route: `._stop.tsx`, which macOS leaves beside a copy, or an
+        // editor's lock file `.#stop.tsx`.)
+        if path.strip_prefix(EVENTS_DIR).is_some_and(|relative| relative.split('/').any(|part| part.starts_with('.'))) {
+            continue;
+        }
         // Modules a route imports (helpers beside it) are not routes unless named like one;
         // files whose stem names no family are errors only directly in a family folder.
         let Some(family) = family_of(path) else {
@@ -400,6 +405,8 @@ mod tests {
             (1, 0),
             "a compiled twin beside its route is left alone"
         );
+        let hidden = discover(["src/events/._stop.tsx", "src/events/.cache/x.ts"].into_iter(), |_| Ok(""));
+        assert_eq!((hidden.routes.len(), hidden.diagnostics.len()), (0, 0), "hidden files are no routes");
     }
 
     #[test]

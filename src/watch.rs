@@ -29,6 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
@@ -222,7 +223,10 @@ pub fn watch(
             continue;
         }
         match next_batch(&events, debounce) {
-            Some(next) => batch = next,
+            Some(mut next) => {
+                inputs.lock().expect("no panics while locked").name_under_every_path(&mut next.paths);
+                batch = next;
+            }
             None => {
                 pool.install(|| sessions.par_iter_mut().for_each(|session| session.stamp()));
                 return Ok(());
@@ -714,6 +718,12 @@ impl Session {
 struct Watches<Holder> {
     watcher: RecommendedWatcher,
     dirs: BTreeMap<PathBuf, BTreeSet<Holder>>,
+    /// Each watched directory's device and inode, and the watched paths of each: inotify
+    /// watches an inode once, and reports its events under one of the paths it is watched
+    /// by (a folder a project reaches through a link and by its own path), so each is said
+    /// under all of them, and stopping the watch of one stops none of the others'.
+    inodes: BTreeMap<PathBuf, (u64, u64)>,
+    by_inode: BTreeMap<(u64, u64), BTreeSet<PathBuf>>,
     /// The first directory that could not be watched: the session stops rather than miss
     /// the edits made there.
     failure: Option<io::Error>,
@@ -724,7 +734,7 @@ type Forgotten<Holder> = Vec<(PathBuf, BTreeSet<Holder>)>;
 
 impl<Holder: Ord + Copy> Watches<Holder> {
     fn new(watcher: RecommendedWatcher) -> Self {
-        Watches { watcher, dirs: BTreeMap::new(), failure: None }
+        Watches { watcher, dirs: BTreeMap::new(), inodes: BTreeMap::new(), by_inode: BTreeMap::new(), failure: None }
     }
 
     fn is_watched(&self, dir: &Path) -> bool {
@@ -743,6 +753,11 @@ impl<Holder: Ord + Copy> Watches<Holder> {
         match self.watcher.watch(dir, RecursiveMode::NonRecursive) {
             Ok(()) => {
                 self.dirs.insert(dir.to_owned(), BTreeSet::from([holder]));
+                if let Ok(metadata) = fs::metadata(dir) {
+                    let inode = (metadata.dev(), metadata.ino());
+                    self.inodes.insert(dir.to_owned(), inode);
+                    self.by_inode.entry(inode).or_default().insert(dir.to_owned());
+                }
             }
             // Gone before it could be watched: its removal is an event of its parent.
             Err(_) if !dir.is_dir() => {}
@@ -814,7 +829,39 @@ impl<Holder: Ord + Copy> Watches<Holder> {
     fn unwatch(&mut self, dir: PathBuf) -> Option<(PathBuf, BTreeSet<Holder>)> {
         // Fails for a directory already gone (the kernel dropped its watch): nothing to do.
         let _ = self.watcher.unwatch(&dir);
+        if let Some(inode) = self.inodes.remove(&dir)
+            && let Some(paths) = self.by_inode.get_mut(&inode)
+        {
+            paths.remove(&dir);
+            // The inode's one watch went with this path: the others' need it still.
+            for other in paths.iter() {
+                let _ = self.watcher.watch(other, RecursiveMode::NonRecursive);
+            }
+            if paths.is_empty() {
+                self.by_inode.remove(&inode);
+            }
+        }
         self.dirs.remove_entry(&dir)
+    }
+
+    /// Adds to `paths` each one as it is named under the other paths its folder is watched
+    /// by (see `inodes`).
+    fn name_under_every_path(&self, paths: &mut Vec<PathBuf>) {
+        let mut more = Vec::new();
+        for path in paths.iter() {
+            let watched = [Some(path.as_path()), path.parent()].into_iter().flatten();
+            let Some((dir, inode)) = watched.filter_map(|dir| Some((dir, self.inodes.get(dir)?))).next() else {
+                continue;
+            };
+            let rest = path.strip_prefix(dir).expect("a path lies at or below its folder");
+            let others = self.by_inode[inode].iter().filter(|other| other.as_path() != dir);
+            more.extend(others.map(|other| other.join(rest)));
+        }
+        if !more.is_empty() {
+            paths.extend(more);
+            paths.sort();
+            paths.dedup();
+        }
     }
 }
 

@@ -843,6 +843,40 @@ fn a_link_or_a_dependency_folder_appearing_in_a_payload_fails_the_watch_build() 
     interrupt(child);
 }
 
+/// A folder a project imports by its own path and through a link (`vendor` → `libs`) is one
+/// inotify watch: an edit there is said under both paths, and the link pointed elsewhere
+/// leaves the folder's own path watched (its edits went unseen).
+#[test]
+fn a_folder_imported_by_two_paths_is_watched_under_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let example = support::repo().join("examples/monorepo");
+    support::copy_tree(&example.join("plugins/guard"), &root.join("plugins/guard"));
+    support::copy_tree(&example.join("shared"), &root.join("libs/shared"));
+    support::copy_tree(&example.join("shared"), &root.join("libs2/shared"));
+    std::os::unix::fs::symlink("libs", root.join("vendor")).unwrap();
+    let handler = root.join("plugins/guard/src/hooks/no-secrets.ts");
+    let text = std::fs::read_to_string(&handler).unwrap();
+    let text = text.replace("'../../../../shared/log.js'", "'../../../../libs/shared/log.js'");
+    std::fs::write(&handler, text.replace("'../../../../shared/redact'", "'../../../../vendor/shared/redact'"))
+        .unwrap();
+    let (child, builds) = watching(&root.join("plugins/guard"));
+    let redact = root.join("libs/shared/redact/index.ts");
+    let append = |line: &str| {
+        let text = std::fs::read_to_string(&redact).unwrap();
+        std::fs::write(&redact, format!("{text}{line}\n")).unwrap();
+    };
+    append("export const EDITED = 1;");
+    let both = ["../../libs/shared/redact/index.ts", "../../vendor/shared/redact/index.ts"];
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!(both));
+    std::fs::remove_file(root.join("vendor")).unwrap();
+    std::os::unix::fs::symlink("libs2", root.join("vendor")).unwrap();
+    assert_eq!(next_build(&builds)["ok"], true);
+    append("export const AGAIN = 2;");
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!([both[0]]));
+    interrupt(child);
+}
+
 /// A link appearing where a route would be fails the next build (AB4802), though it changes
 /// no input; gone, it publishes again. An editor's lock file beside a route is no route.
 #[test]

@@ -340,7 +340,12 @@ impl LoadedProject {
         let path = as_walked(&self.root, path);
         match relative_key(&self.root, path) {
             _ if self.listed.is_empty() => true,
-            Some(key) => key.is_empty() || self.reads_at(&key, path) || self.may_lie_in_payload(path),
+            Some(key) => {
+                key.is_empty()
+                    || self.reads_at(&key, path)
+                    || self.may_lie_in_payload(path)
+                    || may_hide_route(&key, path)
+            }
             // A name that is not UTF-8 is no input anywhere, and a change in a payload.
             None => self.may_lie_in_payload(path),
         }
@@ -358,15 +363,21 @@ impl LoadedProject {
         };
         let is_cache = |metadata: &fs::Metadata| metadata.is_dir() && is_cache_folder(path);
         let passed_over = |metadata: fs::Metadata| !(metadata.is_file() || is_cache(&metadata));
-        self.must_be_read_whole(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
+        self.lies_in_payload(path) && !below_cache() && fs::symlink_metadata(path).map_or(true, passed_over)
+    }
+
+    /// Whether `path` lies in a payload's source (as the last compile knew them).
+    fn lies_in_payload(&self, path: &Path) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else { return false };
+        let key = relative.to_string_lossy();
+        self.payload_sources.iter().any(|source| is_at_or_below(&key, source))
     }
 
     /// Whether `path` lies where a build must read everything: in a payload's source (as the
     /// last compile knew them), or where a route may be.
     pub fn must_be_read_whole(&self, path: &Path) -> bool {
-        let Ok(relative) = path.strip_prefix(&self.root) else { return false };
-        let key = relative.to_string_lossy();
-        self.payload_sources.iter().any(|source| is_at_or_below(&key, source)) || crate::routes::may_hold_route(&key)
+        let route = relative_key(&self.root, path).is_some_and(|key| crate::routes::may_hold_route(&key));
+        self.lies_in_payload(path) || route
     }
 
     /// Takes the payload sources of the last compile's model (project-relative folders).
@@ -665,6 +676,13 @@ fn why_passed_over(path: &Path) -> &'static str {
         _ if holds_artifact(path) => "a built artifact, holding an agent-bundle.manifest.json",
         _ => "a folder this process may not list",
     }
+}
+
+/// Whether what is, or was, at `key` (`path`) is something a walk passes over where a route
+/// may be: a link, a special file, a folder it never enters or may not list (a tagged cache
+/// too, no loss in a payload), gone: it fails the build (`build::check_routes_whole`).
+fn may_hide_route(key: &str, path: &Path) -> bool {
+    crate::routes::may_hold_route(key) && !walk_reads(path)
 }
 
 /// Whether this process may list the folder at `path` and look into what it holds (read and

@@ -722,11 +722,23 @@ struct Watches<Holder> {
     /// watches an inode once, and reports its events under one of the paths it is watched
     /// by (a folder a project reaches through a link and by its own path), so each is said
     /// under all of them, and stopping the watch of one stops none of the others'.
-    inodes: BTreeMap<PathBuf, (u64, u64)>,
-    by_inode: BTreeMap<(u64, u64), BTreeSet<PathBuf>>,
+    inodes: BTreeMap<PathBuf, Inode>,
+    by_inode: BTreeMap<Inode, BTreeSet<PathBuf>>,
     /// The first directory that could not be watched: the session stops rather than miss
     /// the edits made there.
     failure: Option<io::Error>,
+}
+
+/// Which folder a path leads to: its device and inode, and its birth time where the file
+/// system keeps one (ext4 gives a folder made again at once the inode number it had).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Inode(u64, u64, Option<std::time::SystemTime>);
+
+impl Inode {
+    fn of(dir: &Path) -> Option<Inode> {
+        let metadata = fs::metadata(dir).ok()?;
+        Some(Inode(metadata.dev(), metadata.ino(), metadata.created().ok()))
+    }
 }
 
 /// Directories no longer watched, each with the holders that needed it.
@@ -743,18 +755,24 @@ impl<Holder: Ord + Copy> Watches<Holder> {
 
     /// Watches `dir` for `holder`.
     fn add(&mut self, holder: Holder, dir: &Path) {
-        if let Some(holders) = self.dirs.get_mut(dir) {
-            holders.insert(holder);
-            return;
+        let mut holders = BTreeSet::from([holder]);
+        if self.dirs.contains_key(dir) {
+            let inode = Inode::of(dir);
+            if inode.is_some() && inode.as_ref() == self.inodes.get(dir) {
+                self.dirs.get_mut(dir).expect("watched").insert(holder);
+                return;
+            }
+            // Removed and made again since (no build read it): its watch went with the folder
+            // it was on.
+            holders.extend(self.unwatch(dir.to_owned()).into_iter().flat_map(|(_, holders)| holders));
         }
         if self.failure.is_some() {
             return;
         }
         match self.watcher.watch(dir, RecursiveMode::NonRecursive) {
             Ok(()) => {
-                self.dirs.insert(dir.to_owned(), BTreeSet::from([holder]));
-                if let Ok(metadata) = fs::metadata(dir) {
-                    let inode = (metadata.dev(), metadata.ino());
+                self.dirs.insert(dir.to_owned(), holders);
+                if let Some(inode) = Inode::of(dir) {
                     self.inodes.insert(dir.to_owned(), inode);
                     self.by_inode.entry(inode).or_default().insert(dir.to_owned());
                 }
@@ -948,6 +966,35 @@ mod tests {
         let forgotten = watches.forget_below(&[dir.path().join("a"), dir.path().join("b/file")]);
         assert_eq!(watched_below(&watches, dir.path()), ["a-b", "a.b", "ab", "b"]);
         assert_eq!(forgotten.len(), 3);
+    }
+
+    /// A folder removed and made again while no build read it is watched anew when a listing
+    /// adds it again (its watch went with the folder it was on); one folder watched by two
+    /// paths is said under both.
+    #[test]
+    fn a_folder_made_again_is_watched_again_and_one_watched_by_two_paths_is_said_under_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sender, events) = mpsc::channel();
+        let mut watches = Watches::new(watcher(sender).unwrap());
+        let cache = dir.path().join(".cache");
+        std::fs::create_dir(&cache).unwrap();
+        watches.add((), &cache);
+        std::fs::remove_dir(&cache).unwrap();
+        std::fs::create_dir(&cache).unwrap();
+        watches.add((), &cache);
+        while events.recv_timeout(Duration::from_millis(200)).is_ok() {}
+        std::fs::write(cache.join("x"), "").unwrap();
+        let seen = match events.recv_timeout(Duration::from_secs(5)) {
+            Ok(Change::Path(path)) => Some(path),
+            _ => None,
+        };
+        assert_eq!(seen, Some(cache.join("x")), "an event of the folder made again");
+
+        std::os::unix::fs::symlink(".cache", dir.path().join("alias")).unwrap();
+        watches.add((), &dir.path().join("alias"));
+        let mut paths = vec![cache.join("y")];
+        watches.name_under_every_path(&mut paths);
+        assert_eq!(paths, [cache.join("y"), dir.path().join("alias/y")]);
     }
 
     /// Two projects, one inside the other, both watch the inner one's folders: the one that

@@ -895,6 +895,15 @@ fn a_link_appearing_where_a_route_would_be_fails_the_watch_build() {
     std::fs::write(&stop, text.replacen("Asks for one more pass", "Asks once more", 1)).unwrap();
     let built = next_build(&builds);
     assert_eq!((&built["ok"], &built["diagnostics"]), (&true.into(), &serde_json::json!([])), "{built:#}");
+    // A folder of routes moved in tagged as a cache (which the walk never enters) fails it
+    // too.
+    let tagged = dir.path().join("session");
+    std::fs::rename(events.join("session"), &tagged).unwrap();
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::fs::write(tagged.join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    std::fs::rename(&tagged, events.join("session")).unwrap();
+    let failed = next_build(&builds);
+    assert_eq!(failed["diagnostics"][0]["code"], "AB4802", "{failed:#}");
     interrupt(child);
 }
 

@@ -325,7 +325,10 @@ pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, 
         let line_start: usize = bytes.split_inclusive(|&b| b == b'\n').take(error.line() - 1).map(<[u8]>::len).sum();
         let at = (whole.len() - bytes.len() + line_start + error.column().saturating_sub(1)).min(whole.len());
         let at = u32::try_from(at).ok().map(|at| Span::new(at, (at + 1).min(whole.len() as u32)));
-        Unversioned { why: format!("is not valid JSON ({error})"), at }
+        // (The place is said by the location, in characters: serde_json's column counts bytes.)
+        let said = error.to_string();
+        let place = format!(" at line {} column {}", error.line(), error.column());
+        Unversioned { why: format!("is not valid JSON ({})", said.strip_suffix(&place).unwrap_or(&said)), at }
     })?;
     match json.get("version") {
         None => Ok(None),

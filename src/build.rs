@@ -297,18 +297,23 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
     }
 }
 
-/// Fails a build whose `src/events/` holds what the walk does not read (a symbolic link, a
-/// special file, a name that is not UTF-8, a folder it may not list), each named (AB4802): a
-/// route there would be missing, and a missing guard is worse than a failed build.
+/// Fails a build where the walk passes over what could be or hold a route (a symbolic link,
+/// a special file, a folder it may not list or never enters, on the way to `src/events/` or
+/// in it), each named (AB4802): the route would be missing, and a missing guard is worse than
+/// a failed build.
 fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
     let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
     let left_out = crate::loader::left_out_of_folder(root, routes, &[out_dir.to_path_buf()]);
-    let left_out = left_out.into_iter().filter(|(key, _)| crate::routes::may_hold_route(key));
-    let errors = left_out.map(|(key, why)| {
-        Diagnostic::error(Code::RouteLeftOut, format!("`{key}` ({why}) is never read: a route there would be missing"))
-            .with_help("a route is a regular file in folders the build can list: make it so, or move it out of src/")
-    });
-    let errors: Vec<Diagnostic> = errors.collect();
+    let errors: Vec<Diagnostic> = left_out
+        .into_iter()
+        .filter(|(key, _)| crate::routes::may_hold_route(key))
+        .map(|(key, why)| {
+            let message = format!("`{key}` ({why}) is never read: a route there would be missing");
+            Diagnostic::error(Code::RouteLeftOut, message).with_help(
+                "a route is a regular file in folders the build can list: make it so, or move it out of src/",
+            )
+        })
+        .collect();
     if !errors.is_empty() {
         compiled.files.clear();
         compiled.diagnostics.splice(0..0, errors);

@@ -51,10 +51,12 @@ pub fn may_hold_route(key: &str) -> bool {
         return true;
     }
     let Some(relative) = key.strip_prefix(EVENTS_DIR) else { return false };
-    Family::ALL.iter().map(|family| family.key()).any(|family| {
-        let on_the_way = family.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'));
-        on_the_way || [".ts", ".tsx"].iter().any(|extension| relative.strip_suffix(extension) == Some(family))
-    })
+    // (A name misspelt for a route's, `stop.js`, is said of a regular file too: AB4800.)
+    misnamed_route(key).is_some()
+        || Family::ALL.iter().map(|family| family.key()).any(|family| {
+            let on_the_way = family.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'));
+            on_the_way || [".ts", ".tsx"].iter().any(|extension| relative.strip_suffix(extension) == Some(family))
+        })
 }
 
 /// Whether the module at `path` is a route's (`src/events/tool/before.tsx`).
@@ -388,7 +390,14 @@ mod tests {
         assert_eq!(misnamed_route("src/events/stop.mts"), Some("src/events/stop.tsx".into()));
         assert_eq!(misnamed_route("src/events/tool/helpers.js"), None);
         assert_eq!(misnamed_route("src/events/stop.ts"), None);
-        for key in ["src", "src/events", "src/events/stop.tsx", "src/events/tool", "src/events/model-switch/after.ts"] {
+        for key in [
+            "src",
+            "src/events",
+            "src/events/stop.tsx",
+            "src/events/tool",
+            "src/events/stop.js",
+            "src/events/tool/before.TSX",
+        ] {
             assert!(may_hold_route(key), "{key}");
         }
         for key in ["srcs", "src/hooks", "src/events/.#stop.tsx", "src/events/node_modules", "src/events/tool/x.tsx"] {

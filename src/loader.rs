@@ -296,9 +296,10 @@ impl LoadedProject {
                 continue;
             }
             if !self.reads_at(&key, path) {
-                // A built artifact is watched, as a walk watches it (a change in a payload
-                // is one: watch mode forgot the watches of what changed).
-                if self.skips_artifact_at(path) {
+                // A built artifact, or a tagged cache, is watched, as a walk watches it (a
+                // change in a payload or where routes are is one: watch mode forgot the
+                // watches of what changed), for its mark may go.
+                if self.skips_artifact_at(path) || is_tagged_cache(path) {
                     before_listing(path);
                 }
                 continue;

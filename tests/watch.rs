@@ -904,6 +904,11 @@ fn a_link_appearing_where_a_route_would_be_fails_the_watch_build() {
     std::fs::rename(&tagged, events.join("session")).unwrap();
     let failed = next_build(&builds);
     assert_eq!(failed["diagnostics"][0]["code"], "AB4802", "{failed:#}");
+    // Its tag gone, its routes are built.
+    std::fs::remove_file(events.join("session/CACHEDIR.TAG")).unwrap();
+    let built = next_build(&builds);
+    let hooks = built["hooks"].as_array().unwrap();
+    assert!(hooks.iter().any(|hook| hook["event"] == "session/start"), "{built:#}");
     interrupt(child);
 }
 

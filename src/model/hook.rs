@@ -177,6 +177,7 @@ fn handler_stem(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CanonicalTool;
 
     /// A handler's long file name keeps a hook's name, and its wrappers' file names, short.
     #[test]
@@ -187,7 +188,6 @@ mod tests {
         assert_eq!(handler_stem("./src/a-b-c.ts"), "a-b-c");
         assert_eq!(handler_stem(&format!("{}-b.ts", "a".repeat(MAX_STEM - 1))), "a".repeat(MAX_STEM - 1));
     }
-    use crate::model::CanonicalTool;
 
     fn name(handler: &str, targets: Option<&[Target]>, tools: &[ToolSelector], timeout: Option<u32>) -> String {
         let handler = Handler::Module(handler.into());

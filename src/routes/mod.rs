@@ -51,12 +51,9 @@ pub fn may_hold_route(key: &str) -> bool {
         return true;
     }
     let Some(relative) = key.strip_prefix(EVENTS_DIR) else { return false };
+    let on_the_way = |family: &Family| family.key().strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'));
     // (A name misspelt for a route's, `stop.js`, is said of a regular file too: AB4800.)
-    misnamed_route(key).is_some()
-        || Family::ALL.iter().map(|family| family.key()).any(|family| {
-            let on_the_way = family.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'));
-            on_the_way || [".ts", ".tsx"].iter().any(|extension| relative.strip_suffix(extension) == Some(family))
-        })
+    is_route_module(key) || misnamed_route(key).is_some() || Family::ALL.iter().any(on_the_way)
 }
 
 /// Whether the module at `path` is a route's (`src/events/tool/before.tsx`).

@@ -384,9 +384,7 @@ pub fn published_artifact(cache: &Cache, key: &Hash, inputs: &InputHashes) -> Op
 
 /// `text` as a decimal number written as SPEC.md has it: digits only, no leading zero.
 fn decimal(text: &str) -> Option<usize> {
-    let canonical =
-        !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
-    canonical.then(|| text.parse().ok()).flatten()
+    crate::source::is_plain_decimal(text).then(|| text.parse().ok()).flatten()
 }
 
 /// The files of `published`, from its pack in the cache (verified), or `None`.

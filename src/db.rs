@@ -321,14 +321,9 @@ pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, 
     // (npm reads one that starts with a byte order mark; serde_json does not.)
     let bytes = whole.strip_prefix(crate::source::BYTE_ORDER_MARK.as_bytes()).unwrap_or(whole);
     let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|error| {
-        // (serde_json counts lines from 1 and bytes in them from 1; 0 before the first.)
-        let line_start: usize = bytes.split_inclusive(|&b| b == b'\n').take(error.line() - 1).map(<[u8]>::len).sum();
-        let at = (whole.len() - bytes.len() + line_start + error.column().saturating_sub(1)).min(whole.len());
-        let at = u32::try_from(at).ok().map(|at| Span::new(at, (at + 1).min(whole.len() as u32)));
-        // (The place is said by the location, in characters: serde_json's column counts bytes.)
-        let said = error.to_string();
-        let place = format!(" at line {} column {}", error.line(), error.column());
-        Unversioned { why: format!("is not valid JSON ({})", said.strip_suffix(&place).unwrap_or(&said)), at }
+        let (at, what) = crate::source::json_error_at(bytes, &error);
+        let at = (whole.len() - bytes.len()) as u32 + at;
+        Unversioned { why: format!("is not valid JSON ({what})"), at: Some(Span::new(at, at)) }
     })?;
     match json.get("version") {
         None => Ok(None),

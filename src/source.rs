@@ -348,6 +348,28 @@ fn span_at(at: usize, width: usize) -> Option<Span> {
     Some(Span::new(at, at + width as u32))
 }
 
+/// Where in `text` serde_json's `error` stopped, as a byte offset on a character boundary
+/// (it says a 1-based line and a byte column, a `\r` counting as one), and what it says
+/// without that place, which a diagnostic shows itself.
+pub fn json_error_at(text: &[u8], error: &serde_json::Error) -> (u32, String) {
+    let line_start: usize =
+        text.split_inclusive(|&byte| byte == b'\n').take(error.line().saturating_sub(1)).map(<[u8]>::len).sum();
+    let mut at = (line_start + error.column().saturating_sub(1)).min(text.len());
+    // (Back over UTF-8 continuation bytes.)
+    while at > 0 && text.get(at).is_some_and(|byte| byte & 0xC0 == 0x80) {
+        at -= 1;
+    }
+    let message = error.to_string();
+    let what = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what).to_owned();
+    (at as u32, what)
+}
+
+/// Whether `text` is a whole number as written plainly in decimal: digits only, no sign,
+/// no leading zero but for `0` itself (which some readers take for octal).
+pub fn is_plain_decimal(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'))
+}
+
 /// Whether `name` is an identifier in ASCII (`_a1`, `$x`): one written after a dot, or as an
 /// unquoted key, in JavaScript and in JSON paths alike (ASCII only, to be safe).
 pub fn is_plain_identifier(name: &str) -> bool {

@@ -188,6 +188,11 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
     let (_, report) = build_json(dir.path(), &[]);
     let warning = &report["diagnostics"][0];
     assert_eq!((&warning["line"], &warning["column"]), (&serde_json::json!(4), &serde_json::json!(3)), "{report:#}");
+    // After a byte order mark too (which no editor shows: not a column).
+    std::fs::write(dir.path().join("package.json"), "\u{feff}{\"version\": \"2.0.0\",}").unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    let warning = &report["diagnostics"][0];
+    assert_eq!((&warning["line"], &warning["column"]), (&serde_json::json!(1), &serde_json::json!(21)), "{report:#}");
 }
 
 /// A handler or route module whose default export can be no function fails the build, as

@@ -167,27 +167,14 @@ fn transpile_json(source: &str, mut out: Transpiled) -> Transpiled {
     let at = |error: &serde_json::Error| (error.line(), error.column());
     let worded = serde_json::from_str::<serde_json::Value>(text).err().filter(|tree| at(tree) == at(&error));
     let error = worded.unwrap_or(error);
-    let offset = (source.len() - text.len()) as u32 + json_error_offset(text, error.line(), error.column());
-    let message = error.to_string();
-    // (serde_json's message ends with where, which the diagnostic shows itself.)
-    let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what);
+    let (at, message) = crate::source::json_error_at(text.as_bytes(), &error);
+    let offset = (source.len() - text.len()) as u32 + at;
     out.diagnostics.push(BundleDiagnostic::error(
         BundleErrorKind::Syntax,
         Span::new(offset, offset),
         format!("invalid JSON: {message}"),
     ));
     out
-}
-
-/// The byte offset of serde_json's 1-based line and byte column (a `\r` counts as a
-/// column), on a character boundary.
-fn json_error_offset(text: &str, line: usize, column: usize) -> u32 {
-    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at as u32
 }
 
 /// Every oxc diagnostic of `diagnostics`, as the bundler reports it.
@@ -251,8 +238,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
     if early_errors {
         return out;
     }
-    // (A walk of the whole module, for what few modules have: only where the word is.)
-    let computed_enum_members = if source.contains("enum") {
+    // (A walk of the whole module, for what few modules have: only TypeScript has enums, and
+    // only where the word is.)
+    let computed_enum_members = if source_type.is_typescript() && source.contains("enum") {
         super::enums::computed_members(&program, semantic.semantic.scoping())
     } else {
         HashSet::new()

@@ -572,11 +572,7 @@ fn is_loopback(host: &str) -> bool {
 /// a leading zero (octal there) or in hex are not read: `None`.
 fn short_ipv4(host: &str) -> Option<std::net::Ipv4Addr> {
     let parts: Vec<&str> = host.split('.').collect();
-    let decimal = |part: &&str| {
-        let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-        digits && (*part == "0" || !part.starts_with('0'))
-    };
-    if parts.len() > 3 || !parts.iter().all(decimal) {
+    if parts.len() > 3 || !parts.iter().all(|part| crate::source::is_plain_decimal(part)) {
         return None;
     }
     let (last, leading) = parts.split_last()?;

@@ -32,12 +32,9 @@ impl Rendering<'_> {
             .collect();
         let rules = hook.trigger.rules();
         // What the family takes but a host has no channel for: a run that renders it fails there.
-        let channels = [
-            (renders.context, (|row: &EventRow| row.context.is_some()) as fn(&EventRow) -> bool, Channel::Context),
-            (renders.deny.filter(|_| rules.deny), |row: &EventRow| row.deny.is_some(), Channel::Deny),
-        ];
-        for (at, has, channel) in channels.into_iter().filter_map(|(at, has, channel)| Some((at?, has, channel))) {
-            let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| !has(row)).collect();
+        let channels = [(renders.context, Channel::Context), (renders.deny.filter(|_| rules.deny), Channel::Deny)];
+        for (at, channel) in channels.into_iter().filter_map(|(at, channel)| Some((at?, channel))) {
+            let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| !channel.taken_by(row)).collect();
             if !is_warned_of(renders, refusing.len(), rows.len()) {
                 continue;
             }
@@ -195,6 +192,14 @@ enum Channel {
 }
 
 impl Channel {
+    /// Whether the host's `row` has a way to write it back.
+    fn taken_by(self, row: &EventRow) -> bool {
+        match self {
+            Channel::Context => row.context.is_some(),
+            Channel::Deny => row.deny.is_some(),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Channel::Context => "context",

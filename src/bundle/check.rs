@@ -165,8 +165,10 @@ impl<'s> Checker<'s> {
             namespaces: Vec::new(),
             ambient_namespaces: 0,
             module_level: BTreeSet::new(),
-            // (`module N {}` is a namespace too.)
-            namespace_declarations: if ["namespace", "module"].iter().any(|word| source.contains(word)) {
+            // (Only TypeScript has namespaces; `module N {}` is one too.)
+            namespace_declarations: if source_type_for(key).is_some_and(|source| source.is_typescript())
+                && ["namespace", "module"].iter().any(|word| source.contains(word))
+            {
                 NamespaceDeclarations::of(program, scoping)
             } else {
                 NamespaceDeclarations::default()

@@ -425,7 +425,7 @@ pub fn byproducts(out: &Path) -> [PathBuf; 2] {
 /// The artifact's sibling `.<name>.agent-bundle-<suffix>`. A name too long to carry that
 /// within a file name's 255 bytes is cut short and told apart by its hash.
 fn sibling(out: &Path, suffix: &str) -> PathBuf {
-    const NAME_MAX: usize = 255;
+    const NAME_MAX: usize = crate::output::MAX_ARTIFACT_NAME;
     const HASH_DIGITS: usize = 16;
     let name = out.file_name().map_or(&b"artifact"[..], |name| name.as_bytes());
     let decoration = format!(".agent-bundle-{suffix}");

@@ -74,8 +74,9 @@ pub struct WatchBuild<'a> {
     /// Whether the artifact's path leads elsewhere since the last build (its link pointed
     /// elsewhere, removed or made): published there.
     pub artifact_moved: bool,
-    /// Whether something that is no input changed in a payload (a link came or went).
-    pub payload_changed: bool,
+    /// Whether something that is no input changed where a build must read all (a link came
+    /// or went in a payload, or where routes are).
+    pub unread_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
     /// Whether it and the build before it both published without an error, with the same
@@ -99,7 +100,7 @@ impl WatchBuild<'_> {
             && !self.initial
             && !self.artifact_went
             && !self.artifact_moved
-            && !self.payload_changed
+            && !self.unread_changed
             && self.queries_executed == 0
             && self.published().is_some_and(|published| !published.changed())
     }
@@ -501,8 +502,9 @@ impl Session {
     /// change publishes again. (A manifest written over with what names no build is.)
     fn artifact_damaged(&self) -> bool {
         let manifest = self.options.out_dir.join(crate::emit::MANIFEST_FILE);
-        let another = || fs::read(manifest).is_ok_and(|now| self.manifest.as_ref().is_some_and(|ours| *now != **ours));
-        let replaced = crate::emit::manifest::holds_artifact(&self.options.out_dir) && another();
+        let replaced = fs::read(manifest).is_ok_and(|now| {
+            crate::emit::manifest::is_written(&now) && self.manifest.as_ref().is_some_and(|ours| *now != **ours)
+        });
         !replaced
             && self
                 .published
@@ -626,7 +628,7 @@ impl Session {
         if artifact_went {
             self.restore_manifest();
         }
-        let payload_changed = changed.iter().any(|path| self.loaded.must_be_read_whole(path));
+        let unread_changed = changed.iter().any(|path| self.loaded.must_be_read_whole(path));
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
             // Gone with no event of its own (a folder above it renamed: the watches follow
@@ -701,7 +703,7 @@ impl Session {
             artifact_in_place: self.artifact_in_place(),
             artifact_went,
             artifact_moved,
-            payload_changed,
+            unread_changed,
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),

@@ -24,7 +24,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             artifact_in_place: options.out_dir.is_dir(),
             artifact_went: false,
             artifact_moved: false,
-            payload_changed: false,
+            unread_changed: false,
             queries_executed: 0,
             says_nothing_new: false,
             elapsed: Duration::ZERO,
@@ -149,7 +149,7 @@ fn trigger(build: &WatchBuild<'_>) -> String {
         _ if build.initial => "initial build".to_owned(),
         [] if build.artifact_moved => "the artifact's link changed".to_owned(),
         [] if build.artifact_went => "the artifact lost files".to_owned(),
-        [] if build.payload_changed => "a payload changed".to_owned(),
+        [] if build.unread_changed => "a payload or src/events changed".to_owned(),
         [] => "no input changed".to_owned(),
         [one] => format!("{one} changed"),
         [first, rest @ ..] => format!("{first} and {} more changed", rest.len()),
@@ -205,7 +205,7 @@ mod tests {
             artifact_in_place: true,
             artifact_went: false,
             artifact_moved: false,
-            payload_changed: false,
+            unread_changed: false,
             queries_executed: 0,
             says_nothing_new: false,
             elapsed: Duration::from_millis(3),
@@ -222,8 +222,8 @@ mod tests {
 
         // What made a build: inputs first, then the artifact's link, its loss, a payload's change.
         assert_eq!(trigger(&build), "no input changed");
-        build.payload_changed = true;
-        assert_eq!(trigger(&build), "a payload changed");
+        build.unread_changed = true;
+        assert_eq!(trigger(&build), "a payload or src/events changed");
         build.artifact_went = true;
         assert_eq!(trigger(&build), "the artifact lost files");
         build.artifact_moved = true;

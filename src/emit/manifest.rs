@@ -51,7 +51,12 @@ pub fn mark(dir: &Path) -> Mark {
     }
     let mut head = [0; MANIFEST_HEAD.len()];
     let read = std::fs::File::open(&path).and_then(|mut file| file.read_exact(&mut head));
-    if read.is_ok() && head == MANIFEST_HEAD { Mark::Manifest } else { Mark::Foreign }
+    if read.is_ok() && is_written(&head) { Mark::Manifest } else { Mark::Foreign }
+}
+
+/// Whether `bytes` (a manifest's, or its head) begin as a build writes a manifest.
+pub fn is_written(bytes: &[u8]) -> bool {
+    bytes.starts_with(MANIFEST_HEAD)
 }
 
 /// Whether `dir` holds an artifact a publish may replace ([`mark`]).

@@ -511,14 +511,21 @@ pub struct InputTree {
     /// Whether some directory's name is not UTF-8 (it has no key; nothing in it is an input).
     unnamed_dirs: bool,
     /// What the walk passed over that is no input (a symbolic link, a special file, a
-    /// skipped folder, an artifact, a folder it may not list, a name not UTF-8, a tagged
-    /// cache where a route may be), by key: what
+    /// skipped folder, an artifact, a folder it may not list, a name not UTF-8), by key: what
     /// a payload would lose (`left_out_of_payload` walks one so), which only a compile can
     /// tell.
     pub passed_over: Vec<String>,
 }
 
 impl InputTree {
+    /// What a build of the project walked may miss, by key: what it passed over, and the
+    /// tagged caches where a route may be (no loss in a payload, a route lost there:
+    /// `build::check_routes_whole`). Only a compile tells.
+    pub fn losses(&self) -> Vec<String> {
+        let caches = self.tagged_caches.iter().map(|(key, _)| key).filter(|key| crate::routes::may_hold_route(key));
+        self.passed_over.iter().chain(caches).cloned().collect()
+    }
+
     /// The directories whose states prove the walk would find the same files while they
     /// hold: a directory's time changes whenever an entry is added, removed or renamed (and
     /// its change time when its mode does). None when some directory has no key (it cannot
@@ -592,10 +599,7 @@ fn walk_dir(
             && !is_skipped_dir(&entry.file_name())
             && let Some(states) = watched_tagged_cache(&path, before_listing)
         {
-            // Nothing a payload would miss either; a route would be (`build::check_routes_whole`).
-            if crate::routes::may_hold_route(&name) {
-                tree.passed_over.push(name.clone());
-            }
+            // Nothing a payload would miss either (a route would: `InputTree::losses`).
             let tag = format!("{name}/{CACHE_TAG}");
             tree.tagged_caches.extend([(name, states.0), (tag, states.1)]);
         } else if !file_type.is_dir() || is_skipped_dir(&entry.file_name()) {

@@ -314,7 +314,8 @@ impl Snapshot {
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
         let unlistable = tree.unlistable_keys();
-        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over: tree.passed_over })
+        let passed_over = tree.losses();
+        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over })
     }
 
     /// What the walk passed over below the top folder that is no input (see
@@ -527,10 +528,10 @@ pub fn save(
     let (input_dirs, unlistable, passed_over) = match input_tree(root, &[out_dir.to_path_buf()]) {
         // (Not a walk that found something new in a payload, which the check before the
         // publish did not see: the next build walks, and says so.)
-        Ok(after) if after.files == walked(&before.files) && !summary.loses_any_of(&after.passed_over) => {
+        Ok(after) if after.files == walked(&before.files) && !summary.loses_any_of(&after.losses()) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
-            (listed.chain(outside).collect(), after.unlistable_keys(), after.passed_over)
+            (listed.chain(outside).collect(), after.unlistable_keys(), after.losses())
         }
         _ => (Vec::new(), before.unlistable, before.passed_over),
     };

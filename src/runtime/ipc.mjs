@@ -255,7 +255,11 @@ export async function forwardRoute(shared, context, standalone, connection = con
   }
 }
 
-/** A line on the hook's stderr that does not fail it, as hook.mjs words its own. */
+/**
+ * A line on the hook's stderr that does not fail it, as hook.mjs words its own (not imported
+ * from there: hook.mjs takes `process.stdout` over when loaded, and this module is loaded
+ * without it too, as the runtime's tests do).
+ */
 function say(shared, message) {
   process.stderr.write(`agent-bundle hook ${shared.hook}: ${message}\n`);
 }

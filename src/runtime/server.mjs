@@ -416,11 +416,7 @@ class Owner {
   }
 
   ownsPath() {
-    try {
-      return this.inode !== null && lstatSync(this.path).ino === this.inode;
-    } catch {
-      return false;
-    }
+    return this.inode !== null && inodeOf(this.path) === this.inode;
   }
 
   stop() {

@@ -363,14 +363,16 @@ pub fn routes(db: &dyn Db, project: Project) -> RoutesReturn {
     let in_events = files
         .range(crate::routes::EVENTS_DIR.to_owned()..)
         .take_while(|(path, _)| path.starts_with(crate::routes::EVENTS_DIR));
-    crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
+    let mut found = crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
         let not_text = || Diagnostic::error(Code::ModuleSyntax, format!("`{path}` is not UTF-8 text")).in_file(path);
         match files.get(path).map(|file| file.bytes(db)) {
             Some(Ok(bytes)) => std::str::from_utf8(bytes).map_err(|_| not_text()),
             Some(Err(why)) => Err(unreadable(path, why)),
             None => Err(not_text()),
         }
-    })
+    });
+    found.diagnostics.extend(crate::routes::stray_routes(files.keys().map(String::as_str)));
+    found
 }
 
 #[salsa::tracked(returns(ref))]

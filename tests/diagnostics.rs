@@ -296,7 +296,7 @@ fn prebuilt_path_a_shell_would_read() {
 /// would put `Hooks/` in `hooks/`).
 #[test]
 fn a_payload_named_as_an_artifact_folder_is_refused_in_any_case() {
-    for name in ["hooks", "Hooks", "MCP", "portable"] {
+    for name in ["hooks", "Hooks", "MCP", "portable", "skills"] {
         let config =
             config("{}", "['claude']").replace("hooks:", &format!("payload: {{ {name}: './dist' }},\n  hooks:"));
         expect_one(&config, &[("dist/x.js", "")], "AB4741", &format!("payload.{name}"), "");

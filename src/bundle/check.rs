@@ -1317,7 +1317,8 @@ const STREAM_READS: [&str; 9] =
 fn commonjs_help(name: &str) -> Option<&'static str> {
     Some(match name {
         "require" => {
-            "import it instead: `import fs from \"node:fs\"`, or `await import(\"./module\")` in an async function"
+            "import it instead: `import fs from \"node:fs\"`, `import data from \"./data.json\"`, or \
+             `await import(\"./module\")` in an async function"
         }
         "module" | "exports" => "export instead: `export default …`, `export const …`",
         "__dirname" | "__filename" => {

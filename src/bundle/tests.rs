@@ -956,6 +956,30 @@ fn a_missing_name_is_said_with_the_one_meant() {
     assert_eq!(helps, [Some(help.to_owned())]);
 }
 
+/// A builtin's name misspelt is said as the one meant; one it lacks may be a newer Node's.
+#[test]
+fn a_builtin_name_it_lacks_is_a_typo_or_a_newer_nodes() {
+    let helps = link_helps(&[(
+        "src/main.ts",
+        "import { readFilSync, notInAnyNode } from 'node:fs';\nexport default () => [readFilSync, notInAnyNode];\n",
+    )]);
+    let [Some(typo), Some(newer)] = &helps[..] else { panic!("{helps:?}") };
+    assert!(typo.starts_with("did you mean `readFileSync`? the build checks"), "{typo}");
+    assert!(!typo.contains("namespace"), "{typo}");
+    assert!(newer.ends_with("then `ns.notInAnyNode` (`undefined` on an older Node)"), "{newer}");
+}
+
+/// `Agent` asked of the JSX runtime's specifier says where it comes from.
+#[test]
+fn agent_imported_from_the_jsx_runtime_says_where_it_is() {
+    let helps = link_helps(&[(
+        "src/main.ts",
+        "import { Agent } from 'agent-bundle/jsx-runtime';\nexport default () => Agent;\n",
+    )]);
+    let help = "`Agent` comes from `@agent-bundle/runtime`: `import { Agent } from \"@agent-bundle/runtime\"`";
+    assert_eq!(helps, [Some(help.to_owned())]);
+}
+
 /// A named import from JSON (which TypeScript allows) says how to read the name instead.
 #[test]
 fn a_named_import_from_json_says_to_read_the_data() {

@@ -203,6 +203,10 @@ impl<'a> ModuleGraph<'a> {
                         // A module of this tool's is named as routes import it.
                         let named = named_as(source);
                         let help = match &named {
+                            Some(_) if binding.name == "Agent" && source != AGENT_KEY => format!(
+                                "`Agent` comes from `{0}`: `import {{ Agent }} from \"{0}\"`",
+                                super::check::AGENT_SPECIFIER
+                            ),
                             Some(_) => {
                                 let offered = chunks.get(source.as_str()).map(|c| c.links.exports.keys());
                                 let names: Vec<String> =
@@ -488,13 +492,19 @@ fn star_names(chunks: &BTreeMap<&str, &ModuleChunk>, key: &str) -> BTreeMap<Stri
 /// Why a builtin lacks `name`: the names are those of the Node 20 the table was taken from,
 /// and a newer Node's can still be read where it exists.
 fn builtin_export_help(builtin: &str, name: &str) -> String {
-    let help = format!(
-        "the build checks a builtin's names against Node {}'s (the wrappers run on Node 20 and newer); one \
-         only a newer Node has is read from the namespace: `import * as ns from \"{builtin}\"`, then \
-         `ns.{name}` (`undefined` on an older Node)",
+    let checked = format!(
+        "the build checks a builtin's names against Node {}'s (the wrappers run on Node 20 and newer)",
         super::builtins::node_version()
     );
-    crate::diagnostics::suggesting(name, super::builtins::export_names(builtin).iter().copied(), &help)
+    let names = || super::builtins::export_names(builtin).iter().copied();
+    // A typo of one it has is said as that; a name it lacks may be a newer Node's.
+    if crate::diagnostics::has_suggestion(name, names()) {
+        return crate::diagnostics::suggesting(name, names(), &checked);
+    }
+    format!(
+        "{checked}; one only a newer Node has is read from the namespace: `import * as ns from \"{builtin}\"`, \
+         then `ns.{name}` (`undefined` on an older Node)"
+    )
 }
 
 /// The host-independent part of a wrapper: the runtime and the handler's modules, linked.

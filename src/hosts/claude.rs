@@ -276,7 +276,8 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::FileRead, Some("^Read$")),
             (CanonicalTool::FileWrite, Some("^(?:Edit|MultiEdit|NotebookEdit|Write)$")),
             (CanonicalTool::Mcp, Some("^mcp__")),
-            (CanonicalTool::Agent, None),
+            // host-formats §1.5: the subagent tool is `Agent`, `Task` its earlier name.
+            (CanonicalTool::Agent, Some("^(?:Agent|Task)$")),
         ],
         // host-formats §1.5: the built-ins the docs name, those the settings schema's
         // permission rules list, and `Task`, the subagent tool's earlier name.

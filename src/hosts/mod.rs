@@ -719,6 +719,23 @@ mod tests {
         }
     }
 
+    /// A canonical selector matches the host's own names for the tool: a name it lists but
+    /// the host does not document would match nothing, silently.
+    #[test]
+    fn canonical_selectors_name_documented_tools() {
+        for table in HOSTS {
+            let Some(hooks) = &table.hooks else { continue };
+            for (name, tool) in hooks.named_tools() {
+                let documented = hooks.tools.documented.contains(&name)
+                    || hooks.tools.aliases.iter().any(|(_, aliases)| aliases.contains(&name));
+                assert!(documented, "{}: `{name}` ({tool:?}) is not documented", table.display_name);
+            }
+        }
+        let claude = super::claude::TABLE.hooks.as_ref().unwrap();
+        // host-formats §1.5: the subagent tool, by its name and its earlier one.
+        assert_eq!(claude.selector(CanonicalTool::Agent), Some("^(?:Agent|Task)$"));
+    }
+
     #[test]
     fn kebab_names() {
         assert!(check_kebab_name("hooks-and-scripts").is_ok());

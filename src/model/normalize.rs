@@ -621,19 +621,22 @@ impl Normalizer<'_> {
             && !name.starts_with('.')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         // (In any case: on a file system that ignores it, `Hooks/` would land in `hooks/`.)
-        let reserved = RESERVED_PAYLOAD_NAMES.iter().any(|reserved| reserved.eq_ignore_ascii_case(name));
-        if !safe_segment || reserved {
-            self.push(
-                Diagnostic::error(
-                    Code::InvalidPayload,
+        let reserved = RESERVED_PAYLOAD_NAMES.iter().find(|reserved| reserved.eq_ignore_ascii_case(name));
+        if !safe_segment || reserved.is_some() {
+            let (message, help) = match reserved {
+                Some(reserved) => (
+                    format!("payload name `{name}` is the artifact's own `{reserved}`"),
+                    "the build writes the artifact's hooks, MCP documents and manifests itself, and keeps the names \
+                     hosts read by their own conventions (skills, commands, agents), which it does not build yet: \
+                     give the payload another name"
+                        .to_owned(),
+                ),
+                None => (
                     format!("payload name `{name}` cannot be an artifact directory"),
-                )
-                .at_path(&decl.name.path)
-                .with_help(format!(
-                    "use one plain path segment that is not one of {}",
-                    RESERVED_PAYLOAD_NAMES.join(", ")
-                )),
-            );
+                    "use one plain path segment: letters, digits, `-`, `_` and `.`, not starting with `.`".to_owned(),
+                ),
+            };
+            self.push(Diagnostic::error(Code::InvalidPayload, message).at_path(&decl.name.path).with_help(help));
             self.rejected_payloads.extend(project_path(&decl.source.value));
             return None;
         }

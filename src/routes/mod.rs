@@ -161,6 +161,42 @@ pub fn discover<'a>(
     result
 }
 
+/// Modules among `paths` (project-relative) named like a route but in a folder that is almost
+/// `src/events/` (`src/event/`, `src/Events/`, `events/`): no host would run them, and the
+/// build would say nothing of it.
+pub fn stray_routes<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for path in paths.filter(|path| !path.starts_with(EVENTS_DIR)) {
+        let Some(stem) = path.strip_suffix(".tsx").or_else(|| path.strip_suffix(".ts")) else { continue };
+        let in_near_folder = |family: &&Family| {
+            let dir = stem.strip_suffix(family.key()).and_then(|dir| dir.strip_suffix('/'));
+            dir.is_some_and(is_almost_events_dir)
+        };
+        if let Some(family) = Family::ALL.iter().find(in_near_folder) {
+            let message = format!("`{path}` is named like a route, but routes live in `{EVENTS_DIR}`");
+            found.push(
+                Diagnostic::warning(Code::StrayRoute, message)
+                    .in_file(path)
+                    .with_help(format!("no host runs it there: move it to `{EVENTS_DIR}{}.tsx`", family.key())),
+            );
+        }
+    }
+    found
+}
+
+/// Whether `dir` is not `src/events` but a slip of it: another case, one letter off, or
+/// `src/` left out.
+fn is_almost_events_dir(dir: &str) -> bool {
+    let lower = dir.to_ascii_lowercase();
+    let near_events = |name: &str| strsim::damerau_levenshtein(name, "events") <= 1;
+    let slip = match lower.split('/').collect::<Vec<_>>()[..] {
+        [events] => events == "events",
+        [src, events] => matches!(src, "src" | "source") && near_events(events),
+        _ => false,
+    };
+    slip && format!("{dir}/") != EVENTS_DIR
+}
+
 /// Helper modules may live in `src/events/` when their name starts with `_` or they sit in a
 /// `lib/` or `components/` folder.
 fn is_helper(stem: &str) -> bool {
@@ -374,6 +410,28 @@ mod tests {
 
     fn discover_one(path: &'static str, source: &'static str) -> RoutesReturn {
         discover([path].into_iter(), |_| Ok(source))
+    }
+
+    #[test]
+    fn a_route_named_module_in_a_slip_of_the_events_folder_is_warned_of() {
+        let stray =
+            ["src/event/session/end.tsx", "src/Events/stop.tsx", "events/session/end.ts", "Src/events/stop.tsx"];
+        let fine = [
+            "src/events/stop.tsx",
+            "src/hooks/stop.ts",
+            "src/event/helpers.ts",
+            "lib/events/stop.tsx",
+            "src/events-old/stop.tsx",
+            "src/event/session/end.js",
+        ];
+        let found = stray_routes(stray.iter().chain(&fine).copied());
+        let warned: Vec<_> = found.iter().map(|d| (d.file.as_deref(), d.is_error())).collect();
+        assert_eq!(warned, stray.map(|path| (Some(path), false)));
+        assert_eq!(
+            found[0].message,
+            "`src/event/session/end.tsx` is named like a route, but routes live in `src/events/`"
+        );
+        assert_eq!(found[0].help.as_deref(), Some("no host runs it there: move it to `src/events/session/end.tsx`"));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::config::{CONFIG_FILE_NAMES, Config, ConfigReturn};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hosts::{self, HostPlan, RouteForm};
 use crate::loader::{FileBytes, Unreadable};
-use crate::model::{Handler, Model, NormalizeReturn, ProjectView, Target, Unversioned};
+use crate::model::{Handler, Model, NormalizeReturn, PackageVersion, ProjectView, Target, Unversioned};
 use crate::routes::RoutesReturn;
 use crate::source::Span;
 
@@ -314,7 +314,7 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 /// The `version` of the project's `package.json`: none without the file or the field, an
 /// error when the file does not parse (where, when it does not) or the field is no string.
 #[salsa::tracked(returns(ref))]
-pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, Unversioned> {
+pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<PackageVersion>, Unversioned> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
     // (One it cannot read is an error where the version is needed: see `normalize`.)
     let Ok(whole) = file.bytes(db) else { return Ok(None) };
@@ -325,10 +325,12 @@ pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<String>, 
         let at = (whole.len() - bytes.len()) as u32 + at;
         Unversioned { why: format!("is not valid JSON ({what})"), at: Some(Span::new(at, at)) }
     })?;
-    match json.get("version") {
-        None => Ok(None),
-        Some(serde_json::Value::String(version)) => Ok(Some(version.clone())),
-        Some(other) => Err(Unversioned { why: format!("has a `version` that is no string ({other})"), at: None }),
+    let Some(value) = json.get("version") else { return Ok(None) };
+    let shift = (whole.len() - bytes.len()) as u32;
+    let at = crate::source::json_member_at(bytes, "version").map(|at| Span::new(at.start + shift, at.end + shift));
+    match value {
+        serde_json::Value::String(version) => Ok(Some(PackageVersion { version: version.clone(), at })),
+        other => Err(Unversioned { why: format!("has a `version` that is no string ({other})"), at }),
     }
 }
 
@@ -386,7 +388,7 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
         config,
         &routes(db, project).routes,
         settings.target_override.as_deref(),
-        package_version(db, project).as_ref().map(Option::as_deref),
+        package_version(db, project).as_ref().map(Option::as_ref),
         &view,
     );
     let package = project.files(db).get("package.json").map(|file| file.bytes(db));

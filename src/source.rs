@@ -478,6 +478,17 @@ pub fn json_error_at(text: &[u8], error: &serde_json::Error) -> (u32, String) {
     (at as u32, what)
 }
 
+/// Where the value of the member `key` of the JSON object `text` is written (the last, as
+/// readers keep the last of a repeated key), if `text` is one and has it.
+pub fn json_member_at(text: &[u8], key: &str) -> Option<Span> {
+    type Members<'a> = std::collections::HashMap<std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue>;
+    let members: Members<'_> = serde_json::from_slice(text).ok()?;
+    let raw = members.get(key)?.get();
+    // (The raw value borrows `text`: its place is its address's distance from the start.)
+    let start = (raw.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    span_at(start, raw.len())
+}
+
 /// Whether `text` is a whole number as written plainly in decimal: digits only, no sign,
 /// no leading zero but for `0` itself (which some readers take for octal).
 pub fn is_plain_decimal(text: &str) -> bool {
@@ -495,6 +506,18 @@ pub fn is_plain_identifier(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_members_value_is_located() {
+        let text = br#"{ "name": "p", "version": { "x": 1 }, "a\u0062": 2 }"#;
+        let at = json_member_at(text, "version").unwrap();
+        assert_eq!(&text[at.range()], br#"{ "x": 1 }"#);
+        assert_eq!(&text[json_member_at(text, "ab").unwrap().range()], b"2", "a key written with an escape");
+        assert_eq!(json_member_at(text, "main"), None);
+        assert_eq!(json_member_at(b"[1]", "version"), None);
+        let repeated = br#"{"version": "1", "version": "2"}"#;
+        assert_eq!(&repeated[json_member_at(repeated, "version").unwrap().range()], br#""2""#);
+    }
 
     #[test]
     fn brackets_are_measured_up_to_their_bound() {

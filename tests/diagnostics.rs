@@ -193,6 +193,14 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
     let (_, report) = build_json(dir.path(), &[]);
     let warning = &report["diagnostics"][0];
     assert_eq!((&warning["line"], &warning["column"]), (&serde_json::json!(1), &serde_json::json!(21)), "{report:#}");
+    // A version that is no string, or no version hosts can install, is said where it is written.
+    for (package, code) in [("{\n  \"version\": 2\n}", "AB4007"), ("\u{feff}{\n  \"version\": \"1 2\"\n}", "AB4104")] {
+        std::fs::write(dir.path().join("package.json"), package).unwrap();
+        let (_, report) = build_json(dir.path(), &[]);
+        let said = &report["diagnostics"][0];
+        assert_eq!(said["code"], code, "{report:#}");
+        assert_eq!((&said["line"], &said["column"]), (&serde_json::json!(2), &serde_json::json!(14)), "{report:#}");
+    }
 }
 
 /// A handler or route module whose default export can be no function fails the build, as

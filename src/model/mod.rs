@@ -13,7 +13,9 @@ mod normalize;
 pub use events::{EventRules, HookEvent};
 pub use families::Family;
 pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
-pub use normalize::{Model, NormalizeReturn, Payload, ProjectView, TargetSource, Unversioned, normalize};
+pub use normalize::{
+    Model, NormalizeReturn, PackageVersion, Payload, ProjectView, TargetSource, Unversioned, normalize,
+};
 
 use crate::diagnostics::{Code, Diagnostic};
 

@@ -106,11 +106,28 @@ const RESERVED_PAYLOAD_NAMES: [&str; 12] = [
 /// A hook timeout from which it is more likely milliseconds than seconds (over 2 hours).
 const MILLISECONDS_LIKELY: u32 = 7_200;
 
+/// The `version` `package.json` gives, and where its value is written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PackageVersion {
+    pub version: String,
+    pub at: Option<crate::source::Span>,
+}
+
 /// Why `package.json` gives no version, and where in it when its reader says.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Unversioned {
     pub why: String,
     pub at: Option<crate::source::Span>,
+}
+
+/// `diagnostic` located in package.json itself (not in the config, as `push` would), at `at`
+/// where that is known.
+fn in_package_json(diagnostic: Diagnostic, at: Option<crate::source::Span>) -> Diagnostic {
+    let diagnostic = diagnostic.in_file("package.json");
+    match at {
+        Some(at) => diagnostic.at(at),
+        None => diagnostic,
+    }
 }
 
 /// Normalizes `config`. `target_override` is the CLI's `--target` list, which replaces the
@@ -119,7 +136,7 @@ pub fn normalize(
     config: &Config,
     routes: &[Route],
     target_override: Option<&[Target]>,
-    package_version: Result<Option<&str>, &Unversioned>,
+    package_version: Result<Option<&PackageVersion>, &Unversioned>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
     let mut cx =
@@ -194,28 +211,21 @@ pub fn normalize(
             version.clone()
         }
         (Some(version), _) => version.clone(),
-        (None, Ok(Some(version))) if !is_version_segment(version) => {
+        (None, Ok(Some(PackageVersion { version, at }))) if !is_version_segment(version) => {
             let message = format!("package.json's version {version:?} is not a version hosts can install");
-            cx.say(
-                Diagnostic::error(Code::InvalidPluginVersion, message)
-                    .in_file("package.json")
-                    .with_help("fix package.json's `version`, or set `plugin.version` in the config"),
-            );
+            let error = Diagnostic::error(Code::InvalidPluginVersion, message)
+                .with_help("fix package.json's `version`, or set `plugin.version` in the config");
+            cx.say(in_package_json(error, *at));
             version.to_owned()
         }
-        (None, Ok(version)) => version.unwrap_or("0.0.0").to_owned(),
+        (None, Ok(version)) => version.map_or("0.0.0", |package| &package.version).to_owned(),
         (None, Err(Unversioned { why, at })) => {
-            // (Located in package.json itself, not in the config as `push` would.)
             let warning = Diagnostic::warning(
                 Code::UnreadablePackageVersion,
                 format!("package.json {why}: the version is 0.0.0"),
             )
-            .in_file("package.json")
             .with_help("fix package.json, or set `plugin.version` in the config");
-            cx.say(match at {
-                Some(at) => warning.at(*at),
-                None => warning,
-            });
+            cx.say(in_package_json(warning, *at));
             "0.0.0".to_owned()
         }
     };

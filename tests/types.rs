@@ -130,13 +130,13 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
 /// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason
 /// and gives no new input, and with its family, `allow` only where the family takes it (with a
 /// reason only where a host's answer has a place for it), and `tools` only on a tool family's
-/// config. An interface-typed new input is an input; an array is none.
+/// config. An interface-typed new input is an input (a `length` key too); an array is none.
 #[test]
 fn the_declarations_refuse_a_route_result_the_run_would() {
     let route = "import { Agent, type RouteResult } from '@agent-bundle/runtime';\n\
         import type { AgentEventRouteConfig } from 'agent-bundle';\n\
         export const config = { tools: ['shell'] } satisfies AgentEventRouteConfig<'stop'>;\n\
-        interface BashInput { command: string }\n\
+        interface BashInput { command: string; length: number }\n\
         declare const next: BashInput;\n\
         export const rewrite = <Agent.Result value={{ updatedInput: next }} />;\n\
         export const both = <Agent.Result value={{ outcome: 'deny', reason: 'no', updatedInput: next }} />;\n\

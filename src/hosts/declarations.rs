@@ -26,8 +26,10 @@ pub fn render() -> String {
     let events: Vec<HookEvent> = HookEvent::ALL.into_iter().filter(|event| event.family().is_some()).collect();
     let names = events.iter().map(|event| quoted(event.key()));
     alias(&mut out, "The events a config hook takes.", "HookEventName", names);
-    // (An index signature alone would refuse an interface-typed input, which has none.)
-    let input = ["{ readonly [key: string]: unknown }", "(object & { readonly length?: never })"];
+    // (An index signature alone would refuse an interface-typed input, which has none; what
+    // sets arrays apart is their iterator, as no tool's input has one, where it may have a
+    // `length`.)
+    let input = ["{ readonly [key: string]: unknown }", "(object & { readonly [Symbol.iterator]?: never })"];
     alias(
         &mut out,
         "A tool's new input: an object, never an array.",

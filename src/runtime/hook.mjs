@@ -428,17 +428,20 @@ function decodeEnvelope(spec, envelope) {
   const native = spec.nativeEvent;
   if (own(envelope, spec.eventKey) !== native) fail(`native ${spec.eventKey} must equal ${native}`);
   const event = {};
+  // Every field's problem is said at once: one run tells all a payload lacks.
+  const problems = [];
   for (const field of spec.fields) {
     const key = field.native.find((name) => own(envelope, name) !== undefined);
     if (key === undefined) {
-      if (field.required) fail(`native ${native} ${field.native[0]} is required`);
+      if (field.required) problems.push(`${field.native[0]} is required`);
       continue; // absent stays absent
     }
     const value = envelope[key];
     const problem = fieldProblem(field, value);
-    if (problem !== null) fail(`native ${native} ${key} ${problem}`);
-    event[field.canonical] = decodeValue(field, value);
+    if (problem !== null) problems.push(`${key} ${problem}`);
+    else event[field.canonical] = decodeValue(field, value);
   }
+  if (problems.length > 0) fail(problems.map((problem) => `native ${native} ${problem}`).join("; "));
   return deepFreeze(event);
 }
 
@@ -494,9 +497,11 @@ function encodeCanonical(spec, input) {
     fail(`simulation input has unknown field ${unknown} for ${spec.nativeEvent} (its canonical fields: ${[...known].join(", ")})${hint}`);
   }
   const envelope = {};
+  const problems = [];
   for (const field of spec.fields) {
+    const said = (problem) => problems.push(`simulation input ${field.canonical} ${problem} (native ${field.native[0]})`);
     if (!Object.hasOwn(input, field.canonical)) {
-      if (field.required) fail(`simulation input ${field.canonical} is required for ${spec.nativeEvent} (native ${field.native[0]})`);
+      if (field.required) said(`is required for ${spec.nativeEvent}`);
       continue;
     }
     let value = input[field.canonical];
@@ -505,13 +510,17 @@ function encodeCanonical(spec, input) {
     if (field.decode === "json" && (typeof value !== "string" || parsedJson(value) !== null)) value = JSON.stringify(value);
     else if (field.decode === "positive-count") {
       // (Canonically a flag, natively a count.)
-      if (typeof value !== "boolean") fail(`simulation input ${field.canonical} must be boolean (native ${field.native[0]})`);
+      if (typeof value !== "boolean") {
+        said("must be boolean");
+        continue;
+      }
       value = value ? 1 : 0;
     }
     const problem = fieldProblem(field, value);
-    if (problem !== null) fail(`simulation input ${field.canonical} ${problem} (native ${field.native[0]})`);
-    envelope[field.native[0]] = value;
+    if (problem !== null) said(problem);
+    else envelope[field.native[0]] = value;
   }
+  if (problems.length > 0) fail(problems.join("; "));
   envelope[spec.eventKey] = spec.nativeEvent;
   return envelope;
 }

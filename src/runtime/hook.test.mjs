@@ -722,6 +722,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["null where object is required", { input: { ...claudePre, tool_input: null } }, "native PreToolUse tool_input must be object"],
     ["enum violation", { input: { ...claudePre, permission_mode: "yolo" } }, `native PreToolUse permission_mode must be one of ${PERMISSION_MODES.join(", ")}`],
     ["string or null", { spec: CODEX_PRE, input: { ...codexPre, transcript_path: 1 } }, "native PreToolUse transcript_path must be string or null"],
+    ["every field's problem at once", { input: { ...withoutToolName, tool_input: [] } }, "native PreToolUse tool_name is required; native PreToolUse tool_input must be object"],
     ["missing alternatives name native[0]", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", tool_name: "x", tool_input: {} } }, "native preToolUse session_id is required"],
     ["wrongly typed alternative names its key", { spec: CURSOR.preToolUse, input: { hook_event_name: "preToolUse", conversation_id: 1, tool_name: "x", tool_input: {} } }, "native preToolUse conversation_id must be string"],
     // handler
@@ -887,6 +888,8 @@ describe("simulation mode", PARALLEL, () => {
     const { toolName, ...rest } = canonical;
     failsWith(await run({ spec: CLAUDE_PRE, input: rest, args: SIM }), CLAUDE_PRE, "simulation input toolName is required for PreToolUse (native tool_name)");
     failsWith(await run({ spec: CLAUDE_PRE, input: { ...canonical, toolName: 1 }, args: SIM }), CLAUDE_PRE, "simulation input toolName must be string (native tool_name)");
+    const both = "simulation input toolName is required for PreToolUse (native tool_name); simulation input toolInput must be object (native tool_input)";
+    failsWith(await run({ spec: CLAUDE_PRE, input: { ...rest, toolInput: 1 }, args: SIM }), CLAUDE_PRE, both);
   });
 
   // Hosts pass their environment on to hooks: a variable a developer left exported after

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ignore::gitignore::Gitignore;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -139,9 +140,39 @@ pub fn search(dir: &Path) -> (Discovery, Vec<Listed>) {
     (Discovery { roots, unreadable }, dirs)
 }
 
-/// The root of the git repository `dir` is in, if any.
+/// The root of the repository (git's or Jujutsu's) `dir` is in, if any.
 fn repository_root(dir: &Path) -> Option<&Path> {
-    dir.ancestors().find(|ancestor| ancestor.join(".git").exists())
+    dir.ancestors().find(|ancestor| REPOSITORY_MARKERS.iter().any(|marker| ancestor.join(marker).exists()))
+}
+
+/// The ignore rules of the folders above `dir` up to its repository's root, the nearest
+/// first (in a folder, `.ignore`'s before `.gitignore`'s, as ripgrep ranks them), each file
+/// that cannot be read said in `unreadable`. None above the repository: a personal
+/// `~/.ignore` is no checkout's. (Read here, not by the walker, which reads every folder's up
+/// to `/`; so a rule below `dir` cannot take back what one of these ignores, as in git.)
+fn rules_above(dir: &Path, unreadable: &mut Vec<String>) -> Vec<Gitignore> {
+    let Some(top) = repository_root(dir) else { return Vec::new() };
+    let folders = dir.ancestors().skip(1).take_while(|folder| folder.starts_with(top));
+    let files = folders.flat_map(|folder| IGNORE_FILES.map(|name| folder.join(name)).into_iter().rev());
+    let mut rules = Vec::new();
+    for file in files.filter(|file| file.is_file()) {
+        let (matcher, error) = Gitignore::new(&file);
+        if let Some(error) = error {
+            unreadable.push(why_unreadable(&error));
+        }
+        rules.push(matcher);
+    }
+    rules
+}
+
+/// Whether the nearest rule of `rules` (as [`rules_above`] orders them) that matches `path`
+/// ignores it.
+fn ignored_by(rules: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+    rules
+        .iter()
+        .map(|rules| rules.matched_path_or_any_parents(path, is_dir))
+        .find(|matched| !matched.is_none())
+        .is_some_and(|matched| matched.is_ignore())
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
@@ -171,11 +202,11 @@ pub fn changes_search(path: &Path, roots: &[PathBuf], watched: impl Fn(&Path) ->
 fn walk(dir: &Path) -> Walk {
     let artifacts = Arc::new(Mutex::new(Vec::new()));
     let found_artifacts = artifacts.clone();
-    // In a git repository, git's rules: its ignore files apply, from its root down. Outside
-    // one (a CI job's copy of the sources, an unpacked archive), the workspace's own ignore
-    // files apply all the same, and none above it: a home folder's `.gitignore` of `*` (a
-    // dotfiles setup) must not hide every project.
-    let in_repository = repository_root(dir).is_some();
+    // In a repository, git's rules: its ignore files apply, from its root down (the walker's
+    // own, from `dir` down; `rules_above`, those of the folders above). Outside one (a CI
+    // job's copy of the sources, an unpacked archive), the workspace's own ignore files apply
+    // all the same, and none above it: a home folder's `.gitignore` of `*` (a dotfiles setup)
+    // must not hide every project.
     // An ignore file that is no regular file (a FIFO) would hold the walker for good, deaf to
     // Ctrl-C: one of the walk's own folder or above it turns the ignore files off, one below
     // leaves its folder out; each is said.
@@ -183,6 +214,8 @@ fn walk(dir: &Path) -> Walk {
     let irregular: Vec<PathBuf> =
         dir.ancestors().take_while(|folder| folder.starts_with(top)).filter_map(irregular_ignore_file).collect();
     let read_ignore_files = irregular.is_empty();
+    let mut unreadable = Vec::new();
+    let above = if read_ignore_files { rules_above(dir, &mut unreadable) } else { Vec::new() };
     let left_out = Arc::new(Mutex::new(Vec::new()));
     let found_left_out = left_out.clone();
     let walker = ignore::WalkBuilder::new(dir)
@@ -191,10 +224,15 @@ fn walk(dir: &Path) -> Walk {
         .git_exclude(false)
         .git_ignore(read_ignore_files)
         .ignore(read_ignore_files)
-        .require_git(in_repository)
-        .parents(in_repository && read_ignore_files)
+        // (Whether `dir` is in a repository is decided here: the walker would look for `.git`
+        // alone, and above `dir` up to `/`.)
+        .require_git(false)
+        .parents(false)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if ignored_by(&above, entry.path(), is_dir) {
+                return false;
+            }
             if !is_dir || crate::loader::is_skipped_dir(entry.file_name()) {
                 return !is_dir;
             }
@@ -202,9 +240,9 @@ fn walk(dir: &Path) -> Walk {
                 found_left_out.lock().expect("no panics while locked").push(file);
                 return false;
             }
-            // Built artifacts hold no projects.
-            let manifest = std::fs::symlink_metadata(entry.path().join(crate::emit::MANIFEST_FILE));
-            let is_artifact = manifest.is_ok_and(|metadata| metadata.is_file());
+            // Built artifacts hold no projects (a stray manifest makes no artifact: a project
+            // holding one is found, and its build says what is wrong).
+            let is_artifact = crate::emit::manifest::holds_artifact(entry.path());
             if is_artifact && let Ok(metadata) = entry.metadata() {
                 found_artifacts.lock().expect("no panics while locked").push((entry.path().to_path_buf(), metadata));
             }
@@ -213,7 +251,6 @@ fn walk(dir: &Path) -> Walk {
         .build();
     let (mut roots, mut dirs) = (Vec::new(), Vec::new());
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
-    let mut unreadable = Vec::new();
     for file in &irregular {
         unreadable.push(format!("{} (not a regular file: no ignore file was read)", file.display()));
     }
@@ -255,8 +292,13 @@ fn walk(dir: &Path) -> Walk {
                 }
             }
             dirs.push(Listed { dir: entry.into_path(), state });
-        } else if file_type.is_file() && CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
-            roots.extend(entry.path().parent().map(Path::to_path_buf));
+        } else if CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
+            if file_type.is_file() {
+                roots.extend(entry.path().parent().map(Path::to_path_buf));
+            } else if file_type.is_symlink() {
+                // (As `build --root` refuses it: the loader follows no link.)
+                unreadable.push(format!("{} (a symbolic link, which no build follows)", entry.path().display()));
+            }
         }
     }
     for file in left_out.lock().expect("no panics while locked").iter() {
@@ -361,18 +403,23 @@ impl Seen<'_> {
     }
 }
 
-/// Keeps the roots whose path (relative to `base`) contains any of `filters`; all when empty.
+/// A project's name: its path relative to the workspace directory `base` (`.` for the
+/// workspace itself), as reports show it and `--filter` reads it.
+pub fn project_name(base: &Path, root: &Path) -> String {
+    match root.strip_prefix(base) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => root.display().to_string(),
+    }
+}
+
+/// Keeps the roots whose name ([`project_name`]) contains any of `filters`; all when empty.
 pub fn filter(roots: Vec<PathBuf>, base: &Path, filters: &[String]) -> Vec<PathBuf> {
     if filters.is_empty() {
         return roots;
     }
-    roots
-        .into_iter()
-        .filter(|root| {
-            let relative = root.strip_prefix(base).unwrap_or(root).to_string_lossy();
-            filters.iter().any(|f| relative.contains(f.as_str()))
-        })
-        .collect()
+    let kept = |root: &PathBuf| filters.iter().any(|filter| project_name(base, root).contains(filter.as_str()));
+    roots.into_iter().filter(kept).collect()
 }
 
 /// The outcome of one project of a workspace build.
@@ -385,6 +432,11 @@ pub struct ProjectBuild<'a> {
 impl ProjectBuild<'_> {
     pub fn succeeded(&self) -> bool {
         self.output.as_ref().is_ok_and(|o| o.published.is_some())
+    }
+
+    /// Whether Ctrl-C stopped it before it published (before its build, or its publish).
+    pub fn interrupted(&self) -> bool {
+        self.output.as_ref().is_err_and(|error| error.kind() == std::io::ErrorKind::Interrupted)
     }
 }
 
@@ -535,6 +587,25 @@ mod tests {
         project(&dir, "scratch/b");
         fs::write(dir.join(".gitignore"), "scratch/\n").unwrap();
         assert_eq!(names(&dir), ["a"]);
+    }
+
+    /// The folders above a workspace give their rules up to the repository's root (git's or
+    /// Jujutsu's), the nearest first, and none above it (a personal `~/.ignore`).
+    #[test]
+    fn rules_above_apply_up_to_the_repository_s_root_only() {
+        let home = tempfile::tempdir().unwrap();
+        fs::write(home.path().join(".ignore"), "p9/\n").unwrap();
+        for marker in [".git", ".jj"] {
+            let repo = home.path().join(format!("repo{marker}"));
+            let dir = repo.join("ws/plugins");
+            for name in ["a", "p9", "scratch", "kept"] {
+                project(&dir, name);
+            }
+            fs::create_dir(repo.join(marker)).unwrap();
+            fs::write(repo.join(".gitignore"), "ws/plugins/scratch/\nws/plugins/kept/\n").unwrap();
+            fs::write(repo.join("ws/.ignore"), "!plugins/kept/\n").unwrap();
+            assert_eq!(names(&dir), ["a", "kept", "p9"], "in a repository marked by {marker}");
+        }
     }
 
     #[test]

@@ -80,6 +80,32 @@ fn a_workspace_that_is_itself_a_project_names_it_dot() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     // (Its files are named from the working directory, which it is.)
     assert!(stderr.contains("--> src/hooks/audit.ts:1:"), "{stderr}");
+    // `--filter` reads the name shown.
+    let output = support::run(dir.path(), &["build", "--workspace", "--filter", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["projects"][0]["project"], ".", "{report:#}");
+}
+
+/// What would be a project but for a link in its config's place, or a stray manifest beside
+/// it, is said, not passed over: a link is a warning (as `build --root` refuses it), and a
+/// manifest no build wrote makes no artifact of the folder (its build fails, naming why).
+#[test]
+fn a_linked_config_is_warned_of_and_a_stray_manifest_hides_no_project() {
+    let dir = tempfile::tempdir().unwrap();
+    for project in ["linked", "stray", "plain"] {
+        copy_tree(&repo().join("examples/policy"), &dir.path().join(project));
+    }
+    let config = dir.path().join("linked/agent-bundle.config.ts");
+    fs::rename(&config, dir.path().join("linked/real.config.ts")).unwrap();
+    std::os::unix::fs::symlink("real.config.ts", &config).unwrap();
+    fs::write(dir.path().join("stray/agent-bundle.manifest.json"), "{}").unwrap();
+    let output = support::run(dir.path(), &["build", "--workspace", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let projects: Vec<&str> =
+        report["projects"].as_array().unwrap().iter().map(|p| p["project"].as_str().unwrap()).collect();
+    assert_eq!(projects, ["plain", "stray"], "{report:#}");
+    let warning = format!("cannot read {} (a symbolic link, which no build follows)", config.display());
+    assert!(report["warnings"][0].as_str().unwrap().starts_with(&warning), "{report:#}");
 }
 
 #[test]
@@ -163,6 +189,11 @@ fn what_the_search_cannot_read_is_warned_about_every_time_and_searched_once_read
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
         let projects: Vec<String> =
             report["projects"].as_array().unwrap().iter().map(|p| p["project"].as_str().unwrap().to_owned()).collect();
+        // The document says what the search could not read, as stderr does.
+        for warning in report["warnings"].as_array().unwrap() {
+            assert!(stderr.contains(&format!("warning: {}", warning.as_str().unwrap())), "{report:#}");
+        }
+        assert_eq!(report["warnings"].as_array().unwrap().len(), stderr.matches("cannot read").count(), "{report:#}");
         (projects, stderr)
     };
     // The first search makes the memo's folder, the second saves the memo, the third is
@@ -214,7 +245,7 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
         let mut child = support::bin()
             .args(["build", "--workspace", ".", "--no-cache"])
             .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
@@ -226,8 +257,13 @@ fn an_interrupted_workspace_build_leaves_every_artifact_whole_and_nothing_beside
         std::thread::sleep(std::time::Duration::from_millis(u64::from(delay)));
         // SAFETY: a signal to our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let status = child.wait().unwrap();
+        let output = child.wait_with_output().unwrap();
+        let (status, printed) = (output.status, String::from_utf8_lossy(&output.stdout));
         assert!(matches!(status.code(), Some(0 | 130)), "{status}");
+        // What Ctrl-C stopped is counted in the summary, not said to have failed.
+        assert!(!printed.contains("FAILED"), "{printed}");
+        let summary = printed.lines().last().unwrap_or_default();
+        assert_eq!(summary.contains("not built (interrupted)"), printed.lines().count() < 7, "{printed}");
         for project in (0..6).map(|project| dir.path().join(format!("p{project}"))) {
             let names: Vec<_> = fs::read_dir(&project).unwrap().map(|entry| entry.unwrap().file_name()).collect();
             assert!(!names.iter().any(|name| name.to_string_lossy().contains(".agent-bundle-")), "{names:?}");

@@ -110,12 +110,13 @@ struct BuildArgs {
     #[arg(long)]
     watch: bool,
     /// Build every plugin project (directory with an agent-bundle.config.*) below DIR, in
-    /// parallel; `.gitignore` is honoured, and `node_modules`, `.venv`, `target`, `.git`, `.jj`,
-    /// caches such as `__pycache__` and built artifacts are skipped. Each project publishes
-    /// to its own `artifact/`.
+    /// parallel; `.gitignore` and `.ignore` are honoured, and `node_modules`, `.venv`,
+    /// `target`, `.git`, `.jj`, caches such as `__pycache__` and built artifacts are skipped.
+    /// Each project publishes to its own `artifact/`.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config", "root"])]
     workspace: Option<PathBuf>,
-    /// With --workspace: only projects whose path contains this text (repeatable).
+    /// With --workspace: only projects whose path (relative to DIR; `.` for DIR itself)
+    /// contains this text, as the report names them (repeatable).
     // (`requires` alone lets it pass beside `--root`, which `--workspace` conflicts with.)
     #[arg(long, requires = "workspace", conflicts_with_all = ["out", "config", "root"])]
     filter: Vec<String>,
@@ -472,7 +473,7 @@ impl SourceArgs {
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
         let root = cwd.join(&self.root);
         if !root.is_dir() {
-            return Err(Failure::Usage(format!("--root {} is not a directory", self.root.display())));
+            return Err(no_folder("--root", &self.root));
         }
         // A root reached through a symbolic link is walked, stamped and watched as the
         // directory itself: the link's own times say nothing about the entries.
@@ -594,6 +595,12 @@ impl BuildArgs {
     }
 }
 
+/// The usage error of a `flag` whose `path` names no folder: missing, or something else.
+fn no_folder(flag: &str, path: &Path) -> Failure {
+    let what = if std::fs::symlink_metadata(path).is_ok() { "is not a directory" } else { "does not exist" };
+    Failure::Usage(format!("{flag} {} {what}", path.display()))
+}
+
 /// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).
 fn artifact_dir(dir: &Path) -> Result<(), Failure> {
     if dir.is_dir() {
@@ -605,7 +612,7 @@ fn artifact_dir(dir: &Path) -> Result<(), Failure> {
              first, or pass --artifact"
         )))
     } else {
-        Err(Failure::Usage(format!("--artifact {} is not a directory", dir.display())))
+        Err(no_folder("--artifact", dir))
     }
 }
 

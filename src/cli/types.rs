@@ -9,7 +9,7 @@ use crate::declarations::{ProjectTsconfig, Written};
 pub(super) fn run(args: &TypesArgs) -> Result<bool, Failure> {
     let Some(dir) = &args.workspace else {
         if !args.root.is_dir() {
-            return Err(Failure::Usage(format!("--root {} is not a directory", args.root.display())));
+            return Err(super::no_folder("--root", &args.root));
         }
         let written = write_types(&args.root).map_err(Failure::Run)?;
         if args.json {
@@ -20,9 +20,9 @@ pub(super) fn run(args: &TypesArgs) -> Result<bool, Failure> {
         return Ok(true);
     };
     let base = super::workspace::base(Some(dir))?;
-    let roots = super::workspace::projects_below(&base)?;
+    let (roots, _) = super::workspace::projects_below(&base)?;
     let results: Vec<_> = roots.iter().map(|root| (root, write_types(root))).collect();
-    let shown = |root: &Path| super::workspace::name(&base, root);
+    let shown = |root: &Path| crate::workspace::project_name(&base, root);
     if args.json {
         let projects: Vec<_> = results
             .iter()

@@ -14,7 +14,7 @@ use crate::cache::Cache;
 use crate::model::Target;
 use crate::threads::Threads;
 use crate::watch::{Found, Projects};
-use crate::workspace::{Discovery, build_all, discover, filter, search};
+use crate::workspace::{Discovery, build_all, discover, filter, project_name, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -58,7 +58,7 @@ impl Selection {
     }
 
     fn name(&self, root: &Path) -> String {
-        name(&self.base, root)
+        project_name(&self.base, root)
     }
 }
 
@@ -68,29 +68,21 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
     let base = cwd.join(dir.unwrap_or(Path::new(".")));
     if !base.is_dir() {
-        return Err(Failure::Usage(format!("--workspace {} is not a directory", base.display())));
+        return Err(super::no_folder("--workspace", &base));
     }
     Ok(base.canonicalize().unwrap_or(base))
 }
 
 /// The projects below `base` (nothing to do when there is none: a usage error, as a
-/// `--filter` keeping none is), each folder the search could not read warned of.
-pub(super) fn projects_below(base: &Path) -> Result<Vec<PathBuf>, Failure> {
+/// `--filter` keeping none is), and the warnings of the search, each said on stderr.
+pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), Failure> {
     let found = discover(base);
-    found.unreadable.iter().for_each(|why| warn_unreadable(why));
+    let warnings: Vec<String> = found.unreadable.iter().map(|why| unreadable_warning(why)).collect();
+    warnings.iter().for_each(|warning| eprintln!("warning: {warning}"));
     if found.roots.is_empty() {
         Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display())))
     } else {
-        Ok(found.roots)
-    }
-}
-
-/// A project's path relative to the workspace directory.
-pub(super) fn name(base: &Path, root: &Path) -> String {
-    match root.strip_prefix(base) {
-        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(), // the workspace is a project
-        Ok(relative) => relative.display().to_string(),
-        Err(_) => root.display().to_string(),
+        Ok((found.roots, warnings))
     }
 }
 
@@ -103,7 +95,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let roots_of = |found: Discovery| {
         for why in found.unreadable {
             if reported.borrow_mut().insert(why.clone()) {
-                warn_unreadable(&why);
+                eprintln!("warning: {}", unreadable_warning(&why));
             }
         }
         found.roots
@@ -139,21 +131,23 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
-    let projects = selection.projects(projects_below(&selection.base)?)?;
+    let (roots, mut warnings) = projects_below(&selection.base)?;
+    let projects = selection.projects(roots)?;
     let progress = report::progress_bar(projects.len(), "projects", args.source.json);
     let started = Instant::now();
     let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
     let results = build_all(&projects, threads, |done| {
         progress.inc(1);
-        progress
-            .set_message(done.options.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        progress.set_message(selection.name(&done.options.root));
     })
     .map_err(|e| Failure::Run(e.to_string()))?;
     progress.finish_and_clear();
     let elapsed = started.elapsed();
-    let warnings = args.cache.finish(&selection.cache);
-    report::print_cache_warnings(&warnings);
+    let cache_warnings = args.cache.finish(&selection.cache);
+    report::print_cache_warnings(&cache_warnings);
+    warnings.extend(cache_warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();
+    let interrupted = results.iter().filter(|r| r.interrupted()).count();
     if args.source.json {
         let projects: Vec<_> = results
             .iter()
@@ -167,6 +161,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             "ok": failed == 0,
             "projects": projects,
             "failed": failed,
+            "warnings": warnings,
             "elapsedMs": elapsed.as_millis() as u64,
         }));
     } else {
@@ -174,7 +169,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         // before each project's diagnostics (a failure's errors, a success's warnings) so
         // they stay under their line on a terminal.
         let mut out = String::new();
-        for result in &results {
+        // (Those Ctrl-C stopped are counted in the summary, not a line each.)
+        for result in results.iter().filter(|result| !result.interrupted()) {
             let name = selection.name(&result.options.root);
             let ms = result.elapsed.as_millis();
             let _ = match &result.output {
@@ -212,10 +208,12 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             results.len() - failed,
             results.len(),
             elapsed.as_millis(),
-            match failed {
-                0 => String::new(),
-                _ if failed == results.len() => format!("; {failed} failed"),
-                _ => format!("; {failed} failed (the others published)"),
+            match (failed - interrupted, interrupted) {
+                (0, 0) => String::new(),
+                (0, stopped) => format!("; {stopped} not built (interrupted)"),
+                (failed, 0) if failed == results.len() => format!("; {failed} failed"),
+                (failed, 0) => format!("; {failed} failed (the others published)"),
+                (failed, stopped) => format!("; {failed} failed, {stopped} not built (interrupted)"),
             }
         );
         out!("{out}");
@@ -223,8 +221,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     Ok(failed == 0)
 }
 
-/// A directory the project search could not look into (a project below it is missed), or
-/// an ignore file it could not read (the projects it ignores are built).
-fn warn_unreadable(why: &str) {
-    eprintln!("warning: cannot read {why}; the project search went on without it");
+/// What to say of a directory the project search could not look into (a project below it
+/// is missed), or an ignore file it could not read (the projects it ignores are built).
+fn unreadable_warning(why: &str) -> String {
+    format!("cannot read {why}; the project search went on without it")
 }

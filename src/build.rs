@@ -99,6 +99,16 @@ impl BuildOutput {
         BuildOutput { compiled, published: None, work: Work::default(), shortcut: None }
     }
 
+    /// The plugin's name and version: the compiled model's, or the artifact's when a check
+    /// answered the build.
+    pub fn plugin(&self) -> Option<(&str, &str)> {
+        match (&self.shortcut, &self.compiled.model) {
+            (Some((summary, _)), _) => Some((&summary.plugin, &summary.version)),
+            (None, Some(model)) => Some((&model.name, &model.version)),
+            (None, None) => None,
+        }
+    }
+
     /// What a build that published without errors leaves for a stamp or the cache to answer
     /// from: its manifest's hash and its warnings. `None` for any other build.
     pub fn clean(&self) -> Option<stamp::Clean> {

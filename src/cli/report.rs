@@ -109,14 +109,12 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
     let planned = compiled.plans.iter().filter(|_| !compiled.has_errors());
     let mut hooks: Vec<HookRow> =
         planned.flat_map(|plan| plan.hooks.iter().map(|h| HookRow::of(plan.target, h))).collect();
-    let (mut plugin, mut targets) = (
-        compiled.model.as_ref().map(|m| serde_json::json!({"name": m.name, "version": m.version})),
-        compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>())),
-    );
+    let plugin = output.plugin().map(|(name, version)| serde_json::json!({"name": name, "version": version}));
+    let mut targets =
+        compiled.model.as_ref().map(|m| serde_json::json!(m.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>()));
     let mut files: Vec<String> = compiled.files.keys().cloned().collect();
     if let Some((summary, _)) = &output.shortcut {
         // Nothing ran: report what the artifact holds.
-        plugin = Some(serde_json::json!({"name": summary.plugin, "version": summary.version}));
         targets = Some(serde_json::json!(summary.targets));
         let manifest = Manifest::read(&options.out_dir).ok();
         files = manifest.as_ref().map(|m| m.paths().into_iter().map(str::to_owned).collect()).unwrap_or_default();

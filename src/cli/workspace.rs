@@ -2,19 +2,19 @@
 //! `agent-bundle watch --workspace`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::{BuildArgs, Failure, report};
-use crate::build::BuildOptions;
+use crate::build::{BuildOptions, BuildOutput};
 use crate::cache::Cache;
 use crate::model::Target;
 use crate::threads::Threads;
 use crate::watch::{Found, Projects};
-use crate::workspace::{Discovery, build_all, discover, filter, project_name, search};
+use crate::workspace::{Discovery, ProjectBuild, build_all, discover, filter, project_name, search};
 
 /// The projects `--workspace` and `--filter` select, over one cache: a module shared by
 /// two plugins is compiled once.
@@ -143,6 +143,10 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     .map_err(|e| Failure::Run(e.to_string()))?;
     progress.finish_and_clear();
     let elapsed = started.elapsed();
+    for warning in same_plugin_names(&results, |root| selection.name(root)) {
+        eprintln!("warning: {warning}");
+        warnings.push(warning);
+    }
     let cache_warnings = args.cache.finish(&selection.cache);
     report::print_cache_warnings(&cache_warnings);
     warnings.extend(cache_warnings);
@@ -219,6 +223,24 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         out!("{out}");
     }
     Ok(failed == 0)
+}
+
+/// A warning for each plugin name more than one project builds: a host, or a marketplace,
+/// holds one plugin of a name, so installing one would replace the other.
+fn same_plugin_names(results: &[ProjectBuild<'_>], name: impl Fn(&Path) -> String) -> Vec<String> {
+    let mut by_plugin: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for result in results {
+        if let Some((plugin, _)) = result.output.as_ref().ok().and_then(BuildOutput::plugin) {
+            by_plugin.entry(plugin).or_default().push(name(&result.options.root));
+        }
+    }
+    let shared = by_plugin.into_iter().filter(|(_, projects)| projects.len() > 1);
+    shared
+        .map(|(plugin, projects)| {
+            let projects = projects.join(", ");
+            format!("projects {projects} are all plugin `{plugin}`: installing one would replace another")
+        })
+        .collect()
 }
 
 /// What to say of a directory the project search could not look into (a project below it

@@ -43,6 +43,12 @@ def canonical_json(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
+def manifest_json(value) -> str:
+    # As a build writes an artifact's manifest: two-space indents, keys sorted, a newline
+    # at the end; so it begins `{\n  "compiler": {\n    "name": "agent-bundle",` (§5.1).
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def record_file(body: str) -> str:
     return body + "\n" + blake3(body.encode()).hexdigest() + "\n"
 
@@ -72,7 +78,9 @@ def pack_vector(frame_options):
         if executable:
             row["executable"] = True
         rows.append(row)
-    manifest = canonical_json({"plugin": {"name": "vector", "version": "1.0.0"}, "targets": ["claude"], "files": rows}).encode()
+    compiler = {"name": "agent-bundle", "version": "0.1.0"}
+    listed = {"compiler": compiler, "plugin": {"name": "vector", "version": "1.0.0"}, "targets": ["claude"], "files": rows}
+    manifest = manifest_json(listed).encode()
     contents = manifest + b"".join(data for _, data, _, _ in files)
     frame = lz4.frame.compress(contents, **frame_options)
     assert lz4.frame.decompress(frame) == contents

@@ -70,12 +70,14 @@ pub fn pack(files: &BTreeMap<String, OutputFile>) -> Option<Vec<u8>> {
 /// never read past it). The pack's own bytes were verified against its name when the cache
 /// read it, so the frame carries no checksum of its own.
 pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTreeMap<String, OutputFile>, Summary)> {
-    if manifest_len > PACK_LIMIT {
+    // (One frame and nothing after it, as the spec has it: a decoder reads on into a second.)
+    if manifest_len > PACK_LIMIT || lz4_frame_len(pack) != Some(pack.len()) {
         return None;
     }
     let mut frame = FrameDecoder::new(pack);
     let text = take_exact(&mut frame, manifest_len)?;
-    if Hash::of(&text) != *manifest {
+    // (A manifest no build writes would make a folder no later publish may replace.)
+    if Hash::of(&text) != *manifest || !crate::emit::manifest::is_written(&text) {
         return None;
     }
     let listed = Manifest::parse(&text).ok()?;
@@ -102,6 +104,31 @@ pub fn unpack(pack: &[u8], manifest_len: usize, manifest: &Hash) -> Option<(BTre
     // them fails.)
     let laid_out = crate::output::folders_of(files.keys().map(String::as_str)).iter().all(|f| !files.contains_key(*f));
     (ended && laid_out && files.len() == listed.files.len() + 1).then(|| (files, listed.summary()))
+}
+
+/// The length of the LZ4 frame `bytes` begin with, read from its header and block sizes
+/// (the frame format's own layout), if they begin with a whole one.
+fn lz4_frame_len(bytes: &[u8]) -> Option<usize> {
+    const MAGIC: [u8; 4] = 0x184D_2204_u32.to_le_bytes();
+    let flags = *bytes.get(4)?;
+    if bytes.get(..4)? != MAGIC || flags >> 6 != 0b01 {
+        return None;
+    }
+    let has = |bit: u8| flags & (1 << bit) != 0;
+    let (block_checksums, content_size, content_checksum, dictionary) = (has(4), has(3), has(2), has(0));
+    // Magic, flags, block descriptor, the optional content size and dictionary id, the
+    // header's checksum.
+    let mut at = 6 + if content_size { 8 } else { 0 } + if dictionary { 4 } else { 0 } + 1;
+    loop {
+        let size = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        if size == 0 {
+            break; // The end mark.
+        }
+        at += (size & 0x7FFF_FFFF) as usize + if block_checksums { 4 } else { 0 };
+    }
+    at += if content_checksum { 4 } else { 0 };
+    (at <= bytes.len()).then_some(at)
 }
 
 /// The next `len` bytes `frame` decodes. A file within one decoded block (most of them) is
@@ -760,7 +787,9 @@ mod tests {
     }
 
     fn artifact() -> BTreeMap<String, OutputFile> {
+        // (Begun as a build writes a manifest: a pack of another is never restored.)
         let rows = serde_json::json!({
+            "compiler": { "name": "agent-bundle", "version": "0" },
             "plugin": { "name": "p", "version": "1.0.0" },
             "targets": ["claude"],
             "files": [
@@ -769,7 +798,7 @@ mod tests {
             ],
         });
         let files = [
-            OutputFile::generated(MANIFEST_FILE, rows.to_string().into_bytes().into()),
+            OutputFile::generated(MANIFEST_FILE, serde_json::to_string_pretty(&rows).unwrap().into_bytes().into()),
             OutputFile {
                 path: "bin/run".into(),
                 bytes: b"#!x".as_slice().into(),
@@ -812,9 +841,18 @@ mod tests {
         assert!(unpack(&pack, len - 1, &hash).is_none(), "another manifest length");
         assert!(unpack(&pack, len, &Hash::of(b"other")).is_none(), "another manifest");
         assert!(unpack(&pack, PACK_LIMIT + 1, &hash).is_none(), "a manifest past the bound");
+        assert!(unpack(&[pack.as_slice(), &framed(b"")].concat(), len, &hash).is_none(), "a second frame");
+        assert!(unpack(&[pack.as_slice(), &[0; 3]].concat(), len, &hash).is_none(), "bytes after the frame");
+        let compact = serde_json::to_vec(&serde_json::from_slice::<serde_json::Value>(manifest).unwrap()).unwrap();
+        let contents_compact = [compact.as_slice(), &contents[len..]].concat();
+        let hash_compact = Hash::of(&compact);
+        assert!(
+            unpack(&framed(&contents_compact), compact.len(), &hash_compact).is_none(),
+            "a manifest no build writes"
+        );
         let text = String::from_utf8(manifest.to_vec()).unwrap();
         for huge in [u64::MAX, u64::MAX - 1024, PACK_LIMIT as u64] {
-            let claimed = text.replace("\"bytes\":1,", &format!("\"bytes\":{huge},"));
+            let claimed = text.replace("\"bytes\": 1,", &format!("\"bytes\": {huge},"));
             assert_ne!(claimed, text);
             let frame = framed(&[claimed.as_bytes(), &contents[len..]].concat());
             let hash = Hash::of(claimed.as_bytes());

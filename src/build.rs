@@ -363,7 +363,7 @@ fn answer_stale(
     // What the walk passed over in a payload (not an input: the inputs are those of the
     // recorded artifact) may be new there, which only a compile can tell
     // (`check_payloads_whole`): no answer from the cache for it.
-    let whole = |summary: &stamp::Summary| !summary.loses_any_of(snapshot.passed_over());
+    let whole = |summary: &stamp::Summary| !summary.loses_any_of(snapshot.losses());
     if let Some(published) = published {
         if let Some(previous) = previous {
             let mut now = snapshot.clone();
@@ -493,7 +493,7 @@ pub fn stamp_last_build(
     // (What the walk passed over in a payload may have come there since the last compile
     // checked it: that is for the next build to tell.)
     let summary = crate::artifact::matches_manifest(&options.out_dir, &clean.manifest);
-    let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.passed_over())) else {
+    let Some(summary) = summary.filter(|summary| !summary.loses_any_of(snapshot.losses())) else {
         return Ok(false);
     };
     let hashes = actions::input_hashes(&disk);

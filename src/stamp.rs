@@ -56,8 +56,8 @@ pub struct Stamp {
     pub summary: Summary,
     /// The folders the input walk could not list (their states are among `input_dirs`).
     unlistable: Vec<String>,
-    /// What the walk passed over (`Snapshot::passed_over`).
-    passed_over: Vec<String>,
+    /// What the walk may have lost (`Snapshot::losses`).
+    losses: Vec<String>,
     /// The build's warnings ([`Clean::warnings`]).
     #[serde(default)]
     warnings: Vec<Diagnostic>,
@@ -75,13 +75,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Whether something a walk passed over (`Snapshot::passed_over`) lies in one of the
+    /// Whether something a walk may have lost (`Snapshot::losses`) lies in one of the
     /// artifact's payloads, or among its routes: it would be missing from it, and only a
     /// compile says so.
-    pub fn loses_any_of(&self, passed_over: &[String]) -> bool {
+    pub fn loses_any_of(&self, losses: &[String]) -> bool {
         // (A route passed over fails a compile too: `build::check_routes_whole`.)
         let in_payload = |key: &str| self.payload_sources.iter().any(|source| is_at_or_below(key, source));
-        passed_over.iter().any(|key| in_payload(key) || crate::routes::may_hold_route(key))
+        losses.iter().any(|key| in_payload(key) || crate::routes::may_hold_route(key))
     }
 }
 
@@ -304,7 +304,7 @@ pub struct Snapshot {
     inputs: Vec<FileState>,
     dirs: Vec<FileState>,
     unlistable: Vec<String>,
-    passed_over: Vec<String>,
+    losses: Vec<String>,
 }
 
 impl Snapshot {
@@ -314,14 +314,14 @@ impl Snapshot {
         let inputs = tree.files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>()?;
         let dirs = tree.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata)).collect();
         let unlistable = tree.unlistable_keys();
-        let passed_over = tree.losses();
-        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, passed_over })
+        let losses = tree.losses();
+        Ok(Snapshot { unlistable, files: tree.files, inputs, dirs, losses })
     }
 
-    /// What the walk passed over below the top folder that is no input (see
-    /// [`InputTree::passed_over`](crate::loader::InputTree)): a payload may hold it.
-    pub fn passed_over(&self) -> &[String] {
-        &self.passed_over
+    /// What the walk may have lost ([`InputTree::losses`](crate::loader::InputTree::losses)):
+    /// what it passed over that is no input, a payload's or a route's perhaps.
+    pub fn losses(&self) -> &[String] {
+        &self.losses
     }
 
     /// The folders of the project this process may not list: nothing in them was read.
@@ -381,7 +381,7 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
     // while that came in: it vouches for nothing.)
     let stamp = read_state_file(&stamp_path(root))
         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
-        .filter(|stamp| !stamp.summary.loses_any_of(&stamp.passed_over))
+        .filter(|stamp| !stamp.summary.loses_any_of(&stamp.losses))
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
     // Asked once: the no-op's first question, and whether a stale build need walk.
     let walk_unchanged = stamp.as_ref().is_some_and(|stamp| stamp.walk_unchanged(root));
@@ -397,21 +397,34 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
     let Some(stamp) = stamp else { return Ok(Found::Stale(snapshot, None)) };
     // A folder changed since, and the walk passed over what is no input in a payload: it
     // may be new there, which only a compile can tell (`build::check_payloads_whole`).
-    if !stamp.describes(&snapshot, out_dir) || (walked && stamp.summary.loses_any_of(&snapshot.passed_over)) {
+    if !stamp.describes(&snapshot, out_dir) || (walked && stamp.summary.loses_any_of(&snapshot.losses)) {
         return Ok(Found::Stale(snapshot, Some(stamp)));
     }
     if walked {
-        // The build's own writes leave the root's time inside the racy window; once the
-        // walk finds the same files outside it, its directories are worth recording.
-        let now = now_ns();
-        if !snapshot.dirs.is_empty() && !snapshot.dirs.iter().any(|dir| dir.is_racy(now)) {
-            let (input_dirs, passed_over) = (snapshot.dirs.clone(), snapshot.passed_over.clone());
-            let unlistable = snapshot.unlistable.clone();
-            let refreshed = Stamp { input_dirs, passed_over, unlistable, saved_at_ns: now, ..stamp.clone() };
-            let _ = write_json(&stamp_path(root), &refreshed);
-        }
+        record_walk(root, out_dir, &stamp, &snapshot);
     }
     Ok(Found::UpToDate(stamp))
+}
+
+/// Records in `stamp` the directories of a walk that found its inputs as it lists them, so
+/// that the next no-op need not walk. The build's own writes leave the root's time inside the
+/// racy window; once a walk finds the same files outside it, its directories are worth
+/// recording. In a publisher's turn, and only while the stamp saved is still `stamp` (a build
+/// that published since saved its own).
+fn record_walk(root: &Path, out_dir: &Path, stamp: &Stamp, walk: &Snapshot) {
+    let now = now_ns();
+    if walk.dirs.is_empty() || walk.dirs.iter().any(|dir| dir.is_racy(now)) {
+        return;
+    }
+    let Ok(_turn) = crate::emit::publish::take_turn(out_dir) else { return };
+    let saved = read_state_file(&stamp_path(root)).and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok());
+    if saved.is_none_or(|saved| saved.saved_at_ns != stamp.saved_at_ns) {
+        return;
+    }
+    let (input_dirs, losses, unlistable) = (walk.dirs.clone(), walk.losses.clone(), walk.unlistable.clone());
+    let refreshed = Stamp { input_dirs, losses, unlistable, saved_at_ns: now, ..stamp.clone() };
+    // The stamp is an optimization: failing to write it must not fail the build.
+    let _ = write_json(&stamp_path(root), &refreshed);
 }
 
 impl Stamp {
@@ -448,7 +461,7 @@ impl Stamp {
         let files: Vec<(String, PathBuf)> = self.inputs.iter().map(|s| (s.path.clone(), root.join(&s.path))).collect();
         let inputs = files.iter().map(|(key, path)| state(key.clone(), path)).collect::<io::Result<_>>().ok()?;
         let (dirs, unlistable) = (self.input_dirs.clone(), self.unlistable.clone());
-        Some(Snapshot { files, inputs, dirs, unlistable, passed_over: self.passed_over.clone() })
+        Some(Snapshot { files, inputs, dirs, unlistable, losses: self.losses.clone() })
     }
 
     /// Whether `now`'s inputs are the ones recorded (none changed within the racy window) and
@@ -525,7 +538,7 @@ pub fn save(
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
     // The listing alone: the files' states are those taken before they were read.
-    let (input_dirs, unlistable, passed_over) = match input_tree(root, &[out_dir.to_path_buf()]) {
+    let (input_dirs, unlistable, losses) = match input_tree(root, &[out_dir.to_path_buf()]) {
         // (Not a walk that found something new in a payload, which the check before the
         // publish did not see: the next build walks, and says so.)
         Ok(after) if after.files == walked(&before.files) && !summary.loses_any_of(&after.losses()) => {
@@ -533,7 +546,7 @@ pub fn save(
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
             (listed.chain(outside).collect(), after.unlistable_keys(), after.losses())
         }
-        _ => (Vec::new(), before.unlistable, before.passed_over),
+        _ => (Vec::new(), before.unlistable, before.losses),
     };
     let saved_at_ns = now_ns();
     let stamp = Stamp {
@@ -546,7 +559,7 @@ pub fn save(
         saved_at_ns,
         summary,
         unlistable,
-        passed_over,
+        losses,
         warnings: clean.warnings.clone(),
     };
     write_json(&path, &stamp)
@@ -561,14 +574,14 @@ pub fn save(
 pub fn renew(root: &Path, out_dir: &Path, previous: Stamp, clean: &Clean, now: Snapshot) -> Option<Summary> {
     let _turn = crate::emit::publish::take_turn(out_dir).ok()?;
     // (What the walk passed over in a payload now: only a compile says whether it is new.)
-    if !previous.vouches_for(out_dir, &clean.manifest) || previous.summary.loses_any_of(&now.passed_over) {
+    if !previous.vouches_for(out_dir, &clean.manifest) || previous.summary.loses_any_of(&now.losses) {
         return None;
     }
     let stamp = Stamp {
         input_dirs: now.dirs,
         inputs: now.inputs,
         unlistable: now.unlistable,
-        passed_over: now.passed_over,
+        losses: now.losses,
         saved_at_ns: now_ns(),
         warnings: clean.warnings.clone(),
         ..previous
@@ -666,7 +679,7 @@ mod tests {
         assert!(!fresh(dir.path(), &out));
 
         let mut stamp = saved(dir.path());
-        stamp.passed_over = vec!["src/link.ts".into()];
+        stamp.losses = vec!["src/link.ts".into()];
         stamp.input_dirs = Snapshot::take(dir.path(), &out).unwrap().dirs;
         write_json(&stamp_path(dir.path()), &stamp).unwrap();
         assert!(matches!(check(dir.path(), &out, "settings").unwrap(), Found::Stale(_, None)));

@@ -1,8 +1,9 @@
 //! `agent-bundle validate`: checks a built artifact without rebuilding it.
 //!
 //! The manifest must list every file with the right hash; every selected host's manifest and
-//! hook document must parse and have the host's shape; every hook command and MCP server
-//! must point at a file inside the artifact; every wrapper must load in a clean `node`
+//! hook document must parse and have the host's shape; every hook command must point at a
+//! file inside the artifact, and every MCP server be the shared runtime a build registers
+//! (run from the artifact, every argument as written); every wrapper must load in a clean `node`
 //! process, and the shared runtime must start and answer MCP `initialize`. Optionally
 //! the real Claude Code CLI judges the Claude projection (`claude plugin validate`).
 
@@ -269,8 +270,8 @@ fn check_host(
     }
 }
 
-/// The host's MCP document: `mcpServers` is an object, and every server runs `node` on a
-/// file inside the artifact.
+/// The host's MCP document: `mcpServers` is an object, and its one server is the shared
+/// runtime a build registers, as it writes it.
 fn check_mcp_document(
     dir: &Path,
     table: &HostTable,
@@ -297,7 +298,7 @@ fn check_mcp_document(
     for (name, server) in servers {
         if (name, server) != (&runtime.0, &runtime.1) || !on_disk.contains(crate::hosts::RUNTIME_PATH) {
             diagnostics.push(error(
-                Code::HookCommandTarget,
+                Code::HostDocument,
                 format!("MCP server `{name}` is not the shared runtime a build registers: {}", runtime.1),
             ));
         }

@@ -491,7 +491,7 @@ impl Session {
     }
 
     fn artifact_in_place(&self) -> bool {
-        self.options.out_dir.join(crate::emit::MANIFEST_FILE).is_file()
+        crate::emit::manifest::holds_artifact(&self.options.out_dir)
     }
 
     /// Whether a file the last publish left in the artifact is gone or resized (a file

@@ -143,7 +143,7 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     assert_eq!(code, 1);
     // Two hash mismatches, the Codex server's missing file, and the runtime failing for
     // both hosts that forward to it.
-    assert_eq!(errors, ["AB6004", "AB6004", "AB6018", "AB6005", "AB6005"], "{report:#}");
+    assert_eq!(errors, ["AB6004", "AB6004", "AB6011", "AB6005", "AB6005"], "{report:#}");
     let runtime = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB6005").unwrap();
     assert!(runtime["message"].as_str().unwrap().contains("Error: broken runtime"), "{runtime:#}");
 
@@ -155,7 +155,7 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
         assert!(text.contains(written), "{text}");
         fs::write(&document, text.replace(written, tampered)).unwrap();
         let (code, errors, report) = validate(dir.path());
-        assert_eq!((code, errors), (1, vec!["AB6004".to_owned(), "AB6018".to_owned()]), "{report:#}");
+        assert_eq!((code, errors), (1, vec!["AB6004".to_owned(), "AB6011".to_owned()]), "{report:#}");
     }
 }
 

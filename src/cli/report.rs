@@ -78,7 +78,7 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, arti
     let counts = format!("{errors} error(s), {warnings} warning(s)");
     match artifact {
         // (A failed build writes nothing: what is there is the last good build's, if any.)
-        Some(artifact) if artifact.join(crate::emit::MANIFEST_FILE).is_file() => {
+        Some(artifact) if crate::emit::manifest::holds_artifact(artifact) => {
             eprintln!("Build failed: {counts}; the previous artifact was left as it was.")
         }
         Some(_) => eprintln!("Build failed: {counts}; no artifact was written."),

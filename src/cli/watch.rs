@@ -21,7 +21,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             output: Ok(crate::build::BuildOutput::unpublished(compiled)),
             initial: true,
             changed: Vec::new(),
-            artifact_in_place: options.out_dir.is_dir(),
+            artifact_in_place: crate::emit::manifest::holds_artifact(&options.out_dir),
             artifact_went: false,
             artifact_moved: false,
             unread_changed: false,

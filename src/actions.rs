@@ -485,11 +485,14 @@ mod tests {
             Cache::open(&crate::cache::CacheOptions { dir: Some(dir.path().to_owned()), remote: None }).unwrap();
         let artifact = |payload: Vec<u8>| {
             let rows = json!({
+                "compiler": { "name": "agent-bundle", "version": "0" },
                 "plugin": { "name": "p", "version": "1.0.0" },
                 "targets": [],
                 "files": [{ "path": "big.bin", "bytes": payload.len(), "blake3": Hash::of(&payload).to_hex(), "kind": "prebuilt" }],
             });
-            let manifest = OutputFile::generated(MANIFEST_FILE, rows.to_string().into_bytes().into());
+            // (Begun as a build writes a manifest, as a restored one must.)
+            let text = serde_json::to_string_pretty(&rows).unwrap();
+            let manifest = OutputFile::generated(MANIFEST_FILE, text.into_bytes().into());
             let payload = crate::emit::payload_file("big.bin".into(), payload.into(), false);
             BTreeMap::from([(MANIFEST_FILE.to_owned(), manifest), ("big.bin".to_owned(), payload)])
         };

@@ -393,6 +393,9 @@ pub fn simulate(
     if !input.is_object() {
         return Err("input must be a JSON object".into());
     }
+    if let Some(why) = refused_mode(hook, mode) {
+        return Err(why);
+    }
     let input = input.to_string();
     if input.len() > MAX_INPUT {
         return Err(INPUT_TOO_BIG.into());
@@ -405,9 +408,6 @@ pub fn simulate(
     // From here on node runs: a signal stops it and the scratch folder goes too.
     crate::interrupt::install();
     let scratch = Scratch::new()?;
-    if let Some(why) = refused_mode(hook, mode) {
-        return Err(why);
-    }
     let runtime = match (hook.is_shared(), mode) {
         (true, SharedMode::Runtime) => Some(SharedRuntime::start(&artifact, hook.host.as_str(), &scratch)?),
         _ => None,

@@ -125,16 +125,25 @@ fn foreign_hook(targets: &[Target], hook: &HookRow) -> Option<String> {
 struct OnDisk {
     files: BTreeSet<String>,
     folders: Vec<String>,
-    /// Anything else (a build never makes one), with what it is.
+    /// Anything else (a build never makes one), or what could not be listed, with what it is.
     others: Vec<(String, &'static str)>,
 }
 
 fn on_disk(dir: &Path) -> OnDisk {
     let mut found = OnDisk { files: BTreeSet::new(), folders: Vec::new(), others: Vec::new() };
-    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().filter_map(Result::ok) {
-        let Some(path) = entry.path().strip_prefix(dir).ok().map(|p| p.to_string_lossy().into_owned()) else {
-            continue;
+    let relative = |path: &Path| path.strip_prefix(dir).ok().map(|p| p.to_string_lossy().into_owned());
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                // (What it holds is unknown: no check can pass it.)
+                if let Some(path) = error.path().and_then(relative) {
+                    found.others.push((path, "a folder validate may not list, whose files were not checked"));
+                }
+                continue;
+            }
         };
+        let Some(path) = relative(entry.path()) else { continue };
         let kind = entry.file_type();
         if kind.is_file() {
             found.files.insert(path);
@@ -193,7 +202,8 @@ fn check_files(manifest: &Manifest, on_disk: &OnDisk, dir: &Path, diagnostics: &
     // A build makes no folder without a file in it (what a folder holds is reported itself).
     let held = on_disk.files.iter().chain(on_disk.others.iter().map(|(path, _)| path));
     let occupied = crate::output::folders_of(held.map(String::as_str));
-    let empty_folders = on_disk.folders.iter().filter(|path| !occupied.contains(path.as_str()));
+    let is_other = |path: &&String| on_disk.others.iter().any(|(other, _)| other == *path);
+    let empty_folders = on_disk.folders.iter().filter(|path| !occupied.contains(path.as_str()) && !is_other(path));
     let empty_folders = empty_folders.map(|path| (path, "an empty folder"));
     let others = on_disk.others.iter().map(|(path, what)| (path, *what));
     for (path, what) in empty_folders.chain(others) {

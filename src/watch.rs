@@ -81,7 +81,7 @@ pub struct WatchBuild<'a> {
     pub queries_executed: usize,
     /// Whether it and the build before it both published without an error, with the same
     /// diagnostics.
-    pub says_nothing_new: bool,
+    pub same_diagnostics_as_last: bool,
     pub elapsed: Duration,
 }
 
@@ -96,7 +96,7 @@ impl WatchBuild<'_> {
     /// [`Session::said`]). Saying so would be a change too, where the session's output goes
     /// into the project (through `tee`), and start build after build.
     pub fn has_nothing_to_say(&self) -> bool {
-        self.says_nothing_new
+        self.same_diagnostics_as_last
             && !self.initial
             && !self.artifact_went
             && !self.artifact_moved
@@ -191,7 +191,7 @@ pub fn watch(
         if let Some(search) = search.as_mut()
             && (batch.rescan || batch.search || batch.paths.iter().any(|path| search.changes_at(path)))
         {
-            dropped = follow(search.run()?, &mut sessions, &inputs);
+            dropped = sync_sessions(search.run()?, &mut sessions, &inputs);
         }
         if batch.rescan {
             sessions.iter_mut().for_each(Session::read_all_again);
@@ -264,7 +264,11 @@ fn watch_swapped_artifacts_again(paths: &[PathBuf], sessions: &[Session], inputs
 /// Makes the sessions the projects a search `found`: a new one gets a session (and its
 /// first build), a gone one loses its session and the watches no other one needs. Returns
 /// the gone ones' roots.
-fn follow(found: Vec<BuildOptions>, sessions: &mut Vec<Session>, inputs: &Mutex<Watches<SessionId>>) -> Vec<PathBuf> {
+fn sync_sessions(
+    found: Vec<BuildOptions>,
+    sessions: &mut Vec<Session>,
+    inputs: &Mutex<Watches<SessionId>>,
+) -> Vec<PathBuf> {
     let (gone, kept): (Vec<Session>, Vec<Session>) =
         std::mem::take(sessions).into_iter().partition(|s| !found.iter().any(|options| options.root == s.options.root));
     *sessions = kept;
@@ -290,7 +294,7 @@ enum Change {
     /// Events were lost (the kernel's queue overflowed) or the watcher failed: anything may
     /// have changed.
     Rescan,
-    /// Ctrl-C: the session ends.
+    /// Ctrl-C (or SIGTERM, SIGHUP): the session ends.
     Interrupt,
 }
 
@@ -524,7 +528,7 @@ impl Session {
         let root = &self.options.root;
         let input = |path: &PathBuf| match path.strip_prefix(root) {
             Ok(relative) => {
-                !lies_in_skipped_dir(relative, self.excludes(path))
+                !lies_in_skipped_dir(relative, self.is_output(path))
                     && (self.read_whole || self.loaded.may_change_inputs(path))
             }
             Err(_) => self.loaded.in_outside_dir(path),
@@ -568,11 +572,12 @@ impl Session {
     /// Whether `path` is a built artifact inside the project that its walk skips and watches
     /// (not its own, whose swaps are no change).
     fn skips_artifact_at(&self, path: &Path) -> bool {
-        !self.excludes(path) && self.loaded.skips_artifact_at(path)
+        !self.is_output(path) && self.loaded.skips_artifact_at(path)
     }
 
-    /// Whether `path` is or lies in the project's own artifact.
-    fn excludes(&self, path: &Path) -> bool {
+    /// Whether `path` is or lies in what the session writes: the project's artifact, what a
+    /// publish leaves beside it, and this process's own output files.
+    fn is_output(&self, path: &Path) -> bool {
         self.exclude.iter().any(|e| path.starts_with(e))
     }
 
@@ -695,7 +700,7 @@ impl Session {
             .ok()
             .filter(|output| output.published.is_some() && !output.compiled.has_errors())
             .map(|output| output.compiled.diagnostics.clone());
-        let says_nothing_new = said.is_some() && said == self.said;
+        let same_diagnostics_as_last = said.is_some() && said == self.said;
         self.said = said;
         WatchBuild {
             options: &self.options,
@@ -707,7 +712,7 @@ impl Session {
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),
-            says_nothing_new,
+            same_diagnostics_as_last,
             elapsed: started.elapsed(),
         }
     }

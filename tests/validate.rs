@@ -496,6 +496,25 @@ fn validates(dir: &Path) {
     assert_eq!(code, Some(0), "{report:#}");
 }
 
+/// A folder of the artifact validate may not list is said so, not called empty: what it
+/// holds was never checked.
+#[test]
+fn a_folder_validate_may_not_list_is_said_so() {
+    let (dir, _) = support::built("policy");
+    let locked = dir.path().join("artifact/hooks/locked");
+    fs::create_dir(&locked).unwrap();
+    fs::write(locked.join("x.mjs"), "").unwrap();
+    fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let args = ["validate", "--artifact", "artifact", "--json"];
+    let output = crate::builds::unprivileged(dir.path(), &[dir.path()], &args);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let said: Vec<&str> =
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+    let locked = "hooks/locked in the artifact is a folder validate may not list, whose files were not checked";
+    assert_eq!(said, [locked], "{report:#}");
+    assert_eq!(output.status.code(), Some(1));
+}
+
 /// A wrapper that writes a file where it runs writes it in a scratch folder, never in the
 /// artifact being checked: validating twice gives the same answer.
 #[test]

@@ -1,7 +1,8 @@
 //! The local store: `<dir>/v1/{cas,ac,tmp}` (`cache-format/SPEC.md`, "Layout").
 //!
-//! Every read verifies and removes what fails; every write is a temporary file under
-//! `v1/tmp/` renamed into place.
+//! Every read verifies: what fails its hash is removed, what is short or oversize is a miss
+//! (left for `verify` and `gc`); every write is a temporary file under `v1/tmp/` renamed
+//! into place.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};

@@ -31,7 +31,7 @@ pub(super) struct Uploads {
 enum Queue {
     /// Nothing queued yet: no thread runs.
     #[default]
-    Idle,
+    Unopened,
     Open(SyncSender<Job>, Arc<Mutex<Receiver<Job>>>),
     /// Finished: later jobs run on the caller's thread.
     Closed,
@@ -41,7 +41,7 @@ impl Uploads {
     /// Runs `job` on an upload thread, or right here once the queue is finished.
     pub(super) fn run(&self, job: impl FnOnce() + Send + 'static) {
         let mut queue = lock(&self.queue);
-        if matches!(*queue, Queue::Idle) {
+        if matches!(*queue, Queue::Unopened) {
             let (sender, receiver) = mpsc::sync_channel::<Job>(QUEUE);
             *queue = Queue::Open(sender, Arc::new(Mutex::new(receiver)));
         }

@@ -25,6 +25,8 @@ use crate::output::OutputFile;
 pub struct PublishStats {
     /// Files written with new bytes (artifact-relative paths).
     pub written: Vec<String>,
+    /// Files whose bytes did not change: linked from the previous artifact (same inode, same
+    /// time), or, where the file system refuses the link, written again with those bytes.
     pub unchanged: usize,
     /// Files of the previous artifact that are no longer produced, and whatever else it held
     /// that a publish never makes (a link, an empty folder: `skills/`).
@@ -167,10 +169,10 @@ pub fn restore_manifest(out: &Path, manifest: &[u8], published: &[(PathBuf, u64)
 }
 
 /// Where an artifact that is a symbolic link (to a host's plugin folder, say) really is:
-/// that directory is replaced, and the link stays as it was made. Build options hold this
-/// path (so the stamp and the manifest check see the real directory); `publish` follows
-/// the link too, so no caller can make it replace one.
-pub fn followed(out: &Path) -> PathBuf {
+/// that directory is replaced, and the link stays as it was made. Build options hold it,
+/// resolved ([`artifact_dir`]: the stamp and the manifest check see the real directory);
+/// `publish` follows the link too, so no caller can make it replace one.
+fn followed(out: &Path) -> PathBuf {
     let mut out = out.to_path_buf();
     // As many links as the kernel follows in a path.
     for _ in 0..40 {
@@ -201,7 +203,7 @@ pub fn resolved_but_last(path: &Path) -> PathBuf {
 /// `path` as it will be reached: each part that exists resolved (links followed), `.` and
 /// `..` taken lexically past the first part that does not (`missing/../x` is `x`, where the
 /// kernel would fail). Watch events and the project's own paths name it so.
-pub fn resolved(path: &Path) -> PathBuf {
+fn resolved(path: &Path) -> PathBuf {
     // An artifact there already (every build after the first): one call.
     if let Ok(real) = path.canonicalize() {
         return real;
@@ -250,6 +252,8 @@ fn stage(staging: &Path, out: &Path, files: &BTreeMap<String, OutputFile>, stats
         if stats.written.binary_search(path).is_ok() {
             write_file(&target, file)?;
         } else {
+            // (A file system without hard links gets the same bytes in a new file: still no
+            // change to what the artifact holds, which is what `written` counts.)
             fs::hard_link(out.join(path), &target).or_else(|_| write_file(&target, file))?;
         }
     }

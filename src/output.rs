@@ -101,12 +101,21 @@ impl serde::Serialize for Sorted<'_> {
     }
 }
 
+/// How a temporary file [`replace_whole`] writes ends, after its writer's process id.
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// The process id of the writer of the temporary file named `name`, if [`replace_whole`]
+/// names it so.
+pub fn temporary_writer(name: &str) -> Option<u32> {
+    name.strip_suffix(TEMPORARY_SUFFIX)?.rsplit_once('.')?.1.parse().ok()
+}
+
 /// Replaces the file at `path` with `bytes`, whole or not at all: written beside it under a
 /// name of this process's (`<name>.<pid>.tmp`), then renamed over it; the temporary file
 /// goes if either step fails.
 pub fn replace_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut name = path.file_name().expect("a file to replace has a name").to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
+    name.push(format!(".{}{TEMPORARY_SUFFIX}", std::process::id()));
     let temporary = path.with_file_name(name);
     let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {

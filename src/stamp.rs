@@ -275,9 +275,7 @@ fn remove_abandoned_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(writer) = name.to_str().and_then(|n| n.strip_suffix(".tmp")?.rsplit_once('.')?.1.parse().ok()) else {
-            continue;
-        };
+        let Some(writer) = name.to_str().and_then(crate::output::temporary_writer) else { continue };
         let modified = entry.metadata().and_then(|metadata| metadata.modified());
         let old = modified.is_ok_and(|time| time.elapsed().is_ok_and(|age| age.as_secs() >= 60));
         if old || !process_runs(writer) {
@@ -442,9 +440,7 @@ impl Stamp {
     /// ([`Stamp::walk_unchanged`]), asked without building a snapshot (what a stale build
     /// needs): whether each input is in the state recorded, and the artifact as it was.
     fn holds(&self, root: &Path, out_dir: &Path) -> bool {
-        !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
-            && unchanged(&self.inputs, root)
-            && self.artifact_unchanged(out_dir)
+        self.trusted_as_recorded(out_dir) && unchanged(&self.inputs, root)
     }
 
     /// Whether a walk of `root` would list the files it lists: none of the directories it
@@ -468,9 +464,14 @@ impl Stamp {
     /// the artifact is as published: checked by stat-ing what the stamp recorded, not by
     /// walking it again.
     fn describes(&self, now: &Snapshot, out_dir: &Path) -> bool {
-        self.inputs == now.inputs
-            && !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns))
-            && self.artifact_unchanged(out_dir)
+        self.inputs == now.inputs && self.trusted_as_recorded(out_dir)
+    }
+
+    /// What both [`Stamp::holds`] and [`Stamp::describes`] ask beside the inputs' states: that
+    /// none was recorded within the racy window (its time proves nothing), and the artifact
+    /// is as published.
+    fn trusted_as_recorded(&self, out_dir: &Path) -> bool {
+        !self.inputs.iter().any(|input| input.is_racy(self.saved_at_ns)) && self.artifact_unchanged(out_dir)
     }
 
     fn artifact_unchanged(&self, out_dir: &Path) -> bool {

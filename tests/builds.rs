@@ -500,12 +500,14 @@ fn a_stdout_that_fails_is_an_error_not_a_panic() {
 fn json_failures_are_json_documents_too() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
+    let not_an_artifact_file = dir.path().join("file");
+    std::fs::write(&not_an_artifact_file, "").unwrap();
     let not_an_artifact = dir.path().to_str().unwrap();
     let cases: [(Vec<&str>, i32, &str); 5] = [
-        (vec!["build", "--json", "--root", missing.to_str().unwrap()], 2, "is not a directory"),
+        (vec!["build", "--json", "--root", missing.to_str().unwrap()], 2, "does not exist"),
         (vec!["validate", "--json"], 2, "no artifact here: ./artifact (--artifact's default) does not exist"),
-        (vec!["hooks", "list", "--json", "--artifact", missing.to_str().unwrap()], 2, "is not a directory"),
-        (vec!["validate", "--json", "--artifact", missing.to_str().unwrap()], 2, "is not a directory"),
+        (vec!["hooks", "list", "--json", "--artifact", missing.to_str().unwrap()], 2, "does not exist"),
+        (vec!["validate", "--json", "--artifact", not_an_artifact_file.to_str().unwrap()], 2, "is not a directory"),
         (vec!["hooks", "list", "--json", "--artifact", not_an_artifact], 1, "cannot read"),
     ];
     for (args, code, message) in cases {

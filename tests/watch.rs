@@ -935,7 +935,12 @@ fn a_folder_of_projects_becoming_an_artifact_drops_them_and_one_ceasing_to_be_fi
     let dir = workspace_of_policies(&["a", "group/b"]);
     let (child, builds) = watching_workspace(dir.path(), 2);
     let manifest = dir.path().join("group/agent-bundle.manifest.json");
-    std::fs::write(&manifest, "{}").unwrap();
+    // (Begun as a build writes one: any other file of that name makes no artifact.)
+    std::fs::write(
+        &manifest,
+        "{\n  \"compiler\": {\n    \"name\": \"agent-bundle\",\n    \"version\": \"0\"\n  }\n}\n",
+    )
+    .unwrap();
     assert_eq!(next_build(&builds), serde_json::json!({ "project": "group/b", "dropped": true }));
     std::fs::remove_file(&manifest).unwrap();
     let found = next_build(&builds);

@@ -58,12 +58,14 @@ const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// refused or timed-out connection is not retried: a remote that is down costs its one
 /// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
-/// A read (`GET`, `HEAD`) whose answer takes longer than this is slow: a healthy remote
-/// answers within milliseconds, even from another continent.
-const SLOW_ANSWER: Duration = Duration::from_secs(1);
-/// How long reads' answers may take in all past [`SLOW_ANSWER`] each (all threads together)
+/// A request (a read with its body, an upload with its answer) that takes longer than this
+/// is slow: a healthy remote answers within milliseconds, and within a round trip or two
+/// from another continent.
+const SLOW_REQUEST: Duration = Duration::from_millis(500);
+/// How long requests may take in all past [`SLOW_REQUEST`] each (all threads together)
 /// before the remote is given up on, as a failing one: a remote answering every lookup
-/// just inside the idle timeout stretched a 0.3 s build to 108 s without a word.
+/// just inside the idle timeout stretched a 0.3 s build to 108 s without a word, and one
+/// answering at once but sending bodies (or taking uploads) slowly holds a build as long.
 const SLOW_BUDGET: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
@@ -108,8 +110,8 @@ pub(super) struct Remote {
     body_grace: Duration,
     /// The bytes of the downloads being read, all threads together.
     in_flight: AtomicU64,
-    slow: SlowReads,
-    /// What reads' answers took past `slow.answer` so far, in microseconds.
+    slow: SlowRequests,
+    /// What requests took past `slow.request` so far, in microseconds.
     slow_spent_micros: AtomicU64,
 }
 
@@ -147,28 +149,28 @@ enum Auth {
     },
 }
 
-/// The limits of one request, and of slow reads in all.
+/// The limits of one request, and of slow requests in all.
 struct Timeouts {
     connect: Duration,
     /// Without an answer or a byte read or written.
     idle: Duration,
     /// For a whole body, up or down.
     body: Duration,
-    slow: SlowReads,
+    slow: SlowRequests,
 }
 
-/// When reads are too slow to help a build ([`SLOW_ANSWER`], [`SLOW_BUDGET`]).
+/// When requests are too slow to help a build ([`SLOW_REQUEST`], [`SLOW_BUDGET`]).
 #[derive(Clone, Copy)]
-struct SlowReads {
-    /// An answer taking longer is slow.
-    answer: Duration,
-    /// What slow answers may take in all past `answer`.
+struct SlowRequests {
+    /// A request taking longer is slow.
+    request: Duration,
+    /// What slow requests may take in all past `request`.
     budget: Duration,
 }
 
 impl Remote {
     pub(super) fn new(options: &RemoteOptions) -> Result<Remote, String> {
-        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        let slow = SlowRequests { request: SLOW_REQUEST, budget: SLOW_BUDGET };
         Remote::with_timeouts(
             options,
             Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow },
@@ -370,55 +372,65 @@ impl Remote {
         format!("HTTP {status}{code} for {method}{hint}")
     }
 
-    /// [`Remote::send`] for a read, its answer's wait past [`SlowReads::answer`] counted: once
-    /// slow answers took their whole budget, the read fails, so the remote is given up on.
-    fn send_read(&self, method: Method, kind: Kind, hash: &Hash) -> Result<Response<Body>, String> {
-        let started = Instant::now();
-        let response = self.send(method, kind, hash, None)?;
-        let past = started.elapsed().saturating_sub(self.slow.answer);
+    /// Counts what the request begun at `started` took past [`SlowRequests::request`]: once
+    /// slow requests took their whole budget, it fails, so the remote is given up on.
+    fn charge(&self, started: Instant) -> Result<(), String> {
+        let past = started.elapsed().saturating_sub(self.slow.request);
         if past.is_zero() {
-            return Ok(response);
+            return Ok(());
         }
         let past = u64::try_from(past.as_micros()).unwrap_or(u64::MAX);
         let spent = self.slow_spent_micros.fetch_add(past, Ordering::Relaxed).saturating_add(past);
-        if Duration::from_micros(spent) <= self.slow.budget {
-            return Ok(response);
-        }
-        Err(format!(
-            "its answers took over {:?} each, {:?} past that in all: too slow to help the build",
-            self.slow.answer, self.slow.budget
-        ))
+        if Duration::from_micros(spent) <= self.slow.budget { Ok(()) } else { Err(self.too_slow()) }
+    }
+
+    /// Whether the request begun at `started`, still going, took the slow budget past its end.
+    fn out_of_budget(&self, started: Instant) -> bool {
+        let past = started.elapsed().saturating_sub(self.slow.request);
+        Duration::from_micros(self.slow_spent_micros.load(Ordering::Relaxed)) + past > self.slow.budget
+    }
+
+    fn too_slow(&self) -> String {
+        format!(
+            "its requests took over {:?} each, {:?} past that in all: too slow to help the build",
+            self.slow.request, self.slow.budget
+        )
     }
 
     /// `GET <url>/<cas|ac>/<hex>`. The bytes are NOT verified here.
     pub(super) fn get(&self, kind: Kind, hash: &Hash) -> Fetch {
-        let response = match self.send_read(Method::GET, kind, hash) {
-            Ok(response) => response,
+        let started = Instant::now();
+        let fetched = match self.send(Method::GET, kind, hash, None) {
             Err(error) => return Fetch::Failed(error),
-        };
-        match response.status().as_u16() {
-            200 => match self.read_body(response, kind.max_bytes()) {
-                Ok(bytes) => Fetch::Hit(bytes),
-                Err(error) => Fetch::Failed(error),
+            Ok(response) => match response.status().as_u16() {
+                200 => match self.read_body(response, kind.max_bytes(), started) {
+                    Ok(bytes) => Fetch::Hit(bytes),
+                    Err(error) => return Fetch::Failed(error),
+                },
+                404 => {
+                    finish_reading(response);
+                    Fetch::Miss
+                }
+                _ => return Fetch::Failed(self.unexpected(&Method::GET, response)),
             },
-            404 => {
-                finish_reading(response);
-                Fetch::Miss
-            }
-            _ => Fetch::Failed(self.unexpected(&Method::GET, response)),
+        };
+        match self.charge(started) {
+            Ok(()) => fetched,
+            Err(error) => Fetch::Failed(error),
         }
     }
 
     /// Reads a `200`'s body: refused at once when its `Content-Length` is past `limit`, and
     /// given up on past `limit`, when it comes slower than [`MIN_BODY_BYTES_PER_SECOND`]
     /// after its grace, when the downloads in flight together pass [`MAX_IN_FLIGHT_BYTES`],
-    /// or once the remote was switched off (another request failed meanwhile).
-    fn read_body(&self, response: Response<Body>, limit: u64) -> Result<Vec<u8>, String> {
+    /// when the request (begun at `started`) takes the slow budget past its end, or once the
+    /// remote was switched off (another request failed meanwhile).
+    fn read_body(&self, response: Response<Body>, limit: u64, started: Instant) -> Result<Vec<u8>, String> {
         let announced = response.headers().get("content-length").and_then(|value| value.to_str().ok()?.parse().ok());
         if let Some(bytes) = announced.filter(|bytes: &u64| *bytes > limit) {
             return Err(format!("the remote announced a body of {bytes} bytes, past the {limit} an entry may have"));
         }
-        let started = Instant::now();
+        let body_started = Instant::now();
         let mut reader = response.into_body().into_with_config().limit(limit).reader();
         let mut body = Vec::with_capacity(announced.unwrap_or(0).min(1 << 20) as usize);
         let mut held = InFlight { counter: &self.in_flight, bytes: 0 };
@@ -431,16 +443,19 @@ impl Remote {
             if self.disabled.load(Ordering::Relaxed) {
                 return Err("reading a response: the remote was switched off meanwhile".into());
             }
+            if self.out_of_budget(started) {
+                return Err(self.too_slow());
+            }
             if held.add(read as u64) > MAX_IN_FLIGHT_BYTES {
                 return Err(format!("reading a response: downloads in flight passed {MAX_IN_FLIGHT_BYTES} bytes"));
             }
             body.extend_from_slice(&chunk[..read]);
             let due = self.body_grace.as_secs_f64() + body.len() as f64 / MIN_BODY_BYTES_PER_SECOND;
-            if started.elapsed().as_secs_f64() > due {
+            if body_started.elapsed().as_secs_f64() > due {
                 return Err(format!(
                     "reading a response: {} bytes in {:.1} s, slower than {} KiB/s",
                     body.len(),
-                    started.elapsed().as_secs_f64(),
+                    body_started.elapsed().as_secs_f64(),
                     MIN_BODY_BYTES_PER_SECOND / 1024.0
                 ));
             }
@@ -449,13 +464,18 @@ impl Remote {
 
     /// `HEAD <url>/<cas|ac>/<hex>`: whether the remote has the entry (unverified).
     pub(super) fn head(&self, kind: Kind, hash: &Hash) -> Probe {
-        match self.send_read(Method::HEAD, kind, hash) {
-            Err(error) => Probe::Failed(error),
+        let started = Instant::now();
+        let probed = match self.send(Method::HEAD, kind, hash, None) {
+            Err(error) => return Probe::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => Probe::Present,
                 404 => Probe::Absent,
-                _ => Probe::Failed(self.unexpected(&Method::HEAD, response)),
+                _ => return Probe::Failed(self.unexpected(&Method::HEAD, response)),
             },
+        };
+        match self.charge(started) {
+            Ok(()) => probed,
+            Err(error) => Probe::Failed(error),
         }
     }
 
@@ -465,8 +485,9 @@ impl Remote {
         if self.read_only {
             return Put::Refused("read-only".into());
         }
-        match self.send(Method::PUT, kind, hash, Some(bytes)) {
-            Err(error) => Put::Failed(error),
+        let started = Instant::now();
+        let put = match self.send(Method::PUT, kind, hash, Some(bytes)) {
+            Err(error) => return Put::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200..=299 => {
                     finish_reading(response);
@@ -474,8 +495,12 @@ impl Remote {
                 }
                 413 => Put::TooLarge,
                 300..=499 => Put::Refused(self.unexpected(&Method::PUT, response)),
-                _ => Put::Failed(self.unexpected(&Method::PUT, response)),
+                _ => return Put::Failed(self.unexpected(&Method::PUT, response)),
             },
+        };
+        match self.charge(started) {
+            Ok(()) => put,
+            Err(error) => Put::Failed(error),
         }
     }
 }
@@ -490,6 +515,11 @@ fn described(error: ureq::Error) -> String {
         error if error.to_string().contains("UnknownIssuer") => format!(
             "{error}: the server's certificate is from a CA this client does not trust; for a private CA, \
              name its certificate (PEM) with --remote-cache-ca or AGENT_BUNDLE_REMOTE_CACHE_CA"
+        ),
+        error if error.to_string().contains("CaUsedAsEndEntity") => format!(
+            "{error}: the server presents a CA's certificate as its own (a self-signed one made with \
+             `CA:TRUE`, openssl's default); give the server a certificate with `basicConstraints = CA:FALSE`, \
+             signed by the CA --remote-cache-ca names, or self-signed"
         ),
         error => error.to_string(),
     }
@@ -547,6 +577,13 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     let authority = uri.authority().ok_or_else(|| bad("no host"))?;
     if authority.host().is_empty() {
         return Err(bad("no host"));
+    }
+    // As written: the client takes a port past 65535 for none, and asks the scheme's own.
+    let after_host = authority.as_str().rsplit_once(']').map_or(authority.as_str(), |(_, rest)| rest);
+    if let Some((_, port)) = after_host.rsplit_once(':')
+        && !port.parse::<u16>().is_ok_and(|port| port != 0)
+    {
+        return Err(bad("the port must be a number from 1 to 65535"));
     }
     if uri.query().is_some() || url.contains('#') {
         return Err(bad("a query or fragment is not allowed"));
@@ -653,7 +690,7 @@ mod tests {
 
     fn remote_within(url: String, idle_ms: u64, body: Duration) -> Remote {
         let options = RemoteOptions { url, ..RemoteOptions::default() };
-        let slow = SlowReads { answer: SLOW_ANSWER, budget: SLOW_BUDGET };
+        let slow = SlowRequests { request: SLOW_REQUEST, budget: SLOW_BUDGET };
         let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: Duration::from_millis(idle_ms), body, slow };
         Remote::with_timeouts(&options, timeouts).unwrap()
     }
@@ -755,7 +792,6 @@ mod tests {
         }
     }
 
-    /// Answers each of `answers` on its own connection, in order; returns the URL.
     /// A server answering every request with a 404 after `pause`.
     fn serve_slowly(pause: Duration) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -774,20 +810,46 @@ mod tests {
         url
     }
 
+    /// A remote whose slow mark is 100 ms and whose slow requests may take 450 ms past it.
+    fn remote_with_a_small_budget(url: String) -> Remote {
+        let options = RemoteOptions { url, ..RemoteOptions::default() };
+        let slow = SlowRequests { request: Duration::from_millis(100), budget: Duration::from_millis(450) };
+        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow };
+        Remote::with_timeouts(&options, timeouts).unwrap()
+    }
+
     #[test]
     fn a_remote_whose_answers_are_all_slow_is_given_up_on_once_they_took_their_budget() {
-        let options = RemoteOptions { url: serve_slowly(Duration::from_millis(400)), ..RemoteOptions::default() };
-        let slow = SlowReads { answer: Duration::from_millis(100), budget: Duration::from_millis(450) };
-        let timeouts = Timeouts { connect: CONNECT_TIMEOUT, idle: IDLE_TIMEOUT, body: BODY_TIMEOUT, slow };
-        let remote = Remote::with_timeouts(&options, timeouts).unwrap();
+        let remote = remote_with_a_small_budget(serve_slowly(Duration::from_millis(400)));
         // Each answer takes 300 ms and a little past the slow mark: the budget lasts one.
         assert!(matches!(remote.head(Kind::Object, &Hash::of(b"x")), Probe::Absent));
         match remote.get(Kind::Action, &Hash::of(b"x")) {
             Fetch::Failed(error) => assert!(error.contains("too slow"), "{error}"),
             other => panic!("{other:?}: the second slow answer is past the budget"),
         }
+        // Uploads count too.
+        let remote = remote_with_a_small_budget(serve_slowly(Duration::from_millis(400)));
+        assert!(matches!(remote.put(Kind::Object, &Hash::of(b"x"), b"x"), Put::Refused(_)));
+        assert!(
+            matches!(remote.put(Kind::Object, &Hash::of(b"x"), b"x"), Put::Failed(error) if error.contains("too slow"))
+        );
     }
 
+    /// A body that comes steadily (never idle, faster than the least rate) but long counts
+    /// toward the budget as it comes, and is dropped once it took it.
+    #[test]
+    fn a_body_that_keeps_the_request_slow_past_the_budget_is_dropped() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+        let remote = remote_with_a_small_budget(serve_trickling(head, 1000, Duration::from_millis(5)));
+        let started = Instant::now();
+        match remote.get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Failed(error) => assert!(error.contains("too slow"), "{error}"),
+            other => panic!("{other:?}: a body taking 5 s is past a budget of 450 ms"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    /// Answers each of `answers` on its own connection, in order; returns the URL.
     fn serve_in_turn(answers: &'static [&'static str]) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/cache", listener.local_addr().unwrap());
@@ -844,7 +906,11 @@ mod tests {
         for other in ["http://0127.0.0.1/", "http://128.1/", "http://127.256.1.1/", "http://[::ffff:10.0.0.1]/"] {
             assert!(!ok(other).1, "{other}");
         }
-        for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""] {
+        let bad_ports = ["http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "http://h:0/x"];
+        for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""]
+            .iter()
+            .chain(&bad_ports)
+        {
             assert!(parse_base_url(bad).is_err(), "{bad} should be rejected");
         }
         let error = parse_base_url("https://ci:hunter2@cache.example/x").unwrap_err();

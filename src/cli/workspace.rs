@@ -142,12 +142,13 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     })
     .map_err(|e| Failure::Run(e.to_string()))?;
     progress.finish_and_clear();
-    let elapsed = started.elapsed();
     for warning in same_plugin_names(&results, |root| selection.name(root)) {
         eprintln!("warning: {warning}");
         warnings.push(warning);
     }
+    // (Measured once the uploads are done, which `finish` waits for.)
     let cache_warnings = args.cache.finish(&selection.cache);
+    let elapsed = started.elapsed();
     report::print_cache_warnings(&cache_warnings);
     warnings.extend(cache_warnings);
     let failed = results.iter().filter(|r| !r.succeeded()).count();

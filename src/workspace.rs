@@ -149,7 +149,8 @@ fn repository_root(dir: &Path) -> Option<&Path> {
 /// first (in a folder, `.ignore`'s before `.gitignore`'s, as ripgrep ranks them), each file
 /// that cannot be read said in `unreadable`. None above the repository: a personal
 /// `~/.ignore` is no checkout's. (Read here, not by the walker, which reads every folder's up
-/// to `/`; so a rule below `dir` cannot take back what one of these ignores, as in git.)
+/// to `/`; so a rule below `dir` cannot take back what one of these ignores, where git lets
+/// a deeper file do so.)
 fn rules_above(dir: &Path, unreadable: &mut Vec<String>) -> Vec<Gitignore> {
     let Some(top) = repository_root(dir) else { return Vec::new() };
     let folders = dir.ancestors().skip(1).take_while(|folder| folder.starts_with(top));

@@ -248,74 +248,28 @@ pub const BYTE_ORDER_MARK: &str = "\u{feff}";
 pub const MAX_NESTING: usize = 50_000;
 
 /// Where `text` first nests deeper than [`MAX_BRACKETS`] or [`MAX_NESTING`], with what to
-/// say about it. One pass over the bytes, passing over comments, strings, regular
-/// expressions and template text (a `)` in a string must not hide a real bracket, nor a
-/// `(` in one count as code); a template's `${…}` is code again, nested as a bracket. The
-/// operators are counted per bracket level from its last `;` or `,`, where a chain of them ends.
+/// say about it. One pass over the bytes; strings and comments count too, an overestimate no
+/// real source reaches. The operators are counted per bracket level from its last `;` or `,`,
+/// where a chain of them ends.
 pub fn too_deep(text: &str) -> Option<(Span, String)> {
     let bytes = text.as_bytes();
     // Per open bracket (and the top level): the operators chained in it so far.
     let mut chains: Vec<usize> = vec![0];
-    // The depths (`chains.len()`) of the open template substitutions: their `}` goes back to
-    // template text.
-    let mut substitutions: Vec<usize> = Vec::new();
     let mut nesting = 0usize;
-    // The last byte that is not white space: tells a prefix `+`/`-`/`<` from an infix one,
-    // and a regular expression's `/` from a division's.
+    // The last byte that is not white space: tells a prefix `+`/`-`/`<` from an infix one.
     let mut last = b';';
     let mut at = 0usize;
     while at < bytes.len() {
         let byte = bytes[at];
         let next = bytes.get(at + 1).copied().unwrap_or(b' ');
         let mut width = 1;
-        if let Some(end) = comment_end(bytes, at) {
-            at = end;
-            continue;
-        }
-        let template_text = match byte {
-            b'`' => Some(at + 1),
-            b'}' if substitutions.last() == Some(&chains.len()) => {
-                substitutions.pop();
-                nesting -= chains.pop().unwrap_or_default() + 1;
-                Some(at + 1)
-            }
-            _ => None,
-        };
-        if let Some(from) = template_text {
-            match template_text_end(bytes, from) {
-                TemplateText::Ends(end) => {
-                    (at, last) = (end, b'`');
-                    continue;
-                }
-                TemplateText::Substitutes(end) => {
-                    (at, last) = (end, b'{');
-                    chains.push(0);
-                    nesting += 1;
-                    substitutions.push(chains.len());
-                    if chains.len() - 1 > MAX_BRACKETS {
-                        return Some((span_at(end - 2, 2)?, brackets_too_deep()));
-                    }
-                    continue;
-                }
-            }
-        }
-        let literal_end = match byte {
-            b'"' | b'\'' => quoted_end(bytes, at + 1, byte),
-            // Not after `<`: `</` closes a JSX element.
-            b'/' if !is_operand_end(last) && last != b'<' => regex_end(bytes, at + 1),
-            _ => None,
-        };
-        if let Some(end) = literal_end {
-            // A string or a regular expression is an operand, as the closing quote says.
-            (at, last) = (end, b'"');
-            continue;
-        }
         match byte {
             b'(' | b'[' | b'{' => {
                 chains.push(0);
                 nesting += 1;
                 if chains.len() - 1 > MAX_BRACKETS {
-                    return Some((span_at(at, 1)?, brackets_too_deep()));
+                    let message = format!("brackets nest more than {MAX_BRACKETS} levels deep here");
+                    return Some((span_at(at, 1)?, message));
                 }
             }
             b')' | b']' | b'}' if chains.len() > 1 => {
@@ -355,72 +309,49 @@ pub fn too_deep(text: &str) -> Option<(Span, String)> {
     None
 }
 
-fn brackets_too_deep() -> String {
-    format!("brackets nest more than {MAX_BRACKETS} levels deep here")
+/// From how many nesting tokens ([`nesting_tokens`]) a source could nest deep enough to
+/// overflow a build thread's stack, however it is written: [`too_deep`] reads nesting as
+/// written, with no lexer (a `)` in a string closes a bracket there), so past this the
+/// parse is tried first where an overflow harms nothing
+/// ([`crate::threads::returns_within_stack`]). A tenth of the levels of brackets the stack
+/// holds (about 300,000): a level of another construct may take more.
+pub const PROBED_FROM: usize = 30_000;
+
+/// What is said of a source whose parse would overflow the build thread's stack.
+pub const PARSER_OVERFLOW: &str = "this file nests too deep for the parser: it would overflow the build thread's stack";
+
+/// Whether `parse`, the parse of `text`, returns on this thread's stack: at once when `text`
+/// has fewer than [`PROBED_FROM`] nesting tokens, else tried where an overflow harms nothing
+/// first ([`crate::threads::returns_within_stack`]).
+pub fn parses_within_stack(text: &str, parse: impl FnOnce()) -> bool {
+    nesting_tokens(text) < PROBED_FROM || crate::threads::returns_within_stack(parse)
 }
 
-/// Where the comment starting at `at` ends (past its newline or `*/`), if one starts there
-/// (`://` starts none: it is an address in JSX text).
-fn comment_end(bytes: &[u8], at: usize) -> Option<usize> {
-    let rest = &bytes[at..];
-    let (body, close): (usize, &[u8]) = match rest {
-        [b'/', b'/', ..] if at.checked_sub(1).map(|i| bytes[i]) != Some(b':') => (2, b"\n"),
-        [b'/', b'*', ..] => (2, b"*/"),
-        _ => return None,
-    };
-    let found = rest[body..].windows(close.len()).position(|window| window == close);
-    Some(found.map_or(bytes.len(), |position| at + body + position + close.len()))
-}
-
-/// Where the string whose text starts at `from` ends, past its closing `quote` on the same
-/// line (none: a lone quote, as an apostrophe in JSX text, is no string).
-fn quoted_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
-    while let Some(&byte) = bytes.get(from) {
-        match byte {
-            b'\\' => from += 2,
-            b'\n' => return None,
-            _ if byte == quote => return Some(from + 1),
-            _ => from += 1,
-        }
-    }
-    None
-}
-
-/// Where the regular expression whose pattern starts at `from` ends, past its closing `/` on
-/// the same line (a `/` in a `[…]` class does not close it); none for a lone `/`.
-fn regex_end(bytes: &[u8], mut from: usize) -> Option<usize> {
-    let mut in_class = false;
-    while let Some(&byte) = bytes.get(from) {
-        match byte {
-            b'\\' => from += 2,
-            b'\n' => return None,
-            b'[' => (in_class, from) = (true, from + 1),
-            b']' => (in_class, from) = (false, from + 1),
-            b'/' if !in_class => return Some(from + 1),
-            _ => from += 1,
-        }
-    }
-    None
-}
-
-enum TemplateText {
-    /// Past the closing backtick.
-    Ends(usize),
-    /// Past the `${` of a substitution.
-    Substitutes(usize),
-}
-
-/// Where the template text starting at `from` stops: at its end or its next substitution.
-fn template_text_end(bytes: &[u8], mut from: usize) -> TemplateText {
-    while let Some(&byte) = bytes.get(from) {
-        match byte {
-            b'\\' => from += 2,
-            b'`' => return TemplateText::Ends(from + 1),
-            b'$' if bytes.get(from + 1) == Some(&b'{') => return TemplateText::Substitutes(from + 2),
-            _ => from += 1,
-        }
-    }
-    TemplateText::Ends(bytes.len())
+/// How many tokens in `text` could each open a level of the parser's recursion, counted
+/// everywhere, strings and comments too: no source nests deeper than this. Every bracket
+/// (`<` too), operator that nests what follows it (prefix, assignment, conditional, arrow,
+/// `**`, a union), label, decorator, and prefix keyword.
+pub fn nesting_tokens(text: &str) -> usize {
+    const KEYWORDS: [&[u8]; 13] = [
+        b"typeof",
+        b"void",
+        b"delete",
+        b"await",
+        b"new",
+        b"yield",
+        b"else",
+        b"do",
+        b"keyof",
+        b"readonly",
+        b"unique",
+        b"infer",
+        b"asserts",
+    ];
+    let bytes = text.as_bytes();
+    let punctuation = bytes.iter().filter(|byte| b"([{<?=!~+-*:@|&".contains(byte)).count();
+    let is_word_byte = |byte: &u8| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$');
+    let keywords = bytes.split(|byte| !is_word_byte(byte)).filter(|word| KEYWORDS.contains(word)).count();
+    punctuation + keywords
 }
 
 /// The length of the operator at `at` when it nests what follows it, given the last byte
@@ -531,39 +462,10 @@ mod tests {
     }
 
     #[test]
-    fn literals_and_comments_neither_hide_brackets_nor_add_any() {
-        let n = MAX_BRACKETS + 1;
-        let opens = "(".repeat(n);
-        let opaque = [
-            format!("x = \"{opens}\";"),
-            format!("x = '{opens}';"),
-            format!("x = `{opens}`;"),
-            format!("x = `${{`{opens}`}}`;"),
-            format!("// {opens}\nx = 1;"),
-            format!("/* {opens} */ x = 1;"),
-            format!("x = /{}/;", "\\(".repeat(n)),
-            // JSX: a closing tag, an apostrophe, an address, each on a line of its own group.
-            "(<li>{item}</li>)\n".repeat(n),
-            "(<p>Don't</p>)\n".repeat(n),
-            "(<a>http://example.com</a>)\n".repeat(n),
-        ];
-        for text in &opaque {
-            assert_eq!(too_deep(text), None, "{}", &text[..40]);
-        }
-        // A closing bracket in a literal closes nothing: the real ones still count.
-        let hiding = [
-            format!("x = {}1;", "(\")\", ".repeat(n)),
-            format!("x = {}1;", "(')', ".repeat(n)),
-            format!("x = {}1;", "(`)`, ".repeat(n)),
-            format!("x = {}1;", "(/\\)/, ".repeat(n)),
-            format!("x = {}1;", "( // )\n".repeat(n)),
-            format!("x = {}1;", "(/* ) */ ".repeat(n)),
-            format!("x = {}1;", "`${".repeat(n)),
-        ];
-        for text in &hiding {
-            let (_, message) = too_deep(text).unwrap_or_else(|| panic!("not measured: {}", &text[..40]));
-            assert_eq!(message, "brackets nest more than 1000 levels deep here");
-        }
+    fn nesting_tokens_count_everywhere() {
+        assert_eq!(nesting_tokens("f(a[1], { b: !c ? d : e }); // (x)"), 8);
+        assert_eq!(nesting_tokens("typeof typeof x; new new X; renew; elsewhere"), 4);
+        assert_eq!(nesting_tokens("const s = \")\";"), 1, "a string's brackets count, as its `=`");
     }
 
     #[test]

@@ -93,6 +93,40 @@ pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     }
 }
 
+/// Whether `run` returns on this thread's stack, where it could overflow it (oxc's parser
+/// recurses once per level of nesting, and an overflow aborts the whole process, whatever
+/// thread it is on): tried first in a forked copy of the process, on the same stack at the
+/// same depth, which is the one to die. The copy runs `run` alone and leaves with `_exit`;
+/// it touches no lock but the allocator's, which glibc makes safe across a fork. Where no
+/// copy can be made, `run` is taken to return.
+pub fn returns_within_stack(run: impl FnOnce()) -> bool {
+    // SAFETY: the child runs `run` with its stderr on /dev/null (an overflow's message is
+    // for no one), then leaves by `_exit`: no destructor, handler or buffered output runs
+    // twice. The parent only waits for it.
+    unsafe {
+        match libc::fork() {
+            -1 => true,
+            0 => {
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+                if null >= 0 {
+                    libc::dup2(null, 2);
+                }
+                let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_ok();
+                libc::_exit(if returned { 0 } else { 1 })
+            }
+            child => {
+                let mut status = 0;
+                while libc::waitpid(child, &mut status, 0) == -1 {
+                    if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                        return true;
+                    }
+                }
+                !libc::WIFSIGNALED(status)
+            }
+        }
+    }
+}
+
 /// The stack of every thread that parses, checks or prints a syntax tree: oxc recurses once
 /// per level of nesting, and the usual 2 to 8 MiB overflow (an abort, no diagnostic) at a
 /// few thousand levels of `[[[…]]]`. Reserved, not committed: a thread touches only as
@@ -116,6 +150,22 @@ mod tests {
         let pool = pool_of(1).unwrap();
         let same = pool.install(|| std::thread::current().id() == on_deep_pool(|| std::thread::current().id()));
         assert!(same, "a build pool's worker runs it itself");
+    }
+
+    /// Whether code would overflow its stack is found out in a copy of the process, which
+    /// dies of it alone.
+    #[test]
+    fn an_overflow_is_found_out_in_a_copy_of_the_process() {
+        fn deeper(levels: u64) -> u64 {
+            let frame = std::hint::black_box([levels; 64]);
+            if levels == 0 { frame[0] } else { deeper(levels - 1) + frame[1] }
+        }
+        let on_a_small_stack = |levels: u64| {
+            let probe = move || returns_within_stack(|| _ = std::hint::black_box(deeper(levels)));
+            std::thread::Builder::new().stack_size(1 << 20).spawn(probe).unwrap().join().unwrap()
+        };
+        assert!(on_a_small_stack(10));
+        assert!(!on_a_small_stack(1_000_000), "a megabyte's stack holds no million frames");
     }
 
     #[test]

@@ -686,6 +686,28 @@ fn input_nested_too_deep_is_a_located_error() {
     }
 }
 
+/// Nesting a scan of the text cannot see (a `)` in each string closes a bracket as written)
+/// is found out by parsing where an overflow harms nothing first: an error, never an abort
+/// of the build, in a handler and in the config.
+#[test]
+fn nesting_hidden_from_the_scan_is_an_error_not_an_abort() {
+    let hidden = |prefix: &str| format!("{prefix}{}1{};\n", "(\")\", ".repeat(400_000), ")".repeat(400_000));
+    let base = config("{ stop: './src/hooks/h.ts' }", "['claude']");
+    let handler = hidden("export default () => ");
+    let in_config = hidden(&format!("{base}const deep = "));
+    for (config, handler, code, file) in [
+        (&base, &handler, "AB4836", "src/hooks/h.ts"),
+        (&in_config, &HANDLER.to_owned(), "AB4002", "agent-bundle.config.ts"),
+    ] {
+        let dir = project(&[("agent-bundle.config.ts", config), ("src/hooks/h.ts", handler)]);
+        let (exit, report) = build_json(dir.path(), &[]);
+        assert_eq!(exit, 1, "{report:#}");
+        let diagnostic = &report["diagnostics"][0];
+        assert_eq!((diagnostic["code"].as_str(), diagnostic["file"].as_str()), (Some(code), Some(file)));
+        assert!(diagnostic["message"].as_str().unwrap().contains("too deep for the parser"), "{diagnostic:#}");
+    }
+}
+
 #[test]
 fn what_a_bundled_module_cannot_have_is_its_own_code() {
     let handler = "const config = await fetch('x');\nconsole.log(import.meta.url);\nlet __ab_mine = 1;\nexport default () => config;\n";

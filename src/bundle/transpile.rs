@@ -205,9 +205,7 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         }
     };
     let allocator = Allocator::default();
-    // Regular expressions are checked too: Node refuses a module with an invalid one.
-    let options = ParseOptions { parse_regular_expression: true, ..ParseOptions::default() };
-    let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
+    let parsed = Parser::new(&allocator, source, source_type).with_options(parse_options()).parse();
     push_oxc_diagnostics(&mut out.diagnostics, &parsed.diagnostics);
     if parsed.panicked || out.diagnostics.iter().any(BundleDiagnostic::is_error) {
         if is_jsx_in_plain_typescript(source, source_type) {
@@ -290,12 +288,19 @@ fn refused_unparsed(key: &str, source: &str) -> Result<SourceType, BundleDiagnos
         )
         .with_help("modules must be .ts, .tsx, .mts, .js, .mjs, .jsx or .json files"));
     };
-    match crate::source::too_deep(source) {
-        Some((span, message)) => {
-            Err(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(span.start, span.end), message))
-        }
-        None => Ok(source_type),
+    if let Some((span, message)) = crate::source::too_deep(source) {
+        return Err(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(span.start, span.end), message));
     }
+    let parse = || drop(Parser::new(&Allocator::default(), source, source_type).with_options(parse_options()).parse());
+    if !crate::source::parses_within_stack(source, parse) {
+        return Err(BundleDiagnostic::error(BundleErrorKind::Syntax, at_start, crate::source::PARSER_OVERFLOW));
+    }
+    Ok(source_type)
+}
+
+/// Regular expressions are checked too: Node refuses a module with an invalid one.
+fn parse_options() -> ParseOptions {
+    ParseOptions { parse_regular_expression: true, ..ParseOptions::default() }
 }
 
 /// The embedded runtime's comments are for its maintainers (they are in `src/runtime/`);

@@ -130,15 +130,23 @@ const FACTORY_MESSAGE: &str =
 /// `file_name` picks the dialect (`.ts`, `.mts`, `.tsx`, `.js`, `.mjs`, ...; anything else is
 /// read as TypeScript) and names the file in messages.
 pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
-    if let Some((span, message)) = crate::source::too_deep(source) {
+    let source_type = SourceType::from_path(file_name).unwrap_or_else(|_| SourceType::ts());
+    // Parse only: nothing downstream hashes identifiers, so skip precomputing their hashes.
+    let options = ParseOptions { enable_ident_hashes: false, ..ParseOptions::default() };
+    let parse = || drop(Parser::new(&Allocator::default(), source, source_type).with_options(options).parse());
+    let deep = match crate::source::too_deep(source) {
+        Some(found) => Some(found),
+        None if !crate::source::parses_within_stack(source, parse) => {
+            Some((Span::default(), crate::source::PARSER_OVERFLOW.to_owned()))
+        }
+        None => None,
+    };
+    if let Some((span, message)) = deep {
         let error =
             ExtractError { kind: ExtractErrorKind::Syntax, span, path: String::new(), message, help: String::new() };
         return Extracted { value: None, errors: vec![error] };
     }
     let allocator = Allocator::default();
-    let source_type = SourceType::from_path(file_name).unwrap_or_else(|_| SourceType::ts());
-    // Parse only: nothing downstream hashes identifiers, so skip precomputing their hashes.
-    let options = ParseOptions { enable_ident_hashes: false, ..ParseOptions::default() };
     let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
 
     // What a module may not hold beyond the grammar (`010`, `'\101'`, a `let` declared

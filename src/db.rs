@@ -365,16 +365,14 @@ pub fn routes(db: &dyn Db, project: Project) -> RoutesReturn {
     let in_events = files
         .range(crate::routes::EVENTS_DIR.to_owned()..)
         .take_while(|(path, _)| path.starts_with(crate::routes::EVENTS_DIR));
-    let mut found = crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
+    crate::routes::discover(in_events.map(|(path, _)| path.as_str()), |path| {
         let not_text = || Diagnostic::error(Code::ModuleSyntax, format!("`{path}` is not UTF-8 text")).in_file(path);
         match files.get(path).map(|file| file.bytes(db)) {
             Some(Ok(bytes)) => std::str::from_utf8(bytes).map_err(|_| not_text()),
             Some(Err(why)) => Err(unreadable(path, why)),
             None => Err(not_text()),
         }
-    });
-    found.diagnostics.extend(crate::routes::stray_routes(files.keys().map(String::as_str)));
-    found
+    })
 }
 
 #[salsa::tracked(returns(ref))]
@@ -398,6 +396,12 @@ pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
         // The version it holds is the plugin's: building without it would publish another.
         normalized.diagnostics.push(unreadable("package.json", why));
     }
+    // A module named like a route in a slip of `src/events/`, unless a hook runs it.
+    let hooks = normalized.model.iter().flat_map(|model| &model.hooks);
+    let handlers: BTreeSet<&str> = hooks.map(|hook| hook.handler.path()).collect();
+    let files = project.files(db).keys().map(String::as_str).filter(|path| !handlers.contains(path));
+    let stray = crate::routes::stray_routes(files);
+    normalized.diagnostics.extend(stray);
     normalized
 }
 

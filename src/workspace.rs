@@ -166,14 +166,20 @@ fn rules_above(dir: &Path, unreadable: &mut Vec<String>) -> Vec<Gitignore> {
     rules
 }
 
-/// Whether the nearest rule of `rules` (as [`rules_above`] orders them) that matches `path`
-/// ignores it.
+/// Whether `path` is ignored by `rules` (as [`rules_above`] orders them), as git tells it:
+/// the nearest file above it with a rule matching the path itself decides. (What a folder's
+/// being ignored does to the paths below it is the walk's: it never enters one.)
 fn ignored_by(rules: &[Gitignore], path: &Path, is_dir: bool) -> bool {
-    rules
-        .iter()
-        .map(|rules| rules.matched_path_or_any_parents(path, is_dir))
-        .find(|matched| !matched.is_none())
-        .is_some_and(|matched| matched.is_ignore())
+    let above = rules.iter().filter(|rules| path.starts_with(rules.path()) && path != rules.path());
+    above.map(|rules| rules.matched(path, is_dir)).find(|matched| !matched.is_none()).is_some_and(|m| m.is_ignore())
+}
+
+/// Whether `rules` ignore the workspace `dir` itself, or a folder between it and the
+/// repository's root `top`: then they ignore everything in it.
+fn ignores_workspace(rules: &[Gitignore], dir: &Path, top: &Path) -> bool {
+    dir.ancestors()
+        .take_while(|folder| *folder != top && folder.starts_with(top))
+        .any(|folder| ignored_by(rules, folder, true))
 }
 
 /// Whether a change at `path` can change what a search finds, given every project root it
@@ -217,6 +223,9 @@ fn walk(dir: &Path) -> Walk {
     let read_ignore_files = irregular.is_empty();
     let mut unreadable = Vec::new();
     let above = if read_ignore_files { rules_above(dir, &mut unreadable) } else { Vec::new() };
+    let ignores_all = ignores_workspace(&above, dir, top);
+    // Repositories inside the workspace (a submodule): the rules above stop at them, as git's.
+    let nested_repositories: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
     let left_out = Arc::new(Mutex::new(Vec::new()));
     let found_left_out = left_out.clone();
     let walker = ignore::WalkBuilder::new(dir)
@@ -231,9 +240,15 @@ fn walk(dir: &Path) -> Walk {
         .parents(false)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if ignored_by(&above, entry.path(), is_dir) {
+            let mut nested = nested_repositories.lock().expect("no panics while locked");
+            let in_nested = nested.iter().any(|root| entry.path().starts_with(root) && entry.path() != root);
+            if ignores_all || (!in_nested && ignored_by(&above, entry.path(), is_dir)) {
                 return false;
             }
+            if is_dir && REPOSITORY_MARKERS.iter().any(|marker| entry.path().join(marker).exists()) {
+                nested.push(entry.path().to_path_buf());
+            }
+            drop(nested);
             if !is_dir || crate::loader::is_skipped_dir(entry.file_name()) {
                 return !is_dir;
             }
@@ -607,6 +622,25 @@ mod tests {
             fs::write(repo.join("ws/.ignore"), "!plugins/kept/\n").unwrap();
             assert_eq!(names(&dir), ["a", "kept", "p9"], "in a repository marked by {marker}");
         }
+    }
+
+    /// As git tells them: a nearer file's rule about a folder takes back nothing its files
+    /// match further up; a repository inside the workspace keeps the rules above out; a
+    /// workspace those rules ignore holds nothing.
+    #[test]
+    fn rules_above_are_read_as_git_reads_them() {
+        let repo = tempfile::tempdir().unwrap();
+        let repo = repo.path();
+        fs::create_dir(repo.join(".git")).unwrap();
+        for name in ["ws/p/a", "ws/p/b", "ws/q/sub/a", "ws/q/c", "ignored/d"] {
+            project(repo, name);
+        }
+        fs::write(repo.join(".gitignore"), "/ws/p/*/agent-bundle.config.ts\na/\nignored/\n").unwrap();
+        fs::write(repo.join("ws/.gitignore"), "!p/\n").unwrap();
+        fs::create_dir(repo.join("ws/q/sub/.git")).unwrap();
+        assert!(names(&repo.join("ws/p")).is_empty(), "every config is ignored by the root's rule");
+        assert_eq!(names(&repo.join("ws/q")), ["c", "sub/a"], "`a/` stops at the repository in `sub`");
+        assert!(names(&repo.join("ignored")).is_empty(), "the workspace itself is ignored");
     }
 
     #[test]

@@ -686,6 +686,24 @@ fn input_nested_too_deep_is_a_located_error() {
     }
 }
 
+/// A module named like a route in a slip of `src/events/` is warned of (no host runs it),
+/// unless a hook runs it as its handler.
+#[test]
+fn a_route_in_a_slip_of_the_events_folder_is_warned_of_unless_a_hook_runs_it() {
+    let config = config("{ stop: './events/stop.ts' }", "['claude']");
+    let stray = [("events/stop.ts", HANDLER), ("src/event/session/end.tsx", "export default () => null;\n")];
+    let dir = project(&[[("agent-bundle.config.ts", config.as_str())].as_slice(), &stray].concat());
+    let (exit, report) = build_json(dir.path(), &[]);
+    assert_eq!(exit, 0, "{report:#}");
+    let warned: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["file"].as_str().unwrap()))
+        .collect();
+    assert_eq!(warned, [("AB4803", "src/event/session/end.tsx")]);
+}
+
 /// Nesting a scan of the text cannot see (a `)` in each string closes a bracket as written)
 /// is found out by parsing where an overflow harms nothing first: an error, never an abort
 /// of the build, in a handler and in the config.

@@ -130,7 +130,8 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
 /// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason
 /// and gives no new input, and with its family, `allow` only where the family takes it (with a
 /// reason only where a host's answer has a place for it), and `tools` only on a tool family's
-/// config. An interface-typed new input is an input (a `length` key too); an array is none.
+/// config. An interface-typed new input is an input (a `length` key too); an array or a
+/// function is none.
 #[test]
 fn the_declarations_refuse_a_route_result_the_run_would() {
     let route = "import { Agent, type RouteResult } from '@agent-bundle/runtime';\n\
@@ -145,6 +146,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
         export const approved = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'tool/before'>;\n\
         export const unsaid = { outcome: 'allow', reason: 'fine' } satisfies RouteResult<'permission/request'>;\n\
         export const listed = { updatedInput: ['ls'] } satisfies RouteResult<'tool/before'>;\n\
+        export const called = { updatedInput: () => 1 } satisfies RouteResult<'tool/before'>;\n\
         export default () => <Agent.Result value={{ outcome: 'deny', reason: 'stop' }} />;\n";
     let config = "export default { plugin: { name: 'p' }, targets: ['claude'] };\n";
     let printed = refused(
@@ -158,6 +160,7 @@ fn the_declarations_refuse_a_route_result_the_run_would() {
             "Type '\"allow\"' is not assignable to type '\"continue\" | \"deny\" | undefined'",
             "src/events/stop.tsx(11,",
             "src/events/stop.tsx(12,",
+            "src/events/stop.tsx(13,",
         ],
     );
     assert!(!printed.contains("stop.tsx(6,") && !printed.contains("stop.tsx(10,"), "{printed}");

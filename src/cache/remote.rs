@@ -58,14 +58,18 @@ const ERROR_BODY_BYTES: u64 = 16 << 10;
 /// refused or timed-out connection is not retried: a remote that is down costs its one
 /// warning at once.
 const RETRY_PAUSES: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(250)];
-/// A request (a read with its body, an upload with its answer) that takes longer than this
-/// is slow: a healthy remote answers within milliseconds, and within a round trip or two
-/// from another continent.
+/// A request (a read with its body, an upload with its answer) that takes longer than this,
+/// beside the time its body's bytes take at [`SLOW_RATE`], is slow: a healthy remote answers
+/// within milliseconds, and within a round trip or two from another continent.
 const SLOW_REQUEST: Duration = Duration::from_millis(500);
-/// How long requests may take in all past [`SLOW_REQUEST`] each (all threads together)
-/// before the remote is given up on, as a failing one: a remote answering every lookup
-/// just inside the idle timeout stretched a 0.3 s build to 108 s without a word, and one
-/// answering at once but sending bodies (or taking uploads) slowly holds a build as long.
+/// The rate a body may come or go at, on top of [`SLOW_REQUEST`], without its request being
+/// slow: a pack of megabytes over a link of a few megabytes a second is not a slow remote.
+const SLOW_RATE: f64 = 1024.0 * 1024.0;
+/// How long requests may take in all past their due ([`SLOW_REQUEST`], [`SLOW_RATE`]; all
+/// threads together) before the remote is given up on, as a failing one: a remote answering
+/// every lookup just inside the idle timeout stretched a 0.3 s build to 108 s without a
+/// word, and one answering at once but sending bodies (or taking uploads) slowly holds a
+/// build as long.
 const SLOW_BUDGET: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
@@ -372,10 +376,17 @@ impl Remote {
         format!("HTTP {status}{code} for {method}{hint}")
     }
 
-    /// Counts what the request begun at `started` took past [`SlowRequests::request`]: once
-    /// slow requests took their whole budget, it fails, so the remote is given up on.
-    fn charge(&self, started: Instant) -> Result<(), String> {
-        let past = started.elapsed().saturating_sub(self.slow.request);
+    /// What the request begun at `started`, with `bytes` of body so far, took past its due:
+    /// [`SlowRequests::request`], and the body's time at [`SLOW_RATE`].
+    fn overdue(&self, started: Instant, bytes: usize) -> Duration {
+        let due = self.slow.request + Duration::from_secs_f64(bytes as f64 / SLOW_RATE);
+        started.elapsed().saturating_sub(due)
+    }
+
+    /// Counts what the request begun at `started`, with a body of `bytes`, took past its
+    /// due: once slow requests took their whole budget, it fails, so the remote is given up on.
+    fn charge(&self, started: Instant, bytes: usize) -> Result<(), String> {
+        let past = self.overdue(started, bytes);
         if past.is_zero() {
             return Ok(());
         }
@@ -384,15 +395,17 @@ impl Remote {
         if Duration::from_micros(spent) <= self.slow.budget { Ok(()) } else { Err(self.too_slow()) }
     }
 
-    /// Whether the request begun at `started`, still going, took the slow budget past its end.
-    fn out_of_budget(&self, started: Instant) -> bool {
-        let past = started.elapsed().saturating_sub(self.slow.request);
-        Duration::from_micros(self.slow_spent_micros.load(Ordering::Relaxed)) + past > self.slow.budget
+    /// Whether the request begun at `started`, still going with `bytes` of body so far, took
+    /// the slow budget past its end.
+    fn out_of_budget(&self, started: Instant, bytes: usize) -> bool {
+        Duration::from_micros(self.slow_spent_micros.load(Ordering::Relaxed)) + self.overdue(started, bytes)
+            > self.slow.budget
     }
 
     fn too_slow(&self) -> String {
         format!(
-            "its requests took over {:?} each, {:?} past that in all: too slow to help the build",
+            "its requests took over {:?} each (and their bodies over a second a MiB), {:?} past that in all: too \
+             slow to help the build",
             self.slow.request, self.slow.budget
         )
     }
@@ -404,7 +417,7 @@ impl Remote {
             Err(error) => return Fetch::Failed(error),
             Ok(response) => match response.status().as_u16() {
                 200 => match self.read_body(response, kind.max_bytes(), started) {
-                    Ok(bytes) => Fetch::Hit(bytes),
+                    Ok(body) => Fetch::Hit(body),
                     Err(error) => return Fetch::Failed(error),
                 },
                 404 => {
@@ -414,7 +427,8 @@ impl Remote {
                 _ => return Fetch::Failed(self.unexpected(&Method::GET, response)),
             },
         };
-        match self.charge(started) {
+        let bytes = if let Fetch::Hit(body) = &fetched { body.len() } else { 0 };
+        match self.charge(started, bytes) {
             Ok(()) => fetched,
             Err(error) => Fetch::Failed(error),
         }
@@ -443,7 +457,7 @@ impl Remote {
             if self.disabled.load(Ordering::Relaxed) {
                 return Err("reading a response: the remote was switched off meanwhile".into());
             }
-            if self.out_of_budget(started) {
+            if self.out_of_budget(started, body.len()) {
                 return Err(self.too_slow());
             }
             if held.add(read as u64) > MAX_IN_FLIGHT_BYTES {
@@ -473,7 +487,7 @@ impl Remote {
                 _ => return Probe::Failed(self.unexpected(&Method::HEAD, response)),
             },
         };
-        match self.charge(started) {
+        match self.charge(started, 0) {
             Ok(()) => probed,
             Err(error) => Probe::Failed(error),
         }
@@ -498,7 +512,7 @@ impl Remote {
                 _ => return Put::Failed(self.unexpected(&Method::PUT, response)),
             },
         };
-        match self.charge(started) {
+        match self.charge(started, bytes.len()) {
             Ok(()) => put,
             Err(error) => Put::Failed(error),
         }
@@ -581,7 +595,7 @@ fn parse_base_url(url: &str) -> Result<(String, bool), String> {
     // As written: the client takes a port past 65535 for none, and asks the scheme's own.
     let after_host = authority.as_str().rsplit_once(']').map_or(authority.as_str(), |(_, rest)| rest);
     if let Some((_, port)) = after_host.rsplit_once(':')
-        && !port.parse::<u16>().is_ok_and(|port| port != 0)
+        && !(crate::source::is_plain_decimal(port) && port.parse::<u16>().is_ok_and(|port| port != 0))
     {
         return Err(bad("the port must be a number from 1 to 65535"));
     }
@@ -835,6 +849,27 @@ mod tests {
         );
     }
 
+    /// A body of megabytes coming at a few megabytes a second is no slow request.
+    #[test]
+    fn a_large_body_coming_steadily_is_not_slow() {
+        let url = serve_once(|stream| {
+            let chunk = vec![b'x'; 64 << 10];
+            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", 32 * chunk.len());
+            for _ in 0..32 {
+                std::thread::sleep(Duration::from_millis(20));
+                if stream.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        // 640 ms in all: past the 100 ms mark by far more than the budget, but within the
+        // time its 2 MiB may take at the slow rate.
+        match remote_with_a_small_budget(url).get(Kind::Object, &Hash::of(b"x")) {
+            Fetch::Hit(body) => assert_eq!(body.len(), 2 << 20),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// A body that comes steadily (never idle, faster than the least rate) but long counts
     /// toward the budget as it comes, and is dropped once it took it.
     #[test]
@@ -906,7 +941,7 @@ mod tests {
         for other in ["http://0127.0.0.1/", "http://128.1/", "http://127.256.1.1/", "http://[::ffff:10.0.0.1]/"] {
             assert!(!ok(other).1, "{other}");
         }
-        let bad_ports = ["http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "http://h:0/x"];
+        let bad_ports = ["http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "http://h:0/x", "http://h:+80/x"];
         for bad in ["ftp://x/y", "cache.example/x", "http://u:p@host/x", "http://h/x?y=1", "not a url", ""]
             .iter()
             .chain(&bad_ports)

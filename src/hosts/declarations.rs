@@ -27,9 +27,12 @@ pub fn render() -> String {
     let names = events.iter().map(|event| quoted(event.key()));
     alias(&mut out, "The events a config hook takes.", "HookEventName", names);
     // (An index signature alone would refuse an interface-typed input, which has none; what
-    // sets arrays apart is their iterator, as no tool's input has one, where it may have a
-    // `length`.)
-    let input = ["{ readonly [key: string]: unknown }", "(object & { readonly [Symbol.iterator]?: never })"];
+    // sets arrays apart is their iterator, and functions their `apply`, which no tool's input
+    // has, where it may have a `length`.)
+    let input = [
+        "{ readonly [key: string]: unknown }",
+        "(object & { readonly [Symbol.iterator]?: never; readonly apply?: never })",
+    ];
     alias(
         &mut out,
         "A tool's new input: an object, never an array.",

@@ -163,11 +163,14 @@ pub fn discover<'a>(
 
 /// Modules among `paths` (project-relative) named like a route but in a folder that is almost
 /// `src/events/` (`src/event/`, `src/Events/`, `events/`): no host would run them, and the
-/// build would say nothing of it.
+/// build would say nothing of it. (The caller leaves out the modules hooks run.)
 pub fn stray_routes<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for path in paths.filter(|path| !path.starts_with(EVENTS_DIR)) {
-        let Some(stem) = path.strip_suffix(".tsx").or_else(|| path.strip_suffix(".ts")) else { continue };
+        let Some((stem, extension)) = path.rsplit_once('.').filter(|(_, extension)| matches!(*extension, "ts" | "tsx"))
+        else {
+            continue;
+        };
         let in_near_folder = |family: &&Family| {
             let dir = stem.strip_suffix(family.key()).and_then(|dir| dir.strip_suffix('/'));
             dir.is_some_and(is_almost_events_dir)
@@ -177,7 +180,7 @@ pub fn stray_routes<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<Diagnostic>
             found.push(
                 Diagnostic::warning(Code::StrayRoute, message)
                     .in_file(path)
-                    .with_help(format!("no host runs it there: move it to `{EVENTS_DIR}{}.tsx`", family.key())),
+                    .with_help(format!("no host runs it there: move it to `{EVENTS_DIR}{}.{extension}`", family.key())),
             );
         }
     }
@@ -424,6 +427,8 @@ mod tests {
             "src/events-old/stop.tsx",
             "src/event/session/end.js",
         ];
+        let help = stray_routes(["events/stop.ts"].into_iter()).remove(0).help;
+        assert_eq!(help.as_deref(), Some("no host runs it there: move it to `src/events/stop.ts`"));
         let found = stray_routes(stray.iter().chain(&fine).copied());
         let warned: Vec<_> = found.iter().map(|d| (d.file.as_deref(), d.is_error())).collect();
         assert_eq!(warned, stray.map(|path| (Some(path), false)));

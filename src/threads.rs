@@ -115,17 +115,31 @@ pub fn returns_within_stack(run: impl FnOnce()) -> bool {
                 libc::_exit(if returned { 0 } else { 1 })
             }
             child => {
+                // Waited for within a bound: a copy stuck (on a lock another thread held at
+                // the fork) tells nothing, and `run` is then taken to return.
+                let started = std::time::Instant::now();
                 let mut status = 0;
-                while libc::waitpid(child, &mut status, 0) == -1 {
-                    if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                        return true;
+                loop {
+                    match libc::waitpid(child, &mut status, libc::WNOHANG) {
+                        0 if started.elapsed() < PROBE_LIMIT => std::thread::sleep(std::time::Duration::from_millis(2)),
+                        0 => {
+                            libc::kill(child, libc::SIGKILL);
+                            libc::waitpid(child, &mut status, 0);
+                            return true;
+                        }
+                        -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                        -1 => return true,
+                        _ => return !libc::WIFSIGNALED(status),
                     }
                 }
-                !libc::WIFSIGNALED(status)
             }
         }
     }
 }
+
+/// How long a copy of the process may take to tell whether a parse overflows
+/// ([`returns_within_stack`]): the parse of a module of megabytes takes well under a second.
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The stack of every thread that parses, checks or prints a syntax tree: oxc recurses once
 /// per level of nesting, and the usual 2 to 8 MiB overflow (an abort, no diagnostic) at a

@@ -309,49 +309,31 @@ pub fn too_deep(text: &str) -> Option<(Span, String)> {
     None
 }
 
-/// From how many nesting tokens ([`nesting_tokens`]) a source could nest deep enough to
-/// overflow a build thread's stack, however it is written: [`too_deep`] reads nesting as
-/// written, with no lexer (a `)` in a string closes a bracket there), so past this the
-/// parse is tried first where an overflow harms nothing
-/// ([`crate::threads::returns_within_stack`]). A tenth of the levels of brackets the stack
-/// holds (about 300,000): a level of another construct may take more.
-pub const PROBED_FROM: usize = 30_000;
+/// From how many bytes a source could nest deep enough to overflow a build thread's stack,
+/// however it is written. [`too_deep`] reads nesting as written, with no lexer (a `)` in a
+/// string closes a bracket there), and no count bounds every pass's recursion (a chain of a
+/// million `a / b` parses in a loop, and checks recurse down it), but no source nests
+/// deeper than it has bytes: past this, a module's whole compile, or the config's reading,
+/// is tried first where an overflow harms nothing ([`crate::threads::returns_within_stack`]).
+/// The stack holds about 300,000 levels of brackets; this leaves a level of any pass 2.5 KiB.
+pub const PROBED_FROM: usize = 100_000;
 
-/// What is said of a source whose parse would overflow the build thread's stack.
-pub const PARSER_OVERFLOW: &str = "this file nests too deep for the parser: it would overflow the build thread's stack";
-
-/// Whether `parse`, the parse of `text`, returns on this thread's stack: at once when `text`
-/// has fewer than [`PROBED_FROM`] nesting tokens, else tried where an overflow harms nothing
-/// first ([`crate::threads::returns_within_stack`]).
-pub fn parses_within_stack(text: &str, parse: impl FnOnce()) -> bool {
-    nesting_tokens(text) < PROBED_FROM || crate::threads::returns_within_stack(parse)
+/// What is said of a source whose compile would overflow the build thread's stack, or
+/// could not be tried first.
+pub fn overflow_message(tried: Result<(), String>) -> String {
+    match tried {
+        Ok(()) => "this file nests too deep to compile: it would overflow the build thread's stack".to_owned(),
+        Err(why) => {
+            format!("this file is large enough to nest too deep to compile, and could not be tried first ({why})")
+        }
+    }
 }
 
-/// How many tokens in `text` could each open a level of the parser's recursion, counted
-/// everywhere, strings and comments too: no source nests deeper than this. Every bracket
-/// (`<` too), operator that nests what follows it (prefix, assignment, conditional, arrow,
-/// `**`, a union), label, decorator, and prefix keyword.
-pub fn nesting_tokens(text: &str) -> usize {
-    const KEYWORDS: [&[u8]; 13] = [
-        b"typeof",
-        b"void",
-        b"delete",
-        b"await",
-        b"new",
-        b"yield",
-        b"else",
-        b"do",
-        b"keyof",
-        b"readonly",
-        b"unique",
-        b"infer",
-        b"asserts",
-    ];
-    let bytes = text.as_bytes();
-    let punctuation = bytes.iter().filter(|byte| b"([{<?=!~+-*:@|&".contains(byte)).count();
-    let is_word_byte = |byte: &u8| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$');
-    let keywords = bytes.split(|byte| !is_word_byte(byte)).filter(|word| KEYWORDS.contains(word)).count();
-    punctuation + keywords
+/// Whether `compile`, the compile of `text`, returns on this thread's stack (`Ok(true)`):
+/// at once below [`PROBED_FROM`] bytes, else tried first in a copy of the process; `Err`
+/// when no copy could be made.
+pub fn compiles_within_stack(text: &str, compile: impl FnOnce()) -> Result<bool, String> {
+    if text.len() < PROBED_FROM { Ok(true) } else { crate::threads::returns_within_stack(compile) }
 }
 
 /// The length of the operator at `at` when it nests what follows it, given the last byte
@@ -459,13 +441,6 @@ mod tests {
         let (span, message) = too_deep(&deep).unwrap();
         assert_eq!(span, Span::new(4 + MAX_BRACKETS as u32, 5 + MAX_BRACKETS as u32));
         assert_eq!(message, "brackets nest more than 1000 levels deep here");
-    }
-
-    #[test]
-    fn nesting_tokens_count_everywhere() {
-        assert_eq!(nesting_tokens("f(a[1], { b: !c ? d : e }); // (x)"), 8);
-        assert_eq!(nesting_tokens("typeof typeof x; new new X; renew; elsewhere"), 4);
-        assert_eq!(nesting_tokens("const s = \")\";"), 1, "a string's brackets count, as its `=`");
     }
 
     #[test]

@@ -97,20 +97,23 @@ pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 /// recurses once per level of nesting, and an overflow aborts the whole process, whatever
 /// thread it is on): tried first in a forked copy of the process, on the same stack at the
 /// same depth, which is the one to die. The copy runs `run` alone and leaves with `_exit`;
-/// it touches no lock but the allocator's, which glibc makes safe across a fork. Where no
-/// copy can be made, `run` is taken to return.
-pub fn returns_within_stack(run: impl FnOnce()) -> bool {
+/// it touches no lock but the allocator's, which glibc makes safe across a fork. `Err` when
+/// no copy can be made.
+pub fn returns_within_stack(run: impl FnOnce()) -> Result<bool, String> {
     // SAFETY: the child runs `run` with its stderr on /dev/null (an overflow's message is
-    // for no one), then leaves by `_exit`: no destructor, handler or buffered output runs
-    // twice. The parent only waits for it.
+    // for no one) and no core to dump (one per module refused, of the whole process's
+    // size), then leaves by `_exit`: no destructor, handler or buffered output runs twice.
+    // The parent only waits for it.
     unsafe {
         match libc::fork() {
-            -1 => true,
+            -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
             0 => {
                 let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
                 if null >= 0 {
                     libc::dup2(null, 2);
                 }
+                libc::setrlimit(libc::RLIMIT_CORE, &libc::rlimit { rlim_cur: 0, rlim_max: 0 });
+                libc::prctl(libc::PR_SET_DUMPABLE, 0);
                 let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_ok();
                 libc::_exit(if returned { 0 } else { 1 })
             }
@@ -125,11 +128,11 @@ pub fn returns_within_stack(run: impl FnOnce()) -> bool {
                         0 => {
                             libc::kill(child, libc::SIGKILL);
                             libc::waitpid(child, &mut status, 0);
-                            return true;
+                            return Ok(true);
                         }
                         -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-                        -1 => return true,
-                        _ => return !libc::WIFSIGNALED(status),
+                        -1 => return Ok(true),
+                        _ => return Ok(!libc::WIFSIGNALED(status)),
                     }
                 }
             }
@@ -175,7 +178,7 @@ mod tests {
             if levels == 0 { frame[0] } else { deeper(levels - 1) + frame[1] }
         }
         let on_a_small_stack = |levels: u64| {
-            let probe = move || returns_within_stack(|| _ = std::hint::black_box(deeper(levels)));
+            let probe = move || returns_within_stack(|| _ = std::hint::black_box(deeper(levels))).unwrap();
             std::thread::Builder::new().stack_size(1 << 20).spawn(probe).unwrap().join().unwrap()
         };
         assert!(on_a_small_stack(10));

@@ -704,25 +704,26 @@ fn a_route_in_a_slip_of_the_events_folder_is_warned_of_unless_a_hook_runs_it() {
     assert_eq!(warned, [("AB4803", "src/event/session/end.tsx")]);
 }
 
-/// Nesting a scan of the text cannot see (a `)` in each string closes a bracket as written)
-/// is found out by parsing where an overflow harms nothing first: an error, never an abort
-/// of the build, in a handler and in the config.
+/// Nesting a scan of the text cannot see (a `)` in each string closes a bracket as written;
+/// a chain of a million divisions parses in a loop, but checks recurse down it) is found out
+/// by compiling where an overflow harms nothing first: an error, never an abort of the
+/// build, in a handler and in the config.
 #[test]
 fn nesting_hidden_from_the_scan_is_an_error_not_an_abort() {
     let hidden = |prefix: &str| format!("{prefix}{}1{};\n", "(\")\", ".repeat(400_000), ")".repeat(400_000));
     let base = config("{ stop: './src/hooks/h.ts' }", "['claude']");
     let handler = hidden("export default () => ");
+    let chain = format!("export default () => a{};\nconst a = 1, b = 1;\n", "/b".repeat(1_000_000));
     let in_config = hidden(&format!("{base}const deep = "));
-    for (config, handler, code, file) in [
-        (&base, &handler, "AB4836", "src/hooks/h.ts"),
-        (&in_config, &HANDLER.to_owned(), "AB4002", "agent-bundle.config.ts"),
-    ] {
+    let handler_cases = [(&base, &handler, "AB4836", "src/hooks/h.ts"), (&base, &chain, "AB4836", "src/hooks/h.ts")];
+    let config_case = (&in_config, &HANDLER.to_owned(), "AB4002", "agent-bundle.config.ts");
+    for (config, handler, code, file) in handler_cases.into_iter().chain([config_case]) {
         let dir = project(&[("agent-bundle.config.ts", config), ("src/hooks/h.ts", handler)]);
         let (exit, report) = build_json(dir.path(), &[]);
         assert_eq!(exit, 1, "{report:#}");
         let diagnostic = &report["diagnostics"][0];
         assert_eq!((diagnostic["code"].as_str(), diagnostic["file"].as_str()), (Some(code), Some(file)));
-        assert!(diagnostic["message"].as_str().unwrap().contains("too deep for the parser"), "{diagnostic:#}");
+        assert!(diagnostic["message"].as_str().unwrap().contains("nests too deep to compile"), "{diagnostic:#}");
     }
 }
 

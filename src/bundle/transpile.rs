@@ -191,12 +191,30 @@ fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagn
     }
 }
 
-/// Parse, check and transpile one module. `key` picks the language by its extension.
+/// Parse, check and transpile one module. `key` picks the language by its extension. A
+/// large module is compiled and linked first in a copy of the process
+/// ([`crate::source::compiles_within_stack`]); one that would overflow the stack there is
+/// refused.
 pub fn transpile(key: &str, source: &str) -> Transpiled {
-    let mut out = Transpiled::default();
+    // (JSON's reader stops at 128 levels.)
     if is_json_module(key) && u32::try_from(source.len()).is_ok() {
-        return transpile_json(source, out);
+        return transpile_json(source, Transpiled::default());
     }
+    let linked = || drop(super::link_module(key, compile(key, source), &mut |_| Err(super::ResolveFailure::Bare)));
+    let tried = match crate::source::compiles_within_stack(source, linked) {
+        Ok(true) => return compile(key, source),
+        Ok(false) => Ok(()),
+        Err(why) => Err(why),
+    };
+    let message = crate::source::overflow_message(tried);
+    let mut out = Transpiled::default();
+    out.diagnostics.push(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(0, 0), message));
+    out
+}
+
+/// [`transpile`] of a module that is no JSON, without trying it first.
+fn compile(key: &str, source: &str) -> Transpiled {
+    let mut out = Transpiled::default();
     let source_type = match refused_unparsed(key, source) {
         Ok(source_type) => source_type,
         Err(refusal) => {
@@ -290,10 +308,6 @@ fn refused_unparsed(key: &str, source: &str) -> Result<SourceType, BundleDiagnos
     };
     if let Some((span, message)) = crate::source::too_deep(source) {
         return Err(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(span.start, span.end), message));
-    }
-    let parse = || drop(Parser::new(&Allocator::default(), source, source_type).with_options(parse_options()).parse());
-    if !crate::source::parses_within_stack(source, parse) {
-        return Err(BundleDiagnostic::error(BundleErrorKind::Syntax, at_start, crate::source::PARSER_OVERFLOW));
     }
     Ok(source_type)
 }

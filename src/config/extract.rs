@@ -130,22 +130,30 @@ const FACTORY_MESSAGE: &str =
 /// `file_name` picks the dialect (`.ts`, `.mts`, `.tsx`, `.js`, `.mjs`, ...; anything else is
 /// read as TypeScript) and names the file in messages.
 pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
+    // A large config is read first in a copy of the process (see `transpile`).
+    let tried = match crate::source::compiles_within_stack(source, || drop(read(file_name, source, target))) {
+        Ok(true) => return read(file_name, source, target),
+        Ok(false) => Ok(()),
+        Err(why) => Err(why),
+    };
+    let message = crate::source::overflow_message(tried);
+    syntax_error(Span::default(), message)
+}
+
+fn syntax_error(span: Span, message: String) -> Extracted {
+    let error =
+        ExtractError { kind: ExtractErrorKind::Syntax, span, path: String::new(), message, help: String::new() };
+    Extracted { value: None, errors: vec![error] }
+}
+
+/// [`extract`], without trying it first.
+fn read(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
+    if let Some((span, message)) = crate::source::too_deep(source) {
+        return syntax_error(span, message);
+    }
     let source_type = SourceType::from_path(file_name).unwrap_or_else(|_| SourceType::ts());
     // Parse only: nothing downstream hashes identifiers, so skip precomputing their hashes.
     let options = ParseOptions { enable_ident_hashes: false, ..ParseOptions::default() };
-    let parse = || drop(Parser::new(&Allocator::default(), source, source_type).with_options(options).parse());
-    let deep = match crate::source::too_deep(source) {
-        Some(found) => Some(found),
-        None if !crate::source::parses_within_stack(source, parse) => {
-            Some((Span::default(), crate::source::PARSER_OVERFLOW.to_owned()))
-        }
-        None => None,
-    };
-    if let Some((span, message)) = deep {
-        let error =
-            ExtractError { kind: ExtractErrorKind::Syntax, span, path: String::new(), message, help: String::new() };
-        return Extracted { value: None, errors: vec![error] };
-    }
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, source_type).with_options(options).parse();
 

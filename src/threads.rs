@@ -94,8 +94,8 @@ pub fn on_deep_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 }
 
 /// Whether `run` returns on this thread's stack, where it could overflow it (oxc's parser
-/// recurses once per level of nesting, and an overflow aborts the whole process, whatever
-/// thread it is on): tried first in a forked copy of the process, on the same stack at the
+/// and the passes after it recurse once per level of nesting, and an overflow aborts the
+/// whole process, whatever thread it is on): tried first in a forked copy of the process, on the same stack at the
 /// same depth, which is the one to die. The copy runs `run` alone and leaves with `_exit`;
 /// it touches no lock but the allocator's, which glibc makes safe across a fork. `Err` when
 /// no copy can be made.
@@ -132,7 +132,13 @@ pub fn returns_within_stack(run: impl FnOnce()) -> Result<bool, String> {
                         }
                         -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                         -1 => return Ok(true),
-                        _ => return Ok(!libc::WIFSIGNALED(status)),
+                        // (An overflow aborts, or faults where no handler runs; Ctrl-C reaches
+                        // the copy too, and a copy killed tells nothing.)
+                        _ => {
+                            let overflowed = libc::WIFSIGNALED(status)
+                                && matches!(libc::WTERMSIG(status), libc::SIGABRT | libc::SIGSEGV | libc::SIGBUS);
+                            return Ok(!overflowed);
+                        }
                     }
                 }
             }
@@ -140,8 +146,8 @@ pub fn returns_within_stack(run: impl FnOnce()) -> Result<bool, String> {
     }
 }
 
-/// How long a copy of the process may take to tell whether a parse overflows
-/// ([`returns_within_stack`]): the parse of a module of megabytes takes well under a second.
+/// How long a copy of the process may take to tell whether a compile overflows
+/// ([`returns_within_stack`]): that of a module of megabytes takes well under a second.
 const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The stack of every thread that parses, checks or prints a syntax tree: oxc recurses once

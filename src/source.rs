@@ -318,22 +318,20 @@ pub fn too_deep(text: &str) -> Option<(Span, String)> {
 /// The stack holds about 300,000 levels of brackets; this leaves a level of any pass 2.5 KiB.
 pub const PROBED_FROM: usize = 100_000;
 
-/// What is said of a source whose compile would overflow the build thread's stack, or
-/// could not be tried first.
-pub fn overflow_message(tried: Result<(), String>) -> String {
-    match tried {
-        Ok(()) => "this file nests too deep to compile: it would overflow the build thread's stack".to_owned(),
+/// Why `compile`, the compile of `text`, may not run on this thread's stack, if it may not:
+/// none below [`PROBED_FROM`] bytes; past it, `compile` is tried first in a copy of the
+/// process, and an overflow there, or no copy to be had, refuses it.
+pub fn refusal_to_compile(text: &str, compile: impl FnOnce()) -> Option<String> {
+    if text.len() < PROBED_FROM {
+        return None;
+    }
+    match crate::threads::returns_within_stack(compile) {
+        Ok(true) => None,
+        Ok(false) => Some("this file nests too deep to compile: it would overflow the build thread's stack".into()),
         Err(why) => {
-            format!("this file is large enough to nest too deep to compile, and could not be tried first ({why})")
+            Some(format!("this file is large enough to nest too deep to compile, and could not be tried first ({why})"))
         }
     }
-}
-
-/// Whether `compile`, the compile of `text`, returns on this thread's stack (`Ok(true)`):
-/// at once below [`PROBED_FROM`] bytes, else tried first in a copy of the process; `Err`
-/// when no copy could be made.
-pub fn compiles_within_stack(text: &str, compile: impl FnOnce()) -> Result<bool, String> {
-    if text.len() < PROBED_FROM { Ok(true) } else { crate::threads::returns_within_stack(compile) }
 }
 
 /// The length of the operator at `at` when it nests what follows it, given the last byte

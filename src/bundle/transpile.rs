@@ -193,7 +193,7 @@ fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagn
 
 /// Parse, check and transpile one module. `key` picks the language by its extension. A
 /// large module is compiled and linked first in a copy of the process
-/// ([`crate::source::compiles_within_stack`]); one that would overflow the stack there is
+/// ([`crate::source::refusal_to_compile`]); one that would overflow the stack there is
 /// refused.
 pub fn transpile(key: &str, source: &str) -> Transpiled {
     // (JSON's reader stops at 128 levels.)
@@ -201,14 +201,9 @@ pub fn transpile(key: &str, source: &str) -> Transpiled {
         return transpile_json(source, Transpiled::default());
     }
     let linked = || drop(super::link_module(key, compile(key, source), &mut |_| Err(super::ResolveFailure::Bare)));
-    let tried = match crate::source::compiles_within_stack(source, linked) {
-        Ok(true) => return compile(key, source),
-        Ok(false) => Ok(()),
-        Err(why) => Err(why),
-    };
-    let message = crate::source::overflow_message(tried);
+    let Some(refusal) = crate::source::refusal_to_compile(source, linked) else { return compile(key, source) };
     let mut out = Transpiled::default();
-    out.diagnostics.push(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(0, 0), message));
+    out.diagnostics.push(BundleDiagnostic::error(BundleErrorKind::Syntax, Span::new(0, 0), refusal));
     out
 }
 

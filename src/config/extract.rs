@@ -131,13 +131,10 @@ const FACTORY_MESSAGE: &str =
 /// read as TypeScript) and names the file in messages.
 pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
     // A large config is read first in a copy of the process (see `transpile`).
-    let tried = match crate::source::compiles_within_stack(source, || drop(read(file_name, source, target))) {
-        Ok(true) => return read(file_name, source, target),
-        Ok(false) => Ok(()),
-        Err(why) => Err(why),
-    };
-    let message = crate::source::overflow_message(tried);
-    syntax_error(Span::default(), message)
+    match crate::source::refusal_to_compile(source, || drop(read(file_name, source, target))) {
+        Some(refusal) => syntax_error(Span::default(), refusal),
+        None => read(file_name, source, target),
+    }
 }
 
 fn syntax_error(span: Span, message: String) -> Extracted {

@@ -310,8 +310,12 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
 /// Fails a build where the walk passes over what could be or hold a route (a symbolic link,
 /// a special file, a folder it may not list or never enters, on the way to `src/events/` or
 /// in it), each named (AB4802): the route would be missing, and a missing guard is worse than
-/// a failed build.
+/// a failed build. (Only a build that would publish is checked.)
 fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
+    // (As for payloads: only a build that would publish; a failed one writes nothing.)
+    if compiled.has_errors() {
+        return;
+    }
     let routes = crate::routes::EVENTS_DIR.trim_end_matches('/');
     let left_out = crate::loader::left_out_of_folder(root, routes, &[out_dir.to_path_buf()]);
     let errors: Vec<Diagnostic> = left_out

@@ -391,7 +391,7 @@ impl LoadedProject {
     /// is watched again.
     pub fn skips_artifact_at(&self, path: &Path) -> bool {
         let Some(key) = relative_key(&self.root, path) else { return false };
-        !key.is_empty() && self.listed.contains(parent_key(&key)) && holds_artifact(path)
+        !key.is_empty() && self.listed.contains(parent_key(&key)) && holds_manifest_file(path)
     }
 
     /// Whether the path `key` counts where a walk would find it: directly in a listed
@@ -625,10 +625,21 @@ fn walk_dir(
 /// folder itself (`InputTree::passed_over`), so the two never disagree. By key. (A source it
 /// cannot walk holds no files either, which normalizing says.)
 pub fn left_out_of_payload(root: &Path, source: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
-    let folder = root.join(source);
-    let Ok(tree) = input_tree(&folder, exclude) else { return Vec::new() };
-    let mut left_out: Vec<_> =
-        tree.passed_over.iter().map(|key| (joined(source, key), why_passed_over(&folder.join(key)))).collect();
+    passed_over_below(root, source, exclude, false)
+}
+
+/// What a walk of the project folder `folder` passes over, by key with why, sorted; the
+/// tagged caches in it too when they are a loss there.
+fn passed_over_below(root: &Path, folder: &str, exclude: &[PathBuf], caches_lost: bool) -> Vec<(String, &'static str)> {
+    let walked = root.join(folder);
+    let Ok(tree) = input_tree(&walked, exclude) else { return Vec::new() };
+    let caches = tree.tagged_caches.iter().map(|(key, _)| key).filter(|key| caches_lost && !key.ends_with(CACHE_TAG));
+    let mut left_out: Vec<_> = tree
+        .passed_over
+        .iter()
+        .map(|key| (joined(folder, key), why_passed_over(&walked.join(key))))
+        .chain(caches.map(|key| (joined(folder, key), "a cache folder, tagged by a CACHEDIR.TAG")))
+        .collect();
     left_out.sort_unstable();
     left_out
 }
@@ -647,7 +658,7 @@ pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec
             // (Through a link that leads to no such folder, nothing is lost.)
             Ok(metadata) if metadata.is_symlink() && root.join(folder).is_dir() => "a symbolic link",
             Ok(metadata) if metadata.is_dir() && !may_list(&path) => "a folder this process may not list",
-            Ok(metadata) if metadata.is_dir() && holds_artifact(&path) => {
+            Ok(metadata) if metadata.is_dir() && holds_manifest_file(&path) => {
                 "a built artifact, holding an agent-bundle.manifest.json"
             }
             Ok(metadata) if metadata.is_dir() && is_tagged_cache(&path) => "a cache folder, tagged by a CACHEDIR.TAG",
@@ -656,17 +667,7 @@ pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec
         };
         return vec![(key, why)];
     }
-    let walked = root.join(folder);
-    let Ok(tree) = input_tree(&walked, exclude) else { return Vec::new() };
-    let caches = tree.tagged_caches.iter().map(|(key, _)| key).filter(|key| !key.ends_with(CACHE_TAG));
-    let mut left_out: Vec<_> = tree
-        .passed_over
-        .iter()
-        .map(|key| (joined(folder, key), why_passed_over(&walked.join(key))))
-        .chain(caches.map(|key| (joined(folder, key), "a cache folder, tagged by a CACHEDIR.TAG")))
-        .collect();
-    left_out.sort_unstable();
-    left_out
+    passed_over_below(root, folder, exclude, true)
 }
 
 /// Why the walk passed over what is at `path` (see `InputTree::passed_over`; a name that is
@@ -678,7 +679,7 @@ fn why_passed_over(path: &Path) -> &'static str {
         Ok(metadata) if metadata.is_symlink() => "a symbolic link",
         Ok(metadata) if !metadata.is_dir() => "a special file: a FIFO, a socket or a device",
         _ if path.file_name().is_some_and(is_skipped_dir) => "a folder agent-bundle never reads",
-        _ if holds_artifact(path) => "a built artifact, holding an agent-bundle.manifest.json",
+        _ if holds_manifest_file(path) => "a built artifact, holding an agent-bundle.manifest.json",
         _ => "a folder this process may not list",
     }
 }
@@ -705,7 +706,7 @@ fn may_list(path: &Path) -> bool {
 /// input). Nothing there, a link or a special file: nothing to read.
 fn walk_reads(path: &Path) -> bool {
     match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => !is_never_entered(path) && !holds_artifact(path),
+        Ok(metadata) if metadata.is_dir() => !is_never_entered(path) && !holds_manifest_file(path),
         Ok(metadata) => metadata.is_file(),
         Err(_) => false,
     }
@@ -725,15 +726,18 @@ fn as_walked<'a>(root: &Path, path: &'a Path) -> &'a Path {
 /// Whether the folder at `path` is a built artifact, shown to `before_listing` then (and
 /// checked again after it: a manifest removed in between is never missed).
 fn is_watched_artifact(path: &Path, before_listing: BeforeListing) -> bool {
-    if !holds_artifact(path) {
+    if !holds_manifest_file(path) {
         return false;
     }
     before_listing(path);
-    holds_artifact(path)
+    holds_manifest_file(path)
 }
 
-/// A folder holding a manifest is a built artifact: an output, never an input.
-fn holds_artifact(dir: &Path) -> bool {
+/// A folder holding a manifest file is a built artifact: an output, never an input. (By the
+/// file alone, whatever it holds: publishing, watch mode and the workspace search ask more,
+/// `emit::manifest::holds_artifact`, a head a build writes, before replacing or skipping a
+/// folder as theirs.)
+fn holds_manifest_file(dir: &Path) -> bool {
     // Not through a link: the stamp records the states of entries, never of link targets.
     std::fs::symlink_metadata(dir.join(MANIFEST_FILE)).is_ok_and(|metadata| metadata.is_file())
 }
@@ -1017,13 +1021,8 @@ fn watched_tagged_cache(path: &Path, before_listing: BeforeListing) -> Option<(M
 /// Whether the folder at `path` holds a `CACHEDIR.TAG` with its signature
 /// (<https://bford.info/cachedir/>), a regular file (a pipe would hold the read).
 fn is_tagged_cache(path: &Path) -> bool {
-    const SIGNATURE: &[u8; 43] = b"Signature: 8a477f597d28d172789f06886806bc55";
-    let tag = path.join(CACHE_TAG);
-    if !fs::symlink_metadata(&tag).is_ok_and(|metadata| metadata.is_file()) {
-        return false;
-    }
-    let mut head = [0; SIGNATURE.len()];
-    fs::File::open(&tag).and_then(|mut file| io::Read::read_exact(&mut file, &mut head)).is_ok() && &head == SIGNATURE
+    const SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+    crate::output::begins_with(&path.join(CACHE_TAG), SIGNATURE) == Some(true)
 }
 
 /// Whether a directory of this name is a tool's cache (`__pycache__`, …): skipped, and no

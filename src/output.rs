@@ -101,6 +101,18 @@ impl serde::Serialize for Sorted<'_> {
     }
 }
 
+/// Whether the file at `path` begins with `prefix`, reading no more than that; `None` when
+/// it is no regular file (a link, or a pipe, whose open would wait for a writer).
+pub fn begins_with(path: &std::path::Path, prefix: &[u8]) -> Option<bool> {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file()) {
+        return None;
+    }
+    let mut head = vec![0; prefix.len()];
+    let read = std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut head));
+    Some(read.is_ok() && head == prefix)
+}
+
 /// How a temporary file [`replace_whole`] writes ends, after its writer's process id.
 const TEMPORARY_SUFFIX: &str = ".tmp";
 

@@ -377,8 +377,9 @@ pub enum Found {
 pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
     // (A stamp that recorded something passed over in a payload of its artifact was saved
     // while that came in: it vouches for nothing.)
-    let stamp = read_state_file(&stamp_path(root))
-        .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
+    let saved = read_state_file(&stamp_path(root));
+    let stamp = (saved.as_deref())
+        .and_then(|bytes| serde_json::from_slice::<Stamp>(bytes).ok())
         .filter(|stamp| !stamp.summary.loses_any_of(&stamp.losses))
         .filter(|stamp| stamp.compiler == crate::actions::COMPILER && stamp.settings == settings);
     // Asked once: the no-op's first question, and whether a stale build need walk.
@@ -398,8 +399,8 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
     if !stamp.describes(&snapshot, out_dir) || (walked && stamp.summary.loses_any_of(&snapshot.losses)) {
         return Ok(Found::Stale(snapshot, Some(stamp)));
     }
-    if walked {
-        record_walk(root, out_dir, &stamp, &snapshot);
+    if walked && let Some(saved) = &saved {
+        record_walk(root, out_dir, (&stamp, saved), &snapshot);
     }
     Ok(Found::UpToDate(stamp))
 }
@@ -407,16 +408,15 @@ pub fn check(root: &Path, out_dir: &Path, settings: &str) -> io::Result<Found> {
 /// Records in `stamp` the directories of a walk that found its inputs as it lists them, so
 /// that the next no-op need not walk. The build's own writes leave the root's time inside the
 /// racy window; once a walk finds the same files outside it, its directories are worth
-/// recording. In a publisher's turn, and only while the stamp saved is still `stamp` (a build
-/// that published since saved its own).
-fn record_walk(root: &Path, out_dir: &Path, stamp: &Stamp, walk: &Snapshot) {
+/// recording. In a publisher's turn, and only while the stamp saved is still `stamp`, as its
+/// bytes `saved` say (a build that published since saved its own).
+fn record_walk(root: &Path, out_dir: &Path, (stamp, saved): (&Stamp, &[u8]), walk: &Snapshot) {
     let now = now_ns();
     if walk.dirs.is_empty() || walk.dirs.iter().any(|dir| dir.is_racy(now)) {
         return;
     }
     let Ok(_turn) = crate::emit::publish::take_turn(out_dir) else { return };
-    let saved = read_state_file(&stamp_path(root)).and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok());
-    if saved.is_none_or(|saved| saved.saved_at_ns != stamp.saved_at_ns) {
+    if read_state_file(&stamp_path(root)).as_deref() != Some(saved) {
         return;
     }
     let (input_dirs, losses, unlistable) = (walk.dirs.clone(), walk.losses.clone(), walk.unlistable.clone());
@@ -539,15 +539,17 @@ pub fn save(
         files.iter().filter(|(key, _)| !is_outside(key)).cloned().collect()
     };
     // The listing alone: the files' states are those taken before they were read.
-    let (input_dirs, unlistable, losses) = match input_tree(root, &[out_dir.to_path_buf()]) {
-        // (Not a walk that found something new in a payload, which the check before the
-        // publish did not see: the next build walks, and says so.)
-        Ok(after) if after.files == walked(&before.files) && !summary.loses_any_of(&after.losses()) => {
+    let after = input_tree(root, &[out_dir.to_path_buf()]).ok().filter(|after| after.files == walked(&before.files));
+    // (Not a walk that found something new in a payload, which the check before the publish
+    // did not see: the next build walks, and says so.)
+    let after = after.map(|after| (after.losses(), after)).filter(|(losses, _)| !summary.loses_any_of(losses));
+    let (input_dirs, unlistable, losses) = match after {
+        Some((losses, after)) => {
             let outside = before.dirs.iter().filter(|dir| is_outside(&dir.path)).cloned();
             let listed = after.dir_states().map(|(key, metadata)| FileState::of(key.clone(), metadata));
-            (listed.chain(outside).collect(), after.unlistable_keys(), after.losses())
+            (listed.chain(outside).collect(), after.unlistable_keys(), losses)
         }
-        _ => (Vec::new(), before.unlistable, before.losses),
+        None => (Vec::new(), before.unlistable, before.losses),
     };
     let saved_at_ns = now_ns();
     let stamp = Stamp {

@@ -145,14 +145,14 @@ fn repository_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|ancestor| REPOSITORY_MARKERS.iter().any(|marker| ancestor.join(marker).exists()))
 }
 
-/// The ignore rules of the folders above `dir` up to its repository's root, the nearest
+/// The ignore rules of the folders above `dir` up to its `repository`'s root, the nearest
 /// first (in a folder, `.ignore`'s before `.gitignore`'s, as ripgrep ranks them), each file
 /// that cannot be read said in `unreadable`. None above the repository: a personal
 /// `~/.ignore` is no checkout's. (Read here, not by the walker, which reads every folder's up
 /// to `/`; so a rule below `dir` cannot take back what one of these ignores, where git lets
 /// a deeper file do so.)
-fn rules_above(dir: &Path, unreadable: &mut Vec<String>) -> Vec<Gitignore> {
-    let Some(top) = repository_root(dir) else { return Vec::new() };
+fn rules_above(dir: &Path, repository: Option<&Path>, unreadable: &mut Vec<String>) -> Vec<Gitignore> {
+    let Some(top) = repository else { return Vec::new() };
     let folders = dir.ancestors().skip(1).take_while(|folder| folder.starts_with(top));
     let files = folders.flat_map(|folder| IGNORE_FILES.map(|name| folder.join(name)).into_iter().rev());
     let mut rules = Vec::new();
@@ -217,15 +217,30 @@ fn walk(dir: &Path) -> Walk {
     // An ignore file that is no regular file (a FIFO) would hold the walker for good, deaf to
     // Ctrl-C: one of the walk's own folder or above it turns the ignore files off, one below
     // leaves its folder out; each is said.
-    let top = repository_root(dir).unwrap_or(dir);
+    let repository = repository_root(dir);
+    let top = repository.unwrap_or(dir);
     let irregular: Vec<PathBuf> =
         dir.ancestors().take_while(|folder| folder.starts_with(top)).filter_map(irregular_ignore_file).collect();
     let read_ignore_files = irregular.is_empty();
     let mut unreadable = Vec::new();
-    let above = if read_ignore_files { rules_above(dir, &mut unreadable) } else { Vec::new() };
+    let above = if read_ignore_files { rules_above(dir, repository, &mut unreadable) } else { Vec::new() };
     let ignores_all = ignores_workspace(&above, dir, top);
     // Repositories inside the workspace (a submodule): the rules above stop at them, as git's.
-    let nested_repositories: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
+    let nested_repositories = Mutex::new(Vec::new());
+    let ignored_above = move |path: &Path, is_dir: bool| {
+        if above.is_empty() {
+            return false;
+        }
+        let mut nested = nested_repositories.lock().expect("no panics while locked");
+        if nested.iter().any(|root: &PathBuf| path.starts_with(root) && path != root) {
+            return false;
+        }
+        let ignored = ignored_by(&above, path, is_dir);
+        if !ignored && is_dir && REPOSITORY_MARKERS.iter().any(|marker| path.join(marker).exists()) {
+            nested.push(path.to_path_buf());
+        }
+        ignored
+    };
     let left_out = Arc::new(Mutex::new(Vec::new()));
     let found_left_out = left_out.clone();
     let walker = ignore::WalkBuilder::new(dir)
@@ -240,15 +255,9 @@ fn walk(dir: &Path) -> Walk {
         .parents(false)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let mut nested = nested_repositories.lock().expect("no panics while locked");
-            let in_nested = nested.iter().any(|root| entry.path().starts_with(root) && entry.path() != root);
-            if ignores_all || (!in_nested && ignored_by(&above, entry.path(), is_dir)) {
+            if ignores_all || ignored_above(entry.path(), is_dir) {
                 return false;
             }
-            if is_dir && REPOSITORY_MARKERS.iter().any(|marker| entry.path().join(marker).exists()) {
-                nested.push(entry.path().to_path_buf());
-            }
-            drop(nested);
             if !is_dir || crate::loader::is_skipped_dir(entry.file_name()) {
                 return !is_dir;
             }

@@ -43,15 +43,11 @@ pub enum Mark {
 /// What marks `dir` as an artifact, reading no more of its manifest than its head: a folder
 /// whose manifest names no agent-bundle build is the user's, which a publish would empty.
 pub fn mark(dir: &Path) -> Mark {
-    use std::io::Read;
-    let path = dir.join(MANIFEST_FILE);
-    // (A regular file only: opening a FIFO would wait for a writer.)
-    if !std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_file()) {
-        return Mark::None;
+    match crate::output::begins_with(&dir.join(MANIFEST_FILE), MANIFEST_HEAD) {
+        None => Mark::None,
+        Some(true) => Mark::Manifest,
+        Some(false) => Mark::Foreign,
     }
-    let mut head = [0; MANIFEST_HEAD.len()];
-    let read = std::fs::File::open(&path).and_then(|mut file| file.read_exact(&mut head));
-    if read.is_ok() && is_written(&head) { Mark::Manifest } else { Mark::Foreign }
 }
 
 /// Whether `bytes` (a manifest's, or its head) begin as a build writes a manifest.

@@ -74,11 +74,9 @@ fn misnamed_route(path: &str) -> Option<String> {
     let relative = path.strip_prefix(EVENTS_DIR)?;
     let (stem, extension) = relative.rsplit_once('.')?;
     let lower = format!(".{}", extension.to_ascii_lowercase());
-    let is_route_own = [".ts", ".tsx"].contains(&lower.as_str());
     let mut modules = MODULE_EXTENSIONS.iter().map(|&(module, _)| module).chain(COMMONJS_EXTENSIONS);
-    let javascript = !is_route_own && modules.any(|module| module == lower);
     // (Only `.ts` and `.tsx` as written name a route: `.TSX` would be dropped too.)
-    let module = javascript || (is_route_own && lower[1..] != *extension);
+    let module = modules.any(|module| module == lower) && !matches!(extension, "ts" | "tsx");
     (module && Family::from_key(stem).is_some()).then(|| format!("{EVENTS_DIR}{stem}.tsx"))
 }
 

@@ -28,7 +28,7 @@ use crate::stamp::{Clean, Summary};
 /// outputs another build of it cached. Bump the revision when an action's encoding or
 /// meaning changes (its history: `cache-format/SPEC.md`, §4.1).
 pub const COMPILER: &str =
-    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/11 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
+    concat!("agent-bundle ", env!("CARGO_PKG_VERSION"), " actions/12 source/", env!("AGENT_BUNDLE_SOURCE_HASH"));
 
 /// Outputs up to this size live inside their action record rather than as a separate
 /// object. Why: creating a file is the dominant cost of a cold cache here (about 0.5 ms on
@@ -148,7 +148,7 @@ fn specifiers(record: &ActionRecord) -> Option<Vec<String>> {
 /// What a chunk holds besides its code, as its record's values: the wrapper key covers
 /// them too, since linking reads them (a side-effect `import 'node:os'` lives in
 /// `builtins` alone).
-fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 7] {
+fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 8] {
     let imports: Vec<Value> =
         chunk.imports.iter().map(|i| json!([i.specifier, i.key, i.span.start, i.span.end])).collect();
     [
@@ -157,6 +157,7 @@ fn chunk_values(chunk: &ModuleChunk) -> [(&'static str, String); 7] {
         ("links", printed(&chunk.links)),
         ("mappings", printed(&chunk.mappings)),
         ("renders", printed(&chunk.renders)),
+        ("returns", printed(&chunk.returns)),
         ("components", printed(&chunk.components)),
         ("warnings", printed(&chunk.diagnostics)),
     ]
@@ -182,6 +183,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
     let links = serde_json::from_str(record.values.get("links")?).ok()?;
     let mappings = serde_json::from_str(record.values.get("mappings")?).ok()?;
     let renders = serde_json::from_str(record.values.get("renders")?).ok()?;
+    let returns = serde_json::from_str(record.values.get("returns")?).ok()?;
     let components = serde_json::from_str(record.values.get("components")?).ok()?;
     let diagnostics = serde_json::from_str(record.values.get("warnings")?).ok()?;
     let imports = imports
@@ -197,6 +199,7 @@ fn decode_chunk(cache: &Cache, record: &ActionRecord) -> Option<ModuleChunk> {
         unresolved: Vec::new(),
         diagnostics,
         renders,
+        returns,
         components,
         // (Only a chunk without errors is recorded, and every such chunk was linked.)
         linked: true,

@@ -801,20 +801,34 @@ fn outside_dirs_wanted<'a>(
     dirs
 }
 
-/// What a route renders that no run of it can take: `Agent.Context` for a host with no
-/// context channel for its family (Cursor's `beforeSubmitPrompt`; AB4818, per host), an
-/// `Agent.Result` that denies or gives a new tool input where the family takes none (a deny
-/// on `session/end`; AB4841). Every run that renders it fails. Warnings, since the route may
-/// render it only where it is taken, or on a path that never runs. What its own file writes,
-/// and what the components it imports render, each where the route renders it (a module
-/// exporting such a component beside what the route renders says nothing).
+/// What a route renders, or a config hook's handler returns, that no run of it can take:
+/// `Agent.Context` (`additionalContext`) for a host with no context channel for its family
+/// (Cursor's `beforeSubmitPrompt`; AB4818, per host), a result that denies or gives a new
+/// tool input where the family takes none (a deny on `session/end`; AB4841). Every run that
+/// renders or returns it fails. Warnings, since the hook may answer so only where it is
+/// taken, or on a path that never runs. For a route, what its own file writes, and what the
+/// components it imports render, each where the route renders it (a module exporting such a
+/// component beside what the route renders says nothing); for a handler, the objects its
+/// default-exported function returns as written.
 fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    for hook in model.hooks.iter().filter(|hook| hook.route.is_some()) {
+    for hook in &model.hooks {
         let crate::model::Handler::Module(module) = &hook.handler else { continue };
         let planned: Vec<&HostPlan> =
             plans.iter().filter(|plan| plan.hooks.iter().any(|planned| planned.hook_name == hook.name)).collect();
         if planned.is_empty() {
+            continue;
+        }
+        if hook.route.is_none() {
+            let chunk = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone()));
+            let returning = crate::bundle::Rendering {
+                hook,
+                module,
+                renders: chunk.returns,
+                via: String::new(),
+                planned: &planned,
+            };
+            diagnostics.extend(returning.not_taken());
             continue;
         }
         let graph = crate::bundle::ModuleGraph::collect(&[module], |key| {

@@ -1117,6 +1117,44 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
     assert_eq!(warnings(dir.path()), [("AB4818".to_owned(), "cursor".to_owned(), 3)]);
 }
 
+/// A config hook's handler that returns, written out, what its event never takes (a deny
+/// from `sessionStart`) is warned of where the value is written (AB4841), and context a host
+/// has no channel for on `agentStop` (Codex, Cursor) for those hosts alone (AB4818); a
+/// handler that reads `context.host` chooses where its context goes, and a hook kept off
+/// those hosts by its `targets` says nothing.
+#[test]
+fn a_result_a_config_hook_cannot_take_is_warned_of_where_it_is_returned() {
+    let config = |agent_stop: &str| {
+        format!(
+            "export default {{ plugin: {{ name: 'ret' }}, targets: ['claude', 'codex', 'cursor'],\n  \
+             hooks: {{ sessionStart: './src/start.ts', agentStop: {agent_stop} }} }};\n"
+        )
+    };
+    let start = "export default (e: { source?: string }) => {\n  \
+                 if (e.source === 'clear') return { outcome: 'deny' as const, reason: 'no' };\n};\n";
+    let stop = "const stop = async () => {\n  return { additionalContext: 'done' };\n};\nexport default stop;\n";
+    let by_host = "export default (_: object, context: { host: string }) =>\n  \
+                   context.host === 'claude' ? { additionalContext: 'done' } : undefined;\n";
+    let warnings = |agent_stop: &str, handler: &str| {
+        let dir = project(&[
+            ("agent-bundle.config.ts", &config(agent_stop)),
+            ("src/start.ts", start),
+            ("src/stop.ts", handler),
+        ]);
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 0, "{report:#}");
+        let said = report["diagnostics"].as_array().unwrap().iter();
+        let field = |d: &Value, key: &str| d[key].as_str().unwrap_or_default().to_owned();
+        said.map(|d| (field(d, "code"), field(d, "file"), d["line"].as_u64().unwrap(), field(d, "host")))
+            .collect::<Vec<_>>()
+    };
+    let deny = ("AB4841".to_owned(), "src/start.ts".to_owned(), 2, String::new());
+    let context = |host: &str| ("AB4818".to_owned(), "src/stop.ts".to_owned(), 2, host.to_owned());
+    assert_eq!(warnings("'./src/stop.ts'", stop), [deny.clone(), context("codex"), context("cursor")]);
+    assert_eq!(warnings("{ handler: './src/stop.ts', targets: ['claude'] }", stop), std::slice::from_ref(&deny));
+    assert_eq!(warnings("'./src/stop.ts'", by_host), [deny]);
+}
+
 /// What was refused says so once: two hooks apart only by a refused timeout are not "declared
 /// twice", nor is a list whose every item was refused "empty".
 #[test]

@@ -1,6 +1,6 @@
-//! What a route renders against what its family and its hosts take: the bundle's reading of
-//! a route module (`Renders`) checked against the host tables, as warnings (AB4818, AB4841,
-//! AB4843) at the tags that render it.
+//! What a route renders, or a handler returns, against what its event and its hosts take:
+//! the bundle's reading of a module (`Renders`) checked against the host tables, as warnings
+//! (AB4818, AB4841, AB4843) where it is written.
 
 use super::Renders;
 use crate::diagnostics::{Code, Diagnostic, and_list};
@@ -8,7 +8,8 @@ use crate::hosts::{self, Approval, EventRow, HostPlan, RouteForm};
 use crate::model::{Hook, Target};
 
 /// What the route `hook` in `module` renders, in its own file or `via` a component (said in
-/// messages), and the hosts it is `planned` for.
+/// messages), or what the config hook's handler `module` returns, and the hosts it is
+/// `planned` for.
 pub struct Rendering<'a> {
     pub hook: &'a Hook,
     pub module: &'a str,
@@ -17,10 +18,53 @@ pub struct Rendering<'a> {
     pub planned: &'a [&'a HostPlan],
 }
 
+/// The words a warning says it in: a route renders `Agent.Result`s and `Agent.Context`s, a
+/// handler returns results.
+struct Words {
+    subject: String,
+    verb: &'static str,
+    result: &'static str,
+    /// Where a run chooses by host, and the targets to leave one out with.
+    chooser: &'static str,
+    targets: &'static str,
+    route: bool,
+}
+
+impl Words {
+    fn of(hook: &Hook) -> Words {
+        let key = hook.trigger.key();
+        match hook.route {
+            Some(_) => Words {
+                subject: format!("route {key}"),
+                verb: "renders",
+                result: "an `Agent.Result`",
+                chooser: "canonical.provenance.host",
+                targets: "the route's `config.targets`",
+                route: true,
+            },
+            None => Words {
+                subject: format!("the `{key}` hook's handler"),
+                verb: "returns",
+                result: "a result",
+                chooser: "context.host",
+                targets: "the hook's `targets`",
+                route: false,
+            },
+        }
+    }
+
+    /// What the hook is called.
+    fn what(&self) -> &'static str {
+        if self.route { "route" } else { "hook" }
+    }
+}
+
 impl Rendering<'_> {
     /// What it renders that its family or a host it is planned for does not take.
     pub fn not_taken(&self) -> Vec<Diagnostic> {
         let Rendering { hook, module, renders, via, planned } = self;
+        let words = Words::of(hook);
+        let Words { subject, verb, result, .. } = &words;
         let mut diagnostics = Vec::new();
         let family = hook.trigger.key();
         let rows: Vec<_> = planned
@@ -34,11 +78,24 @@ impl Rendering<'_> {
         // What the family takes but a host has no channel for: a run that renders it fails there.
         let channels = [(renders.context, Channel::Context), (renders.deny.filter(|_| rules.deny), Channel::Deny)];
         for (at, channel) in channels.into_iter().filter_map(|(at, channel)| Some((at?, channel))) {
+            if channel == Channel::Context && !rules.context {
+                // (No host takes it: the event's rules refuse it.)
+                let beside_deny = if rules.deny { " (one that denies is answered without it)" } else { "" };
+                let message = format!(
+                    "{subject} {verb} {}{via}, which {family} never takes: such a run fails{beside_deny}",
+                    channel.said(&words)
+                );
+                let help = format!("{family} takes no context on any host: drop it (see `agent-bundle matrix`)");
+                diagnostics.push(
+                    Diagnostic::warning(channel.code(), message).in_file(module.to_string()).at(at).with_help(help),
+                );
+                continue;
+            }
             let refusing: Vec<_> = rows.iter().filter(|(_, _, row)| !channel.taken_by(row)).collect();
             if !is_warned_of(renders, refusing.len(), rows.len()) {
                 continue;
             }
-            let act = (refusing.len() < rows.len()).then_some(channel.act());
+            let act = (refusing.len() < rows.len()).then_some(channel.act(&words));
             for (target, table, row) in refusing {
                 // (A context beside a deny is dropped, not failed, where the deny is taken.)
                 let beside_deny = if channel == Channel::Context && rules.deny && row.deny.is_some() {
@@ -47,13 +104,13 @@ impl Rendering<'_> {
                     ""
                 };
                 let message = format!(
-                    "route {family} renders {}{via}, which {} takes no {} for ({}): such a run fails there{beside_deny}",
-                    channel.rendered(),
+                    "{subject} {verb} {}{via}, which {} takes no {} for ({}): such a run fails there{beside_deny}",
+                    channel.said(&words),
                     table.display_name,
                     channel.name(),
                     row.native
                 );
-                diagnostics.push(host_warning(channel.code(), message, module, at, *target, act));
+                diagnostics.push(words.host_warning(channel.code(), message, module, at, *target, act));
             }
         }
         let results = [
@@ -63,9 +120,8 @@ impl Rendering<'_> {
             (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
         ];
         for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
-            let message =
-                format!("route {family} renders an `Agent.Result` that {what}{via}, which {family} never takes");
-            let help = format!("{}; a run that renders it fails", rules.violation);
+            let message = format!("{subject} {verb} {result} that {what}{via}, which {family} never takes");
+            let help = format!("{}; a run that {verb} it fails", rules.violation);
             diagnostics.push(
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
             );
@@ -89,9 +145,8 @@ impl Rendering<'_> {
             ),
         ];
         for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {
-            let message = format!(
-                "route {family} renders an `Agent.Result` {what}{via}, which no host takes: every run that renders it fails"
-            );
+            let message =
+                format!("{subject} {verb} {result} {what}{via}, which no host takes: every run that {verb} it fails");
             diagnostics.push(
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
             );
@@ -140,6 +195,8 @@ impl Rendering<'_> {
     fn approvals_not_taken(&self) -> Vec<Diagnostic> {
         let Rendering { hook, module, renders, via, planned } = self;
         let (Some(family), rules) = (hook.trigger.family(), hook.trigger.rules()) else { return Vec::new() };
+        let words = Words::of(hook);
+        let Words { subject, verb, result, .. } = &words;
         let approvals = [(renders.allow, rules.allow, Approval::Allow), (renders.ask, rules.ask, Approval::Ask)];
         let decided = approvals
             .into_iter()
@@ -171,13 +228,12 @@ impl Rendering<'_> {
             let act = (refusing.len() < hosts).then_some("decide so");
             for (target, table, row, why) in refusing {
                 let message = format!(
-                    "route {} renders an `Agent.Result` with outcome `{}`{via}: {} {why} ({}), so such a run fails there",
-                    family.key(),
+                    "{subject} {verb} {result} with outcome `{}`{via}: {} {why} ({}), so such a run fails there",
                     approval.as_str(),
                     table.display_name,
                     row.native,
                 );
-                diagnostics.push(host_warning(Code::ResultNotTaken, message, module, approved.at, target, act));
+                diagnostics.push(words.host_warning(Code::ResultNotTaken, message, module, approved.at, target, act));
             }
         }
         diagnostics
@@ -207,17 +263,21 @@ impl Channel {
         }
     }
 
-    fn rendered(self) -> &'static str {
-        match self {
-            Channel::Context => "`Agent.Context`",
-            Channel::Deny => "an `Agent.Result` that denies",
+    /// It, as a route renders it or a handler returns it.
+    fn said(self, words: &Words) -> &'static str {
+        match (self, words.route) {
+            (Channel::Context, true) => "`Agent.Context`",
+            (Channel::Context, false) => "`additionalContext`",
+            (Channel::Deny, true) => "an `Agent.Result` that denies",
+            (Channel::Deny, false) => "a result that denies",
         }
     }
 
-    fn act(self) -> &'static str {
-        match self {
-            Channel::Context => "render the context",
-            Channel::Deny => "deny",
+    fn act(self, words: &Words) -> &'static str {
+        match (self, words.route) {
+            (Channel::Context, true) => "render the context",
+            (Channel::Context, false) => "give the context",
+            (Channel::Deny, _) => "deny",
         }
     }
 
@@ -236,26 +296,33 @@ fn is_warned_of(renders: &Renders, refusing: usize, hosts: usize) -> bool {
     !renders.reads_host || refusing == hosts
 }
 
-/// A warning of what a route renders at `at` in `module` that `target` does not take, and
-/// what to do: leave the host out, or `act` only where the host takes it (`None`: none of
-/// the route's hosts takes it).
-fn host_warning(
-    code: Code,
-    message: String,
-    module: &str,
-    at: crate::source::Span,
-    target: Target,
-    act: Option<&str>,
-) -> Diagnostic {
-    let help = match act {
-        Some(act) => format!(
-            "leave {} out with the route's `config.targets`, or {act} only where the host takes it \
-             (`canonical.provenance.host`; see `agent-bundle matrix`)",
-            target.as_str()
-        ),
-        None => "none of the hosts the route is built for takes it: render it nowhere, or build the route for a \
-                 host that takes it (see `agent-bundle matrix`)"
-            .to_owned(),
-    };
-    Diagnostic::warning(code, message).in_file(module.to_owned()).at(at).for_host(target).with_help(help)
+impl Words {
+    /// A warning of what a route renders, or a handler returns, at `at` in `module` that
+    /// `target` does not take, and what to do: leave the host out, or `act` only where the
+    /// host takes it (`None`: none of the hook's hosts takes it).
+    fn host_warning(
+        &self,
+        code: Code,
+        message: String,
+        module: &str,
+        at: crate::source::Span,
+        target: Target,
+        act: Option<&str>,
+    ) -> Diagnostic {
+        let Words { verb, chooser, targets, .. } = self;
+        let what = self.what();
+        let help = match act {
+            Some(act) => format!(
+                "leave {} out with {targets}, or {act} only where the host takes it (`{chooser}`; see \
+                 `agent-bundle matrix`)",
+                target.as_str()
+            ),
+            None => format!(
+                "none of the hosts the {what} is built for takes it: {} it nowhere, or build the {what} for a host \
+                 that takes it (see `agent-bundle matrix`)",
+                verb.trim_end_matches('s')
+            ),
+        };
+        Diagnostic::warning(code, message).in_file(module.to_owned()).at(at).for_host(target).with_help(help)
+    }
 }

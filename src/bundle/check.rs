@@ -23,11 +23,18 @@ use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::{SymbolFlags, SymbolId};
 
 use super::namespaces::{NamespaceDeclarations, NamespaceName, is_instantiated};
-use super::renders::{Approved, Component, ComponentUse, Components, Renders, UsedComponent};
+use super::renders::{Component, ComponentUse, Components, Renders, UsedComponent};
+use super::returns;
 use super::transpile::{
     BundleDiagnostic, BundleErrorKind, ImportedMemberTag, Span, Transpiled, declared_ids, declared_names,
     is_json_module, source_type_for,
 };
+
+/// Whether a member of this name says which host the module runs for: a route's
+/// `canonical.provenance`, a handler's `context.host`.
+fn reads_host(name: &str) -> bool {
+    name == "provenance" || name == "host"
+}
 
 /// Identifiers with this prefix belong to the bundle runtime.
 pub(crate) const RESERVED_PREFIX: &str = "__ab_";
@@ -199,6 +206,10 @@ impl<'s> Checker<'s> {
         out.diagnostics.append(&mut self.diagnostics);
         out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
         out.renders = self.renders;
+        if !self.renders_routes && !self.tool_module {
+            out.returns =
+                Renders { reads_host: self.renders.reads_host, ..returns::default_returns(program, self.scoping) };
+        }
         out.components = self.components.declared_only();
         out.type_exports = self.type_exports;
         // Value imports first, then type-only ones (the transpiler drops those).
@@ -428,59 +439,15 @@ impl<'s> Checker<'s> {
         });
     }
 
-    /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host: a
-    /// decision (`outcome: 'deny'`, `'allow'`, `'ask'`), a new tool input (`updatedInput` written out as an object or
-    /// array; one passed on, `undefined` perhaps, may ask for nothing).
+    /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host.
     fn result_value(&mut self, attributes: &[JSXAttributeItem<'_>]) {
         let value = attributes.iter().find_map(|item| match item {
             JSXAttributeItem::Attribute(attribute) if attribute.is_identifier("value") => attribute.value.as_ref(),
             _ => None,
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
-        let JSXExpression::ObjectExpression(object) = &container.expression else { return };
-        let properties: Vec<_> = object.properties.iter().filter_map(|property| property.as_property()).collect();
-        let given = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
-        let gives = |key: &str| given(key).is_some();
-        let outcome = given("outcome").map(|property| property.value.get_inner_expression());
-        let decides = match outcome {
-            None => false,
-            Some(Expression::StringLiteral(outcome)) => outcome.value != "continue",
-            // (Computed: it may decide.)
-            Some(_) => true,
-        };
-        if let Some(reason) = given("reason").filter(|_| !decides) {
-            self.renders.stray_reason.get_or_insert(reason.span.into());
-        }
-        for property in &properties {
-            // (`'deny' as const`, `(…)`: the value itself.)
-            let value = property.value.get_inner_expression();
-            match property.key.static_name().as_deref() {
-                Some("outcome") => {
-                    let Expression::StringLiteral(outcome) = value else { continue };
-                    let approved = || Approved {
-                        at: property.span.into(),
-                        reason: gives("reason"),
-                        rewrite: gives("updatedInput"),
-                    };
-                    match outcome.value.as_str() {
-                        "deny" => {
-                            self.renders.deny.get_or_insert(property.span.into());
-                            if gives("updatedInput") {
-                                self.renders.deny_rewrite.get_or_insert(property.span.into());
-                            }
-                        }
-                        "allow" => _ = self.renders.allow.get_or_insert_with(approved),
-                        "ask" => _ = self.renders.ask.get_or_insert_with(approved),
-                        _ => {}
-                    }
-                }
-                Some("updatedInput")
-                    if matches!(value, Expression::ObjectExpression(_) | Expression::ArrayExpression(_)) =>
-                {
-                    self.renders.rewrite.get_or_insert(property.span.into());
-                }
-                _ => {}
-            }
+        if let JSXExpression::ObjectExpression(object) = &container.expression {
+            super::returns::record_result(&mut self.renders, object);
         }
     }
 
@@ -825,14 +792,14 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.renders.reads_host |= it.property.name == "provenance";
+        self.renders.reads_host |= reads_host(&it.property.name);
         walk::walk_static_member_expression(self, it);
     }
 
     /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
-    /// of the provenance as a `.provenance` is.
+    /// of the provenance as a `.provenance` is (and `const { host } = context` as `.host`).
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        self.renders.reads_host |= it.key.static_name().is_some_and(|name| name == "provenance");
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| reads_host(&name));
         walk::walk_binding_property(self, it);
     }
 

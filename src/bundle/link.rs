@@ -42,6 +42,8 @@ pub struct ModuleChunk {
     pub diagnostics: Vec<BundleDiagnostic>,
     /// What the module renders that some families or hosts do not take (`Transpiled::renders`).
     pub renders: super::renders::Renders,
+    /// What its default-exported function returns (`Transpiled::returns`).
+    pub returns: super::renders::Renders,
     /// What its components render (`Transpiled::components`).
     pub components: super::renders::Components,
     /// Whether `links` says what the module imports and exports: its code transpiled and was
@@ -204,6 +206,7 @@ pub fn link_module(
     let mut chunk = ModuleChunk {
         diagnostics: std::mem::take(&mut transpiled.diagnostics),
         renders: transpiled.renders,
+        returns: transpiled.returns,
         components: std::mem::take(&mut transpiled.components),
         ..ModuleChunk::default()
     };

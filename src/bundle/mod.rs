@@ -30,6 +30,7 @@ mod namespaces;
 mod nesting;
 mod renders;
 mod resolve;
+mod returns;
 mod source_map;
 mod transpile;
 mod wrapper;

@@ -92,6 +92,9 @@ pub struct Transpiled {
     pub fallback_span: Span,
     /// Where the module first renders what some route families or hosts do not take.
     pub renders: Renders,
+    /// What its default-exported function returns that some events or hosts do not take (a
+    /// handler's; none for a route or the tool's own modules).
+    pub returns: Renders,
     /// What each of its components renders, and which it renders in turn: what the build
     /// follows from a route into the modules it imports components from.
     pub components: Components,

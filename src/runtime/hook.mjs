@@ -640,22 +640,26 @@ export function checkResult(spec, value, note = () => {}) {
   if (notData) fail(`handler result updatedInput must hold JSON data only: ${notData}`);
 
   const denied = outcome === "deny";
-  if (
-    (denied && !rules.deny) ||
-    (updatedInput !== undefined && (!rules.rewrite || denied)) ||
-    (additionalContext !== undefined && !rules.context)
-  ) {
+  if ((denied && !rules.deny) || (updatedInput !== undefined && (!rules.rewrite || denied))) {
     fail(rules.violation);
   }
+  // Where the context has no place: the event's (for every host), or this host's.
+  const noContext = !rules.context ? spec.event : !output.context ? `${spec.hostName} ${spec.nativeEvent}` : null;
+  if (additionalContext !== undefined && !rules.context && !denied) {
+    fail(rules.deny || rules.rewrite ? `${noContext} takes no additionalContext` : rules.violation);
+  }
   if (reason !== undefined && outcome === "continue") {
-    fail(decisions.length === 0 ? rules.violation : `reason is only valid with outcome ${alternatives(decisions)}`);
+    const observes = !rules.deny && !rules.rewrite && !rules.context;
+    fail(observes ? rules.violation
+      : decisions.length === 0 ? `reason is only valid with a decision, and ${spec.event} takes none`
+      : `reason is only valid with outcome ${alternatives(decisions)}`);
   }
   if (denied && !reason?.trim()) fail(`denied ${spec.event} hook requires a nonempty reason`);
 
-  // A deny is answered whatever comes with it: failing the hook would let the tool run.
-  // Context the host has no place for beside it is left out, and `note` told (the wrapper
-  // says it on the hook's stderr; the shared runtime leaves it to the wrapper).
-  const contextDropped = denied && Boolean(additionalContext) && !output.context;
+  // A deny is answered whatever comes with it: failing the hook would let the tool run (or
+  // the agent stop). Context with no place beside it is left out, and `note` told (the
+  // wrapper says it on the hook's stderr; the shared runtime leaves it to the wrapper).
+  const contextDropped = denied && Boolean(additionalContext) && noContext !== null;
   const missing =
     outcome !== "continue" && !output[outcome] ? `outcome ${outcome}`
     : additionalContext && !output.context && !contextDropped ? "additionalContext"
@@ -671,7 +675,7 @@ export function checkResult(spec, value, note = () => {}) {
   if (reason !== undefined) result.reason = reason;
   if (updatedInput !== undefined) result.updatedInput = updatedInput;
   if (additionalContext !== undefined && !contextDropped) result.additionalContext = additionalContext;
-  if (contextDropped) note(`${spec.hostName} ${spec.nativeEvent} takes no additionalContext: the deny is answered without it`);
+  if (contextDropped) note(`${noContext} takes no additionalContext: the deny is answered without it`);
   return result;
 }
 

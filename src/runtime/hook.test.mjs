@@ -771,7 +771,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["deny where the event cannot", { spec: CLAUDE_START, input: fixture("claude-code-2.1.332", "SessionStart"), handler: deny() }, RULES.sessionStart.violation],
     ["rewrite where the event cannot", { spec: CLAUDE_POST, input: fixture("claude-code-2.1.332", "PostToolUse"), handler: `() => ({ updatedInput: {} })` }, RULES.afterTool.violation],
     ["rewrite while denying", { handler: deny(", updatedInput: {}") }, RULES.beforeTool.violation],
-    ["context where the event cannot", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ additionalContext: "x" })` }, RULES.stop.violation],
+    ["context where the event cannot", { spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ additionalContext: "x" })` }, "stop takes no additionalContext"],
     ["reason without deny", { handler: `() => ({ reason: "r" })` }, 'reason is only valid with outcome "deny"'],
     ["updatedInput holding a bigint", { handler: `() => ({ updatedInput: { command: "ls", n: [1n] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n[0] is a bigint"],
     ["updatedInput holding a cycle", { handler: `() => { const input = { command: "ls" }; input.self = input; return { updatedInput: input }; }` }, "handler result updatedInput must hold JSON data only: updatedInput.self is a cycle back to an object that holds it"],

@@ -471,7 +471,15 @@ describe("errors", PARALLEL, () => {
     const bad = `async function Route() { return jsx(Agent.Result, { value: { outcome: "block" } }); }`;
     failsWith(await run({ spec: PRE, route: bad, input: preInput }), PRE, 'handler result outcome is invalid: "block", where "continue" or "deny" is expected');
     const context = `async function Route() { return jsx(Agent.Context, { children: "x" }); }`;
-    failsWith(await run({ spec: STOP, route: context, input: stopInput }), STOP, "stop cannot replace input or add context");
+    failsWith(await run({ spec: STOP, route: context, input: stopInput }), STOP, "stop takes no additionalContext");
+  });
+
+  test("a deny is answered without context its event takes none of, and that is said", async () => {
+    const route = `async function Route() { return [jsx(Agent.Context, { children: "x" }), jsx(Agent.Result, { value: { outcome: "deny", reason: "tests first" } })]; }`;
+    const r = await run({ spec: STOP, route, input: stopInput });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { decision: "block", reason: "tests first" });
+    assert.equal(r.stderr, `agent-bundle hook ${STOP.hook}: stop takes no additionalContext: the deny is answered without it\n`);
   });
 
   test("a throwing component, and a module without a component", async () => {

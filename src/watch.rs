@@ -79,9 +79,9 @@ pub struct WatchBuild<'a> {
     pub unread_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
-    /// Whether it and the build before it both published without an error, with the same
-    /// diagnostics.
-    pub same_diagnostics_as_last: bool,
+    /// Whether it says what the build before it said: the same diagnostics, both published
+    /// or both failed, or the same reason it could not read or publish the project.
+    pub says_what_last_said: bool,
     pub elapsed: Duration,
 }
 
@@ -93,16 +93,16 @@ impl WatchBuild<'_> {
 
     /// Whether the build has nothing to say: what changed is read by no stage (no query ran
     /// again), nothing was published, and it says what the build before it said (see
-    /// [`Session::said`]). Saying so would be a change too, where the session's output goes
-    /// into the project (through `tee`), and start build after build.
+    /// [`Session::said`]), a failure too. Saying so would be a change too, where the
+    /// session's output goes into the project (through `tee`), and start build after build.
     pub fn has_nothing_to_say(&self) -> bool {
-        self.same_diagnostics_as_last
+        self.says_what_last_said
             && !self.initial
             && !self.artifact_went
             && !self.artifact_moved
             && !self.unread_changed
             && self.queries_executed == 0
-            && self.published().is_some_and(|published| !published.changed())
+            && self.published().is_none_or(|published| !published.changed())
     }
 }
 
@@ -442,9 +442,17 @@ struct Session {
     published: Vec<(PathBuf, u64)>,
     /// The manifest the last publish wrote (`restore_manifest`).
     manifest: Option<Arc<[u8]>>,
-    /// The diagnostics of the last build, when it published without an error: a build that
-    /// follows a failure always says it went through (it may be the session's recovery).
-    said: Option<Vec<crate::diagnostics::Diagnostic>>,
+    /// What the last build said: a build that says otherwise is reported (one that
+    /// publishes after a failure says it went through: it may be the session's recovery).
+    said: Option<Said>,
+}
+
+/// What a build said: its diagnostics and whether it published, or why it could not read or
+/// publish the project.
+#[derive(PartialEq)]
+enum Said {
+    Built { published: bool, diagnostics: Vec<crate::diagnostics::Diagnostic> },
+    Failed(String),
 }
 
 /// What a session with its artifact at `out_dir` never reads: the artifact, what a publish
@@ -695,13 +703,14 @@ impl Session {
         watches.lock().expect("no panics while locked").restore(artifact_watches, |holder, _| holder != id);
         let changed =
             if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
-        let said = output
-            .as_ref()
-            .ok()
-            .filter(|output| output.published.is_some() && !output.compiled.has_errors())
-            .map(|output| output.compiled.diagnostics.clone());
-        let same_diagnostics_as_last = said.is_some() && said == self.said;
-        self.said = said;
+        let said = match &output {
+            Ok(output) => {
+                Said::Built { published: output.published.is_some(), diagnostics: output.compiled.diagnostics.clone() }
+            }
+            Err(error) => Said::Failed(error.to_string()),
+        };
+        let says_what_last_said = self.said.as_ref() == Some(&said);
+        self.said = Some(said);
         WatchBuild {
             options: &self.options,
             changed,
@@ -712,7 +721,7 @@ impl Session {
             output,
             initial,
             queries_executed: self.log.lock().expect("query log lock").len(),
-            same_diagnostics_as_last,
+            says_what_last_said,
             elapsed: started.elapsed(),
         }
     }

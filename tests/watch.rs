@@ -422,7 +422,8 @@ fn a_session_logging_into_its_project_does_not_build_for_its_own_lines() {
 
 /// A session whose output goes into its project through a pipe (`watch 2>&1 | tee
 /// watch.log`) cannot know that file; but what changes there is read by no stage, and a
-/// build that finds nothing read changed says nothing, so its lines start no more builds.
+/// build that finds nothing read changed says nothing, so its lines start no more builds:
+/// after a failed build as after a published one.
 #[test]
 fn a_session_piping_its_output_into_its_project_does_not_build_for_its_own_lines() {
     use std::io::Write;
@@ -447,10 +448,14 @@ fn a_session_piping_its_output_into_its_project_does_not_build_for_its_own_lines
     }
     edit_stop(dir.path(), "piped");
     std::thread::sleep(Duration::from_millis(1500));
-    let lines = builds();
+    let published = builds();
+    std::fs::write(dir.path().join("src/hooks/stop.ts"), "export default (;\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let failed = builds();
     interrupt(child);
     tee.join().unwrap();
-    assert_eq!(lines, 2, "the first build and the edit's: {}", std::fs::read_to_string(&log).unwrap());
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!((published, failed), (2, 3), "the first build, the edit's and the failure's: {log}");
 }
 
 /// Another build publishing into the session's artifact with other options (`--target`) is
@@ -784,6 +789,22 @@ fn a_built_artifact_inside_a_payload_fails_its_build_until_its_manifest_goes() {
     std::fs::remove_file(runtime.join("vendored").join(MANIFEST)).unwrap();
     assert_eq!(next_build(&builds)["changed"], serde_json::json!(["dist/runtime/vendored/notes.txt"]));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "staging");
+    interrupt(child);
+}
+
+/// A cache kept in the project (`--cache-dir .cache`), removed while watching, is made again
+/// with its tag: it stays no input, and the edit's build is the only one.
+#[test]
+fn a_cache_in_the_project_removed_while_watching_is_made_again_as_a_cache() {
+    let dir = support::example("policy");
+    let (child, builds) = start_watch(dir.path(), &["watch", "--json", "--cache-dir", ".cache"]);
+    assert_eq!(next_build(&builds)["ok"], true);
+    std::fs::remove_dir_all(dir.path().join(".cache")).unwrap();
+    edit_stop(dir.path(), "cache made again");
+    assert_eq!(next_build(&builds)["changed"], serde_json::json!(["src/hooks/stop.ts"]));
+    assert!(dir.path().join(".cache/CACHEDIR.TAG").is_file(), "the cache is tagged again");
+    let next = builds.recv_timeout(Duration::from_millis(1000));
+    assert!(next.is_err(), "no build for the cache's entries: {next:?}");
     interrupt(child);
 }
 

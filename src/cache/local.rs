@@ -188,7 +188,12 @@ pub(super) fn write_atomic(root: &Path, dest: &Path, bytes: &[u8]) -> io::Result
     let tmp_dir = root.join(TMP_DIR);
     let (tmp, mut file) = match create_temp(&tmp_dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // The store was removed under the process (a watch session's): made again, with
+            // its tag, which keeps a cache in a project out of the build's inputs.
             create_folders(&tmp_dir)?;
+            if let Some(dir) = root.parent() {
+                write_cachedir_tag(dir);
+            }
             create_temp(&tmp_dir)?
         }
         other => other?,
@@ -315,7 +320,7 @@ fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
 }
 
 /// Marks the directory as a cache for backup tools (https://bford.info/cachedir/).
-fn write_cachedir_tag(dir: &Path) {
+pub(super) fn write_cachedir_tag(dir: &Path) {
     const TAG: &str =
         "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by agent-bundle.\n";
     let tag = dir.join("CACHEDIR.TAG");

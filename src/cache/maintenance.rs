@@ -79,6 +79,8 @@ pub fn record_build(dir: &Path, stats: &CacheStats) -> io::Result<()> {
     for folder in [&root, &root.join(TMP_DIR)] {
         if !local::own_folder(folder)? {
             local::create_folders(folder)?;
+            // (Removed under the process: made again with its tag.)
+            local::write_cachedir_tag(dir);
         }
     }
     // Canonical like the records: keys sorted, no whitespace, one trailing newline.

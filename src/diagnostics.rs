@@ -92,7 +92,7 @@ codes! {
     UnknownEvent = "AB4213", "unknown-event", "A hook key that is not one of the seven canonical events.";
     UnmappedSelector = "AB4214", "unmapped-selector", "A canonical selector with no native tool on a selected host.";
     NoApplicableSelector = "AB4215", "no-applicable-selector", "A hook that selects tools leaves a host with an empty matcher.";
-    HookReachesNoHost = "AB4216", "hook-reaches-no-host", "No selected host can receive the hook.";
+    HookReachesNoHost = "AB4216", "hook-reaches-no-host", "No selected host can receive the hook: an error where the config names no `targets` (the build is for `portable` alone), else a warning.";
     MissingHandler = "AB4217", "missing-handler", "The handler file does not exist.";
     HandlerWithoutDefault = "AB4218", "handler-without-default-export", "A handler or route module has no default export.";
     DefaultNotFunction = "AB4219", "default-export-not-function", "A handler or route module default-exports something no host could call (a string, an object, a class, a generator).";

@@ -357,10 +357,28 @@ fn a_prebuilt_handler_in_a_cache_folder_says_the_build_never_reads_it() {
     assert!(help.contains("lies in a folder named `__pycache__`, which the build never reads"), "{help}");
 }
 
+/// Two declarations that run as one hook are AB4101: written alike, with `tools` in another
+/// order, or one naming the config's own targets; two reaching different hosts, or none of
+/// the selected ones but by different targets of their own, are not.
 #[test]
 fn duplicate_hooks() {
     let hooks = "{ stop: ['./src/hooks/h.ts', 'src/hooks/h.ts'] }";
     expect_one(&config(hooks, "['claude']"), &[], "AB4101", "hooks.stop[1]", "");
+    let entry = |extra: &str| format!("{{ handler: './src/hooks/h.ts'{extra} }}");
+    let reordered =
+        format!("{{ beforeTool: [{}, {}] }}", entry(", tools: ['shell', 'mcp']"), entry(", tools: ['mcp', 'shell']"));
+    expect_one(&config(&reordered, "['claude']"), &[], "AB4101", "hooks.beforeTool[1]", "");
+    let own_targets = format!("{{ stop: [{}, {}] }}", entry(""), entry(", targets: ['codex', 'claude']"));
+    expect_one(&config(&own_targets, "['claude', 'codex']"), &[], "AB4101", "hooks.stop[1]", "");
+    let apart = format!("{{ stop: [{}, {}] }}", entry(", targets: ['claude']"), entry(", targets: ['codex']"));
+    let unreached = format!("{{ stop: [{}, {}] }}", entry(", targets: ['cursor']"), entry(", targets: ['codex']"));
+    for (hooks, targets) in [(apart, "['claude', 'codex']"), (unreached, "['claude']")] {
+        let dir = project(&[("agent-bundle.config.ts", &config(&hooks, targets)), ("src/hooks/h.ts", HANDLER)]);
+        let (_, report) = build_json(dir.path(), &[]);
+        let codes: Vec<&str> =
+            report["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["code"].as_str()).collect();
+        assert!(!codes.contains(&"AB4101"), "{hooks}: {report:#}");
+    }
 }
 
 #[test]
@@ -384,12 +402,17 @@ fn a_plugin_name_the_host_rejects() {
     );
 }
 
+/// A hook no selected host can receive is a warning where the config chose its targets, and
+/// an error where it names none (the build would be for `portable` alone, running nothing).
 #[test]
 fn a_hook_no_selected_host_can_receive_is_a_warning() {
     // Portable takes no hooks at all: a build for it alone has nowhere to put them.
     let (exit, diagnostics) = diagnose(&config("{ stop: './src/hooks/h.ts' }", "['portable']"), &[]);
     assert_eq!(exit, 0);
     assert_eq!(diagnostics, [("AB4216".into(), "hooks.stop".into(), "".into(), "warning".into())]);
+    let no_targets = config("{ stop: './src/hooks/h.ts' }", "['portable']").replace("  targets: ['portable'],\n", "");
+    assert!(!no_targets.contains("targets"), "{no_targets}");
+    expect_one(&no_targets, &[], "AB4216", "hooks.stop", "");
 }
 
 /// A module in a folder the build never reads (`target`, `node_modules`, …) is reported as
@@ -416,7 +439,8 @@ fn a_module_in_a_folder_the_build_never_reads_says_so() {
 }
 
 /// The warning's help says why: no selected host has the event, or the hook's own
-/// `targets` names none of the selected hosts (none, when `--target` narrowed the build).
+/// `targets` names none of the selected hosts (none, when `--target` narrowed the build), or
+/// the config names no `targets` (then an error).
 #[test]
 fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     let help = |config: &str, extra: &[&str]| {
@@ -450,7 +474,10 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
     assert_eq!((exit, report["diagnostics"].as_array().unwrap().len()), (0, 0), "{report:#}");
     // Without `targets`, the build is for `portable`, which runs no hooks: that is the fix.
     let unset = "export default { plugin: { name: 'p' }, hooks: { stop: './src/hooks/h.ts' } };\n";
-    let why = help(unset, &[]);
+    let dir = project(&[("agent-bundle.config.ts", unset), ("src/hooks/h.ts", HANDLER)]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &"AB4216".into()), "an error: {report:#}");
+    let why = report["diagnostics"][0]["help"].as_str().unwrap();
     assert!(why.starts_with("the config sets no `targets`, so the build is for `portable` alone"), "{why}");
 
     // A route is located by its file alone: the config does not name it.

@@ -44,8 +44,9 @@ pub fn prebuilt_scripts_left_out(model: &Model, plans: &[HostPlan]) -> Vec<Diagn
 }
 
 /// Hooks no selected host has an event for: a warning, since the author asked for something
-/// that will never run (a hook naming such a host explicitly is already an error). A build
-/// `--target` narrows leaves hooks out on purpose: it warns of none.
+/// that will never run (a hook naming such a host explicitly is already an error); an error
+/// where the config names no `targets` at all, whose build would publish hooks running
+/// nowhere. A build `--target` narrows leaves hooks out on purpose: it warns of none.
 pub fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
     if model.targets_from == TargetSource::Cli {
         return Vec::new();
@@ -64,7 +65,11 @@ pub fn unreached_hooks(model: &Model) -> Vec<Diagnostic> {
         })
         .map(|hook| {
             let selected: Vec<_> = model.targets.iter().map(|t| t.as_str()).collect();
-            let warning = Diagnostic::warning(
+            let severity = match model.targets_from {
+                TargetSource::Default => Diagnostic::error,
+                _ => Diagnostic::warning,
+            };
+            let warning = severity(
                 Code::HookReachesNoHost,
                 format!(
                     "hook `{}` ({}) reaches none of the selected targets ({})",

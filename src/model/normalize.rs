@@ -157,7 +157,7 @@ pub fn normalize(
         }
     }
     let mut hooks: Vec<Hook> = Vec::new();
-    // Where each hook id was first declared, in `hooks`.
+    // Where each hook was first declared, in `hooks`, by what it runs as.
     let mut first_of: HashMap<String, usize> = HashMap::new();
     // Those with errors of their own: what set two apart may be what was refused (a timeout).
     let mut refused = HashSet::new();
@@ -166,12 +166,21 @@ pub fn normalize(
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
+        let runs_as = runs_as(&hook, &targets);
         if declaration.refused || cx.errors > errors {
-            refused.insert(hook.id.clone());
+            refused.insert(runs_as.clone());
         }
-        if let Some(first) = first_of.get(&hook.id).map(|&at| &hooks[at]).filter(|_| !refused.contains(&hook.id)) {
-            let message =
-                format!("hook `{}` is declared twice ({} and {})", hook.name, first.config_path, hook.config_path);
+        if let Some(first) = first_of.get(&runs_as).map(|&at| &hooks[at]).filter(|_| !refused.contains(&runs_as)) {
+            let (first_at, at) = (&first.config_path, &hook.config_path);
+            let message = if first.id == hook.id {
+                format!("hook `{}` is declared twice ({first_at} and {at})", hook.name)
+            } else {
+                format!(
+                    "hook `{}` is hook `{}` declared again ({first_at} and {at}): its `tools` or `targets` differ \
+                     only in order, or in naming the config's own targets",
+                    hook.name, first.name
+                )
+            };
             cx.push(
                 Diagnostic::error(Code::DuplicateHook, message)
                     .at_path(&hook.config_path)
@@ -179,7 +188,7 @@ pub fn normalize(
             );
             continue;
         }
-        first_of.entry(hook.id.clone()).or_insert(hooks.len());
+        first_of.entry(runs_as).or_insert(hooks.len());
         hooks.push(hook);
     }
     if targets_from != TargetSource::Cli {
@@ -741,6 +750,19 @@ fn route_hook(route: &Route) -> Hook {
         source_file: route.file.clone(),
         config_path: String::new(),
     }
+}
+
+/// What `hook` runs as on the `selected` hosts, whatever order its `tools` and `targets` are
+/// written in, and whether its `targets` names the config's own: two hooks alike in it run
+/// the handler twice on each host.
+fn runs_as(hook: &Hook, selected: &[Target]) -> String {
+    let mut tools: Vec<String> = hook.tools.iter().map(ToolSelector::to_text).collect();
+    tools.sort();
+    let hosts: Vec<&Target> =
+        selected.iter().filter(|target| hook.targets.as_ref().is_none_or(|own| own.contains(target))).collect();
+    // (One that reaches no selected host is told apart by its own.)
+    let hosts = if hosts.is_empty() { format!("{:?}", hook.targets) } else { format!("{hosts:?}") };
+    format!("{:?} {:?} {hosts} {tools:?} {:?} {:?}", hook.trigger, hook.handler, hook.timeout, hook.args)
 }
 
 #[cfg(test)]

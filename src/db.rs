@@ -512,13 +512,18 @@ pub fn linked_handler<'db>(db: &'db dyn Db, project: Project, link: LinkKey<'db>
     link_modules(db, project, &link.form(db).roots(handler), handler)
 }
 
-/// The error for a handler or route module `root` that exports `exports` but no default.
-fn without_default_export<'a>(root: &str, exports: impl Iterator<Item = &'a String>) -> Diagnostic {
-    let (what, help) = if crate::routes::is_route_module(root) {
+/// What the module `root` is, and what it must default-export.
+fn default_export_wanted(root: &str) -> (&'static str, &'static str) {
+    if crate::routes::is_route_module(root) {
         ("route", "export the route's component: `export default function Route({ canonical }) { … }`")
     } else {
         ("handler", "export the handler function: `export default (event) => { … }`")
-    };
+    }
+}
+
+/// The error for a handler or route module `root` that exports `exports` but no default.
+fn without_default_export<'a>(root: &str, exports: impl Iterator<Item = &'a String>) -> Diagnostic {
+    let (what, help) = default_export_wanted(root);
     let named: Vec<String> = exports.map(|name| format!("`{name}`")).collect();
     let help = match named.as_slice() {
         [] => help.to_owned(),
@@ -547,9 +552,10 @@ fn link_modules(db: &dyn Db, project: Project, roots: &[&str], origin: &str) -> 
         if !chunk.has_default_export() {
             diagnostics.push(without_default_export(root, chunk.links.exports.keys()));
         } else if let Some((what, exported_at)) = &chunk.links.default_not_function {
+            let (_, help) = default_export_wanted(root);
             let diagnostic = Diagnostic::error(Code::DefaultNotFunction, format!("`{root}` default-exports {what}"))
                 .in_file(root.to_owned())
-                .with_help("export the function: `export default (event) => { … }`");
+                .with_help(help);
             diagnostics.push(match exported_at {
                 Some(span) => diagnostic.at(*span),
                 None => diagnostic,

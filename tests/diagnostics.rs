@@ -229,10 +229,38 @@ fn a_default_export_that_is_no_function() {
         let at = (&report["diagnostics"][0]["line"], &report["diagnostics"][0]["column"]);
         assert_eq!(at, (&line.into(), &8.into()), "{report:#}");
     }
+    // Named: a top-level `const` or class the export names, pointed at where it names it.
+    for (handler, what, at) in [
+        ("const rules = { a: 1 };\nexport default rules;\n", "an object, not a function", (2, 16)),
+        ("class Rules {}\nconst n = 5 as const;\nexport { n as default };\n", "a number, not a function", (3, 10)),
+        ("class Rules {}\nexport default Rules;\n", "a class, not a function", (2, 16)),
+    ] {
+        let dir = project(&[
+            ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+            ("src/hooks/h.ts", handler),
+        ]);
+        let (code, report) = build_json(dir.path(), &[]);
+        let said = &report["diagnostics"][0];
+        assert_eq!((code, &said["code"]), (1, &"AB4219".into()), "{report:#}");
+        assert_eq!(said["message"], format!("`src/hooks/h.ts` default-exports {what}"));
+        assert_eq!((&said["line"], &said["column"]), (&at.0.into(), &at.1.into()), "{report:#}");
+    }
+    // A `let` may be given a function later; a function's name is one.
+    for handler in ["let h = {};\nh = () => {};\nexport default h;\n", "const h = () => {};\nexport default h;\n"] {
+        let dir = project(&[
+            ("agent-bundle.config.ts", &config("{ stop: './src/hooks/h.ts' }", "['claude']")),
+            ("src/hooks/h.ts", handler),
+        ]);
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!(code, 0, "{handler}: {report:#}");
+    }
+    // A route is told to export its component.
     let config = config("{}", "['claude']");
     let dir = project(&[("agent-bundle.config.ts", &config), ("src/events/stop.tsx", "export default { a: 1 };\n")]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4219")), "{report:#}");
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(help.starts_with("export the route's component"), "{help}");
 }
 
 #[test]

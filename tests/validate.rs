@@ -530,15 +530,21 @@ fn validating_leaves_the_artifact_as_it_was() {
     assert!(!dir.path().join("loaded.log").exists());
 }
 
-/// A default export the build cannot tell is no function (a constant's value, another
-/// module's) fails every run of its hook: `validate` reports it, for a handler and a route.
+/// A default export the build cannot tell is no function (another module's value) fails
+/// every run of its hook: `validate` reports it, for a handler and a route.
 #[test]
 fn a_default_export_that_is_no_function_fails_validation() {
-    let message = load_failure(&stop_hook("const answer = 3;\nexport default answer;\n"));
+    let [config, handler] = stop_hook("import answer from './answer.ts';\nexport default answer;\n");
+    let message = load_failure(&[config, handler, ("src/answer.ts", "export default 3;\n")]);
     assert!(message.contains("handler module src/stop.ts must default-export a function"), "{message}");
-    let route = "const Route = 'text';\nexport default Route;\n";
+    let route = "export { default } from '../../text.ts';\n";
     let config = "export default { plugin: { name: 'r' }, targets: ['claude'] };\n";
-    let message = load_failure(&[("agent-bundle.config.ts", config), ("src/events/prompt/submit.tsx", route)]);
+    let files = [
+        ("agent-bundle.config.ts", config),
+        ("src/events/prompt/submit.tsx", route),
+        ("src/text.ts", "export default 'text';\n"),
+    ];
+    let message = load_failure(&files);
     assert!(
         message.contains("route module src/events/prompt/submit.tsx must default-export a function component"),
         "{message}"

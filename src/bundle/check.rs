@@ -22,9 +22,9 @@ use oxc_syntax::operator::UnaryOperator;
 use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::{SymbolFlags, SymbolId};
 
+use super::default_export;
 use super::namespaces::{NamespaceDeclarations, NamespaceName, is_instantiated};
 use super::renders::{Component, ComponentUse, Components, Renders, UsedComponent};
-use super::returns;
 use super::transpile::{
     BundleDiagnostic, BundleErrorKind, ImportedMemberTag, Span, Transpiled, declared_ids, declared_names,
     is_json_module, source_type_for,
@@ -206,9 +206,14 @@ impl<'s> Checker<'s> {
         out.diagnostics.append(&mut self.diagnostics);
         out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
         out.renders = self.renders;
+        if !self.tool_module {
+            out.named_default_not_function = default_export::named_default_not_function(program, self.scoping);
+        }
         if !self.renders_routes && !self.tool_module {
-            out.returns =
-                Renders { reads_host: self.renders.reads_host, ..returns::default_returns(program, self.scoping) };
+            out.returns = Renders {
+                reads_host: self.renders.reads_host,
+                ..default_export::default_returns(program, self.scoping)
+            };
         }
         out.components = self.components.declared_only();
         out.type_exports = self.type_exports;
@@ -447,7 +452,7 @@ impl<'s> Checker<'s> {
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         if let JSXExpression::ObjectExpression(object) = &container.expression {
-            super::returns::record_result(&mut self.renders, object);
+            super::default_export::record_result(&mut self.renders, object);
         }
     }
 

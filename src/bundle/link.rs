@@ -720,8 +720,8 @@ impl<'c> Linker<'c> {
             ModuleDeclaration::ExportDefaultDeclaration(export) => {
                 let start = export.span.start;
                 let exported_at = self.transpiled.default_export_span;
-                self.links.default_not_function =
-                    non_function_default(&export.declaration).map(|what| (what.to_owned(), exported_at));
+                self.links.default_not_function = super::default_export::non_function_default(&export.declaration)
+                    .map(|what| (what.to_owned(), exported_at));
                 match &export.declaration {
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                         self.edits.push(Edit { start, end: function.span.start, text: String::new() });
@@ -794,6 +794,10 @@ impl<'c> Linker<'c> {
         } = self;
         // Every getter is an export; those not recorded with their origin are this module's own.
         let mut links = links;
+        if links.default_not_function.is_none() {
+            links.default_not_function =
+                transpiled.named_default_not_function.map(|(what, at)| (what.to_owned(), Some(at)));
+        }
         for name in getters.keys() {
             links.exports.entry(name.clone()).or_insert(None);
         }
@@ -866,28 +870,6 @@ impl<'c> Linker<'c> {
 
 fn symbol_of(scoping: &Scoping, ident: &IdentifierReference<'_>) -> Option<SymbolId> {
     scoping.get_reference(ident.reference_id.get()?).symbol_id()
-}
-
-/// What a default export is when it can be no function (Node would refuse to call it).
-fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Option<&'static str> {
-    const GENERATOR: &str = "a generator function, whose call returns an iterator, never a result";
-    let expression = match declaration {
-        ExportDefaultDeclarationKind::ClassDeclaration(_) => return Some("a class, not a function"),
-        ExportDefaultDeclarationKind::FunctionDeclaration(function) => return function.generator.then_some(GENERATOR),
-        declaration => declaration.as_expression()?,
-    };
-    Some(match expression.without_parentheses() {
-        Expression::StringLiteral(_) | Expression::TemplateLiteral(_) => "a string, not a function",
-        Expression::NumericLiteral(_) | Expression::BigIntLiteral(_) => "a number, not a function",
-        Expression::BooleanLiteral(_) => "a boolean, not a function",
-        Expression::NullLiteral(_) => "null, not a function",
-        Expression::RegExpLiteral(_) => "a regular expression, not a function",
-        Expression::ObjectExpression(_) => "an object, not a function",
-        Expression::ArrayExpression(_) => "an array, not a function",
-        Expression::ClassExpression(_) => "a class, not a function",
-        Expression::FunctionExpression(function) if function.generator => GENERATOR,
-        _ => return None,
-    })
 }
 
 /// ES `IsAnonymousFunctionDefinition`: such a default export is named "default".

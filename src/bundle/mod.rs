@@ -24,13 +24,13 @@
 mod answers;
 mod builtins;
 mod check;
+mod default_export;
 mod enums;
 mod link;
 mod namespaces;
 mod nesting;
 mod renders;
 mod resolve;
-mod returns;
 mod source_map;
 mod transpile;
 mod wrapper;

@@ -95,6 +95,9 @@ pub struct Transpiled {
     /// What its default-exported function returns that some events or hosts do not take (a
     /// handler's; none for a route or the tool's own modules).
     pub returns: Renders,
+    /// What the default export is, where it names a top-level declaration that can be no
+    /// function, and where it names it (the transpiled code's linking sees only the name).
+    pub named_default_not_function: Option<(&'static str, Span)>,
     /// What each of its components renders, and which it renders in turn: what the build
     /// follows from a route into the modules it imports components from.
     pub components: Components,

@@ -1,11 +1,13 @@
-//! What a result written out as an object asks of its host, read from a route's
-//! `<Agent.Result value={{ … }}>` and from what a handler's default-exported function
-//! returns: the build checks both against the event's rules and each host's table
-//! ([`super::Rendering`]), as warnings, before any run fails on them.
+//! A module's default export, read on the original source: what its function returns that
+//! asks something of the host (and what a route's `<Agent.Result value={{ … }}>` asks,
+//! read alike), which the build checks against the event's rules and each host's table
+//! ([`super::Rendering`]) as warnings before any run fails on them; and a default export
+//! that can be no function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
     ArrowFunctionExpression, BindingPattern, Class, Declaration, ExportDefaultDeclarationKind, Expression, Function,
     IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression, Program, ReturnStatement, Statement,
+    VariableDeclarationKind,
 };
 use oxc_ast_visit::Visit;
 use oxc_semantic::Scoping;
@@ -14,6 +16,7 @@ use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::SymbolId;
 
 use super::renders::{Approved, Renders};
+use super::transpile::Span;
 
 /// Records what the result `object` asks of its host: a decision (`outcome: 'deny'`,
 /// `'allow'`, `'ask'`), a new tool input (`updatedInput` written out as an object or array;
@@ -68,34 +71,91 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
 /// top level. What it returns through calls or variables is not read (it may be anything).
 pub(super) fn default_returns(program: &Program<'_>, scoping: &Scoping) -> Renders {
     let mut returns = Returns::default();
-    match default_function(program, scoping) {
-        Some(DefaultFunction::Function(function)) => {
+    match default_export(program, scoping).map(|export| export.value) {
+        Some(TopLevel::Function(function)) => {
             if let Some(body) = &function.body {
                 returns.visit_function_body(body);
             }
         }
-        Some(DefaultFunction::Arrow(arrow)) => returns.arrow_body(arrow),
-        None => {}
+        Some(TopLevel::Arrow(arrow)) => returns.arrow_body(arrow),
+        _ => {}
     }
     returns.0
 }
 
-enum DefaultFunction<'b, 'a> {
-    Function(&'b Function<'a>),
-    Arrow(&'b ArrowFunctionExpression<'a>),
+/// What a default export is when it can be no function (Node would refuse to call it).
+pub(super) fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_>) -> Option<&'static str> {
+    match declaration {
+        ExportDefaultDeclarationKind::ClassDeclaration(_) => Some(CLASS),
+        ExportDefaultDeclarationKind::FunctionDeclaration(function) => function.generator.then_some(GENERATOR),
+        declaration => non_function(declaration.as_expression()?),
+    }
 }
 
-fn default_function<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option<DefaultFunction<'b, 'a>> {
+/// What the default export is, where it names a top-level declaration that can be no
+/// function (`const rules = { … }; export default rules`, `export { rules as default }`),
+/// and where it names it: the transpiled module's linking sees only a name.
+pub(super) fn named_default_not_function(program: &Program<'_>, scoping: &Scoping) -> Option<(&'static str, Span)> {
+    let DefaultExport { value, named } = default_export(program, scoping)?;
+    let what = match value {
+        TopLevel::Class => CLASS,
+        TopLevel::Function(function) => function.generator.then_some(GENERATOR)?,
+        TopLevel::Arrow(_) => return None,
+        TopLevel::Value(value) => non_function(value)?,
+    };
+    Some((what, named?))
+}
+
+const CLASS: &str = "a class, not a function";
+const GENERATOR: &str = "a generator function, whose call returns an iterator, never a result";
+
+/// What a value is when it can be no function.
+fn non_function(expression: &Expression<'_>) -> Option<&'static str> {
+    Some(match expression.get_inner_expression() {
+        Expression::StringLiteral(_) | Expression::TemplateLiteral(_) => "a string, not a function",
+        Expression::NumericLiteral(_) | Expression::BigIntLiteral(_) => "a number, not a function",
+        Expression::BooleanLiteral(_) => "a boolean, not a function",
+        Expression::NullLiteral(_) => "null, not a function",
+        Expression::RegExpLiteral(_) => "a regular expression, not a function",
+        Expression::ObjectExpression(_) => "an object, not a function",
+        Expression::ArrayExpression(_) => "an array, not a function",
+        Expression::ClassExpression(_) => CLASS,
+        Expression::FunctionExpression(function) if function.generator => GENERATOR,
+        _ => return None,
+    })
+}
+
+/// A module's default export: what it is, and where it names a top-level declaration.
+struct DefaultExport<'b, 'a> {
+    value: TopLevel<'b, 'a>,
+    named: Option<Span>,
+}
+
+/// What a default export or a top-level declaration gives.
+enum TopLevel<'b, 'a> {
+    Function(&'b Function<'a>),
+    Arrow(&'b ArrowFunctionExpression<'a>),
+    Class,
+    /// Another value: a `const`'s, or one written in the export.
+    Value(&'b Expression<'a>),
+}
+
+fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option<DefaultExport<'b, 'a>> {
     let named = |name: &IdentifierReference<'_>| {
         let symbol = scoping.get_reference(name.reference_id()).symbol_id()?;
-        top_level_function(program, symbol)
+        Some(DefaultExport { value: top_level(program, symbol)?, named: Some(name.span.into()) })
     };
     program.body.iter().filter_map(Statement::as_module_declaration).find_map(|declaration| match declaration {
         ModuleDeclaration::ExportDefaultDeclaration(export) => match &export.declaration {
-            ExportDefaultDeclarationKind::FunctionDeclaration(function) => Some(DefaultFunction::Function(function)),
+            ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
+                Some(DefaultExport { value: TopLevel::Function(function), named: None })
+            }
+            ExportDefaultDeclarationKind::ClassDeclaration(_) => {
+                Some(DefaultExport { value: TopLevel::Class, named: None })
+            }
             kind => match kind.as_expression()?.get_inner_expression() {
                 Expression::Identifier(name) => named(name),
-                expression => function_expression(expression),
+                expression => Some(DefaultExport { value: value_of(expression), named: None }),
             },
         },
         ModuleDeclaration::ExportNamedDeclaration(export) => {
@@ -108,19 +168,24 @@ fn default_function<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Opti
     })
 }
 
-/// The function a top-level declaration of `symbol` gives: `function f() {}`, or
-/// `const f = (…) => …` (typed, parenthesized or asserted as it may be).
-fn top_level_function<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Option<DefaultFunction<'b, 'a>> {
+/// What the top-level declaration of `symbol` gives: `function f() {}`, `class C {}`, or a
+/// variable's function (`const f = (…) => …`, typed, parenthesized or asserted as it may
+/// be), or a `const`'s other value (a `let` may be given another).
+fn top_level<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Option<TopLevel<'b, 'a>> {
     let declared = |declaration: &'b Declaration<'a>| match declaration {
-        Declaration::FunctionDeclaration(function) => function
-            .id
-            .as_ref()
-            .filter(|id| id.symbol_id.get() == Some(symbol))
-            .map(|_| DefaultFunction::Function(function)),
+        Declaration::FunctionDeclaration(function) => {
+            function.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Function(function))
+        }
+        Declaration::ClassDeclaration(class) => {
+            class.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Class)
+        }
         Declaration::VariableDeclaration(variables) => variables.declarations.iter().find_map(|declarator| {
             let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
             (id.symbol_id.get() == Some(symbol)).then_some(())?;
-            function_expression(declarator.init.as_ref()?.get_inner_expression())
+            match value_of(declarator.init.as_ref()?.get_inner_expression()) {
+                TopLevel::Value(_) if variables.kind != VariableDeclarationKind::Const => None,
+                value => Some(value),
+            }
         }),
         _ => None,
     };
@@ -130,11 +195,12 @@ fn top_level_function<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Opt
     })
 }
 
-fn function_expression<'b, 'a>(expression: &'b Expression<'a>) -> Option<DefaultFunction<'b, 'a>> {
+fn value_of<'b, 'a>(expression: &'b Expression<'a>) -> TopLevel<'b, 'a> {
     match expression {
-        Expression::FunctionExpression(function) => Some(DefaultFunction::Function(function)),
-        Expression::ArrowFunctionExpression(arrow) => Some(DefaultFunction::Arrow(arrow)),
-        _ => None,
+        Expression::FunctionExpression(function) => TopLevel::Function(function),
+        Expression::ArrowFunctionExpression(arrow) => TopLevel::Arrow(arrow),
+        Expression::ClassExpression(_) => TopLevel::Class,
+        value => TopLevel::Value(value),
     }
 }
 

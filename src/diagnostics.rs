@@ -82,7 +82,7 @@ codes! {
     EmptyHandler = "AB4200", "empty-handler", "A hook without a handler path.";
     ToolsOnNonToolEvent = "AB4201", "tools-on-non-tool-event", "`tools` on an event other than `beforeTool` or `afterTool`.";
     UnknownSelector = "AB4202", "unknown-selector", "A tool selector that is neither canonical nor `<target>:<native-name>`, or names a host's tool in the wrong case (`claude:bash`, which matches no tool).";
-    HookTargetNotSelected = "AB4203", "hook-target-not-selected", "A hook names a target the build does not select.";
+    HookTargetNotSelected = "AB4203", "hook-target-not-selected", "A hook names a target the build does not select (a warning: nothing is emitted for it).";
     EventNotSupportedByHost = "AB4204", "event-not-supported-by-host", "A config hook for an event a host lacks (`workspaceOpen` on every host), or a hook naming a host without its event.";
     InvalidTimeout = "AB4205", "invalid-timeout", "A timeout that is not a positive whole number of seconds.";
     NativeToolNeverMatched = "AB4206", "native-tool-never-matched", "A `<target>:<native-tool>` selector naming a tool the host never fires tool hooks for (Codex's internal `shell` or `view_image`, Claude Code's `EndConversation`), or an MCP tool name not of the host's form (`claude:mcp__memory`, no tool named): the hook would never run for it.";
@@ -101,7 +101,7 @@ codes! {
     StrayRoute = "AB4803", "stray-route", "A module named like a route in a folder that is almost `src/events/` (`src/event/`, `src/Events/`, `events/`): no host runs it (a warning).";
     DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";
     RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
-    SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime on that host, or the host runs the route's family once it has stopped it (Claude Code's `SessionEnd`).";
+    SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime on that host, or the host runs the route's family once it has stopped it (Claude Code's `SessionEnd`) (a warning).";
     SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it, or where the host runs its family once it has stopped it (Claude Code's `SessionEnd`), and it has no standalone fallback.";
     ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context`, or a config hook's handler returns `additionalContext`, for a host that takes no context for its event (a warning: such a run fails there).";
     InvalidPayload = "AB4741", "invalid-payload", "A payload name or source that cannot be packaged.";

@@ -312,11 +312,25 @@ fn without_hash(name: &str) -> &str {
     }
 }
 
-/// Why `hook` cannot be simulated in `mode`, if it cannot: a shared route with no
-/// standalone form, asked to render standalone.
-pub fn refused_mode(hook: &HookRow, mode: SharedMode) -> Option<String> {
+/// Why `hook` cannot be simulated in `mode`, if it cannot: a prebuilt handler, which runs
+/// as it is, or a shared route with no standalone form, asked to render standalone.
+pub fn refused(hook: &HookRow, mode: SharedMode) -> Option<String> {
+    if hook.is_prebuilt() {
+        return Some(format!(
+            "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
+            hook.name
+        ));
+    }
     (hook.is_shared() && mode == SharedMode::Standalone && hook.fallback != Some(true))
         .then(|| format!("route {} has no standalone form (its config has no `fallback: 'standalone'`)", hook.name))
+}
+
+/// The start of what a wrapper printed, as a message quotes it.
+fn excerpt(printed: &str) -> String {
+    const SHOWN: usize = 120;
+    let shown: String = printed.chars().take(SHOWN).flat_map(char::escape_debug).collect();
+    let more = if printed.chars().count() > SHOWN { "…" } else { "" };
+    if printed.trim().is_empty() { "nothing".to_owned() } else { format!("`{shown}{more}`") }
 }
 
 /// What a simulated run returned.
@@ -335,6 +349,22 @@ pub struct Simulation {
     /// (`exit_code`), or did not answer in time (no exit code).
     pub failure: Option<String>,
     pub exit_code: Option<i32>,
+}
+
+impl Simulation {
+    /// A run that failed before the wrapper could run (no `node`, an input too large).
+    pub fn not_run(failure: String) -> Simulation {
+        Simulation {
+            native_input: serde_json::Value::Null,
+            native_output: serde_json::Value::Null,
+            result: serde_json::Value::Null,
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+            rendered_by: None,
+            failure: Some(failure),
+            exit_code: None,
+        }
+    }
 }
 
 /// Where `hooks simulate` renders a shared route.
@@ -384,17 +414,14 @@ pub fn simulate(
     mode: SharedMode,
     form: InputForm,
 ) -> Result<Simulation, String> {
-    let Some(path) = hook.path.as_deref().filter(|_| !hook.is_prebuilt()) else {
-        return Err(format!(
-            "hook {} is prebuilt: prebuilt handlers are run as they are and cannot be simulated",
-            hook.name
-        ));
+    if let Some(why) = refused(hook, mode) {
+        return Err(why);
+    }
+    let Some(path) = hook.path.as_deref() else {
+        return Err(format!("hook {} names no wrapper", hook.name));
     };
     if !input.is_object() {
         return Err("input must be a JSON object".into());
-    }
-    if let Some(why) = refused_mode(hook, mode) {
-        return Err(why);
     }
     let input = input.to_string();
     if input.len() > MAX_INPUT {
@@ -437,14 +464,11 @@ pub fn simulate(
         crate::child::run(&mut command, input.into_bytes(), timeout).map_err(node_missing)?;
     let elapsed = started.elapsed();
     let failed = |failure: String, stderr: String, exit_code: Option<i32>| Simulation {
-        native_input: serde_json::Value::Null,
-        native_output: serde_json::Value::Null,
-        result: serde_json::Value::Null,
         stderr,
         elapsed,
         rendered_by,
-        failure: Some(failure),
         exit_code,
+        ..Simulation::not_run(failure)
     };
     let Some(status) = status else {
         // What the hook printed, not the runtime's log.
@@ -462,9 +486,23 @@ pub fn simulate(
         return Ok(failed(failure, stderr, status.code()));
     }
     stderr.push_str(&runtime_log);
-    let Ok(report) = serde_json::from_str::<serde_json::Value>(stdout.trim()) else {
-        return Ok(failed(format!("the wrapper produced invalid JSON: {stdout:?}"), stderr, status.code()));
+    // The wrapper's report is its last line; what comes before it reached the host's stdout
+    // past the wrapper (`fs.writeSync(1, …)`, a child with inherited stdio).
+    let stdout = stdout.trim_end();
+    let (before, last) = stdout.rsplit_once('\n').unwrap_or(("", stdout));
+    let Ok(report) = serde_json::from_str::<serde_json::Value>(last) else {
+        let failure = format!("the wrapper gave no answer the simulator can read: it printed {}", excerpt(stdout));
+        return Ok(failed(failure, stderr, status.code()));
     };
+    if !before.trim().is_empty() {
+        let failure = format!(
+            "the handler wrote {} to file descriptor 1, before the answer: the host reads it with the answer, \
+             and Claude Code and Codex then ignore the answer (write with `console`, which goes to stderr, or pipe a \
+             child's output)",
+            excerpt(before)
+        );
+        return Ok(failed(failure, stderr, status.code()));
+    }
     Ok(Simulation {
         native_input: report["nativeInput"].clone(),
         native_output: report["nativeOutput"].clone(),

@@ -623,7 +623,11 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     if let Some((name, what)) = &found.unread {
         let root = options.root.display();
         diagnostic.message = format!("`{name}` in {root} is {what}, which is never read as the config");
-        helps.push(format!("make `{name}` a regular file holding the config (a link is not followed)"));
+        helps.push(match (&options.config, *what) {
+            // (The flag names a file: a folder given to it is a slip, not a config to make.)
+            (Some(_), "a folder") => "--config names the config file itself: pass its path".to_owned(),
+            _ => format!("make `{name}` a regular file holding the config (a link is not followed)"),
+        });
     }
     if let Some(project) = &found.project_above {
         // Started in a folder of a project (`src/hooks`): say where its root is.

@@ -568,23 +568,23 @@ fn claude_plugin_validate(binary: &Path, dir: &Path) -> Result<Vec<Diagnostic>, 
     let mut command = Command::new(binary);
     command.args(["plugin", "validate", "--json"]).arg(dir);
     command.env("DISABLE_AUTOUPDATER", "1").env("DISABLE_TELEMETRY", "1");
-    let why = match crate::child::run(&mut command, Vec::new(), HOST_VALIDATOR_TIMEOUT) {
+    let validator = format!("{} plugin validate", binary.display());
+    let message = match crate::child::run(&mut command, Vec::new(), HOST_VALIDATOR_TIMEOUT) {
         Ok(ran) => match (ran.status, serde_json::from_str::<Value>(&ran.stdout)) {
-            (None, _) => format!("it did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
+            (None, _) => format!("{validator} did not answer within {} s", HOST_VALIDATOR_TIMEOUT.as_secs()),
             (Some(_), Ok(report)) => return Ok(findings(&report, dir)),
             (Some(status), Err(_)) => {
                 // Its first lines: why it failed comes first, advice after.
                 let said: Vec<&str> =
                     ran.stderr.lines().map(str::trim).filter(|line| !line.is_empty()).take(SAID_LINES).collect();
                 match said.is_empty() {
-                    true => format!("it printed no JSON report ({status})"),
-                    false => format!("it printed no JSON report ({status}; it said: {})", said.join(" / ")),
+                    true => format!("{validator} printed no JSON report ({status})"),
+                    false => format!("{validator} printed no JSON report ({status}; it said: {})", said.join(" / ")),
                 }
             }
         },
-        Err(error) => error.to_string(),
+        Err(error) => format!("could not run {validator}: {error}"),
     };
-    let message = format!("could not run {} plugin validate: {why}", binary.display());
     Err(Diagnostic::warning(Code::HostValidation, message).for_host(Target::Claude))
 }
 

@@ -75,6 +75,15 @@ fn prebuilt_plugin_copies_its_payload_byte_for_byte() {
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!((&listed["ok"], &listed["hooks"]), (&true.into(), &serde_json::json!([])), "{listed:#}");
     assert_eq!(listed["prebuilt"][0]["kind"], "prebuilt", "{listed:#}");
+    // Named whole or by a start, simulating one is a wrong invocation (exit 2).
+    let name = listed["prebuilt"][0]["name"].as_str().unwrap().to_owned();
+    for hook in [name.as_str(), "after-tool"] {
+        let args = ["hooks", "simulate", "--target", "claude", "--hook", hook, "--input", "{}"];
+        let simulated = support::run(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&simulated.stderr);
+        assert_eq!(simulated.status.code(), Some(2), "{hook}: {stderr}");
+        assert!(stderr.contains("cannot be simulated"), "{stderr}");
+    }
     // A payload file is copied as it is, read by no wrapper: an edit of it is no input a
     // simulation would run otherwise (the artifact's payload is what the host runs).
     let inputs: Vec<&str> =
@@ -576,7 +585,7 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
         (".", "is the project, or a folder holding it, which a publish would replace whole"),
         ("..", "is the project, or a folder holding it, which a publish would replace whole"),
         (".agent-bundle", "inside the project's state folder"),
-        ("agent-bundle.config.ts", "is a file"),
+        ("agent-bundle.config.ts", "is not a directory"),
         ("artifact/nested", "is inside another agent-bundle artifact"),
     ];
     for (out, reason) in cases {

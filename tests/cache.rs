@@ -23,6 +23,30 @@ fn cache_files(cache: &Path, kind: &str) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// With no cache directory to be found (no `--cache-dir`, no `AGENT_BUNDLE_CACHE_DIR`,
+/// `XDG_CACHE_HOME` or `HOME`: a bare CI container), a build goes on without a local cache
+/// and says so once; the `cache` commands, which have nothing to work on, say what to set.
+#[test]
+fn no_cache_directory_to_be_found_is_one_warning_and_a_usage_error_for_the_cache_commands() {
+    let dir = support::example("guarded");
+    let without_dir = |args: &[&str]| {
+        let mut command = support::bin();
+        for name in ["AGENT_BUNDLE_CACHE_DIR", "XDG_CACHE_HOME", "HOME"] {
+            command.env_remove(name);
+        }
+        command.args(args).current_dir(dir.path()).output().unwrap()
+    };
+    let built = without_dir(&["build", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&built.stdout).unwrap();
+    assert_eq!(built.status.code(), Some(0), "{report:#}");
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{report:#}");
+    assert!(warnings[0].as_str().unwrap().starts_with("no cache directory: pass --cache-dir, or set"), "{report:#}");
+    let stats = without_dir(&["cache", "stats"]);
+    assert_eq!(stats.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&stats.stderr).contains("AGENT_BUNDLE_CACHE_DIR"));
+}
+
 #[test]
 fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_nothing() {
     let cache = tempfile::tempdir().unwrap();

@@ -332,7 +332,7 @@ fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
     let mut first: Vec<Value> = (0..2).map(|_| next_build(&builds)).collect();
     first.sort_by_key(|build| build["project"].as_str().unwrap().to_owned());
     assert_eq!((first[0]["project"].as_str(), first[0]["ok"].as_bool()), (Some("blocked"), Some(false)));
-    assert!(first[0]["error"].as_str().unwrap().contains("not an agent-bundle artifact"), "{:#}", first[0]);
+    assert!(first[0]["error"].as_str().unwrap().contains("no agent-bundle artifact"), "{:#}", first[0]);
     assert_eq!((first[1]["project"].as_str(), first[1]["ok"].as_bool()), (Some("good"), Some(true)));
 
     // An edit elsewhere does not build it again.
@@ -363,7 +363,7 @@ fn a_single_project_that_cannot_publish_at_start_is_reported_and_the_session_goe
     let (child, builds) = start_watch(dir.path(), &["watch", "--json"]);
     let first = next_build(&builds);
     assert_eq!(first["ok"], false, "{first:#}");
-    assert!(first["error"].as_str().unwrap().contains("not an agent-bundle artifact"), "{first:#}");
+    assert!(first["error"].as_str().unwrap().contains("no agent-bundle artifact"), "{first:#}");
     std::fs::rename(dir.path().join("artifact"), dir.path().join("notes")).unwrap();
     edit_stop(dir.path(), "published once the folder moved");
     until_published(&builds, &dir.path().join("artifact"), "published once the folder moved");

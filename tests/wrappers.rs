@@ -484,6 +484,16 @@ fn simulated_stop(files: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// A handler writing to file descriptor 1 itself, past the wrapper, spoils the answer a host
+/// reads: the simulation fails, saying what was written and why it matters.
+#[test]
+fn a_handler_writing_to_the_hosts_stdout_fails_the_simulation_saying_so() {
+    let handler = "import { writeSync } from 'node:fs';\nexport default () => { writeSync(1, 'RAW\\n'); };\n";
+    let config = "export default { plugin: { name: 'raw' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
+    let stderr = simulated_stop(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
+    assert!(stderr.starts_with("error: the handler wrote `RAW` to file descriptor 1, before the answer"), "{stderr}");
+}
+
 /// A simulated hook that fails after printing: the error is the runtime's message, and what
 /// the handler printed (its log goes to stderr, stdout being the host's) comes after it, set
 /// apart, never taken for the error.

@@ -27,6 +27,10 @@ const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 
 /// The default cache directory: `$AGENT_BUNDLE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/agent-bundle/cache`, else `~/.cache/agent-bundle/cache`.
+/// What to do where [`default_dir`] finds none.
+pub const NO_DEFAULT_DIR: &str =
+    "no cache directory: pass --cache-dir, or set AGENT_BUNDLE_CACHE_DIR, XDG_CACHE_HOME (absolute) or HOME";
+
 pub fn default_dir() -> Option<PathBuf> {
     default_dir_from(|name| std::env::var_os(name))
 }

@@ -60,7 +60,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 pub use maintenance::{
-    DirStats, GcOptions, GcReport, VerifyReport, bound, default_dir, dir_stats, gc, record_build, verify,
+    DirStats, GcOptions, GcReport, NO_DEFAULT_DIR, VerifyReport, bound, default_dir, dir_stats, gc, record_build,
+    verify,
 };
 
 use local::{Kind, LocalStore};
@@ -572,7 +573,7 @@ impl Cache {
         std::mem::take(&mut *lock(&self.shared.warnings))
     }
 
-    fn warn(&self, message: String) {
+    pub(crate) fn warn(&self, message: String) {
         lock(&self.shared.warnings).push(message);
     }
 

@@ -573,7 +573,9 @@ const EXPECTED_HTTP: &str = "expected http[s]://host[:port][/prefix]";
 /// Checks a remote URL; returns it without a trailing slash, and whether it names this
 /// machine (`localhost`, 127.0.0.0/8, `[::1]`).
 fn parse_base_url(url: &str) -> Result<(String, bool), String> {
-    let bad = |why: &str| format!("bad remote cache URL {:?}: {why}", without_secrets(url));
+    let bad = |why: &str| {
+        format!("bad remote cache URL {:?} (--remote-cache, or AGENT_BUNDLE_REMOTE_CACHE): {why}", without_secrets(url))
+    };
     match url.split_once("://") {
         None if url.is_empty() => return Err(bad(EXPECTED_HTTP)),
         Some((_, "")) => return Err(bad("no host")),

@@ -114,7 +114,7 @@ pub(super) fn resolve(
     settings: &S3Settings,
     parse_endpoint: impl FnOnce(&str) -> Result<(String, bool), String>,
 ) -> Result<Bucket, String> {
-    let bad = |why: &str| format!("bad remote cache URL {url:?}: {why}");
+    let bad = |why: &str| format!("bad remote cache URL {url:?} (--remote-cache, or AGENT_BUNDLE_REMOTE_CACHE): {why}");
     let rest = url.strip_prefix("s3://").ok_or_else(|| bad("expected s3://BUCKET[/PREFIX]"))?;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() || !bucket.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) {

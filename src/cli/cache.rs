@@ -65,7 +65,12 @@ impl CacheArgs {
             s3: if url.starts_with("s3://") { S3Settings::from_env() } else { S3Settings::default() },
         });
         let options = CacheOptions { dir: self.dir(), remote };
-        Cache::open(&options).map(Arc::new).map_err(Failure::Usage)
+        let cache = Cache::open(&options).map_err(Failure::Usage)?;
+        if options.dir.is_none() {
+            // (As an unusable one costs a warning, not the build.)
+            cache.warn(format!("{}; building without a local cache", cache::NO_DEFAULT_DIR));
+        }
+        Ok(Arc::new(cache))
     }
 
     /// Records the build's hit rate for `cache stats`, keeps the cache within its size
@@ -152,7 +157,7 @@ impl CacheCommand {
 impl Maintained {
     fn directory(&self) -> Result<PathBuf, Failure> {
         let dir = self.cache_dir.clone().or_else(cache::default_dir);
-        let dir = dir.ok_or_else(|| Failure::Usage("no cache directory: pass --cache-dir".into()))?;
+        let dir = dir.ok_or_else(|| Failure::Usage(cache::NO_DEFAULT_DIR.into()))?;
         // (An absent one is an empty cache.)
         if dir.exists() && !dir.is_dir() {
             return Err(Failure::Usage(format!("the cache directory {} is not a directory", dir.display())));

@@ -20,7 +20,7 @@ mod types;
 mod watch;
 mod workspace;
 
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -412,20 +412,15 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
 /// Why `resolved` holds what a publish would lose: a file, or a folder of files but no
 /// artifact.
 fn occupied(resolved: &Path) -> Option<&'static str> {
+    use crate::emit::{manifest::Mark, publish};
     if resolved.exists() && !resolved.is_dir() {
-        return Some("it is a file");
+        return Some(publish::NO_FOLDER);
     }
-    use crate::emit::manifest::Mark;
     let holds_files = || std::fs::read_dir(resolved).is_ok_and(|mut entries| entries.next().is_some());
     match crate::emit::manifest::mark(resolved) {
         Mark::Manifest => None,
-        Mark::Foreign => Some(
-            "its agent-bundle.manifest.json names no agent-bundle build (written over?), and publishing would \
-             replace what it holds: remove the folder if it was an artifact",
-        ),
-        Mark::None => {
-            holds_files().then_some("it holds files but no agent-bundle artifact, and publishing would replace them")
-        }
+        Mark::Foreign => Some(publish::FOREIGN_MANIFEST),
+        Mark::None => holds_files().then_some(publish::USER_FILES),
     }
 }
 
@@ -472,9 +467,7 @@ impl SourceArgs {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
         let root = cwd.join(&self.root);
-        if !root.is_dir() {
-            return Err(no_folder("--root", &self.root));
-        }
+        folder("--root", &self.root, &root)?;
         // A root reached through a symbolic link is walked, stamped and watched as the
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
@@ -595,10 +588,18 @@ impl BuildArgs {
     }
 }
 
-/// The usage error of a `flag` whose `path` names no folder: missing, or something else.
-fn no_folder(flag: &str, path: &Path) -> Failure {
-    let what = if std::fs::symlink_metadata(path).is_ok() { "is not a directory" } else { "does not exist" };
-    Failure::Usage(format!("{flag} {} {what}", path.display()))
+/// That the folder a `flag` names as `shown` is one at `path`, or the usage error: it is
+/// missing, something else, or cannot be reached (a path longer than the system takes).
+fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
+    let what = match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => return Ok(()),
+        Ok(_) => "is not a directory".to_owned(),
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            if std::fs::symlink_metadata(path).is_ok() { "is not a directory" } else { "does not exist" }.to_owned()
+        }
+        Err(e) => format!("cannot be read: {e}"),
+    };
+    Err(Failure::Usage(format!("{flag} {} {what}", shown.display())))
 }
 
 /// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).
@@ -612,7 +613,7 @@ fn artifact_dir(dir: &Path) -> Result<(), Failure> {
              first, or pass --artifact"
         )))
     } else {
-        Err(no_folder("--artifact", dir))
+        folder("--artifact", dir, dir)
     }
 }
 
@@ -726,11 +727,13 @@ fn simulate_command(
              build` to simulate the project as it is)"
         );
     }
-    // (`--standalone` for a route that has no such form is a wrong invocation too.)
-    if let Some(why) = artifact::refused_mode(hook, mode) {
+    // (A prebuilt hook, or `--standalone` for a route that has no such form, is a wrong
+    // invocation too.)
+    if let Some(why) = artifact::refused(hook, mode) {
         return Err(Failure::Usage(why));
     }
-    let simulation = artifact::simulate(dir, hook, &input, mode, form).map_err(Failure::Run)?;
+    // (Reported as a run that failed, in the same shape: `node` missing, say.)
+    let simulation = artifact::simulate(dir, hook, &input, mode, form).unwrap_or_else(artifact::Simulation::not_run);
     let matched = hook.matches_tool(&simulation.native_input);
     if json {
         // (A hook that failed is reported whole too: what it printed, how it exited.)

@@ -67,9 +67,7 @@ impl Selection {
 pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
     let base = cwd.join(dir.unwrap_or(Path::new(".")));
-    if !base.is_dir() {
-        return Err(super::no_folder("--workspace", &base));
-    }
+    super::folder("--workspace", &base, &base)?;
     Ok(base.canonicalize().unwrap_or(base))
 }
 

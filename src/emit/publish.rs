@@ -326,6 +326,13 @@ struct Existing {
     others: Vec<String>,
 }
 
+/// Why a folder is not published to, what it holds being lost: said alike by a build's
+/// check before it runs and by the publish itself (a workspace's, a watch session's).
+pub const NO_FOLDER: &str = "it is not a directory";
+pub const FOREIGN_MANIFEST: &str = "its agent-bundle.manifest.json names no agent-bundle build (written over?), and \
+                                    publishing would replace what it holds: remove the folder if it was an artifact";
+pub const USER_FILES: &str = "it holds files but no agent-bundle artifact, and publishing would replace them";
+
 /// What the current artifact holds. Anything else at `out` (a file, a directory holding
 /// anything but folders that is not an artifact) is refused: publishing would replace
 /// whatever the user keeps there.
@@ -334,7 +341,7 @@ fn existing_entries(out: &Path) -> io::Result<Existing> {
     match fs::metadata(out) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(existing),
         Err(error) => return Err(error),
-        Ok(metadata) if !metadata.is_dir() => return Err(not_an_artifact(out, "is not a directory")),
+        Ok(metadata) if !metadata.is_dir() => return Err(not_an_artifact(out, NO_FOLDER)),
         Ok(_) => {}
     }
     for entry in walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name() {
@@ -349,19 +356,16 @@ fn existing_entries(out: &Path) -> io::Result<Existing> {
     }
     let holds_anything = !existing.files.is_empty() || !existing.others.is_empty();
     match super::manifest::mark(out) {
-        Mark::Foreign => {
-            let what = "is not an agent-bundle artifact (its agent-bundle.manifest.json names no build)";
-            return Err(not_an_artifact(out, what));
-        }
-        Mark::None if holds_anything => return Err(not_an_artifact(out, "is not an agent-bundle artifact")),
+        Mark::Foreign => return Err(not_an_artifact(out, FOREIGN_MANIFEST)),
+        Mark::None if holds_anything => return Err(not_an_artifact(out, USER_FILES)),
         _ => {}
     }
     existing.files.sort();
     Ok(existing)
 }
 
-fn not_an_artifact(out: &Path, what: &str) -> io::Error {
-    let message = format!("{} exists and {what}; refusing to replace it", out.display());
+fn not_an_artifact(out: &Path, why: &str) -> io::Error {
+    let message = format!("the artifact folder {}: {why}", out.display());
     io::Error::new(io::ErrorKind::AlreadyExists, message)
 }
 
@@ -512,7 +516,7 @@ mod tests {
             fs::write(out.join("thesis.txt"), "precious").unwrap();
             fs::write(out.join(MANIFEST_FILE), manifest).unwrap();
             let refused = publish(&out, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap_err();
-            assert!(refused.to_string().contains("is not an agent-bundle artifact"), "{manifest:?}: {refused}");
+            assert!(refused.to_string().contains(FOREIGN_MANIFEST), "{manifest:?}: {refused}");
             assert_eq!(fs::read_to_string(out.join("thesis.txt")).unwrap(), "precious");
         }
     }

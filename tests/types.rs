@@ -45,6 +45,10 @@ fn every_example_type_checks_against_the_declarations() {
     for (example, root) in roots.iter().filter(|(example, _)| *example != "monorepo") {
         assert_eq!(types(root)["tsconfig"], "created", "{example}");
     }
+    // The older import of `defineConfig`, which the build reads too.
+    let legacy = "import { defineConfig } from 'agent-bundle';\n\
+                  export default defineConfig({ plugin: { name: 'legacy' }, targets: ['claude'] });\n";
+    std::fs::write(copies[0].1.path().join("legacy.config.ts"), legacy).unwrap();
     // A monorepo's projects at once, as `build --workspace` finds them.
     let monorepo = &copies.iter().find(|(example, _)| *example == "monorepo").unwrap().1;
     let output = support::run(monorepo.path(), &["types", "--workspace", "--json"]);

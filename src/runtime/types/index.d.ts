@@ -3,6 +3,9 @@
 // generate.
 
 export * from "./events.js";
+// `defineConfig` from 'agent-bundle', as older configs import it ('agent-bundle/config' is its
+// home, where the docs import it from).
+export { defineConfig } from "./config.js";
 import type {
   CanonicalTool,
   EventFamily,

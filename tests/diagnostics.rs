@@ -1319,7 +1319,8 @@ fn a_result_no_host_takes_is_warned_of_where_it_is_written() {
 /// module; an absolute one is told to be relative, inside the root or not.
 #[test]
 fn a_handler_path_a_module_would_import_or_an_absolute_one_says_what_to_write() {
-    let hooks = "{ stop: './src/hooks/h.js', agentStart: '/src/hooks/h.ts' }";
+    let hooks = "{ stop: './src/hooks/h.js', agentStart: '/src/hooks/h.ts', sessionStart: '.\\\\src\\\\hooks\\\\h.ts', \
+                 afterTool: 'C:/src/hooks/h.ts', agentStop: '.' }";
     let dir = project(&[("agent-bundle.config.ts", &config(hooks, "['claude']")), ("src/hooks/h.ts", HANDLER)]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1, "{report:#}");
@@ -1339,4 +1340,12 @@ fn a_handler_path_a_module_would_import_or_an_absolute_one_says_what_to_write() 
             && help.starts_with("write it relative to the project root")),
         "{said:?}"
     );
+    let expected = [
+        ("handler `.\\src\\hooks\\h.ts` holds `\\`, which separates no folders here", "write `/` between folders"),
+        ("handler `C:/src/hooks/h.ts` is an absolute path", "write it relative to the project root"),
+        ("handler `.` is the project root, a folder, not a module file", "a handler names its module's file"),
+    ];
+    for (message, help) in expected {
+        assert!(said.iter().any(|(m, h)| *m == message && h.starts_with(help)), "{message}: {said:?}");
+    }
 }

@@ -14,13 +14,15 @@ use std::path::Path;
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, BindingIdentifier, BindingPattern, Declaration,
-    ExportDefaultDeclarationKind, Expression, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind,
-    Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
+    ExportDefaultDeclarationKind, Expression, IdentifierReference, ImportDeclarationSpecifier, ObjectExpression,
+    ObjectPropertyKind, Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
 };
+use oxc_ast_visit::Visit;
 use oxc_parser::{ParseOptions, Parser};
-use oxc_semantic::SemanticBuilder;
+use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::operator::UnaryOperator;
+use oxc_syntax::symbol::SymbolId;
 
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
@@ -122,6 +124,16 @@ pub struct Extracted {
 }
 
 const LITERAL_HELP: &str = "write a literal value: agent-bundle reads this file statically and never executes it";
+
+/// What to write for the handler of `event`, given as a function or a name (`imported` from
+/// a module): its module's path, which the build compiles.
+fn handler_help(event: &str, imported: Option<&str>) -> String {
+    let example = match imported {
+        Some(source) => format!("`{event}: '{source}'` with the module's extension"),
+        None => format!("`{event}: './src/hooks/{event}.ts'`, whose module default-exports the function"),
+    };
+    format!("a handler is the path of its module, which the build compiles: {example}")
+}
 const FACTORY_MESSAGE: &str =
     "config factories are not supported: agent-bundle reads the config statically and never runs it";
 
@@ -400,6 +412,26 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
 
 /// Where `program`'s exports name its top-level `name` (`export { config as c }`, `export
 /// default config`): uses that change nothing.
+/// Where the value of `symbol` is first read, `besides` those reads.
+fn other_use(program: &Program<'_>, scoping: &Scoping, symbol: SymbolId, besides: &[Span]) -> Option<Span> {
+    struct Reads<'s> {
+        scoping: &'s Scoping,
+        symbol: SymbolId,
+        found: Vec<Span>,
+    }
+    impl<'a> Visit<'a> for Reads<'_> {
+        fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+            let reference = self.scoping.get_reference(it.reference_id());
+            if reference.symbol_id() == Some(self.symbol) && reference.is_value() && !reference.flags().is_type() {
+                self.found.push(it.span.into());
+            }
+        }
+    }
+    let mut reads = Reads { scoping, symbol, found: Vec::new() };
+    reads.visit_program(program);
+    reads.found.into_iter().find(|span| !besides.contains(span))
+}
+
 fn export_spans(program: &Program<'_>, name: &str) -> Vec<Span> {
     let mut spans = Vec::new();
     for statement in &program.body {
@@ -522,7 +554,15 @@ enum Origin<'a> {
     TypeOnly,
 }
 
-impl Origin<'_> {
+impl<'a> Origin<'a> {
+    /// The module it names, if it names one.
+    fn module(self) -> Option<&'a str> {
+        match self {
+            Origin::Module(source) => Some(source),
+            Origin::TypeOnly => None,
+        }
+    }
+
     /// Whether it is a module agent-bundle's `defineConfig` is imported from.
     fn is_agent_bundle(self) -> bool {
         matches!(self, Origin::Module("agent-bundle" | "agent-bundle/config"))
@@ -587,7 +627,7 @@ struct Reader<'x, 'a> {
     source: &'x str,
     program: &'x Program<'a>,
     /// The file's bindings, to tell that the config's `const` is used nowhere else.
-    scoping: &'x oxc_semantic::Scoping,
+    scoping: &'x Scoping,
     target: ExtractTarget,
     errors: Vec<ExtractError>,
     /// JSON path of the value being read; segments are pushed and truncated as we descend.
@@ -674,7 +714,14 @@ impl<'x, 'a> Reader<'x, 'a> {
              change made to it afterwards would not be seen",
             id.name
         );
-        self.error(id.span, message, "write the whole config in the object literal, and export it once");
+        // Where it is used so (the declaration, if that use cannot be found).
+        let besides: Vec<Span> = exports.into_iter().chain(followed).collect();
+        let at = id.symbol_id.get().and_then(|symbol| other_use(self.program, self.scoping, symbol, &besides));
+        self.error(
+            at.unwrap_or(id.span.into()),
+            message,
+            "write the whole config in the object literal, and export it once",
+        );
         None
     }
 
@@ -769,7 +816,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     self.error(
                         span,
                         "found a string with a lone surrogate, which has no UTF-8 form".into(),
-                        LITERAL_HELP,
+                        "write the text without it: half of a surrogate pair (`\\uD800` alone) is no character",
                     );
                     return None;
                 }
@@ -831,11 +878,35 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
             _ => {
                 let message = self.found(expr);
-                self.error(span, message, LITERAL_HELP);
+                let help = match self.handler_slot() {
+                    Some(event) => handler_help(event, self.imported_from(expr)),
+                    None => LITERAL_HELP.to_owned(),
+                };
+                self.error(span, message, &help);
                 return None;
             }
         };
         Some(Value { kind, span })
+    }
+
+    /// The event whose handler the value being read is (`hooks.stop`, `hooks.stop[1]`,
+    /// `hooks.stop.handler`), if it is one.
+    fn handler_slot(&self) -> Option<&str> {
+        let rest = self.path.strip_prefix("hooks.")?;
+        let rest = rest.strip_suffix(".handler").unwrap_or(rest);
+        let event = match rest.split_once('[') {
+            Some((event, index)) => {
+                index.strip_suffix(']').filter(|n| n.bytes().all(|b| b.is_ascii_digit())).map(|_| event)?
+            }
+            None => rest,
+        };
+        (!event.is_empty() && !event.contains(['.', '['])).then_some(event)
+    }
+
+    /// The module a name written as the value is imported from.
+    fn imported_from(&self, expr: &Expression<'a>) -> Option<&'a str> {
+        let Expression::Identifier(id) = expr else { return None };
+        import_source(self.program, id.name.as_str())?.module()
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -923,9 +994,13 @@ impl<'x, 'a> Reader<'x, 'a> {
                 (_, true, _) => Some((format!("found a method `{name}`"), LITERAL_HELP.to_string())),
                 (_, _, true) => Some((
                     format!("shorthand property `{name}` refers to a variable"),
-                    format!(
-                        "write the value inline: `{name}: ...`; agent-bundle reads this file statically and never executes it"
-                    ),
+                    match self.handler_slot() {
+                        Some(event) => handler_help(event, import_source(self.program, name).and_then(Origin::module)),
+                        None => format!(
+                            "write the value inline: `{name}: ...`; agent-bundle reads this file statically and never \
+                             executes it"
+                        ),
+                    },
                 )),
                 _ => None,
             };
@@ -1419,7 +1494,7 @@ export default defineConfig({
         assert_eq!(json(typed), r#"{"a":1}"#, "a use in a type reads nothing");
         let changed = single("const config = { a: [1] };\nconfig.a.push(2);\nexport default config;");
         assert!(changed.message.starts_with("`config` is used elsewhere in this file too"), "{changed:?}");
-        assert_eq!(changed.span, Span::new(6, 12));
+        assert_eq!(changed.span, Span::new(27, 33), "at the use");
         assert_eq!(json("export { config as default };\nconst config = { a: 1 };"), r#"{"a":1}"#);
         let early = single("export default config;\nconst config = { a: 1 };");
         assert!(early.message.starts_with("`config` is exported before it is declared"), "{early:?}");
@@ -1590,6 +1665,22 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         assert_eq!(e.help, "omit the key instead");
         let e = single(&wrap("targets: [undefined]"));
         assert_eq!(e.help, "remove the element instead");
+        // A handler written as a function or a name says to name its module.
+        let module = "a handler is the path of its module, which the build compiles: ";
+        for (body, example) in [
+            ("hooks: { stop: () => {} }", "`stop: './src/hooks/stop.ts'`, whose module default-exports the function"),
+            ("hooks: { stop: [{ handler: function () {} }] }", "`stop: './src/hooks/stop.ts'`, whose module"),
+            ("hooks: { stop }", "`stop: './src/hooks/stop'` with the module's extension"),
+            ("hooks: { stop: [check] }", "`stop: './lib/check'` with the module's extension"),
+        ] {
+            let source =
+                format!("import stop from './src/hooks/stop';\nimport check from './lib/check';\n{}", wrap(body));
+            let e = single(&source);
+            assert!(e.help.starts_with(&format!("{module}{example}")), "{body}: {}", e.help);
+        }
+        // Elsewhere in `hooks` (a tool selector) it is any literal.
+        let e = single(&wrap("hooks: { beforeTool: { handler: './a.ts', tools: [tool] } }"));
+        assert!(e.help.starts_with("write a literal value"), "{}", e.help);
     }
 
     #[test]

@@ -376,22 +376,18 @@ impl Normalizer<'_> {
             return None;
         }
         let Some(path) = project_path(raw) else {
-            // (Inside the root or not: the artifact must not depend on where the checkout is.)
-            let (message, help) = if raw.starts_with('/') {
-                (
-                    format!("handler `{raw}` is an absolute path"),
-                    "write it relative to the project root, such as './src/hooks/guard.ts': the build must not \
-                     depend on where the project is",
-                )
-            } else {
-                (
-                    format!("handler `{raw}` is outside the project root"),
-                    "handlers are project-relative paths such as './src/hooks/guard.ts'",
-                )
-            };
+            let refusal = PathRefusal::of(raw);
+            let message = format!("handler `{raw}` {}", refusal.what());
+            let help = refusal.help("handlers are project-relative paths such as './src/hooks/guard.ts'");
             self.push(Diagnostic::error(Code::MissingHandler, message).at_path(&item.path).with_help(help));
             return None;
         };
+        if path.is_empty() {
+            let message = format!("handler `{raw}` is the project root, a folder, not a module file");
+            let help = "a handler names its module's file, such as './src/hooks/guard.ts'";
+            self.push(Diagnostic::error(Code::MissingHandler, message).at_path(&item.path).with_help(help));
+            return None;
+        }
         Some(path)
     }
 
@@ -663,16 +659,17 @@ impl Normalizer<'_> {
         let Some(source) = project_path(raw).filter(|s| !s.is_empty()) else {
             // (`.`, `./`, `''`: the root itself, which holds the artifact and the config.)
             let whole_root = project_path(raw).is_some();
-            let message = if whole_root {
-                format!("payload source `{raw}` is the project root itself, which cannot be a payload")
+            let help = "payload sources are project-relative directories such as './dist/runtime'";
+            let (message, help) = if whole_root {
+                (
+                    format!("payload source `{raw}` is the project root itself, which cannot be a payload"),
+                    help.to_owned(),
+                )
             } else {
-                format!("payload source `{raw}` is outside the project root")
+                let refusal = PathRefusal::of(raw);
+                (format!("payload source `{raw}` {}", refusal.what()), refusal.help(help))
             };
-            self.push(
-                Diagnostic::error(Code::PayloadOutsideRoot, message)
-                    .at_path(&decl.source.path)
-                    .with_help("payload sources are project-relative directories such as './dist/runtime'"),
-            );
+            self.push(Diagnostic::error(Code::PayloadOutsideRoot, message).at_path(&decl.source.path).with_help(help));
             return None;
         };
         if !self.project.has_files_under(&source) {
@@ -722,6 +719,51 @@ pub fn project_path(raw: &str) -> Option<String> {
         }
     }
     Some(segments.join("/"))
+}
+
+/// Why a path of the config names nothing inside the project ([`project_path`] gave none).
+/// (Inside the root or not, an absolute path is refused: the artifact must not depend on
+/// where the checkout is.)
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PathRefusal {
+    Absolute,
+    Backslash,
+    Outside,
+}
+
+impl PathRefusal {
+    fn of(raw: &str) -> PathRefusal {
+        let drive = raw.len() > 1 && raw.as_bytes()[1] == b':';
+        if raw.starts_with('/') || drive {
+            PathRefusal::Absolute
+        } else if raw.contains('\\') {
+            PathRefusal::Backslash
+        } else {
+            PathRefusal::Outside
+        }
+    }
+
+    /// What the path is, after its name.
+    fn what(self) -> &'static str {
+        match self {
+            PathRefusal::Absolute => "is an absolute path",
+            PathRefusal::Backslash => "holds `\\`, which separates no folders here",
+            PathRefusal::Outside => "is outside the project root",
+        }
+    }
+
+    /// What to write instead; `usual` says what such paths are.
+    fn help(self, usual: &str) -> String {
+        match self {
+            PathRefusal::Absolute => {
+                format!(
+                    "write it relative to the project root ({usual}): the build must not depend on where the project is"
+                )
+            }
+            PathRefusal::Backslash => format!("write `/` between folders, on every system ({usual})"),
+            PathRefusal::Outside => usual.to_owned(),
+        }
+    }
 }
 
 fn is_under(path: &str, dir: &str) -> bool {

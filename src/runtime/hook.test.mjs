@@ -776,6 +776,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["updatedInput holding a bigint", { handler: `() => ({ updatedInput: { command: "ls", n: [1n] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n[0] is a bigint"],
     ["updatedInput holding a cycle", { handler: `() => { const input = { command: "ls" }; input.self = input; return { updatedInput: input }; }` }, "handler result updatedInput must hold JSON data only: updatedInput.self is a cycle back to an object that holds it"],
     ["updatedInput holding a class's object", { handler: `() => ({ updatedInput: { when: new Date(0) } })` }, "handler result updatedInput must hold JSON data only: updatedInput.when is an object of class Date"],
+    ["updatedInput that is a class's object", { handler: `() => ({ updatedInput: new Map() })` }, "handler result updatedInput must hold JSON data only: updatedInput is an object of class Map"],
     ["updatedInput holding undefined in an array", { handler: `() => ({ updatedInput: { a: [1, undefined], b: undefined } })` }, "handler result updatedInput must hold JSON data only: updatedInput.a[1] is undefined"],
     ["updatedInput holding a hole", { handler: `() => ({ updatedInput: { a: [{ b: [1, , 2] }] } })` }, "handler result updatedInput must hold JSON data only: updatedInput.a[0].b[1] is a hole"],
     ["updatedInput holding NaN", { handler: `() => ({ updatedInput: { n: NaN } })` }, "handler result updatedInput must hold JSON data only: updatedInput.n is NaN"],

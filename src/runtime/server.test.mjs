@@ -348,7 +348,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const server = await startServer(root, dir).ready;
     for (const [command, message] of [
       ["bigint", /updatedInput must hold JSON data only: updatedInput\.n is a bigint/],
-      ["map", /updatedInput must be an object/],
+      ["map", /updatedInput is an object of class Map/],
     ]) {
       const shared = await runWrapper(root, dir, { command });
       assert.equal(shared.code, 1, shared.stderr);

@@ -270,6 +270,26 @@ fn an_unknown_key_in_a_handler_object() {
     expect_one(&config, &[("dist/h.js", "")], "AB4003", "hooks.stop.handler.args", "");
 }
 
+/// A handler file the build does not compile (CommonJS's `.cts`, a `.txt`) is said where the
+/// config names it.
+#[test]
+fn a_handler_of_no_module_type_is_said_at_the_config() {
+    for (file, help) in [("src/hooks/h.cts", "a CommonJS module"), ("src/hooks/h.txt", "handlers are .ts")] {
+        let hooks = format!("{{ stop: './{file}' }}");
+        let dir =
+            project(&[("agent-bundle.config.ts", &config(&hooks, "['claude']")), (file, "module.exports = 1;\n")]);
+        let (code, report) = build_json(dir.path(), &[]);
+        let said = &report["diagnostics"][0];
+        assert_eq!(
+            (code, &said["code"], &said["file"]),
+            (1, &"AB4836".into(), &"agent-bundle.config.ts".into()),
+            "{report:#}"
+        );
+        assert_eq!(said["jsonPath"], "hooks.stop", "{report:#}");
+        assert!(said["help"].as_str().unwrap().starts_with(help), "{report:#}");
+    }
+}
+
 #[test]
 fn missing_handler_file() {
     expect_one(&config("{ stop: './src/hooks/missing.ts' }", "['claude']"), &[], "AB4217", "hooks.stop", "");

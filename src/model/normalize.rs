@@ -393,6 +393,18 @@ impl Normalizer<'_> {
 
     /// A TypeScript handler at `path` (the config's `at`), which must be a file of the project.
     fn module_handler(&mut self, path: String, at: &str) -> Option<Handler> {
+        if self.project.is_file(&path) && crate::source::module_language(&path).is_none() {
+            // Said where the config chose it, not at the file's first line.
+            let commonjs = crate::source::COMMONJS_EXTENSIONS.iter().any(|extension| path.ends_with(extension));
+            let help = if commonjs {
+                "a CommonJS module cannot be linked into the wrapper: make it an ES module (.ts, .mts, .js, .mjs)"
+            } else {
+                "handlers are .ts, .tsx, .mts, .js, .mjs or .jsx modules"
+            };
+            let message = format!("handler `{path}` is no module the build compiles");
+            self.push(Diagnostic::error(Code::ModuleSyntax, message).at_path(at).with_help(help));
+            return None;
+        }
         if self.project.is_file(&path) {
             return Some(Handler::Module(path));
         }

@@ -486,10 +486,11 @@ pub fn simulate(
         return Ok(failed(failure, stderr, status.code()));
     }
     stderr.push_str(&runtime_log);
-    // The wrapper's report is its last line; what comes before it reached the host's stdout
-    // past the wrapper (`fs.writeSync(1, …)`, a child with inherited stdio).
+    // The wrapper's report ends its output, an object whose first field is `nativeInput`;
+    // what comes before it reached the host's stdout past the wrapper (`fs.writeSync(1, …)`,
+    // a child with inherited stdio), with a line break or without.
     let stdout = stdout.trim_end();
-    let (before, last) = stdout.rsplit_once('\n').unwrap_or(("", stdout));
+    let (before, last) = stdout.rfind(r#"{"nativeInput":"#).map_or(("", stdout), |at| stdout.split_at(at));
     let Ok(report) = serde_json::from_str::<serde_json::Value>(last) else {
         let failure = format!("the wrapper gave no answer the simulator can read: it printed {}", excerpt(stdout));
         return Ok(failed(failure, stderr, status.code()));
@@ -499,7 +500,7 @@ pub fn simulate(
             "the handler wrote {} to file descriptor 1, before the answer: the host reads it with the answer, \
              and Claude Code and Codex then ignore the answer (write with `console`, which goes to stderr, or pipe a \
              child's output)",
-            excerpt(before)
+            excerpt(before.trim_end())
         );
         return Ok(failed(failure, stderr, status.code()));
     }

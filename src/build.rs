@@ -824,6 +824,7 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             continue;
         }
         if hook.route.is_none() {
+            // (Hooks sharing a handler return alike: said once, below.)
             let chunk = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone()));
             let returning = crate::bundle::Rendering {
                 hook,
@@ -849,6 +850,8 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             diagnostics.extend(rendering(renders, via).not_taken());
         }
     }
+    let mut said = std::collections::HashSet::new();
+    diagnostics.retain(|diagnostic| said.insert(diagnostic.clone()));
     diagnostics
 }
 

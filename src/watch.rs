@@ -79,9 +79,8 @@ pub struct WatchBuild<'a> {
     pub unread_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
-    /// Whether it says what the build before it said: the same diagnostics, both published
-    /// or both failed, or the same reason it could not read or publish the project.
-    pub says_what_last_said: bool,
+    /// Whether the build has nothing to say (see [`WatchBuild::has_nothing_to_say`]).
+    pub nothing_to_say: bool,
     pub elapsed: Duration,
 }
 
@@ -95,14 +94,9 @@ impl WatchBuild<'_> {
     /// again), nothing was published, and it says what the build before it said (see
     /// [`Session::said`]), a failure too. Saying so would be a change too, where the
     /// session's output goes into the project (through `tee`), and start build after build.
+    /// (What it read is left for the next build that speaks to report.)
     pub fn has_nothing_to_say(&self) -> bool {
-        self.says_what_last_said
-            && !self.initial
-            && !self.artifact_went
-            && !self.artifact_moved
-            && !self.unread_changed
-            && self.queries_executed == 0
-            && self.published().is_none_or(|published| !published.changed())
+        self.nothing_to_say
     }
 }
 
@@ -701,8 +695,6 @@ impl Session {
         }
         // Another project's walk watches this artifact too (this one lies inside it).
         watches.lock().expect("no panics while locked").restore(artifact_watches, |holder, _| holder != id);
-        let changed =
-            if output.is_ok() { std::mem::take(&mut self.unreported).into_iter().collect() } else { Vec::new() };
         let said = match &output {
             Ok(output) => {
                 Said::Built { published: output.published.is_some(), diagnostics: output.compiled.diagnostics.clone() }
@@ -711,6 +703,22 @@ impl Session {
         };
         let says_what_last_said = self.said.as_ref() == Some(&said);
         self.said = Some(said);
+        let queries_executed = self.log.lock().expect("query log lock").len();
+        let published_anew = output.as_ref().ok().and_then(|o| o.published.as_ref()).is_some_and(PublishStats::changed);
+        let nothing_to_say = says_what_last_said
+            && !initial
+            && !artifact_went
+            && !artifact_moved
+            && !unread_changed
+            && queries_executed == 0
+            && !published_anew;
+        // What it read is reported by the build that speaks (one that could not read or
+        // publish leaves it to the next).
+        let changed = if output.is_ok() && !nothing_to_say {
+            std::mem::take(&mut self.unreported).into_iter().collect()
+        } else {
+            Vec::new()
+        };
         WatchBuild {
             options: &self.options,
             changed,
@@ -720,8 +728,8 @@ impl Session {
             unread_changed,
             output,
             initial,
-            queries_executed: self.log.lock().expect("query log lock").len(),
-            says_what_last_said,
+            queries_executed,
+            nothing_to_say,
             elapsed: started.elapsed(),
         }
     }

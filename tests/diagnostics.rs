@@ -418,6 +418,16 @@ fn duplicate_hooks() {
     expect_one(&config(&reordered, "['claude']"), &[], "AB4101", "hooks.beforeTool[1]", "");
     let own_targets = format!("{{ stop: [{}, {}] }}", entry(""), entry(", targets: ['codex', 'claude']"));
     expect_one(&config(&own_targets, "['claude', 'codex']"), &[], "AB4101", "hooks.stop[1]", "");
+    // One reaching a host the other reaches too runs twice there, whatever `--target` builds.
+    let shared_host = format!("{{ stop: [{}, {}] }}", entry(""), entry(", targets: ['claude']"));
+    let config_of = config(&shared_host, "['claude', 'codex']");
+    for narrowed in [&[][..], &["--target", "codex"][..]] {
+        let dir = project(&[("agent-bundle.config.ts", &config_of), ("src/hooks/h.ts", HANDLER)]);
+        let (code, report) = build_json(dir.path(), narrowed);
+        let said = &report["diagnostics"][0];
+        assert_eq!((code, &said["code"]), (1, &"AB4101".into()), "{narrowed:?}: {report:#}");
+        assert!(said["message"].as_str().unwrap().contains("does on claude"), "{report:#}");
+    }
     let apart = format!("{{ stop: [{}, {}] }}", entry(", targets: ['claude']"), entry(", targets: ['codex']"));
     let unreached = format!("{{ stop: [{}, {}] }}", entry(", targets: ['cursor']"), entry(", targets: ['codex']"));
     for (hooks, targets) in [(apart, "['claude', 'codex']"), (unreached, "['claude']")] {
@@ -1196,13 +1206,14 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
 /// from `sessionStart`) is warned of where the value is written (AB4841), and context a host
 /// has no channel for on `agentStop` (Codex, Cursor) for those hosts alone (AB4818); a
 /// handler that reads `context.host` chooses where its context goes, and a hook kept off
-/// those hosts by its `targets` says nothing.
+/// those hosts by its `targets` says nothing. Two hooks sharing a handler say it once.
 #[test]
 fn a_result_a_config_hook_cannot_take_is_warned_of_where_it_is_returned() {
     let config = |agent_stop: &str| {
         format!(
             "export default {{ plugin: {{ name: 'ret' }}, targets: ['claude', 'codex', 'cursor'],\n  \
-             hooks: {{ sessionStart: './src/start.ts', agentStop: {agent_stop} }} }};\n"
+             hooks: {{ sessionStart: ['./src/start.ts', {{ handler: './src/start.ts', timeout: 9 }}], \
+             agentStop: {agent_stop} }} }};\n"
         )
     };
     let start = "export default (e: { source?: string }) => {\n  \

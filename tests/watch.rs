@@ -458,6 +458,26 @@ fn a_session_piping_its_output_into_its_project_does_not_build_for_its_own_lines
     assert_eq!((published, failed), (2, 3), "the first build, the edit's and the failure's: {log}");
 }
 
+/// A build that says nothing (a failure said again) leaves what it read for the next build
+/// that speaks to report.
+#[test]
+fn a_silent_build_leaves_what_it_read_for_the_next_to_report() {
+    let dir = support::example("policy");
+    let (child, builds) = watching(dir.path());
+    let config = dir.path().join("agent-bundle.config.ts");
+    let good = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, "export default {{{\n").unwrap();
+    assert_eq!(next_build(&builds)["ok"], false);
+    edit_stop(dir.path(), "edited while the config is broken");
+    let said = builds.recv_timeout(Duration::from_millis(1000));
+    assert!(said.is_err(), "the same failure again says nothing: {said:?}");
+    std::fs::write(&config, good).unwrap();
+    let recovered = next_build(&builds);
+    assert_eq!(recovered["ok"], true, "{recovered:#}");
+    assert_eq!(recovered["changed"], serde_json::json!(["agent-bundle.config.ts", "src/hooks/stop.ts"]));
+    interrupt(child);
+}
+
 /// Another build publishing into the session's artifact with other options (`--target`) is
 /// no damage for the session to repair (two such sessions would repair it in turn for
 /// ever): the session publishes its own at its next change.

@@ -488,10 +488,15 @@ fn simulated_stop(files: &[(&str, &str)]) -> String {
 /// reads: the simulation fails, saying what was written and why it matters.
 #[test]
 fn a_handler_writing_to_the_hosts_stdout_fails_the_simulation_saying_so() {
-    let handler = "import { writeSync } from 'node:fs';\nexport default () => { writeSync(1, 'RAW\\n'); };\n";
     let config = "export default { plugin: { name: 'raw' }, targets: ['claude'], hooks: { stop: './src/stop.ts' } };\n";
-    let stderr = simulated_stop(&[("agent-bundle.config.ts", config), ("src/stop.ts", handler)]);
-    assert!(stderr.starts_with("error: the handler wrote `RAW` to file descriptor 1, before the answer"), "{stderr}");
+    // With a line break or without one.
+    for written in ["RAW\\n", "RAW"] {
+        let handler =
+            format!("import {{ writeSync }} from 'node:fs';\nexport default () => {{ writeSync(1, '{written}'); }};\n");
+        let stderr = simulated_stop(&[("agent-bundle.config.ts", config), ("src/stop.ts", &handler)]);
+        let said = "error: the handler wrote `RAW` to file descriptor 1, before the answer";
+        assert!(stderr.starts_with(said), "{written}: {stderr}");
+    }
 }
 
 /// A simulated hook that fails after printing: the error is the runtime's message, and what

@@ -119,15 +119,32 @@ impl Rendering<'_> {
             (renders.allow.map(|approved| approved.at), rules.allow, "allows"),
             (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
         ];
+        // (An allow or ask where the event takes none is no outcome of its at all.)
+        let outcomes = if rules.deny { "`continue` and `deny`" } else { "`continue` alone" };
         for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
             let message = format!("{subject} {verb} {result} that {what}{via}, which {family} never takes");
-            let help = format!("{}; a run that {verb} it fails", rules.violation);
+            let help = match what {
+                "allows" | "asks the user" => format!("{family}'s outcomes are {outcomes}; a run that {verb} it fails"),
+                _ => format!("{}; a run that {verb} it fails", rules.violation),
+            };
             diagnostics.push(
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
             );
         }
-        // What no family takes: a deny with a new input, a reason with no decision.
+        // What no family takes: a deny with a new input or no reason, a reason with no
+        // decision, an outcome no event has.
         let never = [
+            (
+                // (Where the event takes no deny at all, that says enough.)
+                renders.deny_without_reason.filter(|_| rules.deny),
+                "that denies with no reason",
+                "a deny needs a non-empty reason, which the host shows: give one",
+            ),
+            (
+                renders.unknown_outcome,
+                "whose outcome is none of `continue`, `deny`, `allow` and `ask`",
+                "write one of them (`allow` and `ask` only where the event takes them)",
+            ),
             (
                 renders.deny_rewrite,
                 "that denies and gives a new tool input",

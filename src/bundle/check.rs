@@ -30,12 +30,6 @@ use super::transpile::{
     is_json_module, source_type_for,
 };
 
-/// Whether a member of this name says which host the module runs for: a route's
-/// `canonical.provenance`, a handler's `context.host`.
-fn reads_host(name: &str) -> bool {
-    name == "provenance" || name == "host"
-}
-
 /// Identifiers with this prefix belong to the bundle runtime.
 pub(crate) const RESERVED_PREFIX: &str = "__ab_";
 
@@ -456,6 +450,12 @@ impl<'s> Checker<'s> {
         }
     }
 
+    /// Whether a member of this name says which host the module runs for: a route's
+    /// `canonical.provenance`, a handler's `context.host` or `context.nativeEvent`.
+    fn reads_host(&self, name: &str) -> bool {
+        if self.renders_routes { name == "provenance" } else { matches!(name, "host" | "nativeEvent") }
+    }
+
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
         let span = Span::from(span);
         if name.starts_with(RESERVED_PREFIX) && !self.reserved_reported.contains(&span) {
@@ -797,14 +797,22 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.renders.reads_host |= reads_host(&it.property.name);
+        self.renders.reads_host |= self.reads_host(&it.property.name);
         walk::walk_static_member_expression(self, it);
+    }
+
+    /// `context['host']`, as `context.host` is.
+    fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
+        if let Expression::StringLiteral(name) = it.expression.get_inner_expression() {
+            self.renders.reads_host |= self.reads_host(&name.value);
+        }
+        walk::walk_computed_member_expression(self, it);
     }
 
     /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
     /// of the provenance as a `.provenance` is (and `const { host } = context` as `.host`).
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        self.renders.reads_host |= it.key.static_name().is_some_and(|name| reads_host(&name));
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name));
         walk::walk_binding_property(self, it);
     }
 

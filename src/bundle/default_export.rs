@@ -6,12 +6,12 @@
 
 use oxc_ast::ast::{
     ArrowFunctionExpression, BindingPattern, Class, Declaration, ExportDefaultDeclarationKind, Expression, Function,
-    IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression, Program, ReturnStatement, Statement,
-    VariableDeclarationKind,
+    IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression, ObjectProperty, Program,
+    ReturnStatement, Statement, VariableDeclarationKind,
 };
 use oxc_ast_visit::Visit;
 use oxc_semantic::Scoping;
-use oxc_syntax::operator::LogicalOperator;
+use oxc_syntax::operator::{LogicalOperator, UnaryOperator};
 use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::SymbolId;
 
@@ -19,10 +19,12 @@ use super::renders::{Approved, Renders};
 use super::transpile::Span;
 
 /// Records what the result `object` asks of its host: a decision (`outcome: 'deny'`,
-/// `'allow'`, `'ask'`), a new tool input (`updatedInput` written out as an object or array;
-/// one passed on, `undefined` perhaps, may ask for nothing), a reason with no decision.
+/// `'allow'`, `'ask'`, or one no host knows), a deny with no reason, a new tool input
+/// (`updatedInput` written out as an object or array; one passed on, `undefined` perhaps, may
+/// ask for nothing), a reason with no decision. An object with a spread or a computed key may
+/// hold anything: nothing is recorded of it.
 pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>) {
-    let properties: Vec<_> = object.properties.iter().filter_map(|property| property.as_property()).collect();
+    let Some(properties) = written_out(object) else { return };
     let given = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
     let gives = |key: &str| given(key).is_some();
     let outcome = given("outcome").map(|property| property.value.get_inner_expression());
@@ -35,33 +37,65 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
     if let Some(reason) = given("reason").filter(|_| !decides) {
         renders.stray_reason.get_or_insert(reason.span.into());
     }
-    for property in &properties {
-        // (`'deny' as const`, `(…)`: the value itself.)
-        let value = property.value.get_inner_expression();
-        match property.key.static_name().as_deref() {
-            Some("outcome") => {
-                let Expression::StringLiteral(outcome) = value else { continue };
-                let approved =
-                    || Approved { at: property.span.into(), reason: gives("reason"), rewrite: gives("updatedInput") };
-                match outcome.value.as_str() {
-                    "deny" => {
-                        renders.deny.get_or_insert(property.span.into());
-                        if gives("updatedInput") {
-                            renders.deny_rewrite.get_or_insert(property.span.into());
-                        }
-                    }
-                    "allow" => _ = renders.allow.get_or_insert_with(approved),
-                    "ask" => _ = renders.ask.get_or_insert_with(approved),
-                    _ => {}
-                }
+    let Some(property) = given("outcome") else { return record_rewrite(renders, given("updatedInput")) };
+    record_rewrite(renders, given("updatedInput"));
+    let Expression::StringLiteral(outcome) = property.value.get_inner_expression() else { return };
+    let at = property.span.into();
+    let approved = || Approved { at, reason: gives("reason"), rewrite: gives("updatedInput") };
+    match outcome.value.as_str() {
+        "deny" => {
+            renders.deny.get_or_insert(at);
+            if gives("updatedInput") {
+                renders.deny_rewrite.get_or_insert(at);
             }
-            Some("updatedInput")
-                if matches!(value, Expression::ObjectExpression(_) | Expression::ArrayExpression(_)) =>
-            {
-                renders.rewrite.get_or_insert(property.span.into());
+            // (A reason held in a variable may be anything.)
+            let no_reason = given("reason").is_none_or(|reason| {
+                matches!(reason.value.get_inner_expression(), Expression::StringLiteral(text) if text.value.trim().is_empty())
+            });
+            if no_reason {
+                renders.deny_without_reason.get_or_insert(at);
             }
-            _ => {}
         }
+        "allow" => _ = renders.allow.get_or_insert_with(approved),
+        "ask" => _ = renders.ask.get_or_insert_with(approved),
+        "continue" => {}
+        _ => _ = renders.unknown_outcome.get_or_insert(at),
+    }
+}
+
+/// A new tool input written out (an object or array).
+fn record_rewrite(renders: &mut Renders, input: Option<&&ObjectProperty<'_>>) {
+    let written = |property: &&&ObjectProperty<'_>| {
+        matches!(
+            property.value.get_inner_expression(),
+            Expression::ObjectExpression(_) | Expression::ArrayExpression(_)
+        )
+    };
+    if let Some(property) = input.filter(written) {
+        renders.rewrite.get_or_insert(property.span.into());
+    }
+}
+
+/// The properties of `object`, if each is written with its name, without those holding
+/// `undefined` (absent, as in JSON); `None` where a spread or a computed key may give any.
+fn written_out<'b, 'a>(object: &'b ObjectExpression<'a>) -> Option<Vec<&'b ObjectProperty<'a>>> {
+    let mut properties = Vec::new();
+    for property in &object.properties {
+        let property = property.as_property()?;
+        property.key.static_name()?;
+        if !is_undefined(&property.value) {
+            properties.push(property);
+        }
+    }
+    Some(properties)
+}
+
+/// `undefined`, or `void 0`.
+fn is_undefined(value: &Expression<'_>) -> bool {
+    match value.get_inner_expression() {
+        Expression::Identifier(name) => name.name == "undefined",
+        Expression::UnaryExpression(unary) => unary.operator == UnaryOperator::Void,
+        _ => false,
     }
 }
 
@@ -147,6 +181,8 @@ fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option
     };
     program.body.iter().filter_map(Statement::as_module_declaration).find_map(|declaration| match declaration {
         ModuleDeclaration::ExportDefaultDeclaration(export) => match &export.declaration {
+            // (An overload's signature has no body: the implementation follows.)
+            ExportDefaultDeclarationKind::FunctionDeclaration(function) if function.body.is_none() => None,
             ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                 Some(DefaultExport { value: TopLevel::Function(function), named: None })
             }
@@ -168,25 +204,24 @@ fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option
     })
 }
 
-/// What the top-level declaration of `symbol` gives: `function f() {}`, `class C {}`, or a
-/// variable's function (`const f = (…) => …`, typed, parenthesized or asserted as it may
-/// be), or a `const`'s other value (a `let` may be given another).
+/// What the top-level declaration of `symbol` gives: `function f() {}` (its implementation,
+/// not an overload's signature), `class C {}`, or a `const`'s value (`const f = (…) => …`,
+/// typed, parenthesized or asserted as it may be; a `let` or `var` may be given another).
 fn top_level<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Option<TopLevel<'b, 'a>> {
     let declared = |declaration: &'b Declaration<'a>| match declaration {
-        Declaration::FunctionDeclaration(function) => {
+        Declaration::FunctionDeclaration(function) if function.body.is_some() => {
             function.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Function(function))
         }
         Declaration::ClassDeclaration(class) => {
             class.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Class)
         }
-        Declaration::VariableDeclaration(variables) => variables.declarations.iter().find_map(|declarator| {
-            let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
-            (id.symbol_id.get() == Some(symbol)).then_some(())?;
-            match value_of(declarator.init.as_ref()?.get_inner_expression()) {
-                TopLevel::Value(_) if variables.kind != VariableDeclarationKind::Const => None,
-                value => Some(value),
-            }
-        }),
+        Declaration::VariableDeclaration(variables) if variables.kind == VariableDeclarationKind::Const => {
+            variables.declarations.iter().find_map(|declarator| {
+                let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
+                (id.symbol_id.get() == Some(symbol)).then_some(())?;
+                Some(value_of(declarator.init.as_ref()?.get_inner_expression()))
+            })
+        }
         _ => None,
     };
     program.body.iter().find_map(|statement| match statement {
@@ -239,16 +274,23 @@ impl Returns {
         }
     }
 
-    /// `additionalContext` written as text (a variable or call may hold `undefined`).
+    /// `additionalContext` written as text (a variable or call may hold `undefined`, and empty
+    /// text is none), but beside a deny, which is answered without it where it has no place.
     fn context(&mut self, object: &ObjectExpression<'_>) {
-        let text = object.properties.iter().filter_map(|property| property.as_property()).find(|property| {
-            property.key.static_name().as_deref() == Some("additionalContext")
-                && matches!(
-                    property.value.get_inner_expression(),
-                    Expression::StringLiteral(_) | Expression::TemplateLiteral(_) | Expression::BinaryExpression(_)
-                )
+        let Some(properties) = written_out(object) else { return };
+        let named = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
+        let denies = named("outcome").is_some_and(
+            |outcome| matches!(outcome.value.get_inner_expression(), Expression::StringLiteral(text) if text.value == "deny"),
+        );
+        let text = named("additionalContext").filter(|property| match property.value.get_inner_expression() {
+            Expression::StringLiteral(text) => !text.value.is_empty(),
+            Expression::TemplateLiteral(text) => {
+                !text.is_no_substitution_template() || text.quasis.iter().any(|q| !q.value.raw.is_empty())
+            }
+            Expression::BinaryExpression(_) => true,
+            _ => false,
         });
-        if let Some(property) = text {
+        if let Some(property) = text.filter(|_| !denies) {
             self.0.context.get_or_insert(property.span.into());
         }
     }
@@ -321,6 +363,45 @@ mod tests {
             Some("reason: 'r'".to_owned()),
         ];
         assert_eq!(returns(written), expected);
+    }
+
+    #[test]
+    fn what_may_hold_anything_or_is_absent_is_not_read_and_a_deny_needs_its_reason() {
+        let none = [None, None, None, None];
+        for source in [
+            // A spread or a computed key may give any field.
+            "const block = { outcome: 'deny' } as const;\nexport default () => ({ ...block, reason: 'r' });",
+            "const key = 'outcome';\nexport default () => ({ [key]: 'deny', reason: 'r' });",
+            // `undefined` is absent; empty context, or context beside a deny, fails no run.
+            "export default () => ({ additionalContext: 'x'.repeat(0) ? 'y' : '', reason: undefined });",
+            "export default () => ({ additionalContext: '' });",
+            // A `let` may be given another function; an overload's signature has no body.
+            "let h = () => ({ outcome: 'deny', reason: 'r' });\nh = () => undefined;\nexport default h;",
+        ] {
+            assert_eq!(returns(source), none, "{source}");
+        }
+        let beside = transpile(
+            "src/hooks/h.ts",
+            "export default () => ({ outcome: 'deny', reason: 'r', additionalContext: 'x' });",
+        );
+        assert_eq!(beside.returns.context, None, "context beside a deny is answered without it");
+        let overloaded = "function h(e: string): void;\nfunction h(e: unknown) { return { outcome: 'deny', reason: 'r' }; }\nexport default h;";
+        assert_eq!(returns(overloaded)[0].as_deref(), Some("outcome: 'deny'"));
+        let text = |source: &str, span: Option<crate::source::Span>| span.map(|span| source[span.range()].to_owned());
+        for source in
+            ["export default () => ({ outcome: 'deny' });", "export default () => ({ outcome: 'deny', reason: ' ' });"]
+        {
+            let returned = transpile("src/hooks/h.ts", source).returns;
+            assert_eq!(text(source, returned.deny_without_reason).as_deref(), Some("outcome: 'deny'"), "{source}");
+        }
+        let held =
+            transpile("src/hooks/h.ts", "export default (r: string) => ({ outcome: 'deny', reason: r });").returns;
+        assert_eq!(held.deny_without_reason, None, "a reason held in a variable may be any");
+        let block = "export default () => ({ outcome: 'block' });";
+        assert_eq!(
+            text(block, transpile("src/hooks/h.ts", block).returns.unknown_outcome).as_deref(),
+            Some("outcome: 'block'")
+        );
     }
 
     #[test]

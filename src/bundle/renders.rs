@@ -23,6 +23,10 @@ pub struct Renders {
     pub deny_rewrite: Option<Span>,
     /// An `Agent.Result` with a `reason` and no decision (`outcome` `'continue'`, or none).
     pub stray_reason: Option<Span>,
+    /// An `Agent.Result` that denies with no reason, or an empty one.
+    pub deny_without_reason: Option<Span>,
+    /// An `Agent.Result` whose `outcome` is none any event takes (`'block'`).
+    pub unknown_outcome: Option<Span>,
     /// Text written directly in an `Agent.Result` (`<Agent.Result>done</Agent.Result>`): text
     /// reaches the host through `Agent.Context` alone, and a render holding other text fails.
     pub stray_text: Option<Span>,
@@ -51,6 +55,8 @@ impl Renders {
         self.ask = self.ask.or(other.ask);
         self.deny_rewrite = self.deny_rewrite.or(other.deny_rewrite);
         self.stray_reason = self.stray_reason.or(other.stray_reason);
+        self.deny_without_reason = self.deny_without_reason.or(other.deny_without_reason);
+        self.unknown_outcome = self.unknown_outcome.or(other.unknown_outcome);
         self.stray_text = self.stray_text.or(other.stray_text);
         self.reads_host |= other.reads_host;
     }
@@ -67,6 +73,8 @@ impl Renders {
             ask: approved(self.ask),
             deny_rewrite: place(self.deny_rewrite),
             stray_reason: place(self.stray_reason),
+            deny_without_reason: place(self.deny_without_reason),
+            unknown_outcome: place(self.unknown_outcome),
             stray_text: place(self.stray_text),
             reads_host: self.reads_host,
         }

@@ -26,7 +26,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
             artifact_moved: false,
             unread_changed: false,
             queries_executed: 0,
-            says_what_last_said: false,
+            nothing_to_say: false,
             elapsed: Duration::ZERO,
         };
         print_round(&[failed], Duration::ZERO, args.source.json, &|_| None, &[]);
@@ -207,7 +207,7 @@ mod tests {
             artifact_moved: false,
             unread_changed: false,
             queries_executed: 0,
-            says_what_last_said: false,
+            nothing_to_say: false,
             elapsed: Duration::from_millis(3),
         };
         assert_eq!(

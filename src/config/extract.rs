@@ -125,14 +125,45 @@ pub struct Extracted {
 
 const LITERAL_HELP: &str = "write a literal value: agent-bundle reads this file statically and never executes it";
 
-/// What to write for the handler of `event`, given as a function or a name (`imported` from
-/// a module): its module's path, which the build compiles.
-fn handler_help(event: &str, imported: Option<&str>) -> String {
-    let example = match imported {
-        Some(source) => format!("`{event}: '{source}'` with the module's extension"),
-        None => format!("`{event}: './src/hooks/{event}.ts'`, whose module default-exports the function"),
-    };
-    format!("a handler is the path of its module, which the build compiles: {example}")
+/// What to write for the hook of `event`, given as a value the build does not run.
+fn handler_help(event: &str, given: Given<'_>) -> String {
+    match given {
+        Given::Function => format!(
+            "a handler is the path of its module, which the build compiles: `{event}: './src/hooks/{event}.ts'`, \
+             whose module default-exports the function"
+        ),
+        Given::DefaultImport(source) => format!(
+            "a handler is the path of its module, which the build compiles: `{event}: '{source}'`, with the module's \
+             extension"
+        ),
+        Given::Name => format!(
+            "write the hook here: its handler module's path (`{event}: './src/hooks/{event}.ts'`), or an entry \
+             `{{ handler: … }}`; agent-bundle reads this file statically and never executes it"
+        ),
+    }
+}
+
+/// What a hook is given as, where the build wants a path or an entry.
+#[derive(Clone, Copy)]
+enum Given<'a> {
+    /// A function written there.
+    Function,
+    /// The default import of the module `source` (a handler's, perhaps).
+    DefaultImport(&'a str),
+    /// Another name: a named import, a variable (which may hold an entry).
+    Name,
+}
+
+impl<'a> Given<'a> {
+    /// What the binding `name` of `program` is, as a hook.
+    fn name(program: &Program<'a>, name: &str) -> Given<'a> {
+        match import_of(program, name) {
+            Some((Origin::Module(source), ImportDeclarationSpecifier::ImportDefaultSpecifier(_))) => {
+                Given::DefaultImport(source)
+            }
+            _ => Given::Name,
+        }
+    }
 }
 const FACTORY_MESSAGE: &str =
     "config factories are not supported: agent-bundle reads the config statically and never runs it";
@@ -554,15 +585,7 @@ enum Origin<'a> {
     TypeOnly,
 }
 
-impl<'a> Origin<'a> {
-    /// The module it names, if it names one.
-    fn module(self) -> Option<&'a str> {
-        match self {
-            Origin::Module(source) => Some(source),
-            Origin::TypeOnly => None,
-        }
-    }
-
+impl Origin<'_> {
     /// Whether it is a module agent-bundle's `defineConfig` is imported from.
     fn is_agent_bundle(self) -> bool {
         matches!(self, Origin::Module("agent-bundle" | "agent-bundle/config"))
@@ -878,9 +901,14 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
             _ => {
                 let message = self.found(expr);
-                let help = match self.handler_slot() {
-                    Some(event) => handler_help(event, self.imported_from(expr)),
-                    None => LITERAL_HELP.to_owned(),
+                let given = match expr {
+                    Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_) => Some(Given::Function),
+                    Expression::Identifier(id) => Some(Given::name(self.program, &id.name)),
+                    _ => None,
+                };
+                let help = match (self.handler_slot(), given) {
+                    (Some(event), Some(given)) => handler_help(event, given),
+                    _ => LITERAL_HELP.to_owned(),
                 };
                 self.error(span, message, &help);
                 return None;
@@ -901,12 +929,6 @@ impl<'x, 'a> Reader<'x, 'a> {
             None => rest,
         };
         (!event.is_empty() && !event.contains(['.', '['])).then_some(event)
-    }
-
-    /// The module a name written as the value is imported from.
-    fn imported_from(&self, expr: &Expression<'a>) -> Option<&'a str> {
-        let Expression::Identifier(id) = expr else { return None };
-        import_source(self.program, id.name.as_str())?.module()
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -995,7 +1017,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 (_, _, true) => Some((
                     format!("shorthand property `{name}` refers to a variable"),
                     match self.handler_slot() {
-                        Some(event) => handler_help(event, import_source(self.program, name).and_then(Origin::module)),
+                        Some(event) => handler_help(event, Given::name(self.program, name)),
                         None => format!(
                             "write the value inline: `{name}: ...`; agent-bundle reads this file statically and never \
                              executes it"
@@ -1665,18 +1687,23 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         assert_eq!(e.help, "omit the key instead");
         let e = single(&wrap("targets: [undefined]"));
         assert_eq!(e.help, "remove the element instead");
-        // A handler written as a function or a name says to name its module.
+        // A handler written as a function or a default import says to name its module; a
+        // named import or a variable (an entry, perhaps) to write the hook in the config.
         let module = "a handler is the path of its module, which the build compiles: ";
-        for (body, example) in [
-            ("hooks: { stop: () => {} }", "`stop: './src/hooks/stop.ts'`, whose module default-exports the function"),
-            ("hooks: { stop: [{ handler: function () {} }] }", "`stop: './src/hooks/stop.ts'`, whose module"),
-            ("hooks: { stop }", "`stop: './src/hooks/stop'` with the module's extension"),
-            ("hooks: { stop: [check] }", "`stop: './lib/check'` with the module's extension"),
+        for (body, help) in [
+            (
+                "hooks: { stop: () => {} }",
+                format!("{module}`stop: './src/hooks/stop.ts'`, whose module default-exports"),
+            ),
+            ("hooks: { stop: [{ handler: function () {} }] }", format!("{module}`stop: './src/hooks/stop.ts'`")),
+            ("hooks: { stop }", format!("{module}`stop: './src/hooks/stop'`, with the module's extension")),
+            ("hooks: { stop: [check] }", format!("{module}`stop: './lib/check'`, with the module's extension")),
+            ("hooks: { stop: [named] }", "write the hook here: its handler module's path".to_owned()),
+            ("hooks: { stop: entry }", "write the hook here: its handler module's path".to_owned()),
         ] {
-            let source =
-                format!("import stop from './src/hooks/stop';\nimport check from './lib/check';\n{}", wrap(body));
-            let e = single(&source);
-            assert!(e.help.starts_with(&format!("{module}{example}")), "{body}: {}", e.help);
+            let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n";
+            let e = single(&format!("{imports}const entry = {{ handler: './h.ts' }};\n{}", wrap(body)));
+            assert!(e.help.starts_with(&help), "{body}: {}", e.help);
         }
         // Elsewhere in `hooks` (a tool selector) it is any literal.
         let e = single(&wrap("hooks: { beforeTool: { handler: './a.ts', tools: [tool] } }"));

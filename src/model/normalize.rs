@@ -157,7 +157,13 @@ pub fn normalize(
         }
     }
     let mut hooks: Vec<Hook> = Vec::new();
-    // Where each hook was first declared, in `hooks`, by what it runs as.
+    // The hosts a hook reaches as the config declares them, whatever `--target` narrows to:
+    // a duplicate is one in the config, not in a build of some of its hosts.
+    let declared: Vec<Target> = match &config.targets {
+        Some(items) => items.iter().filter_map(|item| Target::parse(&item.value)).collect(),
+        None => Vec::new(),
+    };
+    // Where each hook was first declared, in `hooks`, by what it runs as on each host.
     let mut first_of: HashMap<String, usize> = HashMap::new();
     // Those with errors of their own: what set two apart may be what was refused (a timeout).
     let mut refused = HashSet::new();
@@ -166,29 +172,37 @@ pub fn normalize(
         let Some(hook) = cx.hook(declaration, &payloads) else {
             continue;
         };
-        let runs_as = runs_as(&hook, &targets);
+        let runs_as = runs_as(&hook, &declared);
         if declaration.refused || cx.errors > errors {
-            refused.insert(runs_as.clone());
+            refused.extend(runs_as.iter().map(|(_, key)| key.clone()));
         }
-        if let Some(first) = first_of.get(&runs_as).map(|&at| &hooks[at]).filter(|_| !refused.contains(&runs_as)) {
+        let twice = runs_as.iter().find_map(|(host, key)| {
+            let first = &hooks[*first_of.get(key)?];
+            (!refused.contains(key)).then_some((first, host))
+        });
+        if let Some((first, host)) = twice {
             let (first_at, at) = (&first.config_path, &hook.config_path);
-            let message = if first.id == hook.id {
-                format!("hook `{}` is declared twice ({first_at} and {at})", hook.name)
-            } else {
-                format!(
-                    "hook `{}` is hook `{}` declared again ({first_at} and {at}): its `tools` or `targets` differ \
-                     only in order, or in naming the config's own targets",
-                    hook.name, first.name
-                )
+            let message = match host {
+                _ if first.id == hook.id => format!("hook `{}` is declared twice ({first_at} and {at})", hook.name),
+                Some(host) => format!(
+                    "hook `{}` runs as hook `{}` does on {} ({first_at} and {at}): the same handler, event, tools, \
+                     timeout and args",
+                    hook.name,
+                    first.name,
+                    host.as_str()
+                ),
+                None => format!("hook `{}` is hook `{}` declared again ({first_at} and {at})", hook.name, first.name),
             };
             cx.push(
                 Diagnostic::error(Code::DuplicateHook, message)
                     .at_path(&hook.config_path)
-                    .with_help("remove one declaration: identical declarations would run the handler twice"),
+                    .with_help("remove one declaration, or keep their hosts apart: the handler would run twice"),
             );
             continue;
         }
-        first_of.entry(runs_as).or_insert(hooks.len());
+        for (_, key) in runs_as {
+            first_of.entry(key).or_insert(hooks.len());
+        }
         hooks.push(hook);
     }
     if targets_from != TargetSource::Cli {
@@ -806,17 +820,19 @@ fn route_hook(route: &Route) -> Hook {
     }
 }
 
-/// What `hook` runs as on the `selected` hosts, whatever order its `tools` and `targets` are
-/// written in, and whether its `targets` names the config's own: two hooks alike in it run
-/// the handler twice on each host.
-fn runs_as(hook: &Hook, selected: &[Target]) -> String {
+/// What `hook` runs as on each of the `declared` hosts it reaches, whatever order its
+/// `tools` and `targets` are written in: two hooks alike on a host run the handler twice
+/// there. One that reaches none of them is told apart by its own `targets` (no host).
+fn runs_as(hook: &Hook, declared: &[Target]) -> Vec<(Option<Target>, String)> {
     let mut tools: Vec<String> = hook.tools.iter().map(ToolSelector::to_text).collect();
     tools.sort();
-    let hosts: Vec<&Target> =
-        selected.iter().filter(|target| hook.targets.as_ref().is_none_or(|own| own.contains(target))).collect();
-    // (One that reaches no selected host is told apart by its own.)
-    let hosts = if hosts.is_empty() { format!("{:?}", hook.targets) } else { format!("{hosts:?}") };
-    format!("{:?} {:?} {hosts} {tools:?} {:?} {:?}", hook.trigger, hook.handler, hook.timeout, hook.args)
+    let what = format!("{:?} {:?} {tools:?} {:?} {:?}", hook.trigger, hook.handler, hook.timeout, hook.args);
+    // (Portable runs no hooks.)
+    let reaches =
+        |target: &&Target| **target != Target::Portable && hook.targets.as_ref().is_none_or(|own| own.contains(target));
+    let hosts: Vec<(Option<Target>, String)> =
+        declared.iter().filter(reaches).map(|&host| (Some(host), format!("{host:?} {what}"))).collect();
+    if hosts.is_empty() { vec![(None, format!("{:?} {what}", hook.targets))] } else { hosts }
 }
 
 #[cfg(test)]

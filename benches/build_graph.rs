@@ -171,8 +171,13 @@ fn generate(dir: &Path, plugins: usize, hooks: usize, shared: bool) {
             std::fs::write(
                 root.join(format!("src/hooks/h{h:02}.ts")),
                 format!(
-                    "import {{ RULES }} from './lib/rules.js';\nimport {{ log }} from '{log_import}';\n\ninterface Event {{ toolName?: string; toolInput?: {{ command?: string }} }}\n\nexport default (event: Event) => {{\n  const command = event.toolInput?.command ?? '';\n  log(`h{h:02} ${{event.toolName}}`);\n  const rule = RULES.find((r) => r.pattern.test(command));\n  return rule && {} ? {{ outcome: 'deny' as const, reason: rule.reason }} : undefined;\n}};\n",
-                    if h < hooks / 2 { "true" } else { "false" }
+                    "import {{ RULES }} from './lib/rules.js';\nimport {{ log }} from '{log_import}';\n\ninterface Event {{ toolName?: string; toolInput?: {{ command?: string }} }}\n\nexport default (event: Event) => {{\n  const command = event.toolInput?.command ?? '';\n  log(`h{h:02} ${{event.toolName}}`);\n  const rule = RULES.find((r) => r.pattern.test(command));\n  return rule ? {} : undefined;\n}};\n",
+                    // (A tool's `afterTool` hook cannot deny: it says why instead.)
+                    if h < hooks / 2 {
+                        "{ outcome: 'deny' as const, reason: rule.reason }"
+                    } else {
+                        "{ additionalContext: rule.reason }"
+                    }
                 ),
             )
             .unwrap();

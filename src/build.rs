@@ -635,6 +635,12 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
         helps.push(format!("{root} holds one: build there, or pass --root {root}"));
     }
     helps.extend(workspace_help(&options.root, &found.projects));
+    if let Some(config) = found.misnamed_configs.first() {
+        // (The config names read are at the root: none of them is there.)
+        helps.push(format!(
+            "rename `{config}`: a config is agent-bundle.config.ts, .mts, .js or .mjs (an ES module, read as written)"
+        ));
+    }
     if let Some(config) = found.other_configs.first() {
         helps.push(format!("if `{config}` is the config, pass --config {config}"));
     }

@@ -1071,6 +1071,9 @@ pub struct MissingConfig {
     /// The root's files that look like a config of another name and mention agent-bundle
     /// (`plugin.config.ts`), sorted.
     pub other_configs: Vec<String>,
+    /// The root's files named as the config is but for an extension no config has
+    /// (`agent-bundle.config.cts`), sorted.
+    pub misnamed_configs: Vec<String>,
 }
 
 /// `None` when `root` holds a config of one of `names` the walk would read; otherwise what
@@ -1092,17 +1095,18 @@ pub fn missing_config(root: &Path, names: &[&str], look_around: bool) -> Option<
         let holds_known_config = |dir: &Path| {
             names.iter().any(|name| fs::symlink_metadata(dir.join(name)).is_ok_and(|metadata| metadata.is_file()))
         };
-        (found.projects, found.other_configs) = configs_nearby(root, &holds_known_config);
+        (found.projects, found.other_configs, found.misnamed_configs) = configs_nearby(root, &holds_known_config);
     }
     Some(found)
 }
 
 /// What a root without a config of the usual names holds that a build may mean: projects in
 /// its folders (a workspace), and configs of other names (`--config`). One listing of it.
-fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<String>, Vec<String>) {
+fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<String>, Vec<String>, Vec<String>) {
     let Ok(entries) = fs::read_dir(root) else { return Default::default() };
     let mut projects = Vec::new();
     let mut other_configs = Vec::new();
+    let mut misnamed = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         match entry.file_type() {
@@ -1110,6 +1114,7 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<Str
             Ok(kind) if kind.is_dir() && !is_skipped_dir(&entry.file_name()) && holds_config(&entry.path()) => {
                 projects.push(name)
             }
+            Ok(kind) if kind.is_file() && name.starts_with("agent-bundle.config.") => misnamed.push(name),
             Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
                 other_configs.push(name)
             }
@@ -1118,7 +1123,8 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<Str
     }
     projects.sort_unstable();
     other_configs.sort_unstable();
-    (projects, other_configs)
+    misnamed.sort_unstable();
+    (projects, other_configs, misnamed)
 }
 
 /// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`): of

@@ -731,6 +731,11 @@ fn a_project_without_a_config_is_a_clear_error() {
         dir.path().display()
     );
     assert_eq!(help, format!("{workspace}; or if `plugin.config.ts` is the config, pass --config plugin.config.ts"));
+    // A config of an extension no config has is named, with the ones that are.
+    let dir = project(&[("agent-bundle.config.cts", config)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let help = report["diagnostics"][0]["help"].as_str().unwrap();
+    assert!(help.starts_with("rename `agent-bundle.config.cts`: a config is agent-bundle.config.ts, .mts"), "{help}");
 }
 
 #[test]

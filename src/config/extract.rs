@@ -1165,7 +1165,14 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError
         span: crate::source::oxc_span(diagnostic),
         path: String::new(),
         message: diagnostic.message.to_string(),
-        help: diagnostic.help.as_deref().unwrap_or_default().to_string(),
+        help: match diagnostic.help.as_deref() {
+            Some(help) => help.to_owned(),
+            // (Where the parser says no more, its most frequent cause in a config.)
+            None if diagnostic.message.starts_with("Expected `,`") => {
+                "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
+            }
+            None => String::new(),
+        },
     };
     diagnostics.errors().map(error).collect()
 }
@@ -1826,6 +1833,9 @@ export default defineConfig({
         let out = extract("agent-bundle.config.js", "export default { a: 1 } as const;", ExtractTarget::DefaultExport);
         assert!(out.errors.iter().all(|e| e.kind == ExtractErrorKind::Syntax));
         assert!(!out.errors.is_empty());
+        // A missing comma, found at the next key, asks whether one is missing.
+        let out = extract(CONFIG, "export default {\n  a: 1\n  b: 2,\n};", ExtractTarget::DefaultExport);
+        assert!(out.errors[0].help.starts_with("is a `,` missing"), "{:?}", out.errors);
     }
 
     #[test]

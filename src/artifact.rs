@@ -490,7 +490,13 @@ pub fn simulate(
     // what comes before it reached the host's stdout past the wrapper (`fs.writeSync(1, …)`,
     // a child with inherited stdio), with a line break or without.
     let stdout = stdout.trim_end();
-    let (before, last) = stdout.rfind(r#"{"nativeInput":"#).map_or(("", stdout), |at| stdout.split_at(at));
+    // (The first such object that is all that follows: one written before it is followed by
+    // the report, and one inside the report, by the report's end.)
+    let report_at = stdout
+        .match_indices(r#"{"nativeInput":"#)
+        .map(|(at, _)| at)
+        .find(|&at| serde_json::from_str::<serde::de::IgnoredAny>(&stdout[at..]).is_ok());
+    let (before, last) = report_at.map_or(("", stdout), |at| stdout.split_at(at));
     let Ok(report) = serde_json::from_str::<serde_json::Value>(last) else {
         let failure = format!("the wrapper gave no answer the simulator can read: it printed {}", excerpt(stdout));
         return Ok(failed(failure, stderr, status.code()));

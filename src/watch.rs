@@ -64,8 +64,9 @@ pub struct WatchBuild<'a> {
     pub output: io::Result<BuildOutput>,
     /// Whether this is the session's first build of the project (it reads everything).
     pub initial: bool,
-    /// Project-relative inputs whose content changed since the last build that could read
-    /// and publish the project (empty for the first build, and for one that could not).
+    /// Project-relative inputs whose content changed since the last build that reported
+    /// (empty for the first build, for one that could not read or publish the project, and
+    /// for one with nothing to say).
     pub changed: Vec<String>,
     /// Whether an artifact is in place at the end of the build: what a failed build keeps.
     pub artifact_in_place: bool,
@@ -79,7 +80,11 @@ pub struct WatchBuild<'a> {
     pub unread_changed: bool,
     /// How many queries salsa executed (the rest were reused).
     pub queries_executed: usize,
-    /// Whether the build has nothing to say (see [`WatchBuild::has_nothing_to_say`]).
+    /// Whether the build has nothing to say: what changed is read by no stage (no query ran
+    /// again), nothing was published, and it says what the build before it said (see
+    /// [`Session::said`]), a failure too. Saying so would be a change too, where the
+    /// session's output goes into the project (through `tee`), and start build after build.
+    /// (What it read is left for the next build that speaks to report.)
     pub nothing_to_say: bool,
     pub elapsed: Duration,
 }
@@ -90,11 +95,7 @@ impl WatchBuild<'_> {
         self.output.as_ref().ok()?.published.as_ref()
     }
 
-    /// Whether the build has nothing to say: what changed is read by no stage (no query ran
-    /// again), nothing was published, and it says what the build before it said (see
-    /// [`Session::said`]), a failure too. Saying so would be a change too, where the
-    /// session's output goes into the project (through `tee`), and start build after build.
-    /// (What it read is left for the next build that speaks to report.)
+    /// Whether the build has nothing to say ([`WatchBuild::nothing_to_say`]).
     pub fn has_nothing_to_say(&self) -> bool {
         self.nothing_to_say
     }
@@ -425,8 +426,8 @@ struct Session {
     /// output goes to.
     exclude: Vec<PathBuf>,
     log: Arc<Mutex<Vec<String>>>,
-    /// Inputs that changed in builds that could not read or publish the project: the next
-    /// build that can reports them.
+    /// Inputs that changed in builds that could not read or publish the project, or had
+    /// nothing to say: the next build that reports reports them.
     unreported: BTreeSet<String>,
     /// What the last build left to stamp, and the artifact it published, when it published
     /// without an error.

@@ -418,19 +418,35 @@ fn duplicate_hooks() {
     expect_one(&config(&reordered, "['claude']"), &[], "AB4101", "hooks.beforeTool[1]", "");
     let own_targets = format!("{{ stop: [{}, {}] }}", entry(""), entry(", targets: ['codex', 'claude']"));
     expect_one(&config(&own_targets, "['claude', 'codex']"), &[], "AB4101", "hooks.stop[1]", "");
-    // One reaching a host the other reaches too runs twice there, whatever `--target` builds.
+    // One reaching a host the other reaches too runs twice there, whatever `--target` builds,
+    // a host the config does not name too; tools native to another host do not count.
     let shared_host = format!("{{ stop: [{}, {}] }}", entry(""), entry(", targets: ['claude']"));
-    let config_of = config(&shared_host, "['claude', 'codex']");
-    for narrowed in [&[][..], &["--target", "codex"][..]] {
+    let native = |second: &str| {
+        format!("{{ beforeTool: [{}, {}] }}", entry(", tools: ['claude:Bash', 'codex:Bash']"), entry(second))
+    };
+    let twice = [
+        (config(&shared_host, "['claude', 'codex']"), &[][..]),
+        (config(&shared_host, "['claude', 'codex']"), &["--target", "codex"][..]),
+        (config(&shared_host, "['codex']"), &["--target", "claude"][..]),
+        (config(&native(", tools: ['claude:Bash', 'codex:apply_patch']"), "['claude', 'codex']"), &[][..]),
+    ];
+    for (config_of, narrowed) in twice {
         let dir = project(&[("agent-bundle.config.ts", &config_of), ("src/hooks/h.ts", HANDLER)]);
         let (code, report) = build_json(dir.path(), narrowed);
         let said = &report["diagnostics"][0];
-        assert_eq!((code, &said["code"]), (1, &"AB4101".into()), "{narrowed:?}: {report:#}");
+        assert_eq!((code, &said["code"]), (1, &"AB4101".into()), "{config_of} {narrowed:?}: {report:#}");
         assert!(said["message"].as_str().unwrap().contains("does on claude"), "{report:#}");
     }
     let apart = format!("{{ stop: [{}, {}] }}", entry(", targets: ['claude']"), entry(", targets: ['codex']"));
     let unreached = format!("{{ stop: [{}, {}] }}", entry(", targets: ['cursor']"), entry(", targets: ['codex']"));
-    for (hooks, targets) in [(apart, "['claude', 'codex']"), (unreached, "['claude']")] {
+    let other_hosts_tools = format!(
+        "{{ beforeTool: [{}, {}] }}",
+        entry(", tools: ['codex:Bash']"),
+        entry(", tools: ['codex:apply_patch']")
+    );
+    for (hooks, targets) in
+        [(apart, "['claude', 'codex']"), (unreached, "['claude']"), (other_hosts_tools, "['claude', 'codex']")]
+    {
         let dir = project(&[("agent-bundle.config.ts", &config(&hooks, targets)), ("src/hooks/h.ts", HANDLER)]);
         let (_, report) = build_json(dir.path(), &[]);
         let codes: Vec<&str> =

@@ -499,6 +499,18 @@ fn a_handler_writing_to_the_hosts_stdout_fails_the_simulation_saying_so() {
     }
 }
 
+/// An input holding an object that begins as the simulator's report does is read as input.
+#[test]
+fn an_input_shaped_like_the_simulators_report_is_simulated() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let input = r#"{"sessionId":"s","transcriptPath":"/t","cwd":"/","toolName":"Bash","toolInput":{"command":"ls","nativeInput":{"a":1}},"toolUseId":"u"}"#;
+    let output = support::simulate(dir.path(), "claude", "before-tool-deny-dangerous", input, &["--json"]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((output.status.code(), &report["ok"]), (Some(0), &Value::Bool(true)), "{report:#}");
+    assert_eq!(report["nativeInput"]["tool_input"]["nativeInput"]["a"], 1, "{report:#}");
+}
+
 /// A simulated hook that fails after printing: the error is the runtime's message, and what
 /// the handler printed (its log goes to stderr, stdout being the host's) comes after it, set
 /// apart, never taken for the error.

@@ -120,7 +120,12 @@ impl Rendering<'_> {
             (renders.ask.map(|approved| approved.at), rules.ask, "asks the user"),
         ];
         // (An allow or ask where the event takes none is no outcome of its at all.)
-        let outcomes = if rules.deny { "`continue` and `deny`" } else { "`continue` alone" };
+        let taken = [(true, "`continue`"), (rules.deny, "`deny`"), (rules.allow, "`allow`"), (rules.ask, "`ask`")];
+        let taken: Vec<&str> = taken.into_iter().filter_map(|(taken, outcome)| taken.then_some(outcome)).collect();
+        let outcomes = match taken.as_slice() {
+            [only] => format!("{only} alone"),
+            _ => and_list(&taken),
+        };
         for (at, what) in results.into_iter().filter_map(|(at, taken, what)| Some((at?, what)).filter(|_| !taken)) {
             let message = format!("{subject} {verb} {result} that {what}{via}, which {family} never takes");
             let help = match what {

@@ -450,10 +450,12 @@ impl<'s> Checker<'s> {
         }
     }
 
-    /// Whether a member of this name says which host the module runs for: a route's
-    /// `canonical.provenance`, a handler's `context.host` or `context.nativeEvent`.
-    fn reads_host(&self, name: &str) -> bool {
-        if self.renders_routes { name == "provenance" } else { matches!(name, "host" | "nativeEvent") }
+    /// Whether a member of this name, of a plain name's object (`of_name`: `context.host`,
+    /// not `new URL(…).host`), says which host the module runs for: a route's
+    /// `canonical.provenance`, a handler's `context.host` or `context.nativeEvent` (a module
+    /// outside `src/events/` may be either's, or a component a route renders).
+    fn reads_host(&self, name: &str, of_name: bool) -> bool {
+        name == "provenance" || (!self.renders_routes && of_name && matches!(name, "host" | "nativeEvent"))
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -797,14 +799,16 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.renders.reads_host |= self.reads_host(&it.property.name);
+        let of_name = matches!(it.object.get_inner_expression(), Expression::Identifier(_));
+        self.renders.reads_host |= self.reads_host(&it.property.name, of_name);
         walk::walk_static_member_expression(self, it);
     }
 
     /// `context['host']`, as `context.host` is.
     fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
         if let Expression::StringLiteral(name) = it.expression.get_inner_expression() {
-            self.renders.reads_host |= self.reads_host(&name.value);
+            let of_name = matches!(it.object.get_inner_expression(), Expression::Identifier(_));
+            self.renders.reads_host |= self.reads_host(&name.value, of_name);
         }
         walk::walk_computed_member_expression(self, it);
     }
@@ -812,7 +816,7 @@ impl<'a> Visit<'a> for Checker<'_> {
     /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
     /// of the provenance as a `.provenance` is (and `const { host } = context` as `.host`).
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name));
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name, true));
         walk::walk_binding_property(self, it);
     }
 

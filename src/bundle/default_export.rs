@@ -21,38 +21,44 @@ use super::transpile::Span;
 /// Records what the result `object` asks of its host: a decision (`outcome: 'deny'`,
 /// `'allow'`, `'ask'`, or one no host knows), a deny with no reason, a new tool input
 /// (`updatedInput` written out as an object or array; one passed on, `undefined` perhaps, may
-/// ask for nothing), a reason with no decision. An object with a spread or a computed key may
-/// hold anything: nothing is recorded of it.
+/// ask for nothing), a reason with no decision. What a spread or a computed key may give is
+/// not known: only the fields written after the last of them are, and no field is known to
+/// be absent.
 pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>) {
-    let Some(properties) = written_out(object) else { return };
-    let given = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
-    let gives = |key: &str| given(key).is_some();
-    let outcome = given("outcome").map(|property| property.value.get_inner_expression());
-    let decides = match outcome {
-        None => false,
+    let written = Written::of(object);
+    let decides = match written.given("outcome").map(|property| property.value.get_inner_expression()) {
+        None => !written.whole,
         Some(Expression::StringLiteral(outcome)) => outcome.value != "continue",
         // (Computed: it may decide.)
         Some(_) => true,
     };
-    if let Some(reason) = given("reason").filter(|_| !decides) {
+    if let Some(reason) = written.given("reason").filter(|_| !decides) {
         renders.stray_reason.get_or_insert(reason.span.into());
     }
-    let Some(property) = given("outcome") else { return record_rewrite(renders, given("updatedInput")) };
-    record_rewrite(renders, given("updatedInput"));
+    let rewrite = written.given("updatedInput");
+    let written_out = |property: &&ObjectProperty<'_>| {
+        matches!(
+            property.value.get_inner_expression(),
+            Expression::ObjectExpression(_) | Expression::ArrayExpression(_)
+        )
+    };
+    if let Some(property) = rewrite.filter(written_out) {
+        renders.rewrite.get_or_insert(property.span.into());
+    }
+    let Some(property) = written.given("outcome") else { return };
     let Expression::StringLiteral(outcome) = property.value.get_inner_expression() else { return };
     let at = property.span.into();
-    let approved = || Approved { at, reason: gives("reason"), rewrite: gives("updatedInput") };
+    let reason = written.given("reason");
+    let approved = || Approved { at, reason: reason.is_some(), rewrite: rewrite.is_some() };
     match outcome.value.as_str() {
         "deny" => {
             renders.deny.get_or_insert(at);
-            if gives("updatedInput") {
+            if rewrite.is_some() {
                 renders.deny_rewrite.get_or_insert(at);
             }
             // (A reason held in a variable may be anything.)
-            let no_reason = given("reason").is_none_or(|reason| {
-                matches!(reason.value.get_inner_expression(), Expression::StringLiteral(text) if text.value.trim().is_empty())
-            });
-            if no_reason {
+            let empty = |reason: &ObjectProperty<'_>| matches!(reason.value.get_inner_expression(), Expression::StringLiteral(text) if text.value.trim().is_empty());
+            if reason.map_or(written.whole, empty) {
                 renders.deny_without_reason.get_or_insert(at);
             }
         }
@@ -63,31 +69,47 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
     }
 }
 
-/// A new tool input written out (an object or array).
-fn record_rewrite(renders: &mut Renders, input: Option<&&ObjectProperty<'_>>) {
-    let written = |property: &&&ObjectProperty<'_>| {
-        matches!(
-            property.value.get_inner_expression(),
-            Expression::ObjectExpression(_) | Expression::ArrayExpression(_)
-        )
-    };
-    if let Some(property) = input.filter(written) {
-        renders.rewrite.get_or_insert(property.span.into());
-    }
+/// The fields of a result object as written: those after its last spread or computed key
+/// (which may give any field, and which a later field overrides), without those holding
+/// `undefined` (absent, as in JSON), and whether they are all it has.
+struct Written<'b, 'a> {
+    fields: Vec<&'b ObjectProperty<'a>>,
+    whole: bool,
 }
 
-/// The properties of `object`, if each is written with its name, without those holding
-/// `undefined` (absent, as in JSON); `None` where a spread or a computed key may give any.
-fn written_out<'b, 'a>(object: &'b ObjectExpression<'a>) -> Option<Vec<&'b ObjectProperty<'a>>> {
-    let mut properties = Vec::new();
-    for property in &object.properties {
-        let property = property.as_property()?;
-        property.key.static_name()?;
-        if !is_undefined(&property.value) {
-            properties.push(property);
+impl<'b, 'a> Written<'b, 'a> {
+    fn of(object: &'b ObjectExpression<'a>) -> Written<'b, 'a> {
+        let mut written = Written { fields: Vec::new(), whole: true };
+        for property in &object.properties {
+            match property.as_property().filter(|property| property.key.static_name().is_some()) {
+                Some(property) => {
+                    // (A field written again replaces the earlier one.)
+                    written.fields.retain(|field| field.key.static_name() != property.key.static_name());
+                    if !is_undefined(&property.value) {
+                        written.fields.push(property);
+                    }
+                }
+                None => {
+                    written.fields.clear();
+                    written.whole = false;
+                }
+            }
+        }
+        written
+    }
+
+    fn given(&self, key: &str) -> Option<&'b ObjectProperty<'a>> {
+        self.fields.iter().copied().find(|property| property.key.static_name().as_deref() == Some(key))
+    }
+
+    /// Whether it surely does not deny: its outcome is written, and no deny, or it has none.
+    fn surely_no_deny(&self) -> bool {
+        match self.given("outcome").map(|outcome| outcome.value.get_inner_expression()) {
+            Some(Expression::StringLiteral(outcome)) => outcome.value != "deny",
+            Some(_) => false,
+            None => self.whole,
         }
     }
-    Some(properties)
 }
 
 /// `undefined`, or `void 0`.
@@ -177,7 +199,7 @@ enum TopLevel<'b, 'a> {
 fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option<DefaultExport<'b, 'a>> {
     let named = |name: &IdentifierReference<'_>| {
         let symbol = scoping.get_reference(name.reference_id()).symbol_id()?;
-        Some(DefaultExport { value: top_level(program, symbol)?, named: Some(name.span.into()) })
+        Some(DefaultExport { value: top_level(program, scoping, symbol)?, named: Some(name.span.into()) })
     };
     program.body.iter().filter_map(Statement::as_module_declaration).find_map(|declaration| match declaration {
         ModuleDeclaration::ExportDefaultDeclaration(export) => match &export.declaration {
@@ -205,9 +227,11 @@ fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option
 }
 
 /// What the top-level declaration of `symbol` gives: `function f() {}` (its implementation,
-/// not an overload's signature), `class C {}`, or a `const`'s value (`const f = (…) => …`,
-/// typed, parenthesized or asserted as it may be; a `let` or `var` may be given another).
-fn top_level<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Option<TopLevel<'b, 'a>> {
+/// not an overload's signature), `class C {}`, or a variable's value (`const f = (…) => …`,
+/// typed, parenthesized or asserted as it may be), a `let` or `var` only where nothing
+/// assigns it another.
+fn top_level<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping, symbol: SymbolId) -> Option<TopLevel<'b, 'a>> {
+    let assigned_again = || scoping.get_resolved_references(symbol).any(|reference| reference.is_write());
     let declared = |declaration: &'b Declaration<'a>| match declaration {
         Declaration::FunctionDeclaration(function) if function.body.is_some() => {
             function.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Function(function))
@@ -215,7 +239,9 @@ fn top_level<'b, 'a>(program: &'b Program<'a>, symbol: SymbolId) -> Option<TopLe
         Declaration::ClassDeclaration(class) => {
             class.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Class)
         }
-        Declaration::VariableDeclaration(variables) if variables.kind == VariableDeclarationKind::Const => {
+        Declaration::VariableDeclaration(variables)
+            if variables.kind == VariableDeclarationKind::Const || !assigned_again() =>
+        {
             variables.declarations.iter().find_map(|declarator| {
                 let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
                 (id.symbol_id.get() == Some(symbol)).then_some(())?;
@@ -277,12 +303,8 @@ impl Returns {
     /// `additionalContext` written as text (a variable or call may hold `undefined`, and empty
     /// text is none), but beside a deny, which is answered without it where it has no place.
     fn context(&mut self, object: &ObjectExpression<'_>) {
-        let Some(properties) = written_out(object) else { return };
-        let named = |key: &str| properties.iter().find(|property| property.key.static_name().as_deref() == Some(key));
-        let denies = named("outcome").is_some_and(
-            |outcome| matches!(outcome.value.get_inner_expression(), Expression::StringLiteral(text) if text.value == "deny"),
-        );
-        let text = named("additionalContext").filter(|property| match property.value.get_inner_expression() {
+        let written = Written::of(object);
+        let text = written.given("additionalContext").filter(|property| match property.value.get_inner_expression() {
             Expression::StringLiteral(text) => !text.value.is_empty(),
             Expression::TemplateLiteral(text) => {
                 !text.is_no_substitution_template() || text.quasis.iter().any(|q| !q.value.raw.is_empty())
@@ -290,7 +312,7 @@ impl Returns {
             Expression::BinaryExpression(_) => true,
             _ => false,
         });
-        if let Some(property) = text.filter(|_| !denies) {
+        if let Some(property) = text.filter(|_| written.surely_no_deny()) {
             self.0.context.get_or_insert(property.span.into());
         }
     }
@@ -372,14 +394,24 @@ mod tests {
             // A spread or a computed key may give any field.
             "const block = { outcome: 'deny' } as const;\nexport default () => ({ ...block, reason: 'r' });",
             "const key = 'outcome';\nexport default () => ({ [key]: 'deny', reason: 'r' });",
-            // `undefined` is absent; empty context, or context beside a deny, fails no run.
-            "export default () => ({ additionalContext: 'x'.repeat(0) ? 'y' : '', reason: undefined });",
-            "export default () => ({ additionalContext: '' });",
+            // `undefined` is absent; empty context fails no run.
+            "export default () => ({ reason: undefined, outcome: void 0 });",
+            // What a spread after it may replace is not known.
+            "const more = {};\nexport default () => ({ outcome: 'deny', reason: 'r', ...more });",
+            "export default () => ({ additionalContext: '', reason: undefined });",
             // A `let` may be given another function; an overload's signature has no body.
             "let h = () => ({ outcome: 'deny', reason: 'r' });\nh = () => undefined;\nexport default h;",
         ] {
             assert_eq!(returns(source), none, "{source}");
         }
+        // What is written after a spread is known, though what is absent is not.
+        let after = "const base = {};\nexport default () => ({ ...base, outcome: 'deny' });";
+        assert_eq!(returns(after), [Some("outcome: 'deny'".to_owned()), None, None, None]);
+        assert_eq!(
+            transpile("src/hooks/h.ts", after).returns.deny_without_reason,
+            None,
+            "the spread may give the reason"
+        );
         let beside = transpile(
             "src/hooks/h.ts",
             "export default () => ({ outcome: 'deny', reason: 'r', additionalContext: 'x' });",

@@ -125,15 +125,21 @@ pub struct Extracted {
 
 const LITERAL_HELP: &str = "write a literal value: agent-bundle reads this file statically and never executes it";
 
-/// What to write for the hook of `event`, given as a value the build does not run.
-fn handler_help(event: &str, given: Given<'_>) -> String {
+/// What to write for the hook of `event` (its `handler`, `in_entry`), given as a value the
+/// build does not run.
+fn handler_help(event: &str, in_entry: bool, given: Given<'_>) -> String {
+    let key = if in_entry { "handler" } else { event };
     match given {
+        Given::Name if in_entry => format!(
+            "write the handler's module path here: `handler: './src/hooks/{event}.ts'`; agent-bundle reads this file \
+             statically and never executes it"
+        ),
         Given::Function => format!(
-            "a handler is the path of its module, which the build compiles: `{event}: './src/hooks/{event}.ts'`, \
+            "a handler is the path of its module, which the build compiles: `{key}: './src/hooks/{event}.ts'`, \
              whose module default-exports the function"
         ),
         Given::DefaultImport(source) => format!(
-            "a handler is the path of its module, which the build compiles: `{event}: '{source}'`, with the module's \
+            "a handler is the path of its module, which the build compiles: `{key}: '{source}'`, with the module's \
              extension"
         ),
         Given::Name => format!(
@@ -155,12 +161,14 @@ enum Given<'a> {
 }
 
 impl<'a> Given<'a> {
-    /// What the binding `name` of `program` is, as a hook.
+    /// What the binding `name` of `program` is, as a hook: a function it declares is one.
     fn name(program: &Program<'a>, name: &str) -> Given<'a> {
+        let function = |statement: &Statement<'_>| matches!(statement, Statement::FunctionDeclaration(function) if function.id.as_ref().is_some_and(|id| id.name == name));
         match import_of(program, name) {
             Some((Origin::Module(source), ImportDeclarationSpecifier::ImportDefaultSpecifier(_))) => {
                 Given::DefaultImport(source)
             }
+            None if program.body.iter().any(function) => Given::Function,
             _ => Given::Name,
         }
     }
@@ -907,7 +915,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     _ => None,
                 };
                 let help = match (self.handler_slot(), given) {
-                    (Some(event), Some(given)) => handler_help(event, given),
+                    (Some((event, in_entry)), Some(given)) => handler_help(event, in_entry, given),
                     _ => LITERAL_HELP.to_owned(),
                 };
                 self.error(span, message, &help);
@@ -918,17 +926,17 @@ impl<'x, 'a> Reader<'x, 'a> {
     }
 
     /// The event whose handler the value being read is (`hooks.stop`, `hooks.stop[1]`,
-    /// `hooks.stop.handler`), if it is one.
-    fn handler_slot(&self) -> Option<&str> {
+    /// `hooks.stop.handler`), if it is one, and whether it is an entry's `handler`.
+    fn handler_slot(&self) -> Option<(&str, bool)> {
         let rest = self.path.strip_prefix("hooks.")?;
-        let rest = rest.strip_suffix(".handler").unwrap_or(rest);
+        let (rest, in_entry) = rest.strip_suffix(".handler").map_or((rest, false), |rest| (rest, true));
         let event = match rest.split_once('[') {
             Some((event, index)) => {
                 index.strip_suffix(']').filter(|n| n.bytes().all(|b| b.is_ascii_digit())).map(|_| event)?
             }
             None => rest,
         };
-        (!event.is_empty() && !event.contains(['.', '['])).then_some(event)
+        (!event.is_empty() && !event.contains(['.', '['])).then_some((event, in_entry))
     }
 
     fn number(&mut self, value: f64, span: Span) -> Option<serde_json::Number> {
@@ -1017,7 +1025,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                 (_, _, true) => Some((
                     format!("shorthand property `{name}` refers to a variable"),
                     match self.handler_slot() {
-                        Some(event) => handler_help(event, Given::name(self.program, name)),
+                        Some((event, in_entry)) => handler_help(event, in_entry, Given::name(self.program, name)),
                         None => format!(
                             "write the value inline: `{name}: ...`; agent-bundle reads this file statically and never \
                              executes it"
@@ -1702,14 +1710,17 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
                 "hooks: { stop: () => {} }",
                 format!("{module}`stop: './src/hooks/stop.ts'`, whose module default-exports"),
             ),
-            ("hooks: { stop: [{ handler: function () {} }] }", format!("{module}`stop: './src/hooks/stop.ts'`")),
+            ("hooks: { stop: [{ handler: function () {} }] }", format!("{module}`handler: './src/hooks/stop.ts'`")),
             ("hooks: { stop }", format!("{module}`stop: './src/hooks/stop'`, with the module's extension")),
             ("hooks: { stop: [check] }", format!("{module}`stop: './lib/check'`, with the module's extension")),
             ("hooks: { stop: [named] }", "write the hook here: its handler module's path".to_owned()),
             ("hooks: { stop: entry }", "write the hook here: its handler module's path".to_owned()),
+            ("hooks: { stop: { handler: path } }", "write the handler's module path here: `handler: '".to_owned()),
+            ("hooks: { stop: local }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
         ] {
             let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n";
-            let e = single(&format!("{imports}const entry = {{ handler: './h.ts' }};\n{}", wrap(body)));
+            let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n";
+            let e = single(&format!("{imports}{declared}{}", wrap(body)));
             assert!(e.help.starts_with(&help), "{body}: {}", e.help);
         }
         // Elsewhere in `hooks` (a tool selector) it is any literal.

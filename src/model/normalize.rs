@@ -157,12 +157,14 @@ pub fn normalize(
         }
     }
     let mut hooks: Vec<Hook> = Vec::new();
-    // The hosts a hook reaches as the config declares them, whatever `--target` narrows to:
-    // a duplicate is one in the config, not in a build of some of its hosts.
-    let declared: Vec<Target> = match &config.targets {
+    // The hosts a hook may reach: the config's, whatever `--target` narrows to (a duplicate
+    // is one in the config, not in a build of some of its hosts), and those `--target` adds.
+    let mut declared: Vec<Target> = match &config.targets {
         Some(items) => items.iter().filter_map(|item| Target::parse(&item.value)).collect(),
         None => Vec::new(),
     };
+    let added: Vec<Target> = targets.iter().copied().filter(|target| !declared.contains(target)).collect();
+    declared.extend(added);
     // Where each hook was first declared, in `hooks`, by what it runs as on each host.
     let mut first_of: HashMap<String, usize> = HashMap::new();
     // Those with errors of their own: what set two apart may be what was refused (a timeout).
@@ -824,15 +826,29 @@ fn route_hook(route: &Route) -> Hook {
 /// `tools` and `targets` are written in: two hooks alike on a host run the handler twice
 /// there. One that reaches none of them is told apart by its own `targets` (no host).
 fn runs_as(hook: &Hook, declared: &[Target]) -> Vec<(Option<Target>, String)> {
-    let mut tools: Vec<String> = hook.tools.iter().map(ToolSelector::to_text).collect();
-    tools.sort();
-    let what = format!("{:?} {:?} {tools:?} {:?} {:?}", hook.trigger, hook.handler, hook.timeout, hook.args);
-    // (Portable runs no hooks.)
-    let reaches =
-        |target: &&Target| **target != Target::Portable && hook.targets.as_ref().is_none_or(|own| own.contains(target));
-    let hosts: Vec<(Option<Target>, String)> =
-        declared.iter().filter(reaches).map(|&host| (Some(host), format!("{host:?} {what}"))).collect();
-    if hosts.is_empty() { vec![(None, format!("{:?} {what}", hook.targets))] } else { hosts }
+    // Its tools as `host` matches them: the canonical ones, and those native to it.
+    let tools_on = |host: Option<Target>| {
+        let on_host = |tool: &&ToolSelector| match tool {
+            ToolSelector::Native { target, .. } => host.is_none_or(|host| *target == host),
+            ToolSelector::Canonical(_) => true,
+        };
+        let mut tools: Vec<String> = hook.tools.iter().filter(on_host).map(ToolSelector::to_text).collect();
+        tools.sort();
+        tools
+    };
+    let what = |host: Option<Target>, tools: Vec<String>| {
+        format!("{host:?} {:?} {:?} {tools:?} {:?} {:?}", hook.trigger, hook.handler, hook.timeout, hook.args)
+    };
+    // (Portable runs no hooks; nor does a host none of a hook's tools are on.)
+    let mut hosts = Vec::new();
+    for &host in declared.iter().filter(|&&host| host != Target::Portable) {
+        let tools = tools_on(Some(host));
+        let reaches = hook.targets.as_ref().is_none_or(|own| own.contains(&host));
+        if reaches && (hook.tools.is_empty() || !tools.is_empty()) {
+            hosts.push((Some(host), what(Some(host), tools)));
+        }
+    }
+    if hosts.is_empty() { vec![(None, format!("{:?} {}", hook.targets, what(None, tools_on(None))))] } else { hosts }
 }
 
 #[cfg(test)]

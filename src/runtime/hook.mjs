@@ -647,7 +647,8 @@ export function checkResult(spec, value, note = () => {}) {
   }
   // Where the context has no place: the event's (for every host), or this host's.
   const noContext = !rules.context ? spec.event : !output.context ? `${spec.hostName} ${spec.nativeEvent}` : null;
-  if (additionalContext !== undefined && !rules.context && !denied) {
+  // (Empty text is no context, as for a host without the channel below.)
+  if (additionalContext && !rules.context && !denied) {
     fail(rules.deny || rules.rewrite ? `${noContext} takes no additionalContext` : rules.violation);
   }
   if (reason !== undefined && outcome === "continue") {

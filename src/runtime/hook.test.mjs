@@ -428,6 +428,11 @@ describe("projection", PARALLEL, () => {
     writes(r, { permission: "deny", user_message: "session c1", agent_message: "session c1" });
   });
 
+  test("empty context is none, where the event takes none too", async () => {
+    const r = await run({ spec: CLAUDE_STOP, input: fixture("claude-code-2.1.332", "Stop"), handler: `() => ({ additionalContext: "" })` });
+    writesNothing(r);
+  });
+
   test("a deny is answered without context the host has no place for, and that is said", async () => {
     const input = { hook_event_name: "preToolUse", conversation_id: "c1", tool_name: "Shell", tool_input: { command: "rm -rf /" } };
     const handler = `() => ({ outcome: "deny", reason: "no rm", additionalContext: "use trash" })`;

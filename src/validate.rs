@@ -228,9 +228,15 @@ fn check_host(
     let document_error = |file: &str, message: String| {
         Diagnostic::error(Code::HostDocument, message).in_file(file.to_owned()).for_host(target)
     };
+    // What the index says the host runs: hooks, and routes in the shared runtime.
+    let indexed: Vec<_> = manifest.hooks.iter().filter(|hook| hook.host == target).collect();
+    let shared = indexed.iter().any(|hook| hook.is_shared());
     match read_json(dir, manifest_path) {
         Err(message) => diagnostics.push(document_error(manifest_path, message)),
         Ok(manifest) => {
+            for problem in pointer_problems(table, &manifest, !indexed.is_empty(), shared) {
+                diagnostics.push(document_error(manifest_path, problem));
+            }
             if manifest["name"].as_str() != Some(plugin_name) {
                 diagnostics.push(document_error(
                     manifest_path,
@@ -249,9 +255,18 @@ fn check_host(
             }
         }
     }
-    check_mcp_document(dir, table, plugin_name, on_disk, diagnostics);
+    check_mcp_document(dir, table, plugin_name, on_disk, shared, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
+        if !indexed.is_empty() {
+            let message = format!(
+                "{} is missing: {} runs none of the {} hooks the manifest's hook index lists for it",
+                hooks.document_path,
+                table.display_name,
+                indexed.len()
+            );
+            diagnostics.push(document_error(hooks.document_path, message));
+        }
         return;
     }
     let document = match read_json(dir, hooks.document_path) {
@@ -282,19 +297,34 @@ fn check_host(
 
 /// The host's MCP document: `mcpServers` is an object, and its one server is the shared
 /// runtime a build registers, as it writes it.
+/// The host's MCP document holds the shared runtime as a build registers it, and nothing
+/// else; where the index runs routes in it (`shared`), it is there.
 fn check_mcp_document(
     dir: &Path,
     table: &HostTable,
     plugin_name: &str,
     on_disk: &BTreeSet<String>,
+    shared: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let Some(mcp) = &table.mcp else { return };
-    if !on_disk.contains(mcp.document_path) {
-        return;
-    }
     let error =
         |code, message: String| Diagnostic::error(code, message).in_file(mcp.document_path).for_host(table.target);
+    let runtime_missing = || {
+        format!(
+            "{} never starts the shared runtime the manifest's hook index runs routes in: its server `{}` is not \
+             registered",
+            table.display_name,
+            crate::hosts::runtime_server_name(plugin_name)
+        )
+    };
+    if !on_disk.contains(mcp.document_path) {
+        if shared {
+            diagnostics
+                .push(error(Code::HostDocument, format!("{} is missing: {}", mcp.document_path, runtime_missing())));
+        }
+        return;
+    }
     let document = match read_json(dir, mcp.document_path) {
         Ok(document) => document,
         Err(message) => return diagnostics.push(error(Code::HostDocument, message)),
@@ -313,6 +343,35 @@ fn check_mcp_document(
             ));
         }
     }
+    if shared && !servers.contains_key(&runtime.0) {
+        diagnostics.push(error(Code::HostDocument, runtime_missing()));
+    }
+}
+
+/// What is wrong with the pointers of the host's plugin `manifest` (a JSON document) to its
+/// hook and MCP documents: missing or elsewhere where the host finds them only so, while the
+/// index lists hooks for it (`hooks`) or routes in the shared runtime (`shared`); or one to a
+/// document the host loads by itself, which registers it twice.
+fn pointer_problems(table: &HostTable, manifest: &Value, hooks: bool, shared: bool) -> Vec<String> {
+    let mut problems = Vec::new();
+    let documents = [
+        ("hooks", table.hooks.as_ref().map(|h| (h.manifest_pointer, h.document_path)), hooks, "its hooks"),
+        ("mcpServers", table.mcp.as_ref().map(|m| (m.manifest_pointer, m.document_path)), shared, "the shared runtime"),
+    ];
+    for (key, document, wanted, what) in documents {
+        let Some((pointed_to, path)) = document else { continue };
+        let pointer = format!("./{path}");
+        let given = manifest[key].as_str();
+        if pointed_to && wanted && given != Some(pointer.as_str()) {
+            problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
+        } else if !pointed_to && given == Some(pointer.as_str()) {
+            problems.push(format!(
+                "`{key}` names {path}, which {} loads by itself: each of its entries would count twice",
+                table.display_name
+            ));
+        }
+    }
+    problems
 }
 
 /// The shared runtime starts for every host that forwards a route to it, in a private socket
@@ -420,7 +479,11 @@ impl std::fmt::Display for Registration {
         if let Some(matcher) = &self.matcher {
             write!(f, " (matcher `{matcher}`)")?;
         }
-        Ok(())
+        // (Compared too: two that differ by it alone must say how.)
+        match self.timeout {
+            Some(timeout) => write!(f, " (timeout {timeout} s)"),
+            None => write!(f, " (no timeout)"),
+        }
     }
 }
 

@@ -159,6 +159,45 @@ fn an_mcp_server_outside_the_artifact_and_a_runtime_that_does_not_start_are_caug
     }
 }
 
+/// A host document the index needs, gone with its row of the manifest's files (so no hash
+/// says so), or a plugin manifest's pointer to it gone: the host would run none of the hooks
+/// the index lists for it, or never start the shared runtime.
+#[test]
+fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
+    let (dir, _) = support::built("routes");
+    let artifact = dir.path().join("artifact");
+    for gone in ["hooks/hooks.json", ".mcp.json"] {
+        fs::remove_file(artifact.join(gone)).unwrap();
+    }
+    let manifest_path = artifact.join("agent-bundle.manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
+    let files = manifest["files"].as_array_mut().unwrap();
+    files.retain(|file| !["hooks/hooks.json", ".mcp.json"].contains(&file["path"].as_str().unwrap()));
+    fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let codex = artifact.join(".codex-plugin/plugin.json");
+    let mut plugin: Value = serde_json::from_slice(&fs::read(&codex).unwrap()).unwrap();
+    plugin.as_object_mut().unwrap().remove("hooks");
+    fs::write(&codex, serde_json::to_vec_pretty(&plugin).unwrap()).unwrap();
+    let (code, report) = support::validate_json(dir.path());
+    assert_eq!(code, Some(1), "{report:#}");
+    let said: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
+        .collect();
+    for expected in [
+        "hooks/hooks.json is missing: Claude Code runs none of the",
+        ".mcp.json is missing: Claude Code never starts the shared runtime",
+        "`hooks` must be `./.codex-plugin/hooks.json`: Codex finds its hooks through it",
+    ] {
+        assert!(
+            said.iter().any(|(code, message)| *code == "AB6011" && message.starts_with(expected)),
+            "{expected}: {said:#?}"
+        );
+    }
+}
+
 /// The guarded example, built, and one of its wrappers.
 fn guarded_and_a_wrapper() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = support::example("guarded");

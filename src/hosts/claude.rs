@@ -45,6 +45,7 @@ pub static TABLE: HostTable = HostTable {
             (Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow),
         ],
         document_path: "hooks/hooks.json",
+        manifest_pointer: false,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",
         events: &[

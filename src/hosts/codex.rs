@@ -48,6 +48,7 @@ pub static TABLE: HostTable = HostTable {
             (Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow),
         ],
         document_path: HOOKS_DOCUMENT,
+        manifest_pointer: true,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",
         events: &[

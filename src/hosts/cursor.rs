@@ -42,6 +42,7 @@ pub static TABLE: HostTable = HostTable {
         // (`ask` is accepted but not enforced: host-formats §3.)
         approvals: &[(Family::ToolBefore, Approval::Allow, Shape::PermissionFieldAllow)],
         document_path: HOOKS_DOCUMENT,
+        manifest_pointer: true,
         document_style: DocumentStyle::Flat,
         event_key: "hook_event_name",
         events: &[

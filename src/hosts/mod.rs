@@ -177,6 +177,9 @@ pub struct HookSupport {
     pub root_token: &'static str,
     /// Where the hook document goes in the composite root.
     pub document_path: &'static str,
+    /// Whether the host's plugin manifest names the document (`"hooks": "./…"`), as Codex and
+    /// Cursor need it to; Claude Code loads `hooks/hooks.json` by itself.
+    pub manifest_pointer: bool,
     pub document_style: DocumentStyle,
     /// The envelope key that names the event.
     pub event_key: &'static str,

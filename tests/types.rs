@@ -49,6 +49,10 @@ fn every_example_type_checks_against_the_declarations() {
     let legacy = "import { defineConfig } from 'agent-bundle';\n\
                   export default defineConfig({ plugin: { name: 'legacy' }, targets: ['claude'] });\n";
     std::fs::write(copies[0].1.path().join("legacy.config.ts"), legacy).unwrap();
+    // The names the bundled `agent-bundle` exports, which the declarations say it does.
+    let runtime = "import { createElement, Fragment, jsx, jsxs } from 'agent-bundle';\n\
+                   export const made = createElement(Fragment, null, jsx(Fragment, {}), jsxs(Fragment, {}));\n";
+    std::fs::write(copies[0].1.path().join("src/runtime-names.ts"), runtime).unwrap();
     // A monorepo's projects at once, as `build --workspace` finds them.
     let monorepo = &copies.iter().find(|(example, _)| *example == "monorepo").unwrap().1;
     let output = support::run(monorepo.path(), &["types", "--workspace", "--json"]);

@@ -665,13 +665,6 @@ struct Reader<'x, 'a> {
     path: String,
 }
 
-/// Where a value sits, for the help of `undefined`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    Property,
-    Element,
-}
-
 impl<'x, 'a> Reader<'x, 'a> {
     fn error(&mut self, span: impl Into<Span>, message: String, help: impl Into<String>) {
         let path = self.path.clone();
@@ -835,7 +828,7 @@ impl<'x, 'a> Reader<'x, 'a> {
         }
     }
 
-    fn value(&mut self, expr: &Expression<'a>, slot: Slot) -> Option<Value> {
+    fn value(&mut self, expr: &Expression<'a>) -> Option<Value> {
         let expr = expr.get_inner_expression();
         let span = Span::from(expr.span());
         let kind = match expr {
@@ -899,11 +892,9 @@ impl<'x, 'a> Reader<'x, 'a> {
             }
             Expression::ArrayExpression(array) => ValueKind::Array(self.array(array)?),
             Expression::ObjectExpression(object) => return self.object(object),
+            // (A key holding it is absent: only an element reaches here.)
             Expression::Identifier(id) if id.name.as_str() == "undefined" => {
-                let help = match slot {
-                    Slot::Property => "omit the key instead",
-                    Slot::Element => "remove the element instead",
-                };
+                let help = "remove the element instead";
                 self.error(span, "found `undefined`, which JSON cannot represent".into(), help);
                 return None;
             }
@@ -972,7 +963,7 @@ impl<'x, 'a> Reader<'x, 'a> {
                     );
                     None
                 }
-                element => self.value(element.as_expression().expect("expression element"), Slot::Element),
+                element => self.value(element.as_expression().expect("expression element")),
             };
             self.path.truncate(len);
             match item {
@@ -1045,8 +1036,13 @@ impl<'x, 'a> Reader<'x, 'a> {
                     "rename the key",
                 );
                 None
+            } else if matches!(property.value.get_inner_expression(), Expression::Identifier(id) if id.name == "undefined")
+            {
+                // Absent, as JSON writes it and TypeScript takes an optional key.
+                self.path.truncate(len);
+                continue;
             } else {
-                self.value(&property.value, Slot::Property)
+                self.value(&property.value)
             };
             self.path.truncate(len);
             match (key, value) {
@@ -1660,7 +1656,6 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         ("plugin: { name: names[0] }", "names[0]", "plugin.name", "found a member expression `names[0]`"),
         ("plugin: { name: a ?? 'x' }", "a ?? 'x'", "plugin.name", "found a logical `??` expression `a ?? 'x'`"),
         ("plugin: { name: a ? 'x' : 'y' }", "a ? 'x' : 'y'", "plugin.name", "found a conditional expression `a ? 'x' : 'y'`"),
-        ("plugin: { name: undefined }", "undefined", "plugin.name", "found `undefined`, which JSON cannot represent"),
         ("timeout: -Infinity", "-Infinity", "timeout", "found `-Infinity`; JSON has no such number"),
         ("timeout: Infinity", "Infinity", "timeout", "found identifier `Infinity`"),
         ("timeout: NaN", "NaN", "timeout", "found identifier `NaN`"),
@@ -1694,12 +1689,19 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         }
     }
 
+    /// A key holding `undefined` is absent, as in JSON and as TypeScript takes an optional key;
+    /// an element holding it is an error.
+    #[test]
+    fn a_key_holding_undefined_is_absent() {
+        assert_eq!(json("export default { a: 1, b: undefined, c: { d: (undefined) } };"), r#"{"a":1,"c":{}}"#);
+        let e = single(&wrap("targets: [undefined]"));
+        assert_eq!(e.help, "remove the element instead");
+    }
+
     #[test]
     fn help_texts() {
         let e = single(&wrap("plugin: { name: path.join('a') }"));
         assert_eq!(e.help, "write a literal value: agent-bundle reads this file statically and never executes it");
-        let e = single(&wrap("plugin: { name: undefined }"));
-        assert_eq!(e.help, "omit the key instead");
         let e = single(&wrap("targets: [undefined]"));
         assert_eq!(e.help, "remove the element instead");
         // A handler written as a function or a default import says to name its module; a

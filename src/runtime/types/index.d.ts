@@ -6,6 +6,8 @@ export * from "./events.js";
 // `defineConfig` from 'agent-bundle', as older configs import it ('agent-bundle/config' is its
 // home, where the docs import it from).
 export { defineConfig } from "./config.js";
+// What the module exports when a handler or route imports it: the JSX runtime.
+export { Fragment, createElement, jsx, jsxs } from "./jsx-runtime.js";
 import type {
   CanonicalTool,
   EventFamily,

@@ -32,3 +32,5 @@ export declare namespace JSX {
 export declare function Fragment(props: { readonly children?: AgentNode }): AgentElement;
 export declare function jsx(type: unknown, props: unknown, key?: unknown): AgentElement;
 export declare function jsxs(type: unknown, props: unknown, key?: unknown): AgentElement;
+/** The classic form of `jsx`, children after the props. */
+export declare function createElement(type: unknown, props: unknown, ...children: unknown[]): AgentElement;

@@ -67,6 +67,10 @@ pub struct Written {
     /// The project's `tsconfig.json`: created, extending the generated one, or neither (it
     /// has to be told).
     pub tsconfig: ProjectTsconfig,
+    /// The compiler options a project's `tsconfig.json` that extends the generated one sets
+    /// itself without what the generated one gives them, which TypeScript takes instead of
+    /// the inherited ones (`paths` without agent-bundle's modules, `types` without `node`).
+    pub overrides: Vec<&'static str>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
@@ -87,6 +91,28 @@ impl ProjectTsconfig {
     }
 }
 
+/// The options the project's tsconfig `text` (JSON with comments) sets without what the
+/// generated one gives them, read from the text as written: `paths` naming none of
+/// agent-bundle's modules, `types` without `node`.
+fn overridden_options(text: &str) -> Vec<&'static str> {
+    // (`"key"` followed by a colon: a key, not a string value.)
+    let value_of = |key: &str| {
+        let quoted = format!("\"{key}\"");
+        text.match_indices(&quoted).find_map(|(at, _)| {
+            let rest = text[at + quoted.len()..].trim_start();
+            rest.strip_prefix(':').map(|value| value.split_once(['}', ']']).map_or(value, |(value, _)| value))
+        })
+    };
+    let mut overrides = Vec::new();
+    if value_of("paths").is_some() && !text.contains("\"agent-bundle/*\"") {
+        overrides.push("paths");
+    }
+    if value_of("types").is_some_and(|types| !types.contains("\"node\"")) {
+        overrides.push("types");
+    }
+    overrides
+}
+
 /// Writes the declarations into `root`'s `.agent-bundle/` (each file only when its bytes
 /// differ, and removing any other file there), and a `tsconfig.json` extending them when the
 /// project has none. Never through a symbolic link: the state folder is this checkout's.
@@ -94,14 +120,19 @@ pub fn write(root: &Path) -> io::Result<Written> {
     let project = root.join("tsconfig.json");
     // (Judged before anything is written. The extension is optional in `extends`, and `./` or
     // `../` makes it a path: without it TypeScript looks for a package of that name.)
-    let tsconfig = match read_project_tsconfig(&project).map_err(at(&project))? {
+    let text = read_project_tsconfig(&project).map_err(at(&project))?;
+    let tsconfig = match &text {
         None => ProjectTsconfig::Created,
         Some(text) if text.contains("\"./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
         Some(_) => ProjectTsconfig::Other,
     };
+    let overrides = match (&text, tsconfig) {
+        (Some(text), ProjectTsconfig::Extends) => overridden_options(text),
+        _ => Vec::new(),
+    };
     let state = root.join(STATE_DIR);
     crate::stamp::create_ignored_state_folder(&state)?;
-    let mut report = Written { tsconfig, ..Written::default() };
+    let mut report = Written { tsconfig, overrides, ..Written::default() };
     let files = files();
     for (path, bytes) in &files {
         let target = state.join(path);
@@ -169,6 +200,22 @@ fn at(path: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn options_a_project_sets_over_the_generated_ones_are_found() {
+        let extends = r#"{ "extends": "./.agent-bundle/tsconfig.json""#;
+        assert_eq!(overridden_options(&format!("{extends} }}")), Vec::<&str>::new());
+        let paths = format!(r#"{extends}, "compilerOptions": {{ "paths": {{ "@/*": ["./src/*"] }} }} }}"#);
+        assert_eq!(overridden_options(&paths), ["paths"]);
+        let copied = paths.replace(r#""@/*""#, r#""agent-bundle/*": ["./.agent-bundle/types/agent-bundle/*"], "@/*""#);
+        assert_eq!(overridden_options(&copied), Vec::<&str>::new());
+        let types = format!(r#"{extends}, "compilerOptions": {{ "types": ["vitest"] }} }}"#);
+        assert_eq!(overridden_options(&types), ["types"]);
+        assert_eq!(overridden_options(&types.replace("vitest", "node")), Vec::<&str>::new());
+        // (A value is no key: `"include": ["types"]`.)
+        assert_eq!(overridden_options(&format!(r#"{extends}, "include": ["types", "src"] }}"#)), Vec::<&str>::new());
+    }
+
     use super::*;
 
     /// A second write changes nothing; a project's own tsconfig is never replaced, only

@@ -76,6 +76,7 @@ fn types_json(written: &Written) -> serde_json::Value {
         "unchanged": written.unchanged,
         "removed": written.removed,
         "tsconfig": written.tsconfig.as_str(),
+        "tsconfigOverrides": written.overrides,
     })
 }
 
@@ -85,6 +86,12 @@ fn types_summary(written: &Written) -> String {
         ProjectTsconfig::Created => {
             "created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project"
         }
+        ProjectTsconfig::Extends if !written.overrides.is_empty() => &format!(
+            "note: tsconfig.json extends .agent-bundle/tsconfig.json, but its own {} replace what that gives \
+             (TypeScript inherits none of an option a config sets): copy those entries from \
+             .agent-bundle/tsconfig.json into it",
+            written.overrides.iter().map(|option| format!("`{option}`")).collect::<Vec<_>>().join(" and ")
+        ),
         ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",
         ProjectTsconfig::Other => {
             "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to it"

@@ -123,7 +123,7 @@ codes! {
     ArtifactManifest = "AB6000", "artifact-manifest-invalid", "The artifact has no readable agent-bundle.manifest.json.";
     ArtifactFiles = "AB6004", "artifact-files-mismatch", "A listed file is missing or edited after the build, or the artifact holds a file, link or empty folder its manifest does not list.";
     WrapperLoad = "AB6005", "wrapper-does-not-load", "An emitted wrapper fails to load in a clean node process.";
-    HostDocument = "AB6011", "host-document-invalid", "A host manifest, hook document or MCP document lacks the host's shape (an MCP server other than the shared runtime a build registers, too).";
+    HostDocument = "AB6011", "host-document-invalid", "A host manifest, hook document or MCP document lacks the host's shape, or is missing where the hook index needs it (a manifest's pointer to it too; an MCP server other than the shared runtime a build registers, too).";
     HookCommandTarget = "AB6018", "hook-command-target-missing", "A hook command does not run a file inside the artifact.";
     HostValidation = "AB6019", "host-validation-finding", "The host's own validator (claude plugin validate) reported a problem (an error or warning), or could not run (a warning: the host's check was skipped).";
 }

@@ -228,13 +228,16 @@ fn check_host(
     let document_error = |file: &str, message: String| {
         Diagnostic::error(Code::HostDocument, message).in_file(file.to_owned()).for_host(target)
     };
-    // What the index says the host runs: hooks, and routes in the shared runtime.
+    // What the index says the host runs: hooks, and routes in the shared runtime; and whether
+    // any host does, for which a build gives every host that finds its MCP document through
+    // its manifest one (empty where it runs none), lest it read another host's.
     let indexed: Vec<_> = manifest.hooks.iter().filter(|hook| hook.host == target).collect();
     let shared = indexed.iter().any(|hook| hook.is_shared());
+    let any_shared = manifest.hooks.iter().any(|hook| hook.is_shared());
     match read_json(dir, manifest_path) {
         Err(message) => diagnostics.push(document_error(manifest_path, message)),
         Ok(manifest) => {
-            for problem in pointer_problems(table, &manifest, !indexed.is_empty(), shared) {
+            for problem in pointer_problems(table, &manifest, any_shared) {
                 diagnostics.push(document_error(manifest_path, problem));
             }
             if manifest["name"].as_str() != Some(plugin_name) {
@@ -255,15 +258,18 @@ fn check_host(
             }
         }
     }
-    check_mcp_document(dir, table, plugin_name, on_disk, shared, diagnostics);
+    check_mcp_document(dir, table, plugin_name, on_disk, (shared, any_shared), diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
-        if !indexed.is_empty() {
+        // (A build writes one a manifest points to, empty where the host runs no hook.)
+        if !indexed.is_empty() || hooks.manifest_pointer {
+            let hooks_listed = match indexed.len() {
+                1 => "the hook".to_owned(),
+                count => format!("the {count} hooks"),
+            };
             let message = format!(
-                "{} is missing: {} runs none of the {} hooks the manifest's hook index lists for it",
-                hooks.document_path,
-                table.display_name,
-                indexed.len()
+                "{} is missing: {} runs none of {hooks_listed} the manifest's hook index lists for it",
+                hooks.document_path, table.display_name
             );
             diagnostics.push(document_error(hooks.document_path, message));
         }
@@ -298,13 +304,14 @@ fn check_host(
 /// The host's MCP document: `mcpServers` is an object, and its one server is the shared
 /// runtime a build registers, as it writes it.
 /// The host's MCP document holds the shared runtime as a build registers it, and nothing
-/// else; where the index runs routes in it (`shared`), it is there.
+/// else; it is there where the index runs routes in it (`shared`: for this host, and for
+/// any, when the host's manifest points to the document).
 fn check_mcp_document(
     dir: &Path,
     table: &HostTable,
     plugin_name: &str,
     on_disk: &BTreeSet<String>,
-    shared: bool,
+    (shared, any_shared): (bool, bool),
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let Some(mcp) = &table.mcp else { return };
@@ -322,6 +329,12 @@ fn check_mcp_document(
         if shared {
             diagnostics
                 .push(error(Code::HostDocument, format!("{} is missing: {}", mcp.document_path, runtime_missing())));
+        } else if mcp.manifest_pointer && any_shared {
+            let message = format!(
+                "{} is missing: without it {} reads another host's MCP document, and starts its runtime",
+                mcp.document_path, table.display_name
+            );
+            diagnostics.push(error(Code::HostDocument, message));
         }
         return;
     }
@@ -349,21 +362,25 @@ fn check_mcp_document(
 }
 
 /// What is wrong with the pointers of the host's plugin `manifest` (a JSON document) to its
-/// hook and MCP documents: missing or elsewhere where the host finds them only so, while the
-/// index lists hooks for it (`hooks`) or routes in the shared runtime (`shared`); or one to a
-/// document the host loads by itself, which registers it twice.
-fn pointer_problems(table: &HostTable, manifest: &Value, hooks: bool, shared: bool) -> Vec<String> {
+/// hook and MCP documents, where the host finds them only so: missing or elsewhere (the one
+/// to its hooks a build always writes; the one to its MCP document where any host runs
+/// routes in the shared runtime, `shared`), or one to a document the host loads by itself,
+/// which registers it twice. Without its own, a host reads another host's.
+fn pointer_problems(table: &HostTable, manifest: &Value, shared: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let documents = [
-        ("hooks", table.hooks.as_ref().map(|h| (h.manifest_pointer, h.document_path)), hooks, "its hooks"),
-        ("mcpServers", table.mcp.as_ref().map(|m| (m.manifest_pointer, m.document_path)), shared, "the shared runtime"),
+        ("hooks", table.hooks.as_ref().map(|h| (h.manifest_pointer, h.document_path)), true, "its hooks"),
+        ("mcpServers", table.mcp.as_ref().map(|m| (m.manifest_pointer, m.document_path)), shared, "its MCP servers"),
     ];
     for (key, document, wanted, what) in documents {
         let Some((pointed_to, path)) = document else { continue };
         let pointer = format!("./{path}");
         let given = manifest[key].as_str();
         if pointed_to && wanted && given != Some(pointer.as_str()) {
-            problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
+            problems.push(format!(
+                "`{key}` must be `{pointer}`: {} finds {what} through it (without it, another host's)",
+                table.display_name
+            ));
         } else if !pointed_to && given == Some(pointer.as_str()) {
             problems.push(format!(
                 "`{key}` names {path}, which {} loads by itself: each of its entries would count twice",

@@ -174,10 +174,17 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
     let files = manifest["files"].as_array_mut().unwrap();
     files.retain(|file| !["hooks/hooks.json", ".mcp.json"].contains(&file["path"].as_str().unwrap()));
     fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
-    let codex = artifact.join(".codex-plugin/plugin.json");
-    let mut plugin: Value = serde_json::from_slice(&fs::read(&codex).unwrap()).unwrap();
-    plugin.as_object_mut().unwrap().remove("hooks");
-    fs::write(&codex, serde_json::to_vec_pretty(&plugin).unwrap()).unwrap();
+    // (Edited, not re-hashed: what the hashes say besides does not hide these.)
+    let edit = |manifest: &str, change: &dyn Fn(&mut serde_json::Map<String, Value>)| {
+        let path = artifact.join(manifest);
+        let mut plugin: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        change(plugin.as_object_mut().unwrap());
+        fs::write(&path, serde_json::to_vec_pretty(&plugin).unwrap()).unwrap();
+    };
+    for pointed in [".codex-plugin/plugin.json", ".cursor-plugin/plugin.json"] {
+        edit(pointed, &|plugin| _ = plugin.remove("hooks"));
+    }
+    edit(".claude-plugin/plugin.json", &|plugin| _ = plugin.insert("hooks".into(), "./hooks/hooks.json".into()));
     let (code, report) = support::validate_json(dir.path());
     assert_eq!(code, Some(1), "{report:#}");
     let said: Vec<(&str, &str)> = report["diagnostics"]
@@ -190,6 +197,8 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
         "hooks/hooks.json is missing: Claude Code runs none of the",
         ".mcp.json is missing: Claude Code never starts the shared runtime",
         "`hooks` must be `./.codex-plugin/hooks.json`: Codex finds its hooks through it",
+        "`hooks` must be `./.cursor-plugin/hooks.json`: Cursor finds its hooks through it",
+        "`hooks` names hooks/hooks.json, which Claude Code loads by itself",
     ] {
         assert!(
             said.iter().any(|(code, message)| *code == "AB6011" && message.starts_with(expected)),

@@ -231,7 +231,11 @@ fn default_export<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping) -> Option
 /// typed, parenthesized or asserted as it may be), a `let` or `var` only where nothing
 /// assigns it another.
 fn top_level<'b, 'a>(program: &'b Program<'a>, scoping: &Scoping, symbol: SymbolId) -> Option<TopLevel<'b, 'a>> {
-    let assigned_again = || scoping.get_resolved_references(symbol).any(|reference| reference.is_write());
+    // (`var x = …; var x = …` gives another too.)
+    let assigned_again = || {
+        scoping.get_resolved_references(symbol).any(|reference| reference.is_write())
+            || !scoping.symbol_redeclarations(symbol).is_empty()
+    };
     let declared = |declaration: &'b Declaration<'a>| match declaration {
         Declaration::FunctionDeclaration(function) if function.body.is_some() => {
             function.id.as_ref().filter(|id| id.symbol_id.get() == Some(symbol)).map(|_| TopLevel::Function(function))
@@ -417,6 +421,10 @@ mod tests {
             "export default () => ({ outcome: 'deny', reason: 'r', additionalContext: 'x' });",
         );
         assert_eq!(beside.returns.context, None, "context beside a deny is answered without it");
+        let declared_twice =
+            "var h: any = class {};\nvar h: any = () => ({ outcome: 'deny', reason: 'r' });\nexport default h;";
+        assert_eq!(transpile("src/hooks/h.ts", declared_twice).named_default_not_function, None);
+        assert_eq!(returns(declared_twice), none, "a var declared again may be either");
         let overloaded = "function h(e: string): void;\nfunction h(e: unknown) { return { outcome: 'deny', reason: 'r' }; }\nexport default h;";
         assert_eq!(returns(overloaded)[0].as_deref(), Some("outcome: 'deny'"));
         let text = |source: &str, span: Option<crate::source::Span>| span.map(|span| source[span.range()].to_owned());

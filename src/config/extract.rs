@@ -163,7 +163,26 @@ enum Given<'a> {
 impl<'a> Given<'a> {
     /// What the binding `name` of `program` is, as a hook: a function it declares is one.
     fn name(program: &Program<'a>, name: &str) -> Given<'a> {
-        let function = |statement: &Statement<'_>| matches!(statement, Statement::FunctionDeclaration(function) if function.id.as_ref().is_some_and(|id| id.name == name));
+        // (`function f() {}`, exported or not, or a `const` holding one.)
+        let declared = |declaration: &Declaration<'_>| match declaration {
+            Declaration::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
+            Declaration::VariableDeclaration(variables) if variables.kind == VariableDeclarationKind::Const => {
+                variables.declarations.iter().any(|declarator| {
+                    matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)
+                        && declarator.init.as_ref().is_some_and(|init| {
+                            matches!(
+                                init.get_inner_expression(),
+                                Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+                            )
+                        })
+                })
+            }
+            _ => false,
+        };
+        let function = |statement: &Statement<'_>| match statement {
+            Statement::ExportDeclaration(export) => declared(&export.declaration),
+            statement => statement.as_declaration().is_some_and(declared),
+        };
         match import_of(program, name) {
             Some((Origin::Module(source), ImportDeclarationSpecifier::ImportDefaultSpecifier(_))) => {
                 Given::DefaultImport(source)
@@ -1172,7 +1191,10 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError
         help: match diagnostic.help.as_deref() {
             Some(help) => help.to_owned(),
             // (Where the parser says no more, its most frequent cause in a config.)
-            None if diagnostic.message.starts_with("Expected `,`") => {
+            // (Stopped at a value's start: a key or a string, not a `)` or `;`.)
+            None if diagnostic.message.starts_with("Expected `,`")
+                && ["found `Identifier`", "found `string`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
+            {
                 "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
             }
             None => String::new(),
@@ -1702,8 +1724,6 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
     fn help_texts() {
         let e = single(&wrap("plugin: { name: path.join('a') }"));
         assert_eq!(e.help, "write a literal value: agent-bundle reads this file statically and never executes it");
-        let e = single(&wrap("targets: [undefined]"));
-        assert_eq!(e.help, "remove the element instead");
         // A handler written as a function or a default import says to name its module; a
         // named import or a variable (an entry, perhaps) to write the hook in the config.
         let module = "a handler is the path of its module, which the build compiles: ";
@@ -1719,9 +1739,12 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
             ("hooks: { stop: entry }", "write the hook here: its handler module's path".to_owned()),
             ("hooks: { stop: { handler: path } }", "write the handler's module path here: `handler: '".to_owned()),
             ("hooks: { stop: local }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
+            ("hooks: { stop: exported }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
+            ("hooks: { stop: arrow }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
         ] {
             let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n";
-            let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n";
+            let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n\
+                            export function exported() {}\nconst arrow = () => {};\n";
             let e = single(&format!("{imports}{declared}{}", wrap(body)));
             assert!(e.help.starts_with(&help), "{body}: {}", e.help);
         }
@@ -1846,9 +1869,16 @@ export default defineConfig({
         let out = extract("agent-bundle.config.js", "export default { a: 1 } as const;", ExtractTarget::DefaultExport);
         assert!(out.errors.iter().all(|e| e.kind == ExtractErrorKind::Syntax));
         assert!(!out.errors.is_empty());
-        // A missing comma, found at the next key, asks whether one is missing.
+        // A missing comma, found at the next key, asks whether one is missing; a `;` or `)` where
+        // a `,` or `}` belongs does not.
         let out = extract(CONFIG, "export default {\n  a: 1\n  b: 2,\n};", ExtractTarget::DefaultExport);
         assert!(out.errors[0].help.starts_with("is a `,` missing"), "{:?}", out.errors);
+        for source in
+            ["export default defineConfig({\n  a: { b: 1,\n  c: 2,\n});", "export default {\n  a: { b: 1 };\n};"]
+        {
+            let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
+            assert!(out.errors.iter().all(|e| !e.help.starts_with("is a `,` missing")), "{source}: {:?}", out.errors);
+        }
     }
 
     #[test]

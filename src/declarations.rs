@@ -70,7 +70,7 @@ pub struct Written {
     /// The compiler options a project's `tsconfig.json` that extends the generated one sets
     /// itself without what the generated one gives them, which TypeScript takes instead of
     /// the inherited ones (`paths` without agent-bundle's modules, `types` without `node`).
-    pub overrides: Vec<&'static str>,
+    pub overrides: Vec<Override>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
@@ -91,24 +91,110 @@ impl ProjectTsconfig {
     }
 }
 
-/// The options the project's tsconfig `text` (JSON with comments) sets without what the
-/// generated one gives them, read from the text as written: `paths` naming none of
-/// agent-bundle's modules, `types` without `node`.
-fn overridden_options(text: &str) -> Vec<&'static str> {
-    // (`"key"` followed by a colon: a key, not a string value.)
-    let value_of = |key: &str| {
-        let quoted = format!("\"{key}\"");
-        text.match_indices(&quoted).find_map(|(at, _)| {
-            let rest = text[at + quoted.len()..].trim_start();
-            rest.strip_prefix(':').map(|value| value.split_once(['}', ']']).map_or(value, |(value, _)| value))
-        })
+/// A compiler option a project's `tsconfig.json` sets itself, which TypeScript takes
+/// instead of the one it extends (it merges none), without what agent-bundle's needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Override {
+    /// `paths` without agent-bundle's modules, mapped from the project's folder.
+    Paths,
+    /// `types` without `node`.
+    Types,
+    /// `baseUrl`, which the inherited `paths` would then resolve against.
+    BaseUrl,
+}
+
+impl Override {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Override::Paths => "paths",
+            Override::Types => "types",
+            Override::BaseUrl => "baseUrl",
+        }
+    }
+
+    /// What to write in the project's `tsconfig.json`.
+    pub fn fix(self) -> String {
+        match self {
+            Override::Paths => {
+                let entries: Vec<String> =
+                    MODULES.iter().map(|(module, path)| format!("\"{module}\": [\"./{STATE_DIR}/{path}\"]")).collect();
+                format!("add {} to its `paths`", entries.join(", "))
+            }
+            Override::Types => "add \"node\" to its `types`".to_owned(),
+            Override::BaseUrl => {
+                "remove its `baseUrl` (`paths` resolve without one), or map agent-bundle's modules from it".to_owned()
+            }
+        }
+    }
+}
+
+/// agent-bundle's modules, each with its declarations in the state folder, as
+/// [`TSCONFIG`]'s `paths` map them.
+const MODULES: [(&str, &str); 3] = [
+    ("@agent-bundle/runtime", "types/@agent-bundle/runtime/index.d.ts"),
+    ("agent-bundle", "types/agent-bundle/index.d.ts"),
+    ("agent-bundle/*", "types/agent-bundle/*"),
+];
+
+/// The options a project's tsconfig `text` (JSON with comments, read as the JavaScript it
+/// is a part of) sets over the generated ones without what they give (see [`Override`]);
+/// none where the text does not read.
+fn overridden_options(text: &str) -> Vec<Override> {
+    use oxc_ast::ast::{ArrayExpressionElement, Expression, ObjectExpression, Statement};
+    let allocator = oxc_allocator::Allocator::default();
+    let source = format!("({text}\n)");
+    let parsed = oxc_parser::Parser::new(&allocator, &source, oxc_span::SourceType::mjs()).parse();
+    // (The last of a key written twice, as JSON.parse takes it.)
+    fn member<'b, 'a>(object: &'b ObjectExpression<'a>, key: &str) -> Option<&'b Expression<'a>> {
+        let property = object.properties.iter().filter_map(|property| property.as_property());
+        property
+            .filter(|property| property.key.static_name().as_deref() == Some(key))
+            .last()
+            .map(|property| &property.value)
+    }
+    let config = match parsed.program.body.first() {
+        Some(Statement::ExpressionStatement(statement))
+            if parsed.diagnostics.errors().next().is_none() && !parsed.panicked =>
+        {
+            &statement.expression
+        }
+        _ => return Vec::new(),
+    };
+    let Expression::ObjectExpression(config) = config.get_inner_expression() else { return Vec::new() };
+    let Some(Expression::ObjectExpression(options)) =
+        member(config, "compilerOptions").map(|o| o.get_inner_expression())
+    else {
+        return Vec::new();
+    };
+    let strings = |value: &Expression<'_>| -> Vec<String> {
+        let Expression::ArrayExpression(array) = value.get_inner_expression() else { return Vec::new() };
+        array
+            .elements
+            .iter()
+            .filter_map(|element| match element {
+                ArrayExpressionElement::StringLiteral(text) => Some(text.value.to_string()),
+                _ => None,
+            })
+            .collect()
     };
     let mut overrides = Vec::new();
-    if value_of("paths").is_some() && !text.contains("\"agent-bundle/*\"") {
-        overrides.push("paths");
+    if let Some(paths) = member(options, "paths") {
+        // (Each module mapped into the state folder, as seen from the project.)
+        let maps = |paths: &ObjectExpression<'_>, (module, path): &(&str, &str)| {
+            member(paths, module).is_some_and(|targets| {
+                strings(targets).iter().any(|target| target.trim_start_matches("./") == format!("{STATE_DIR}/{path}"))
+            })
+        };
+        match paths.get_inner_expression() {
+            Expression::ObjectExpression(paths) if MODULES.iter().all(|module| maps(paths, module)) => {}
+            _ => overrides.push(Override::Paths),
+        }
     }
-    if value_of("types").is_some_and(|types| !types.contains("\"node\"")) {
-        overrides.push("types");
+    if member(options, "types").is_some_and(|types| !strings(types).iter().any(|name| name == "node")) {
+        overrides.push(Override::Types);
+    }
+    if member(options, "baseUrl").is_some() {
+        overrides.push(Override::BaseUrl);
     }
     overrides
 }
@@ -203,17 +289,26 @@ mod tests {
 
     #[test]
     fn options_a_project_sets_over_the_generated_ones_are_found() {
-        let extends = r#"{ "extends": "./.agent-bundle/tsconfig.json""#;
-        assert_eq!(overridden_options(&format!("{extends} }}")), Vec::<&str>::new());
-        let paths = format!(r#"{extends}, "compilerOptions": {{ "paths": {{ "@/*": ["./src/*"] }} }} }}"#);
-        assert_eq!(overridden_options(&paths), ["paths"]);
-        let copied = paths.replace(r#""@/*""#, r#""agent-bundle/*": ["./.agent-bundle/types/agent-bundle/*"], "@/*""#);
-        assert_eq!(overridden_options(&copied), Vec::<&str>::new());
-        let types = format!(r#"{extends}, "compilerOptions": {{ "types": ["vitest"] }} }}"#);
-        assert_eq!(overridden_options(&types), ["types"]);
-        assert_eq!(overridden_options(&types.replace("vitest", "node")), Vec::<&str>::new());
-        // (A value is no key: `"include": ["types"]`.)
-        assert_eq!(overridden_options(&format!(r#"{extends}, "include": ["types", "src"] }}"#)), Vec::<&str>::new());
+        let found = |options: &str| {
+            let text = format!(
+                "{{ \"extends\": \"./.agent-bundle/tsconfig.json\", // the declarations\n  \"compilerOptions\": {{ {options} }}, }}"
+            );
+            overridden_options(&text).into_iter().map(Override::as_str).collect::<Vec<_>>()
+        };
+        assert_eq!(found(""), Vec::<&str>::new());
+        assert_eq!(found(r#""paths": { "@/*": ["./src/*"] }"#), ["paths"]);
+        // Mapped from the project, as the fix says: none; copied as the generated file has them
+        // (from its own folder), or in part: still.
+        let mapped: Vec<String> =
+            MODULES.iter().map(|(module, path)| format!(r#""{module}": ["./.agent-bundle/{path}"]"#)).collect();
+        assert_eq!(found(&format!(r#""paths": {{ "@/*": ["./src/*"], {} }}"#, mapped.join(", "))), Vec::<&str>::new());
+        assert_eq!(found(r#""paths": { "agent-bundle/*": ["./types/agent-bundle/*"] }"#), ["paths"]);
+        assert_eq!(found(r#""types": ["vitest"]"#), ["types"]);
+        assert_eq!(found(r#""types": ["vitest", "node"]"#), Vec::<&str>::new());
+        assert_eq!(found(r#""baseUrl": ".""#), ["baseUrl"]);
+        // Commented out, or outside `compilerOptions`: nothing set.
+        assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), Vec::<&str>::new());
+        assert_eq!(overridden_options(r#"{ "include": ["types"], "paths": {} }"#), Vec::<Override>::new());
     }
 
     use super::*;

@@ -205,6 +205,31 @@ fn types_keeps_a_project_tsconfig_and_needs_a_project() {
     assert!(!empty.path().join(".agent-bundle").exists());
 }
 
+/// A project tsconfig that extends the declarations but sets its own `paths` is said, with
+/// the entries to add; added as said, `tsc` finds agent-bundle's modules again.
+#[test]
+fn types_says_when_a_project_tsconfig_sets_paths_over_the_declarations() {
+    let dir = support::example("policy");
+    let tsconfig = dir.path().join("tsconfig.json");
+    let with_paths = |extra: &str| {
+        format!(
+            "{{\n  \"extends\": \"./.agent-bundle/tsconfig.json\",\n  // an alias of the project's\n  \
+             \"compilerOptions\": {{ \"paths\": {{ \"@/*\": [\"./src/*\"]{extra} }} }},\n  \"exclude\": [\"artifact\"]\n}}\n"
+        )
+    };
+    std::fs::write(&tsconfig, with_paths("")).unwrap();
+    assert_eq!(types(dir.path())["tsconfigOverrides"], serde_json::json!(["paths"]));
+    let (code, printed) = tsc(dir.path());
+    assert_ne!(code, Some(0), "the alias hides agent-bundle's modules: {printed}");
+    let said = support::run(dir.path(), &["types"]);
+    let said = String::from_utf8_lossy(&said.stdout).into_owned();
+    let entries = said.split_once("add ").and_then(|(_, rest)| rest.split_once(" to its `paths`")).unwrap().0;
+    std::fs::write(&tsconfig, with_paths(&format!(", {entries}"))).unwrap();
+    assert_eq!(types(dir.path())["tsconfigOverrides"], serde_json::json!([]));
+    let (code, printed) = tsc(dir.path());
+    assert_eq!(code, Some(0), "{printed}");
+}
+
 /// The README's typed handler and its route example type-check, and the handler builds.
 #[test]
 fn the_readme_examples_type_check() {

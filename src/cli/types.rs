@@ -76,7 +76,7 @@ fn types_json(written: &Written) -> serde_json::Value {
         "unchanged": written.unchanged,
         "removed": written.removed,
         "tsconfig": written.tsconfig.as_str(),
-        "tsconfigOverrides": written.overrides,
+        "tsconfigOverrides": written.overrides.iter().map(|option| option.as_str()).collect::<Vec<_>>(),
     })
 }
 
@@ -87,10 +87,10 @@ fn types_summary(written: &Written) -> String {
             "created tsconfig.json, extending .agent-bundle/tsconfig.json: `npx tsc` checks the project"
         }
         ProjectTsconfig::Extends if !written.overrides.is_empty() => &format!(
-            "note: tsconfig.json extends .agent-bundle/tsconfig.json, but its own {} replace what that gives \
-             (TypeScript inherits none of an option a config sets): copy those entries from \
-             .agent-bundle/tsconfig.json into it",
-            written.overrides.iter().map(|option| format!("`{option}`")).collect::<Vec<_>>().join(" and ")
+            "note: tsconfig.json extends .agent-bundle/tsconfig.json, but sets {} itself, which TypeScript takes \
+             instead of what that gives: {}",
+            written.overrides.iter().map(|option| format!("`{}`", option.as_str())).collect::<Vec<_>>().join(" and "),
+            written.overrides.iter().map(|option| option.fix()).collect::<Vec<_>>().join("; ")
         ),
         ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",
         ProjectTsconfig::Other => {

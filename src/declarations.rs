@@ -146,11 +146,8 @@ fn overridden_options(text: &str) -> Vec<Override> {
     let parsed = oxc_parser::Parser::new(&allocator, &source, oxc_span::SourceType::mjs()).parse();
     // (The last of a key written twice, as JSON.parse takes it.)
     fn member<'b, 'a>(object: &'b ObjectExpression<'a>, key: &str) -> Option<&'b Expression<'a>> {
-        let property = object.properties.iter().filter_map(|property| property.as_property());
-        property
-            .filter(|property| property.key.static_name().as_deref() == Some(key))
-            .last()
-            .map(|property| &property.value)
+        let mut property = object.properties.iter().rev().filter_map(|property| property.as_property());
+        property.find(|property| property.key.static_name().as_deref() == Some(key)).map(|property| &property.value)
     }
     let config = match parsed.program.body.first() {
         Some(Statement::ExpressionStatement(statement))

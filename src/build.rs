@@ -638,7 +638,8 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     if let Some(config) = found.misnamed_configs.first() {
         // (The config names read are at the root: none of them is there.)
         helps.push(format!(
-            "rename `{config}`: a config is agent-bundle.config.ts, .mts, .js or .mjs (an ES module, read as written)"
+            "rename `{config}` agent-bundle.config.ts (or .mts, .js, .mjs, the names read without --config), or pass \
+             --config {config}"
         ));
     }
     if let Some(config) = found.other_configs.first() {

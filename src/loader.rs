@@ -1071,8 +1071,8 @@ pub struct MissingConfig {
     /// The root's files that look like a config of another name and mention agent-bundle
     /// (`plugin.config.ts`), sorted.
     pub other_configs: Vec<String>,
-    /// The root's files named as the config is but for an extension no config has
-    /// (`agent-bundle.config.cts`), sorted.
+    /// The root's files named as the config is but for a script's extension no config name
+    /// has (`agent-bundle.config.cts`), sorted.
     pub misnamed_configs: Vec<String>,
 }
 
@@ -1114,7 +1114,7 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<Str
             Ok(kind) if kind.is_dir() && !is_skipped_dir(&entry.file_name()) && holds_config(&entry.path()) => {
                 projects.push(name)
             }
-            Ok(kind) if kind.is_file() && name.starts_with("agent-bundle.config.") => misnamed.push(name),
+            Ok(kind) if kind.is_file() && is_misnamed_config(&name) => misnamed.push(name),
             Ok(kind) if kind.is_file() && is_config_like(&name) && names_agent_bundle(&entry) => {
                 other_configs.push(name)
             }
@@ -1125,6 +1125,13 @@ fn configs_nearby(root: &Path, holds_config: &dyn Fn(&Path) -> bool) -> (Vec<Str
     other_configs.sort_unstable();
     misnamed.sort_unstable();
     (projects, other_configs, misnamed)
+}
+
+/// Whether a file is named as the config is, but for a script's extension none is read by
+/// (`agent-bundle.config.cts`; not a `.bak` or `.json`).
+fn is_misnamed_config(name: &str) -> bool {
+    let extension = name.strip_prefix("agent-bundle.config.");
+    extension.is_some_and(|extension| ["cts", "cjs", "tsx", "jsx"].contains(&extension))
 }
 
 /// Whether a file name looks like a TypeScript or JavaScript config (`plugin.config.ts`): of

@@ -637,9 +637,10 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     helps.extend(workspace_help(&options.root, &found.projects));
     if let Some(config) = found.misnamed_configs.first() {
         // (The config names read are at the root: none of them is there.)
+        // (CommonJS's cannot be read as a config at all.)
+        let or_pass = if config.ends_with(".cjs") { String::new() } else { format!(", or pass --config {config}") };
         helps.push(format!(
-            "rename `{config}` agent-bundle.config.ts (or .mts, .js, .mjs, the names read without --config), or pass \
-             --config {config}"
+            "rename `{config}` to agent-bundle.config.ts (or .mts, .js, .mjs, the names read without --config){or_pass}"
         ));
     }
     if let Some(config) = found.other_configs.first() {

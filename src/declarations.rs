@@ -69,7 +69,7 @@ pub struct Written {
     pub tsconfig: ProjectTsconfig,
     /// The compiler options a project's `tsconfig.json` that extends the generated one sets
     /// itself without what the generated one gives them, which TypeScript takes instead of
-    /// the inherited ones (`paths` without agent-bundle's modules, `types` without `node`).
+    /// the inherited ones (see [`Override`]).
     pub overrides: Vec<Override>,
 }
 
@@ -99,7 +99,7 @@ pub enum Override {
     Paths,
     /// `types` without `node`.
     Types,
-    /// `baseUrl`, which the inherited `paths` would then resolve against.
+    /// `baseUrl` with no `paths`: the inherited ones then resolve against it.
     BaseUrl,
 }
 
@@ -112,18 +112,27 @@ impl Override {
         }
     }
 
+    /// Its name as a message quotes it.
+    pub fn quoted(self) -> &'static str {
+        match self {
+            Override::Paths => "`paths`",
+            Override::Types => "`types`",
+            Override::BaseUrl => "`baseUrl`",
+        }
+    }
+
     /// What to write in the project's `tsconfig.json`.
     pub fn fix(self) -> String {
         match self {
             Override::Paths => {
-                let entries: Vec<String> =
-                    MODULES.iter().map(|(module, path)| format!("\"{module}\": [\"./{STATE_DIR}/{path}\"]")).collect();
-                format!("add {} to its `paths`", entries.join(", "))
+                // (`${configDir}`: the project's folder, whatever its `baseUrl`.)
+                let entries = MODULES
+                    .iter()
+                    .map(|(module, path)| format!("\"{module}\": [\"${{configDir}}/{STATE_DIR}/{path}\"]"));
+                format!("add {} to its `paths`", entries.collect::<Vec<_>>().join(", "))
             }
             Override::Types => "add \"node\" to its `types`".to_owned(),
-            Override::BaseUrl => {
-                "remove its `baseUrl` (`paths` resolve without one), or map agent-bundle's modules from it".to_owned()
-            }
+            Override::BaseUrl => Override::Paths.fix(),
         }
     }
 }
@@ -136,64 +145,97 @@ const MODULES: [(&str, &str); 3] = [
     ("agent-bundle/*", "types/agent-bundle/*"),
 ];
 
-/// The options a project's tsconfig `text` (JSON with comments, read as the JavaScript it
-/// is a part of) sets over the generated ones without what they give (see [`Override`]);
-/// none where the text does not read.
-fn overridden_options(text: &str) -> Vec<Override> {
+/// What a project's tsconfig `text` (JSON with comments, read as the JavaScript it is a
+/// part of) says: whether it extends the generated one, and the options it sets over those
+/// without what they give (see [`Override`]). `None` where the text does not read.
+fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
     use oxc_ast::ast::{ArrayExpressionElement, Expression, ObjectExpression, Statement};
-    let allocator = oxc_allocator::Allocator::default();
-    let source = format!("({text}\n)");
-    let parsed = oxc_parser::Parser::new(&allocator, &source, oxc_span::SourceType::mjs()).parse();
     // (The last of a key written twice, as JSON.parse takes it.)
     fn member<'b, 'a>(object: &'b ObjectExpression<'a>, key: &str) -> Option<&'b Expression<'a>> {
         let mut property = object.properties.iter().rev().filter_map(|property| property.as_property());
         property.find(|property| property.key.static_name().as_deref() == Some(key)).map(|property| &property.value)
     }
-    let config = match parsed.program.body.first() {
-        Some(Statement::ExpressionStatement(statement))
-            if parsed.diagnostics.errors().next().is_none() && !parsed.panicked =>
-        {
-            &statement.expression
+    // A string, or an array's strings.
+    fn strings(value: &Expression<'_>) -> Vec<String> {
+        match value.get_inner_expression() {
+            Expression::StringLiteral(text) => vec![text.value.to_string()],
+            Expression::ArrayExpression(array) => array
+                .elements
+                .iter()
+                .filter_map(|element| match element {
+                    ArrayExpressionElement::StringLiteral(text) => Some(text.value.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
         }
-        _ => return Vec::new(),
+    }
+    let allocator = oxc_allocator::Allocator::default();
+    let source = format!("({text}\n)");
+    let parsed = oxc_parser::Parser::new(&allocator, &source, oxc_span::SourceType::mjs()).parse();
+    if parsed.panicked || parsed.diagnostics.errors().next().is_some() {
+        return None;
+    }
+    let Some(Statement::ExpressionStatement(statement)) = parsed.program.body.first() else { return None };
+    let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
+    // (`./` makes it a path: without it TypeScript looks for a package of that name.)
+    let generated = |extended: &String| {
+        let Some(extended) = extended.strip_prefix("./") else { return false };
+        extended.strip_suffix(".json").unwrap_or(extended) == format!("{STATE_DIR}/tsconfig")
     };
-    let Expression::ObjectExpression(config) = config.get_inner_expression() else { return Vec::new() };
-    let Some(Expression::ObjectExpression(options)) =
-        member(config, "compilerOptions").map(|o| o.get_inner_expression())
-    else {
-        return Vec::new();
+    let extends = member(config, "extends").is_some_and(|extends| strings(extends).iter().any(generated));
+    let options = match member(config, "compilerOptions").map(Expression::get_inner_expression) {
+        Some(Expression::ObjectExpression(options)) => Some(&**options),
+        _ => None,
     };
-    let strings = |value: &Expression<'_>| -> Vec<String> {
-        let Expression::ArrayExpression(array) = value.get_inner_expression() else { return Vec::new() };
-        array
-            .elements
-            .iter()
-            .filter_map(|element| match element {
-                ArrayExpressionElement::StringLiteral(text) => Some(text.value.to_string()),
-                _ => None,
-            })
-            .collect()
-    };
+    let Some(options) = options.filter(|_| extends) else { return Some((extends, Vec::new())) };
+    let base_url = member(options, "baseUrl").and_then(|base| strings(base).into_iter().next());
     let mut overrides = Vec::new();
-    if let Some(paths) = member(options, "paths") {
-        // (Each module mapped into the state folder, as seen from the project.)
-        let maps = |paths: &ObjectExpression<'_>, (module, path): &(&str, &str)| {
-            member(paths, module).is_some_and(|targets| {
-                strings(targets).iter().any(|target| target.trim_start_matches("./") == format!("{STATE_DIR}/{path}"))
-            })
-        };
-        match paths.get_inner_expression() {
-            Expression::ObjectExpression(paths) if MODULES.iter().all(|module| maps(paths, module)) => {}
-            _ => overrides.push(Override::Paths),
+    match member(options, "paths").map(Expression::get_inner_expression) {
+        // (Each module mapped into the state folder, from the project's folder.)
+        Some(Expression::ObjectExpression(paths)) => {
+            let maps = |(module, path): &(&str, &str)| {
+                let wanted = format!("{STATE_DIR}/{path}");
+                member(paths, module).is_some_and(|targets| {
+                    strings(targets)
+                        .iter()
+                        .any(|target| resolved(target, base_url.as_deref()).as_deref() == Some(&wanted))
+                })
+            };
+            if !MODULES.iter().all(maps) {
+                overrides.push(Override::Paths);
+            }
         }
+        Some(_) => overrides.push(Override::Paths),
+        // The inherited ones resolve against the project's `baseUrl`, where it sets one.
+        None if base_url.is_some() => overrides.push(Override::BaseUrl),
+        None => {}
     }
     if member(options, "types").is_some_and(|types| !strings(types).iter().any(|name| name == "node")) {
         overrides.push(Override::Types);
     }
-    if member(options, "baseUrl").is_some() {
-        overrides.push(Override::BaseUrl);
+    Some((extends, overrides))
+}
+
+/// Where a `paths` target of the project's tsconfig leads, from the project's folder, as
+/// TypeScript resolves it: from `${configDir}`, else from `base_url`, else from the config's
+/// folder, where it must start with `./` or `../` (TS5090). `None` where it is none of these.
+fn resolved(target: &str, base_url: Option<&str>) -> Option<String> {
+    let joined = match (target.strip_prefix("${configDir}/"), base_url) {
+        (Some(inside), _) => inside.to_owned(),
+        (None, Some(base)) => format!("{base}/{target}"),
+        (None, None) if target.starts_with("./") || target.starts_with("../") => target.to_owned(),
+        (None, None) => return None,
+    };
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in joined.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => _ = segments.pop()?,
+            segment => segments.push(segment),
+        }
     }
-    overrides
+    Some(segments.join("/"))
 }
 
 /// Writes the declarations into `root`'s `.agent-bundle/` (each file only when its bytes
@@ -204,14 +246,14 @@ pub fn write(root: &Path) -> io::Result<Written> {
     // (Judged before anything is written. The extension is optional in `extends`, and `./` or
     // `../` makes it a path: without it TypeScript looks for a package of that name.)
     let text = read_project_tsconfig(&project).map_err(at(&project))?;
-    let tsconfig = match &text {
-        None => ProjectTsconfig::Created,
-        Some(text) if text.contains("\"./.agent-bundle/tsconfig") => ProjectTsconfig::Extends,
-        Some(_) => ProjectTsconfig::Other,
-    };
-    let overrides = match (&text, tsconfig) {
-        (Some(text), ProjectTsconfig::Extends) => overridden_options(text),
-        _ => Vec::new(),
+    // (As written where it does not read: then `tsc` says why itself.)
+    let read = text
+        .as_deref()
+        .map(|text| read_tsconfig(text).unwrap_or((text.contains("\"./.agent-bundle/tsconfig"), Vec::new())));
+    let (tsconfig, overrides) = match read {
+        None => (ProjectTsconfig::Created, Vec::new()),
+        Some((true, overrides)) => (ProjectTsconfig::Extends, overrides),
+        Some((false, _)) => (ProjectTsconfig::Other, Vec::new()),
     };
     let state = root.join(STATE_DIR);
     crate::stamp::create_ignored_state_folder(&state)?;
@@ -290,22 +332,45 @@ mod tests {
             let text = format!(
                 "{{ \"extends\": \"./.agent-bundle/tsconfig.json\", // the declarations\n  \"compilerOptions\": {{ {options} }}, }}"
             );
-            overridden_options(&text).into_iter().map(Override::as_str).collect::<Vec<_>>()
+            let (extends, overrides) = read_tsconfig(&text).unwrap();
+            assert!(extends, "{text}");
+            overrides.into_iter().map(Override::as_str).collect::<Vec<_>>()
         };
-        assert_eq!(found(""), Vec::<&str>::new());
+        let none = Vec::<&str>::new();
+        assert_eq!(found(""), none);
         assert_eq!(found(r#""paths": { "@/*": ["./src/*"] }"#), ["paths"]);
-        // Mapped from the project, as the fix says: none; copied as the generated file has them
-        // (from its own folder), or in part: still.
-        let mapped: Vec<String> =
-            MODULES.iter().map(|(module, path)| format!(r#""{module}": ["./.agent-bundle/{path}"]"#)).collect();
-        assert_eq!(found(&format!(r#""paths": {{ "@/*": ["./src/*"], {} }}"#, mapped.join(", "))), Vec::<&str>::new());
+        // Mapped from the project (from `${configDir}`, the config's folder or its `baseUrl`):
+        // none; copied as the generated file has them (from its own folder), in part, or with
+        // no `./` and no `baseUrl` (TS5090): still.
+        let mapped = |prefix: &str| {
+            let entries =
+                MODULES.iter().map(|(module, path)| format!(r#""{module}": ["{prefix}.agent-bundle/{path}"]"#));
+            format!(r#""paths": {{ "@/*": ["./src/*"], {} }}"#, entries.collect::<Vec<_>>().join(", "))
+        };
+        assert_eq!(found(&mapped("./")), none);
+        assert_eq!(found(&mapped("${configDir}/")), none);
+        assert_eq!(found(&format!(r#""baseUrl": "./src", {}"#, mapped("../"))), none);
+        assert_eq!(found(&format!(r#""baseUrl": ".", {}"#, mapped(""))), none);
+        assert_eq!(found(&mapped("")), ["paths"]);
         assert_eq!(found(r#""paths": { "agent-bundle/*": ["./types/agent-bundle/*"] }"#), ["paths"]);
-        assert_eq!(found(r#""types": ["vitest"]"#), ["types"]);
-        assert_eq!(found(r#""types": ["vitest", "node"]"#), Vec::<&str>::new());
         assert_eq!(found(r#""baseUrl": ".""#), ["baseUrl"]);
-        // Commented out, or outside `compilerOptions`: nothing set.
-        assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), Vec::<&str>::new());
-        assert_eq!(overridden_options(r#"{ "include": ["types"], "paths": {} }"#), Vec::<Override>::new());
+        assert_eq!(found(r#""types": ["vitest"]"#), ["types"]);
+        assert_eq!(found(r#""types": ["vitest", "node"]"#), none);
+        // Commented out, or outside `compilerOptions`: nothing set; an `extends` commented out
+        // extends nothing.
+        assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), none);
+        assert_eq!(
+            read_tsconfig(r#"{ "extends": "./.agent-bundle/tsconfig", "include": ["types"], "paths": {} }"#),
+            Some((true, Vec::new()))
+        );
+        assert_eq!(
+            read_tsconfig("{ // \"extends\": \"./.agent-bundle/tsconfig.json\",\n }"),
+            Some((false, Vec::new()))
+        );
+        assert_eq!(
+            read_tsconfig(r#"{ "extends": ["./base.json", "./.agent-bundle/tsconfig.json"] }"#),
+            Some((true, Vec::new()))
+        );
     }
 
     use super::*;

@@ -263,14 +263,17 @@ fn check_host(
     if !on_disk.contains(hooks.document_path) {
         // (A build writes one a manifest points to, empty where the host runs no hook.)
         if !indexed.is_empty() || hooks.manifest_pointer {
-            let hooks_listed = match indexed.len() {
-                1 => "the hook".to_owned(),
-                count => format!("the {count} hooks"),
+            let message = match indexed.len() {
+                0 => format!("{} is missing, though {manifest_path} points to it", hooks.document_path),
+                1 => format!(
+                    "{} is missing: {} does not run the hook the manifest's hook index lists for it",
+                    hooks.document_path, table.display_name
+                ),
+                count => format!(
+                    "{} is missing: {} runs none of the {count} hooks the manifest's hook index lists for it",
+                    hooks.document_path, table.display_name
+                ),
             };
-            let message = format!(
-                "{} is missing: {} runs none of {hooks_listed} the manifest's hook index lists for it",
-                hooks.document_path, table.display_name
-            );
             diagnostics.push(document_error(hooks.document_path, message));
         }
         return;
@@ -301,8 +304,6 @@ fn check_host(
     }
 }
 
-/// The host's MCP document: `mcpServers` is an object, and its one server is the shared
-/// runtime a build registers, as it writes it.
 /// The host's MCP document holds the shared runtime as a build registers it, and nothing
 /// else; it is there where the index runs routes in it (`shared`: for this host, and for
 /// any, when the host's manifest points to the document).
@@ -330,10 +331,7 @@ fn check_mcp_document(
             diagnostics
                 .push(error(Code::HostDocument, format!("{} is missing: {}", mcp.document_path, runtime_missing())));
         } else if mcp.manifest_pointer && any_shared {
-            let message = format!(
-                "{} is missing: without it {} reads another host's MCP document, and starts its runtime",
-                mcp.document_path, table.display_name
-            );
+            let message = format!("{} is missing, though the host's manifest points to it", mcp.document_path);
             diagnostics.push(error(Code::HostDocument, message));
         }
         return;
@@ -365,7 +363,8 @@ fn check_mcp_document(
 /// hook and MCP documents, where the host finds them only so: missing or elsewhere (the one
 /// to its hooks a build always writes; the one to its MCP document where any host runs
 /// routes in the shared runtime, `shared`), or one to a document the host loads by itself,
-/// which registers it twice. Without its own, a host reads another host's.
+/// which registers it twice. (Without its own, Codex and Cursor read `hooks/hooks.json`,
+/// Claude Code's.)
 fn pointer_problems(table: &HostTable, manifest: &Value, shared: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let documents = [
@@ -377,10 +376,7 @@ fn pointer_problems(table: &HostTable, manifest: &Value, shared: bool) -> Vec<St
         let pointer = format!("./{path}");
         let given = manifest[key].as_str();
         if pointed_to && wanted && given != Some(pointer.as_str()) {
-            problems.push(format!(
-                "`{key}` must be `{pointer}`: {} finds {what} through it (without it, another host's)",
-                table.display_name
-            ));
+            problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
         } else if !pointed_to && given == Some(pointer.as_str()) {
             problems.push(format!(
                 "`{key}` names {path}, which {} loads by itself: each of its entries would count twice",

@@ -751,7 +751,7 @@ fn a_project_without_a_config_is_a_clear_error() {
     let dir = project(&[("agent-bundle.config.cts", config)]);
     let (_, report) = build_json(dir.path(), &[]);
     let help = report["diagnostics"][0]["help"].as_str().unwrap();
-    assert!(help.starts_with("rename `agent-bundle.config.cts` agent-bundle.config.ts (or .mts"), "{help}");
+    assert!(help.starts_with("rename `agent-bundle.config.cts` to agent-bundle.config.ts (or .mts"), "{help}");
     assert!(help.ends_with("or pass --config agent-bundle.config.cts"), "{help}");
     // Not a backup of one, which is no config.
     let dir = project(&[("agent-bundle.config.ts.bak", config)]);

@@ -184,6 +184,8 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
     for pointed in [".codex-plugin/plugin.json", ".cursor-plugin/plugin.json"] {
         edit(pointed, &|plugin| _ = plugin.remove("hooks"));
     }
+    // (Cursor runs no route in the shared runtime here: its pointer keeps it off Claude's.)
+    edit(".cursor-plugin/plugin.json", &|plugin| _ = plugin.remove("mcpServers"));
     edit(".claude-plugin/plugin.json", &|plugin| _ = plugin.insert("hooks".into(), "./hooks/hooks.json".into()));
     let (code, report) = support::validate_json(dir.path());
     assert_eq!(code, Some(1), "{report:#}");
@@ -199,12 +201,31 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
         "`hooks` must be `./.codex-plugin/hooks.json`: Codex finds its hooks through it",
         "`hooks` must be `./.cursor-plugin/hooks.json`: Cursor finds its hooks through it",
         "`hooks` names hooks/hooks.json, which Claude Code loads by itself",
+        "`mcpServers` must be `./.cursor-plugin/mcp.json`: Cursor finds its MCP servers through it",
     ] {
         assert!(
             said.iter().any(|(code, message)| *code == "AB6011" && message.starts_with(expected)),
             "{expected}: {said:#?}"
         );
     }
+}
+
+/// A host that runs no hook keeps the hook document and pointer a build gives it (without
+/// them Codex and Cursor read Claude Code's `hooks/hooks.json`).
+#[test]
+fn a_host_without_hooks_keeps_its_empty_hook_document() {
+    let config = "export default { plugin: { name: 'one' }, targets: ['claude', 'codex'],\n  \
+                  hooks: { stop: { handler: './src/stop.ts', targets: ['claude'] } } };\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", "export default () => {};\n")]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    assert_eq!(support::validate_json(dir.path()).0, Some(0));
+    fs::remove_file(dir.path().join("artifact/.codex-plugin/hooks.json")).unwrap();
+    let (code, report) = support::validate_json(dir.path());
+    let said = report["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["message"].as_str());
+    let said: Vec<&str> = said.collect();
+    assert_eq!(code, Some(1), "{report:#}");
+    let expected = ".codex-plugin/hooks.json is missing, though .codex-plugin/plugin.json points to it";
+    assert!(said.contains(&expected), "{said:#?}");
 }
 
 /// The guarded example, built, and one of its wrappers.

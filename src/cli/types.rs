@@ -89,7 +89,7 @@ fn types_summary(written: &Written) -> String {
         ProjectTsconfig::Extends if !written.overrides.is_empty() => &format!(
             "note: tsconfig.json extends .agent-bundle/tsconfig.json, but sets {} itself, which TypeScript takes \
              instead of what that gives: {}",
-            written.overrides.iter().map(|option| format!("`{}`", option.as_str())).collect::<Vec<_>>().join(" and "),
+            crate::diagnostics::and_list(&written.overrides.iter().map(|option| option.quoted()).collect::<Vec<_>>()),
             written.overrides.iter().map(|option| option.fix()).collect::<Vec<_>>().join("; ")
         ),
         ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",

@@ -163,20 +163,18 @@ enum Given<'a> {
 impl<'a> Given<'a> {
     /// What the binding `name` of `program` is, as a hook: a function it declares is one.
     fn name(program: &Program<'a>, name: &str) -> Given<'a> {
-        // (`function f() {}`, exported or not, or a `const` holding one.)
+        // (`function f() {}`, exported or not, or a variable holding one.)
         let declared = |declaration: &Declaration<'_>| match declaration {
             Declaration::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
-            Declaration::VariableDeclaration(variables) if variables.kind == VariableDeclarationKind::Const => {
-                variables.declarations.iter().any(|declarator| {
-                    matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)
-                        && declarator.init.as_ref().is_some_and(|init| {
-                            matches!(
-                                init.get_inner_expression(),
-                                Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
-                            )
-                        })
-                })
-            }
+            Declaration::VariableDeclaration(variables) => variables.declarations.iter().any(|declarator| {
+                matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)
+                    && declarator.init.as_ref().is_some_and(|init| {
+                        matches!(
+                            init.get_inner_expression(),
+                            Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+                        )
+                    })
+            }),
             _ => false,
         };
         let function = |statement: &Statement<'_>| match statement {
@@ -1191,9 +1189,9 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError
         help: match diagnostic.help.as_deref() {
             Some(help) => help.to_owned(),
             // (Where the parser says no more, its most frequent cause in a config.)
-            // (Stopped at a value's start: a key or a string, not a `)` or `;`.)
+            // (Stopped at the next value, not at a `)` or `;` where a `}` or `,` belongs.)
             None if diagnostic.message.starts_with("Expected `,`")
-                && ["found `Identifier`", "found `string`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
+                && !["found `)`", "found `;`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
             {
                 "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
             }
@@ -1873,6 +1871,9 @@ export default defineConfig({
         // a `,` or `}` belongs does not.
         let out = extract(CONFIG, "export default {\n  a: 1\n  b: 2,\n};", ExtractTarget::DefaultExport);
         assert!(out.errors[0].help.starts_with("is a `,` missing"), "{:?}", out.errors);
+        let entries = "export default {\n  a: ['x'\n    { b: 1 }],\n};";
+        let out = extract(CONFIG, entries, ExtractTarget::DefaultExport);
+        assert!(out.errors[0].help.starts_with("is a `,` missing"), "before an entry: {:?}", out.errors);
         for source in
             ["export default defineConfig({\n  a: { b: 1,\n  c: 2,\n});", "export default {\n  a: { b: 1 };\n};"]
         {

@@ -221,6 +221,10 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
 /// TypeScript resolves it: from `${configDir}`, else from `base_url`, else from the config's
 /// folder, where it must start with `./` or `../` (TS5090). `None` where it is none of these.
 fn resolved(target: &str, base_url: Option<&str>) -> Option<String> {
+    // (`${configDir}` is the project's folder, in `baseUrl` as in a target.)
+    let base_url =
+        base_url.map(|base| base.strip_prefix("${configDir}").map_or(base, |rest| rest.trim_start_matches('/')));
+    let base_url = base_url.map(|base| if base.is_empty() { "." } else { base });
     let joined = match (target.strip_prefix("${configDir}/"), base_url) {
         (Some(inside), _) => inside.to_owned(),
         (None, Some(base)) => format!("{base}/{target}"),
@@ -351,6 +355,7 @@ mod tests {
         assert_eq!(found(&mapped("${configDir}/")), none);
         assert_eq!(found(&format!(r#""baseUrl": "./src", {}"#, mapped("../"))), none);
         assert_eq!(found(&format!(r#""baseUrl": ".", {}"#, mapped(""))), none);
+        assert_eq!(found(&format!(r#""baseUrl": "${{configDir}}/src", {}"#, mapped("../"))), none);
         assert_eq!(found(&mapped("")), ["paths"]);
         assert_eq!(found(r#""paths": { "agent-bundle/*": ["./types/agent-bundle/*"] }"#), ["paths"]);
         assert_eq!(found(r#""baseUrl": ".""#), ["baseUrl"]);

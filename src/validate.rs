@@ -258,13 +258,12 @@ fn check_host(
             }
         }
     }
-    check_mcp_document(dir, table, plugin_name, on_disk, (shared, any_shared), diagnostics);
+    check_mcp_document(dir, table, plugin_name, on_disk, shared, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
-        // (A build writes one a manifest points to, empty where the host runs no hook.)
-        if !indexed.is_empty() || hooks.manifest_pointer {
+        // (Where the host runs none, the pointer to it says what is missing, if any.)
+        if !indexed.is_empty() {
             let message = match indexed.len() {
-                0 => format!("{} is missing, though {manifest_path} points to it", hooks.document_path),
                 1 => format!(
                     "{} is missing: {} does not run the hook the manifest's hook index lists for it",
                     hooks.document_path, table.display_name
@@ -305,14 +304,14 @@ fn check_host(
 }
 
 /// The host's MCP document holds the shared runtime as a build registers it, and nothing
-/// else; it is there where the index runs routes in it (`shared`: for this host, and for
-/// any, when the host's manifest points to the document).
+/// else; it is there where the index runs routes in it for this host (`shared`; one a
+/// manifest points to is its pointer's to find).
 fn check_mcp_document(
     dir: &Path,
     table: &HostTable,
     plugin_name: &str,
     on_disk: &BTreeSet<String>,
-    (shared, any_shared): (bool, bool),
+    shared: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let Some(mcp) = &table.mcp else { return };
@@ -330,9 +329,6 @@ fn check_mcp_document(
         if shared {
             diagnostics
                 .push(error(Code::HostDocument, format!("{} is missing: {}", mcp.document_path, runtime_missing())));
-        } else if mcp.manifest_pointer && any_shared {
-            let message = format!("{} is missing, though the host's manifest points to it", mcp.document_path);
-            diagnostics.push(error(Code::HostDocument, message));
         }
         return;
     }

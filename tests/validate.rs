@@ -224,7 +224,7 @@ fn a_host_without_hooks_keeps_its_empty_hook_document() {
     let said = report["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["message"].as_str());
     let said: Vec<&str> = said.collect();
     assert_eq!(code, Some(1), "{report:#}");
-    let expected = ".codex-plugin/hooks.json is missing, though .codex-plugin/plugin.json points to it";
+    let expected = "the `hooks` pointer ./.codex-plugin/hooks.json does not name a file in the artifact";
     assert!(said.contains(&expected), "{said:#?}");
 }
 

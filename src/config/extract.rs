@@ -1189,9 +1189,10 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError
         help: match diagnostic.help.as_deref() {
             Some(help) => help.to_owned(),
             // (Where the parser says no more, its most frequent cause in a config.)
-            // (Stopped at the next value, not at a `)` or `;` where a `}` or `,` belongs.)
+            // (Stopped at the next value, not at a closing bracket, `;` or `=>` where another
+            // belongs: a bracket is missing or misplaced then.)
             None if diagnostic.message.starts_with("Expected `,`")
-                && !["found `)`", "found `;`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
+                && !["`)`", "`;`", "`}`", "`]`", "`=>`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
             {
                 "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
             }
@@ -1874,9 +1875,11 @@ export default defineConfig({
         let entries = "export default {\n  a: ['x'\n    { b: 1 }],\n};";
         let out = extract(CONFIG, entries, ExtractTarget::DefaultExport);
         assert!(out.errors[0].help.starts_with("is a `,` missing"), "before an entry: {:?}", out.errors);
-        for source in
-            ["export default defineConfig({\n  a: { b: 1,\n  c: 2,\n});", "export default {\n  a: { b: 1 };\n};"]
-        {
+        for source in [
+            "export default defineConfig({\n  a: { b: 1,\n  c: 2,\n});",
+            "export default {\n  a: { b: 1 };\n};",
+            "export default {\n  a: ['x', 'y'\n};",
+        ] {
             let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
             assert!(out.errors.iter().all(|e| !e.help.starts_with("is a `,` missing")), "{source}: {:?}", out.errors);
         }

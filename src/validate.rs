@@ -261,8 +261,8 @@ fn check_host(
     check_mcp_document(dir, table, plugin_name, on_disk, shared, diagnostics);
     let Some(hooks) = &table.hooks else { return };
     if !on_disk.contains(hooks.document_path) {
-        // (Where the host runs none, the pointer to it says what is missing, if any.)
-        if !indexed.is_empty() {
+        // (One a manifest points to is said missing by the pointer's check.)
+        if !indexed.is_empty() && !hooks.manifest_pointer {
             let message = match indexed.len() {
                 1 => format!(
                     "{} is missing: {} does not run the hook the manifest's hook index lists for it",
@@ -326,7 +326,7 @@ fn check_mcp_document(
         )
     };
     if !on_disk.contains(mcp.document_path) {
-        if shared {
+        if shared && !mcp.manifest_pointer {
             diagnostics
                 .push(error(Code::HostDocument, format!("{} is missing: {}", mcp.document_path, runtime_missing())));
         }

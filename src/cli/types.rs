@@ -94,8 +94,8 @@ fn types_summary(written: &Written) -> String {
         ),
         ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",
         ProjectTsconfig::Other => {
-            "note: tsconfig.json does not extend the declarations: add \"extends\": \"./.agent-bundle/tsconfig.json\" to \
-             it (into an `extends` list, beside a config it extends already)"
+            "note: tsconfig.json does not extend the declarations: make \"./.agent-bundle/tsconfig.json\" (one of) its \
+             \"extends\""
         }
     };
     let removed = match written.removed.len() {

@@ -1189,10 +1189,12 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError
         help: match diagnostic.help.as_deref() {
             Some(help) => help.to_owned(),
             // (Where the parser says no more, its most frequent cause in a config.)
-            // (Stopped at the next value, not at a closing bracket, `;` or `=>` where another
-            // belongs: a bracket is missing or misplaced then.)
+            // (Stopped at the next value, not at a closing bracket, `;`, `=>` or a key's `:` where
+            // another belongs: a bracket is missing or misplaced then.)
             None if diagnostic.message.starts_with("Expected `,`")
-                && !["`)`", "`;`", "`}`", "`]`", "`=>`"].iter().any(|found| diagnostic.message.ends_with(found)) =>
+                && !["`)`", "`;`", "`}`", "`]`", "`=>`", "`:`"]
+                    .iter()
+                    .any(|found| diagnostic.message.ends_with(found)) =>
             {
                 "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
             }
@@ -1879,6 +1881,7 @@ export default defineConfig({
             "export default defineConfig({\n  a: { b: 1,\n  c: 2,\n});",
             "export default {\n  a: { b: 1 };\n};",
             "export default {\n  a: ['x', 'y'\n};",
+            "export default {\n  a: ['x',\n    b: 1 },\n};",
         ] {
             let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
             assert!(out.errors.iter().all(|e| !e.help.starts_with("is a `,` missing")), "{source}: {:?}", out.errors);

@@ -527,10 +527,7 @@ fn without_default_export<'a>(root: &str, exports: impl Iterator<Item = &'a Stri
     let named: Vec<String> = exports.map(|name| format!("`{name}`")).collect();
     let help = match named.as_slice() {
         [] => help.to_owned(),
-        _ => format!(
-            "{help}; it exports {} by name only",
-            crate::diagnostics::and_list(&named.iter().map(String::as_str).collect::<Vec<_>>())
-        ),
+        _ => format!("{help}; it exports {} by name only", crate::diagnostics::and_list(&named)),
     };
     Diagnostic::error(Code::HandlerWithoutDefault, format!("{what} `{root}` has no default export"))
         .in_file(root.to_owned())

@@ -112,15 +112,6 @@ impl Override {
         }
     }
 
-    /// Its name as a message quotes it.
-    pub fn quoted(self) -> &'static str {
-        match self {
-            Override::Paths => "`paths`",
-            Override::Types => "`types`",
-            Override::BaseUrl => "`baseUrl`",
-        }
-    }
-
     /// What to write in the project's `tsconfig.json`.
     pub fn fix(self) -> String {
         match self {
@@ -169,6 +160,10 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+    // (Nested past what the parser's stack holds, it aborts: such a file is no tsconfig.)
+    if crate::source::too_deep(text).is_some() {
+        return None;
     }
     let allocator = oxc_allocator::Allocator::default();
     let source = format!("({text}\n)");
@@ -376,6 +371,9 @@ mod tests {
             read_tsconfig(r#"{ "extends": ["./base.json", "./.agent-bundle/tsconfig.json"] }"#),
             Some((true, Vec::new()))
         );
+        // Nested past the parser's stack: not read, never an abort.
+        let deep = format!("{{ \"a\": {}1{} }}", "[".repeat(200_000), "]".repeat(200_000));
+        assert_eq!(read_tsconfig(&deep), None);
     }
 
     use super::*;

@@ -281,11 +281,14 @@ impl TryFrom<DiagnosticRecord> for Diagnostic {
 }
 
 /// `a`, `a and b`, `a, b and c`: names as a message lists them.
-pub fn and_list(items: &[&str]) -> String {
+pub fn and_list<S: AsRef<str>>(items: &[S]) -> String {
     match items {
         [] => String::new(),
-        [only] => (*only).to_owned(),
-        [others @ .., last] => format!("{} and {last}", others.join(", ")),
+        [only] => only.as_ref().to_owned(),
+        [others @ .., last] => {
+            let others: Vec<&str> = others.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", others.join(", "), last.as_ref())
+        }
     }
 }
 

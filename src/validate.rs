@@ -237,24 +237,14 @@ fn check_host(
     match read_json(dir, manifest_path) {
         Err(message) => diagnostics.push(document_error(manifest_path, message)),
         Ok(manifest) => {
-            for problem in pointer_problems(table, &manifest, any_shared) {
-                diagnostics.push(document_error(manifest_path, problem));
-            }
             if manifest["name"].as_str() != Some(plugin_name) {
                 diagnostics.push(document_error(
                     manifest_path,
                     format!("{} manifest `name` must be `{plugin_name}`", table.display_name),
                 ));
             }
-            for key in ["hooks", "mcpServers"] {
-                let Some(pointer) = manifest[key].as_str() else { continue };
-                let pointed = pointer.trim_start_matches("./");
-                if !pointer.starts_with("./") || !on_disk.contains(pointed) {
-                    diagnostics.push(document_error(
-                        manifest_path,
-                        format!("the `{key}` pointer {pointer} does not name a file in the artifact"),
-                    ));
-                }
+            for problem in pointer_problems(table, &manifest, on_disk, any_shared) {
+                diagnostics.push(document_error(manifest_path, problem));
             }
         }
     }
@@ -356,21 +346,26 @@ fn check_mcp_document(
 }
 
 /// What is wrong with the pointers of the host's plugin `manifest` (a JSON document) to its
-/// hook and MCP documents, where the host finds them only so: missing or elsewhere (the one
-/// to its hooks a build always writes; the one to its MCP document where any host runs
-/// routes in the shared runtime, `shared`), or one to a document the host loads by itself,
-/// which registers it twice. (Without its own, Codex and Cursor read `hooks/hooks.json`,
-/// Claude Code's.)
-fn pointer_problems(table: &HostTable, manifest: &Value, shared: bool) -> Vec<String> {
+/// hook and MCP documents: one naming no file in the artifact (`on_disk`); where the host
+/// finds a document only so, one missing or elsewhere (the one to its hooks a build always
+/// writes; the one to its MCP document where any host runs routes in the shared runtime,
+/// `shared`); one to a document the host loads by itself, which registers it twice.
+/// (Without its own, Codex and Cursor read `hooks/hooks.json`, Claude Code's.)
+fn pointer_problems(table: &HostTable, manifest: &Value, on_disk: &BTreeSet<String>, shared: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let documents = [
         ("hooks", table.hooks.as_ref().map(|h| (h.manifest_pointer, h.document_path)), true, "its hooks"),
         ("mcpServers", table.mcp.as_ref().map(|m| (m.manifest_pointer, m.document_path)), shared, "its MCP servers"),
     ];
     for (key, document, wanted, what) in documents {
+        let given = manifest[key].as_str();
+        if let Some(pointer) =
+            given.filter(|pointer| !pointer.strip_prefix("./").is_some_and(|path| on_disk.contains(path)))
+        {
+            problems.push(format!("the `{key}` pointer {pointer} does not name a file in the artifact"));
+        }
         let Some((pointed_to, path)) = document else { continue };
         let pointer = format!("./{path}");
-        let given = manifest[key].as_str();
         if pointed_to && wanted && given != Some(pointer.as_str()) {
             problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
         } else if !pointed_to && given == Some(pointer.as_str()) {

@@ -807,12 +807,7 @@ fn a_route_in_a_slip_of_the_events_folder_is_warned_of_unless_a_hook_runs_it() {
     let dir = project(&[[("agent-bundle.config.ts", config.as_str())].as_slice(), &stray].concat());
     let (exit, report) = build_json(dir.path(), &[]);
     assert_eq!(exit, 0, "{report:#}");
-    let warned: Vec<(&str, &str)> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["code"].as_str().unwrap(), d["file"].as_str().unwrap()))
-        .collect();
+    let warned = support::diagnostic_fields(&report, "code", "file");
     assert_eq!(warned, [("AB4803", "src/event/session/end.tsx")]);
 }
 
@@ -1382,12 +1377,7 @@ fn a_handler_path_a_module_would_import_or_an_absolute_one_says_what_to_write() 
     let dir = project(&[("agent-bundle.config.ts", &config(hooks, "['claude']")), ("src/hooks/h.ts", HANDLER)]);
     let (code, report) = build_json(dir.path(), &[]);
     assert_eq!(code, 1, "{report:#}");
-    let said: Vec<(&str, &str)> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["message"].as_str().unwrap(), d["help"].as_str().unwrap()))
-        .collect();
+    let said = support::diagnostic_fields(&report, "message", "help");
     assert!(
         said.iter().any(|(message, help)| *message == "handler file `src/hooks/h.js` does not exist"
             && help.starts_with("did you mean `./src/hooks/h.ts`?")),

@@ -189,12 +189,7 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
     edit(".claude-plugin/plugin.json", &|plugin| _ = plugin.insert("hooks".into(), "./hooks/hooks.json".into()));
     let (code, report) = support::validate_json(dir.path());
     assert_eq!(code, Some(1), "{report:#}");
-    let said: Vec<(&str, &str)> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
-        .collect();
+    let said = support::diagnostic_fields(&report, "code", "message");
     for expected in [
         "hooks/hooks.json is missing: Claude Code runs none of the",
         ".mcp.json is missing: Claude Code never starts the shared runtime",

@@ -89,7 +89,9 @@ fn types_summary(written: &Written) -> String {
         ProjectTsconfig::Extends if !written.overrides.is_empty() => &format!(
             "note: tsconfig.json extends .agent-bundle/tsconfig.json, but sets {} itself, which TypeScript takes \
              instead of what that gives: {}",
-            crate::diagnostics::and_list(&written.overrides.iter().map(|option| option.quoted()).collect::<Vec<_>>()),
+            crate::diagnostics::and_list(
+                &written.overrides.iter().map(|option| format!("`{}`", option.as_str())).collect::<Vec<_>>()
+            ),
             written.overrides.iter().map(|option| option.fix()).collect::<Vec<_>>().join("; ")
         ),
         ProjectTsconfig::Extends => "tsconfig.json extends .agent-bundle/tsconfig.json",

@@ -273,7 +273,7 @@ impl ToolNames {
     pub fn listed(&self) -> String {
         let mut names: Vec<String> = self.documented.iter().map(|name| format!("`{name}`")).collect();
         names.push(format!("MCP tools `{}`", self.mcp.written));
-        crate::diagnostics::and_list(&names.iter().map(String::as_str).collect::<Vec<_>>())
+        crate::diagnostics::and_list(&names)
     }
 }
 

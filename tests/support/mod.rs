@@ -104,6 +104,14 @@ pub fn validate_json(dir: &Path) -> (Option<i32>, serde_json::Value) {
     (output.status.code(), report)
 }
 
+/// Two string fields of each diagnostic of a `--json` report (`code`, `file`, `message`,
+/// `help`, …), in order.
+pub fn diagnostic_fields<'a>(report: &'a serde_json::Value, first: &str, second: &str) -> Vec<(&'a str, &'a str)> {
+    let field = |diagnostic: &'a serde_json::Value, key: &str| diagnostic[key].as_str().unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap().iter();
+    diagnostics.map(|d| (field(d, first), field(d, second))).collect()
+}
+
 /// One count of a build report's `work` (`transpiled`, `bundled`, …).
 pub fn work(report: &serde_json::Value, key: &str) -> u64 {
     report["work"][key].as_u64().unwrap()

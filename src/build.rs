@@ -312,7 +312,7 @@ fn check_payloads_whole(compiled: &mut Compiled, (db, project): (&Database, Proj
 /// in it), each named (AB4802): the route would be missing, and a missing guard is worse than
 /// a failed build. (Only a build that would publish is checked.)
 fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
-    // (As for payloads: only a build that would publish; a failed one writes nothing.)
+    // (As for payloads: a failed build writes nothing.)
     if compiled.has_errors() {
         return;
     }
@@ -636,8 +636,7 @@ pub fn without_config(options: &BuildOptions) -> Option<Compiled> {
     }
     helps.extend(workspace_help(&options.root, &found.projects));
     if let Some(config) = found.misnamed_configs.first() {
-        // (The config names read are at the root: none of them is there.)
-        // (CommonJS's cannot be read as a config at all.)
+        // (A CommonJS one cannot be read as a config at all, by --config either.)
         let or_pass = if config.ends_with(".cjs") { String::new() } else { format!(", or pass --config {config}") };
         helps.push(format!(
             "rename `{config}` to agent-bundle.config.ts (or .mts, .js, .mjs, the names read without --config){or_pass}"

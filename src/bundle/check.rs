@@ -446,7 +446,7 @@ impl<'s> Checker<'s> {
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         if let JSXExpression::ObjectExpression(object) = &container.expression {
-            super::default_export::record_result(&mut self.renders, object);
+            default_export::record_result(&mut self.renders, object);
         }
     }
 

@@ -163,29 +163,11 @@ enum Given<'a> {
 impl<'a> Given<'a> {
     /// What the binding `name` of `program` is, as a hook: a function it declares is one.
     fn name(program: &Program<'a>, name: &str) -> Given<'a> {
-        // (`function f() {}`, exported or not, or a variable holding one.)
-        let declared = |declaration: &Declaration<'_>| match declaration {
-            Declaration::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
-            Declaration::VariableDeclaration(variables) => variables.declarations.iter().any(|declarator| {
-                matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)
-                    && declarator.init.as_ref().is_some_and(|init| {
-                        matches!(
-                            init.get_inner_expression(),
-                            Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
-                        )
-                    })
-            }),
-            _ => false,
-        };
-        let function = |statement: &Statement<'_>| match statement {
-            Statement::ExportDeclaration(export) => declared(&export.declaration),
-            statement => statement.as_declaration().is_some_and(declared),
-        };
         match import_of(program, name) {
             Some((Origin::Module(source), ImportDeclarationSpecifier::ImportDefaultSpecifier(_))) => {
                 Given::DefaultImport(source)
             }
-            None if program.body.iter().any(function) => Given::Function,
+            None if declared(program, name) == Some(Declared::Function) => Given::Function,
             _ => Given::Name,
         }
     }
@@ -648,18 +630,41 @@ fn import_of<'p, 'a>(program: &'p Program<'a>, name: &str) -> Option<(Origin<'a>
 /// Whether the file declares `name` at its top level itself (a function of its own named
 /// `defineConfig` is not agent-bundle's).
 fn declares(program: &Program<'_>, name: &str) -> bool {
-    let declared = |declaration: &Declaration<'_>| match declaration {
-        Declaration::FunctionDeclaration(function) => function.id.as_ref().is_some_and(|id| id.name == name),
-        Declaration::ClassDeclaration(class) => class.id.as_ref().is_some_and(|id| id.name == name),
-        Declaration::VariableDeclaration(declaration) => declaration
-            .declarations
-            .iter()
-            .any(|declarator| matches!(&declarator.id, BindingPattern::BindingIdentifier(id) if id.name == name)),
-        _ => false,
+    declared(program, name).is_some()
+}
+
+/// How the file declares `name` at its top level, if it does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    /// `function f() {}`, or a variable holding a function written there.
+    Function,
+    Other,
+}
+
+fn declared(program: &Program<'_>, name: &str) -> Option<Declared> {
+    let is_function = |init: &Expression<'_>| {
+        matches!(
+            init.get_inner_expression(),
+            Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+        )
     };
-    program.body.iter().any(|statement| match statement {
+    let declared = |declaration: &Declaration<'_>| match declaration {
+        Declaration::FunctionDeclaration(function) => {
+            function.id.as_ref().filter(|id| id.name == name).map(|_| Declared::Function)
+        }
+        Declaration::ClassDeclaration(class) => class.id.as_ref().filter(|id| id.name == name).map(|_| Declared::Other),
+        Declaration::VariableDeclaration(declaration) => declaration.declarations.iter().find_map(|declarator| {
+            let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
+            (id.name == name).then(|| match &declarator.init {
+                Some(init) if is_function(init) => Declared::Function,
+                _ => Declared::Other,
+            })
+        }),
+        _ => None,
+    };
+    program.body.iter().find_map(|statement| match statement {
         Statement::ExportDeclaration(export) => declared(&export.declaration),
-        statement => statement.as_declaration().is_some_and(declared),
+        statement => declared(statement.as_declaration()?),
     })
 }
 

@@ -633,9 +633,9 @@ export function checkResult(spec, value, note = () => {}) {
   if (additionalContext !== undefined && typeof additionalContext !== "string") {
     fail("handler result additionalContext must be a string");
   }
-  // (An object of a class, a Map, say: it is one, but no JSON data, which says which.)
-  const classed = typeof updatedInput === "object" && updatedInput !== null && !Array.isArray(updatedInput);
-  if (updatedInput !== undefined && !isPlainObject(updatedInput) && !classed) {
+  // (An object of a class, a Map, say, is one: the JSON-data check below says which class.)
+  const object = typeof updatedInput === "object" && updatedInput !== null && !Array.isArray(updatedInput);
+  if (updatedInput !== undefined && !object) {
     fail("handler result updatedInput must be an object");
   }
   const notData = updatedInput === undefined ? null : notJsonData(updatedInput, "updatedInput", new Set());

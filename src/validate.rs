@@ -365,7 +365,7 @@ fn pointer_problems(table: &HostTable, manifest: &Value, on_disk: &BTreeSet<Stri
             problems.push(format!("the `{key}` pointer {pointer} does not name a file in the artifact"));
         }
         let Some((pointed_to, path)) = document else { continue };
-        let pointer = format!("./{path}");
+        let pointer = hosts::pointer_to(path);
         if pointed_to && wanted && given != Some(pointer.as_str()) {
             problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
         } else if !pointed_to && given == Some(pointer.as_str()) {

@@ -50,11 +50,13 @@ pub(super) fn session(
     name: impl Fn(&Path) -> Option<String>,
 ) -> Result<bool, Failure> {
     let report_round = |builds: &[WatchBuild<'_>], dropped: &[std::path::PathBuf], elapsed: Duration| {
+        // The round's last write to the cache comes before its report: whoever acts on the
+        // report finds the session idle.
+        args.cache.keep_bounded(cache);
         print_dropped(dropped, args.source.json, &name);
         // Said in the round it happened in: a session may run for hours without its remote.
         let warnings = cache.take_warnings();
         print_round(builds, elapsed, args.source.json, &name, &warnings);
-        args.cache.keep_bounded(cache);
     };
     let ended = crate::watch::watch(projects, DEFAULT_DEBOUNCE, pool, report_round);
     // Queued uploads go out (and the statistics are kept) however the session ended.

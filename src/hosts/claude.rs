@@ -7,7 +7,7 @@
 use super::{
     ANY, Approval, BOOLEAN, Cap, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
     McpToolNames, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, check_kebab_name, description,
-    mcp_document,
+    linked_documents,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -392,7 +392,7 @@ pub(super) fn reserved_names() -> String {
 }
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
-    let manifest = serde_json::json!({
+    let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
         "name": model.name,
@@ -409,6 +409,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
             "version": model.version,
         }],
     });
+    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
     let mut files = vec![
         OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".claude-plugin/marketplace.json", &marketplace),
@@ -417,6 +418,6 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
     if !plan.hooks.is_empty() {
         files.push(plan.hook_document());
     }
-    files.extend(mcp_document(&TABLE, model, plan).0);
+    files.extend(mcp);
     files
 }

@@ -10,7 +10,7 @@
 use super::{
     ANY, Approval, BOOLEAN, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable, McpSupport,
     McpToolNames, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, check_kebab_name, description,
-    mcp_document,
+    linked_documents,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -47,7 +47,7 @@ pub static TABLE: HostTable = HostTable {
             (Family::ToolBefore, Approval::Allow, Shape::PermissionAllowWithInput),
             (Family::PermissionRequest, Approval::Allow, Shape::PermissionBehaviorAllow),
         ],
-        document_path: HOOKS_DOCUMENT,
+        document_path: ".codex-plugin/hooks.json",
         manifest_pointer: true,
         document_style: DocumentStyle::Grouped,
         event_key: "hook_event_name",
@@ -181,8 +181,6 @@ pub static TABLE: HostTable = HostTable {
     }),
 };
 
-const HOOKS_DOCUMENT: &str = ".codex-plugin/hooks.json";
-
 const COMMON: [Field; 6] = [
     Field::required(&["session_id"], "sessionId", STRING),
     Field::required(&["transcript_path"], "transcriptPath", STRING_OR_NULL),
@@ -203,11 +201,9 @@ const TOOL: [Field; 3] = [
 ];
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
-    let (mcp, mcp_pointer) = mcp_document(&TABLE, model, plan);
     let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
-        "hooks": format!("./{HOOKS_DOCUMENT}"),
         "interface": {
             "capabilities": ["hooks"],
             "category": "Productivity",
@@ -228,9 +224,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
             "source": { "path": "./", "source": "local" },
         }],
     });
-    if let Some(pointer) = mcp_pointer {
-        manifest["mcpServers"] = pointer.into();
-    }
+    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
     let mut files = vec![
         OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".agents/plugins/marketplace.json", &marketplace),

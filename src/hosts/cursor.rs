@@ -9,7 +9,7 @@
 use super::{
     ARRAY, Approval, BOOLEAN, Decode, DocumentStyle, EventRow, Field, HookEnv, HookSupport, HostPlan, HostTable,
     McpSupport, McpToolNames, NUMBER, OBJECT, STRING, STRING_OR_NULL, Shape, ToolNames, author, description,
-    mcp_document,
+    linked_documents,
 };
 use crate::model::{CanonicalTool, Family, Model, Target};
 use crate::output::OutputFile;
@@ -41,7 +41,7 @@ pub static TABLE: HostTable = HostTable {
         capped: &[],
         // (`ask` is accepted but not enforced: host-formats §3.)
         approvals: &[(Family::ToolBefore, Approval::Allow, Shape::PermissionFieldAllow)],
-        document_path: HOOKS_DOCUMENT,
+        document_path: ".cursor-plugin/hooks.json",
         manifest_pointer: true,
         document_style: DocumentStyle::Flat,
         event_key: "hook_event_name",
@@ -208,8 +208,6 @@ pub static TABLE: HostTable = HostTable {
     }),
 };
 
-const HOOKS_DOCUMENT: &str = ".cursor-plugin/hooks.json";
-
 const COMMON: [Field; 7] = [
     // Every event but workspaceOpen carries `conversation_id`; `sessionStart` adds a
     // `session_id`. The conversation wins, so a handler sees one id across a session's events
@@ -242,18 +240,14 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
-    let (mcp, mcp_pointer) = mcp_document(&TABLE, model, plan);
     let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
         "displayName": model.name,
-        "hooks": format!("./{HOOKS_DOCUMENT}"),
         "name": model.name,
         "version": model.version,
     });
-    if let Some(pointer) = mcp_pointer {
-        manifest["mcpServers"] = pointer.into();
-    }
+    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
     let mut files = vec![OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest), plan.hook_document()];
     files.extend(mcp);
     files

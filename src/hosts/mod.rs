@@ -163,13 +163,28 @@ impl McpSupport {
     }
 }
 
-/// The MCP document of `table`'s host, with the manifest pointer to it where the host needs
-/// one (`"./<path>"`).
-fn mcp_document(table: &HostTable, model: &Model, plan: &HostPlan) -> (Option<OutputFile>, Option<String>) {
-    let Some(mcp) = &table.mcp else { return (None, None) };
-    let document = mcp.document(model, plan);
-    let pointer = document.as_ref().filter(|_| mcp.manifest_pointer).map(|d| format!("./{}", d.path));
-    (document, pointer)
+/// How a plugin manifest names a document at `path` in the composite root.
+pub fn pointer_to(path: &str) -> String {
+    format!("./{path}")
+}
+
+/// The MCP document of `table`'s host, if any, after writing into its plugin `manifest` the
+/// pointers the host finds its documents by (`hooks`, `mcpServers`), as its table says.
+fn linked_documents(
+    table: &HostTable,
+    model: &Model,
+    plan: &HostPlan,
+    manifest: &mut serde_json::Value,
+) -> Option<OutputFile> {
+    if let Some(hooks) = table.hooks.as_ref().filter(|hooks| hooks.manifest_pointer) {
+        manifest["hooks"] = pointer_to(hooks.document_path).into();
+    }
+    let mcp = table.mcp.as_ref()?;
+    let document = mcp.document(model, plan)?;
+    if mcp.manifest_pointer {
+        manifest["mcpServers"] = pointer_to(&document.path).into();
+    }
+    Some(document)
 }
 
 pub struct HookSupport {

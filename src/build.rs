@@ -17,7 +17,7 @@ use crate::diagnostics::{Code, Diagnostic, has_errors};
 use crate::emit::{self, Artifact, Input, publish::PublishStats};
 use crate::hosts::{self, HostPlan};
 use crate::loader::{BeforeListing, DiskFiles, LoadedProject, OutsideDir};
-use crate::model::{Model, Target};
+use crate::model::{Hook, Model, Target};
 use crate::output::{FileKind, OutputFile};
 use crate::{actions, stamp};
 
@@ -823,24 +823,26 @@ fn outside_dirs_wanted<'a>(
 /// default-exported function returns as written.
 fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[HostPlan]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
+    // Config hooks running one handler on one event return alike: their hosts together,
+    // said once.
+    let mut handlers: Vec<(&Hook, &String, Vec<&str>)> = Vec::new();
+    let planned_for = |names: &[&str]| -> Vec<&HostPlan> {
+        plans
+            .iter()
+            .filter(|plan| plan.hooks.iter().any(|planned| names.contains(&planned.hook_name.as_str())))
+            .collect()
+    };
     for hook in &model.hooks {
         let crate::model::Handler::Module(module) = &hook.handler else { continue };
-        let planned: Vec<&HostPlan> =
-            plans.iter().filter(|plan| plan.hooks.iter().any(|planned| planned.hook_name == hook.name)).collect();
-        if planned.is_empty() {
+        if hook.route.is_none() {
+            match handlers.iter_mut().find(|(seen, handler, _)| seen.trigger == hook.trigger && *handler == module) {
+                Some((_, _, names)) => names.push(&hook.name),
+                None => handlers.push((hook, module, vec![&hook.name])),
+            }
             continue;
         }
-        if hook.route.is_none() {
-            // (Hooks sharing a handler return alike: said once, below.)
-            let chunk = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone()));
-            let returning = crate::bundle::Rendering {
-                hook,
-                module,
-                renders: chunk.returns,
-                via: String::new(),
-                planned: &planned,
-            };
-            diagnostics.extend(returning.not_taken());
+        let planned = planned_for(&[&hook.name]);
+        if planned.is_empty() {
             continue;
         }
         let graph = crate::bundle::ModuleGraph::collect(&[module], |key| {
@@ -857,6 +859,17 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
             diagnostics.extend(rendering(renders, via).not_taken());
         }
     }
+    for (hook, module, names) in handlers {
+        let planned = planned_for(&names);
+        if planned.is_empty() {
+            continue;
+        }
+        let chunk = db::module_chunk(db, project, db::ModuleKey::new(db, module.clone()));
+        let returning =
+            crate::bundle::Rendering { hook, module, renders: chunk.returns, via: String::new(), planned: &planned };
+        diagnostics.extend(returning.not_taken());
+    }
+    // (One component two routes render, or one handler on two events, may say one thing.)
     let mut said = std::collections::HashSet::new();
     diagnostics.retain(|diagnostic| said.insert(diagnostic.clone()));
     diagnostics

@@ -282,12 +282,21 @@ impl TryFrom<DiagnosticRecord> for Diagnostic {
 
 /// `a`, `a and b`, `a, b and c`: names as a message lists them.
 pub fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    listed(items, "and")
+}
+
+/// `a`, `a or b`, `a, b or c`.
+pub fn or_list<S: AsRef<str>>(items: &[S]) -> String {
+    listed(items, "or")
+}
+
+fn listed<S: AsRef<str>>(items: &[S], last_word: &str) -> String {
     match items {
         [] => String::new(),
         [only] => only.as_ref().to_owned(),
         [others @ .., last] => {
             let others: Vec<&str> = others.iter().map(AsRef::as_ref).collect();
-            format!("{} and {}", others.join(", "), last.as_ref())
+            format!("{} {last_word} {}", others.join(", "), last.as_ref())
         }
     }
 }

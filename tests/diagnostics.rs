@@ -568,15 +568,12 @@ fn a_hook_that_reaches_no_host_says_whether_its_event_or_its_targets_are_why() {
 }
 
 #[test]
-fn a_config_workspace_open_hook_is_an_error_on_every_hook_host() {
-    // As in the original: workspaceOpen is an event route, never a config hook.
-    let (exit, diagnostics) =
-        diagnose(&config("{ workspaceOpen: './src/hooks/h.ts' }", "['claude', 'codex', 'cursor', 'portable']"), &[]);
-    assert_eq!(exit, 1);
-    let error = |host: &str| ("AB4204".into(), "hooks.workspaceOpen".into(), host.into(), "error".into());
-    assert_eq!(diagnostics, [error("claude"), error("codex"), error("cursor")]);
-    let hooks = "{ workspaceOpen: { handler: './src/hooks/h.ts', targets: ['claude'] } }";
-    expect_one(&config(hooks, "['claude']"), &[], "AB4204", "hooks.workspaceOpen", "claude");
+fn a_config_workspace_open_hook_is_an_error_said_once() {
+    // As in the original: workspaceOpen is an event route, never a config hook, on any host.
+    let targets = "['claude', 'codex', 'cursor', 'portable']";
+    expect_one(&config("{ workspaceOpen: './src/hooks/h.ts' }", targets), &[], "AB4204", "hooks.workspaceOpen", "");
+    let hooks = "{ workspaceOpen: [{ handler: './src/hooks/h.ts', targets: ['claude'] }] }";
+    expect_one(&config(hooks, "['claude']"), &[], "AB4204", "hooks.workspaceOpen[0]", "");
 }
 
 #[test]
@@ -1261,6 +1258,81 @@ fn a_result_a_config_hook_cannot_take_is_warned_of_where_it_is_returned() {
     assert_eq!(warnings("'./src/stop.ts'", stop), [deny.clone(), context("codex"), context("cursor")]);
     assert_eq!(warnings("{ handler: './src/stop.ts', targets: ['claude'] }", stop), std::slice::from_ref(&deny));
     assert_eq!(warnings("'./src/stop.ts'", by_host), [deny]);
+}
+
+/// What a handler returns is said once, as what matters: a field no result has (a host's own
+/// `decision`) alone; a deny with a new input on an event taking neither by the two it
+/// refuses; a reason on an event with no decision as such; one warning per host for hooks
+/// sharing a handler, wherever it is (a route's `lib/` too).
+#[test]
+fn a_handler_result_is_said_once_as_what_matters() {
+    let config = "export default { plugin: { name: 'once' }, targets: ['claude', 'codex'],\n  hooks: {\n    \
+                  stop: './src/stop.ts',\n    afterTool: './src/events/lib/after.ts',\n    \
+                  sessionStart: './src/start.ts',\n    agentStop: [{ handler: './src/sub.ts', targets: ['claude', \
+                  'codex'] }, { handler: './src/sub.ts', targets: ['codex'], timeout: 5 }] } };\n";
+    let dir = project(&[
+        ("agent-bundle.config.ts", config),
+        ("src/stop.ts", "export default () => ({ decision: 'block', reason: 'tests' });\n"),
+        (
+            "src/events/lib/after.ts",
+            "export default () => ({ outcome: 'deny', reason: 'x', updatedInput: { a: 1 } });\n",
+        ),
+        ("src/start.ts", "export default () => ({ additionalContext: 'hi', reason: 'banner' });\n"),
+        ("src/sub.ts", "export default () => ({ additionalContext: 'subagent finished' });\n"),
+    ]);
+    let (code, report) = build_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let said: Vec<(String, String, String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let field = |key: &str| d[key].as_str().unwrap_or_default().to_owned();
+            (field("file"), field("host"), field("message"), field("help"))
+        })
+        .collect();
+    let mut messages: Vec<(&str, &str, &str)> =
+        said.iter().map(|(f, h, m, _)| (f.as_str(), h.as_str(), m.as_str())).collect();
+    messages.sort();
+    assert_eq!(
+        messages,
+        [
+            (
+                "src/events/lib/after.ts",
+                "",
+                "the `afterTool` hook's handler returns a result that denies, which afterTool never takes"
+            ),
+            (
+                "src/events/lib/after.ts",
+                "",
+                "the `afterTool` hook's handler returns a result that gives a new tool input, which afterTool never \
+                 takes"
+            ),
+            (
+                "src/start.ts",
+                "",
+                "the `sessionStart` hook's handler returns a result with a reason and no decision, which no host \
+                 takes: every run that returns it fails"
+            ),
+            (
+                "src/stop.ts",
+                "",
+                "the `stop` hook's handler returns a result with a field it never has, which no host takes: every \
+                 run that returns it fails"
+            ),
+            (
+                "src/sub.ts",
+                "codex",
+                "the `agentStop` hook's handler returns `additionalContext`, which Codex takes no context for \
+                 (SubagentStop): such a run fails there (one that denies is answered without it)"
+            ),
+        ],
+        "{report:#}"
+    );
+    let help = |file: &str| &said.iter().find(|(f, ..)| f == file).unwrap().3;
+    assert!(help("src/stop.ts").contains("`decision: 'block'` is `outcome: 'deny'` here"), "{said:?}");
+    assert!(help("src/start.ts").starts_with("sessionStart takes no decision, so no reason"), "{said:?}");
+    assert!(help("src/sub.ts").starts_with("leave codex out"), "{said:?}");
 }
 
 /// What was refused says so once: two hooks apart only by a refused timeout are not "declared

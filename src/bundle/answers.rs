@@ -3,7 +3,7 @@
 //! (AB4818, AB4841, AB4843) where it is written.
 
 use super::Renders;
-use crate::diagnostics::{Code, Diagnostic, and_list};
+use crate::diagnostics::{Code, Diagnostic, and_list, or_list};
 use crate::hosts::{self, Approval, EventRow, HostPlan, RouteForm};
 use crate::model::{Hook, Target};
 
@@ -136,34 +136,44 @@ impl Rendering<'_> {
                 Diagnostic::warning(Code::ResultNotTaken, message).in_file(module.to_owned()).at(at).with_help(help),
             );
         }
-        // What no family takes: a deny with a new input or no reason, a reason with no
-        // decision, an outcome no event has.
+        // What no family takes: a field no result has, a deny with a new input or no reason,
+        // a reason with no decision, an outcome no event has.
+        let decisions = &taken[1..];
+        let reason_help = match decisions {
+            [] => format!("{family} takes no decision, so no reason: drop it"),
+            _ => format!("a reason goes with an outcome of {}: write it, or drop the reason", or_list(decisions)),
+        };
+        let field_help = if words.route {
+            "an `Agent.Result`'s value has `outcome`, `reason` and `updatedInput` alone (context goes in \
+             `Agent.Context`): rename the field, or drop it"
+        } else {
+            "a result has `outcome`, `reason`, `updatedInput` and `additionalContext` alone (a host's own \
+             `decision: 'block'` is `outcome: 'deny'` here): rename the field, or drop it"
+        };
         let never = [
+            (renders.unknown_field, "with a field it never has", field_help.to_owned()),
             (
                 // (Where the event takes no deny at all, that says enough.)
                 renders.deny_without_reason.filter(|_| rules.deny),
                 "that denies with no reason",
-                "a deny needs a non-empty reason, which the host shows: give one",
+                "a deny needs a non-empty reason, which the host shows: give one".to_owned(),
             ),
             (
                 renders.unknown_outcome,
                 "whose outcome is none of `continue`, `deny`, `allow` and `ask`",
-                "write one of them (`allow` and `ask` only where the event takes them)",
+                format!("{family}'s outcomes are {outcomes}"),
             ),
             (
-                renders.deny_rewrite,
+                // (Where the event takes no deny or no new input, that says enough.)
+                renders.deny_rewrite.filter(|_| rules.deny && rules.rewrite),
                 "that denies and gives a new tool input",
-                "a deny keeps the tool's input: drop `updatedInput`, or do not deny",
+                "a deny keeps the tool's input: drop `updatedInput`, or do not deny".to_owned(),
             ),
-            (
-                renders.stray_reason,
-                "with a reason and no decision",
-                "a reason goes with `outcome: 'deny'` (or `'allow'` or `'ask'`, where taken): give the outcome, or drop the reason",
-            ),
+            (renders.stray_reason, "with a reason and no decision", reason_help),
             (
                 renders.stray_text,
                 "holding text outside `Agent.Context`",
-                "text reaches the host through `Agent.Context` alone: wrap it in one, or drop it",
+                "text reaches the host through `Agent.Context` alone: wrap it in one, or drop it".to_owned(),
             ),
         ];
         for (at, what, help) in never.into_iter().filter_map(|(at, what, help)| Some((at?, what, help))) {

@@ -141,6 +141,10 @@ pub(super) struct Checker<'s> {
     type_only_aliases: HashSet<u32>,
     /// The direct `eval` calls ([`Checker::direct_eval`]).
     direct_evals: Vec<oxc_span::Span>,
+    /// The names functions' parameters bind (a handler's `context` among them), and whether
+    /// the checker is in a parameter list or a pattern taking a parameter apart.
+    parameters: HashSet<SymbolId>,
+    in_parameters: u32,
 }
 
 impl<'s> Checker<'s> {
@@ -188,6 +192,8 @@ impl<'s> Checker<'s> {
             implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
             type_only_aliases: HashSet::new(),
             direct_evals: Vec::new(),
+            parameters: HashSet::new(),
+            in_parameters: 0,
         }
     }
 
@@ -203,7 +209,8 @@ impl<'s> Checker<'s> {
         if !self.tool_module {
             out.named_default_not_function = default_export::named_default_not_function(program, self.scoping);
         }
-        if !self.renders_routes && !self.tool_module {
+        // (A config hook's handler may be anywhere, a route's `lib/` among them.)
+        if !self.tool_module {
             out.returns = Renders {
                 reads_host: self.renders.reads_host,
                 ..default_export::default_returns(program, self.scoping)
@@ -446,16 +453,25 @@ impl<'s> Checker<'s> {
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
         if let JSXExpression::ObjectExpression(object) = &container.expression {
-            default_export::record_result(&mut self.renders, object);
+            default_export::record_result(&mut self.renders, object, default_export::AGENT_RESULT_FIELDS);
         }
     }
 
-    /// Whether a member of this name, of a plain name's object (`of_name`: `context.host`,
-    /// not `new URL(…).host`), says which host the module runs for: a route's
-    /// `canonical.provenance`, a handler's `context.host` or `context.nativeEvent` (a module
-    /// outside `src/events/` may be either's, or a component a route renders).
-    fn reads_host(&self, name: &str, of_name: bool) -> bool {
-        name == "provenance" || (!self.renders_routes && of_name && matches!(name, "host" | "nativeEvent"))
+    /// Whether a member of this name, of a function's parameter (`of_parameter`:
+    /// `context.host`, not `new URL(…).host` or `server.host`), says which host the module
+    /// runs for: a route's `canonical.provenance`, a handler's `context.host` or
+    /// `context.nativeEvent` (a module may be either's, or a component a route renders).
+    fn reads_host(&self, name: &str, of_parameter: bool) -> bool {
+        name == "provenance" || (of_parameter && matches!(name, "host" | "nativeEvent"))
+    }
+
+    /// Whether `expression` names a function's parameter.
+    fn is_parameter(&self, expression: &Expression<'_>) -> bool {
+        let Expression::Identifier(name) = expression.get_inner_expression() else { return false };
+        self.scoping
+            .get_reference(name.reference_id())
+            .symbol_id()
+            .is_some_and(|symbol| self.parameters.contains(&symbol))
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -799,25 +815,40 @@ impl<'a> Visit<'a> for Checker<'_> {
     }
 
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        let of_name = matches!(it.object.get_inner_expression(), Expression::Identifier(_));
-        self.renders.reads_host |= self.reads_host(&it.property.name, of_name);
+        self.renders.reads_host |= self.reads_host(&it.property.name, self.is_parameter(&it.object));
         walk::walk_static_member_expression(self, it);
     }
 
     /// `context['host']`, as `context.host` is.
     fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
         if let Expression::StringLiteral(name) = it.expression.get_inner_expression() {
-            let of_name = matches!(it.object.get_inner_expression(), Expression::Identifier(_));
-            self.renders.reads_host |= self.reads_host(&name.value, of_name);
+            self.renders.reads_host |= self.reads_host(&name.value, self.is_parameter(&it.object));
         }
         walk::walk_computed_member_expression(self, it);
     }
 
     /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
-    /// of the provenance as a `.provenance` is (and `const { host } = context` as `.host`).
+    /// of the provenance as a `.provenance` is (and `(event, { host })` or `const { host } =
+    /// context` as `context.host`).
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name, true));
+        let of_parameter = self.in_parameters > 0;
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name, of_parameter));
         walk::walk_binding_property(self, it);
+    }
+
+    fn visit_formal_parameters(&mut self, it: &oxc_ast::ast::FormalParameters<'a>) {
+        self.in_parameters += 1;
+        walk::walk_formal_parameters(self, it);
+        self.in_parameters -= 1;
+    }
+
+    /// `const { host } = context`: the pattern takes a parameter apart, as one in the
+    /// parameter list does.
+    fn visit_variable_declarator(&mut self, it: &oxc_ast::ast::VariableDeclarator<'a>) {
+        let of_parameter = u32::from(it.init.as_ref().is_some_and(|init| self.is_parameter(init)));
+        self.in_parameters += of_parameter;
+        walk::walk_variable_declarator(self, it);
+        self.in_parameters -= of_parameter;
     }
 
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
@@ -1081,6 +1112,11 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
         self.reserved(&it.name, it.span);
+        if self.in_parameters > 0
+            && let Some(symbol) = it.symbol_id.get()
+        {
+            self.parameters.insert(symbol);
+        }
     }
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {

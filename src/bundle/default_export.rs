@@ -18,14 +18,25 @@ use oxc_syntax::symbol::SymbolId;
 use super::renders::{Approved, Renders};
 use super::transpile::Span;
 
+/// The fields a config hook's handler may return.
+pub(super) const HANDLER_RESULT_FIELDS: &[&str] = &["outcome", "reason", "updatedInput", "additionalContext"];
+/// The fields of an `Agent.Result`'s value (a route's context is an `Agent.Context`).
+pub(super) const AGENT_RESULT_FIELDS: &[&str] = &["outcome", "reason", "updatedInput"];
+
 /// Records what the result `object` asks of its host: a decision (`outcome: 'deny'`,
 /// `'allow'`, `'ask'`, or one no host knows), a deny with no reason, a new tool input
 /// (`updatedInput` written out as an object or array; one passed on, `undefined` perhaps, may
-/// ask for nothing), a reason with no decision. What a spread or a computed key may give is
-/// not known: only the fields written after the last of them are, and no field is known to
-/// be absent.
-pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>) {
+/// ask for nothing), a reason with no decision, a field other than its `fields`. What a
+/// spread or a computed key may give is not known: only the fields written after the last
+/// of them are, and no field is known to be absent.
+pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>, fields: &[&str]) {
     let written = Written::of(object);
+    if let Some(stray) = written.stray_field(fields) {
+        // (Most often a host's own shape, `decision: 'block'`, or a misspelt field: what it
+        // meant is not known, so nothing else of the result is said.)
+        renders.unknown_field.get_or_insert(stray.span.into());
+        return;
+    }
     let decides = match written.given("outcome").map(|property| property.value.get_inner_expression()) {
         None => !written.whole,
         Some(Expression::StringLiteral(outcome)) => outcome.value != "continue",
@@ -35,21 +46,20 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
     if let Some(reason) = written.given("reason").filter(|_| !decides) {
         renders.stray_reason.get_or_insert(reason.span.into());
     }
-    let rewrite = written.given("updatedInput");
-    let written_out = |property: &&ObjectProperty<'_>| {
+    let rewrite = written.given("updatedInput").filter(|property| {
         matches!(
             property.value.get_inner_expression(),
             Expression::ObjectExpression(_) | Expression::ArrayExpression(_)
         )
-    };
-    if let Some(property) = rewrite.filter(written_out) {
+    });
+    if let Some(property) = rewrite {
         renders.rewrite.get_or_insert(property.span.into());
     }
     let Some(property) = written.given("outcome") else { return };
     let Expression::StringLiteral(outcome) = property.value.get_inner_expression() else { return };
     let at = property.span.into();
     let reason = written.given("reason");
-    let approved = || Approved { at, reason: reason.is_some(), rewrite: rewrite.is_some() };
+    let approved = || Approved { at, reason: reason.is_some(), rewrite: written.given("updatedInput").is_some() };
     match outcome.value.as_str() {
         "deny" => {
             renders.deny.get_or_insert(at);
@@ -57,7 +67,7 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
                 renders.deny_rewrite.get_or_insert(at);
             }
             // (A reason held in a variable may be anything.)
-            let empty = |reason: &ObjectProperty<'_>| matches!(reason.value.get_inner_expression(), Expression::StringLiteral(text) if text.value.trim().is_empty());
+            let empty = |reason: &ObjectProperty<'_>| text_of(&reason.value).is_some_and(|text| text.trim().is_empty());
             if reason.map_or(written.whole, empty) {
                 renders.deny_without_reason.get_or_insert(at);
             }
@@ -74,12 +84,14 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
 /// `undefined` (absent, as in JSON), and whether they are all it has.
 struct Written<'b, 'a> {
     fields: Vec<&'b ObjectProperty<'a>>,
+    /// Every field written after the last spread or computed key, `undefined` or not.
+    named: Vec<&'b ObjectProperty<'a>>,
     whole: bool,
 }
 
 impl<'b, 'a> Written<'b, 'a> {
     fn of(object: &'b ObjectExpression<'a>) -> Written<'b, 'a> {
-        let mut written = Written { fields: Vec::new(), whole: true };
+        let mut written = Written { fields: Vec::new(), named: Vec::new(), whole: true };
         for property in &object.properties {
             match property.as_property().filter(|property| property.key.static_name().is_some()) {
                 Some(property) => {
@@ -88,14 +100,25 @@ impl<'b, 'a> Written<'b, 'a> {
                     if !is_undefined(&property.value) {
                         written.fields.push(property);
                     }
+                    written.named.push(property);
                 }
                 None => {
                     written.fields.clear();
+                    written.named.clear();
                     written.whole = false;
                 }
             }
         }
         written
+    }
+
+    /// The first field written that is none of `fields` (one holding `undefined` too: the
+    /// run refuses its key).
+    fn stray_field(&self, fields: &[&str]) -> Option<&'b ObjectProperty<'a>> {
+        self.named
+            .iter()
+            .copied()
+            .find(|property| property.key.static_name().is_some_and(|name| !fields.contains(&name.as_ref())))
     }
 
     fn given(&self, key: &str) -> Option<&'b ObjectProperty<'a>> {
@@ -109,6 +132,17 @@ impl<'b, 'a> Written<'b, 'a> {
             Some(_) => false,
             None => self.whole,
         }
+    }
+}
+
+/// The text of a string written out: a string literal, or a template with no substitution.
+fn text_of<'b>(value: &'b Expression<'_>) -> Option<&'b str> {
+    match value.get_inner_expression() {
+        Expression::StringLiteral(text) => Some(text.value.as_str()),
+        Expression::TemplateLiteral(text) if text.is_no_substitution_template() => {
+            text.quasis.first()?.value.cooked.as_ref().map(|cooked| cooked.as_str())
+        }
+        _ => None,
     }
 }
 
@@ -285,7 +319,7 @@ impl Returns {
     fn returned(&mut self, expression: &Expression<'_>) {
         match expression.get_inner_expression() {
             Expression::ObjectExpression(object) => {
-                record_result(&mut self.0, object);
+                record_result(&mut self.0, object, HANDLER_RESULT_FIELDS);
                 self.context(object);
             }
             Expression::ConditionalExpression(choice) => {
@@ -308,13 +342,13 @@ impl Returns {
     /// text is none), but beside a deny, which is answered without it where it has no place.
     fn context(&mut self, object: &ObjectExpression<'_>) {
         let written = Written::of(object);
-        let text = written.given("additionalContext").filter(|property| match property.value.get_inner_expression() {
-            Expression::StringLiteral(text) => !text.value.is_empty(),
-            Expression::TemplateLiteral(text) => {
-                !text.is_no_substitution_template() || text.quasis.iter().any(|q| !q.value.raw.is_empty())
-            }
-            Expression::BinaryExpression(_) => true,
-            _ => false,
+        let text = written.given("additionalContext").filter(|property| match text_of(&property.value) {
+            Some(text) => !text.is_empty(),
+            // (Text put together is taken to be some.)
+            None => matches!(
+                property.value.get_inner_expression(),
+                Expression::TemplateLiteral(_) | Expression::BinaryExpression(_)
+            ),
         });
         if let Some(property) = text.filter(|_| written.surely_no_deny()) {
             self.0.context.get_or_insert(property.span.into());
@@ -337,7 +371,7 @@ impl<'a> Visit<'a> for Returns {
 
 #[cfg(test)]
 mod tests {
-    use crate::bundle::transpile;
+    use crate::bundle::{Renders, transpile};
 
     /// What the handler `source` returns, by the text of where each is first written: a deny,
     /// a new tool input, `additionalContext`, a reason with no decision.
@@ -445,8 +479,61 @@ mod tests {
     }
 
     #[test]
-    fn a_route_module_returns_nothing_to_check() {
-        let route = "export default () => ({ outcome: 'deny' });\n";
-        assert_eq!(transpile("src/events/stop.tsx", route).returns, Default::default());
+    fn a_field_no_result_has_is_said_alone() {
+        for source in [
+            "export default () => ({ decision: 'block', reason: 'tests' });",
+            "export default () => ({ outcome: 'deny', reasn: 'x' });",
+            "export default () => ({ outcome: 'deny', reason: 'x', extra: undefined });",
+        ] {
+            let returns = transpile("src/hooks/h.ts", source).returns;
+            let stray = returns.unknown_field.map(|span| &source[span.range()]);
+            assert!(stray.is_some_and(|field| !field.starts_with("outcome")), "{source}");
+            let rest = Renders { unknown_field: None, ..returns };
+            assert_eq!(rest, Renders::default(), "what else it says is not known: {source}");
+        }
+        let route = "<Agent.Result value={{ additionalContext: 'x' }} />";
+        let route = format!("import {{ Agent }} from '@agent-bundle/runtime';\nexport default () => {route};\n");
+        let renders = transpile("src/events/stop.tsx", &route).renders;
+        assert!(renders.unknown_field.is_some(), "an Agent.Result's context is an Agent.Context");
+    }
+
+    #[test]
+    fn a_deny_with_an_input_held_in_a_variable_or_an_empty_template_reason() {
+        let held = "export default (i?: object) => ({ outcome: 'deny', reason: 'r', updatedInput: i });";
+        assert_eq!(transpile("src/hooks/h.ts", held).returns.deny_rewrite, None, "the input may be undefined");
+        let written = "export default () => ({ outcome: 'deny', reason: 'r', updatedInput: {} });";
+        assert!(transpile("src/hooks/h.ts", written).returns.deny_rewrite.is_some());
+        for reason in ["``", "` `"] {
+            let source = format!("export default () => ({{ outcome: 'deny', reason: {reason} }});");
+            assert!(transpile("src/hooks/h.ts", &source).returns.deny_without_reason.is_some(), "{source}");
+        }
+        let built = "export default (n: string) => ({ outcome: 'deny', reason: `${n}` });";
+        assert_eq!(transpile("src/hooks/h.ts", built).returns.deny_without_reason, None);
+    }
+
+    #[test]
+    fn a_handler_reads_its_host_from_a_parameter_alone() {
+        let reads = |source: &str| transpile("src/hooks/h.ts", source).returns.reads_host;
+        for source in [
+            "export default (e: object, context: { host: string }) => context.host === 'claude' ? {} : undefined;",
+            "export default (e: object, { host }: { host: string }) => host ? {} : undefined;",
+            "export default (e: object, c: { host: string }) => { const { host } = c; return host ? {} : undefined; };",
+            "export default (e: object, c: { nativeEvent: object }) => c['nativeEvent'] ? {} : undefined;",
+        ] {
+            assert!(reads(source), "{source}");
+        }
+        for source in [
+            "const server = { host: 'x' };\nexport default () => ({ additionalContext: server.host });",
+            "export default (e: { link: string }) => new URL(e.link).host ? {} : undefined;",
+            "const { host } = { host: 'x' };\nexport default () => host ? {} : undefined;",
+        ] {
+            assert!(!reads(source), "{source}");
+        }
+    }
+
+    #[test]
+    fn a_handler_is_read_wherever_it_is() {
+        let handler = "export default () => ({ outcome: 'deny', reason: 'r' });\n";
+        assert!(transpile("src/events/lib/guard.ts", handler).returns.deny.is_some());
     }
 }

@@ -27,6 +27,9 @@ pub struct Renders {
     pub deny_without_reason: Option<Span>,
     /// An `Agent.Result` whose `outcome` is none any event takes (`'block'`).
     pub unknown_outcome: Option<Span>,
+    /// A field of an `Agent.Result` (or a handler's result) that it never has
+    /// (`decision: 'block'`, a misspelt one): a run that gives it fails.
+    pub unknown_field: Option<Span>,
     /// Text written directly in an `Agent.Result` (`<Agent.Result>done</Agent.Result>`): text
     /// reaches the host through `Agent.Context` alone, and a render holding other text fails.
     pub stray_text: Option<Span>,
@@ -57,6 +60,7 @@ impl Renders {
         self.stray_reason = self.stray_reason.or(other.stray_reason);
         self.deny_without_reason = self.deny_without_reason.or(other.deny_without_reason);
         self.unknown_outcome = self.unknown_outcome.or(other.unknown_outcome);
+        self.unknown_field = self.unknown_field.or(other.unknown_field);
         self.stray_text = self.stray_text.or(other.stray_text);
         self.reads_host |= other.reads_host;
     }
@@ -75,6 +79,7 @@ impl Renders {
             stray_reason: place(self.stray_reason),
             deny_without_reason: place(self.deny_without_reason),
             unknown_outcome: place(self.unknown_outcome),
+            unknown_field: place(self.unknown_field),
             stray_text: place(self.stray_text),
             reads_host: self.reads_host,
         }

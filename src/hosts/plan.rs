@@ -3,7 +3,7 @@
 
 use super::{DocumentStyle, HookSupport, HostTable, ToolNameFit};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::model::{Handler, Hook, HookEvent, Model, Target, ToolSelector, Trigger};
+use crate::model::{Handler, Hook, Model, Target, ToolSelector, Trigger};
 use crate::output::OutputFile;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -86,18 +86,10 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
     let row = table.hooks.as_ref().and_then(|hooks| hooks.row_for(hook.trigger));
     let (Some(hooks), Some(row)) = (&table.hooks, row) else {
         if refuses_missing_event(table, hook) {
-            let (path, help) = match hook.trigger {
-                Trigger::Config(HookEvent::WorkspaceOpen) => (
-                    hook.config_path.clone(),
-                    "workspaceOpen is an event route: move the handler to src/events/workspace/open.tsx".to_owned(),
-                ),
-                _ if hook.names_target(target) => {
-                    (hook.json_path("targets"), format!("remove `{}` from the hook's targets", target.as_str()))
-                }
-                _ => (
-                    hook.config_path.clone(),
-                    format!("limit the hook's `targets` to hosts with {}", hook.trigger.key()),
-                ),
+            let (path, help) = if hook.names_target(target) {
+                (hook.json_path("targets"), format!("remove `{}` from the hook's targets", target.as_str()))
+            } else {
+                (hook.config_path.clone(), format!("limit the hook's `targets` to hosts with {}", hook.trigger.key()))
             };
             diagnostics.push(
                 Diagnostic::error(
@@ -418,7 +410,7 @@ impl HostPlan {
 mod tests {
     use super::*;
 
-    use crate::model::Family;
+    use crate::model::{Family, HookEvent};
 
     /// A host with hooks but no MCP servers, which no real table is (yet).
     static NO_MCP: HostTable = HostTable { mcp: None, ..test_host() };

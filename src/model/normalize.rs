@@ -345,6 +345,15 @@ impl Normalizer<'_> {
             };
             self.push(unknown.with_help(help));
         }
+        if event == Some(HookEvent::WorkspaceOpen) {
+            // (Said once, not once per host: no host runs it so.)
+            let message = "a config hook on workspaceOpen runs on no host: only the event route `workspace/open` \
+                           receives it (Cursor's, in its desktop app)";
+            let help = "write it as that route, `src/events/workspace/open.tsx`, a component rendering what it \
+                        observes (see docs/routes.md), and remove this hook";
+            self.push(Diagnostic::error(Code::EventNotSupportedByHost, message).at_path(&decl.path).with_help(help));
+            return None;
+        }
         let handler = self.handler(decl, payloads);
         let targets = decl.targets.as_ref().map(|items| sorted(items.iter().filter_map(|i| self.target(i)).collect()));
         let timeout = decl.timeout.as_ref().and_then(|t| self.timeout(t));

@@ -138,14 +138,28 @@ function exitCodeOf(ended) {
   return ended === "answered" ? 0 : 1;
 }
 
+/**
+ * Why a module's default export can be no handler, as the end of a message: "" for what is
+ * no function; a class (which only `new` calls) or a generator function (whose call gives
+ * an iterator, never a result); `undefined` for a function a run can call. The build
+ * refuses those it sees; one re-exported from another module it cannot.
+ */
+function uncallable(handler) {
+  if (typeof handler !== "function") return "";
+  if (/^class\b/.test(Function.prototype.toString.call(handler))) return ", not a class";
+  if (types.isGeneratorFunction(handler)) return ", not a generator function";
+  return undefined;
+}
+
 /** The text to write on stdout for the envelope on stdin ("" for none); throws on any failure. */
 async function answerOf(spec, load, source) {
   // The handler's modules are evaluated (and its default export checked) first, whatever
   // the input: a module that throws fails every run, which `agent-bundle validate` (empty
   // stdin) must see.
   const handler = await attempt("handler module failed to load", load);
-  if (typeof handler !== "function") {
-    fail(`handler module ${source === undefined ? "" : `${source} `}must default-export a function`);
+  const why = uncallable(handler);
+  if (why !== undefined) {
+    fail(`handler module ${source === undefined ? "" : `${source} `}must default-export a function${why}`);
   }
   const simulation = simulationForm();
   const input = parseInput(await readStdin());

@@ -734,6 +734,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["non-function handler", { handler: "42" }, "handler module must default-export a function"],
     // (What `agent-bundle validate` runs: the export is checked before any input is read.)
     ["non-function handler, on empty stdin", { handler: "42", input: "" }, "handler module must default-export a function"],
+    ["class handler", { handler: "class Guard { static run() {} }" }, "handler module must default-export a function, not a class"],
+    ["generator handler", { handler: "async function* () { yield {}; }" }, "handler module must default-export a function, not a generator function"],
     ["throwing handler", { handler: `() => { throw new Error("boom"); }` }, "handler failed: boom"],
     ["rejected promise", { handler: `async () => { throw new Error("async boom"); }` }, "handler failed: async boom"],
     ["thrown non-error", { handler: `() => { throw "plain"; }` }, "handler failed: plain"],

@@ -346,36 +346,46 @@ fn check_mcp_document(
 }
 
 /// What is wrong with the pointers of the host's plugin `manifest` (a JSON document) to its
-/// hook and MCP documents: one naming no file in the artifact (`on_disk`); where the host
-/// finds a document only so, one missing or elsewhere (the one to its hooks a build always
-/// writes; the one to its MCP document where any host runs routes in the shared runtime,
-/// `shared`); one to a document the host loads by itself, which registers it twice.
+/// hook and MCP documents, one problem per pointer: where the host finds a document only
+/// so, one missing or other than the build writes (the one to its hooks always; the one to
+/// its MCP document where any host runs routes in the shared runtime, `shared`); where the
+/// host loads its document by itself, any (a build writes none: what it names would count
+/// besides); elsewhere, one naming no file in the artifact (`on_disk`).
 /// (Without its own, Codex and Cursor read `hooks/hooks.json`, Claude Code's.)
 fn pointer_problems(table: &HostTable, manifest: &Value, on_disk: &BTreeSet<String>, shared: bool) -> Vec<String> {
-    let mut problems = Vec::new();
+    let host = table.display_name;
     let documents = [
         ("hooks", table.hooks.as_ref().map(|h| (h.manifest_pointer, h.document_path)), true, "its hooks"),
         ("mcpServers", table.mcp.as_ref().map(|m| (m.manifest_pointer, m.document_path)), shared, "its MCP servers"),
     ];
-    for (key, document, wanted, what) in documents {
-        let given = manifest[key].as_str();
-        if let Some(pointer) =
-            given.filter(|pointer| !pointer.strip_prefix("./").is_some_and(|path| on_disk.contains(path)))
-        {
-            problems.push(format!("the `{key}` pointer {pointer} does not name a file in the artifact"));
-        }
-        let Some((pointed_to, path)) = document else { continue };
-        let pointer = hosts::pointer_to(path);
-        if pointed_to && wanted && given != Some(pointer.as_str()) {
-            problems.push(format!("`{key}` must be `{pointer}`: {} finds {what} through it", table.display_name));
-        } else if !pointed_to && given == Some(pointer.as_str()) {
-            problems.push(format!(
-                "`{key}` names {path}, which {} loads by itself: each of its entries would count twice",
-                table.display_name
-            ));
-        }
-    }
-    problems
+    let names_no_file = |pointer: &&str| !pointer.strip_prefix("./").is_some_and(|path| on_disk.contains(path));
+    documents
+        .into_iter()
+        .filter_map(|(key, document, wanted, what)| {
+            let value = &manifest[key];
+            let given = value.as_str();
+            let no_file = |pointer| format!("the `{key}` pointer {pointer} does not name a file in the artifact");
+            match document {
+                Some((true, path)) if wanted => {
+                    let pointer = hosts::pointer_to(path);
+                    if given != Some(pointer.as_str()) {
+                        Some(format!("`{key}` must be `{pointer}`: {host} finds {what} through it"))
+                    } else {
+                        given.filter(names_no_file).map(no_file)
+                    }
+                }
+                Some((false, path)) if !value.is_null() => Some(if given == Some(&hosts::pointer_to(path)) {
+                    format!("`{key}` names {path}, which {host} loads by itself: each of its entries would count twice")
+                } else {
+                    format!(
+                        "`{key}` is set, which a build never writes: {host} loads {path} by itself, and would run \
+                         what it names besides"
+                    )
+                }),
+                _ => given.filter(names_no_file).map(no_file),
+            }
+        })
+        .collect()
 }
 
 /// The shared runtime starts for every host that forwards a route to it, in a private socket

@@ -1354,6 +1354,10 @@ fn a_refused_value_makes_no_second_error() {
     let lists = "export default { plugin: { name: 'p' }, targets: [1],\n\
                  hooks: { beforeTool: { handler: './src/a.ts', tools: [true] } } };\n";
     assert_eq!(codes(lists), ["AB4004", "AB4004"]);
+    // A hook's own targets are not said unselected by `targets` that were refused.
+    let one = "export default { plugin: { name: 'p' }, targets: 'claude',\n\
+               hooks: { stop: { handler: './src/a.ts', targets: ['claude'] } } };\n";
+    assert_eq!(codes(one), ["AB4004"]);
 }
 
 /// The route components reached through a module that re-exports them are checked as where

@@ -181,12 +181,14 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
         change(plugin.as_object_mut().unwrap());
         fs::write(&path, serde_json::to_vec_pretty(&plugin).unwrap()).unwrap();
     };
-    for pointed in [".codex-plugin/plugin.json", ".cursor-plugin/plugin.json"] {
-        edit(pointed, &|plugin| _ = plugin.remove("hooks"));
-    }
+    edit(".codex-plugin/plugin.json", &|plugin| _ = plugin.insert("hooks".into(), "./.codex-plugin/nope.json".into()));
+    edit(".cursor-plugin/plugin.json", &|plugin| _ = plugin.remove("hooks"));
     // (Cursor runs no route in the shared runtime here: its pointer keeps it off Claude's.)
     edit(".cursor-plugin/plugin.json", &|plugin| _ = plugin.remove("mcpServers"));
-    edit(".claude-plugin/plugin.json", &|plugin| _ = plugin.insert("hooks".into(), "./hooks/hooks.json".into()));
+    edit(".claude-plugin/plugin.json", &|plugin| {
+        plugin.insert("hooks".into(), "./hooks/hooks.json".into());
+        plugin.insert("mcpServers".into(), "./.codex-plugin/mcp.json".into());
+    });
     let (code, report) = support::validate_json(dir.path());
     assert_eq!(code, Some(1), "{report:#}");
     let said = support::diagnostic_fields(&report, "code", "message");
@@ -197,12 +199,15 @@ fn a_host_document_the_index_needs_gone_or_unpointed_is_caught() {
         "`hooks` must be `./.cursor-plugin/hooks.json`: Cursor finds its hooks through it",
         "`hooks` names hooks/hooks.json, which Claude Code loads by itself",
         "`mcpServers` must be `./.cursor-plugin/mcp.json`: Cursor finds its MCP servers through it",
+        "`mcpServers` is set, which a build never writes: Claude Code loads .mcp.json by itself",
     ] {
         assert!(
             said.iter().any(|(code, message)| *code == "AB6011" && message.starts_with(expected)),
             "{expected}: {said:#?}"
         );
     }
+    // One problem per pointer: the one that must be another is not also said to name no file.
+    assert!(!said.iter().any(|(_, message)| message.contains("nope.json does not name")), "{said:#?}");
 }
 
 /// A host that runs no hook keeps the hook document and pointer a build gives it (without

@@ -164,7 +164,13 @@ impl<'a> Given<'a> {
     /// What the binding `name` of `program` is, as a hook: a function it declares is one.
     fn name(program: &Program<'a>, name: &str) -> Given<'a> {
         match import_of(program, name) {
+            // (`import { default as onStop }` too.)
             Some((Origin::Module(source), ImportDeclarationSpecifier::ImportDefaultSpecifier(_))) => {
+                Given::DefaultImport(source)
+            }
+            Some((Origin::Module(source), ImportDeclarationSpecifier::ImportSpecifier(named)))
+                if named.imported.name() == "default" =>
+            {
                 Given::DefaultImport(source)
             }
             None if declared(program, name) == Some(Declared::Function) => Given::Function,
@@ -206,12 +212,12 @@ fn read(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
 
     // What a module may not hold beyond the grammar (`010`, `'\101'`, a `let` declared
     // twice) is an error of the file as Node would load it, though nothing of it runs.
-    let syntax = syntax_errors(&parsed.diagnostics);
+    let syntax = syntax_errors(&parsed.diagnostics, source);
     if !syntax.is_empty() || parsed.panicked {
         return Extracted { value: None, errors: syntax };
     }
     let semantic = SemanticBuilder::new().with_check_syntax_error(true).build(&parsed.program);
-    let syntax = syntax_errors(&semantic.diagnostics);
+    let syntax = syntax_errors(&semantic.diagnostics, source);
     if !syntax.is_empty() {
         return Extracted { value: None, errors: syntax };
     }
@@ -662,7 +668,8 @@ fn declared(program: &Program<'_>, name: &str) -> Option<Declared> {
         }),
         _ => None,
     };
-    program.body.iter().find_map(|statement| match statement {
+    // (The last of a `var` declared twice is what it holds.)
+    program.body.iter().rev().find_map(|statement| match statement {
         Statement::ExportDeclaration(export) => declared(&export.declaration),
         statement => declared(statement.as_declaration()?),
     })
@@ -1185,28 +1192,55 @@ impl<'x, 'a> Reader<'x, 'a> {
 }
 
 /// The errors of `diagnostics` (oxc's), as this reader reports them.
-fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics) -> Vec<ExtractError> {
-    let error = |diagnostic: &oxc_diagnostics::OxcDiagnostic| ExtractError {
-        kind: ExtractErrorKind::Syntax,
-        span: crate::source::oxc_span(diagnostic),
-        path: String::new(),
-        message: diagnostic.message.to_string(),
-        help: match diagnostic.help.as_deref() {
-            Some(help) => help.to_owned(),
-            // (Where the parser says no more, its most frequent cause in a config.)
-            // (Stopped at the next value, not at a closing bracket, `;`, `=>` or a key's `:` where
-            // another belongs: a bracket is missing or misplaced then.)
-            None if diagnostic.message.starts_with("Expected `,`")
-                && !["`)`", "`;`", "`}`", "`]`", "`=>`", "`:`"]
-                    .iter()
-                    .any(|found| diagnostic.message.ends_with(found)) =>
-            {
-                "is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned()
-            }
-            None => String::new(),
-        },
+fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics, source: &str) -> Vec<ExtractError> {
+    let error = |diagnostic: &oxc_diagnostics::OxcDiagnostic| {
+        let span = crate::source::oxc_span(diagnostic);
+        ExtractError {
+            kind: ExtractErrorKind::Syntax,
+            span,
+            path: String::new(),
+            message: diagnostic.message.to_string(),
+            help: match diagnostic.help.as_deref() {
+                Some(help) => help.to_owned(),
+                None => separator_help(&diagnostic.message, source, span).unwrap_or_default(),
+            },
+        }
     };
     diagnostics.errors().map(error).collect()
+}
+
+/// What most likely stopped the parser where it says "Expected `,` or `<closer>` but found
+/// `<token>`" at `span` of a config, where it says no more: a `,` missing between two values
+/// (its most frequent cause); but the `closer` itself where what follows can be no value (a
+/// statement, or a key in an array); a `:` after a key written bare (`name 'x'`). `None`
+/// where the parser met a closing bracket, `;`, `=>` or a key's `:`: a bracket is missing or
+/// misplaced then, which its message says.
+fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Option<String> {
+    const STATEMENTS: [&str; 9] = ["const", "let", "var", "function", "class", "export", "import", "if", "return"];
+    let (closer, found) = message.strip_prefix("Expected `,` or `")?.split_once("` but found ")?;
+    let found = found.strip_prefix('`')?.strip_suffix('`')?;
+    if [")", ";", "}", "]", "=>", ":"].contains(&found) {
+        return None;
+    }
+    let after = source.get(span.end as usize..)?.trim_start();
+    if STATEMENTS.contains(&found) || (closer == "]" && after.starts_with(':')) {
+        return Some(format!(
+            "is the `{closer}` closing what is open above missing (perhaps at the end of the line above)?"
+        ));
+    }
+    if let Some(key) = bare_key_before(source.get(..span.start as usize)?).filter(|_| closer == "}") {
+        return Some(format!("is a `:` missing after the key `{key}`?"));
+    }
+    Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned())
+}
+
+/// The name `text` ends with where it stands as an object's key (after `{` or `,`).
+fn bare_key_before(text: &str) -> Option<&str> {
+    let text = text.trim_end();
+    let start = text.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).map_or(0, |at| at + 1);
+    let key = &text[start..];
+    let is_name = key.chars().next().is_some_and(|first| !first.is_ascii_digit());
+    (is_name && text[..start].trim_end().ends_with(['{', ','])).then_some(key)
 }
 
 /// "a string", "an array", ... when `expr` is a literal this reader would accept.
@@ -1747,10 +1781,14 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
             ("hooks: { stop: local }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
             ("hooks: { stop: exported }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
             ("hooks: { stop: arrow }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
+            ("hooks: { stop: onStop }", format!("{module}`stop: './src/on-stop'`, with the module's extension")),
+            ("hooks: { stop: twice }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
         ] {
-            let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n";
+            let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n\
+                           import { default as onStop } from './src/on-stop';\n";
             let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n\
-                            export function exported() {}\nconst arrow = () => {};\n";
+                            export function exported() {}\nconst arrow = () => {};\nvar twice = 1;\n\
+                            var twice = () => {};\n";
             let e = single(&format!("{imports}{declared}{}", wrap(body)));
             assert!(e.help.starts_with(&help), "{body}: {}", e.help);
         }
@@ -1891,6 +1929,26 @@ export default defineConfig({
             let out = extract(CONFIG, source, ExtractTarget::DefaultExport);
             assert!(out.errors.iter().all(|e| !e.help.starts_with("is a `,` missing")), "{source}: {:?}", out.errors);
         }
+        // A closer missing where what follows is no value: a key after an array's last entry,
+        // a statement after a call; a `:` missing after a key written bare.
+        let help = |source: &str| extract(CONFIG, source, ExtractTarget::DefaultExport).errors[0].help.clone();
+        for source in [
+            "export default {\n  a: ['x', 'y'\n  b: { c: 1 },\n};",
+            "export default {\n  a: ['x'\n  'b': 1,\n};",
+            "export default defineConfig({\n  a: 1,\n}\nconst b = 1;",
+        ] {
+            assert!(help(source).starts_with("is the `"), "{source}: {}", help(source));
+        }
+        for (source, key) in [
+            ("export default { a: { name 'x' } };", "name"),
+            ("export default { a: { minify true } };", "minify"),
+            ("export default { plugin { name: 'x' } };", "plugin"),
+            ("export default {\n  b: 1,\n  targets ['claude'] };", "targets"),
+        ] {
+            assert_eq!(help(source), format!("is a `:` missing after the key `{key}`?"), "{source}");
+        }
+        // A value that is a name, before a key on the next line: the comma.
+        assert!(help("export default {\n  a: x\n  b: 2 };").starts_with("is a `,` missing"));
     }
 
     #[test]

@@ -20,8 +20,11 @@ pub const CONFIG_FILE_NAMES: [&str; 4] =
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub plugin: PluginConfig,
-    /// Raw target names with their JSON paths; `None` when the key is absent.
+    /// Raw target names with their JSON paths; `None` when the key is absent or refused.
     pub targets: Option<Vec<Item<String>>>,
+    /// Whether `targets` was given and refused (said so): nothing can be said of what a hook's
+    /// own targets select then.
+    pub targets_refused: bool,
     pub hooks: Vec<HookDecl>,
     pub payloads: Vec<PayloadDecl>,
 }
@@ -256,9 +259,10 @@ impl Reader<'_> {
         self.unknown_keys(others, &TOP_LEVEL_KEYS, "", "config key", &help);
         let plugin = self.plugin(root.get("plugin"), root);
         let targets = root.get("targets").and_then(|v| self.targets(v, "targets"));
+        let targets_refused = targets.is_none() && root.get("targets").is_some();
         let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
         let payloads = root.get("payload").map(|v| self.payloads(v)).unwrap_or_default();
-        Some(Config { plugin: plugin?, targets, hooks, payloads })
+        Some(Config { plugin: plugin?, targets, targets_refused, hooks, payloads })
     }
 
     fn plugin(&mut self, value: Option<&Value>, root: &Value) -> Option<PluginConfig> {
@@ -322,9 +326,18 @@ impl Reader<'_> {
     }
 
     fn string_list(&mut self, value: &Value, path: &str) -> Option<Vec<Item<String>>> {
-        let ValueKind::Array(items) = &value.kind else {
-            self.expected(value, path, "an array of strings");
-            return None;
+        let items = match &value.kind {
+            ValueKind::Array(items) => items,
+            ValueKind::String(text) => {
+                let message = format!("`{path}` must be an array of strings, found {}", value.describe());
+                let help = format!("write it as a list: `['{}']`", text.replace('\'', "\\'"));
+                self.error(Code::InvalidConfigValue, value, path, message, &help);
+                return None;
+            }
+            _ => {
+                self.expected(value, path, "an array of strings");
+                return None;
+            }
         };
         let mut list = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
@@ -384,10 +397,31 @@ impl Reader<'_> {
                 Some(declaration(Item { value: HandlerDecl::Module(handler.clone()), path: path.clone() }))
             }
             ValueKind::Object(properties) => {
+                // (`{ prebuilt: './x.js' }` is the handler's form: written in the entry itself,
+                // the handler is what is missing.)
+                let prebuilt = properties.iter().find(|property| property.key == "prebuilt");
+                let misplaced = prebuilt.filter(|_| value.get("handler").is_none());
                 let help = "a hook entry takes handler, targets, timeout, tools and args";
-                self.unknown_keys(properties, &HOOK_ENTRY_KEYS, &path, "hook entry key", help);
+                let others = properties
+                    .iter()
+                    .filter(|property| misplaced.is_none_or(|misplaced| !std::ptr::eq(*property, misplaced)));
+                self.unknown_keys(others, &HOOK_ENTRY_KEYS, &path, "hook entry key", help);
                 let handler_path = join_key(&path, "handler");
                 let handler = match value.get("handler") {
+                    None if let Some(prebuilt) = misplaced => {
+                        let written = match &prebuilt.value.kind {
+                            ValueKind::String(text) => format!("'{}'", text.replace('\'', "\\'")),
+                            _ => "'./<script>.js'".to_owned(),
+                        };
+                        self.diagnostics.push(
+                            Diagnostic::error(Code::UnknownConfigKey, "`prebuilt` belongs in the hook's `handler`")
+                                .in_file(self.file)
+                                .at(prebuilt.key_span)
+                                .at_path(join_key(&path, "prebuilt"))
+                                .with_help(format!("write `handler: {{ prebuilt: {written} }}`")),
+                        );
+                        None
+                    }
                     None => {
                         self.error(
                             Code::EmptyHandler,
@@ -570,6 +604,23 @@ mod tests {
         let helps: Vec<_> = parsed.diagnostics.iter().map(|d| d.help.as_deref().unwrap()).collect();
         assert_eq!(helps[1], "did you mean `version`? `plugin` takes name, description and version");
         assert_eq!(helps[4], "did you mean `targets`? a payload takes source and targets");
+    }
+
+    /// A `prebuilt` written in the hook entry is said to belong in its `handler`, once: the
+    /// entry's handler is not also said missing.
+    #[test]
+    fn a_prebuilt_in_the_entry_is_said_to_belong_in_the_handler() {
+        let text = "export default { plugin: { name: 'p' }, hooks: { agentStart: { prebuilt: './tools/check.js', \
+                    args: ['--fast'] } } };\n";
+        let parsed = parse("c.ts", text);
+        let said: Vec<_> =
+            parsed.diagnostics.iter().map(|d| (d.message.as_str(), d.help.as_deref().unwrap())).collect();
+        assert_eq!(
+            said,
+            [("`prebuilt` belongs in the hook's `handler`", "write `handler: { prebuilt: './tools/check.js' }`")]
+        );
+        let beside = "export default { plugin: { name: 'p' }, hooks: { stop: { handler: './a.ts', prebuilt: 'x' } } };";
+        assert_eq!(parse("c.ts", beside).diagnostics[0].message, "unknown hook entry key `prebuilt`");
     }
 
     /// The plugin's name or version written at the top, as a package.json has them, is said

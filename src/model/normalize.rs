@@ -207,7 +207,7 @@ pub fn normalize(
         }
         hooks.push(hook);
     }
-    if targets_from != TargetSource::Cli {
+    if targets_from != TargetSource::Cli && !config.targets_refused {
         // (`--target` narrows a build on purpose: then a hook's other targets are expected.)
         for item in config.hooks.iter().flat_map(|decl| decl.targets.iter().flatten()) {
             if let Some(target) = Target::parse(&item.value)

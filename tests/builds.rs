@@ -1073,6 +1073,15 @@ fn an_invalid_value_from_the_environment_names_its_variable() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&output.stderr).contains("environment variable"));
+    // `--no-cache` overrides the cache's variables, a bad one too.
+    let output = support::bin()
+        .args(["build", "--no-cache"])
+        .env("AGENT_BUNDLE_CACHE_MAX_SIZE", "lots")
+        .env("AGENT_BUNDLE_REMOTE_CACHE_READ_ONLY", "maybe")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     // An argument that is not UTF-8 is read as one all the same.
     use std::os::unix::ffi::OsStrExt;
     let output = support::bin()

@@ -65,6 +65,14 @@ impl LocalStore {
     /// of stale temporary files, would reach whatever they point to.
     pub(super) fn open(dir: &Path) -> io::Result<LocalStore> {
         let root = dir.join(VERSION_DIR);
+        if !own_folder(&root)?
+            && let Some(foreign) = foreign_entry(dir)?
+        {
+            // (Its tag would mark the user's own files as a cache's for backups to skip.)
+            return Err(io::Error::other(format!(
+                "it holds {foreign}, and a cache folder holds the cache alone: name an empty or new folder"
+            )));
+        }
         for folder in store_folders(dir) {
             // Checked before it is made (making it would follow a link there) and after.
             if !own_folder(&folder)? {
@@ -258,6 +266,25 @@ pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(error) => Err(error),
     }
+}
+
+/// The first entry of the folder `dir` that no cache has (any but its tag and version
+/// folders, `v1`, `v2`, …), if it is there.
+fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        let versioned = name.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if name != "CACHEDIR.TAG" && !versioned {
+            return Ok(Some(format!("`{name}`")));
+        }
+    }
+    Ok(None)
 }
 
 /// Makes the folder at `path` and those missing above it, never writable by users outside

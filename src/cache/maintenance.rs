@@ -418,12 +418,15 @@ fn files(root: &Path, kind: Kind) -> io::Result<Listing> {
     };
     for shard in shards {
         let shard = shard?;
-        if !shard.file_type()?.is_dir() {
+        let shard_name = shard.file_name();
+        let is_shard = shard_name.to_str().is_some_and(|name| {
+            name.len() == 2 && name.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        if !shard.file_type()?.is_dir() || !is_shard {
             // Beside the shards: no entry (`verify` removes it with the strays, unread).
             out.insert(shard.path(), None);
             continue;
         }
-        let shard_name = shard.file_name();
         let read = match fs::read_dir(shard.path()) {
             Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // removed meanwhile

@@ -347,6 +347,10 @@ fn verify_finds_and_removes_corrupt_entries() {
         (dir.path().join("v1/cas/junk"), dir.path().join("v1/ac").join(key_good.to_hex()));
     fs::write(&loose_object, b"x").unwrap();
     fs::write(&loose_record, b"x").unwrap();
+    // A folder beside them that is no shard, with what it holds.
+    let no_shard = dir.path().join("v1/cas/zz");
+    fs::create_dir(&no_shard).unwrap();
+    fs::write(no_shard.join("garbage"), b"x").unwrap();
     // A FIFO there would make a read wait for ever.
     let fifo = dir.path().join("v1/cas/fifo");
     let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -354,7 +358,7 @@ fn verify_finds_and_removes_corrupt_entries() {
     assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
 
     let report = verify(dir.path()).unwrap();
-    assert_eq!(report.checked, 10);
+    assert_eq!(report.checked, 11);
     let mut expected = vec![
         object_path(dir.path(), &bad),
         action_path(dir.path(), &key_flipped),
@@ -363,6 +367,7 @@ fn verify_finds_and_removes_corrupt_entries() {
         misplaced,
         loose_object,
         loose_record,
+        no_shard,
         fifo,
     ];
     expected.sort();
@@ -633,6 +638,23 @@ fn a_disabled_cache_misses_uncounted_and_drops_puts() {
     assert!(cache.take_warnings().is_empty());
     let none = Cache::open(&CacheOptions::default()).unwrap();
     assert_eq!(none.get_object(&hash), None);
+}
+
+/// A folder holding other files is no cache to make: its tag would mark them for backups to
+/// skip. One with a cache in it, or only a tag, is one.
+#[test]
+fn a_folder_of_other_files_is_not_made_a_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("Documents")).unwrap();
+    let cache = Cache::open(&CacheOptions { dir: Some(dir.path().to_path_buf()), remote: None }).unwrap();
+    let warnings = cache.take_warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("it holds `Documents`"), "{warnings:?}");
+    assert!(!dir.path().join("CACHEDIR.TAG").exists() && !dir.path().join("v1").exists());
+    fs::remove_dir(dir.path().join("Documents")).unwrap();
+    fs::write(dir.path().join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    let cache = Cache::open(&CacheOptions { dir: Some(dir.path().to_path_buf()), remote: None }).unwrap();
+    assert_eq!(cache.take_warnings(), Vec::<String>::new());
+    assert!(dir.path().join("v1").is_dir());
 }
 
 #[test]

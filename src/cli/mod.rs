@@ -216,12 +216,18 @@ enum HooksCommand {
 
 /// `command` reading no variable that is set but empty: such a variable counts as unset,
 /// as the `AWS_*` ones do (a CI job whose secret a pull request from a fork does not get
-/// has it set to "").
-fn without_empty_env(command: clap::Command) -> clap::Command {
-    let empty = |name: &std::ffi::OsStr| std::env::var_os(name).is_some_and(|value| value.is_empty());
+/// has it set to ""). With `no_cache`, it reads none of the cache's either: `--no-cache`
+/// overrides them, and a bad value set for a whole job must not refuse a build without one.
+fn without_ignored_env(command: clap::Command, no_cache: bool) -> clap::Command {
+    let ignored = |name: &std::ffi::OsStr| {
+        let of_cache = name.to_str().is_some_and(|name| {
+            ["AGENT_BUNDLE_CACHE_", "AGENT_BUNDLE_REMOTE_CACHE"].iter().any(|prefix| name.starts_with(prefix))
+        });
+        (no_cache && of_cache) || std::env::var_os(name).is_some_and(|value| value.is_empty())
+    };
     command
-        .mut_args(|arg| if arg.get_env().is_some_and(empty) { arg.env(None) } else { arg })
-        .mut_subcommands(without_empty_env)
+        .mut_args(|arg| if arg.get_env().is_some_and(ignored) { arg.env(None) } else { arg })
+        .mut_subcommands(|command| without_ignored_env(command, no_cache))
 }
 
 fn parse_target(name: &str) -> Result<Target, String> {
@@ -233,8 +239,10 @@ fn parse_target(name: &str) -> Result<Target, String> {
 
 /// Runs the CLI with the process arguments.
 pub fn run() -> ExitCode {
-    let parsed =
-        without_empty_env(Cli::command()).try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches));
+    let no_cache = std::env::args_os().any(|arg| arg == "--no-cache");
+    let parsed = without_ignored_env(Cli::command(), no_cache)
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {

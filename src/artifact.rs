@@ -527,7 +527,14 @@ pub fn simulate(
 /// artifact does not hold (`validate` reports the link: AB6004).
 fn own_file(artifact: &Path, path: &str) -> Result<PathBuf, String> {
     let full = artifact.join(path);
-    let regular = std::fs::symlink_metadata(&full).is_ok_and(|metadata| metadata.is_file());
+    let metadata = match std::fs::symlink_metadata(&full) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let message = format!("{} is missing, though the artifact's manifest lists it", full.display());
+            return Err(format!("{message}: build again (`agent-bundle validate` checks the whole artifact)"));
+        }
+        metadata => metadata,
+    };
+    let regular = metadata.is_ok_and(|metadata| metadata.is_file());
     match regular && full.canonicalize().is_ok_and(|real| real == full) {
         true => Ok(full),
         false => Err(format!("{} is not a file of the artifact's own (a link, or behind one)", full.display())),

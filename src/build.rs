@@ -254,7 +254,8 @@ pub fn note_artifact_path(compiled: &mut Compiled, out_dir: &Path) {
         )
         .with_help(
             "`hooks simulate`, `validate` and a host running the plugin in place fail there (a host that installs \
-             a copy elsewhere does not): build into a folder whose path is UTF-8 with `--out`",
+             a copy elsewhere does not): build into a folder whose path is UTF-8 (`--out` names one; in a workspace, \
+             rename the project's folder)",
         ),
     );
 }

@@ -182,6 +182,24 @@ fn ignores_workspace(rules: &[Gitignore], dir: &Path, top: &Path) -> bool {
         .any(|folder| ignored_by(rules, folder, true))
 }
 
+/// Which ignore rule leaves the workspace `dir` out of its own search (it, or a folder
+/// between it and the repository's root, is ignored), as the rule's file and text: what a
+/// search that found nothing there says.
+pub fn ignored_workspace(dir: &Path) -> Option<String> {
+    let repository = repository_root(dir);
+    let top = repository.unwrap_or(dir);
+    let rules = rules_above(dir, repository, &mut Vec::new());
+    dir.ancestors().take_while(|folder| *folder != top && folder.starts_with(top)).find_map(|folder| {
+        let above = rules.iter().filter(|rules| folder.starts_with(rules.path()) && folder != rules.path());
+        let glob = match above.map(|rules| rules.matched(folder, true)).find(|matched| !matched.is_none())? {
+            ignore::Match::Ignore(glob) => glob,
+            _ => return None,
+        };
+        let file = glob.from().map_or_else(|| "an ignore file".to_owned(), |file| file.display().to_string());
+        Some(format!("{} is ignored by `{}` in {file}", folder.display(), glob.original()))
+    })
+}
+
 /// Whether a change at `path` can change what a search finds, given every project root it
 /// found (`roots`) and whether it watches a directory (`watched`: those it lists, but for
 /// the folders of the projects being built, whose own watches see inside them): a project's
@@ -297,6 +315,11 @@ fn walk(dir: &Path) -> Walk {
             }
         };
         let Some(file_type) = entry.file_type() else { continue };
+        let config_named = CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy());
+        if file_type.is_dir() && config_named {
+            // (As `build --root` refuses it; searched all the same, as any folder.)
+            unreadable.push(format!("{} (a folder, which is never read as the config)", entry.path().display()));
+        }
         if file_type.is_dir() {
             // Stat-ed just after its listing (the walker lists a directory before yielding
             // it): a change in between is inside the memo's racy window, never trusted.
@@ -317,12 +340,15 @@ fn walk(dir: &Path) -> Walk {
                 }
             }
             dirs.push(Listed { dir: entry.into_path(), state });
-        } else if CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy()) {
+        } else if config_named {
             if file_type.is_file() {
                 roots.extend(entry.path().parent().map(Path::to_path_buf));
             } else if file_type.is_symlink() {
                 // (As `build --root` refuses it: the loader follows no link.)
                 unreadable.push(format!("{} (a symbolic link, which no build follows)", entry.path().display()));
+            } else {
+                unreadable
+                    .push(format!("{} (a special file, which is never read as the config)", entry.path().display()));
             }
         }
     }
@@ -479,12 +505,15 @@ pub fn build_all<'a>(
         Stale(&'a BuildOptions, build::Stale, Duration),
     }
     let checks = pool_of(threads.checks)?;
+    let shared = shared_artifact_folders(projects);
     let checked: Vec<Step> = checks.install(|| {
         projects
             .par_iter()
-            .map(|options| {
+            .enumerate()
+            .map(|(index, options)| {
                 let started = Instant::now();
                 let output = match build::check(options) {
+                    _ if let Some(why) = &shared[index] => Err(std::io::Error::other(why.clone())),
                     Ok(Checked::Stale(stale)) => return Step::Stale(options, stale, started.elapsed()),
                     Ok(Checked::UpToDate(output)) => Ok(*output),
                     Err(error) => Err(error),
@@ -523,6 +552,37 @@ pub fn build_all<'a>(
             })
             .collect()
     }))
+}
+
+/// Why each of `projects` may not publish, if it may not: its artifact folder is another's
+/// too (links leading to one folder), and each build would replace the other's artifact.
+fn shared_artifact_folders(projects: &[BuildOptions]) -> Vec<Option<String>> {
+    // (The search follows no link, so a project's own folders are where they are: only a
+    // link in the artifact's place leads elsewhere. One stat each, as the no-op pays.)
+    let real = |dir: &Path| match std::fs::symlink_metadata(dir) {
+        Ok(metadata) if metadata.file_type().is_symlink() => dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+        _ => dir.to_path_buf(),
+    };
+    let folders: Vec<PathBuf> = projects.iter().map(|options| real(&options.out_dir)).collect();
+    let mut by_folder: std::collections::HashMap<&Path, Vec<&Path>> = std::collections::HashMap::new();
+    for (folder, options) in folders.iter().zip(projects) {
+        by_folder.entry(folder).or_default().push(&options.root);
+    }
+    folders
+        .iter()
+        .map(|folder| {
+            let sharing: Vec<String> =
+                by_folder[folder.as_path()].iter().map(|root| root.display().to_string()).collect();
+            (sharing.len() > 1).then(|| {
+                format!(
+                    "the projects {} all publish to {}, and each build would replace another's artifact: give \
+                     each its own artifact folder",
+                    crate::diagnostics::and_list(&sharing),
+                    folder.display()
+                )
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -110,6 +110,52 @@ fn a_linked_config_is_warned_of_and_a_stray_manifest_hides_no_project() {
     // Two projects of one plugin name: installing one would replace the other.
     let same = "projects plain, stray are all plugin `policy`: installing one would replace another";
     assert_eq!(report["warnings"][1], same, "{report:#}");
+    // A folder or a special file of a config's name is said as the link is.
+    fs::create_dir_all(dir.path().join("folder/agent-bundle.config.ts")).unwrap();
+    fs::create_dir(dir.path().join("fifo")).unwrap();
+    let fifo = std::ffi::CString::new(dir.path().join("fifo/agent-bundle.config.ts").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let output = support::run(dir.path(), &["build", "--workspace", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let warnings: Vec<&str> = report["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    for said in ["agent-bundle.config.ts (a folder, which is never read", "agent-bundle.config.ts (a special file"] {
+        assert!(warnings.iter().any(|warning| warning.contains(said)), "{said}: {warnings:#?}");
+    }
+}
+
+/// Projects whose artifact folders are one (a link to another's) fail, each naming the
+/// others: each build would replace another's artifact, every run. A workspace an ignore
+/// rule leaves out says which.
+#[test]
+fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/policy"), &dir.path().join("policy"));
+    copy_tree(&repo().join("examples/guarded"), &dir.path().join("guarded"));
+    copy_tree(&repo().join("examples/hooks-and-scripts"), &dir.path().join("loop"));
+    std::os::unix::fs::symlink(dir.path().join("policy/artifact"), dir.path().join("loop/artifact")).unwrap();
+    let output = support::run(dir.path(), &["build", "--workspace", ".", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((&report["failed"], &report["interrupted"]), (&2.into(), &0.into()), "{report:#}");
+    for project in report["projects"].as_array().unwrap() {
+        let shared = project["project"] != "guarded";
+        assert_eq!(project["ok"], !shared, "{report:#}");
+        if shared {
+            assert!(project["error"].as_str().unwrap().contains("each build would replace another's"), "{report:#}");
+        }
+    }
+    assert!(!dir.path().join("policy/artifact").exists(), "neither published");
+
+    fs::create_dir(dir.path().join(".git")).unwrap();
+    fs::write(dir.path().join(".gitignore"), "guarded\n").unwrap();
+    let output = support::run(&dir.path().join("guarded"), &["build", "--workspace", "."]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("is ignored by `guarded` in ") && stderr.contains("so nothing below it is searched"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -758,6 +758,12 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
     let output = support::simulate(dir.path(), "claude", stop["name"].as_str().unwrap(), &input, &[]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a file of the artifact's own"));
+    // One gone is said to be missing, not a link.
+    std::fs::remove_file(dir.path().join("artifact").join(stop["path"].as_str().unwrap())).unwrap();
+    let output = support::simulate(dir.path(), "claude", stop["name"].as_str().unwrap(), &input, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is missing, though the artifact's manifest lists it: build again"), "{stderr}");
 }
 
 /// Nor the shared runtime a route renders in: `hooks simulate` and `validate` never run

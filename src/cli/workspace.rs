@@ -78,7 +78,13 @@ pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>),
     let warnings: Vec<String> = found.unreadable.iter().map(|why| unreadable_warning(why)).collect();
     warnings.iter().for_each(|warning| eprintln!("warning: {warning}"));
     if found.roots.is_empty() {
-        Err(Failure::Usage(format!("no agent-bundle projects found below {}", base.display())))
+        let why =
+            crate::workspace::ignored_workspace(base).map(|why| format!(": {why}, so nothing below it is searched"));
+        Err(Failure::Usage(format!(
+            "no agent-bundle projects found below {}{}",
+            base.display(),
+            why.unwrap_or_default()
+        )))
     } else {
         Ok((found.roots, warnings))
     }
@@ -163,7 +169,9 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         report::print_json(&serde_json::json!({
             "ok": failed == 0,
             "projects": projects,
-            "failed": failed,
+            // (As the summary says them: those Ctrl-C stopped apart.)
+            "failed": failed - interrupted,
+            "interrupted": interrupted,
             "warnings": warnings,
             "elapsedMs": elapsed.as_millis() as u64,
         }));

@@ -175,8 +175,8 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
     let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
     // (`./` makes it a path: without it TypeScript looks for a package of that name.)
     let generated = |extended: &String| {
-        let Some(extended) = extended.strip_prefix("./") else { return false };
-        extended.strip_suffix(".json").unwrap_or(extended) == format!("{STATE_DIR}/tsconfig")
+        let Some(extended) = extended.strip_prefix("./").and_then(normalized) else { return false };
+        extended.strip_suffix(".json").unwrap_or(&extended) == format!("{STATE_DIR}/tsconfig")
     };
     let extends = member(config, "extends").is_some_and(|extends| strings(extends).iter().any(generated));
     let options = match member(config, "compilerOptions").map(Expression::get_inner_expression) {
@@ -194,7 +194,8 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
                 member(paths, module).is_some_and(|targets| {
                     strings(targets)
                         .iter()
-                        .any(|target| resolved(target, base_url.as_deref()).as_deref() == Some(&wanted))
+                        .filter_map(|target| resolved(target, base_url.as_deref()))
+                        .any(|target| leads_to(&target, &wanted))
                 })
             };
             if !MODULES.iter().all(maps) {
@@ -206,7 +207,9 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
         None if base_url.is_some() => overrides.push(Override::BaseUrl),
         None => {}
     }
-    if member(options, "types").is_some_and(|types| !strings(types).iter().any(|name| name == "node")) {
+    // (`null` gives back TypeScript's own: every `@types` package, Node's among them.)
+    let types = member(options, "types").filter(|types| !types.get_inner_expression().is_null());
+    if types.is_some_and(|types| !strings(types).iter().any(|name| name == "node")) {
         overrides.push(Override::Types);
     }
     Some((extends, overrides))
@@ -226,8 +229,14 @@ fn resolved(target: &str, base_url: Option<&str>) -> Option<String> {
         (None, None) if target.starts_with("./") || target.starts_with("../") => target.to_owned(),
         (None, None) => return None,
     };
+    normalized(&joined)
+}
+
+/// `path`, relative to the project's folder, without `.`, `..` or empty segments; `None`
+/// where it leaves the folder.
+fn normalized(path: &str) -> Option<String> {
     let mut segments: Vec<&str> = Vec::new();
-    for segment in joined.split('/') {
+    for segment in path.split('/') {
         match segment {
             "" | "." => {}
             ".." => _ = segments.pop()?,
@@ -235,6 +244,15 @@ fn resolved(target: &str, base_url: Option<&str>) -> Option<String> {
         }
     }
     Some(segments.join("/"))
+}
+
+/// Whether a `paths` target at `target` (normalized) leads TypeScript to the declarations
+/// file `wanted`: itself, or, for an `index.d.ts`, its folder or `index` without extension.
+fn leads_to(target: &str, wanted: &str) -> bool {
+    target == wanted
+        || wanted
+            .strip_suffix("/index.d.ts")
+            .is_some_and(|folder| target == folder || target == format!("{folder}/index"))
 }
 
 /// Writes the declarations into `root`'s `.agent-bundle/` (each file only when its bytes
@@ -356,6 +374,14 @@ mod tests {
         assert_eq!(found(r#""baseUrl": ".""#), ["baseUrl"]);
         assert_eq!(found(r#""types": ["vitest"]"#), ["types"]);
         assert_eq!(found(r#""types": ["vitest", "node"]"#), none);
+        // `null` gives TypeScript's own back; a target TypeScript completes (a folder, or no
+        // extension) leads where the generated one does.
+        assert_eq!(found(r#""types": null"#), none);
+        let completed = r#""paths": { "agent-bundle": ["./.agent-bundle/types/agent-bundle/index"],
+            "agent-bundle/*": ["./.agent-bundle/types/agent-bundle/*"],
+            "@agent-bundle/runtime": ["./.agent-bundle/types/@agent-bundle/runtime"] }"#;
+        assert_eq!(found(completed), none);
+        assert_eq!(found(&completed.replace("runtime\"]", "runtime/types\"]")), ["paths"]);
         // Commented out, or outside `compilerOptions`: nothing set; an `extends` commented out
         // extends nothing.
         assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), none);
@@ -369,6 +395,10 @@ mod tests {
         );
         assert_eq!(
             read_tsconfig(r#"{ "extends": ["./base.json", "./.agent-bundle/tsconfig.json"] }"#),
+            Some((true, Vec::new()))
+        );
+        assert_eq!(
+            read_tsconfig(r#"{ "extends": "./.agent-bundle/../.agent-bundle/tsconfig.json" }"#),
             Some((true, Vec::new()))
         );
         // Nested past the parser's stack: not read, never an abort.

@@ -101,10 +101,10 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
         ],
     );
 
-    // Each event's rules: a `sessionStart` deny, `tools` where the event takes none, `args`
-    // beside a module handler, an empty `targets`. A keyed element and a keyed fragment are
-    // fine.
-    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    stop: { handler: './src/hooks/start.ts', args: ['a'] },\n  },\n});\n";
+    // Each event's rules: a `sessionStart` deny, `tools` where the event takes none, an
+    // unknown tool in a declaration of a list (said there, not as the handler's), an empty
+    // `targets`. A keyed element and a keyed fragment are fine.
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    beforeTool: [{ handler: './src/hooks/guard.ts', tools: ['file.edit'] }],\n  },\n});\n";
     let handler = "import type { HookHandler } from 'agent-bundle';\nconst start: HookHandler<'sessionStart'> = () => ({ outcome: 'deny', reason: 'no' });\nexport default start;\n";
     let route = "import { Fragment } from 'agent-bundle/jsx-runtime';\nimport { Agent } from '@agent-bundle/runtime';\nexport default async () => <Agent.Result>{[1, 2].map((i) => <Fragment key={i}><Agent.Context key={i}>n{i}</Agent.Context></Fragment>)}</Agent.Result>;\n";
     // A deny with a new input (a union member that takes `updatedInput` must not let it
@@ -127,12 +127,13 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
             "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
             "agent-bundle.config.ts(6,5): error TS2322",
             "Types of property 'tools' are incompatible",
-            "agent-bundle.config.ts(7,5): error TS2322",
-            "Type 'string' is not assignable to type '{ readonly prebuilt: string; }'",
+            "agent-bundle.config.ts(7,",
+            "Type '\"file.edit\"' is not assignable to type 'ToolSelector'",
             "src/hooks/start.ts(2,53): error TS2322: Type '\"deny\"' is not assignable to type '\"continue\"'",
         ],
     );
     assert!(!printed.contains("src/events/session/"), "{printed}");
+    assert!(!printed.contains("prebuilt"), "the handler is not blamed: {printed}");
 }
 
 /// A route's `Agent.Result` is checked as a config hook's result is: a deny needs a reason

@@ -13,16 +13,16 @@ interface HookPlacement<E extends HookEventName> {
   readonly tools?: E extends "beforeTool" | "afterTool" ? OneOrMore<ToolSelector> : never;
 }
 
-/** A hook of the event `E`: a module of the project, or a prebuilt script in a payload. */
-export type HookDeclaration<E extends HookEventName = HookEventName> = HookPlacement<E> &
-  (
-    | { readonly handler: string; readonly args?: never }
-    | {
-        readonly handler: { readonly prebuilt: string };
-        /** Arguments of the script's command. */
-        readonly args?: readonly string[];
-      }
-  );
+/**
+ * A hook of the event `E`: a module of the project, or a prebuilt script in a payload.
+ * (One shape, not a union of the two: a mistake elsewhere in it is then said where it is,
+ * never as the handler's. The build refuses `args` beside a module, AB4746.)
+ */
+export interface HookDeclaration<E extends HookEventName = HookEventName> extends HookPlacement<E> {
+  readonly handler: string | { readonly prebuilt: string };
+  /** Arguments of a prebuilt script's command (a module's path takes none). */
+  readonly args?: readonly string[];
+}
 
 /** A handler's path (`./src/hooks/guard.ts`), or a declaration. */
 export type HookEntry<E extends HookEventName = HookEventName> = string | HookDeclaration<E>;

@@ -269,7 +269,8 @@ pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
 }
 
 /// The first entry of the folder `dir` that no cache has (any but its tag and version
-/// folders, `v1`, `v2`, …), if it is there.
+/// folders, `v1`, `v2`, …, and the `lost+found` of a volume mounted there for it), if it is
+/// there.
 fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -280,7 +281,7 @@ fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
         let name = entry?.file_name();
         let name = name.to_string_lossy();
         let versioned = name.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if name != "CACHEDIR.TAG" && !versioned {
+        if !["CACHEDIR.TAG", "lost+found"].contains(&&*name) && !versioned {
             return Ok(Some(format!("`{name}`")));
         }
     }

@@ -206,15 +206,11 @@ impl<'s> Checker<'s> {
         out.diagnostics.append(&mut self.diagnostics);
         out.fallback_span = self.first_jsx.unwrap_or(Span::new(0, 0));
         out.renders = self.renders;
-        if !self.tool_module {
-            out.named_default_not_function = default_export::named_default_not_function(program, self.scoping);
-        }
         // (A config hook's handler may be anywhere, a route's `lib/` among them.)
         if !self.tool_module {
-            out.returns = Renders {
-                reads_host: self.renders.reads_host,
-                ..default_export::default_returns(program, self.scoping)
-            };
+            let (not_function, returns) = default_export::read(program, self.scoping);
+            out.named_default_not_function = not_function;
+            out.returns = Renders { reads_host: self.renders.reads_host, ..returns };
         }
         out.components = self.components.declared_only();
         out.type_exports = self.type_exports;

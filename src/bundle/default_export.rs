@@ -155,19 +155,29 @@ fn is_undefined(value: &Expression<'_>) -> bool {
     }
 }
 
-/// What the module's default-exported function returns, written out as objects, directly or
-/// through `?:`, `&&`, `||` and `??`: a function declared or written in the export, or named
-/// by it (`export default handler`, `export { handler as default }`) and declared at the
-/// top level. What it returns through calls or variables is not read (it may be anything).
-pub(super) fn default_returns(program: &Program<'_>, scoping: &Scoping) -> Renders {
+/// What the module's default export is, found once: where it names a top-level declaration
+/// that can be no function ([`named_not_function`]), and what its function returns
+/// ([`returns_of`]).
+pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'static str, Span)>, Renders) {
+    match default_export(program, scoping) {
+        Some(export) => (named_not_function(&export), returns_of(&export.value)),
+        None => (None, Renders::default()),
+    }
+}
+
+/// What a default-exported function returns, written out as objects, directly or through
+/// `?:`, `&&`, `||` and `??`: a function declared or written in the export, or named by it
+/// (`export default handler`, `export { handler as default }`) and declared at the top
+/// level. What it returns through calls or variables is not read (it may be anything).
+fn returns_of(value: &TopLevel<'_, '_>) -> Renders {
     let mut returns = Returns::default();
-    match default_export(program, scoping).map(|export| export.value) {
-        Some(TopLevel::Function(function)) => {
+    match value {
+        TopLevel::Function(function) => {
             if let Some(body) = &function.body {
                 returns.visit_function_body(body);
             }
         }
-        Some(TopLevel::Arrow(arrow)) => returns.arrow_body(arrow),
+        TopLevel::Arrow(arrow) => returns.arrow_body(arrow),
         _ => {}
     }
     returns.0
@@ -185,15 +195,15 @@ pub(super) fn non_function_default(declaration: &ExportDefaultDeclarationKind<'_
 /// What the default export is, where it names a top-level declaration that can be no
 /// function (`const rules = { … }; export default rules`, `export { rules as default }`),
 /// and where it names it: the transpiled module's linking sees only a name.
-pub(super) fn named_default_not_function(program: &Program<'_>, scoping: &Scoping) -> Option<(&'static str, Span)> {
-    let DefaultExport { value, named } = default_export(program, scoping)?;
+fn named_not_function(export: &DefaultExport<'_, '_>) -> Option<(&'static str, Span)> {
+    let DefaultExport { value, named } = export;
     let what = match value {
         TopLevel::Class => CLASS,
         TopLevel::Function(function) => function.generator.then_some(GENERATOR)?,
         TopLevel::Arrow(_) => return None,
         TopLevel::Value(value) => non_function(value)?,
     };
-    Some((what, named?))
+    Some((what, (*named)?))
 }
 
 const CLASS: &str = "a class, not a function";

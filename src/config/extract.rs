@@ -21,7 +21,7 @@ use oxc_ast_visit::Visit;
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType};
-use oxc_syntax::operator::UnaryOperator;
+use oxc_syntax::operator::{BinaryOperator, UnaryOperator};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::diagnostics::{Code, Diagnostic};
@@ -934,8 +934,12 @@ impl<'x, 'a> Reader<'x, 'a> {
                     Expression::Identifier(id) => Some(Given::name(self.program, &id.name)),
                     _ => None,
                 };
-                let help = match (self.handler_slot(), given) {
-                    (Some((event, in_entry)), Some(given)) => handler_help(event, in_entry, given),
+                let help = match (self.handler_slot(), given, self.joined_across_lines(expr)) {
+                    (Some((event, in_entry)), Some(given), _) => handler_help(event, in_entry, given),
+                    (_, _, Some(how)) => format!(
+                        "is a `,` missing at the end of the line above? Without it, the value there and the next \
+                         line read as one expression ({how})"
+                    ),
                     _ => LITERAL_HELP.to_owned(),
                 };
                 self.error(span, message, &help);
@@ -1113,6 +1117,29 @@ impl<'x, 'a> Reader<'x, 'a> {
     }
 
     /// Source text for a message: one line, at most 40 characters.
+    /// What `expr` makes of a value and what follows it on a later line, where that is most
+    /// likely a list's next entry after a missing comma (`'a'` then `['b']` reads as an
+    /// index): an index, a call, a tagged template or a subtraction.
+    fn joined_across_lines(&self, expr: &Expression<'a>) -> Option<&'static str> {
+        let (value_end, next, how) = match expr {
+            Expression::ComputedMemberExpression(member) => {
+                (member.object.span().end, member.expression.span().start, "an index")
+            }
+            Expression::CallExpression(call) => (call.callee.span().end, call.span.end, "a call"),
+            Expression::TaggedTemplateExpression(tagged) => {
+                (tagged.tag.span().end, tagged.quasi.span.start, "a tagged template")
+            }
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Subtraction => {
+                (binary.left.span().end, binary.right.span().start, "a subtraction")
+            }
+            _ => return None,
+        };
+        let gap = self.source.get(value_end as usize..next as usize)?;
+        // (A call's arguments follow its opening parenthesis.)
+        let gap = if how == "a call" { &gap[..gap.find('(')?] } else { gap };
+        gap.contains('\n').then_some(how)
+    }
+
     fn snippet(&self, span: impl Into<Span>) -> String {
         let span = span.into();
         let text = self.source.get(span.range()).unwrap_or("");
@@ -1794,6 +1821,17 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
         }
         // Elsewhere in `hooks` (a tool selector) it is any literal.
         let e = single(&wrap("hooks: { beforeTool: { handler: './a.ts', tools: [tool] } }"));
+        assert!(e.help.starts_with("write a literal value"), "{}", e.help);
+        // A value and the next line's entry read as one expression: a comma is missing there;
+        // on one line, it is some expression.
+        for (next, what) in
+            [("['b']", "an index"), ("`b`", "a tagged template"), ("('b')", "a call"), ("-1", "a subtraction")]
+        {
+            let e = single(&wrap(&format!("targets: ['a'\n  {next}]")));
+            assert!(e.help.starts_with("is a `,` missing at the end of the line above?"), "{next}: {}", e.help);
+            assert!(e.help.ends_with(&format!("({what})")), "{next}: {}", e.help);
+        }
+        let e = single(&wrap("targets: ['a'['b']]"));
         assert!(e.help.starts_with("write a literal value"), "{}", e.help);
     }
 

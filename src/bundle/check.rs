@@ -141,10 +141,6 @@ pub(super) struct Checker<'s> {
     type_only_aliases: HashSet<u32>,
     /// The direct `eval` calls ([`Checker::direct_eval`]).
     direct_evals: Vec<oxc_span::Span>,
-    /// The names functions' parameters bind (a handler's `context` among them), and whether
-    /// the checker is in a parameter list or a pattern taking a parameter apart.
-    parameters: HashSet<SymbolId>,
-    in_parameters: u32,
 }
 
 impl<'s> Checker<'s> {
@@ -192,8 +188,6 @@ impl<'s> Checker<'s> {
             implemented: source_type_for(key).filter(|source| source.is_typescript()).map(|_| HashSet::new()),
             type_only_aliases: HashSet::new(),
             direct_evals: Vec::new(),
-            parameters: HashSet::new(),
-            in_parameters: 0,
         }
     }
 
@@ -210,7 +204,7 @@ impl<'s> Checker<'s> {
         if !self.tool_module {
             let (not_function, returns) = default_export::read(program, self.scoping);
             out.named_default_not_function = not_function;
-            out.returns = Renders { reads_host: self.renders.reads_host, ..returns };
+            out.returns = returns;
         }
         out.components = self.components.declared_only();
         out.type_exports = self.type_exports;
@@ -451,23 +445,6 @@ impl<'s> Checker<'s> {
         if let JSXExpression::ObjectExpression(object) = &container.expression {
             default_export::record_result(&mut self.renders, object, default_export::AGENT_RESULT_FIELDS);
         }
-    }
-
-    /// Whether a member of this name, of a function's parameter (`of_parameter`:
-    /// `context.host`, not `new URL(…).host` or `server.host`), says which host the module
-    /// runs for: a route's `canonical.provenance`, a handler's `context.host` or
-    /// `context.nativeEvent` (a module may be either's, or a component a route renders).
-    fn reads_host(&self, name: &str, of_parameter: bool) -> bool {
-        name == "provenance" || (of_parameter && matches!(name, "host" | "nativeEvent"))
-    }
-
-    /// Whether `expression` names a function's parameter.
-    fn is_parameter(&self, expression: &Expression<'_>) -> bool {
-        let Expression::Identifier(name) = expression.get_inner_expression() else { return false };
-        self.scoping
-            .get_reference(name.reference_id())
-            .symbol_id()
-            .is_some_and(|symbol| self.parameters.contains(&symbol))
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -810,41 +787,26 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_call_expression(self, it);
     }
 
+    /// A route's (or its component's) read of which host it renders for:
+    /// `canonical.provenance`. (A handler's, of its `context`, is `default_export`'s.)
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.renders.reads_host |= self.reads_host(&it.property.name, self.is_parameter(&it.object));
+        self.renders.reads_host |= it.property.name == "provenance";
         walk::walk_static_member_expression(self, it);
     }
 
-    /// `context['host']`, as `context.host` is.
+    /// `canonical['provenance']`, as `canonical.provenance` is.
     fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
         if let Expression::StringLiteral(name) = it.expression.get_inner_expression() {
-            self.renders.reads_host |= self.reads_host(&name.value, self.is_parameter(&it.object));
+            self.renders.reads_host |= name.value == "provenance";
         }
         walk::walk_computed_member_expression(self, it);
     }
 
-    /// `const { provenance } = canonical`, `({ canonical: { provenance: { host } } })`: a read
-    /// of the provenance as a `.provenance` is (and `(event, { host })` or `const { host } =
-    /// context` as `context.host`).
+    /// `const { provenance } = canonical`, `({ canonical: { provenance } })`: a read of the
+    /// provenance as a `.provenance` is.
     fn visit_binding_property(&mut self, it: &oxc_ast::ast::BindingProperty<'a>) {
-        let of_parameter = self.in_parameters > 0;
-        self.renders.reads_host |= it.key.static_name().is_some_and(|name| self.reads_host(&name, of_parameter));
+        self.renders.reads_host |= it.key.static_name().is_some_and(|name| name == "provenance");
         walk::walk_binding_property(self, it);
-    }
-
-    fn visit_formal_parameters(&mut self, it: &oxc_ast::ast::FormalParameters<'a>) {
-        self.in_parameters += 1;
-        walk::walk_formal_parameters(self, it);
-        self.in_parameters -= 1;
-    }
-
-    /// `const { host } = context`: the pattern takes a parameter apart, as one in the
-    /// parameter list does.
-    fn visit_variable_declarator(&mut self, it: &oxc_ast::ast::VariableDeclarator<'a>) {
-        let of_parameter = u32::from(it.init.as_ref().is_some_and(|init| self.is_parameter(init)));
-        self.in_parameters += of_parameter;
-        walk::walk_variable_declarator(self, it);
-        self.in_parameters -= of_parameter;
     }
 
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
@@ -1108,11 +1070,6 @@ impl<'a> Visit<'a> for Checker<'_> {
 
     fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
         self.reserved(&it.name, it.span);
-        if self.in_parameters > 0
-            && let Some(symbol) = it.symbol_id.get()
-        {
-            self.parameters.insert(symbol);
-        }
     }
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {

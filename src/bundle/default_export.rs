@@ -5,11 +5,13 @@
 //! that can be no function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
-    ArrowFunctionExpression, BindingPattern, Class, Declaration, ExportDefaultDeclarationKind, Expression, Function,
-    IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression, ObjectProperty, Program,
-    ReturnStatement, Statement, VariableDeclarationKind,
+    ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern,
+    CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind, Expression,
+    FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression,
+    ObjectProperty, Program, PropertyKey, ReturnStatement, Statement, StaticMemberExpression, VariableDeclarationKind,
+    VariableDeclarator,
 };
-use oxc_ast_visit::Visit;
+use oxc_ast_visit::{Visit, walk};
 use oxc_semantic::Scoping;
 use oxc_syntax::operator::{LogicalOperator, UnaryOperator};
 use oxc_syntax::scope::ScopeFlags;
@@ -67,7 +69,8 @@ pub(super) fn record_result(renders: &mut Renders, object: &ObjectExpression<'_>
                 renders.deny_rewrite.get_or_insert(at);
             }
             // (A reason held in a variable may be anything.)
-            let empty = |reason: &ObjectProperty<'_>| text_of(&reason.value).is_some_and(|text| text.trim().is_empty());
+            let empty =
+                |reason: &ObjectProperty<'_>| text_of(&reason.value).is_some_and(|text| text.chars().all(is_js_space));
             if reason.map_or(written.whole, empty) {
                 renders.deny_without_reason.get_or_insert(at);
             }
@@ -115,10 +118,12 @@ impl<'b, 'a> Written<'b, 'a> {
     /// The first field written that is none of `fields` (one holding `undefined` too: the
     /// run refuses its key).
     fn stray_field(&self, fields: &[&str]) -> Option<&'b ObjectProperty<'a>> {
-        self.named
-            .iter()
-            .copied()
-            .find(|property| property.key.static_name().is_some_and(|name| !fields.contains(&name.as_ref())))
+        self.named.iter().copied().find(|property| {
+            // (`__proto__: …` sets the prototype, and makes no field.)
+            let name = property.key.static_name();
+            let prototype = !property.shorthand && !property.computed && name.as_deref() == Some("__proto__");
+            !prototype && name.is_some_and(|name| !fields.contains(&name.as_ref()))
+        })
     }
 
     fn given(&self, key: &str) -> Option<&'b ObjectProperty<'a>> {
@@ -146,6 +151,12 @@ fn text_of<'b>(value: &'b Expression<'_>) -> Option<&'b str> {
     }
 }
 
+/// Whether JavaScript's `trim` takes `c` away, as the run does a reason's: Unicode's
+/// white space but U+0085, and U+FEFF.
+fn is_js_space(c: char) -> bool {
+    c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}')
+}
+
 /// `undefined`, or `void 0`.
 fn is_undefined(value: &Expression<'_>) -> bool {
     match value.get_inner_expression() {
@@ -159,9 +170,118 @@ fn is_undefined(value: &Expression<'_>) -> bool {
 /// that can be no function ([`named_not_function`]), and what its function returns
 /// ([`returns_of`]).
 pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'static str, Span)>, Renders) {
-    match default_export(program, scoping) {
-        Some(export) => (named_not_function(&export), returns_of(&export.value)),
-        None => (None, Renders::default()),
+    let Some(export) = default_export(program, scoping) else { return (None, Renders::default()) };
+    let reads_host = match export.value {
+        TopLevel::Function(function) => function
+            .body
+            .as_ref()
+            .is_some_and(|body| HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping)),
+        TopLevel::Arrow(arrow) => {
+            HostReads::of(&arrow.params, |reads| reads.visit_arrow_function_body(&arrow.body), scoping)
+        }
+        _ => false,
+    };
+    (named_not_function(&export), Renders { reads_host, ..returns_of(&export.value) })
+}
+
+/// Whether a handler reads which host it runs for from its `context` (its second
+/// parameter), and so may answer by host: `context.host` or `.nativeEvent` (`?.`, `['host']`
+/// too), `(event, { host })`, `const { host } = context`, `({ host } = context)`, through
+/// a name given it (`const c = context`), or by handing it whole to another function,
+/// which may. A `host` of anything else (`url.host`, a server's) says nothing of it.
+struct HostReads<'s> {
+    scoping: &'s Scoping,
+    /// The names the context goes by.
+    context: Vec<SymbolId>,
+    found: bool,
+}
+
+const HOST_KEYS: [&str; 2] = ["host", "nativeEvent"];
+
+impl<'s> HostReads<'s> {
+    /// Whether the function of `params` reads it, `visit`ing its body.
+    fn of(params: &FormalParameters<'_>, visit: impl FnOnce(&mut Self), scoping: &'s Scoping) -> bool {
+        let mut reads = HostReads { scoping, context: Vec::new(), found: false };
+        if let Some(context) = params.items.get(1) {
+            reads.bound(&context.pattern);
+        }
+        if !reads.context.is_empty() {
+            visit(&mut reads);
+        }
+        reads.found
+    }
+
+    /// Takes `pattern`, which the context is given to: a name it goes by, or the fields it
+    /// takes apart.
+    fn bound(&mut self, pattern: &BindingPattern<'_>) {
+        match pattern {
+            BindingPattern::BindingIdentifier(name) => self.context.extend(name.symbol_id.get()),
+            BindingPattern::ObjectPattern(object) => {
+                self.found |= object.properties.iter().any(|property| is_host_key(&property.key));
+            }
+            BindingPattern::AssignmentPattern(assigned) => self.bound(&assigned.left),
+            BindingPattern::ArrayPattern(_) => {}
+        }
+    }
+
+    fn is_context(&self, expression: &Expression<'_>) -> bool {
+        let Expression::Identifier(name) = expression.get_inner_expression() else { return false };
+        let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
+        symbol.is_some_and(|symbol| self.context.contains(&symbol))
+    }
+}
+
+fn is_host_key(key: &PropertyKey<'_>) -> bool {
+    key.static_name().is_some_and(|name| HOST_KEYS.contains(&name.as_ref()))
+}
+
+impl<'a> Visit<'a> for HostReads<'_> {
+    fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
+        walk::walk_static_member_expression(self, it);
+    }
+
+    fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
+        let key = match it.expression.get_inner_expression() {
+            Expression::StringLiteral(key) => Some(key.value.as_str()),
+            _ => None,
+        };
+        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
+        walk::walk_computed_member_expression(self, it);
+    }
+
+    fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
+        if it.init.as_ref().is_some_and(|init| self.is_context(init)) {
+            self.bound(&it.id);
+        }
+        walk::walk_variable_declarator(self, it);
+    }
+
+    fn visit_assignment_expression(&mut self, it: &AssignmentExpression<'a>) {
+        if self.is_context(&it.right) {
+            match &it.left {
+                AssignmentTarget::ObjectAssignmentTarget(object) => {
+                    self.found |= object.properties.iter().any(|property| match property {
+                        AssignmentTargetProperty::AssignmentTargetPropertyIdentifier(name) => {
+                            HOST_KEYS.contains(&name.binding.name.as_str())
+                        }
+                        AssignmentTargetProperty::AssignmentTargetPropertyProperty(property) => {
+                            is_host_key(&property.name)
+                        }
+                    });
+                }
+                AssignmentTarget::AssignmentTargetIdentifier(name) => {
+                    self.context.extend(self.scoping.get_reference(name.reference_id()).symbol_id());
+                }
+                _ => {}
+            }
+        }
+        walk::walk_assignment_expression(self, it);
+    }
+
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.is_context(a)));
+        walk::walk_call_expression(self, it);
     }
 }
 
@@ -352,6 +472,10 @@ impl Returns {
     /// text is none), but beside a deny, which is answered without it where it has no place.
     fn context(&mut self, object: &ObjectExpression<'_>) {
         let written = Written::of(object);
+        // (A result with a field it never has is said alone.)
+        if written.stray_field(HANDLER_RESULT_FIELDS).is_some() {
+            return;
+        }
         let text = written.given("additionalContext").filter(|property| match text_of(&property.value) {
             Some(text) => !text.is_empty(),
             // (Text put together is taken to be some.)
@@ -494,6 +618,7 @@ mod tests {
             "export default () => ({ decision: 'block', reason: 'tests' });",
             "export default () => ({ outcome: 'deny', reasn: 'x' });",
             "export default () => ({ outcome: 'deny', reason: 'x', extra: undefined });",
+            "export default () => ({ additionalContext: 'c', addtionalContext: 'd' });",
         ] {
             let returns = transpile("src/hooks/h.ts", source).returns;
             let stray = returns.unknown_field.map(|span| &source[span.range()]);
@@ -501,6 +626,8 @@ mod tests {
             let rest = Renders { unknown_field: None, ..returns };
             assert_eq!(rest, Renders::default(), "what else it says is not known: {source}");
         }
+        let prototype = "export default () => ({ __proto__: null, additionalContext: 'hi' });";
+        assert_eq!(transpile("src/hooks/h.ts", prototype).returns.unknown_field, None, "it sets the prototype");
         let route = "<Agent.Result value={{ additionalContext: 'x' }} />";
         let route = format!("import {{ Agent }} from '@agent-bundle/runtime';\nexport default () => {route};\n");
         let renders = transpile("src/events/stop.tsx", &route).renders;
@@ -513,6 +640,10 @@ mod tests {
         assert_eq!(transpile("src/hooks/h.ts", held).returns.deny_rewrite, None, "the input may be undefined");
         let written = "export default () => ({ outcome: 'deny', reason: 'r', updatedInput: {} });";
         assert!(transpile("src/hooks/h.ts", written).returns.deny_rewrite.is_some());
+        // (Empty as JavaScript's `trim` makes it: U+FEFF is space there, U+0085 is not.)
+        let says = |reason: &str| format!("export default () => ({{ outcome: 'deny', reason: '{reason}' }});");
+        assert!(transpile("src/hooks/h.ts", &says("\u{feff}")).returns.deny_without_reason.is_some());
+        assert_eq!(transpile("src/hooks/h.ts", &says("\u{85}")).returns.deny_without_reason, None);
         for reason in ["``", "` `"] {
             let source = format!("export default () => ({{ outcome: 'deny', reason: {reason} }});");
             assert!(transpile("src/hooks/h.ts", &source).returns.deny_without_reason.is_some(), "{source}");
@@ -522,23 +653,40 @@ mod tests {
     }
 
     #[test]
-    fn a_handler_reads_its_host_from_a_parameter_alone() {
+    fn a_handler_reads_its_host_from_its_context_alone() {
         let reads = |source: &str| transpile("src/hooks/h.ts", source).returns.reads_host;
-        for source in [
-            "export default (e: object, context: { host: string }) => context.host === 'claude' ? {} : undefined;",
-            "export default (e: object, { host }: { host: string }) => host ? {} : undefined;",
-            "export default (e: object, c: { host: string }) => { const { host } = c; return host ? {} : undefined; };",
-            "export default (e: object, c: { nativeEvent: object }) => c['nativeEvent'] ? {} : undefined;",
+        for body in [
+            "(e: object, context: { host: string }) => context.host === 'claude' ? {} : undefined",
+            "(e: object, { host }: { host: string }) => host ? {} : undefined",
+            "(e: object, c: { host: string }) => { const { host } = c; return host ? {} : undefined; }",
+            "(e: object, c: { nativeEvent: object }) => c['nativeEvent'] ? {} : undefined",
+            "(e: object, c?: { host: string }) => c?.host ? {} : undefined",
+            "(e: object, c: { host: string }) => { let host; ({ host } = c); return host ? {} : undefined; }",
+            "(e: object, c: { host: string }) => { const d = c; return d.host ? {} : undefined; }",
+            "function (e: object, c: object) { return pick(c); }",
         ] {
-            assert!(reads(source), "{source}");
+            let source = format!("declare function pick(c: object): object;\nexport default {body};");
+            assert!(reads(&source), "{body}");
         }
         for source in [
             "const server = { host: 'x' };\nexport default () => ({ additionalContext: server.host });",
             "export default (e: { link: string }) => new URL(e.link).host ? {} : undefined;",
             "const { host } = { host: 'x' };\nexport default () => host ? {} : undefined;",
+            "export default (e: { toolInput: { host?: string } }) => { const { toolInput } = e; return toolInput.host ? {} : undefined; };",
+            "export default (e: { servers: { host: string }[] }, c: object) => e.servers.map((s) => s.host) ? {} : undefined;",
         ] {
             assert!(!reads(source), "{source}");
         }
+        // A route reads its host from `canonical.provenance` alone.
+        let route = |read: &str| {
+            let source = format!(
+                "import {{ Agent }} from '@agent-bundle/runtime';\nfunction hostOf(url: URL) {{ return url.host; }}\n\
+                 export default ({{ canonical }}: any) => <Agent.Context>{{{read}}}</Agent.Context>;\n"
+            );
+            transpile("src/events/prompt/submit.tsx", &source).renders.reads_host
+        };
+        assert!(!route("hostOf(new URL('https://x'))"));
+        assert!(route("canonical.provenance.host"));
     }
 
     #[test]

@@ -146,7 +146,8 @@ function exitCodeOf(ended) {
  */
 function uncallable(handler) {
   if (typeof handler !== "function") return "";
-  if (/^class\b/.test(Function.prototype.toString.call(handler))) return ", not a class";
+  // (A class's `prototype` alone cannot be written: a method named `class` is no class.)
+  if (Object.getOwnPropertyDescriptor(handler, "prototype")?.writable === false) return ", not a class";
   if (types.isGeneratorFunction(handler)) return ", not a generator function";
   return undefined;
 }

@@ -500,6 +500,13 @@ describe("projection", PARALLEL, () => {
     writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
   });
 
+  test("a method named class is a function, not a class", async () => {
+    const handler = `({ class() { return { outcome: "deny", reason: "x" }; } }).class`;
+    const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
+  });
+
   test("a handler's logging after it returned still gets out", async () => {
     const handler = `() => { setTimeout(() => console.error("later"), 10); }`;
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });

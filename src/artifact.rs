@@ -527,18 +527,21 @@ pub fn simulate(
 /// artifact does not hold (`validate` reports the link: AB6004).
 fn own_file(artifact: &Path, path: &str) -> Result<PathBuf, String> {
     let full = artifact.join(path);
-    let metadata = match std::fs::symlink_metadata(&full) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let message = format!("{} is missing, though the artifact's manifest lists it", full.display());
-            return Err(format!("{message}: build again (`agent-bundle validate` checks the whole artifact)"));
+    let rebuild = "build again (`agent-bundle validate` checks the whole artifact)";
+    let what = match std::fs::symlink_metadata(&full) {
+        Ok(metadata) if metadata.is_file() && full.canonicalize().is_ok_and(|real| real == full) => return Ok(full),
+        Ok(metadata) if metadata.is_file() || metadata.is_symlink() => {
+            "not a file of the artifact's own (a link, or behind one)"
         }
-        metadata => metadata,
+        Ok(metadata) if metadata.is_dir() => "a folder, where the artifact's manifest lists a file",
+        Ok(_) => "a special file, where the artifact's manifest lists a file",
+        // (A part of its path that is a file: it is missing too.)
+        Err(error) if matches!(error.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            "missing, though the artifact's manifest lists it"
+        }
+        Err(error) => return Err(format!("cannot read {}: {error}", full.display())),
     };
-    let regular = metadata.is_ok_and(|metadata| metadata.is_file());
-    match regular && full.canonicalize().is_ok_and(|real| real == full) {
-        true => Ok(full),
-        false => Err(format!("{} is not a file of the artifact's own (a link, or behind one)", full.display())),
-    }
+    Err(format!("{} is {what}: {rebuild}", full.display()))
 }
 
 /// Why a wrapper failed: the runtime's own message (from its first `agent-bundle hook` line

@@ -63,8 +63,9 @@ pub fn discover(dir: &Path) -> Discovery {
 /// The projects a search found, and what it could not look into.
 pub struct Discovery {
     pub roots: Vec<PathBuf>,
-    /// Each directory or ignore file the walk could not read, with why (`path (error)`): the
-    /// projects below the directory are not found, those the file ignores are.
+    /// What the search says of what it could not read (a directory, whose projects are not
+    /// found; an ignore file, whose ignored projects are), or would not (a config that is a
+    /// link, a folder or a special file): each a warning.
     pub unreadable: Vec<String>,
 }
 
@@ -159,7 +160,7 @@ fn rules_above(dir: &Path, repository: Option<&Path>, unreadable: &mut Vec<Strin
     for file in files.filter(|file| file.is_file()) {
         let (matcher, error) = Gitignore::new(&file);
         if let Some(error) = error {
-            unreadable.push(why_unreadable(&error));
+            unreadable.push(cannot_read(why_unreadable(&error)));
         }
         rules.push(matcher);
     }
@@ -295,7 +296,7 @@ fn walk(dir: &Path) -> Walk {
     let (mut roots, mut dirs) = (Vec::new(), Vec::new());
     let mut seen = Seen { dir, states: Vec::new(), complete: true };
     for file in &irregular {
-        unreadable.push(format!("{} (not a regular file: no ignore file was read)", file.display()));
+        unreadable.push(cannot_read(format!("{} (not a regular file: no ignore file was read)", file.display())));
     }
     for entry in walker {
         let entry = match entry {
@@ -310,7 +311,7 @@ fn walk(dir: &Path) -> Walk {
                     Some((_, Ok(_))) => {}
                     _ => seen.complete = false,
                 }
-                unreadable.push(why_unreadable(&error));
+                unreadable.push(cannot_read(why_unreadable(&error)));
                 continue;
             }
         };
@@ -318,7 +319,10 @@ fn walk(dir: &Path) -> Walk {
         let config_named = CONFIG_FILE_NAMES.contains(&&*entry.file_name().to_string_lossy());
         if file_type.is_dir() && config_named {
             // (As `build --root` refuses it; searched all the same, as any folder.)
-            unreadable.push(format!("{} (a folder, which is never read as the config)", entry.path().display()));
+            unreadable.push(format!(
+                "{} is a folder, which is never read as the config (the projects in it were searched for)",
+                entry.path().display()
+            ));
         }
         if file_type.is_dir() {
             // Stat-ed just after its listing (the walker lists a directory before yielding
@@ -336,7 +340,7 @@ fn walk(dir: &Path) -> Walk {
                 // ignores with it: said, as git says it (its state, just recorded, says when
                 // it is made readable).
                 if let Err(error) = open_without_waiting(&file) {
-                    unreadable.push(format!("{} ({})", file.display(), error.kind()));
+                    unreadable.push(cannot_read(format!("{} ({})", file.display(), error.kind())));
                 }
             }
             dirs.push(Listed { dir: entry.into_path(), state });
@@ -345,15 +349,16 @@ fn walk(dir: &Path) -> Walk {
                 roots.extend(entry.path().parent().map(Path::to_path_buf));
             } else if file_type.is_symlink() {
                 // (As `build --root` refuses it: the loader follows no link.)
-                unreadable.push(format!("{} (a symbolic link, which no build follows)", entry.path().display()));
+                unreadable
+                    .push(cannot_read(format!("{} (a symbolic link, which no build follows)", entry.path().display())));
             } else {
                 unreadable
-                    .push(format!("{} (a special file, which is never read as the config)", entry.path().display()));
+                    .push(format!("{} is a special file, which is never read as the config", entry.path().display()));
             }
         }
     }
     for file in left_out.lock().expect("no panics while locked").iter() {
-        unreadable.push(format!("{} (not a regular file: its folder was left out)", file.display()));
+        unreadable.push(cannot_read(format!("{} (not a regular file: its folder was left out)", file.display())));
     }
     // (Such a walk is not remembered: nothing recorded says when the file is one again.)
     seen.complete &= irregular.is_empty() && left_out.lock().expect("no panics while locked").is_empty();
@@ -393,6 +398,12 @@ fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// `path (what went wrong)`, from the walker's nested error.
+/// The warning of a directory the project search could not look into (a project below it
+/// is missed), or an ignore file it could not read (the projects it ignores are built).
+fn cannot_read(why: String) -> String {
+    format!("cannot read {why}; the project search went on without it")
+}
+
 fn why_unreadable(error: &ignore::Error) -> String {
     match error {
         ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => why_unreadable(err),
@@ -491,12 +502,14 @@ impl ProjectBuild<'_> {
     }
 }
 
-/// Builds every project: first each one's stamp check, then the stale ones. The checks
-/// touch only the local disk, so they run on `threads.checks` threads; the builds' pool
-/// (larger with a remote cache) is started only when a project is stale. `on_done` is
-/// called as each one finishes (from worker threads). Results come back in `projects` order.
+/// Builds every project: first each one's stamp check, then the stale ones; a project
+/// `refused` says why (by index) fails so, unbuilt. The checks touch only the local disk, so
+/// they run on `threads.checks` threads; the builds' pool (larger with a remote cache) is
+/// started only when a project is stale. `on_done` is called as each one finishes (from
+/// worker threads). Results come back in `projects` order.
 pub fn build_all<'a>(
     projects: &'a [BuildOptions],
+    refused: &[Option<String>],
     threads: Threads,
     on_done: impl Fn(&ProjectBuild) + Sync,
 ) -> std::io::Result<Vec<ProjectBuild<'a>>> {
@@ -505,7 +518,6 @@ pub fn build_all<'a>(
         Stale(&'a BuildOptions, build::Stale, Duration),
     }
     let checks = pool_of(threads.checks)?;
-    let shared = shared_artifact_folders(projects);
     let checked: Vec<Step> = checks.install(|| {
         projects
             .par_iter()
@@ -513,7 +525,7 @@ pub fn build_all<'a>(
             .map(|(index, options)| {
                 let started = Instant::now();
                 let output = match build::check(options) {
-                    _ if let Some(why) = &shared[index] => Err(std::io::Error::other(why.clone())),
+                    _ if let Some(Some(why)) = refused.get(index) => Err(std::io::Error::other(why.clone())),
                     Ok(Checked::Stale(stale)) => return Step::Stale(options, stale, started.elapsed()),
                     Ok(Checked::UpToDate(output)) => Ok(*output),
                     Err(error) => Err(error),
@@ -552,37 +564,6 @@ pub fn build_all<'a>(
             })
             .collect()
     }))
-}
-
-/// Why each of `projects` may not publish, if it may not: its artifact folder is another's
-/// too (links leading to one folder), and each build would replace the other's artifact.
-fn shared_artifact_folders(projects: &[BuildOptions]) -> Vec<Option<String>> {
-    // (The search follows no link, so a project's own folders are where they are: only a
-    // link in the artifact's place leads elsewhere. One stat each, as the no-op pays.)
-    let real = |dir: &Path| match std::fs::symlink_metadata(dir) {
-        Ok(metadata) if metadata.file_type().is_symlink() => dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-        _ => dir.to_path_buf(),
-    };
-    let folders: Vec<PathBuf> = projects.iter().map(|options| real(&options.out_dir)).collect();
-    let mut by_folder: std::collections::HashMap<&Path, Vec<&Path>> = std::collections::HashMap::new();
-    for (folder, options) in folders.iter().zip(projects) {
-        by_folder.entry(folder).or_default().push(&options.root);
-    }
-    folders
-        .iter()
-        .map(|folder| {
-            let sharing: Vec<String> =
-                by_folder[folder.as_path()].iter().map(|root| root.display().to_string()).collect();
-            (sharing.len() > 1).then(|| {
-                format!(
-                    "the projects {} all publish to {}, and each build would replace another's artifact: give \
-                     each its own artifact folder",
-                    crate::diagnostics::and_list(&sharing),
-                    folder.display()
-                )
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

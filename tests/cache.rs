@@ -47,6 +47,27 @@ fn no_cache_directory_to_be_found_is_one_warning_and_a_usage_error_for_the_cache
     assert!(String::from_utf8_lossy(&stats.stderr).contains("AGENT_BUNDLE_CACHE_DIR"));
 }
 
+/// A folder of the user's own files named as the cache is never written, its remote's
+/// failure or its statistics included: its tag would mark the files for backups to skip.
+#[test]
+fn a_folder_of_other_files_named_as_the_cache_is_never_written() {
+    let dir = support::example("guarded");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("notes.txt"), "mine").unwrap();
+    let output = support::bin()
+        .args(["build", "--json", "--remote-cache", "http://127.0.0.1:9/", "--cache-dir"])
+        .arg(home.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    let warnings = report["work"]["cacheWarnings"].to_string();
+    assert!(warnings.contains("it holds `notes.txt`") && warnings.contains("continuing without a cache"), "{warnings}");
+    let names: Vec<_> = std::fs::read_dir(home.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["notes.txt"]);
+}
+
 #[test]
 fn a_second_build_in_a_new_process_transpiles_and_bundles_nothing_and_rewrites_nothing() {
     let cache = tempfile::tempdir().unwrap();

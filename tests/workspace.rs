@@ -110,7 +110,7 @@ fn a_linked_config_is_warned_of_and_a_stray_manifest_hides_no_project() {
     // Two projects of one plugin name: installing one would replace the other.
     let same = "projects plain, stray are all plugin `policy`: installing one would replace another";
     assert_eq!(report["warnings"][1], same, "{report:#}");
-    // A folder or a special file of a config's name is said as the link is.
+    // A folder or a special file of a config's name is said too.
     fs::create_dir_all(dir.path().join("folder/agent-bundle.config.ts")).unwrap();
     fs::create_dir(dir.path().join("fifo")).unwrap();
     let fifo = std::ffi::CString::new(dir.path().join("fifo/agent-bundle.config.ts").to_str().unwrap()).unwrap();
@@ -119,7 +119,8 @@ fn a_linked_config_is_warned_of_and_a_stray_manifest_hides_no_project() {
     let output = support::run(dir.path(), &["build", "--workspace", ".", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let warnings: Vec<&str> = report["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
-    for said in ["agent-bundle.config.ts (a folder, which is never read", "agent-bundle.config.ts (a special file"] {
+    for said in ["agent-bundle.config.ts is a folder, which is never read", "agent-bundle.config.ts is a special file"]
+    {
         assert!(warnings.iter().any(|warning| warning.contains(said)), "{said}: {warnings:#?}");
     }
 }
@@ -142,10 +143,27 @@ fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
         let shared = project["project"] != "guarded";
         assert_eq!(project["ok"], !shared, "{report:#}");
         if shared {
-            assert!(project["error"].as_str().unwrap().contains("each build would replace another's"), "{report:#}");
+            assert!(project["error"].as_str().unwrap().contains("each build would replace the other's"), "{report:#}");
         }
     }
     assert!(!dir.path().join("policy/artifact").exists(), "neither published");
+    // One inside another's, made or not yet; a cache inside one: refused as a build of it
+    // alone refuses it.
+    fs::remove_file(dir.path().join("loop/artifact")).unwrap();
+    std::os::unix::fs::symlink("../policy/artifact/inner", dir.path().join("loop/artifact")).unwrap();
+    let output = support::run(dir.path(), &["build", "--workspace", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failed"], 2, "{report:#}");
+    let cache = dir.path().join("guarded/artifact/cache");
+    let output = support::bin()
+        .args(["build", "--workspace", ".", "--filter", "guarded", "--json", "--cache-dir"])
+        .arg(&cache)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is inside the artifact folder") && !cache.exists(), "{stderr}");
 
     fs::create_dir(dir.path().join(".git")).unwrap();
     fs::write(dir.path().join(".gitignore"), "guarded\n").unwrap();

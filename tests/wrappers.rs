@@ -764,6 +764,11 @@ fn a_wrapper_that_is_a_link_is_never_simulated() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is missing, though the artifact's manifest lists it: build again"), "{stderr}");
+    // One that is a folder now is said so.
+    std::fs::create_dir(dir.path().join("artifact").join(stop["path"].as_str().unwrap())).unwrap();
+    let output = support::simulate(dir.path(), "claude", stop["name"].as_str().unwrap(), &input, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is a folder, where the artifact's manifest lists a file"), "{stderr}");
 }
 
 /// Nor the shared runtime a route renders in: `hooks simulate` and `validate` never run

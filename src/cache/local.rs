@@ -269,8 +269,8 @@ pub(super) fn own_folder(path: &Path) -> io::Result<bool> {
 }
 
 /// The first entry of the folder `dir` that no cache has (any but its tag and version
-/// folders, `v1`, `v2`, …, and the `lost+found` of a volume mounted there for it), if it is
-/// there.
+/// folders, `v1`, `v2`, …, the `lost+found` of a volume mounted there for it, and what a
+/// repository keeps an empty folder with), if it is there.
 fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -281,7 +281,9 @@ fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
         let name = entry?.file_name();
         let name = name.to_string_lossy();
         let versioned = name.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if !["CACHEDIR.TAG", "lost+found"].contains(&&*name) && !versioned {
+        // (A placeholder a repository keeps the folder with, `.gitkeep` or `.gitignore`, is none.)
+        let kept = name.starts_with(".git") || name == ".keep";
+        if !["CACHEDIR.TAG", "lost+found"].contains(&&*name) && !versioned && !kept {
             return Ok(Some(format!("`{name}`")));
         }
     }

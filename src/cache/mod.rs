@@ -53,7 +53,7 @@ mod uploads;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -421,6 +421,12 @@ impl Cache {
         self.shared.local.is_none() && self.shared.remote.is_none()
     }
 
+    /// The folder of the local store in use: `None` without one (none asked for, or one that
+    /// could not be used, whose folder is then never written).
+    pub fn local_dir(&self) -> Option<&Path> {
+        self.shared.local.as_ref().and_then(|local| local.root().parent())
+    }
+
     /// The record of action `key`: local, else remote (then stored locally). Verified.
     pub fn get_action(&self, key: &Hash) -> Option<ActionRecord> {
         let found = self.probe_action(key);
@@ -635,8 +641,9 @@ impl Cache {
     fn remote_failed(&self, remote: &Remote, error: &str) {
         self.count(|c| &c.remote_errors, 1);
         if remote.disable() {
+            let going_on = if self.shared.local.is_some() { "with the local cache only" } else { "without a cache" };
             self.warn(format!(
-                "remote cache {} is unreachable or failing ({error}); continuing with the local cache only",
+                "remote cache {} is unreachable or failing ({error}); continuing {going_on}",
                 remote.url()
             ));
         }

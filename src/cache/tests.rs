@@ -652,6 +652,7 @@ fn a_folder_of_other_files_is_not_made_a_cache() {
     assert!(!dir.path().join("CACHEDIR.TAG").exists() && !dir.path().join("v1").exists());
     fs::remove_dir(dir.path().join("Documents")).unwrap();
     fs::create_dir(dir.path().join("lost+found")).unwrap();
+    fs::write(dir.path().join(".gitkeep"), "").unwrap();
     fs::write(dir.path().join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
     let cache = Cache::open(&CacheOptions { dir: Some(dir.path().to_path_buf()), remote: None }).unwrap();
     assert_eq!(cache.take_warnings(), Vec::<String>::new());

@@ -80,10 +80,10 @@ impl CacheArgs {
     pub(super) fn finish(&self, cache: &Cache) -> Vec<String> {
         cache.finish_uploads();
         let stats = cache.stats();
-        if let Some(dir) = self.dir()
+        if let Some(dir) = cache.local_dir()
             && stats != cache::CacheStats::default()
         {
-            let _ = cache::record_build(&dir, &stats);
+            let _ = cache::record_build(dir, &stats);
         }
         self.keep_bounded(cache);
         cache.take_warnings()
@@ -94,14 +94,14 @@ impl CacheArgs {
     pub(super) fn keep_bounded(&self, cache: &Cache) {
         let written = cache.stats().bytes_written;
         let new_bytes = written - self.bounded_bytes.replace(written);
-        if let Some(dir) = self.dir()
+        if let Some(dir) = cache.local_dir()
             && new_bytes > 0
         {
             // Without a bound the estimate still grows, so that a later build with one
             // starts from what the cache holds. Like every cache error, a failed collection
             // never fails the build.
             let bound = if self.cache_max_size == 0 { u64::MAX } else { self.cache_max_size };
-            let _ = cache::bound(&dir, bound, new_bytes);
+            let _ = cache::bound(dir, bound, new_bytes);
         }
     }
 }

@@ -411,7 +411,8 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
         return Some("it is inside the project's state folder");
     }
     // (Publishing into another artifact would break it, and its next build remove this one.)
-    if resolved.ancestors().skip(1).any(|folder| folder.join(crate::emit::MANIFEST_FILE).is_file()) {
+    // (A manifest of no build's there, a project's stray `{}`, makes no artifact of it.)
+    if resolved.ancestors().skip(1).any(crate::emit::manifest::holds_artifact) {
         return Some("it is inside another agent-bundle artifact");
     }
     None

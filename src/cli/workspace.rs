@@ -2,7 +2,7 @@
 //! `agent-bundle watch --workspace`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +29,18 @@ impl Selection {
     fn new(args: &BuildArgs) -> Result<Selection, Failure> {
         let base = base(args.workspace.as_deref())?;
         let targets = (!args.source.targets.is_empty()).then(|| args.source.targets.clone());
+        // (Checked before the cache is opened, which makes its folder: in a project's
+        // `artifact/`, which every build of it replaces, as a build of it alone refuses.)
+        if let Some(dir) = args.cache.dir().map(|dir| std::path::absolute(&dir).unwrap_or(dir))
+            && let Some(artifact) = dir.ancestors().find(|folder| is_project_artifact(folder))
+        {
+            let message = format!(
+                "the cache folder {} is inside the artifact folder {}, which every build replaces",
+                dir.display(),
+                artifact.display()
+            );
+            return Err(Failure::Usage(message));
+        }
         let cache = args.cache.open()?;
         Ok(Selection { base, filters: args.filter.clone(), targets, cache })
     }
@@ -60,6 +72,53 @@ impl Selection {
     fn name(&self, root: &Path) -> String {
         project_name(&self.base, root)
     }
+
+    /// Why each of `projects` may not publish, if it may not, as a build of it alone says
+    /// (its artifact folder no place for one), or since another's
+    /// artifact folder is the same or holds it, or is inside it (links leading there): each
+    /// build would replace or break the other's artifact.
+    fn refusals(&self, projects: &[BuildOptions]) -> Vec<Option<String>> {
+        // Each project's clashes: those whose folder is its own or one of its ancestors, found
+        // by the ancestors' paths (not project by project: a workspace may hold a thousand).
+        let mut by_folder: HashMap<&Path, Vec<usize>> = HashMap::new();
+        for (index, options) in projects.iter().enumerate() {
+            by_folder.entry(&options.out_dir).or_default().push(index);
+        }
+        let mut clashes: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); projects.len()];
+        for (index, options) in projects.iter().enumerate() {
+            for folder in options.out_dir.ancestors() {
+                for &other in by_folder.get(folder).into_iter().flatten().filter(|&&other| other != index) {
+                    clashes[index].insert(other);
+                    clashes[other].insert(index);
+                }
+            }
+        }
+        projects
+            .iter()
+            .zip(clashes)
+            .map(|(options, clashes)| {
+                let out = &options.out_dir;
+                if let Some(problem) = super::out_dir_problem(&options.root, out) {
+                    return Some(format!("the artifact folder {}: {problem}", out.display()));
+                }
+                let others: Vec<String> = clashes.iter().map(|&other| self.name(&projects[other].root)).collect();
+                (!others.is_empty()).then(|| {
+                    format!(
+                        "its artifact folder {} is {}'s too, or holds it, or is inside it: each build would replace the \
+                         other's artifact; give each project its own",
+                        out.display(),
+                        crate::diagnostics::and_list(&others)
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether `folder` is a project's own artifact folder: `artifact/` beside a config.
+fn is_project_artifact(folder: &Path) -> bool {
+    let project = folder.parent().filter(|_| folder.file_name() == Some(crate::build::DEFAULT_ARTIFACT.as_ref()));
+    project.is_some_and(|project| crate::config::CONFIG_FILE_NAMES.iter().any(|name| project.join(name).is_file()))
 }
 
 /// The workspace folder `--workspace` names (`.` when it names none): absolute, and a linked
@@ -75,7 +134,7 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 /// `--filter` keeping none is), and the warnings of the search, each said on stderr.
 pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), Failure> {
     let found = discover(base);
-    let warnings: Vec<String> = found.unreadable.iter().map(|why| unreadable_warning(why)).collect();
+    let warnings = found.unreadable;
     warnings.iter().for_each(|warning| eprintln!("warning: {warning}"));
     if found.roots.is_empty() {
         let why =
@@ -99,7 +158,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let roots_of = |found: Discovery| {
         for why in found.unreadable {
             if reported.borrow_mut().insert(why.clone()) {
-                eprintln!("warning: {}", unreadable_warning(&why));
+                eprintln!("warning: {why}");
             }
         }
         found.roots
@@ -116,7 +175,10 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     }
     if projects.is_empty() {
         // Unlike a build, a session waits: the first project may be on its way.
-        eprintln!("No agent-bundle project below {shown} yet; watching for one to appear (Ctrl-C to stop)");
+        // (Where an ignore rule leaves the workspace out, none can appear until it changes.)
+        let why = crate::workspace::ignored_workspace(&selection.base).map(|why| format!(" ({why})"));
+        let why = why.unwrap_or_default();
+        eprintln!("No agent-bundle project below {shown} yet{why}; watching for one to appear (Ctrl-C to stop)");
     } else {
         eprintln!("Watching the projects below {shown} (Ctrl-C to stop)");
     }
@@ -140,7 +202,8 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let progress = report::progress_bar(projects.len(), "projects", args.source.json);
     let started = Instant::now();
     let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
-    let results = build_all(&projects, threads, |done| {
+    let refused = selection.refusals(&projects);
+    let results = build_all(&projects, &refused, threads, |done| {
         progress.inc(1);
         progress.set_message(selection.name(&done.options.root));
     })
@@ -248,10 +311,4 @@ fn same_plugin_names(results: &[ProjectBuild<'_>], name: impl Fn(&Path) -> Strin
             format!("projects {projects} are all plugin `{plugin}`: installing one would replace another")
         })
         .collect()
-}
-
-/// What to say of a directory the project search could not look into (a project below it
-/// is missed), or an ignore file it could not read (the projects it ignores are built).
-fn unreadable_warning(why: &str) -> String {
-    format!("cannot read {why}; the project search went on without it")
 }

@@ -136,10 +136,11 @@ const MODULES: [(&str, &str); 3] = [
     ("agent-bundle/*", "types/agent-bundle/*"),
 ];
 
-/// What a project's tsconfig `text` (JSON with comments, read as the JavaScript it is a
-/// part of) says: whether it extends the generated one, and the options it sets over those
-/// without what they give (see [`Override`]). `None` where the text does not read.
-fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
+/// What the tsconfig `text` (JSON with comments, read as the JavaScript it is a part of) of
+/// the project at `root` says: whether it extends the generated one, and the options it
+/// sets over those without what they give (see [`Override`]). `None` where the text does
+/// not read.
+fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
     use oxc_ast::ast::{ArrayExpressionElement, Expression, ObjectExpression, Statement};
     // (The last of a key written twice, as JSON.parse takes it.)
     fn member<'b, 'a>(object: &'b ObjectExpression<'a>, key: &str) -> Option<&'b Expression<'a>> {
@@ -173,10 +174,17 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
     }
     let Some(Statement::ExpressionStatement(statement)) = parsed.program.body.first() else { return None };
     let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
-    // (`./` makes it a path: without it TypeScript looks for a package of that name.)
+    // (`./` or `../` makes it a path: without it TypeScript looks for a package of that
+    // name. One through `..` is taken from the project's own path.)
+    let root = root.to_str().unwrap_or("").trim_start_matches('/');
     let generated = |extended: &String| {
-        let Some(extended) = extended.strip_prefix("./").and_then(normalized) else { return false };
-        extended.strip_suffix(".json").unwrap_or(&extended) == format!("{STATE_DIR}/tsconfig")
+        let inside = match extended.strip_prefix("./") {
+            Some(inside) => normalized(inside),
+            None if extended.starts_with("../") => normalized(&format!("{root}/{extended}"))
+                .and_then(|path| Some(path.strip_prefix(root)?.trim_start_matches('/').to_owned())),
+            None => None,
+        };
+        inside.is_some_and(|inside| inside.strip_suffix(".json").unwrap_or(&inside) == format!("{STATE_DIR}/tsconfig"))
     };
     let extends = member(config, "extends").is_some_and(|extends| strings(extends).iter().any(generated));
     let options = match member(config, "compilerOptions").map(Expression::get_inner_expression) {
@@ -189,12 +197,18 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
     match member(options, "paths").map(Expression::get_inner_expression) {
         // (Each module mapped into the state folder, from the project's folder.)
         Some(Expression::ObjectExpression(paths)) => {
+            // (By its own key or a pattern's, `@agent-bundle/*`, whose `*` the target takes.)
             let maps = |(module, path): &(&str, &str)| {
                 let wanted = format!("{STATE_DIR}/{path}");
-                member(paths, module).is_some_and(|targets| {
-                    strings(targets)
+                paths.properties.iter().filter_map(|property| property.as_property()).any(|property| {
+                    let Some(star) = property.key.static_name().and_then(|key| matched(&key, module)) else {
+                        return false;
+                    };
+                    let target =
+                        |target: &String| star.map_or_else(|| target.clone(), |star| target.replace('*', star));
+                    strings(&property.value)
                         .iter()
-                        .filter_map(|target| resolved(target, base_url.as_deref()))
+                        .filter_map(|written| resolved(&target(written), base_url.as_deref()))
                         .any(|target| leads_to(&target, &wanted))
                 })
             };
@@ -209,7 +223,7 @@ fn read_tsconfig(text: &str) -> Option<(bool, Vec<Override>)> {
     }
     // (`null` gives back TypeScript's own: every `@types` package, Node's among them.)
     let types = member(options, "types").filter(|types| !types.get_inner_expression().is_null());
-    if types.is_some_and(|types| !strings(types).iter().any(|name| name == "node")) {
+    if types.is_some_and(|types| !strings(types).iter().any(|name| name == "node" || name == "@types/node")) {
         overrides.push(Override::Types);
     }
     Some((extends, overrides))
@@ -247,12 +261,26 @@ fn normalized(path: &str) -> Option<String> {
 }
 
 /// Whether a `paths` target at `target` (normalized) leads TypeScript to the declarations
-/// file `wanted`: itself, or, for an `index.d.ts`, its folder or `index` without extension.
+/// file `wanted`: itself with or without its extension (`.js` leads to `.d.ts` too), or,
+/// for an `index.d.ts`, its folder.
 fn leads_to(target: &str, wanted: &str) -> bool {
-    target == wanted
-        || wanted
-            .strip_suffix("/index.d.ts")
-            .is_some_and(|folder| target == folder || target == format!("{folder}/index"))
+    let stem = |path: &str| {
+        let ends = [".d.ts", ".ts", ".js", ".d.mts", ".mts", ".mjs"];
+        ends.iter().find_map(|end| path.strip_suffix(end)).unwrap_or(path).to_owned()
+    };
+    let (target, wanted) = (stem(target), stem(wanted));
+    target == wanted || wanted.strip_suffix("/index") == Some(target.as_str())
+}
+
+/// Whether the `paths` key `key` maps `module`: it is the key (`Some(None)`), or a pattern
+/// with one `*` that matches it (`Some(Some(what the star takes))`).
+fn matched<'m>(key: &str, module: &'m str) -> Option<Option<&'m str>> {
+    if key == module {
+        return Some(None);
+    }
+    let (before, after) = key.split_once('*')?;
+    let star = module.strip_prefix(before)?.strip_suffix(after)?;
+    (!module.contains('*')).then_some(Some(star))
 }
 
 /// Writes the declarations into `root`'s `.agent-bundle/` (each file only when its bytes
@@ -266,7 +294,7 @@ pub fn write(root: &Path) -> io::Result<Written> {
     // (As written where it does not read: then `tsc` says why itself.)
     let read = text
         .as_deref()
-        .map(|text| read_tsconfig(text).unwrap_or((text.contains("\"./.agent-bundle/tsconfig"), Vec::new())));
+        .map(|text| read_tsconfig(text, root).unwrap_or((text.contains("\"./.agent-bundle/tsconfig"), Vec::new())));
     let (tsconfig, overrides) = match read {
         None => (ProjectTsconfig::Created, Vec::new()),
         Some((true, overrides)) => (ProjectTsconfig::Extends, overrides),
@@ -342,6 +370,8 @@ fn at(path: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
 
 #[cfg(test)]
 mod tests {
+    /// Where the projects of these tests are.
+    const ROOT: &str = "/work/plugin";
 
     #[test]
     fn options_a_project_sets_over_the_generated_ones_are_found() {
@@ -349,7 +379,7 @@ mod tests {
             let text = format!(
                 "{{ \"extends\": \"./.agent-bundle/tsconfig.json\", // the declarations\n  \"compilerOptions\": {{ {options} }}, }}"
             );
-            let (extends, overrides) = read_tsconfig(&text).unwrap();
+            let (extends, overrides) = read_tsconfig(&text, Path::new(ROOT)).unwrap();
             assert!(extends, "{text}");
             overrides.into_iter().map(Override::as_str).collect::<Vec<_>>()
         };
@@ -382,28 +412,48 @@ mod tests {
             "@agent-bundle/runtime": ["./.agent-bundle/types/@agent-bundle/runtime"] }"#;
         assert_eq!(found(completed), none);
         assert_eq!(found(&completed.replace("runtime\"]", "runtime/types\"]")), ["paths"]);
+        // `.js` leads to `.d.ts`; a pattern key maps what its star takes; `@types/node` is Node's.
+        let as_js = completed.replace("agent-bundle/index\"]", "agent-bundle/index.js\"]");
+        assert_eq!(found(&as_js), none);
+        let wildcards = r#""paths": { "agent-bundle": ["./.agent-bundle/types/agent-bundle"],
+            "agent-bundle/*": ["./.agent-bundle/types/agent-bundle/*.d.ts"],
+            "@agent-bundle/*": ["./.agent-bundle/types/@agent-bundle/*"] }"#;
+        assert_eq!(found(wildcards), none);
+        assert_eq!(found(r#""types": ["@types/node"]"#), none);
         // Commented out, or outside `compilerOptions`: nothing set; an `extends` commented out
         // extends nothing.
         assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), none);
         assert_eq!(
-            read_tsconfig(r#"{ "extends": "./.agent-bundle/tsconfig", "include": ["types"], "paths": {} }"#),
+            read_tsconfig(
+                r#"{ "extends": "./.agent-bundle/tsconfig", "include": ["types"], "paths": {} }"#,
+                Path::new(ROOT)
+            ),
             Some((true, Vec::new()))
         );
         assert_eq!(
-            read_tsconfig("{ // \"extends\": \"./.agent-bundle/tsconfig.json\",\n }"),
+            read_tsconfig("{ // \"extends\": \"./.agent-bundle/tsconfig.json\",\n }", Path::new(ROOT)),
             Some((false, Vec::new()))
         );
         assert_eq!(
-            read_tsconfig(r#"{ "extends": ["./base.json", "./.agent-bundle/tsconfig.json"] }"#),
+            read_tsconfig(r#"{ "extends": ["./base.json", "./.agent-bundle/tsconfig.json"] }"#, Path::new(ROOT)),
             Some((true, Vec::new()))
         );
         assert_eq!(
-            read_tsconfig(r#"{ "extends": "./.agent-bundle/../.agent-bundle/tsconfig.json" }"#),
+            read_tsconfig(r#"{ "extends": "./.agent-bundle/../.agent-bundle/tsconfig.json" }"#, Path::new(ROOT)),
             Some((true, Vec::new()))
+        );
+        // Through the folder above and back, as TypeScript takes it from the project's path.
+        assert_eq!(
+            read_tsconfig(r#"{ "extends": "../plugin/.agent-bundle/tsconfig.json" }"#, Path::new(ROOT)),
+            Some((true, Vec::new()))
+        );
+        assert_eq!(
+            read_tsconfig(r#"{ "extends": "../other/.agent-bundle/tsconfig.json" }"#, Path::new(ROOT)).map(|r| r.0),
+            Some(false)
         );
         // Nested past the parser's stack: not read, never an abort.
         let deep = format!("{{ \"a\": {}1{} }}", "[".repeat(200_000), "]".repeat(200_000));
-        assert_eq!(read_tsconfig(&deep), None);
+        assert_eq!(read_tsconfig(&deep, Path::new(ROOT)), None);
     }
 
     use super::*;

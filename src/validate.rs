@@ -348,9 +348,9 @@ fn check_mcp_document(
 /// What is wrong with the pointers of the host's plugin `manifest` (a JSON document) to its
 /// hook and MCP documents, one problem per pointer: where the host finds a document only
 /// so, one missing or other than the build writes (the one to its hooks always; the one to
-/// its MCP document where any host runs routes in the shared runtime, `shared`); where the
-/// host loads its document by itself, any (a build writes none: what it names would count
-/// besides); elsewhere, one naming no file in the artifact (`on_disk`).
+/// its MCP document where any host runs routes in the shared runtime, `shared`), and any
+/// where the build writes none; where the host loads its document by itself, any (what it
+/// names would count besides); elsewhere, one naming no file in the artifact (`on_disk`).
 /// (Without its own, Codex and Cursor read `hooks/hooks.json`, Claude Code's.)
 fn pointer_problems(table: &HostTable, manifest: &Value, on_disk: &BTreeSet<String>, shared: bool) -> Vec<String> {
     let host = table.display_name;
@@ -374,6 +374,11 @@ fn pointer_problems(table: &HostTable, manifest: &Value, on_disk: &BTreeSet<Stri
                         given.filter(names_no_file).map(no_file)
                     }
                 }
+                // (Only where a host runs routes in the shared runtime does a build write it.)
+                Some((true, _)) if !value.is_null() => Some(format!(
+                    "`{key}` is set, which a build writes only where a route runs in the shared runtime: {host} \
+                     would start what it names"
+                )),
                 Some((false, path)) if !value.is_null() => Some(if given == Some(&hosts::pointer_to(path)) {
                     format!("`{key}` names {path}, which {host} loads by itself: each of its entries would count twice")
                 } else {

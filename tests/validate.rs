@@ -219,6 +219,18 @@ fn a_host_without_hooks_keeps_its_empty_hook_document() {
     let dir = support::project(&[("agent-bundle.config.ts", config), ("src/stop.ts", "export default () => {};\n")]);
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
     assert_eq!(support::validate_json(dir.path()).0, Some(0));
+    // No route runs in the shared runtime: an MCP server in Codex's manifest is none of the build's.
+    let manifest = dir.path().join("artifact/.codex-plugin/plugin.json");
+    let kept = fs::read(&manifest).unwrap();
+    let mut plugin: Value = serde_json::from_slice(&kept).unwrap();
+    plugin["mcpServers"] = serde_json::json!({ "evil": { "command": "sh", "args": ["-c", "id"] } });
+    fs::write(&manifest, serde_json::to_vec_pretty(&plugin).unwrap()).unwrap();
+    let (code, report) = support::validate_json(dir.path());
+    assert_eq!(code, Some(1), "{report:#}");
+    let said = support::diagnostic_fields(&report, "code", "message");
+    let expected = "`mcpServers` is set, which a build writes only where a route runs in the shared runtime";
+    assert!(said.iter().any(|(code, message)| *code == "AB6011" && message.contains(expected)), "{said:#?}");
+    fs::write(&manifest, kept).unwrap();
     fs::remove_file(dir.path().join("artifact/.codex-plugin/hooks.json")).unwrap();
     let (code, report) = support::validate_json(dir.path());
     let said = report["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["message"].as_str());

@@ -645,6 +645,8 @@ enum Declared {
     /// `function f() {}`, or a variable holding a function written there.
     Function,
     Other,
+    /// `var x;`, which gives it no value.
+    Bare,
 }
 
 fn declared(program: &Program<'_>, name: &str) -> Option<Declared> {
@@ -661,17 +663,24 @@ fn declared(program: &Program<'_>, name: &str) -> Option<Declared> {
         Declaration::ClassDeclaration(class) => class.id.as_ref().filter(|id| id.name == name).map(|_| Declared::Other),
         Declaration::VariableDeclaration(declaration) => declaration.declarations.iter().find_map(|declarator| {
             let BindingPattern::BindingIdentifier(id) = &declarator.id else { return None };
-            (id.name == name).then(|| match &declarator.init {
-                Some(init) if is_function(init) => Declared::Function,
-                _ => Declared::Other,
-            })
+            match &declarator.init {
+                _ if id.name != name => None,
+                Some(init) if is_function(init) => Some(Declared::Function),
+                None if declaration.kind == VariableDeclarationKind::Var => Some(Declared::Bare),
+                _ => Some(Declared::Other),
+            }
         }),
         _ => None,
     };
-    // (The last of a `var` declared twice is what it holds.)
-    program.body.iter().rev().find_map(|statement| match statement {
+    // (The last of a `var` declared twice is what it holds; `var x;` gives it nothing.)
+    let mut all = program.body.iter().rev().filter_map(|statement| match statement {
         Statement::ExportDeclaration(export) => declared(&export.declaration),
         statement => declared(statement.as_declaration()?),
+    });
+    let first = all.next()?;
+    Some(match first {
+        Declared::Bare => all.find(|declared| *declared != Declared::Bare).unwrap_or(Declared::Other),
+        declared => declared,
     })
 }
 
@@ -1238,36 +1247,92 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics, source: &str) -> Ve
 
 /// What most likely stopped the parser where it says "Expected `,` or `<closer>` but found
 /// `<token>`" at `span` of a config, where it says no more: a `,` missing between two values
-/// (its most frequent cause); but the `closer` itself where what follows can be no value (a
-/// statement, or a key in an array); a `:` after a key written bare (`name 'x'`). `None`
-/// where the parser met a closing bracket, `;`, `=>` or a key's `:`: a bracket is missing or
-/// misplaced then, which its message says.
+/// (its most frequent cause, a key after them included); but the `closer` itself where what
+/// follows can be no value (a statement, or a key in an array); a `:` after a key written
+/// bare on the line of its value (`name 'x'`). `None` where the parser met a closing
+/// bracket, `;`, `=>` or a key's `:`: a bracket is missing or misplaced then, which its
+/// message says.
 fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Option<String> {
-    const STATEMENTS: [&str; 9] = ["const", "let", "var", "function", "class", "export", "import", "if", "return"];
+    const STATEMENTS: [&str; 21] = [
+        "const",
+        "let",
+        "var",
+        "function",
+        "class",
+        "export",
+        "import",
+        "if",
+        "return",
+        "type",
+        "interface",
+        "enum",
+        "async",
+        "declare",
+        "for",
+        "while",
+        "do",
+        "switch",
+        "throw",
+        "try",
+        "namespace",
+    ];
     let (closer, found) = message.strip_prefix("Expected `,` or `")?.split_once("` but found ")?;
     let found = found.strip_prefix('`')?.strip_suffix('`')?;
     if [")", ";", "}", "]", "=>", ":"].contains(&found) {
         return None;
     }
-    let after = source.get(span.end as usize..)?.trim_start();
-    if STATEMENTS.contains(&found) || (closer == "]" && after.starts_with(':')) {
-        return Some(format!(
-            "is the `{closer}` closing what is open above missing (perhaps at the end of the line above)?"
-        ));
+    let comma =
+        || Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned());
+    let closer_missing = || {
+        Some(format!("is the `{closer}` closing what is open above missing (perhaps at the end of the line above)?"))
+    };
+    // A key follows (a keyword may be one): in an array, its closer is missing; in an object,
+    // the comma before the key.
+    if source.get(span.end as usize..)?.trim_start().starts_with(':') {
+        return if closer == "]" { closer_missing() } else { comma() };
     }
-    if let Some(key) = bare_key_before(source.get(..span.start as usize)?).filter(|_| closer == "}") {
-        return Some(format!("is a `:` missing after the key `{key}`?"));
+    if STATEMENTS.contains(&found) {
+        return closer_missing();
     }
-    Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned())
+    match bare_key_before(source.get(..span.start as usize)?).filter(|_| closer == "}") {
+        Some(key) => Some(format!("is a `:` missing after the key `{key}`?")),
+        None => comma(),
+    }
 }
 
-/// The name `text` ends with where it stands as an object's key (after `{` or `,`).
+/// The name `text` ends with where it stands as an object literal's key with its value
+/// after it on the same line (after `{` or `,`, a comment aside; not in an import's or a
+/// declaration's braces): across lines, a shorthand and the next key are likelier.
 fn bare_key_before(text: &str) -> Option<&str> {
-    let text = text.trim_end();
+    let mut text = text.trim_end_matches([' ', '\t']);
+    if let Some(comment) = text.strip_suffix("*/").and_then(|inside| inside.rfind("/*")) {
+        text = text[..comment].trim_end_matches([' ', '\t']);
+    }
     let start = text.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).map_or(0, |at| at + 1);
     let key = &text[start..];
+    let before = text[..start].trim_end();
     let is_name = key.chars().next().is_some_and(|first| !first.is_ascii_digit());
-    (is_name && text[..start].trim_end().ends_with(['{', ','])).then_some(key)
+    (is_name && before.ends_with(['{', ',']) && in_object_literal(before)).then_some(key)
+}
+
+/// Whether `text`, which ends inside braces, is inside an object literal's: the word before
+/// the brace that opens them is none of `import`, `export`, `const`, `let` or `var`.
+fn in_object_literal(text: &str) -> bool {
+    let mut depth = 0usize;
+    for (at, c) in text.char_indices().rev() {
+        match c {
+            '}' | ']' | ')' => depth += 1,
+            '(' | '[' if depth > 0 => depth -= 1,
+            '{' if depth > 0 => depth -= 1,
+            '{' => {
+                let word = text[..at].trim_end();
+                let word = &word[word.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + 1)..];
+                return !["import", "export", "const", "let", "var"].contains(&word);
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// "a string", "an array", ... when `expr` is a literal this reader would accept.
@@ -1815,7 +1880,7 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
                            import { default as onStop } from './src/on-stop';\n";
             let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n\
                             export function exported() {}\nconst arrow = () => {};\nvar twice = 1;\n\
-                            var twice = () => {};\n";
+                            var twice = () => {};\nvar twice;\n";
             let e = single(&format!("{imports}{declared}{}", wrap(body)));
             assert!(e.help.starts_with(&help), "{body}: {}", e.help);
         }
@@ -1987,6 +2052,26 @@ export default defineConfig({
         }
         // A value that is a name, before a key on the next line: the comma.
         assert!(help("export default {\n  a: x\n  b: 2 };").starts_with("is a `,` missing"));
+        // A keyword as a key after a missing comma, a shorthand before a key or another
+        // shorthand on the next line, names in an import's or a declaration's braces, a
+        // comment before a value: the comma. A declaration after an unclosed call: its `)`.
+        for source in [
+            "export default {\n  a: './a'\n  import: './b' };",
+            "export default { plugin\n  hooks };",
+            "export default { plugin\n  targets: ['claude'] };",
+            "import { defineConfig HookEntry } from 'agent-bundle/config';\nexport default {};",
+            "const base = { name: 'x', version: '1' };\nconst { name version } = base;\nexport default {};",
+        ] {
+            assert!(help(source).starts_with("is a `,` missing"), "{source}: {}", help(source));
+        }
+        assert_eq!(
+            help("export default { a: { name /* the name */ 'p' } };"),
+            "is a `:` missing after the key `name`?"
+        );
+        for statement in ["type X = 1;", "interface X {}", "enum X { A }", "async function f() {}"] {
+            let source = format!("export default defineConfig({{\n  a: 1,\n}}\n{statement}");
+            assert!(help(&source).starts_with("is the `)`"), "{source}: {}", help(&source));
+        }
     }
 
     #[test]

@@ -179,6 +179,29 @@ fn split_path(path: &str) -> Vec<PathSegment> {
     segments
 }
 
+/// `text` as a config would write it: a single-quoted JavaScript string, what it holds
+/// escaped where a backslash or a quote would be read otherwise, a line break or another
+/// control character (`\n`, `\u0007`) included.
+fn js_quoted(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('\'');
+    for c in text.chars() {
+        match c {
+            '\\' | '\'' => {
+                quoted.push('\\');
+                quoted.push(c);
+            }
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('\'');
+    quoted
+}
+
 /// Appends an object key to a JSON path, quoting keys that are not identifiers.
 pub fn join_key(path: &str, key: &str) -> String {
     match (path.is_empty(), crate::source::is_plain_identifier(key)) {
@@ -330,7 +353,7 @@ impl Reader<'_> {
             ValueKind::Array(items) => items,
             ValueKind::String(text) => {
                 let message = format!("`{path}` must be an array of strings, found {}", value.describe());
-                let help = format!("write it as a list: `['{}']`", text.replace('\'', "\\'"));
+                let help = format!("write it as a list: `[{}]`", js_quoted(text));
                 self.error(Code::InvalidConfigValue, value, path, message, &help);
                 return None;
             }
@@ -410,7 +433,7 @@ impl Reader<'_> {
                 let handler = match value.get("handler") {
                     None if let Some(prebuilt) = misplaced => {
                         let written = match &prebuilt.value.kind {
-                            ValueKind::String(text) => format!("'{}'", text.replace('\'', "\\'")),
+                            ValueKind::String(text) => js_quoted(text),
                             _ => "'./<script>.js'".to_owned(),
                         };
                         self.diagnostics.push(
@@ -619,6 +642,10 @@ mod tests {
             said,
             [("`prebuilt` belongs in the hook's `handler`", "write `handler: { prebuilt: './tools/check.js' }`")]
         );
+        // What the help writes reads back as the value given.
+        let escaped = "export default { plugin: { name: 'p' }, hooks: { stop: { prebuilt: '.\\\\t\\'s\\n' } } };";
+        let help = parse("c.ts", escaped).diagnostics[0].help.clone().unwrap();
+        assert_eq!(help, "write `handler: { prebuilt: '.\\\\t\\'s\\n' }`");
         let beside = "export default { plugin: { name: 'p' }, hooks: { stop: { handler: './a.ts', prebuilt: 'x' } } };";
         assert_eq!(parse("c.ts", beside).diagnostics[0].message, "unknown hook entry key `prebuilt`");
     }

@@ -403,7 +403,12 @@ impl Command {
 /// Why `out` cannot hold the artifact of the project at `root`, if it cannot. Publishing
 /// replaces the folder whole, and a build never reads it as input: the project itself, its
 /// state folder or another artifact would be lost or would vanish from the build's view.
-fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
+/// `holds_artifact` tells a folder holding one (a workspace asks once per folder).
+fn out_dir_problem(
+    root: &Path,
+    resolved: &Path,
+    holds_artifact: &mut dyn FnMut(&Path) -> bool,
+) -> Option<&'static str> {
     if root.starts_with(resolved) {
         return Some("it is the project, or a folder holding it, which a publish would replace whole");
     }
@@ -412,7 +417,7 @@ fn out_dir_problem(root: &Path, resolved: &Path) -> Option<&'static str> {
     }
     // (Publishing into another artifact would break it, and its next build remove this one.)
     // (A manifest of no build's there, a project's stray `{}`, makes no artifact of it.)
-    if resolved.ancestors().skip(1).any(crate::emit::manifest::holds_artifact) {
+    if resolved.ancestors().skip(1).any(holds_artifact) {
         return Some("it is inside another agent-bundle artifact");
     }
     None
@@ -455,7 +460,8 @@ impl SourceArgs {
         // A watch session says so of a file or folder of the user's at the usual place on
         // each build, and goes on (they may move it); one named with `--out` is a mistake.
         let occupied = || if watching && out.is_none() { None } else { occupied(&options.out_dir) };
-        if let Some(problem) = out_dir_problem(&options.root, &options.out_dir).or_else(occupied) {
+        let holds_artifact = &mut crate::emit::manifest::holds_artifact;
+        if let Some(problem) = out_dir_problem(&options.root, &options.out_dir, holds_artifact).or_else(occupied) {
             let message = format!("the artifact folder {}: {problem}", options.out_dir.display());
             return Err(if out.is_some() { Failure::Usage(message) } else { Failure::Run(message) });
         }

@@ -93,12 +93,17 @@ impl Selection {
                 }
             }
         }
+        // (The folders above the projects are mostly theirs in common: each is read once.)
+        let mut artifacts: HashMap<PathBuf, bool> = HashMap::new();
+        let mut holds_artifact = |folder: &Path| {
+            *artifacts.entry(folder.to_path_buf()).or_insert_with(|| crate::emit::manifest::holds_artifact(folder))
+        };
         projects
             .iter()
             .zip(clashes)
             .map(|(options, clashes)| {
                 let out = &options.out_dir;
-                if let Some(problem) = super::out_dir_problem(&options.root, out) {
+                if let Some(problem) = super::out_dir_problem(&options.root, out, &mut holds_artifact) {
                     return Some(format!("the artifact folder {}: {problem}", out.display()));
                 }
                 let others: Vec<String> = clashes.iter().map(|&other| self.name(&projects[other].root)).collect();

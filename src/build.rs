@@ -887,12 +887,13 @@ fn compose(
     let files = project.files(db);
     let mut artifact = Artifact::default();
     let mut inputs: Vec<Input<'_>> = Vec::new();
+    let runtime_in_artifact = runtime.is_some();
     for plan in plans {
-        // The documents are a function of the model and the plan (and this compiler).
-        let identity = format!("{model:?}\n{plan:?}");
-        for file in
-            crate::actions::documents(db.cache(), &identity, || (hosts::table(plan.target).documents)(model, plan))
-        {
+        // The documents are a function of the model, the plan and where the runtime is (and
+        // this compiler).
+        let identity = format!("{model:?}\n{plan:?}\n{runtime_in_artifact}");
+        let write = || (hosts::table(plan.target).documents)(model, plan, runtime_in_artifact);
+        for file in crate::actions::documents(db.cache(), &identity, write) {
             artifact.add(file);
         }
     }

@@ -240,6 +240,22 @@ fn a_host_without_hooks_keeps_its_empty_hook_document() {
     assert!(said.contains(&expected), "{said:#?}");
 }
 
+/// A route asking for the shared runtime that no host runs there (standalone where it
+/// runs after the runtime stops, absent where the host has no such event) leaves no MCP
+/// document or pointer: a build's own artifact validates.
+#[test]
+fn a_shared_route_no_host_runs_shared_leaves_no_mcp_document() {
+    let config = "export default { plugin: { name: 'end' }, targets: ['claude', 'codex'] };\n";
+    let route = "import type { AgentEventRouteConfig } from 'agent-bundle';\n\
+                 export const config = { runtime: 'shared', fallback: 'standalone' } satisfies AgentEventRouteConfig;\n\
+                 export default function End() { return null; }\n";
+    let dir = support::project(&[("agent-bundle.config.ts", config), ("src/events/session/end.tsx", route)]);
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    assert!(!dir.path().join("artifact/.codex-plugin/mcp.json").exists());
+    let (code, report) = support::validate_json(dir.path());
+    assert_eq!(code, Some(0), "{report:#}");
+}
+
 /// The guarded example, built, and one of its wrappers.
 fn guarded_and_a_wrapper() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = support::example("guarded");

@@ -5,11 +5,11 @@
 //! that can be no function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
-    ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern,
-    CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind, Expression,
-    FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, ObjectExpression,
-    ObjectProperty, Program, PropertyKey, ReturnStatement, Statement, StaticMemberExpression, VariableDeclarationKind,
-    VariableDeclarator,
+    Argument, ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty,
+    BindingPattern, CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind,
+    Expression, FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
+    ObjectExpression, ObjectProperty, ObjectPropertyKind, Program, PropertyKey, PropertyKind, ReturnStatement,
+    Statement, StaticMemberExpression, VariableDeclarationKind, VariableDeclarator,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_semantic::Scoping;
@@ -119,10 +119,16 @@ impl<'b, 'a> Written<'b, 'a> {
     /// run refuses its key).
     fn stray_field(&self, fields: &[&str]) -> Option<&'b ObjectProperty<'a>> {
         self.named.iter().copied().find(|property| {
-            // (`__proto__: …` sets the prototype, and makes no field.)
+            // (`__proto__: null` makes no field, and leaves the result a plain object; any
+            // other prototype makes it no result at all, which is said as a stray field.)
             let name = property.key.static_name();
-            let prototype = !property.shorthand && !property.computed && name.as_deref() == Some("__proto__");
-            !prototype && name.is_some_and(|name| !fields.contains(&name.as_ref()))
+            let no_prototype = !property.shorthand
+                && !property.computed
+                && !property.method
+                && property.kind == PropertyKind::Init
+                && name.as_deref() == Some("__proto__")
+                && matches!(property.value.get_inner_expression(), Expression::NullLiteral(_));
+            !no_prototype && name.is_some_and(|name| !fields.contains(&name.as_ref()))
         })
     }
 
@@ -185,28 +191,44 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 }
 
 /// Whether a handler reads which host it runs for from its `context` (its second
-/// parameter), and so may answer by host: `context.host` or `.nativeEvent` (`?.`, `['host']`
-/// too), `(event, { host })`, `const { host } = context`, `({ host } = context)`, through
-/// a name given it (`const c = context`), or by handing it whole to another function,
-/// which may. A `host` of anything else (`url.host`, a server's) says nothing of it.
+/// parameter), and so may answer by host: `context.host`, `.nativeEvent` or
+/// `.hostContractRevision` (`?.`, `['host']` too), taken apart (`(event, { host })`, `const
+/// { host } = context`, `({ host } = context)`), through a name given it (`const c =
+/// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed to
+/// another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but for
+/// `console`'s), which may. Where the parameters leave it unnamed (`...args`, `arguments`),
+/// any such read of what holds it counts. A `host` of anything else (`url.host`, a server's)
+/// says nothing of it.
 struct HostReads<'s> {
     scoping: &'s Scoping,
-    /// The names the context goes by.
+    /// The names the context goes by, and those that hold it (a rest parameter).
     context: Vec<SymbolId>,
+    /// Whether `arguments` holds it.
+    in_arguments_object: bool,
+    /// How deep in a call's arguments the visit is.
+    handed: u32,
     found: bool,
 }
 
-const HOST_KEYS: [&str; 2] = ["host", "nativeEvent"];
+const HOST_KEYS: [&str; 3] = ["host", "nativeEvent", "hostContractRevision"];
 
 impl<'s> HostReads<'s> {
-    /// Whether the function of `params` reads it, `visit`ing its body.
-    fn of(params: &FormalParameters<'_>, visit: impl FnOnce(&mut Self), scoping: &'s Scoping) -> bool {
-        let mut reads = HostReads { scoping, context: Vec::new(), found: false };
-        if let Some(context) = params.items.get(1) {
-            reads.bound(&context.pattern);
+    /// Whether the function of `params` reads it, `visit`ing its body (twice where a name is
+    /// given the context after a closure that reads it is written).
+    fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
+        let mut reads = HostReads { scoping, context: Vec::new(), in_arguments_object: false, handed: 0, found: false };
+        match (params.items.get(1), &params.rest) {
+            (Some(context), _) => reads.bound(&context.pattern),
+            (None, Some(rest)) => reads.bound(&rest.rest.argument),
+            (None, None) => reads.in_arguments_object = true,
         }
-        if !reads.context.is_empty() {
+        for _ in 0..2 {
+            let names = reads.context.len();
+            reads.visit_formal_parameters(params);
             visit(&mut reads);
+            if reads.found || reads.context.len() == names {
+                break;
+            }
         }
         reads.found
     }
@@ -218,16 +240,58 @@ impl<'s> HostReads<'s> {
             BindingPattern::BindingIdentifier(name) => self.context.extend(name.symbol_id.get()),
             BindingPattern::ObjectPattern(object) => {
                 self.found |= object.properties.iter().any(|property| is_host_key(&property.key));
+                if let Some(rest) = &object.rest {
+                    self.bound(&rest.argument);
+                }
             }
             BindingPattern::AssignmentPattern(assigned) => self.bound(&assigned.left),
             BindingPattern::ArrayPattern(_) => {}
         }
     }
 
-    fn is_context(&self, expression: &Expression<'_>) -> bool {
-        let Expression::Identifier(name) = expression.get_inner_expression() else { return false };
-        let symbol = self.scoping.get_reference(name.reference_id()).symbol_id();
-        symbol.is_some_and(|symbol| self.context.contains(&symbol))
+    fn names_context(&self, name: &IdentifierReference<'_>) -> bool {
+        match self.scoping.get_reference(name.reference_id()).symbol_id() {
+            Some(symbol) => self.context.contains(&symbol),
+            None => self.in_arguments_object && name.name == "arguments",
+        }
+    }
+
+    /// Whether `expression` gives the context, or what holds it: its name, or an expression
+    /// whose value may be it (`ctx ?? {}`, `e && ctx`, `{ ...ctx }`, `await ctx`).
+    fn carries(&self, expression: &Expression<'_>) -> bool {
+        match expression.get_inner_expression() {
+            Expression::Identifier(name) => self.names_context(name),
+            Expression::LogicalExpression(logical) => self.carries(&logical.left) || self.carries(&logical.right),
+            Expression::ConditionalExpression(choice) => {
+                self.carries(&choice.consequent) || self.carries(&choice.alternate)
+            }
+            Expression::SequenceExpression(sequence) => {
+                sequence.expressions.last().is_some_and(|last| self.carries(last))
+            }
+            Expression::AwaitExpression(awaited) => self.carries(&awaited.argument),
+            Expression::ObjectExpression(object) => object.properties.iter().any(|property| match property {
+                ObjectPropertyKind::SpreadProperty(spread) => self.carries(&spread.argument),
+                ObjectPropertyKind::ObjectProperty(_) => false,
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether a member read of `object` reads the context (or, unnamed, what holds it).
+    fn of_context(&self, object: &Expression<'_>) -> bool {
+        match object.get_inner_expression() {
+            Expression::Identifier(name) => self.names_context(name),
+            // (`args[1].host`, `arguments[1].host`.)
+            Expression::ComputedMemberExpression(member) => self.of_context(&member.object),
+            _ => false,
+        }
+    }
+
+    fn handed(&mut self, arguments: &[Argument<'_>], visit: impl FnOnce(&mut Self)) {
+        self.found |= arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
+        self.handed += 1;
+        visit(self);
+        self.handed -= 1;
     }
 }
 
@@ -237,7 +301,7 @@ fn is_host_key(key: &PropertyKey<'_>) -> bool {
 
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
+        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.of_context(&it.object);
         walk::walk_static_member_expression(self, it);
     }
 
@@ -246,19 +310,19 @@ impl<'a> Visit<'a> for HostReads<'_> {
             Expression::StringLiteral(key) => Some(key.value.as_str()),
             _ => None,
         };
-        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
+        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.of_context(&it.object);
         walk::walk_computed_member_expression(self, it);
     }
 
     fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
-        if it.init.as_ref().is_some_and(|init| self.is_context(init)) {
+        if it.init.as_ref().is_some_and(|init| self.carries(init)) {
             self.bound(&it.id);
         }
         walk::walk_variable_declarator(self, it);
     }
 
     fn visit_assignment_expression(&mut self, it: &AssignmentExpression<'a>) {
-        if self.is_context(&it.right) {
+        if self.carries(&it.right) {
             match &it.left {
                 AssignmentTarget::ObjectAssignmentTarget(object) => {
                     self.found |= object.properties.iter().any(|property| match property {
@@ -279,9 +343,23 @@ impl<'a> Visit<'a> for HostReads<'_> {
         walk::walk_assignment_expression(self, it);
     }
 
+    /// The context handed to another function: a `console` call's aside (it only logs it).
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.is_context(a)));
-        walk::walk_call_expression(self, it);
+        let logs = matches!(it.callee.get_inner_expression(), Expression::StaticMemberExpression(member)
+            if matches!(&member.object, Expression::Identifier(console) if console.name == "console"));
+        if logs {
+            return walk::walk_call_expression(self, it);
+        }
+        self.handed(&it.arguments, |reads| walk::walk_call_expression(reads, it));
+    }
+
+    fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
+        self.handed(&it.arguments, |reads| walk::walk_new_expression(reads, it));
+    }
+
+    /// `f({ ctx })`, `f([ctx])`: the context inside what a call is handed.
+    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+        self.found |= self.handed > 0 && self.names_context(it);
     }
 }
 
@@ -664,8 +742,20 @@ mod tests {
             "(e: object, c: { host: string }) => { let host; ({ host } = c); return host ? {} : undefined; }",
             "(e: object, c: { host: string }) => { const d = c; return d.host ? {} : undefined; }",
             "function (e: object, c: object) { return pick(c); }",
+            "(...args: any[]) => args[1].host === 'claude' ? {} : undefined",
+            "function (e: object) { return arguments[1].host === 'claude' ? {} : undefined; }",
+            "(e: object, c: object) => new Chooser(c).ok() ? {} : undefined",
+            "(e: object, c: object) => pick({ c }) ? {} : undefined",
+            "(e: object, { ...c }: any) => c.host ? {} : undefined",
+            "(e: object, c?: any) => { const d = c ?? {}; return d.host ? {} : undefined; }",
+            "(e: object, c: any) => { const claude = () => d.host === 'claude'; const d = c; return claude() ? {} : undefined; }",
+            "(e: object, c: any, claude = c.host === 'claude') => claude ? {} : undefined",
+            "(e: object, c: any) => c.hostContractRevision.startsWith('claude') ? {} : undefined",
         ] {
-            let source = format!("declare function pick(c: object): object;\nexport default {body};");
+            let source = format!(
+                "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
+                 export default {body};"
+            );
             assert!(reads(&source), "{body}");
         }
         for source in [
@@ -674,6 +764,8 @@ mod tests {
             "const { host } = { host: 'x' };\nexport default () => host ? {} : undefined;",
             "export default (e: { toolInput: { host?: string } }) => { const { toolInput } = e; return toolInput.host ? {} : undefined; };",
             "export default (e: { servers: { host: string }[] }, c: object) => e.servers.map((s) => s.host) ? {} : undefined;",
+            // (Logged, the context chooses nothing.)
+            "export default (e: object, c: object) => { console.error(c); return { additionalContext: 'hi' }; };",
         ] {
             assert!(!reads(source), "{source}");
         }

@@ -391,7 +391,7 @@ pub(super) fn reserved_names() -> String {
     format!("{}, and names starting with {} or {last}", quoted(&RESERVED_NAMES).join(", "), others.join(", "))
 }
 
-fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+fn documents(model: &Model, plan: &HostPlan, runtime_in_artifact: bool) -> Vec<OutputFile> {
     let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
@@ -409,7 +409,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
             "version": model.version,
         }],
     });
-    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
+    let mcp = linked_documents(&TABLE, (model, plan, runtime_in_artifact), &mut manifest);
     let mut files = vec![
         OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".claude-plugin/marketplace.json", &marketplace),

@@ -200,7 +200,7 @@ const TOOL: [Field; 3] = [
     Field::required(&["tool_use_id"], "toolUseId", STRING),
 ];
 
-fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+fn documents(model: &Model, plan: &HostPlan, runtime_in_artifact: bool) -> Vec<OutputFile> {
     let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
@@ -224,7 +224,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
             "source": { "path": "./", "source": "local" },
         }],
     });
-    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
+    let mcp = linked_documents(&TABLE, (model, plan, runtime_in_artifact), &mut manifest);
     let mut files = vec![
         OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest),
         OutputFile::json(".agents/plugins/marketplace.json", &marketplace),

@@ -239,7 +239,7 @@ fn check_name(name: &str) -> Result<(), String> {
     if valid { Ok(()) } else { Err("it must be lowercase letters, digits, `-` and `.`, at most 64 characters".into()) }
 }
 
-fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
+fn documents(model: &Model, plan: &HostPlan, runtime_in_artifact: bool) -> Vec<OutputFile> {
     let mut manifest = serde_json::json!({
         "author": author(model),
         "description": description(model),
@@ -247,7 +247,7 @@ fn documents(model: &Model, plan: &HostPlan) -> Vec<OutputFile> {
         "name": model.name,
         "version": model.version,
     });
-    let mcp = linked_documents(&TABLE, model, plan, &mut manifest);
+    let mcp = linked_documents(&TABLE, (model, plan, runtime_in_artifact), &mut manifest);
     let mut files = vec![OutputFile::json((TABLE.manifest_path)(&model.targets), &manifest), plan.hook_document()];
     files.extend(mcp);
     files

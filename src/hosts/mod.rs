@@ -47,8 +47,9 @@ pub struct HostTable {
     pub hooks: Option<HookSupport>,
     /// Whether the host accepts `name` as a plugin name; `Err` says why not.
     pub check_name: fn(&str) -> Result<(), String>,
-    /// Writes the host's manifests and documents for a planned build.
-    pub documents: fn(&Model, &HostPlan) -> Vec<OutputFile>,
+    /// Writes the host's manifests and documents for a planned build, given whether the
+    /// artifact holds the shared runtime (some host's plan runs it).
+    pub documents: fn(&Model, &HostPlan, bool) -> Vec<OutputFile>,
     /// `None` for hosts that cannot run the plugin's generated MCP server (no shared runtime).
     pub mcp: Option<McpSupport>,
 }
@@ -130,12 +131,14 @@ pub fn runtime_server_name(plugin: &str) -> String {
 }
 
 impl McpSupport {
-    /// The host's MCP document for `plan`, or `None` when it has nothing to say.
-    fn document(&self, model: &Model, plan: &HostPlan) -> Option<OutputFile> {
+    /// The host's MCP document for `plan`, or `None` when it has nothing to say: empty where
+    /// the host runs no route in the shared runtime but another does (`runtime_in_artifact`)
+    /// and the manifest points at it, whose pointer keeps the host off the other's document.
+    fn document(&self, model: &Model, plan: &HostPlan, runtime_in_artifact: bool) -> Option<OutputFile> {
         let mut servers = serde_json::Map::new();
         if plan.hosts_runtime() {
             servers.insert(runtime_server_name(&model.name), self.runtime_server(plan.target));
-        } else if !(self.manifest_pointer && model.has_shared_routes()) {
+        } else if !(self.manifest_pointer && runtime_in_artifact) {
             return None;
         }
         Some(OutputFile::json(self.document_path, &serde_json::json!({ "mcpServers": servers })))
@@ -172,15 +175,14 @@ pub fn pointer_to(path: &str) -> String {
 /// pointers the host finds its documents by (`hooks`, `mcpServers`), as its table says.
 fn linked_documents(
     table: &HostTable,
-    model: &Model,
-    plan: &HostPlan,
+    (model, plan, runtime_in_artifact): (&Model, &HostPlan, bool),
     manifest: &mut serde_json::Value,
 ) -> Option<OutputFile> {
     if let Some(hooks) = table.hooks.as_ref().filter(|hooks| hooks.manifest_pointer) {
         manifest["hooks"] = pointer_to(hooks.document_path).into();
     }
     let mcp = table.mcp.as_ref()?;
-    let document = mcp.document(model, plan)?;
+    let document = mcp.document(model, plan, runtime_in_artifact)?;
     if mcp.manifest_pointer {
         manifest["mcpServers"] = pointer_to(&document.path).into();
     }

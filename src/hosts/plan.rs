@@ -424,7 +424,7 @@ mod tests {
             prefers_root_agent_plugins: false,
             hooks: None,
             check_name: |_| Ok(()),
-            documents: |_, _| Vec::new(),
+            documents: |_, _, _| Vec::new(),
             mcp: None,
         }
     }

@@ -44,7 +44,7 @@ fn check_name(name: &str) -> Result<(), String> {
     if valid { Ok(()) } else { Err("it must be [a-z0-9.-], 1-64 characters, without `--` or `..`".into()) }
 }
 
-fn documents(model: &Model, _plan: &HostPlan) -> Vec<OutputFile> {
+fn documents(model: &Model, _plan: &HostPlan, _runtime_in_artifact: bool) -> Vec<OutputFile> {
     let manifest = serde_json::json!({
         "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
         "description": description(model),

@@ -51,11 +51,6 @@ impl Model {
         let Handler::Prebuilt { path, .. } = &hook.handler else { return None };
         self.payloads.iter().find(|payload| is_under(path, &payload.source))
     }
-
-    /// Whether any event route asks for the shared runtime.
-    pub fn has_shared_routes(&self) -> bool {
-        self.hooks.iter().any(|hook| hook.route.as_ref().is_some_and(|route| route.shared))
-    }
 }
 
 /// A prebuilt tree copied byte for byte to `<name>/` in the artifact.

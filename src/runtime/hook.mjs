@@ -146,10 +146,25 @@ function exitCodeOf(ended) {
  */
 function uncallable(handler) {
   if (typeof handler !== "function") return "";
-  // (A class's `prototype` alone cannot be written: a method named `class` is no class.)
-  if (Object.getOwnPropertyDescriptor(handler, "prototype")?.writable === false) return ", not a class";
+  if (isClass(handler)) return ", not a class";
   if (types.isGeneratorFunction(handler)) return ", not a generator function";
   return undefined;
+}
+
+/**
+ * Whether the function `value` is a class: its source says so, and its `prototype` cannot be
+ * written (a method named `class` has none; a frozen function's source is no class's). What
+ * cannot be read (a revoked Proxy) is left for the call to say.
+ */
+function isClass(value) {
+  try {
+    return (
+      Object.getOwnPropertyDescriptor(value, "prototype")?.writable === false &&
+      /^class\b/.test(Function.prototype.toString.call(value))
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** The text to write on stdout for the envelope on stdin ("" for none); throws on any failure. */

@@ -500,7 +500,14 @@ describe("projection", PARALLEL, () => {
     writes(r, claudeOut({ permissionDecision: "deny", permissionDecisionReason: "x" }));
   });
 
-  test("a method named class is a function, not a class", async () => {
+  test("a method named class, or a frozen function, is a function, not a class", async () => {
+    for (const handler of [
+      `({ class() { return { outcome: "deny", reason: "x" }; } }).class`,
+      `Object.freeze(function () { return { outcome: "deny", reason: "x" }; })`,
+    ]) {
+      const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
+      assert.equal(r.code, 0, r.stderr);
+    }
     const handler = `({ class() { return { outcome: "deny", reason: "x" }; } }).class`;
     const r = await run({ spec: CLAUDE_PRE, input: claudePre, handler });
     assert.equal(r.code, 0, r.stderr);

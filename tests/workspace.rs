@@ -146,6 +146,20 @@ fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
             assert!(project["error"].as_str().unwrap().contains("each build would replace the other's"), "{report:#}");
         }
     }
+    // A project refused on its own (its artifact the workspace itself) refuses no other.
+    let refused_alone = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/guarded"), &refused_alone.path().join("a"));
+    copy_tree(&repo().join("examples/hooks-and-scripts"), &refused_alone.path().join("c"));
+    std::os::unix::fs::symlink("..", refused_alone.path().join("c/artifact")).unwrap();
+    let output = support::run(refused_alone.path(), &["build", "--workspace", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let ok: Vec<(&str, bool)> = report["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(ok, [("a", true), ("c", false)], "{report:#}");
     assert!(!dir.path().join("policy/artifact").exists(), "neither published");
     // One inside another's, made or not yet; a cache inside one: refused as a build of it
     // alone refuses it.

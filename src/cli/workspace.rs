@@ -78,14 +78,27 @@ impl Selection {
     /// artifact folder is the same or holds it, or is inside it (links leading there): each
     /// build would replace or break the other's artifact.
     fn refusals(&self, projects: &[BuildOptions]) -> Vec<Option<String>> {
-        // Each project's clashes: those whose folder is its own or one of its ancestors, found
-        // by the ancestors' paths (not project by project: a workspace may hold a thousand).
+        // (The folders above the projects are mostly theirs in common: each is read once.)
+        let mut artifacts: HashMap<PathBuf, bool> = HashMap::new();
+        let mut holds_artifact = |folder: &Path| {
+            *artifacts.entry(folder.to_path_buf()).or_insert_with(|| crate::emit::manifest::holds_artifact(folder))
+        };
+        let mut refused: Vec<Option<String>> = projects
+            .iter()
+            .map(|options| {
+                let problem = super::out_dir_problem(&options.root, &options.out_dir, &mut holds_artifact)?;
+                Some(format!("the artifact folder {}: {problem}", options.out_dir.display()))
+            })
+            .collect();
+        // Among those that would publish, each one's clashes: those whose folder is its own or
+        // one of its ancestors, found by the ancestors' paths (not project by project: a
+        // workspace may hold a thousand).
         let mut by_folder: HashMap<&Path, Vec<usize>> = HashMap::new();
-        for (index, options) in projects.iter().enumerate() {
+        for (index, options) in projects.iter().enumerate().filter(|(index, _)| refused[*index].is_none()) {
             by_folder.entry(&options.out_dir).or_default().push(index);
         }
         let mut clashes: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); projects.len()];
-        for (index, options) in projects.iter().enumerate() {
+        for (index, options) in projects.iter().enumerate().filter(|(index, _)| refused[*index].is_none()) {
             for folder in options.out_dir.ancestors() {
                 for &other in by_folder.get(folder).into_iter().flatten().filter(|&&other| other != index) {
                     clashes[index].insert(other);
@@ -93,30 +106,19 @@ impl Selection {
                 }
             }
         }
-        // (The folders above the projects are mostly theirs in common: each is read once.)
-        let mut artifacts: HashMap<PathBuf, bool> = HashMap::new();
-        let mut holds_artifact = |folder: &Path| {
-            *artifacts.entry(folder.to_path_buf()).or_insert_with(|| crate::emit::manifest::holds_artifact(folder))
-        };
-        projects
-            .iter()
-            .zip(clashes)
-            .map(|(options, clashes)| {
-                let out = &options.out_dir;
-                if let Some(problem) = super::out_dir_problem(&options.root, out, &mut holds_artifact) {
-                    return Some(format!("the artifact folder {}: {problem}", out.display()));
-                }
-                let others: Vec<String> = clashes.iter().map(|&other| self.name(&projects[other].root)).collect();
-                (!others.is_empty()).then(|| {
-                    format!(
-                        "its artifact folder {} is {}'s too, or holds it, or is inside it: each build would replace the \
-                         other's artifact; give each project its own",
-                        out.display(),
-                        crate::diagnostics::and_list(&others)
-                    )
-                })
-            })
-            .collect()
+        for (index, clashes) in clashes.iter().enumerate().filter(|(_, clashes)| !clashes.is_empty()) {
+            let others: Vec<String> = clashes
+                .iter()
+                .map(|&other| format!("{}'s ({})", self.name(&projects[other].root), projects[other].out_dir.display()))
+                .collect();
+            refused[index] = Some(format!(
+                "its artifact folder {} is, holds or is inside the artifact folder of {}: each build would replace \
+                 the other's artifact; give each project its own",
+                projects[index].out_dir.display(),
+                crate::diagnostics::and_list(&others)
+            ));
+        }
+        refused
     }
 }
 

@@ -139,8 +139,9 @@ fn handler_help(event: &str, in_entry: bool, given: Given<'_>) -> String {
              whose module default-exports the function"
         ),
         Given::DefaultImport(source) => format!(
-            "a handler is the path of its module, which the build compiles: `{key}: '{source}'`, with the module's \
-             extension"
+            "a handler is the path of its module, which the build compiles: `{key}: {}`, with the module's \
+             extension",
+            super::js_quoted(source)
         ),
         Given::Name => format!(
             "write the hook here: its handler module's path (`{event}: './src/hooks/{event}.ts'`), or an entry \
@@ -615,7 +616,7 @@ impl Origin<'_> {
     /// What a name imported so is to a file that is never executed.
     fn never_loaded(self) -> String {
         match self {
-            Origin::Module(source) => format!("imported from '{source}', which is never loaded"),
+            Origin::Module(source) => format!("imported from {}, which is never loaded", super::js_quoted(source)),
             Origin::TypeOnly => "imported as a type only (`import type`), which gives no value".to_owned(),
         }
     }
@@ -1253,12 +1254,12 @@ fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics, source: &str) -> Ve
 /// bracket, `;`, `=>` or a key's `:`: a bracket is missing or misplaced then, which its
 /// message says.
 fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Option<String> {
-    const STATEMENTS: [&str; 21] = [
+    // What starts a statement, never a value (`function`, `class` and `async` may start a
+    // value too, an inline handler: where a call's `)` is expected, they are statements).
+    const STATEMENTS: [&str; 18] = [
         "const",
         "let",
         "var",
-        "function",
-        "class",
         "export",
         "import",
         "if",
@@ -1266,7 +1267,6 @@ fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Opt
         "type",
         "interface",
         "enum",
-        "async",
         "declare",
         "for",
         "while",
@@ -1276,35 +1276,56 @@ fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Opt
         "try",
         "namespace",
     ];
+    const VALUE_STATEMENTS: [&str; 3] = ["function", "class", "async"];
     let (closer, found) = message.strip_prefix("Expected `,` or `")?.split_once("` but found ")?;
     let found = found.strip_prefix('`')?.strip_suffix('`')?;
     if [")", ";", "}", "]", "=>", ":"].contains(&found) {
         return None;
     }
+    let before = source.get(..span.start as usize)?;
     let comma =
         || Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned());
     let closer_missing = || {
         Some(format!("is the `{closer}` closing what is open above missing (perhaps at the end of the line above)?"))
     };
-    // A key follows (a keyword may be one): in an array, its closer is missing; in an object,
-    // the comma before the key.
-    if source.get(span.end as usize..)?.trim_start().starts_with(':') {
-        return if closer == "]" { closer_missing() } else { comma() };
+    // A name right after a string's closing quote: a quote inside the string ended it.
+    if found == "Identifier" && before.ends_with(['\'', '"']) {
+        return Some(
+            "is a quote inside the string before it unescaped (`'Don't'`)? Write it `\\'`, or quote the string \
+             with the other quotes"
+                .to_owned(),
+        );
     }
-    if STATEMENTS.contains(&found) {
+    // A key follows (a keyword may be one): in an array, its closer is missing; in an object,
+    // the comma before the key; in a call's arguments, a `}` before it closed the object early.
+    if source.get(span.end as usize..)?.trim_start().starts_with(':') {
+        return match closer {
+            "]" => closer_missing(),
+            ")" => Some("is there a `}` too many before it, closing the object early?".to_owned()),
+            _ => comma(),
+        };
+    }
+    if STATEMENTS.contains(&found) || (closer == ")" && VALUE_STATEMENTS.contains(&found)) {
         return closer_missing();
     }
-    match bare_key_before(source.get(..span.start as usize)?).filter(|_| closer == "}") {
+    match bare_key_before(before, value_starts(found)).filter(|_| closer == "}") {
         Some(key) => Some(format!("is a `:` missing after the key `{key}`?")),
         None => comma(),
     }
 }
 
-/// The name `text` ends with where it stands as an object literal's key with its value
-/// after it on the same line (after `{` or `,`, a comment aside; not in an import's or a
-/// declaration's braces): across lines, a shorthand and the next key are likelier.
-fn bare_key_before(text: &str) -> Option<&str> {
-    let mut text = text.trim_end_matches([' ', '\t']);
+/// Whether the token oxc names `found` can only start a value, never a key: after a bare
+/// name, on the next line too, it asks for the `:` between them.
+fn value_starts(found: &str) -> bool {
+    ["string", "[", "{", "decimal", "true", "false", "null"].contains(&found)
+}
+
+/// The name `text` ends with where it stands as an object literal's key (after `{` or `,`,
+/// a comment aside; not in an import's or a declaration's braces) with its value after it:
+/// on the same line, or on the next where what follows can only be a value (`across`);
+/// else a shorthand and the next key are likelier.
+fn bare_key_before(text: &str, across: bool) -> Option<&str> {
+    let mut text = if across { text.trim_end() } else { text.trim_end_matches([' ', '\t']) };
     if let Some(comment) = text.strip_suffix("*/").and_then(|inside| inside.rfind("/*")) {
         text = text[..comment].trim_end_matches([' ', '\t']);
     }
@@ -1316,7 +1337,8 @@ fn bare_key_before(text: &str) -> Option<&str> {
 }
 
 /// Whether `text`, which ends inside braces, is inside an object literal's: the word before
-/// the brace that opens them is none of `import`, `export`, `const`, `let` or `var`.
+/// the brace that opens them is none of `import`, `export`, `type`, `const`, `let` or `var`,
+/// nor does its line start an import or an export's list.
 fn in_object_literal(text: &str) -> bool {
     let mut depth = 0usize;
     for (at, c) in text.char_indices().rev() {
@@ -1327,7 +1349,10 @@ fn in_object_literal(text: &str) -> bool {
             '{' => {
                 let word = text[..at].trim_end();
                 let word = &word[word.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + 1)..];
-                return !["import", "export", "const", "let", "var"].contains(&word);
+                let line = text[..at].rsplit('\n').next().unwrap_or("").trim_start();
+                let listing =
+                    line.starts_with("import") || line.starts_with("export {") || line.starts_with("export type");
+                return !listing && !["import", "export", "type", "const", "let", "var"].contains(&word);
             }
             _ => {}
         }
@@ -1875,9 +1900,10 @@ line2 \u0041 \${x}`, e: '', d: "dq" };"#;
             ("hooks: { stop: arrow }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
             ("hooks: { stop: onStop }", format!("{module}`stop: './src/on-stop'`, with the module's extension")),
             ("hooks: { stop: twice }", format!("{module}`stop: './src/hooks/stop.ts'`, whose module")),
+            ("hooks: { stop: clock }", format!("{module}`stop: './src/o\\'clock'`, with the module's extension")),
         ] {
             let imports = "import stop from './src/hooks/stop';\nimport check, { named } from './lib/check';\n\
-                           import { default as onStop } from './src/on-stop';\n";
+                           import { default as onStop } from './src/on-stop';\nimport clock from \"./src/o'clock\";\n";
             let declared = "const entry = { handler: './h.ts' };\nconst path = './h.ts';\nfunction local() {}\n\
                             export function exported() {}\nconst arrow = () => {};\nvar twice = 1;\n\
                             var twice = () => {};\nvar twice;\n";
@@ -2068,6 +2094,22 @@ export default defineConfig({
             help("export default { a: { name /* the name */ 'p' } };"),
             "is a `:` missing after the key `name`?"
         );
+        // Across lines, a value that can be no key after a bare name: its `:`; a quote ending
+        // a string early; a `}` closing the config early; an inline handler after a missing
+        // comma; an import's type list.
+        assert_eq!(help("export default { a: { b\n    'x' } };"), "is a `:` missing after the key `b`?");
+        assert_eq!(help("export default { a: { n\n    5 } };"), "is a `:` missing after the key `n`?");
+        assert!(
+            help("export default { a: 'Keep the agent's hands off.' };").starts_with("is a quote inside the string")
+        );
+        let early = "export default defineConfig({\n  a: {\n    b: 1,\n  }}\n  c: 2,\n});";
+        assert_eq!(help(early), "is there a `}` too many before it, closing the object early?");
+        for source in [
+            "export default { a: {\n  b: './b.ts'\n  async c(event) { return undefined; },\n} };",
+            "import type { Config HookEntry } from 'agent-bundle/config';\nexport default {};",
+        ] {
+            assert!(help(source).starts_with("is a `,` missing"), "{source}: {}", help(source));
+        }
         for statement in ["type X = 1;", "interface X {}", "enum X { A }", "async function f() {}"] {
             let source = format!("export default defineConfig({{\n  a: 1,\n}}\n{statement}");
             assert!(help(&source).starts_with("is the `)`"), "{source}: {}", help(&source));

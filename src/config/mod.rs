@@ -353,7 +353,9 @@ impl Reader<'_> {
             ValueKind::Array(items) => items,
             ValueKind::String(text) => {
                 let message = format!("`{path}` must be an array of strings, found {}", value.describe());
-                let help = format!("write it as a list: `[{}]`", js_quoted(text));
+                // (`'claude, codex'` is two entries.)
+                let entries: Vec<String> = text.split(',').map(|entry| js_quoted(entry.trim())).collect();
+                let help = format!("write it as a list: `[{}]`", entries.join(", "));
                 self.error(Code::InvalidConfigValue, value, path, message, &help);
                 return None;
             }
@@ -642,6 +644,9 @@ mod tests {
             said,
             [("`prebuilt` belongs in the hook's `handler`", "write `handler: { prebuilt: './tools/check.js' }`")]
         );
+        // A list written as one string with commas is its entries.
+        let listed = parse("c.ts", "export default { plugin: { name: 'p' }, targets: 'claude, codex' };");
+        assert_eq!(listed.diagnostics[0].help.as_deref(), Some("write it as a list: `['claude', 'codex']`"));
         // What the help writes reads back as the value given.
         let escaped = "export default { plugin: { name: 'p' }, hooks: { stop: { prebuilt: '.\\\\t\\'s\\n' } } };";
         let help = parse("c.ts", escaped).diagnostics[0].help.clone().unwrap();

@@ -101,6 +101,12 @@ pub enum Override {
     Types,
     /// `baseUrl` with no `paths`: the inherited ones then resolve against it.
     BaseUrl,
+    /// `module` of a kind the bundler's resolution refuses (`commonjs`, `nodenext`, …).
+    Module,
+    /// `moduleResolution` other than `bundler`, which reads imports as the build does.
+    ModuleResolution,
+    /// `typeRoots` without `node_modules/@types`, where Node's types are.
+    TypeRoots,
 }
 
 impl Override {
@@ -109,6 +115,9 @@ impl Override {
             Override::Paths => "paths",
             Override::Types => "types",
             Override::BaseUrl => "baseUrl",
+            Override::Module => "module",
+            Override::ModuleResolution => "moduleResolution",
+            Override::TypeRoots => "typeRoots",
         }
     }
 
@@ -124,6 +133,9 @@ impl Override {
             }
             Override::Types => "add \"node\" to its `types`".to_owned(),
             Override::BaseUrl => Override::Paths.fix(),
+            Override::Module => "remove its `module`, or make it \"preserve\" or \"esnext\"".to_owned(),
+            Override::ModuleResolution => "remove its `moduleResolution`, or make it \"bundler\"".to_owned(),
+            Override::TypeRoots => "add \"./node_modules/@types\" to its `typeRoots`".to_owned(),
         }
     }
 }
@@ -221,6 +233,21 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
         None if base_url.is_some() => overrides.push(Override::BaseUrl),
         None => {}
     }
+    // What `moduleResolution: bundler` takes (an ES module kind), and what finds Node's types.
+    let text = |key: &str| member(options, key).and_then(|value| strings(value).into_iter().next());
+    let bundled = ["preserve", "esnext", "es2015", "es6", "es2020", "es2022"];
+    if text("module").is_some_and(|module| !bundled.contains(&module.to_ascii_lowercase().as_str())) {
+        overrides.push(Override::Module);
+    }
+    if text("moduleResolution").is_some_and(|resolution| !resolution.eq_ignore_ascii_case("bundler")) {
+        overrides.push(Override::ModuleResolution);
+    }
+    let roots = member(options, "typeRoots").filter(|roots| !roots.get_inner_expression().is_null());
+    if roots.is_some_and(|roots| {
+        !strings(roots).iter().any(|root| root.trim_end_matches('/').ends_with("node_modules/@types"))
+    }) {
+        overrides.push(Override::TypeRoots);
+    }
     // (`null` gives back TypeScript's own: every `@types` package, Node's among them.)
     let types = member(options, "types").filter(|types| !types.get_inner_expression().is_null());
     if types.is_some_and(|types| !strings(types).iter().any(|name| name == "node" || name == "@types/node")) {
@@ -265,7 +292,8 @@ fn normalized(path: &str) -> Option<String> {
 /// for an `index.d.ts`, its folder.
 fn leads_to(target: &str, wanted: &str) -> bool {
     let stem = |path: &str| {
-        let ends = [".d.ts", ".ts", ".js", ".d.mts", ".mts", ".mjs"];
+        // (`.mjs` leads to `.d.mts`, never to `.d.ts`.)
+        let ends = [".d.ts", ".ts", ".js"];
         ends.iter().find_map(|end| path.strip_suffix(end)).unwrap_or(path).to_owned()
     };
     let (target, wanted) = (stem(target), stem(wanted));
@@ -420,6 +448,14 @@ mod tests {
             "@agent-bundle/*": ["./.agent-bundle/types/@agent-bundle/*"] }"#;
         assert_eq!(found(wildcards), none);
         assert_eq!(found(r#""types": ["@types/node"]"#), none);
+        // A module kind or resolution the bundler's reading refuses; type roots without Node's.
+        assert_eq!(found(r#""module": "NodeNext""#), ["module"]);
+        assert_eq!(found(r#""module": "ESNext""#), none);
+        assert_eq!(found(r#""moduleResolution": "node16""#), ["moduleResolution"]);
+        assert_eq!(found(r#""typeRoots": ["./types"]"#), ["typeRoots"]);
+        assert_eq!(found(r#""typeRoots": ["./types", "./node_modules/@types"]"#), none);
+        let as_mjs = completed.replace("agent-bundle/index\"]", "agent-bundle/index.mjs\"]");
+        assert_eq!(found(&as_mjs), ["paths"]);
         // Commented out, or outside `compilerOptions`: nothing set; an `extends` commented out
         // extends nothing.
         assert_eq!(found("// \"paths\": { \"@/*\": [\"./src/*\"] },\n /* \"types\": [] */"), none);

@@ -794,12 +794,29 @@ impl<'a> Visit<'a> for Checker<'_> {
         walk::walk_static_member_expression(self, it);
     }
 
-    /// `canonical['provenance']`, as `canonical.provenance` is.
+    /// `canonical['provenance']` (or `` [`provenance`] ``), as `canonical.provenance` is.
     fn visit_computed_member_expression(&mut self, it: &oxc_ast::ast::ComputedMemberExpression<'a>) {
-        if let Expression::StringLiteral(name) = it.expression.get_inner_expression() {
-            self.renders.reads_host |= name.value == "provenance";
-        }
+        self.renders.reads_host |= match it.expression.get_inner_expression() {
+            Expression::StringLiteral(name) => name.value == "provenance",
+            Expression::TemplateLiteral(name) => name.single_quasi().is_some_and(|name| name == "provenance"),
+            _ => false,
+        };
         walk::walk_computed_member_expression(self, it);
+    }
+
+    /// `({ provenance } = canonical)`, as `const { provenance } = canonical` is.
+    fn visit_assignment_target_property_identifier(
+        &mut self,
+        it: &oxc_ast::ast::AssignmentTargetPropertyIdentifier<'a>,
+    ) {
+        self.renders.reads_host |= it.binding.name == "provenance";
+        walk::walk_assignment_target_property_identifier(self, it);
+    }
+
+    /// `({ provenance: p } = canonical)`.
+    fn visit_assignment_target_property_property(&mut self, it: &oxc_ast::ast::AssignmentTargetPropertyProperty<'a>) {
+        self.renders.reads_host |= it.name.static_name().is_some_and(|name| name == "provenance");
+        walk::walk_assignment_target_property_property(self, it);
     }
 
     /// `const { provenance } = canonical`, `({ canonical: { provenance } })`: a read of the

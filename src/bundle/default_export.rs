@@ -779,6 +779,9 @@ mod tests {
         };
         assert!(!route("hostOf(new URL('https://x'))"));
         assert!(route("canonical.provenance.host"));
+        assert!(route("canonical[`provenance`].host"));
+        assert!(route("(() => { let p: any; ({ provenance: p } = canonical); return p.host; })()"));
+        assert!(route("(() => { let provenance: any; ({ provenance } = canonical); return provenance.host; })()"));
     }
 
     #[test]

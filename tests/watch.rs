@@ -322,6 +322,37 @@ fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
     interrupt(child);
 }
 
+/// Projects a build of the workspace refuses (one's artifact a link into the other's) are
+/// not watched, said once each.
+#[test]
+fn a_workspace_session_leaves_out_the_projects_a_build_refuses() {
+    let dir = workspace_of_policies(&["good", "nested"]);
+    std::os::unix::fs::symlink("../good/artifact/inner", dir.path().join("nested/artifact")).unwrap();
+    let mut child = support::bin()
+        .args(["watch", "--workspace"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines().map(Result::unwrap) {
+        let done = line.starts_with("No agent-bundle project that can publish");
+        said.push(line);
+        if done {
+            break;
+        }
+    }
+    for project in ["good", "nested"] {
+        let refused = format!("[watch] {project}: not watched: its artifact folder");
+        assert!(said.iter().any(|line| line.starts_with(&refused)), "{said:#?}");
+    }
+    // (Said before the session has begun: stopped, not interrupted.)
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!dir.path().join("good/artifact/inner").exists(), "nothing published into the other's artifact");
+}
+
 #[test]
 fn a_project_that_cannot_publish_is_reported_and_the_session_goes_on() {
     let dir = workspace_of_policies(&["good", "blocked"]);

@@ -170,22 +170,41 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         }
         found.roots
     };
+    // What a build would refuse to publish is not watched, said once (as `build --workspace`
+    // fails it).
+    let publishable = |projects: Vec<BuildOptions>| {
+        let refused = selection.refusals(&projects);
+        let kept = projects.into_iter().zip(refused).filter_map(|(options, refused)| match refused {
+            None => Some(options),
+            Some(why) => {
+                let said = format!("[watch] {}: not watched: {why}", selection.name(&options.root));
+                if reported.borrow_mut().insert(said.clone()) {
+                    eprintln!("{said}");
+                }
+                None
+            }
+        });
+        kept.collect::<Vec<_>>()
+    };
     let (found, dirs) = search(&selection.base);
     let roots = roots_of(found);
     // The session's first search is this one (the watches it adds then tell whether the
     // tree changed meanwhile).
-    let projects = selection.options_for(roots.clone());
+    let selected = selection.options_for(roots.clone());
     let shown = report::display_path(&selection.base);
-    if projects.is_empty() && !roots.is_empty() {
+    if selected.is_empty() && !roots.is_empty() {
         // Projects there, none of them selected: a mistyped `--filter`, as for a build.
         return selection.projects(roots).map(|_| false);
     }
+    let found_some = !selected.is_empty();
+    let projects = publishable(selected);
     if projects.is_empty() {
         // Unlike a build, a session waits: the first project may be on its way.
         // (Where an ignore rule leaves the workspace out, none can appear until it changes.)
         let why = crate::workspace::ignored_workspace(&selection.base).map(|why| format!(" ({why})"));
         let why = why.unwrap_or_default();
-        eprintln!("No agent-bundle project below {shown} yet{why}; watching for one to appear (Ctrl-C to stop)");
+        let which = if found_some { " that can publish" } else { "" };
+        eprintln!("No agent-bundle project{which} below {shown} yet{why}; watching for one to appear (Ctrl-C to stop)");
     } else {
         eprintln!("Watching the projects below {shown} (Ctrl-C to stop)");
     }
@@ -194,7 +213,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         first.take().unwrap_or_else(|| {
             let (found, dirs) = search(&selection.base);
             let roots = roots_of(found);
-            Found { projects: selection.options_for(roots.clone()), roots, dirs }
+            Found { projects: publishable(selection.options_for(roots.clone())), roots, dirs }
         })
     };
     let name = |root: &Path| Some(selection.name(root));

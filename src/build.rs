@@ -851,13 +851,8 @@ fn answers_not_taken(db: &Database, project: Project, model: &Model, plans: &[Ho
         });
         let own = graph.chunk(module).map(|chunk| chunk.renders).unwrap_or_default();
         let rendering = |renders, via| crate::bundle::Rendering { hook, module, renders, via, planned: &planned };
-        let through = graph.rendered_through_imports(module);
-        // (A component the route renders may choose what the route's own file renders, as a
-        // gate around it: `<Gate not="cursor"><Agent.Context>…`.)
-        let gated = through.iter().any(|through| through.renders.reads_host);
-        let own = crate::bundle::Renders { reads_host: own.reads_host || gated, ..own };
         diagnostics.extend(rendering(own, String::new()).not_taken());
-        for through in through {
+        for through in graph.rendered_through_imports(module) {
             // (The route may choose the component by host.)
             let renders =
                 crate::bundle::Renders { reads_host: own.reads_host || through.renders.reads_host, ..through.renders };

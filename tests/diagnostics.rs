@@ -1335,43 +1335,6 @@ fn a_handler_result_is_said_once_as_what_matters() {
     assert!(help("src/sub.ts").starts_with("leave codex out"), "{said:?}");
 }
 
-/// A route whose context a component it renders lets through by host (a gate reading
-/// `canonical.provenance`) is taken to choose by host: no warning for the host it keeps the
-/// context from; without the gate, one (AB4818, Cursor's prompt submit takes no context).
-#[test]
-fn a_route_gated_by_a_component_reading_the_host_is_not_warned_of() {
-    let config = "export default { plugin: { name: 'gate' }, targets: ['claude', 'cursor'] };\n";
-    let gate = "export function Gate({ canonical, not, children }: any) {\n  \
-                return canonical.provenance.host === not ? null : children;\n}\n";
-    let route = |wrapped: bool| {
-        let context = "<Agent.Context>hello</Agent.Context>";
-        let body = if wrapped {
-            format!("<Gate canonical={{canonical}} not=\"cursor\">{context}</Gate>")
-        } else {
-            context.to_owned()
-        };
-        format!(
-            "import {{ Agent }} from '@agent-bundle/runtime';\nimport {{ Gate }} from '../../components/gate.tsx';\n\
-             export default function Submit({{ canonical }}: any) {{\n  return {body};\n}}\n"
-        )
-    };
-    let hosts_warned = |wrapped: bool| {
-        let dir = project(&[
-            ("agent-bundle.config.ts", config),
-            ("src/components/gate.tsx", gate),
-            ("src/events/prompt/submit.tsx", &route(wrapped)),
-        ]);
-        let (code, report) = build_json(dir.path(), &[]);
-        assert_eq!(code, 0, "{report:#}");
-        let said = report["diagnostics"].as_array().unwrap().iter();
-        said.filter(|d| d["code"] == "AB4818")
-            .map(|d| d["host"].as_str().unwrap_or_default().to_owned())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(hosts_warned(false), ["cursor"]);
-    assert_eq!(hosts_warned(true), Vec::<String>::new());
-}
-
 /// What was refused says so once: two hooks apart only by a refused timeout are not "declared
 /// twice", nor is a list whose every item was refused "empty".
 #[test]

@@ -5,9 +5,9 @@
 //! that can be no function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
-    Argument, ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty,
-    BindingPattern, CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind,
-    Expression, FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
+    ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern,
+    CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind, Expression,
+    FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
     ObjectExpression, ObjectProperty, ObjectPropertyKind, Program, PropertyKey, PropertyKind, ReturnStatement,
     Statement, StaticMemberExpression, VariableDeclarationKind, VariableDeclarator,
 };
@@ -194,19 +194,19 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// parameter), and so may answer by host: `context.host`, `.nativeEvent` or
 /// `.hostContractRevision` (`?.`, `['host']` too), taken apart (`(event, { host })`, `const
 /// { host } = context`, `({ host } = context)`), through a name given it (`const c =
-/// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed to
-/// another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but for
-/// `console`'s), which may. Where the parameters leave it unnamed (`...args`, `arguments`),
-/// any such read of what holds it counts. A `host` of anything else (`url.host`, a server's)
-/// says nothing of it.
+/// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed whole
+/// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
+/// `console`'s or `JSON.stringify`, which only show it), which may. Where the parameters
+/// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
+/// `arguments[1]`). A `host` of anything else (`url.host`, a server's) says nothing of it.
 struct HostReads<'s> {
     scoping: &'s Scoping,
-    /// The names the context goes by, and those that hold it (a rest parameter).
+    /// The names the context goes by.
     context: Vec<SymbolId>,
-    /// Whether `arguments` holds it.
-    in_arguments_object: bool,
-    /// How deep in a call's arguments the visit is.
-    handed: u32,
+    /// What holds it and at which index: a rest parameter, or `arguments` (`None`).
+    holders: Vec<(Option<SymbolId>, u32)>,
+    /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
+    inner_functions: u32,
     found: bool,
 }
 
@@ -216,11 +216,25 @@ impl<'s> HostReads<'s> {
     /// Whether the function of `params` reads it, `visit`ing its body (twice where a name is
     /// given the context after a closure that reads it is written).
     fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
-        let mut reads = HostReads { scoping, context: Vec::new(), in_arguments_object: false, handed: 0, found: false };
+        let mut reads =
+            HostReads { scoping, context: Vec::new(), holders: Vec::new(), inner_functions: 0, found: false };
         match (params.items.get(1), &params.rest) {
             (Some(context), _) => reads.bound(&context.pattern),
-            (None, Some(rest)) => reads.bound(&rest.rest.argument),
-            (None, None) => reads.in_arguments_object = true,
+            (None, Some(rest)) => {
+                let at = 1 - params.items.len() as u32;
+                match &rest.rest.argument {
+                    BindingPattern::BindingIdentifier(name) => {
+                        reads.holders.extend(name.symbol_id.get().map(|s| (Some(s), at)))
+                    }
+                    BindingPattern::ArrayPattern(array) => {
+                        if let Some(Some(element)) = array.elements.get(at as usize) {
+                            reads.bound(element);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (None, None) => reads.holders.push((None, 1)),
         }
         for _ in 0..2 {
             let names = reads.context.len();
@@ -249,18 +263,42 @@ impl<'s> HostReads<'s> {
         }
     }
 
-    fn names_context(&self, name: &IdentifierReference<'_>) -> bool {
-        match self.scoping.get_reference(name.reference_id()).symbol_id() {
-            Some(symbol) => self.context.contains(&symbol),
-            None => self.in_arguments_object && name.name == "arguments",
+    /// The symbol `name` refers to (`None` for one it names nothing declared, `arguments`).
+    fn symbol(&self, name: &IdentifierReference<'_>) -> Option<SymbolId> {
+        self.scoping.get_reference(name.reference_id()).symbol_id()
+    }
+
+    /// Whether `name` names a holder of the context: at `index`, or whole (`None`).
+    fn holds(&self, name: &IdentifierReference<'_>, index: Option<u32>) -> bool {
+        let symbol = self.symbol(name);
+        let own_arguments = symbol.is_none() && name.name == "arguments" && self.inner_functions == 0;
+        self.holders.iter().any(|&(holder, at)| {
+            (holder.is_some() && holder == symbol || holder.is_none() && own_arguments) && index.is_none_or(|i| i == at)
+        })
+    }
+
+    /// Whether `expression` is the context: a name it goes by, or its holder at its index.
+    fn is_context(&self, expression: &Expression<'_>) -> bool {
+        match expression.get_inner_expression() {
+            Expression::Identifier(name) => self.symbol(name).is_some_and(|symbol| self.context.contains(&symbol)),
+            Expression::ComputedMemberExpression(member) => {
+                match (member.object.get_inner_expression(), &member.expression) {
+                    (Expression::Identifier(holder), Expression::NumericLiteral(at)) => {
+                        self.holds(holder, Some(at.value as u32))
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
         }
     }
 
-    /// Whether `expression` gives the context, or what holds it: its name, or an expression
-    /// whose value may be it (`ctx ?? {}`, `e && ctx`, `{ ...ctx }`, `await ctx`).
+    /// Whether `expression` gives the context whole, or what holds it: itself, or an
+    /// expression whose value may be it (`ctx ?? {}`, `e && ctx`, `{ ...ctx }`, `{ ctx }`,
+    /// `[ctx]`, `await ctx`, `x = ctx`).
     fn carries(&self, expression: &Expression<'_>) -> bool {
         match expression.get_inner_expression() {
-            Expression::Identifier(name) => self.names_context(name),
+            Expression::Identifier(name) if self.holds(name, None) => true,
             Expression::LogicalExpression(logical) => self.carries(&logical.left) || self.carries(&logical.right),
             Expression::ConditionalExpression(choice) => {
                 self.carries(&choice.consequent) || self.carries(&choice.alternate)
@@ -269,29 +307,16 @@ impl<'s> HostReads<'s> {
                 sequence.expressions.last().is_some_and(|last| self.carries(last))
             }
             Expression::AwaitExpression(awaited) => self.carries(&awaited.argument),
+            Expression::AssignmentExpression(assigned) => self.carries(&assigned.right),
             Expression::ObjectExpression(object) => object.properties.iter().any(|property| match property {
                 ObjectPropertyKind::SpreadProperty(spread) => self.carries(&spread.argument),
-                ObjectPropertyKind::ObjectProperty(_) => false,
+                ObjectPropertyKind::ObjectProperty(property) => self.carries(&property.value),
             }),
-            _ => false,
+            Expression::ArrayExpression(array) => {
+                array.elements.iter().any(|element| element.as_expression().is_some_and(|e| self.carries(e)))
+            }
+            expression => self.is_context(expression),
         }
-    }
-
-    /// Whether a member read of `object` reads the context (or, unnamed, what holds it).
-    fn of_context(&self, object: &Expression<'_>) -> bool {
-        match object.get_inner_expression() {
-            Expression::Identifier(name) => self.names_context(name),
-            // (`args[1].host`, `arguments[1].host`.)
-            Expression::ComputedMemberExpression(member) => self.of_context(&member.object),
-            _ => false,
-        }
-    }
-
-    fn handed(&mut self, arguments: &[Argument<'_>], visit: impl FnOnce(&mut Self)) {
-        self.found |= arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
-        self.handed += 1;
-        visit(self);
-        self.handed -= 1;
     }
 }
 
@@ -299,18 +324,27 @@ fn is_host_key(key: &PropertyKey<'_>) -> bool {
     key.static_name().is_some_and(|name| HOST_KEYS.contains(&name.as_ref()))
 }
 
+/// Whether a call to `callee` only shows what it is handed: `console.log(…)`,
+/// `JSON.stringify(…)`.
+fn only_shows(callee: &Expression<'_>) -> bool {
+    let Expression::StaticMemberExpression(member) = callee.get_inner_expression() else { return false };
+    let Expression::Identifier(object) = &member.object else { return false };
+    object.name == "console" || (object.name == "JSON" && member.property.name == "stringify")
+}
+
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.of_context(&it.object);
+        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
         walk::walk_static_member_expression(self, it);
     }
 
     fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
         let key = match it.expression.get_inner_expression() {
             Expression::StringLiteral(key) => Some(key.value.as_str()),
+            Expression::TemplateLiteral(key) => key.single_quasi().map(|key| key.as_str()),
             _ => None,
         };
-        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.of_context(&it.object);
+        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
         walk::walk_computed_member_expression(self, it);
     }
 
@@ -334,32 +368,30 @@ impl<'a> Visit<'a> for HostReads<'_> {
                         }
                     });
                 }
-                AssignmentTarget::AssignmentTargetIdentifier(name) => {
-                    self.context.extend(self.scoping.get_reference(name.reference_id()).symbol_id());
-                }
+                AssignmentTarget::AssignmentTargetIdentifier(name) => self.context.extend(self.symbol(name)),
                 _ => {}
             }
         }
         walk::walk_assignment_expression(self, it);
     }
 
-    /// The context handed to another function: a `console` call's aside (it only logs it).
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        let logs = matches!(it.callee.get_inner_expression(), Expression::StaticMemberExpression(member)
-            if matches!(&member.object, Expression::Identifier(console) if console.name == "console"));
-        if logs {
-            return walk::walk_call_expression(self, it);
+        if !only_shows(&it.callee) {
+            self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
         }
-        self.handed(&it.arguments, |reads| walk::walk_call_expression(reads, it));
+        walk::walk_call_expression(self, it);
     }
 
     fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
-        self.handed(&it.arguments, |reads| walk::walk_new_expression(reads, it));
+        self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
+        walk::walk_new_expression(self, it);
     }
 
-    /// `f({ ctx })`, `f([ctx])`: the context inside what a call is handed.
-    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
-        self.found |= self.handed > 0 && self.names_context(it);
+    // (A function of its own has its own `arguments`; an arrow shares the handler's.)
+    fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+        self.inner_functions += 1;
+        walk::walk_function(self, it, flags);
+        self.inner_functions -= 1;
     }
 }
 
@@ -751,6 +783,9 @@ mod tests {
             "(e: object, c: any) => { const claude = () => d.host === 'claude'; const d = c; return claude() ? {} : undefined; }",
             "(e: object, c: any, claude = c.host === 'claude') => claude ? {} : undefined",
             "(e: object, c: any) => c.hostContractRevision.startsWith('claude') ? {} : undefined",
+            "(e: object, c: any) => c[`host`] === 'claude' ? {} : undefined",
+            "(e: object, ...[c]: any[]) => c.host === 'claude' ? {} : undefined",
+            "(e: object, c: any) => { let x: any; const y = (x = c); return y.host ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -764,8 +799,14 @@ mod tests {
             "const { host } = { host: 'x' };\nexport default () => host ? {} : undefined;",
             "export default (e: { toolInput: { host?: string } }) => { const { toolInput } = e; return toolInput.host ? {} : undefined; };",
             "export default (e: { servers: { host: string }[] }, c: object) => e.servers.map((s) => s.host) ? {} : undefined;",
-            // (Logged, the context chooses nothing.)
+            // (Logged, the context chooses nothing; nor do its other fields handed on, a
+            // function's own `arguments`, or the event at its place.)
             "export default (e: object, c: object) => { console.error(c); return { additionalContext: 'hi' }; };",
+            "export default (e: object, c: object) => { console.error(`c: ${JSON.stringify(c)}`); return undefined; };",
+            "export default (e: any, c: { tool: string | null }) => ['shell'].includes(c.tool ?? '') ? {} : undefined;",
+            "export default (e: any, c: any) => ({ additionalContext: 'raw: ' + JSON.stringify(c.nativeInput) });",
+            "export default function (e: any) { const join = function (...xs: any[]) { return Array.from(arguments).join(' '); }; return { additionalContext: join('a') }; }",
+            "export default (...args: any[]) => ({ additionalContext: String(args[0]) });",
         ] {
             assert!(!reads(source), "{source}");
         }

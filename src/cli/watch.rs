@@ -37,23 +37,25 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     }
     eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
-    session(&args, Projects::One(options), &cache, &pool, |_| None)
+    session(&args, Projects::One(options), &cache, &pool, |_| None, |_| false)
 }
 
 /// Runs a watch session over `projects` until Ctrl-C, reporting every build under the name
-/// `name` gives its root, if any.
+/// `name` gives its root, if any; a project dropped that `refused` (its refusal said
+/// already) gets no line of its own but in JSON.
 pub(super) fn session(
     args: &BuildArgs,
     projects: Projects<'_>,
     cache: &Cache,
     pool: &rayon::ThreadPool,
     name: impl Fn(&Path) -> Option<String>,
+    refused: impl Fn(&Path) -> bool,
 ) -> Result<bool, Failure> {
     let report_round = |builds: &[WatchBuild<'_>], dropped: &[std::path::PathBuf], elapsed: Duration| {
         // The round's last write to the cache comes before its report: whoever acts on the
         // report finds the session idle.
         args.cache.keep_bounded(cache);
-        print_dropped(dropped, args.source.json, &name);
+        print_dropped(dropped, args.source.json, &name, &refused);
         // Said in the round it happened in: a session may run for hours without its remote.
         let warnings = cache.take_warnings();
         print_round(builds, elapsed, args.source.json, &name, &warnings);
@@ -67,12 +69,17 @@ pub(super) fn session(
 }
 
 /// A line (or JSON line) for each project a workspace session no longer has.
-fn print_dropped(dropped: &[std::path::PathBuf], json: bool, name: &impl Fn(&Path) -> Option<String>) {
+fn print_dropped(
+    dropped: &[std::path::PathBuf],
+    json: bool,
+    name: &impl Fn(&Path) -> Option<String>,
+    refused: &impl Fn(&Path) -> bool,
+) {
     for root in dropped {
         let project = name(root).unwrap_or_else(|| root.display().to_string());
         if json {
             outln!("{}", serde_json::json!({ "project": project, "dropped": true }));
-        } else {
+        } else if !refused(root) {
             eprintln!("[watch] {project}: no longer a project (its config is gone or ignored); stopped watching it");
         }
     }

@@ -90,33 +90,45 @@ impl Selection {
                 Some(format!("the artifact folder {}: {problem}", options.out_dir.display()))
             })
             .collect();
-        // Among those that would publish, each one's clashes: those whose folder is its own or
-        // one of its ancestors, found by the ancestors' paths (not project by project: a
+        // Among those that would publish, each one's clashes: those whose folder is its own
+        // (each would replace the other's artifact: both refused), or holds it (it would
+        // publish inside another artifact, as a build of it alone refuses once that one is
+        // there: it alone refused), found by the ancestors' paths (not project by project: a
         // workspace may hold a thousand).
+        let publishing: Vec<usize> = (0..projects.len()).filter(|&index| refused[index].is_none()).collect();
         let mut by_folder: HashMap<&Path, Vec<usize>> = HashMap::new();
-        for (index, options) in projects.iter().enumerate().filter(|(index, _)| refused[*index].is_none()) {
-            by_folder.entry(&options.out_dir).or_default().push(index);
+        for &index in &publishing {
+            by_folder.entry(&projects[index].out_dir).or_default().push(index);
         }
-        let mut clashes: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); projects.len()];
-        for (index, options) in projects.iter().enumerate().filter(|(index, _)| refused[*index].is_none()) {
-            for folder in options.out_dir.ancestors() {
-                for &other in by_folder.get(folder).into_iter().flatten().filter(|&&other| other != index) {
-                    clashes[index].insert(other);
-                    clashes[other].insert(index);
-                }
-            }
-        }
-        for (index, clashes) in clashes.iter().enumerate().filter(|(_, clashes)| !clashes.is_empty()) {
-            let others: Vec<String> = clashes
-                .iter()
-                .map(|&other| format!("{}'s ({})", self.name(&projects[other].root), projects[other].out_dir.display()))
+        let name =
+            |other: usize| format!("{}'s ({})", self.name(&projects[other].root), projects[other].out_dir.display());
+        for index in publishing {
+            let out = &projects[index].out_dir;
+            let same: Vec<String> =
+                by_folder[out.as_path()].iter().filter(|&&other| other != index).map(|&other| name(other)).collect();
+            let holding: Vec<String> = out
+                .ancestors()
+                .skip(1)
+                .flat_map(|folder| by_folder.get(folder).into_iter().flatten())
+                .map(|&other| name(other))
                 .collect();
-            refused[index] = Some(format!(
-                "its artifact folder {} is, holds or is inside the artifact folder of {}: each build would replace \
-                 the other's artifact; give each project its own",
-                projects[index].out_dir.display(),
-                crate::diagnostics::and_list(&others)
-            ));
+            refused[index] = if !same.is_empty() {
+                Some(format!(
+                    "its artifact folder {} is {} too: each build would replace the other's artifact; give each \
+                     project its own",
+                    out.display(),
+                    crate::diagnostics::and_list(&same)
+                ))
+            } else if !holding.is_empty() {
+                Some(format!(
+                    "its artifact folder {} is inside the artifact folder of {}, which each build of that one \
+                     replaces whole",
+                    out.display(),
+                    crate::diagnostics::and_list(&holding)
+                ))
+            } else {
+                None
+            };
         }
         refused
     }
@@ -170,21 +182,26 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         }
         found.roots
     };
-    // What a build would refuse to publish is not watched, said once (as `build --workspace`
-    // fails it).
+    // What a build would refuse to publish is not watched (as `build --workspace` fails it),
+    // said each time it comes to be refused.
+    let refused_roots: RefCell<BTreeSet<PathBuf>> = RefCell::new(BTreeSet::new());
     let publishable = |projects: Vec<BuildOptions>| {
-        let refused = selection.refusals(&projects);
-        let kept = projects.into_iter().zip(refused).filter_map(|(options, refused)| match refused {
-            None => Some(options),
-            Some(why) => {
-                let said = format!("[watch] {}: not watched: {why}", selection.name(&options.root));
-                if reported.borrow_mut().insert(said.clone()) {
-                    eprintln!("{said}");
+        let refusals = selection.refusals(&projects);
+        let mut refused = BTreeSet::new();
+        let mut kept = Vec::new();
+        for (options, why) in projects.into_iter().zip(refusals) {
+            match why {
+                None => kept.push(options),
+                Some(why) => {
+                    if !refused_roots.borrow().contains(&options.root) {
+                        eprintln!("[watch] {}: not watched: {why}", selection.name(&options.root));
+                    }
+                    refused.insert(options.root);
                 }
-                None
             }
-        });
-        kept.collect::<Vec<_>>()
+        }
+        refused_roots.replace(refused);
+        kept
     };
     let (found, dirs) = search(&selection.base);
     let roots = roots_of(found);
@@ -218,7 +235,8 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     };
     let name = |root: &Path| Some(selection.name(root));
     let pool = args.thread_pool(&selection.cache)?;
-    super::watch::session(&args, Projects::Found(Box::new(find)), &selection.cache, &pool, name)
+    let refused = |root: &Path| refused_roots.borrow().contains(root);
+    super::watch::session(&args, Projects::Found(Box::new(find)), &selection.cache, &pool, name, refused)
 }
 
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {

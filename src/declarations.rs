@@ -101,9 +101,11 @@ pub enum Override {
     Types,
     /// `baseUrl` with no `paths`: the inherited ones then resolve against it.
     BaseUrl,
-    /// `module` of a kind the bundler's resolution refuses (`commonjs`, `nodenext`, …).
+    /// `module` of a kind the inherited `moduleResolution: bundler` refuses (`commonjs`,
+    /// `nodenext`, …).
     Module,
-    /// `moduleResolution` other than `bundler`, which reads imports as the build does.
+    /// `moduleResolution` refused with the module kind in force: `classic`, or `node16` or
+    /// `nodenext` without their own module kind.
     ModuleResolution,
     /// `typeRoots` without `node_modules/@types`, where Node's types are.
     TypeRoots,
@@ -233,13 +235,24 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
         None if base_url.is_some() => overrides.push(Override::BaseUrl),
         None => {}
     }
-    // What `moduleResolution: bundler` takes (an ES module kind), and what finds Node's types.
+    // A module kind the inherited `moduleResolution: bundler` refuses (TS5095), or a
+    // resolution refused with the module kind in force (TS5110: `node16` and `nodenext` want
+    // theirs; `classic` finds no package); and what finds Node's types.
     let text = |key: &str| member(options, key).and_then(|value| strings(value).into_iter().next());
+    let module = text("module").map(|module| module.to_ascii_lowercase());
+    let resolution = text("moduleResolution").map(|resolution| resolution.to_ascii_lowercase());
     let bundled = ["preserve", "esnext", "es2015", "es6", "es2020", "es2022"];
-    if text("module").is_some_and(|module| !bundled.contains(&module.to_ascii_lowercase().as_str())) {
+    let bundler = resolution.as_deref().is_none_or(|resolution| resolution == "bundler");
+    if bundler && module.as_deref().is_some_and(|module| !bundled.contains(&module)) {
         overrides.push(Override::Module);
     }
-    if text("moduleResolution").is_some_and(|resolution| !resolution.eq_ignore_ascii_case("bundler")) {
+    let node_module = module.as_deref().is_some_and(|module| ["node16", "node18", "nodenext"].contains(&module));
+    let refused = match resolution.as_deref() {
+        Some("classic") => true,
+        Some("node16" | "nodenext") => !node_module,
+        _ => false,
+    };
+    if refused {
         overrides.push(Override::ModuleResolution);
     }
     let roots = member(options, "typeRoots").filter(|roots| !roots.get_inner_expression().is_null());
@@ -452,6 +465,9 @@ mod tests {
         assert_eq!(found(r#""module": "NodeNext""#), ["module"]);
         assert_eq!(found(r#""module": "ESNext""#), none);
         assert_eq!(found(r#""moduleResolution": "node16""#), ["moduleResolution"]);
+        assert_eq!(found(r#""module": "NodeNext", "moduleResolution": "NodeNext""#), none);
+        assert_eq!(found(r#""module": "CommonJS", "moduleResolution": "node10""#), none);
+        assert_eq!(found(r#""moduleResolution": "classic""#), ["moduleResolution"]);
         assert_eq!(found(r#""typeRoots": ["./types"]"#), ["typeRoots"]);
         assert_eq!(found(r#""typeRoots": ["./types", "./node_modules/@types"]"#), none);
         let as_mjs = completed.replace("agent-bundle/index\"]", "agent-bundle/index.mjs\"]");

@@ -1283,29 +1283,37 @@ fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Opt
         return None;
     }
     let before = source.get(..span.start as usize)?;
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    let line = source.get(line_start..)?.trim_start();
+    // (In an import's or export's list of names, what looks like a statement is a name.)
+    let listing = line.starts_with("import") || line.starts_with("export {") || line.starts_with("export type");
     let comma =
         || Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned());
     let closer_missing = || {
         Some(format!("is the `{closer}` closing what is open above missing (perhaps at the end of the line above)?"))
     };
-    // A name right after a string's closing quote: a quote inside the string ended it.
-    if found == "Identifier" && before.ends_with(['\'', '"']) {
-        return Some(
-            "is a quote inside the string before it unescaped (`'Don't'`)? Write it `\\'`, or quote the string \
-             with the other quotes"
-                .to_owned(),
-        );
-    }
     // A key follows (a keyword may be one): in an array, its closer is missing; in an object,
     // the comma before the key; in a call's arguments, a `}` before it closed the object early.
     if source.get(span.end as usize..)?.trim_start().starts_with(':') {
         return match closer {
             "]" => closer_missing(),
-            ")" => Some("is there a `}` too many before it, closing the object early?".to_owned()),
+            ")" => {
+                Some("is the `}` before it one too many, where a `,` belongs (closing the object early)?".to_owned())
+            }
             _ => comma(),
         };
     }
-    if STATEMENTS.contains(&found) || (closer == ")" && VALUE_STATEMENTS.contains(&found)) {
+    // A name right after a string's closing quote: a quote inside the string ended it.
+    if let Some(quote) = before.chars().next_back().filter(|c| ['\'', '"'].contains(c) && found == "Identifier") {
+        let other = if quote == '\'' { '"' } else { '\'' };
+        return Some(format!(
+            "is a quote inside the string before it unescaped? Write it `\\{quote}`, or quote the string with {other}"
+        ));
+    }
+    // A statement's word (where a call's `)` is expected, or at a line's start, a function or
+    // class too: an inline handler is indented in its object), but in a list of imported names.
+    let declares = VALUE_STATEMENTS.contains(&found) && (closer == ")" || line_start == span.start as usize);
+    if !listing && (STATEMENTS.contains(&found) || declares) {
         return closer_missing();
     }
     match bare_key_before(before, value_starts(found)).filter(|_| closer == "}") {
@@ -1331,9 +1339,18 @@ fn bare_key_before(text: &str, across: bool) -> Option<&str> {
     }
     let start = text.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).map_or(0, |at| at + 1);
     let key = &text[start..];
-    let before = text[..start].trim_end();
+    let before = without_line_comment(text[..start].trim_end());
     let is_name = key.chars().next().is_some_and(|first| !first.is_ascii_digit());
     (is_name && before.ends_with(['{', ',']) && in_object_literal(before)).then_some(key)
+}
+
+/// `text` without the `// …` comment its last line ends with, if any (a `//` in a string
+/// aside: the last line's text up to it then holds an odd number of quotes).
+fn without_line_comment(text: &str) -> &str {
+    let line_start = text.rfind('\n').map_or(0, |at| at + 1);
+    let Some(comment) = text[line_start..].find("//").map(|at| line_start + at) else { return text };
+    let quotes = text[line_start..comment].chars().filter(|c| ['\'', '"', '`'].contains(c)).count();
+    if quotes % 2 == 0 { text[..comment].trim_end() } else { text }
 }
 
 /// Whether `text`, which ends inside braces, is inside an object literal's: the word before
@@ -2102,8 +2119,19 @@ export default defineConfig({
         assert!(
             help("export default { a: 'Keep the agent's hands off.' };").starts_with("is a quote inside the string")
         );
+        assert!(help("export default { a: \"Blocks \"rm\" now\" };").contains("Write it `\\\"`"));
         let early = "export default defineConfig({\n  a: {\n    b: 1,\n  }}\n  c: 2,\n});";
-        assert_eq!(help(early), "is there a `}` too many before it, closing the object early?");
+        assert_eq!(help(early), "is the `}` before it one too many, where a `,` belongs (closing the object early)?");
+        // A key right after a string (a comma and a space missing) is no unescaped quote; a
+        // declaration at a line's start after an object left open wants its `}`; a name of
+        // an import's list is no statement; a comment after the entry before a bare key.
+        assert!(help("export default { a: 'x'b: 1 };").starts_with("is a `,` missing"));
+        let open = "export default {\n  a: ['x']\n\nfunction helper() {}\n";
+        assert!(help(open).starts_with("is the `}` closing"), "{}", help(open));
+        let listed = "import { defineConfig type Config } from 'agent-bundle/config';\nexport default {};";
+        assert!(help(listed).starts_with("is a `,` missing"), "{}", help(listed));
+        let commented = "export default { a: {\n  b: 'x', // kebab-case\n  c\n    'y' } };";
+        assert_eq!(help(commented), "is a `:` missing after the key `c`?");
         for source in [
             "export default { a: {\n  b: './b.ts'\n  async c(event) { return undefined; },\n} };",
             "import type { Config HookEntry } from 'agent-bundle/config';\nexport default {};",

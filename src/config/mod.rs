@@ -353,8 +353,13 @@ impl Reader<'_> {
             ValueKind::Array(items) => items,
             ValueKind::String(text) => {
                 let message = format!("`{path}` must be an array of strings, found {}", value.describe());
-                // (`'claude, codex'` is two entries.)
-                let entries: Vec<String> = text.split(',').map(|entry| js_quoted(entry.trim())).collect();
+                // (`'claude, codex'` is two names; an argument's commas are its own.)
+                let names = !path.ends_with("args");
+                let entries: Vec<String> = if names {
+                    text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(js_quoted).collect()
+                } else {
+                    vec![js_quoted(text)]
+                };
                 let help = format!("write it as a list: `[{}]`", entries.join(", "));
                 self.error(Code::InvalidConfigValue, value, path, message, &help);
                 return None;
@@ -647,6 +652,11 @@ mod tests {
         // A list written as one string with commas is its entries.
         let listed = parse("c.ts", "export default { plugin: { name: 'p' }, targets: 'claude, codex' };");
         assert_eq!(listed.diagnostics[0].help.as_deref(), Some("write it as a list: `['claude', 'codex']`"));
+        // An argument's commas are its own.
+        let argument = "export default { plugin: { name: 'p' }, hooks: { stop: { handler: { prebuilt: './x.js' }, \
+                        args: '--ignore=a,b' } } };";
+        let argument = parse("c.ts", argument);
+        assert_eq!(argument.diagnostics[0].help.as_deref(), Some("write it as a list: `['--ignore=a,b']`"));
         // What the help writes reads back as the value given.
         let escaped = "export default { plugin: { name: 'p' }, hooks: { stop: { prebuilt: '.\\\\t\\'s\\n' } } };";
         let help = parse("c.ts", escaped).diagnostics[0].help.clone().unwrap();

@@ -298,19 +298,27 @@ fn a_watch_session_keeps_the_cache_within_its_bound_after_every_round() {
     interrupt(child);
 }
 
-#[test]
-fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
-    let dir = workspace_of_policies(&["good", "broken"]);
-    std::fs::write(dir.path().join("broken/src/hooks/stop.ts"), "export default (").unwrap();
+/// A `watch --workspace` session in `dir` (human output), and the lines it says on stderr.
+fn workspace_session_saying(dir: &Path) -> (Child, impl Iterator<Item = String>) {
     let mut child = support::bin()
         .args(["watch", "--workspace"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (mut before_summary, mut stderr) = (Vec::new(), BufReader::new(child.stderr.take().unwrap()).lines());
-    for line in stderr.by_ref().map(Result::unwrap) {
+    let stderr = BufReader::new(child.stderr.take().unwrap()).lines().map(Result::unwrap);
+    (child, stderr)
+}
+
+#[test]
+fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
+    let dir = workspace_of_policies(&["good", "broken"]);
+    std::fs::write(dir.path().join("broken/src/hooks/stop.ts"), "export default (").unwrap();
+    // (The stderr kept open till the end: the session says it stopped there.)
+    let (child, mut stderr) = workspace_session_saying(dir.path());
+    let mut before_summary = Vec::new();
+    for line in stderr.by_ref() {
         if line.starts_with("[watch] first builds") {
             assert!(line.starts_with("[watch] first builds of 2 projects: 1 ok (1 published), 1 failed ("), "{line}");
             break;
@@ -328,15 +336,9 @@ fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
 fn a_workspace_session_leaves_out_the_projects_a_build_refuses() {
     let dir = workspace_of_policies(&["good", "nested"]);
     std::os::unix::fs::symlink("../good/artifact", dir.path().join("nested/artifact")).unwrap();
-    let mut child = support::bin()
-        .args(["watch", "--workspace"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, mut stderr) = workspace_session_saying(dir.path());
     let mut said = Vec::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines().map(Result::unwrap) {
+    for line in stderr.by_ref() {
         let done = line.starts_with("No agent-bundle project that can publish");
         said.push(line);
         if done {

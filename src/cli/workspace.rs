@@ -73,10 +73,9 @@ impl Selection {
         project_name(&self.base, root)
     }
 
-    /// Why each of `projects` may not publish, if it may not, as a build of it alone says
-    /// (its artifact folder no place for one), or since another's
-    /// artifact folder is the same or holds it, or is inside it (links leading there): each
-    /// build would replace or break the other's artifact.
+    /// Why each of `projects` may not publish, if it may not: as a build of it alone says
+    /// (its artifact folder no place for one), or since, through links, its artifact folder
+    /// is another's too, or inside another's.
     fn refusals(&self, projects: &[BuildOptions]) -> Vec<Option<String>> {
         // (The folders above the projects are mostly theirs in common: each is read once.)
         let mut artifacts: HashMap<PathBuf, bool> = HashMap::new();

@@ -1,8 +1,9 @@
 //! A module's default export, read on the original source: what its function returns that
 //! asks something of the host (and what a route's `<Agent.Result value={{ … }}>` asks,
 //! read alike), which the build checks against the event's rules and each host's table
-//! ([`super::Rendering`]) as warnings before any run fails on them; and a default export
-//! that can be no function, which no host could call (AB4219).
+//! ([`super::Rendering`]) as warnings before any run fails on them, but for a handler that
+//! reads which host it runs for ([`HostReads`]); and a default export that can be no
+//! function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
     ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern,

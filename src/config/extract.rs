@@ -444,8 +444,8 @@ fn exported_by<'x, 'a>(statement: &'x Statement<'a>, target: ExtractTarget) -> O
                 specifier.span,
                 "",
                 format!(
-                    "found a re-export from '{}', which cannot be followed statically",
-                    export.source.value.as_str()
+                    "found a re-export from {}, which cannot be followed statically",
+                    super::js_quoted(export.source.value.as_str())
                 ),
                 format!("write the value in this file: {form}"),
             ))
@@ -608,7 +608,7 @@ impl Origin<'_> {
     /// Why a name imported so is none of agent-bundle's.
     fn not_agent_bundle(self) -> String {
         match self {
-            Origin::Module(source) => format!("imported from '{source}', not from agent-bundle"),
+            Origin::Module(source) => format!("imported from {}, not from agent-bundle", super::js_quoted(source)),
             Origin::TypeOnly => "imported as a type only (`import type`), which gives no value".to_owned(),
         }
     }

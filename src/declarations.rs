@@ -243,10 +243,15 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
     let resolution = text("moduleResolution").map(|resolution| resolution.to_ascii_lowercase());
     let bundled = ["preserve", "esnext", "es2015", "es6", "es2020", "es2022"];
     let bundler = resolution.as_deref().is_none_or(|resolution| resolution == "bundler");
-    if bundler && module.as_deref().is_some_and(|module| !bundled.contains(&module)) {
+    let node_resolution = resolution.as_deref().is_some_and(|resolution| ["node16", "nodenext"].contains(&resolution));
+    let node_module =
+        module.as_deref().is_some_and(|module| ["node16", "node18", "node20", "nodenext"].contains(&module));
+    // (A Node module kind wants its resolution, TS5109; `bundler` an ES kind, TS5095.)
+    let module_refused = (bundler && module.as_deref().is_some_and(|module| !bundled.contains(&module)))
+        || (node_module && !node_resolution);
+    if module_refused {
         overrides.push(Override::Module);
     }
-    let node_module = module.as_deref().is_some_and(|module| ["node16", "node18", "nodenext"].contains(&module));
     let refused = match resolution.as_deref() {
         Some("classic") => true,
         Some("node16" | "nodenext") => !node_module,
@@ -468,6 +473,8 @@ mod tests {
         assert_eq!(found(r#""module": "NodeNext", "moduleResolution": "NodeNext""#), none);
         assert_eq!(found(r#""module": "CommonJS", "moduleResolution": "node10""#), none);
         assert_eq!(found(r#""moduleResolution": "classic""#), ["moduleResolution"]);
+        assert_eq!(found(r#""module": "node20", "moduleResolution": "node16""#), none);
+        assert_eq!(found(r#""module": "nodenext", "moduleResolution": "node10""#), ["module"]);
         assert_eq!(found(r#""typeRoots": ["./types"]"#), ["typeRoots"]);
         assert_eq!(found(r#""typeRoots": ["./types", "./node_modules/@types"]"#), none);
         let as_mjs = completed.replace("agent-bundle/index\"]", "agent-bundle/index.mjs\"]");

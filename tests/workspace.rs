@@ -160,6 +160,12 @@ fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
         .map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap()))
         .collect();
     assert_eq!(ok, [("a", true), ("c", false)], "{report:#}");
+    // Nor does one whose artifact is another project's folder, which it cannot publish to.
+    fs::remove_file(refused_alone.path().join("c/artifact")).unwrap();
+    std::os::unix::fs::symlink("../a", refused_alone.path().join("c/artifact")).unwrap();
+    let output = support::run(refused_alone.path(), &["build", "--workspace", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["projects"][0]["ok"], true, "{report:#}");
     assert!(!dir.path().join("policy/artifact").exists(), "neither published");
     // One inside another's, made or not yet; a cache inside one: refused as a build of it
     // alone refuses it.

@@ -6,9 +6,9 @@
 //! function, which no host could call (AB4219).
 
 use oxc_ast::ast::{
-    ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern,
-    CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind, Expression,
-    FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
+    Argument, ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty,
+    BindingPattern, CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind,
+    Expression, FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
     ObjectExpression, ObjectProperty, ObjectPropertyKind, Program, PropertyKey, PropertyKind, ReturnStatement,
     Statement, StaticMemberExpression, VariableDeclarationKind, VariableDeclarator,
 };
@@ -269,13 +269,19 @@ impl<'s> HostReads<'s> {
         self.scoping.get_reference(name.reference_id()).symbol_id()
     }
 
-    /// Whether `name` names a holder of the context: at `index`, or whole (`None`).
-    fn holds(&self, name: &IdentifierReference<'_>, index: Option<u32>) -> bool {
+    /// The index of the context in what `name` names, where it names a holder of it
+    /// (`args`, `rest`, the handler's own `arguments`).
+    fn held_at(&self, name: &IdentifierReference<'_>) -> Option<u32> {
         let symbol = self.symbol(name);
         let own_arguments = symbol.is_none() && name.name == "arguments" && self.inner_functions == 0;
-        self.holders.iter().any(|&(holder, at)| {
-            (holder.is_some() && holder == symbol || holder.is_none() && own_arguments) && index.is_none_or(|i| i == at)
+        self.holders.iter().find_map(|&(holder, at)| {
+            (holder.is_some() && holder == symbol || holder.is_none() && own_arguments).then_some(at)
         })
+    }
+
+    /// Whether `name` names a holder of the context: at `index`, or whole (`None`).
+    fn holds(&self, name: &IdentifierReference<'_>, index: Option<u32>) -> bool {
+        self.held_at(name).is_some_and(|at| index.is_none_or(|index| index == at))
     }
 
     /// Whether `expression` is the context: a name it goes by, or its holder at its index.
@@ -294,9 +300,38 @@ impl<'s> HostReads<'s> {
         }
     }
 
-    /// Whether `expression` gives the context whole, or what holds it: itself, or an
-    /// expression whose value may be it (`ctx ?? {}`, `e && ctx`, `{ ...ctx }`, `{ ctx }`,
-    /// `[ctx]`, `await ctx`, `x = ctx`).
+    /// Whether `expression`, handed to a call, hands it the context: as [`Self::carries`],
+    /// or inside an object or array (`f({ ctx })`, `f([ctx])`).
+    fn hands(&self, expression: &Expression<'_>) -> bool {
+        match expression.get_inner_expression() {
+            Expression::ObjectExpression(object) => object.properties.iter().any(|property| match property {
+                ObjectPropertyKind::SpreadProperty(spread) => self.hands(&spread.argument),
+                ObjectPropertyKind::ObjectProperty(property) => self.hands(&property.value),
+            }),
+            Expression::ArrayExpression(array) => {
+                array.elements.iter().any(|element| element.as_expression().is_some_and(|e| self.hands(e)))
+            }
+            expression => self.carries(expression),
+        }
+    }
+
+    /// Whether any of a call's `arguments` hands it the context (`f(ctx)`, `f(...args)`).
+    fn handed(&self, arguments: &[Argument<'_>]) -> bool {
+        arguments.iter().any(|argument| match argument {
+            Argument::SpreadElement(spread) => self.hands(&spread.argument),
+            argument => argument.as_expression().is_some_and(|a| self.hands(a)),
+        })
+    }
+
+    /// The index of the context in what `expression` names, where it names a holder whole.
+    fn holder_index(&self, expression: &Expression<'_>) -> Option<u32> {
+        let Expression::Identifier(name) = expression.get_inner_expression() else { return None };
+        self.held_at(name)
+    }
+
+    /// Whether `expression` gives the context whole, or what holds it, to a name: itself, or
+    /// an expression whose value may be it (`ctx ?? {}`, `e && ctx`, `{ ...ctx }`, `await
+    /// ctx`, `x = ctx`). (An object holding it as a field is no such value: `{ ctx }`.)
     fn carries(&self, expression: &Expression<'_>) -> bool {
         match expression.get_inner_expression() {
             Expression::Identifier(name) if self.holds(name, None) => true,
@@ -311,11 +346,8 @@ impl<'s> HostReads<'s> {
             Expression::AssignmentExpression(assigned) => self.carries(&assigned.right),
             Expression::ObjectExpression(object) => object.properties.iter().any(|property| match property {
                 ObjectPropertyKind::SpreadProperty(spread) => self.carries(&spread.argument),
-                ObjectPropertyKind::ObjectProperty(property) => self.carries(&property.value),
+                ObjectPropertyKind::ObjectProperty(_) => false,
             }),
-            Expression::ArrayExpression(array) => {
-                array.elements.iter().any(|element| element.as_expression().is_some_and(|e| self.carries(e)))
-            }
             expression => self.is_context(expression),
         }
     }
@@ -350,8 +382,16 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
-        if it.init.as_ref().is_some_and(|init| self.carries(init)) {
-            self.bound(&it.id);
+        // (`const [, c] = args`: the holder taken apart at the context's place.)
+        let at = it.init.as_ref().and_then(|init| self.holder_index(init));
+        match (&it.id, at) {
+            (BindingPattern::ArrayPattern(array), Some(at)) => {
+                if let Some(Some(element)) = array.elements.get(at as usize) {
+                    self.bound(element);
+                }
+            }
+            _ if it.init.as_ref().is_some_and(|init| self.carries(init)) => self.bound(&it.id),
+            _ => {}
         }
         walk::walk_variable_declarator(self, it);
     }
@@ -378,13 +418,13 @@ impl<'a> Visit<'a> for HostReads<'_> {
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
         if !only_shows(&it.callee) {
-            self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
+            self.found |= self.handed(&it.arguments);
         }
         walk::walk_call_expression(self, it);
     }
 
     fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
-        self.found |= it.arguments.iter().any(|argument| argument.as_expression().is_some_and(|a| self.carries(a)));
+        self.found |= self.handed(&it.arguments);
         walk::walk_new_expression(self, it);
     }
 
@@ -787,6 +827,8 @@ mod tests {
             "(e: object, c: any) => c[`host`] === 'claude' ? {} : undefined",
             "(e: object, ...[c]: any[]) => c.host === 'claude' ? {} : undefined",
             "(e: object, c: any) => { let x: any; const y = (x = c); return y.host ? {} : undefined; }",
+            "(...args: any[]) => pick(...args) ? {} : undefined",
+            "(...args: any[]) => { const [, c] = args; return c.host === 'claude' ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -808,6 +850,8 @@ mod tests {
             "export default (e: any, c: any) => ({ additionalContext: 'raw: ' + JSON.stringify(c.nativeInput) });",
             "export default function (e: any) { const join = function (...xs: any[]) { return Array.from(arguments).join(' '); }; return { additionalContext: join('a') }; }",
             "export default (...args: any[]) => ({ additionalContext: String(args[0]) });",
+            // (An object holding the context as a field is no name for it.)
+            "export default (e: any, c: any) => { const audit = { host: 'x', context: c }; return { additionalContext: audit.host }; };",
         ] {
             assert!(!reads(source), "{source}");
         }

@@ -105,9 +105,12 @@ impl Selection {
             let out = &projects[index].out_dir;
             let same: Vec<String> =
                 by_folder[out.as_path()].iter().filter(|&&other| other != index).map(|&other| name(other)).collect();
+            // (A folder of files the other cannot publish to holds no artifact of its: that
+            // one fails at its publish, as a build of it alone does.)
             let holding: Vec<String> = out
                 .ancestors()
                 .skip(1)
+                .filter(|folder| by_folder.contains_key(folder) && super::occupied(folder).is_none())
                 .flat_map(|folder| by_folder.get(folder).into_iter().flatten())
                 .map(|&other| name(other))
                 .collect();

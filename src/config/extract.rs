@@ -1284,9 +1284,8 @@ fn separator_help(message: &str, source: &str, span: crate::source::Span) -> Opt
     }
     let before = source.get(..span.start as usize)?;
     let line_start = before.rfind('\n').map_or(0, |at| at + 1);
-    let line = source.get(line_start..)?.trim_start();
     // (In an import's or export's list of names, what looks like a statement is a name.)
-    let listing = line.starts_with("import") || line.starts_with("export {") || line.starts_with("export type");
+    let listing = open_brace(before).is_some_and(lists_names);
     let comma =
         || Some("is a `,` missing after the value before it (perhaps at the end of the line above)?".to_owned());
     let closer_missing = || {
@@ -1344,37 +1343,70 @@ fn bare_key_before(text: &str, across: bool) -> Option<&str> {
     (is_name && before.ends_with(['{', ',']) && in_object_literal(before)).then_some(key)
 }
 
-/// `text` without the `// …` comment its last line ends with, if any (a `//` in a string
-/// aside: the last line's text up to it then holds an odd number of quotes).
+/// `text` without the comments it ends with: a `// …` ending its last line (not one in a
+/// string), a `/* … */`, and lines holding comments alone.
 fn without_line_comment(text: &str) -> &str {
-    let line_start = text.rfind('\n').map_or(0, |at| at + 1);
-    let Some(comment) = text[line_start..].find("//").map(|at| line_start + at) else { return text };
-    let quotes = text[line_start..comment].chars().filter(|c| ['\'', '"', '`'].contains(c)).count();
-    if quotes % 2 == 0 { text[..comment].trim_end() } else { text }
+    let mut text = text.trim_end();
+    loop {
+        if let Some(inside) = text.strip_suffix("*/").and_then(|inside| inside.rfind("/*")) {
+            text = text[..inside].trim_end();
+            continue;
+        }
+        let line_start = text.rfind('\n').map_or(0, |at| at + 1);
+        match line_comment(&text[line_start..]) {
+            Some(at) => text = text[..line_start + at].trim_end(),
+            None => return text,
+        }
+    }
 }
 
-/// Whether `text`, which ends inside braces, is inside an object literal's: the word before
-/// the brace that opens them is none of `import`, `export`, `type`, `const`, `let` or `var`,
-/// nor does its line start an import or an export's list.
-fn in_object_literal(text: &str) -> bool {
+/// Where the `//` comment of `line` starts, outside its strings, if it has one.
+fn line_comment(line: &str) -> Option<usize> {
+    let mut quote = None;
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => _ = chars.next(),
+            (Some(open), c) if c == open => quote = None,
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '/') if chars.peek().is_some_and(|(_, next)| *next == '/') => return Some(at),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the brace that is open at the end of `text` starts, if one is (not a bracket or
+/// parenthesis opened after it), with the text before it.
+fn open_brace(text: &str) -> Option<&str> {
     let mut depth = 0usize;
     for (at, c) in text.char_indices().rev() {
         match c {
             '}' | ']' | ')' => depth += 1,
-            '(' | '[' if depth > 0 => depth -= 1,
-            '{' if depth > 0 => depth -= 1,
-            '{' => {
-                let word = text[..at].trim_end();
-                let word = &word[word.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + 1)..];
-                let line = text[..at].rsplit('\n').next().unwrap_or("").trim_start();
-                let listing =
-                    line.starts_with("import") || line.starts_with("export {") || line.starts_with("export type");
-                return !listing && !["import", "export", "type", "const", "let", "var"].contains(&word);
-            }
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '{' => return Some(&text[..at]),
+            '(' | '[' => return None,
             _ => {}
         }
     }
-    false
+    None
+}
+
+/// Whether the open brace whose text before is `before` lists names: an import's or an
+/// export's (`import {`, `import x, {`, `export {`, `export type {`).
+fn lists_names(before: &str) -> bool {
+    let line = before.rsplit('\n').next().unwrap_or("").trim_start();
+    line.starts_with("import") || line.starts_with("export {") || line.starts_with("export type")
+}
+
+/// Whether `text`, which ends inside braces, is inside an object literal's: the brace that
+/// opens them lists no names, nor follows `const`, `let`, `var` or `type`.
+fn in_object_literal(text: &str) -> bool {
+    open_brace(text).is_some_and(|before| {
+        let word = before.trim_end();
+        let word = &word[word.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + 1)..];
+        !lists_names(before) && !["import", "export", "type", "const", "let", "var"].contains(&word)
+    })
 }
 
 /// "a string", "an array", ... when `expr` is a literal this reader would accept.
@@ -2132,6 +2164,22 @@ export default defineConfig({
         assert!(help(listed).starts_with("is a `,` missing"), "{}", help(listed));
         let commented = "export default { a: {\n  b: 'x', // kebab-case\n  c\n    'y' } };";
         assert_eq!(help(commented), "is a `:` missing after the key `c`?");
+        for before in [
+            "b: 'See https://example.com', // docs",
+            "b: \"Don't touch\", // note",
+            "b: \"Don't write // comments\",",
+            "b: 'x',\n  // one\n  // two",
+            "b: 'x', /* shown */",
+        ] {
+            let source = format!("export default {{ a: {{\n  {before}\n  c\n    'y' }} }};");
+            assert_eq!(help(&source), "is a `:` missing after the key `c`?", "{source}");
+        }
+        // An import or export after an object left open wants its `}`; a name on its own line
+        // of an import's list is a name.
+        let exported = "const shared = {\n  targets: ['claude']\n\nexport { shared };\nexport default {};";
+        assert!(help(exported).starts_with("is the `}` closing"), "{}", help(exported));
+        let prettier = "import {\n  defineConfig\n  type HookEntry,\n} from 'agent-bundle/config';\nexport default {};";
+        assert!(help(prettier).starts_with("is a `,` missing"), "{}", help(prettier));
         for source in [
             "export default { a: {\n  b: './b.ts'\n  async c(event) { return undefined; },\n} };",
             "import type { Config HookEntry } from 'agent-bundle/config';\nexport default {};",

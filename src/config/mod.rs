@@ -353,14 +353,17 @@ impl Reader<'_> {
             ValueKind::Array(items) => items,
             ValueKind::String(text) => {
                 let message = format!("`{path}` must be an array of strings, found {}", value.describe());
-                // (`'claude, codex'` is two names; an argument's commas are its own.)
-                let names = !path.ends_with("args");
-                let entries: Vec<String> = if names {
-                    text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(js_quoted).collect()
+                // (`'claude, codex'` is two names; `'--host claude'` two arguments, whose
+                // commas are their own.)
+                let entries: Vec<String> = if path.ends_with("args") {
+                    text.split_whitespace().map(js_quoted).collect()
                 } else {
-                    vec![js_quoted(text)]
+                    text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(js_quoted).collect()
                 };
-                let help = format!("write it as a list: `[{}]`", entries.join(", "));
+                let help = match entries.as_slice() {
+                    [] => "write a list of what it names, or leave it out".to_owned(),
+                    _ => format!("write it as a list: `[{}]`", entries.join(", ")),
+                };
                 self.error(Code::InvalidConfigValue, value, path, message, &help);
                 return None;
             }
@@ -654,9 +657,12 @@ mod tests {
         assert_eq!(listed.diagnostics[0].help.as_deref(), Some("write it as a list: `['claude', 'codex']`"));
         // An argument's commas are its own.
         let argument = "export default { plugin: { name: 'p' }, hooks: { stop: { handler: { prebuilt: './x.js' }, \
-                        args: '--ignore=a,b' } } };";
+                        args: '--ignore=a,b --host claude' } } };";
         let argument = parse("c.ts", argument);
-        assert_eq!(argument.diagnostics[0].help.as_deref(), Some("write it as a list: `['--ignore=a,b']`"));
+        let help = "write it as a list: `['--ignore=a,b', '--host', 'claude']`";
+        assert_eq!(argument.diagnostics[0].help.as_deref(), Some(help));
+        let nothing = parse("c.ts", "export default { plugin: { name: 'p' }, targets: ' , ' };");
+        assert_eq!(nothing.diagnostics[0].help.as_deref(), Some("write a list of what it names, or leave it out"));
         // What the help writes reads back as the value given.
         let escaped = "export default { plugin: { name: 'p' }, hooks: { stop: { prebuilt: '.\\\\t\\'s\\n' } } };";
         let help = parse("c.ts", escaped).diagnostics[0].help.clone().unwrap();

@@ -418,7 +418,7 @@ fn out_dir_problem(
     // (Publishing into another artifact would break it, and its next build remove this one.)
     // (A manifest of no build's there, a project's stray `{}`, makes no artifact of it.)
     if resolved.ancestors().skip(1).any(holds_artifact) {
-        return Some("it is inside another agent-bundle artifact");
+        return Some(crate::emit::publish::INSIDE_ARTIFACT);
     }
     None
 }

@@ -332,11 +332,17 @@ pub const NO_FOLDER: &str = "it is not a directory";
 pub const FOREIGN_MANIFEST: &str = "its agent-bundle.manifest.json names no agent-bundle build (written over?), and \
                                     publishing would replace what it holds: remove the folder if it was an artifact";
 pub const USER_FILES: &str = "it holds files but no agent-bundle artifact, and publishing would replace them";
+pub const INSIDE_ARTIFACT: &str = "it is inside another agent-bundle artifact";
 
 /// What the current artifact holds. Anything else at `out` (a file, a directory holding
 /// anything but folders that is not an artifact) is refused: publishing would replace
 /// whatever the user keeps there.
 fn existing_entries(out: &Path) -> io::Result<Existing> {
+    // (Publishing into another artifact would break it, and its next build remove this one:
+    // checked again here, where a watch session's link may have come to lead there.)
+    if out.ancestors().skip(1).any(super::manifest::holds_artifact) {
+        return Err(not_an_artifact(out, INSIDE_ARTIFACT));
+    }
     let mut existing = Existing::default();
     match fs::metadata(out) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(existing),
@@ -503,6 +509,20 @@ mod tests {
             "{\n  \"compiler\": {\n    \"name\": \"agent-bundle\",\n    \"version\": \"0\"\n  }\n}\n",
         )]);
         files
+    }
+
+    /// A folder inside an artifact is never published to, however it came to be named (a
+    /// watch session's link pointed there): the other's next publish would remove it, and
+    /// it would break the other.
+    #[test]
+    fn a_folder_inside_an_artifact_is_never_published_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = dir.path().join("outer");
+        publish(&outer, dir.path(), &artifact(&[("a.json", "1")]), None).unwrap();
+        let inner = outer.join("inner");
+        let refused = publish(&inner, dir.path(), &artifact(&[("b.json", "2")]), None).unwrap_err();
+        assert!(refused.to_string().contains(INSIDE_ARTIFACT), "{refused}");
+        assert!(!inner.exists());
     }
 
     /// A folder holding a file of the manifest's name that names no agent-bundle build (empty,

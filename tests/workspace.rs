@@ -160,6 +160,16 @@ fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
         .map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap()))
         .collect();
     assert_eq!(ok, [("a", true), ("c", false)], "{report:#}");
+    // One `--filter` leaves out still publishes where it does: a project selected inside its
+    // artifact folder, never built yet, is refused.
+    let filtered = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/guarded"), &filtered.path().join("alpha"));
+    copy_tree(&repo().join("examples/hooks-and-scripts"), &filtered.path().join("cee"));
+    std::os::unix::fs::symlink("../alpha/artifact/sub", filtered.path().join("cee/artifact")).unwrap();
+    let output = support::run(filtered.path(), &["build", "--workspace", ".", "--filter", "cee", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failed"], 1, "{report:#}");
+    assert!(!filtered.path().join("alpha/artifact").exists(), "nothing published into alpha's folder");
     // Nor does one whose artifact is another project's folder, which it cannot publish to.
     fs::remove_file(refused_alone.path().join("c/artifact")).unwrap();
     std::os::unix::fs::symlink("../a", refused_alone.path().join("c/artifact")).unwrap();

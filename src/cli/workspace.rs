@@ -76,17 +76,27 @@ impl Selection {
     /// Why each of `projects` may not publish, if it may not: as a build of it alone says
     /// (its artifact folder no place for one), or since, through links, its artifact folder
     /// is another's too, or inside another's.
-    fn refusals(&self, projects: &[BuildOptions]) -> Vec<Option<String>> {
+    fn refusals(&self, projects: &[BuildOptions], found: &[PathBuf]) -> Vec<Option<String>> {
+        // Every project found, the selected first: one `--filter` leaves out still publishes
+        // where its artifact folder is when built.
+        let selected: std::collections::HashSet<&Path> =
+            projects.iter().map(|options| options.root.as_path()).collect();
+        let left_out = found.iter().filter(|root| !selected.contains(root.as_path()));
+        let all: Vec<(&Path, PathBuf)> = projects
+            .iter()
+            .map(|options| (options.root.as_path(), options.out_dir.clone()))
+            .chain(left_out.map(|root| (root.as_path(), artifact_folder(root))))
+            .collect();
         // (The folders above the projects are mostly theirs in common: each is read once.)
         let mut artifacts: HashMap<PathBuf, bool> = HashMap::new();
         let mut holds_artifact = |folder: &Path| {
             *artifacts.entry(folder.to_path_buf()).or_insert_with(|| crate::emit::manifest::holds_artifact(folder))
         };
-        let mut refused: Vec<Option<String>> = projects
+        let mut refused: Vec<Option<String>> = all
             .iter()
-            .map(|options| {
-                let problem = super::out_dir_problem(&options.root, &options.out_dir, &mut holds_artifact)?;
-                Some(format!("the artifact folder {}: {problem}", options.out_dir.display()))
+            .map(|(root, out)| {
+                let problem = super::out_dir_problem(root, out, &mut holds_artifact)?;
+                Some(format!("the artifact folder {}: {problem}", out.display()))
             })
             .collect();
         // Among those that would publish, each one's clashes: those whose folder is its own
@@ -94,15 +104,14 @@ impl Selection {
         // publish inside another artifact, as a build of it alone refuses once that one is
         // there: it alone refused), found by the ancestors' paths (not project by project: a
         // workspace may hold a thousand).
-        let publishing: Vec<usize> = (0..projects.len()).filter(|&index| refused[index].is_none()).collect();
+        let publishing: Vec<usize> = (0..all.len()).filter(|&index| refused[index].is_none()).collect();
         let mut by_folder: HashMap<&Path, Vec<usize>> = HashMap::new();
         for &index in &publishing {
-            by_folder.entry(&projects[index].out_dir).or_default().push(index);
+            by_folder.entry(&all[index].1).or_default().push(index);
         }
-        let name =
-            |other: usize| format!("{}'s ({})", self.name(&projects[other].root), projects[other].out_dir.display());
-        for index in publishing {
-            let out = &projects[index].out_dir;
+        let name = |other: usize| format!("{}'s ({})", self.name(all[other].0), all[other].1.display());
+        for index in publishing.into_iter().filter(|&index| index < projects.len()) {
+            let out = &all[index].1;
             let same: Vec<String> =
                 by_folder[out.as_path()].iter().filter(|&&other| other != index).map(|&other| name(other)).collect();
             // (A folder of files the other cannot publish to holds no artifact of its: that
@@ -132,8 +141,15 @@ impl Selection {
                 None
             };
         }
+        refused.truncate(projects.len());
         refused
     }
+}
+
+/// Where the project at `root` publishes, as a build of it resolves it.
+fn artifact_folder(root: &Path) -> PathBuf {
+    use crate::emit::publish::{artifact_dir, resolved_but_last};
+    artifact_dir(&resolved_but_last(&root.join(crate::build::DEFAULT_ARTIFACT)))
 }
 
 /// Whether `folder` is a project's own artifact folder: `artifact/` beside a config.
@@ -187,8 +203,8 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     // What a build would refuse to publish is not watched (as `build --workspace` fails it),
     // said each time it comes to be refused.
     let refused_roots: RefCell<BTreeSet<PathBuf>> = RefCell::new(BTreeSet::new());
-    let publishable = |projects: Vec<BuildOptions>| {
-        let refusals = selection.refusals(&projects);
+    let publishable = |projects: Vec<BuildOptions>, found: &[PathBuf]| {
+        let refusals = selection.refusals(&projects, found);
         let mut refused = BTreeSet::new();
         let mut kept = Vec::new();
         for (options, why) in projects.into_iter().zip(refusals) {
@@ -216,7 +232,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         return selection.projects(roots).map(|_| false);
     }
     let found_some = !selected.is_empty();
-    let projects = publishable(selected);
+    let projects = publishable(selected, &roots);
     if projects.is_empty() {
         // Unlike a build, a session waits: the first project may be on its way.
         // (Where an ignore rule leaves the workspace out, none can appear until it changes.)
@@ -232,7 +248,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         first.take().unwrap_or_else(|| {
             let (found, dirs) = search(&selection.base);
             let roots = roots_of(found);
-            Found { projects: publishable(selection.options_for(roots.clone())), roots, dirs }
+            Found { projects: publishable(selection.options_for(roots.clone()), &roots), roots, dirs }
         })
     };
     let name = |root: &Path| Some(selection.name(root));
@@ -244,11 +260,11 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
 pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     let selection = Selection::new(&args)?;
     let (roots, mut warnings) = projects_below(&selection.base)?;
-    let projects = selection.projects(roots)?;
+    let projects = selection.projects(roots.clone())?;
     let progress = report::progress_bar(projects.len(), "projects", args.source.json);
     let started = Instant::now();
     let threads = Threads::new(&selection.cache, args.jobs.map(usize::from));
-    let refused = selection.refusals(&projects);
+    let refused = selection.refusals(&projects, &roots);
     let results = build_all(&projects, &refused, threads, |done| {
         progress.inc(1);
         progress.set_message(selection.name(&done.options.root));

@@ -281,7 +281,8 @@ fn foreign_entry(dir: &Path) -> io::Result<Option<String>> {
         let name = entry?.file_name();
         let name = name.to_string_lossy();
         let versioned = name.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        // (A placeholder a repository keeps the folder with, `.gitkeep` or `.gitignore`, is none.)
+        // (What a repository keeps an empty folder with, `.gitkeep` or `.gitignore`, is no
+        // file of the user's.)
         let kept = name.starts_with(".git") || name == ".keep";
         if !["CACHEDIR.TAG", "lost+found"].contains(&&*name) && !versioned && !kept {
             return Ok(Some(format!("`{name}`")));

@@ -415,9 +415,8 @@ fn out_dir_problem(
     if resolved.starts_with(root.join(crate::stamp::STATE_DIR)) {
         return Some("it is inside the project's state folder");
     }
-    // (Publishing into another artifact would break it, and its next build remove this one.)
     // (A manifest of no build's there, a project's stray `{}`, makes no artifact of it.)
-    if resolved.ancestors().skip(1).any(holds_artifact) {
+    if crate::emit::publish::inside_artifact(resolved, holds_artifact) {
         return Some(crate::emit::publish::INSIDE_ARTIFACT);
     }
     None

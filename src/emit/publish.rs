@@ -334,13 +334,18 @@ pub const FOREIGN_MANIFEST: &str = "its agent-bundle.manifest.json names no agen
 pub const USER_FILES: &str = "it holds files but no agent-bundle artifact, and publishing would replace them";
 pub const INSIDE_ARTIFACT: &str = "it is inside another agent-bundle artifact";
 
+/// Whether `out` is inside another artifact, as `holds_artifact` tells of each folder above
+/// it: publishing there would break that one, and its next build remove this one.
+pub fn inside_artifact(out: &Path, holds_artifact: &mut dyn FnMut(&Path) -> bool) -> bool {
+    out.ancestors().skip(1).any(holds_artifact)
+}
+
 /// What the current artifact holds. Anything else at `out` (a file, a directory holding
 /// anything but folders that is not an artifact) is refused: publishing would replace
 /// whatever the user keeps there.
 fn existing_entries(out: &Path) -> io::Result<Existing> {
-    // (Publishing into another artifact would break it, and its next build remove this one:
-    // checked again here, where a watch session's link may have come to lead there.)
-    if out.ancestors().skip(1).any(super::manifest::holds_artifact) {
+    // (Checked again here, where a watch session's link may have come to lead there.)
+    if inside_artifact(out, &mut super::manifest::holds_artifact) {
         return Err(not_an_artifact(out, INSIDE_ARTIFACT));
     }
     let mut existing = Existing::default();

@@ -199,13 +199,19 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
 /// `console`'s or `JSON.stringify`, which only show it), which may. Where the parameters
 /// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
-/// `arguments[1]`). A `host` of anything else (`url.host`, a server's) says nothing of it.
+/// `arguments[1]`), or an object it was put in as a field (`const o = { ctx }`: `o.ctx`). A
+/// `host` of anything else (`url.host`, a server's), or one only logged (`console.log(c.host)`),
+/// says nothing of it.
 struct HostReads<'s> {
     scoping: &'s Scoping,
     /// The names the context goes by.
     context: Vec<SymbolId>,
     /// What holds it and at which index: a rest parameter, or `arguments` (`None`).
     holders: Vec<(Option<SymbolId>, u32)>,
+    /// Objects written with it as a field, and the field's name.
+    fields: Vec<(SymbolId, String)>,
+    /// How deep in `console`'s arguments the visit is: what is read there is only shown.
+    logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
     inner_functions: u32,
     found: bool,
@@ -218,7 +224,15 @@ impl<'s> HostReads<'s> {
     /// given the context after a closure that reads it is written).
     fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
         let mut reads =
-            HostReads { scoping, context: Vec::new(), holders: Vec::new(), inner_functions: 0, found: false };
+            HostReads {
+            scoping,
+            context: Vec::new(),
+            holders: Vec::new(),
+            fields: Vec::new(),
+            logged: 0,
+            inner_functions: 0,
+            found: false,
+        };
         match (params.items.get(1), &params.rest) {
             (Some(context), _) => reads.bound(&context.pattern),
             (None, Some(rest)) => {
@@ -284,19 +298,55 @@ impl<'s> HostReads<'s> {
         self.held_at(name).is_some_and(|at| index.is_none_or(|index| index == at))
     }
 
-    /// Whether `expression` is the context: a name it goes by, or its holder at its index.
+    /// Whether `name` names an object holding the context as its field `field`.
+    fn holds_field(&self, name: &IdentifierReference<'_>, field: &str) -> bool {
+        self.symbol(name).is_some_and(|symbol| self.fields.iter().any(|(o, f)| *o == symbol && f == field))
+    }
+
+    /// Whether `expression` is the context: a name it goes by, its holder at its index, or
+    /// the field of an object it was put in.
     fn is_context(&self, expression: &Expression<'_>) -> bool {
         match expression.get_inner_expression() {
             Expression::Identifier(name) => self.symbol(name).is_some_and(|symbol| self.context.contains(&symbol)),
             Expression::ComputedMemberExpression(member) => {
-                match (member.object.get_inner_expression(), &member.expression) {
+                match (member.object.get_inner_expression(), member.expression.get_inner_expression()) {
                     (Expression::Identifier(holder), Expression::NumericLiteral(at)) => {
                         self.holds(holder, Some(at.value as u32))
                     }
+                    (Expression::Identifier(holder), key) => key_text(key).is_some_and(|k| self.holds_field(holder, k)),
                     _ => false,
                 }
             }
+            Expression::StaticMemberExpression(member) => match member.object.get_inner_expression() {
+                Expression::Identifier(holder) => self.holds_field(holder, &member.property.name),
+                _ => false,
+            },
             _ => false,
+        }
+    }
+
+    /// Takes the fields of `object`, written to `holder`, that are given the context.
+    fn fields_of(&mut self, holder: &BindingPattern<'_>, object: &ObjectExpression<'_>) {
+        let BindingPattern::BindingIdentifier(holder) = holder else { return };
+        let Some(holder) = holder.symbol_id.get() else { return };
+        for property in &object.properties {
+            if let ObjectPropertyKind::ObjectProperty(property) = property
+                && let Some(key) = property.key.static_name()
+                && self.carries(&property.value)
+            {
+                self.fields.push((holder, key.into_owned()));
+            }
+        }
+    }
+
+    /// Takes `pattern`'s fields that take the context apart from an object holding it
+    /// (`const { ctx } = o`).
+    fn fields_taken(&mut self, pattern: &BindingPattern<'_>, holder: &IdentifierReference<'_>) {
+        let BindingPattern::ObjectPattern(object) = pattern else { return };
+        for property in &object.properties {
+            if property.key.static_name().is_some_and(|key| self.holds_field(holder, &key)) {
+                self.bound(&property.value);
+            }
         }
     }
 
@@ -311,6 +361,7 @@ impl<'s> HostReads<'s> {
             Expression::ArrayExpression(array) => {
                 array.elements.iter().any(|element| element.as_expression().is_some_and(|e| self.hands(e)))
             }
+            Expression::Identifier(name) if self.fields.iter().any(|(o, _)| self.symbol(name) == Some(*o)) => true,
             expression => self.carries(expression),
         }
     }
@@ -357,27 +408,55 @@ fn is_host_key(key: &PropertyKey<'_>) -> bool {
     key.static_name().is_some_and(|name| HOST_KEYS.contains(&name.as_ref()))
 }
 
-/// Whether a call to `callee` only shows what it is handed: `console.log(…)`,
+/// The text of a key written as a string (`o['ctx']`, ``o[`ctx`]``).
+fn key_text<'b>(key: &'b Expression<'_>) -> Option<&'b str> {
+    match key {
+        Expression::StringLiteral(key) => Some(key.value.as_str()),
+        Expression::TemplateLiteral(key) => key.single_quasi().map(|key| key.as_str()),
+        _ => None,
+    }
+}
+
+/// The object and the name of a member read by name (`a.b`, `a['b']`).
+fn member_of<'b, 'a>(expression: &'b Expression<'a>) -> Option<(&'b Expression<'a>, &'b str)> {
+    match expression.get_inner_expression() {
+        Expression::StaticMemberExpression(member) => Some((&member.object, member.property.name.as_str())),
+        Expression::ComputedMemberExpression(member) => {
+            key_text(member.expression.get_inner_expression()).map(|key| (&member.object, key))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `expression` names a global: `name`, or `globalThis`'s member of that name.
+fn is_global(expression: &Expression<'_>, name: &str) -> bool {
+    match expression.get_inner_expression() {
+        Expression::Identifier(global) => global.name == name,
+        expression => member_of(expression).is_some_and(|(object, key)| key == name && is_global(object, "globalThis")),
+    }
+}
+
+/// Whether a call to `callee` logs what it is handed (`console.log(…)`, `console['error']`).
+fn logs(callee: &Expression<'_>) -> bool {
+    member_of(callee).is_some_and(|(object, _)| is_global(object, "console"))
+}
+
+/// Whether a call to `callee` only shows what it is handed: it logs it, or it is
 /// `JSON.stringify(…)`.
 fn only_shows(callee: &Expression<'_>) -> bool {
-    let Expression::StaticMemberExpression(member) = callee.get_inner_expression() else { return false };
-    let Expression::Identifier(object) = &member.object else { return false };
-    object.name == "console" || (object.name == "JSON" && member.property.name == "stringify")
+    logs(callee) || member_of(callee).is_some_and(|(object, key)| key == "stringify" && is_global(object, "JSON"))
 }
 
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.found |= HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
+        self.found |=
+            self.logged == 0 && HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
         walk::walk_static_member_expression(self, it);
     }
 
     fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
-        let key = match it.expression.get_inner_expression() {
-            Expression::StringLiteral(key) => Some(key.value.as_str()),
-            Expression::TemplateLiteral(key) => key.single_quasi().map(|key| key.as_str()),
-            _ => None,
-        };
-        self.found |= key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
+        let key = key_text(it.expression.get_inner_expression());
+        self.found |= self.logged == 0 && key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
         walk::walk_computed_member_expression(self, it);
     }
 
@@ -391,7 +470,11 @@ impl<'a> Visit<'a> for HostReads<'_> {
                 }
             }
             _ if it.init.as_ref().is_some_and(|init| self.carries(init)) => self.bound(&it.id),
-            _ => {}
+            _ => match it.init.as_ref().map(Expression::get_inner_expression) {
+                Some(Expression::ObjectExpression(object)) => self.fields_of(&it.id, object),
+                Some(Expression::Identifier(holder)) => self.fields_taken(&it.id, holder),
+                _ => {}
+            },
         }
         walk::walk_variable_declarator(self, it);
     }
@@ -417,14 +500,17 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        if !only_shows(&it.callee) {
+        if self.logged == 0 && !only_shows(&it.callee) {
             self.found |= self.handed(&it.arguments);
         }
+        let logged = u32::from(logs(&it.callee));
+        self.logged += logged;
         walk::walk_call_expression(self, it);
+        self.logged -= logged;
     }
 
     fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
-        self.found |= self.handed(&it.arguments);
+        self.found |= self.logged == 0 && self.handed(&it.arguments);
         walk::walk_new_expression(self, it);
     }
 
@@ -829,6 +915,10 @@ mod tests {
             "(e: object, c: any) => { let x: any; const y = (x = c); return y.host ? {} : undefined; }",
             "(...args: any[]) => pick(...args) ? {} : undefined",
             "(...args: any[]) => { const [, c] = args; return c.host === 'claude' ? {} : undefined; }",
+            "(e: object, c: any) => { const o = { ctx: c }; return o.ctx.host ? {} : undefined; }",
+            "(e: object, c: any) => { const o = { c }; return o['c'].host ? {} : undefined; }",
+            "(e: object, c: any) => { const o = { c }; const { c: d } = o; return d.host ? {} : undefined; }",
+            "(e: object, c: any) => { const o = { c }; return pick(o) ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -850,6 +940,9 @@ mod tests {
             "export default (e: any, c: any) => ({ additionalContext: 'raw: ' + JSON.stringify(c.nativeInput) });",
             "export default function (e: any) { const join = function (...xs: any[]) { return Array.from(arguments).join(' '); }; return { additionalContext: join('a') }; }",
             "export default (...args: any[]) => ({ additionalContext: String(args[0]) });",
+            "export default (e: any, c: any) => { console['error'](c); globalThis.console.log(c); return undefined; };",
+            "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
+            "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)
             "export default (e: any, c: any) => { const audit = { host: 'x', context: c }; return { additionalContext: audit.host }; };",
         ] {

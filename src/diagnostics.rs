@@ -14,7 +14,7 @@ use std::ops::Range;
 use annotate_snippets::{AnnotationKind, Element, Group, Level, Renderer, Snippet};
 
 use crate::model::Target;
-use crate::source::{LineIndex, Span};
+use crate::source::{LineIndex, Related, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -147,6 +147,8 @@ pub struct Diagnostic {
     pub at_key: bool,
     pub host: Option<Target>,
     pub help: Option<String>,
+    /// Other places in `file` it points at (where an unclosed brace was opened).
+    pub related: Vec<Related>,
 }
 
 impl Diagnostic {
@@ -169,6 +171,7 @@ impl Diagnostic {
             at_key: false,
             host: None,
             help: None,
+            related: Vec::new(),
         }
     }
 
@@ -204,6 +207,11 @@ impl Diagnostic {
         self
     }
 
+    pub fn with_related(mut self, related: Vec<Related>) -> Self {
+        self.related = related;
+        self
+    }
+
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -234,6 +242,8 @@ struct DiagnosticRecord {
     host: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     help: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    related: Vec<Related>,
 }
 
 impl From<Diagnostic> for DiagnosticRecord {
@@ -248,6 +258,7 @@ impl From<Diagnostic> for DiagnosticRecord {
             at_key: d.at_key,
             host: d.host.map(|host| host.as_str().to_owned()),
             help: d.help,
+            related: d.related,
         }
     }
 }
@@ -276,6 +287,7 @@ impl TryFrom<DiagnosticRecord> for Diagnostic {
             at_key: record.at_key,
             host,
             help: record.help,
+            related: record.related,
         })
     }
 }
@@ -341,8 +353,8 @@ pub struct Located<'a> {
     frame: Option<Frame<'a>>,
 }
 
-/// The lines of a file a span covers: the frame shows these, not the whole file (which the
-/// renderer would scan again for every diagnostic).
+/// The lines of a file a diagnostic's spans cover: the frame shows these, not the whole file
+/// (which the renderer would scan again for every diagnostic).
 #[derive(Clone, Debug)]
 struct Frame<'a> {
     /// 1-based number of the first line.
@@ -350,6 +362,18 @@ struct Frame<'a> {
     lines: &'a str,
     /// The span, relative to `lines`.
     span: Range<usize>,
+    /// The related places, relative to `lines`, with their labels and 1-based lines and
+    /// columns.
+    related: Vec<(Range<usize>, &'a str, (u32, u32))>,
+}
+
+/// `span` as the frame shows it: on character boundaries, one character at least, and not
+/// inside a byte order mark (line 1 starts after it; a span at 0 is the file's start).
+fn framed(span: Span, text: &str, index: &LineIndex) -> Range<usize> {
+    let span_start = (span.start as usize).max(index.line_range(1).start);
+    let end = text.ceil_char_boundary((span.end as usize).max(span_start + 1).min(text.len()));
+    let start = text.floor_char_boundary(span_start.min(end));
+    start..end
 }
 
 impl<'a> Located<'a> {
@@ -378,16 +402,27 @@ impl<'a> Located<'a> {
         let Some((span, (text, index))) = diagnostic.span.zip(source) else {
             return Self { diagnostic, line_col: None, frame: None };
         };
-        // Nothing starts inside a byte order mark: line 1 starts after it (a span at 0 is the
-        // file's start).
-        let span_start = (span.start as usize).max(index.line_range(1).start);
-        let end = text.ceil_char_boundary((span.end as usize).max(span_start + 1).min(text.len()));
-        let start = text.floor_char_boundary(span_start.min(end));
-        let line_col = index.line_col(start as u32);
-        let last_line = index.line_col(end.saturating_sub(1).max(start) as u32).0;
-        let from = index.line_range(line_col.0).start;
-        let to = index.line_range(last_line).end.max(end);
-        let frame = Frame { first_line: line_col.0 as usize, lines: &text[from..to], span: start - from..end - from };
+        let span = framed(span, text, index);
+        let related: Vec<_> =
+            diagnostic.related.iter().map(|r| (framed(r.span, text, index), r.label.as_str())).collect();
+        let line_col = index.line_col(span.start as u32);
+        let line_of = |offset: usize| index.line_col(offset as u32).0;
+        let spans = || std::iter::once(&span).chain(related.iter().map(|(span, _)| span));
+        let first_line = spans().map(|span| line_of(span.start)).min().unwrap_or(line_col.0);
+        let last_line =
+            spans().map(|span| line_of(span.end.saturating_sub(1).max(span.start))).max().unwrap_or(first_line);
+        let from = index.line_range(first_line).start;
+        let to = spans().map(|span| span.end).fold(index.line_range(last_line).end, usize::max);
+        let relative = |span: &Range<usize>| span.start - from..span.end - from;
+        let frame = Frame {
+            first_line: first_line as usize,
+            lines: &text[from..to],
+            span: relative(&span),
+            related: related
+                .iter()
+                .map(|(span, label)| (relative(span), *label, index.line_col(span.start as u32)))
+                .collect(),
+        };
         Self { diagnostic, line_col: Some(line_col), frame: Some(frame) }
     }
 
@@ -421,11 +456,16 @@ impl<'a> Located<'a> {
             (Some(file), Some(frame)) => {
                 let label =
                     d.json_path.as_deref().filter(|p| !p.is_empty()).map(|p| format!("at `{p}`")).unwrap_or_default();
+                let related = frame
+                    .related
+                    .iter()
+                    .map(|(span, label, _)| AnnotationKind::Context.span(span.clone()).label(*label));
                 elements.push(
                     Snippet::source(frame.lines)
                         .line_start(frame.first_line)
                         .path(file)
                         .annotation(AnnotationKind::Primary.span(frame.span.clone()).label(label))
+                        .annotations(related)
                         .into(),
                 );
             }
@@ -483,6 +523,12 @@ impl<'a> Located<'a> {
         }
         if let Some(help) = &d.help {
             object.insert("help".into(), help.clone().into());
+        }
+        if let Some(frame) = self.frame.as_ref().filter(|frame| !frame.related.is_empty()) {
+            let related = frame.related.iter().map(
+                |(_, label, (line, column))| serde_json::json!({ "line": line, "column": column, "label": label }),
+            );
+            object.insert("related".into(), related.collect());
         }
         serde_json::Value::Object(object)
     }
@@ -592,6 +638,30 @@ mod tests {
         // Files indexed once for all their diagnostics resolve the same.
         let all = Located::all(std::slice::from_ref(&diagnostic), |_| Some(text));
         assert_eq!(all[0].render_human(false), rendered);
+    }
+
+    /// Another place a diagnostic points at (an unclosed brace) is framed with its label, the
+    /// lines between folded, and listed by `--json` with its line and column.
+    #[test]
+    fn a_related_place_is_framed_and_listed() {
+        let text = format!("const a = {{\n{}const b = 2;\n", "  x: 1,\n".repeat(20));
+        let opened = text.find('{').unwrap() as u32;
+        let end = text.len() as u32 - 1;
+        let diagnostic = Diagnostic::error(Code::ConfigSyntax, "Expected `}` but found `EOF`")
+            .in_file("x.ts")
+            .at(Span::new(end, end))
+            .with_related(vec![Related { span: Span::new(opened, opened + 1), label: "Opened here".into() }]);
+        let located = Located::new(&diagnostic, Some(&text));
+        assert_eq!(located.location().as_deref(), Some("x.ts:22:13"));
+        let rendered = located.render_human(false);
+        assert!(rendered.contains("1 | const a = {") && rendered.contains("- Opened here"), "{rendered}");
+        assert!(rendered.contains("22 | const b = 2;") && rendered.contains("..."), "{rendered}");
+        assert!(!rendered.contains("x: 1,\n   |   x: 1,\n   |   x: 1,\n   |   x: 1,"), "{rendered}");
+        let json = located.to_json();
+        assert_eq!(json["related"], serde_json::json!([{ "line": 1, "column": 11, "label": "Opened here" }]));
+        // A diagnostic with none lists none.
+        let alone = Diagnostic::error(Code::ConfigSyntax, "x").in_file("x.ts").at(Span::new(0, 1));
+        assert!(Located::new(&alone, Some(&text)).to_json().get("related").is_none());
     }
 
     /// A file that starts with a byte order mark: a span at its start (a module without a

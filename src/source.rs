@@ -74,12 +74,27 @@ impl From<oxc_span::Span> for Span {
     }
 }
 
-/// Where an oxc diagnostic points: its primary label, else its first (the start of the file
-/// when it has none).
-pub fn oxc_span(diagnostic: &oxc_diagnostics::OxcDiagnostic) -> Span {
+/// Another place in the same file a diagnostic points at, and what it is there (where the
+/// brace a parser expected closed was opened).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Related {
+    pub span: Span,
+    pub label: String,
+}
+
+/// Where an oxc diagnostic points, and the other places it names: its primary label (else
+/// its first; the start of the file when it has none), then every other label with a text.
+pub fn oxc_span(diagnostic: &oxc_diagnostics::OxcDiagnostic) -> (Span, Vec<Related>) {
     let labels = &diagnostic.labels;
-    let label = labels.iter().find(|label| label.primary()).or_else(|| labels.first());
-    label.map_or(Span::default(), |label| Span::from(label.span()))
+    let primary = labels.iter().position(|label| label.primary()).unwrap_or(0);
+    let span = labels.get(primary).map_or(Span::default(), |label| Span::from(label.span()));
+    let related = labels
+        .iter()
+        .enumerate()
+        .filter(|&(index, _)| index != primary)
+        .filter_map(|(_, label)| Some(Related { span: Span::from(label.span()), label: label.label()?.to_owned() }))
+        .collect();
+    (span, related)
 }
 
 /// A character outside ASCII: where it starts and how its UTF-8 and UTF-16 lengths differ.

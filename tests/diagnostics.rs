@@ -1473,3 +1473,26 @@ fn a_handler_path_a_module_would_import_or_an_absolute_one_says_what_to_write() 
         assert!(said.iter().any(|(m, h)| *m == message && h.starts_with(help)), "{message}: {said:?}");
     }
 }
+
+/// A syntax error at an unclosed brace also points where the brace was opened: in the config
+/// and in a handler, framed and in `--json`.
+#[test]
+fn an_unclosed_brace_says_where_it_was_opened() {
+    let base = config("{ stop: './src/hooks/h.ts' }", "['claude']");
+    let handler = "export default (e: unknown) => {\n  if (e) {\n    return undefined;\n\n";
+    let dir = project(&[("agent-bundle.config.ts", &base), ("src/hooks/h.ts", handler)]);
+    let (_, report) = build_json(dir.path(), &[]);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "AB4836", "{report:#}");
+    assert_eq!(diagnostic["related"], serde_json::json!([{ "line": 2, "column": 10, "label": "Opened here" }]));
+    let output = support::run(dir.path(), &["build"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("2 |   if (e) {\n  |          - Opened here"), "{stderr}");
+
+    let unclosed = base.replacen("stop: './src/hooks/h.ts'", "stop: { handler: './src/hooks/h.ts'", 1);
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), &unclosed).unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "AB4002", "{report:#}");
+    assert_eq!(diagnostic["related"][0]["label"], "Opened here", "{report:#}");
+}

@@ -223,8 +223,7 @@ impl<'s> HostReads<'s> {
     /// Whether the function of `params` reads it, `visit`ing its body (twice where a name is
     /// given the context after a closure that reads it is written).
     fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
-        let mut reads =
-            HostReads {
+        let mut reads = HostReads {
             scoping,
             context: Vec::new(),
             holders: Vec::new(),
@@ -449,14 +448,14 @@ fn only_shows(callee: &Expression<'_>) -> bool {
 
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.found |=
-            self.logged == 0 && HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
+        self.found |= self.logged == 0 && HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
         walk::walk_static_member_expression(self, it);
     }
 
     fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
         let key = key_text(it.expression.get_inner_expression());
-        self.found |= self.logged == 0 && key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
+        self.found |=
+            self.logged == 0 && key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
         walk::walk_computed_member_expression(self, it);
     }
 

@@ -13,8 +13,8 @@ use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 use oxc_transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 
-use crate::source::ModuleLanguage;
 pub use crate::source::Span;
+use crate::source::{ModuleLanguage, Related};
 
 use super::check::Checker;
 use super::nesting::NestingBound;
@@ -59,15 +59,22 @@ pub struct BundleDiagnostic {
     pub span: Span,
     pub message: String,
     pub help: Option<String>,
+    /// (Not in the records of warnings cached before it was.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Related>,
 }
 
 impl BundleDiagnostic {
     pub(crate) fn error(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
-        Self { kind, severity: Severity::Error, span, message: message.into(), help: None }
+        Self::new(kind, Severity::Error, span, message)
     }
 
     pub(crate) fn warning(kind: BundleErrorKind, span: Span, message: impl Into<String>) -> Self {
-        Self { kind, severity: Severity::Warning, span, message: message.into(), help: None }
+        Self::new(kind, Severity::Warning, span, message)
+    }
+
+    fn new(kind: BundleErrorKind, severity: Severity, span: Span, message: impl Into<String>) -> Self {
+        Self { kind, severity, span, message: message.into(), help: None, related: Vec::new() }
     }
 
     pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -187,12 +194,11 @@ fn transpile_json(source: &str, mut out: Transpiled) -> Transpiled {
 fn push_oxc_diagnostics(out: &mut Vec<BundleDiagnostic>, diagnostics: &oxc_diagnostics::Diagnostics) {
     let errors = diagnostics.errors().map(|d| (Severity::Error, d));
     for (severity, diagnostic) in errors.chain(diagnostics.warnings().map(|d| (Severity::Warning, d))) {
+        let (span, related) = crate::source::oxc_span(diagnostic);
         out.push(BundleDiagnostic {
-            kind: BundleErrorKind::Syntax,
-            severity,
-            span: crate::source::oxc_span(diagnostic),
-            message: diagnostic.message.to_string(),
             help: diagnostic.help.as_ref().map(ToString::to_string),
+            related,
+            ..BundleDiagnostic::new(BundleErrorKind::Syntax, severity, span, diagnostic.message.to_string())
         });
     }
 }

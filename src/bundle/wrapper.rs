@@ -85,7 +85,7 @@ impl ModuleChunk {
     }
 
     fn failed(kind: BundleErrorKind, span: Span, message: String) -> ModuleChunk {
-        let diagnostics = vec![BundleDiagnostic { kind, severity: Severity::Error, span, message, help: None }];
+        let diagnostics = vec![BundleDiagnostic::error(kind, span, message)];
         ModuleChunk { diagnostics, ..ModuleChunk::default() }
     }
 }
@@ -319,7 +319,7 @@ impl<'a> ModuleGraph<'a> {
                     Severity::Error => Diagnostic::error(code, problem.message.clone()),
                     Severity::Warning => Diagnostic::warning(code, problem.message.clone()),
                 };
-                diagnostic = diagnostic.in_file(key.clone()).at(problem.span);
+                diagnostic = diagnostic.in_file(key.clone()).at(problem.span).with_related(problem.related.clone());
                 if let Some(help) = &problem.help {
                     diagnostic = diagnostic.with_help(help.clone());
                 }

@@ -25,7 +25,7 @@ use oxc_syntax::operator::{BinaryOperator, UnaryOperator};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::source::Span;
+use crate::source::{Related, Span};
 
 /// Which export of the file holds the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,12 +100,21 @@ pub struct ExtractError {
     pub path: String,
     pub message: String,
     pub help: String,
+    /// Other places it points at (where an unclosed brace was opened).
+    pub related: Vec<Related>,
 }
 
 impl ExtractError {
+    fn new(kind: ExtractErrorKind, span: Span, path: impl Into<String>, message: String, help: String) -> Self {
+        Self { kind, span, path: path.into(), message, help, related: Vec::new() }
+    }
+
     /// The error as a diagnostic with `code`, located in `file` at its span and JSON path.
     pub fn to_diagnostic(&self, file: &str, code: Code) -> Diagnostic {
-        let mut diagnostic = Diagnostic::error(code, self.message.clone()).in_file(file).at(self.span);
+        let mut diagnostic = Diagnostic::error(code, self.message.clone())
+            .in_file(file)
+            .at(self.span)
+            .with_related(self.related.clone());
         if !self.path.is_empty() {
             diagnostic = diagnostic.at_path(self.path.clone());
         }
@@ -195,8 +204,7 @@ pub fn extract(file_name: &str, source: &str, target: ExtractTarget) -> Extracte
 }
 
 fn syntax_error(span: Span, message: String) -> Extracted {
-    let error =
-        ExtractError { kind: ExtractErrorKind::Syntax, span, path: String::new(), message, help: String::new() };
+    let error = ExtractError::new(ExtractErrorKind::Syntax, span, "", message, String::new());
     Extracted { value: None, errors: vec![error] }
 }
 
@@ -239,12 +247,8 @@ fn read(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
         };
         let errors = duplicates
             .into_iter()
-            .map(|span| ExtractError {
-                kind: ExtractErrorKind::Syntax,
-                span,
-                path: String::new(),
-                message: message.clone(),
-                help: "remove the extra export".into(),
+            .map(|span| {
+                ExtractError::new(ExtractErrorKind::Syntax, span, "", message.clone(), "remove the extra export".into())
             })
             .collect();
         return Extracted { value: None, errors };
@@ -263,13 +267,7 @@ fn read(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
                 ExtractTarget::NamedConst(name) => format!("{file} has no `export const {name}`"),
             };
             let help = format!("add {}", target.written_form());
-            reader.errors.push(ExtractError {
-                kind: ExtractErrorKind::MissingExport,
-                span: Span::default(),
-                path: String::new(),
-                message,
-                help,
-            });
+            reader.errors.push(ExtractError::new(ExtractErrorKind::MissingExport, Span::default(), "", message, help));
             None
         }
     };
@@ -330,7 +328,7 @@ enum Found<'x, 'a> {
 }
 
 fn not_literal(span: impl Into<Span>, path: &str, message: String, help: String) -> ExtractError {
-    ExtractError { kind: ExtractErrorKind::NotLiteral, span: span.into(), path: path.into(), message, help }
+    ExtractError::new(ExtractErrorKind::NotLiteral, span.into(), path, message, help)
 }
 
 /// The statement exporting the target, plus the spans of any further statements exporting the
@@ -508,13 +506,7 @@ fn factory_help(target: ExtractTarget) -> String {
 }
 
 fn factory_error(span: Span, target: ExtractTarget) -> ExtractError {
-    ExtractError {
-        kind: ExtractErrorKind::ConfigFactory,
-        span,
-        path: String::new(),
-        message: FACTORY_MESSAGE.into(),
-        help: factory_help(target),
-    }
+    ExtractError::new(ExtractErrorKind::ConfigFactory, span, "", FACTORY_MESSAGE.into(), factory_help(target))
 }
 
 /// A top-level `const name = value` (exported or not).
@@ -1231,16 +1223,14 @@ impl<'x, 'a> Reader<'x, 'a> {
 /// The errors of `diagnostics` (oxc's), as this reader reports them.
 fn syntax_errors(diagnostics: &oxc_diagnostics::Diagnostics, source: &str) -> Vec<ExtractError> {
     let error = |diagnostic: &oxc_diagnostics::OxcDiagnostic| {
-        let span = crate::source::oxc_span(diagnostic);
+        let (span, related) = crate::source::oxc_span(diagnostic);
+        let help = match diagnostic.help.as_deref() {
+            Some(help) => help.to_owned(),
+            None => separator_help(&diagnostic.message, source, span).unwrap_or_default(),
+        };
         ExtractError {
-            kind: ExtractErrorKind::Syntax,
-            span,
-            path: String::new(),
-            message: diagnostic.message.to_string(),
-            help: match diagnostic.help.as_deref() {
-                Some(help) => help.to_owned(),
-                None => separator_help(&diagnostic.message, source, span).unwrap_or_default(),
-            },
+            related,
+            ..ExtractError::new(ExtractErrorKind::Syntax, span, "", diagnostic.message.to_string(), help)
         }
     };
     diagnostics.errors().map(error).collect()

@@ -679,17 +679,23 @@ fn a_simulation_stopped_from_outside_takes_its_hook_and_its_scratch_folder_with_
     let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
     let cwd = dir.path().to_str().unwrap();
     let input = format!(r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"{cwd}","stopHookActive":false}}"#);
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGKILL] {
+    let json = [&[][..], &["--json"][..]];
+    for (signal, flags) in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGKILL].into_iter().zip(json.repeat(2)) {
         let scratch = tempfile::tempdir().unwrap();
         let mut simulation = support::bin();
         simulation.args(["hooks", "simulate", "--target", "claude", "--hook", hooks[0]["name"].as_str().unwrap()]);
-        simulation.args(["--input", &input]).current_dir(dir.path()).env("TMPDIR", scratch.path());
+        simulation.args(["--input", &input]).args(flags).current_dir(dir.path()).env("TMPDIR", scratch.path());
         let (output, pid) = support::signal_once_running(&mut simulation, &dir.path().join("pid"), signal);
         assert!(!support::running(&pid), "the hook outlived its simulation (signal {signal})");
         if signal != libc::SIGKILL {
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert_eq!(output.status.code(), Some(130), "signal {signal}: {stderr}");
             assert_eq!(stderr.trim(), "interrupted");
+            if !flags.is_empty() {
+                // (Not a hook that failed, nor a node that could not run.)
+                let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+                assert_eq!(report, serde_json::json!({ "ok": false, "error": "interrupted" }));
+            }
             let left: Vec<_> = fs::read_dir(scratch.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
             assert!(left.is_empty(), "signal {signal} left {left:?}");
         }

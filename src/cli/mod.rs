@@ -748,6 +748,10 @@ fn simulate_command(
     }
     // (Reported as a run that failed, in the same shape: `node` missing, say.)
     let simulation = artifact::simulate(dir, hook, &input, mode, form).unwrap_or_else(artifact::Simulation::not_run);
+    if crate::interrupt::cut_short() {
+        // A hook stopped on the way says nothing true of what it answers.
+        return Err(Failure::Run("interrupted".into()));
+    }
     let matched = hook.matches_tool(&simulation.native_input);
     if json {
         // (A hook that failed is reported whole too: what it printed, how it exited.)

@@ -64,8 +64,8 @@ pub struct Written {
     pub written: Vec<String>,
     pub unchanged: Vec<String>,
     pub removed: Vec<String>,
-    /// The project's `tsconfig.json`: created, extending the generated one, or neither (it
-    /// has to be told).
+    /// The project's `tsconfig.json`: created, extending the generated one, neither (it
+    /// has to be told), or one that does not parse.
     pub tsconfig: ProjectTsconfig,
     /// The compiler options a project's `tsconfig.json` that extends the generated one sets
     /// itself without what the generated one gives them, which TypeScript takes instead of
@@ -79,6 +79,7 @@ pub enum ProjectTsconfig {
     Created,
     Extends,
     Other,
+    Malformed,
 }
 
 impl ProjectTsconfig {
@@ -87,6 +88,7 @@ impl ProjectTsconfig {
             ProjectTsconfig::Created => "created",
             ProjectTsconfig::Extends => "extends",
             ProjectTsconfig::Other => "other",
+            ProjectTsconfig::Malformed => "malformed",
         }
     }
 }
@@ -337,14 +339,11 @@ pub fn write(root: &Path) -> io::Result<Written> {
     // (Judged before anything is written. The extension is optional in `extends`, and `./` or
     // `../` makes it a path: without it TypeScript looks for a package of that name.)
     let text = read_project_tsconfig(&project).map_err(at(&project))?;
-    // (As written where it does not read: then `tsc` says why itself.)
-    let read = text
-        .as_deref()
-        .map(|text| read_tsconfig(text, root).unwrap_or((text.contains("\"./.agent-bundle/tsconfig"), Vec::new())));
-    let (tsconfig, overrides) = match read {
+    let (tsconfig, overrides) = match text.as_deref().map(|text| read_tsconfig(text, root)) {
         None => (ProjectTsconfig::Created, Vec::new()),
-        Some((true, overrides)) => (ProjectTsconfig::Extends, overrides),
-        Some((false, _)) => (ProjectTsconfig::Other, Vec::new()),
+        Some(Some((true, overrides))) => (ProjectTsconfig::Extends, overrides),
+        Some(Some((false, _))) => (ProjectTsconfig::Other, Vec::new()),
+        Some(None) => (ProjectTsconfig::Malformed, Vec::new()),
     };
     let state = root.join(STATE_DIR);
     crate::stamp::create_ignored_state_folder(&state)?;

@@ -198,6 +198,15 @@ fn types_keeps_a_project_tsconfig_and_needs_a_project() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("tsconfig.json does not extend the declarations"), "{stdout}");
     assert_eq!(std::fs::read_to_string(dir.path().join("tsconfig.json")).unwrap(), "{ \"compilerOptions\": {} }\n");
+    // One that does not parse is said to, not guessed at (the `extends` is before the fault).
+    let malformed = "{ \"extends\": \"./.agent-bundle/tsconfig.json\" \"compilerOptions\": {} }\n";
+    std::fs::write(dir.path().join("tsconfig.json"), malformed).unwrap();
+    let output = support::run(dir.path(), &["types", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["tsconfig"], "malformed", "{report}");
+    let output = support::run(dir.path(), &["types"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("tsconfig.json does not parse as JSON with comments"), "{stdout}");
 
     let empty = tempfile::tempdir().unwrap();
     let output = support::run(empty.path(), &["types"]);

@@ -99,6 +99,10 @@ fn types_summary(written: &Written) -> String {
             "note: tsconfig.json does not extend the declarations: make \"./.agent-bundle/tsconfig.json\" (one of) its \
              \"extends\""
         }
+        ProjectTsconfig::Malformed => {
+            "note: tsconfig.json does not parse as JSON with comments (`npx tsc` says where), so what it extends is not \
+             known"
+        }
     };
     let removed = match written.removed.len() {
         0 => String::new(),

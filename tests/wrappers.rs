@@ -716,6 +716,18 @@ fn an_endless_input_file_is_refused_at_the_limit() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 64 MiB limit"));
 }
 
+/// Input nested past what the command reads is said to be, not to be invalid JSON.
+#[test]
+fn input_nested_too_deep_for_the_simulator_says_so() {
+    let dir = support::example("policy");
+    assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
+    let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+    let output = support::simulate(dir.path(), "claude", "stop-stop-7818ca2c", &deep, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("input nests deeper than the 128 levels `hooks simulate` reads at line 1 column"), "{stderr}");
+}
+
 /// `--input-file -` reads standard input, and a byte-order mark an editor left before the
 /// JSON is no part of it.
 #[test]

@@ -22,15 +22,17 @@ pub const IPC_KEY: &str = "agent-bundle:runtime/ipc.mjs";
 pub const SERVER_KEY: &str = "agent-bundle:runtime/server.mjs";
 const JSX_KEY: &str = "agent-bundle:runtime/jsx.mjs";
 const AGENT_KEY: &str = "agent-bundle:runtime/agent.mjs";
+const JSON_KEY: &str = "agent-bundle:runtime/json.mjs";
 
 /// Every virtual module and its embedded source.
-const VIRTUAL_MODULES: [(&str, &str); 6] = [
+const VIRTUAL_MODULES: [(&str, &str); 7] = [
     (RUNTIME_KEY, include_str!("../runtime/hook.mjs")),
     (ROUTE_KEY, include_str!("../runtime/route.mjs")),
     (JSX_KEY, include_str!("../runtime/jsx.mjs")),
     (AGENT_KEY, include_str!("../runtime/agent.mjs")),
     (IPC_KEY, include_str!("../runtime/ipc.mjs")),
     (SERVER_KEY, include_str!("../runtime/server.mjs")),
+    (JSON_KEY, include_str!("../runtime/json.mjs")),
 ];
 
 /// The embedded source of a virtual module.

@@ -711,8 +711,13 @@ fn simulate_command(
     form: artifact::InputForm,
     json: bool,
 ) -> Result<bool, Failure> {
-    let input: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| Failure::Usage(format!("input must be valid JSON: {e}")))?;
+    let input: serde_json::Value = serde_json::from_str(text).map_err(|error| {
+        // (serde_json's reader stops at 128 levels; the wrapper itself reads any depth.)
+        Failure::Usage(match error.to_string().strip_prefix("recursion limit exceeded") {
+            Some(at) => format!("input nests deeper than the 128 levels `hooks simulate` reads{at}"),
+            None => format!("input must be valid JSON: {error}"),
+        })
+    })?;
     if !input.is_object() {
         return Err(Failure::Usage("input must be a JSON object".into()));
     }

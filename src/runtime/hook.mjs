@@ -29,6 +29,7 @@
 
 import { readFileSync, readSync, realpathSync, writeSync } from "node:fs";
 import { inspect, types } from "node:util";
+import { jsonText } from "./json.mjs";
 
 // Far past any envelope a host sends (a tool's whole input or response): a cap only so that
 // a runaway writer cannot take the machine's memory. Whatever a host can send, the hook must
@@ -186,16 +187,10 @@ async function answerOf(spec, load, source) {
   const result = checkResult(spec, value, (note) => report(spec, note));
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
-  if (simulation) return JSON.stringify({ nativeInput: envelope, nativeOutput: output, result }, wellFormed) + "\n";
-  return output === null ? "" : JSON.stringify(output, wellFormed);
+  if (simulation) return jsonText({ nativeInput: envelope, nativeOutput: output, result }, true) + "\n";
+  return output === null ? "" : jsonText(output, true);
 }
 
-// A string cut inside a character (`"😀".slice(0, 1)`) holds a lone surrogate, which JSON
-// writes as an escape that hosts parsing strictly refuse (Codex is written in Rust): the
-// answer would be lost, and a deny with it. Such a part becomes U+FFFD instead.
-function wellFormed(_key, value) {
-  return typeof value === "string" ? value.toWellFormed() : value;
-}
 
 /** The form of a simulation's input (`canonical` or `native`), or null when a host runs the hook. */
 function simulationForm() {
@@ -374,46 +369,53 @@ function parseInput(text) {
  * Where `value` holds what JSON would not carry as it is (a Map, a class instance, a
  * bigint, a function, NaN, a cycle, an array's `undefined` or hole, which JSON writes as
  * null), as "<path> is <what>", or null. (An object's `undefined` field is left out, as
- * JSON leaves it.) The path is made only on the way back from what failed.
+ * JSON leaves it.) Walked with a stack of its own, as `jsonText` writes: an input that
+ * deep may come back rewritten.
  */
-function notJsonData(value, path, enclosing) {
-  const found = notJsonAt(value, enclosing);
-  return found && `${path}${found.at.reverse().join("")} is ${found.what}`;
+function notJsonData(value, path) {
+  // The objects and arrays being walked (`keys` null for an array), with which item is next.
+  const open = [];
+  const enclosing = new Set();
+  const step = ({ keys, next }) => (keys === null ? `[${next - 1}]` : `.${keys[next - 1]}`);
+  const at = () => path + open.map(step).join("");
+  let item = value;
+  for (;;) {
+    const what = notJsonValue(item, enclosing);
+    if (what !== null) return `${at()} is ${what}`;
+    if (item !== null && typeof item === "object") {
+      const keys = Array.isArray(item) ? null : Object.keys(item);
+      open.push({ value: item, keys, length: (keys ?? item).length, next: 0 });
+      enclosing.add(item);
+    }
+    // The next item of the innermost object or array not walked whole.
+    let walked;
+    while ((walked = open.at(-1)) !== undefined && walked.next === walked.length) {
+      enclosing.delete(open.pop().value);
+    }
+    if (walked === undefined) return null;
+    const index = walked.next++;
+    item = walked.keys === null ? walked.value[index] : walked.value[walked.keys[index]];
+    if (walked.keys === null && item === undefined) return `${at()} is ${index in walked.value ? "undefined" : "a hole"}`;
+  }
 }
 
-function notJsonAt(value, enclosing) {
+// What `value` itself is that JSON would not carry, or null; `enclosing` holds what holds it.
+function notJsonValue(value, enclosing) {
   switch (typeof value) {
     case "string":
     case "boolean":
     case "undefined":
       return null;
     case "number":
-      return Number.isFinite(value) ? null : { at: [], what: String(value) };
+      return Number.isFinite(value) ? null : String(value);
     case "object":
       break;
     default:
-      return { at: [], what: `a ${typeof value}` };
+      return `a ${typeof value}`;
   }
   if (value === null) return null;
-  if (enclosing.has(value)) return { at: [], what: "a cycle back to an object that holds it" };
-  const array = Array.isArray(value);
-  if (!array && !isPlainObject(value)) {
-    return { at: [], what: `an object of class ${value.constructor?.name ?? "unknown"}` };
-  }
-  enclosing.add(value);
-  if (array) {
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i];
-      const found = item === undefined ? { at: [], what: i in value ? "undefined" : "a hole" } : notJsonAt(item, enclosing);
-      if (found) return (found.at.push(`[${i}]`), found);
-    }
-  } else {
-    for (const key of Object.keys(value)) {
-      const found = notJsonAt(value[key], enclosing);
-      if (found) return (found.at.push(`.${key}`), found);
-    }
-  }
-  enclosing.delete(value);
+  if (enclosing.has(value)) return "a cycle back to an object that holds it";
+  if (!Array.isArray(value) && !isPlainObject(value)) return `an object of class ${value.constructor?.name ?? "unknown"}`;
   return null;
 }
 
@@ -668,7 +670,7 @@ export function checkResult(spec, value, note = () => {}) {
   if (updatedInput !== undefined && !object) {
     fail("handler result updatedInput must be an object");
   }
-  const notData = updatedInput === undefined ? null : notJsonData(updatedInput, "updatedInput", new Set());
+  const notData = updatedInput === undefined ? null : notJsonData(updatedInput, "updatedInput");
   if (notData) fail(`handler result updatedInput must hold JSON data only: ${notData}`);
 
   const denied = outcome === "deny";

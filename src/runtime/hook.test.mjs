@@ -375,6 +375,17 @@ describe("projection", PARALLEL, () => {
     writes(r, { decision: "block", reason: "tests fail" });
   });
 
+  test("an input nested deeper than JSON.stringify reaches is rewritten and answered whole", async () => {
+    const depth = 100_000;
+    const deep = "[".repeat(depth) + "]".repeat(depth);
+    const input = JSON.stringify({ ...claudePre, tool_input: { ...claudePre.tool_input, deep: 0 } }).replace('"deep":0', `"deep":${deep}`);
+    const handler = `(e) => ({ updatedInput: { ...e.toolInput, command: "echo safe" } })`;
+    const r = await run({ spec: CLAUDE_PRE, input, handler });
+    succeeds(r);
+    // (Compared as text: the test's own JSON.stringify would overflow.)
+    assert.ok(r.stdout.includes(`"updatedInput":{"command":"echo safe","description":"Print hi","deep":${deep}}`), r.stdout.slice(0, 300));
+  });
+
   test("codex rewrite carries the template's allow", async () => {
     const r = await run({ spec: CODEX_PRE, input: codexPre, handler: `() => ({ updatedInput: { command: "echo safe" } })` });
     writes(r, hookSpecific("PreToolUse", { permissionDecision: "allow", updatedInput: { command: "echo safe" } }));

@@ -30,6 +30,7 @@
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { jsonText } from "./json.mjs";
 
 export const PROTOCOL_VERSION = 1;
 // As much as a wrapper reads from its host (hook.mjs's STDIN_CAP), and room for the request's
@@ -287,7 +288,7 @@ function socketFor(epoch, target) {
 function exchange(connected, request, waitMs, { timeoutMs, epoch }) {
   // (About the size of the envelope the wrapper read, at most STDIN_CAP: one written again
   // longer, as `1e20` is, past MESSAGE_CAP, is refused by the runtime as invalid-message.)
-  const text = JSON.stringify(request);
+  const text = jsonText(request);
   return new Promise((resolve, reject) => {
     let socket = null;
     let settled = false;

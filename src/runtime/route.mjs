@@ -30,6 +30,7 @@
 
 import { Fragment } from "./jsx.mjs";
 import { Agent } from "./agent.mjs";
+import { jsonText } from "./json.mjs";
 
 const ELEMENT = Symbol.for("agent-bundle.element");
 const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
@@ -82,7 +83,7 @@ export function routeComponent(Component, source) {
 // The frozen `canonical` prop. The idempotency key is a lazy getter: hashing
 // needs node:crypto, which most routes would load for nothing.
 async function canonicalIdentity(event, context, { family, sequence = 1 }) {
-  const identity = JSON.stringify({ event: family, native: context.nativeInput, target: context.host });
+  const identity = jsonText({ event: family, native: context.nativeInput, target: context.host });
   let key = typeof process.getBuiltinModule === "function" ? null : await webSha256(identity);
   return Object.freeze({
     event: family,

@@ -34,7 +34,7 @@ let wrapperCount = 0;
 /**
  * Runs one route process. `route` is JS source that defines `Route` (it may
  * use jsx, jsxs, Fragment, Agent and a `report(value)` helper that writes JSON
- * to stderr); `input` is an object sent as JSON.
+ * to stderr); `input` is an object sent as JSON, or the JSON text to send.
  */
 function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs = 5000, env = {}, args = [], prelude = "" }) {
   const file = join(workDir, `route-${++wrapperCount}.mjs`);
@@ -58,7 +58,7 @@ function run({ spec, route, input, family = FAMILY[spec.nativeEvent], timeoutMs 
     child.stdin.on("error", () => {});
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-    child.stdin.end(JSON.stringify(input));
+    child.stdin.end(typeof input === "string" ? input : JSON.stringify(input));
   });
 }
 
@@ -198,6 +198,15 @@ describe("projection", PARALLEL, () => {
       await run({ spec: PRE, route, input: preInput }),
       hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "no", additionalContext: "see policy" }),
     );
+  });
+
+  test("a tool input nested deeper than JSON.stringify reaches is judged, its key made", async () => {
+    const route = `async function Route({ canonical }) {
+      return jsx(Agent.Result, { value: { outcome: "deny", reason: "deep " + canonical.idempotencyKey.length } });
+    }`;
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const input = JSON.stringify({ ...preInput, tool_input: { ...preInput.tool_input, deep: 0 } }).replace('"deep":0', `"deep":${deep}`);
+    writes(await run({ spec: PRE, route, input }), hookSpecific("PreToolUse", { permissionDecision: "deny", permissionDecisionReason: "deep 64" }));
   });
 
   test("tool/before rewrite", async () => {

@@ -28,6 +28,7 @@ import { connect, createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { checkResult, decodeNative, messageOf, protocolStdout, whereThrown } from "./hook.mjs";
+import { jsonText } from "./json.mjs";
 import { renderRoute, routeComponent } from "./route.mjs";
 import {
   MESSAGE_CAP,
@@ -178,7 +179,7 @@ function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log
   // writing when it arrives). Once it is flushed, a client that keeps its own side open
   // is given as long again to close it, then dropped: it would hold a descriptor for ever.
   const reply = (body) => {
-    const line = `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, artifactEpoch: runtime.epoch, ...body })}\n`;
+    const line = `${jsonText({ protocolVersion: PROTOCOL_VERSION, artifactEpoch: runtime.epoch, ...body })}\n`;
     socket.end(line, () => {
       dropAfter(socket, requestDeadlineMs, `kept its side open ${requestDeadlineMs} ms after its reply`, log);
     });

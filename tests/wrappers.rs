@@ -725,7 +725,10 @@ fn input_nested_too_deep_for_the_simulator_says_so() {
     let output = support::simulate(dir.path(), "claude", "stop-stop-7818ca2c", &deep, &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("input nests deeper than the 128 levels `hooks simulate` reads at line 1 column"), "{stderr}");
+    assert!(
+        stderr.contains("input nests deeper than the 128 levels `hooks simulate` reads at line 1 column"),
+        "{stderr}"
+    );
 }
 
 /// `--input-file -` reads standard input, and a byte-order mark an editor left before the

@@ -802,9 +802,11 @@ fn stack_traces_point_into_the_original_sources() {
 
 #[test]
 fn the_runtime_is_emitted_without_its_comments_and_a_handler_keeps_its_own() {
-    let no_imports = &mut |specifier: &str| match specifier.strip_prefix("node:") {
-        Some(_) => Ok(crate::bundle::Resolved::Builtin(specifier.to_owned())),
-        None => Err(crate::bundle::ResolveFailure::NotFound),
+    // (Builtins, and the runtime's own modules beside it.)
+    let no_imports = &mut |specifier: &str| match (specifier.strip_prefix("node:"), specifier.strip_prefix("./")) {
+        (Some(_), _) => Ok(crate::bundle::Resolved::Builtin(specifier.to_owned())),
+        (_, Some(name)) => Ok(crate::bundle::Resolved::Module(format!("agent-bundle:runtime/{name}"))),
+        _ => Err(crate::bundle::ResolveFailure::NotFound),
     };
     let key = crate::bundle::RUNTIME_KEY;
     let source = crate::bundle::virtual_module(key).unwrap();

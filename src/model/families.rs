@@ -108,11 +108,17 @@ impl Family {
             Family::PermissionRequest => (true, false),
             _ => (false, false),
         };
-        let violation = match (deny, context) {
-            (false, false) => {
+        let cannot = match (deny, rewrite) {
+            (true, true) => "replace input while denying",
+            (true, false) => "replace input",
+            (false, true) => "deny",
+            (false, false) => "deny or replace input",
+        };
+        let violation = match (deny, rewrite, context) {
+            (false, false, false) => {
                 format!("{} is observation-only: it cannot deny, replace input or add context", self.key())
             }
-            _ => format!("{} does not admit this result (see `agent-bundle matrix`)", self.key()),
+            _ => format!("{} cannot {cannot}", self.key()),
         };
         EventRules { deny, rewrite, context, allow, ask, violation }
     }
@@ -150,6 +156,19 @@ mod tests {
 
     /// The families whose native events a host filters by tool name (host-formats.md §1.3:
     /// PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, PermissionDenied).
+    /// What a result breaking a family's rules is told names what the family cannot do.
+    #[test]
+    fn a_broken_rule_is_named() {
+        let violation = |family: Family| family.rules().violation;
+        assert_eq!(violation(Family::ToolBefore), "tool/before cannot replace input while denying");
+        assert_eq!(violation(Family::ToolAfter), "tool/after cannot deny or replace input");
+        assert_eq!(violation(Family::Stop), "stop cannot replace input");
+        assert_eq!(
+            violation(Family::SessionEnd),
+            "session/end is observation-only: it cannot deny, replace input or add context"
+        );
+    }
+
     #[test]
     fn the_families_filtered_by_tool_name_take_tools() {
         let taking: Vec<&str> = Family::ALL.iter().filter(|f| f.takes_tools()).map(|f| f.key()).collect();

@@ -29,7 +29,7 @@
 
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { jsonText } from "./json.mjs";
 
 export const PROTOCOL_VERSION = 1;
@@ -51,7 +51,14 @@ const INSTALL_PREFIX_LENGTH = "event-".length + 16;
  * directory is under /tmp instead, as wrappers and runtime both compute.
  */
 export function runtimeDir() {
-  if (process.env.AGENT_BUNDLE_RUNTIME_DIR) return process.env.AGENT_BUNDLE_RUNTIME_DIR;
+  const chosen = process.env.AGENT_BUNDLE_RUNTIME_DIR;
+  // (Hooks run in the project's folder, the runtime in the plugin's: a relative path would
+  // name two places.)
+  if (chosen && !isAbsolute(chosen)) {
+    const refused = runtimeError("runtime-unavailable", `AGENT_BUNDLE_RUNTIME_DIR must be an absolute path, not ${chosen}`);
+    throw Object.assign(refused, { refusedDir: true });
+  }
+  if (chosen) return chosen;
   const uid = typeof process.getuid === "function" ? process.getuid() : "user";
   const dir = join(tmpdir(), `agent-bundle-${uid}`);
   const fits = Buffer.byteLength(dir) + 1 + SOCKET_NAME_LENGTH <= MAX_SOCKET_PATH;

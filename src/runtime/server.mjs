@@ -103,9 +103,10 @@ export async function serve(
   const state = { sequence: 0, startedAt: new Date().toISOString() };
   const served = { runtime, target, routes, state, requestDeadlineMs, log };
   const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
-  const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
-  const owner = new Owner(listener, path, log, probeAnswerMs);
+  let owner;
   try {
+    const path = endpoint(runtime.epoch, target, installRoot(fileURLToPath(entry)));
+    owner = new Owner(listener, path, log, probeAnswerMs);
     await owner.start();
   } catch (error) {
     // Before MCP is answered: the host reports the server as failed, with this on stderr.
@@ -332,10 +333,6 @@ class Owner {
     if (!fitsSocketAddress(this.path)) {
       throw new Error(`the socket path ${this.path} is too long for a Unix socket; set a shorter AGENT_BUNDLE_RUNTIME_DIR`);
     }
-    const dir = runtimeDir();
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const unsafe = unsafeDir(lstatSync(dir));
-    if (unsafe) throw new Error(`refusing the runtime directory ${dir}: it ${unsafe}`);
     if (await this.claim()) this.log(`listening on ${this.path}`);
     else this.log(`${this.path} is owned by another process; standing by`);
   }
@@ -343,6 +340,12 @@ class Owner {
   // Tries to own the socket path; true on success, false when a live owner holds it (then
   // it probes again later).
   async claim() {
+    // The directory is made, or refused, on every claim: a cleaner of temporary files may
+    // have removed it since the last, and anyone may have made another in its place.
+    const dir = runtimeDir();
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const unsafe = unsafeDir(lstatSync(dir));
+    if (unsafe) throw new Error(`refusing the runtime directory ${dir}: it ${unsafe}`);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         await this.listen();
@@ -392,7 +395,7 @@ class Owner {
   // Owner: still our socket at the path? If another process replaced it, stand by.
   watch() {
     if (this.ownsPath()) return this.schedule(() => this.watch());
-    this.log(`${this.path} was taken over; standing by`);
+    this.log(`${this.path} was ${inodeOf(this.path) === null ? "removed" : "taken over"}; standing by`);
     this.inode = null;
     this.abandon();
     this.schedule(() => this.probe());

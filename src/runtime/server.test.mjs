@@ -294,6 +294,22 @@ describe("shared runtime", { concurrency: 4 }, () => {
     await stopServer(server);
   });
 
+  test("a runtime whose directory was removed makes it again, 0700, and listens there; one made open to others it refuses", async () => {
+    const root = artifact();
+    const dir = join(freshRuntimeDir(), "cleaned");
+    const server = await startServer(root, dir).ready;
+    rmSync(dir, { recursive: true });
+    await logged(server, /was removed; standing by[^]*had no live owner; took it over/);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.match(contextOf(await runWrapper(root, dir)), new RegExp(`pid ${server.child.pid}$`));
+    rmSync(dir, { recursive: true });
+    mkdirSync(dir, { mode: 0o777 });
+    chmodSync(dir, 0o777);
+    await logged(server, /cannot take over .*refusing the runtime directory .*accessible to other users/);
+    assert.deepEqual(sockets(dir), [], "no socket in a directory others may enter");
+    await stopServer(server);
+  });
+
   test("a second install of the same plugin gets another socket", async () => {
     const root = artifact();
     const copy = `${root}-copy`;
@@ -623,6 +639,19 @@ describe("shared runtime", { concurrency: 4 }, () => {
       refused.stderr,
       `agent-bundle event runtime: could not start: refusing the runtime directory ${open}: it is accessible to other users\n`,
     );
+    // A relative directory names one place for the runtime and another for each hook.
+    const relative = await runRuntime(root, "rel-rt", { input: initialize });
+    assert.deepEqual([relative.code, relative.stdout], [1, ""]);
+    assert.equal(
+      relative.stderr,
+      "agent-bundle event runtime: could not start: AGENT_BUNDLE_RUNTIME_DIR must be an absolute path, not rel-rt\n",
+    );
+    const hook = await runWrapper(root, "rel-rt");
+    assert.deepEqual([hook.code, hook.stdout], [1, ""]);
+    assert.match(hook.stderr, /handler failed: AGENT_BUNDLE_RUNTIME_DIR must be an absolute path, not rel-rt\n$/);
+    const fallback = await runWrapper(root, "rel-rt", { fallback: true });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(fallback.stderr, /AGENT_BUNDLE_RUNTIME_DIR must be an absolute path, not rel-rt: no runtime serves from it; the route renders standalone\n$/);
     const deep = join(freshRuntimeDir(), "d".repeat(100));
     const tooLong = await runRuntime(root, deep, { input: initialize });
     assert.deepEqual([tooLong.code, tooLong.stdout], [1, ""]);

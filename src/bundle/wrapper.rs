@@ -577,8 +577,8 @@ pub fn shared_route_epilogue(
             let module = serde_json::Value::from(module);
             let family = serde_json::Value::from(family);
             format!(
-                "(timeoutMs) => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, \
-                 {{ family: {family}, timeoutMs, source: {module} }})"
+                "(leftMs) => __ab_require({renderer}).renderRoute(__ab_require({module}).default, event, context, \
+                 {{ family: {family}, timeoutMs: {timeout_ms}, leftMs, source: {module} }})"
             )
         }
         None => "null".to_owned(),

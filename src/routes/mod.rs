@@ -199,9 +199,12 @@ fn is_almost_events_dir(dir: &str) -> bool {
 }
 
 /// Helper modules may live in `src/events/` when their name starts with `_` or they sit in a
-/// `lib/` or `components/` folder.
+/// `lib/` or `components/` folder (a file of that name is no folder: `lib.tsx` names a family
+/// or is refused).
 fn is_helper(stem: &str) -> bool {
-    stem.split('/').any(|segment| segment.starts_with('_') || segment == "lib" || segment == "components")
+    let (folders, name) = stem.rsplit_once('/').unwrap_or(("", stem));
+    name.starts_with('_')
+        || folders.split('/').any(|folder| folder.starts_with('_') || folder == "lib" || folder == "components")
 }
 
 fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Option<Value>, Vec<Diagnostic>) {
@@ -411,6 +414,18 @@ mod tests {
 
     fn discover_one(path: &'static str, source: &'static str) -> RoutesReturn {
         discover([path].into_iter(), |_| Ok(source))
+    }
+
+    /// Helpers sit in `lib/` or `components/` folders or are named `_…`; a file named `lib`
+    /// is none.
+    #[test]
+    fn a_helper_is_in_a_helper_folder_or_named_so() {
+        for helper in ["lib/format", "components/Policy", "tool/lib/x", "_shared", "tool/_x", "_private/x"] {
+            assert!(is_helper(helper), "{helper}");
+        }
+        for stray in ["lib", "components", "tool/lib", "library/x", "helper"] {
+            assert!(!is_helper(stray), "{stray}");
+        }
     }
 
     #[test]

@@ -236,8 +236,8 @@ function otherBuild(path) {
 /**
  * The handler of a shared route's wrapper: sends the validated envelope to the
  * runtime and returns the route's rendered result. `shared` is
- * `{ hook, epoch, target, family, timeoutMs }`; `standalone(timeoutMs)` renders the route in
- * this process within `timeoutMs` and is null when the route has no fallback; `connection` is
+ * `{ hook, epoch, target, family, timeoutMs }`; `standalone(leftMs)` renders the route in
+ * this process within `leftMs` and is null when the route has no fallback; `connection` is
  * what `connectRuntime(shared)` returned when the wrapper started.
  *
  * `timeoutMs` bounds it all, the wait for a runtime that is starting and the fallback

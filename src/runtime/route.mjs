@@ -37,7 +37,8 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
 
 /**
  * Renders `Component` for one event and returns the hook result
- * `{ outcome?, reason?, updatedInput?, additionalContext? }`.
+ * `{ outcome?, reason?, updatedInput?, additionalContext? }`, within the route's
+ * `timeoutMs`, or what is left of it (`leftMs`: a fallback after the wait for a runtime).
  */
 export async function renderRoute(Component, event, context, route) {
   routeComponent(Component, route.source);
@@ -55,7 +56,7 @@ export async function renderRoute(Component, event, context, route) {
       // An abandoned render does not keep a hook's process alive: runHook ends it.
       controller.abort(new DOMException(message, "TimeoutError"));
       reject(new Error(message));
-    }, route.timeoutMs);
+    }, route.leftMs ?? route.timeoutMs);
   });
   let contexts;
   try {

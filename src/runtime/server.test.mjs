@@ -116,7 +116,7 @@ function artifact({ epoch = "demo@1.0.0+0001", timeoutMs = 1000, requestDeadline
         `const SHARED = ${JSON.stringify({ hook: spec.hook, epoch, target: "claude", family: "tool/before", timeoutMs, startupWaitMs })};\n` +
         `const connection = connectRuntime(SHARED);\n` +
         `await runHook(${JSON.stringify(spec)}, () => (event, context) => forwardRoute(SHARED, context, ` +
-        (fallback ? `(timeoutMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs })` : "null") +
+        (fallback ? `(leftMs) => renderRoute(Route, event, context, { family: "tool/before", timeoutMs: ${timeoutMs}, leftMs })` : "null") +
         `, connection));\n`,
     );
   }
@@ -442,7 +442,8 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const root = artifact({ timeoutMs: 2500, startupWaitMs: 1500 });
     const r = await runWrapper(root, join(freshRuntimeDir(), "none"), { fallback: true, command: "slow" });
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /route tool\/before timed out after \d+ ms/);
+    // (Named by the route's time, as the config gives it, not by what was left of it.)
+    assert.match(r.stderr, /route tool\/before timed out after 2500 ms\n$/);
   });
 
   test("a runtime that stops mid-request fails the hook, saying so", async () => {

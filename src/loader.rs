@@ -381,6 +381,14 @@ impl LoadedProject {
         self.lies_in_payload(path) || route
     }
 
+    /// Whether a change at `path` is one no input shows, where a build must read all: a
+    /// link, a special file or a folder no walk reads, there now. (A file there is an input,
+    /// whose bytes tell; what went changes what the build says anyway: it failed while that
+    /// was there.)
+    pub fn changed_unread(&self, path: &Path) -> bool {
+        self.must_be_read_whole(path) && fs::symlink_metadata(path).is_ok() && !walk_reads(path)
+    }
+
     /// Takes the payload sources of the last compile's model (project-relative folders).
     pub fn note_payload_sources(&mut self, sources: Vec<String>) {
         self.payload_sources = sources;

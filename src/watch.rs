@@ -636,7 +636,7 @@ impl Session {
         if artifact_went {
             self.restore_manifest();
         }
-        let unread_changed = changed.iter().any(|path| self.loaded.must_be_read_whole(path));
+        let unread_changed = changed.iter().any(|path| self.loaded.changed_unread(path));
         if changed.contains(root) || !root.is_dir() {
             // Its watches were forgotten with it; what is there now may be another folder.
             // Gone with no event of its own (a folder above it renamed: the watches follow

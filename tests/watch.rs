@@ -511,6 +511,24 @@ fn a_silent_build_leaves_what_it_read_for_the_next_to_report() {
     interrupt(child);
 }
 
+/// A route or payload file saved again as it was says nothing: its bytes did not change,
+/// and nothing a build must read whole came or went.
+#[test]
+fn a_route_saved_unchanged_says_nothing() {
+    let dir = support::example("routes");
+    let (child, builds) = watching(dir.path());
+    let route = dir.path().join("src/events/stop.tsx");
+    let text = std::fs::read(&route).unwrap();
+    // In place, and as editors save: a new file renamed over it.
+    std::fs::write(&route, &text).unwrap();
+    let saved = dir.path().join("src/events/.stop.tsx.tmp");
+    std::fs::write(&saved, &text).unwrap();
+    std::fs::rename(&saved, &route).unwrap();
+    let said = builds.recv_timeout(Duration::from_millis(1000));
+    assert!(said.is_err(), "an unchanged route says nothing: {said:?}");
+    interrupt(child);
+}
+
 /// Another build publishing into the session's artifact with other options (`--target`) is
 /// no damage for the session to repair (two such sessions would repair it in turn for
 /// ever): the session publishes its own at its next change.

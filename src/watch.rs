@@ -536,10 +536,11 @@ impl Session {
             }
             Err(_) => self.loaded.in_outside_dir(path),
         };
-        // Gone, or replaced by something else (an empty folder is published into), or a part
-        // of it gone (asked once a batch).
+        // Gone, or replaced by something else (an empty folder is published into; one holding
+        // files of someone's, once they go), or a part of it gone (asked once a batch).
         let out_dir = &self.options.out_dir;
-        let artifact_gone = |path: &PathBuf| out_dir.starts_with(path) && !self.artifact_in_place();
+        let artifact_gone =
+            |path: &PathBuf| (out_dir.starts_with(path) || path.starts_with(out_dir)) && !self.artifact_in_place();
         let damaged = std::cell::OnceCell::new();
         let artifact_damaged =
             |path: &PathBuf| path.starts_with(out_dir) && *damaged.get_or_init(|| self.artifact_damaged());
@@ -693,6 +694,9 @@ impl Session {
         }
         if self.artifact_in_place() {
             self.watch_artifact(watches);
+        } else if self.options.out_dir.is_dir() {
+            // A folder of someone's files where the artifact goes: emptied, it takes a publish.
+            watch(&self.options.out_dir);
         }
         // Another project's walk watches this artifact too (this one lies inside it).
         watches.lock().expect("no panics while locked").restore(artifact_watches, |holder, _| holder != id);

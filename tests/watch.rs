@@ -397,10 +397,14 @@ fn a_single_project_that_cannot_publish_at_start_is_reported_and_the_session_goe
     let first = next_build(&builds);
     assert_eq!(first["ok"], false, "{first:#}");
     assert!(first["error"].as_str().unwrap().contains("no agent-bundle artifact"), "{first:#}");
-    std::fs::rename(dir.path().join("artifact"), dir.path().join("notes")).unwrap();
-    edit_stop(dir.path(), "published once the folder moved");
-    until_published(&builds, &dir.path().join("artifact"), "published once the folder moved");
+    // Emptied, the folder is published into, with no edit of the project's.
+    std::fs::remove_file(dir.path().join("artifact/notes.txt")).unwrap();
+    let published = next_build(&builds);
+    assert_eq!(published["ok"], true, "{published:#}");
+    assert!(dir.path().join("artifact/agent-bundle.manifest.json").is_file());
     interrupt(child);
+    std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/notes.txt"), "mine").unwrap();
     let refused = support::run(dir.path(), &["watch", "--out", "notes"]);
     assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
 }

@@ -335,6 +335,35 @@ fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
     }
 }
 
+/// Says what is where a module handler was said not to exist, where something is: a link, a
+/// special file or an empty folder, which the walk passes over (`ls` shows it there).
+fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Database, Project), root: &Path) {
+    for absent in &db::normalize(db, project).absent_handlers {
+        let Ok(metadata) = std::fs::symlink_metadata(root.join(&absent.path)) else { continue };
+        let (what, help) = if metadata.is_symlink() {
+            ("a symbolic link, which is never read as a module", "name the module's own file: links are not followed")
+        } else if metadata.is_dir() {
+            ("a folder, not a module file", "a handler names its module's file, such as './src/hooks/guard.ts'")
+        } else if !metadata.is_file() {
+            (
+                "a special file (a FIFO, a socket or a device), which is never read as a module",
+                "a handler is a regular file: make it one",
+            )
+        } else {
+            // (Made since the walk: the next build reads it.)
+            continue;
+        };
+        let said = compiled
+            .diagnostics
+            .iter_mut()
+            .find(|d| d.code == Code::MissingHandler && d.json_path.as_deref() == Some(absent.at.as_str()));
+        if let Some(diagnostic) = said {
+            diagnostic.message = format!("handler `{}` is {what}", absent.path);
+            diagnostic.help = Some(help.to_owned());
+        }
+    }
+}
+
 /// A payload file whose artifact path no artifact can hold (AB4745): a name with a control
 /// character or a backslash, a name or a path too long.
 fn unwritable_payload_file(payload: &crate::model::Payload, path: &str) -> Diagnostic {
@@ -683,6 +712,7 @@ pub fn compile_and_publish(
     note_unlistable_outside(&mut compiled, &outside);
     check_payloads_whole(&mut compiled, (&loaded.db, project), &loaded.root, &options.out_dir);
     check_routes_whole(&mut compiled, &loaded.root, &options.out_dir);
+    name_what_is_at_absent_handlers(&mut compiled, (&loaded.db, project), &loaded.root);
     if let Some(model) = &compiled.model {
         loaded.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }

@@ -378,7 +378,7 @@ pub fn routes(db: &dyn Db, project: Project) -> RoutesReturn {
 #[salsa::tracked(returns(ref))]
 pub fn normalize(db: &dyn Db, project: Project) -> NormalizeReturn {
     let Some(config) = config(db, project) else {
-        return NormalizeReturn { model: None, diagnostics: Vec::new() };
+        return NormalizeReturn { model: None, diagnostics: Vec::new(), absent_handlers: Vec::new() };
     };
     let view = FilesView { files: project.files(db), config_file: config_file_name(db, project) };
     let settings = project.settings(db);

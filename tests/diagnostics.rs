@@ -307,6 +307,32 @@ fn a_handler_that_is_a_folder_says_so() {
     assert_eq!(said["help"], "a handler names its module's file: `./src/hooks/guard/index.ts`");
 }
 
+/// A link, a pipe or an empty folder where a handler is named is said to be that (`ls`
+/// shows something there), not to be missing.
+#[test]
+fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
+    let config = config("{ stop: './src/hooks/h.ts' }", "['claude']");
+    let dir = project(&[("agent-bundle.config.ts", &config), ("src/hooks/real.ts", HANDLER)]);
+    let handler = dir.path().join("src/hooks/h.ts");
+    let said = || {
+        let (code, report) = build_json(dir.path(), &[]);
+        assert_eq!((code, &report["diagnostics"][0]["code"]), (1, &serde_json::json!("AB4217")), "{report:#}");
+        report["diagnostics"][0]["message"].as_str().unwrap().to_owned()
+    };
+    std::os::unix::fs::symlink("real.ts", &handler).unwrap();
+    assert_eq!(said(), "handler `src/hooks/h.ts` is a symbolic link, which is never read as a module");
+    std::fs::remove_file(&handler).unwrap();
+    let fifo = std::ffi::CString::new(handler.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    assert!(said().contains("is a special file (a FIFO, a socket or a device)"));
+    std::fs::remove_file(&handler).unwrap();
+    std::fs::create_dir(&handler).unwrap();
+    assert_eq!(said(), "handler `src/hooks/h.ts` is a folder, not a module file");
+    std::fs::remove_dir(&handler).unwrap();
+    assert_eq!(said(), "handler file `src/hooks/h.ts` does not exist");
+}
+
 #[test]
 fn prebuilt_path_outside_every_payload() {
     let hooks = "{ stop: { handler: { prebuilt: './dist/h.js' } } }";

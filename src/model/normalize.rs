@@ -69,6 +69,17 @@ pub struct NormalizeReturn {
     /// `None` when an error makes the model meaningless.
     pub model: Option<Model>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The module handlers no input is at, said not to exist: what is there instead, if
+    /// anything (a link, a pipe, an empty folder), only the file system tells, which this
+    /// stage does not read (`build::name_what_is_at_absent_handlers`).
+    pub absent_handlers: Vec<AbsentHandler>,
+}
+
+/// A module handler said not to exist (AB4217): its project path, and where the config names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AbsentHandler {
+    pub path: String,
+    pub at: String,
 }
 
 /// What normalization needs to know about the project besides its config.
@@ -134,8 +145,14 @@ pub fn normalize(
     package_version: Result<Option<&PackageVersion>, &Unversioned>,
     project: &dyn ProjectView,
 ) -> NormalizeReturn {
-    let mut cx =
-        Normalizer { project, diagnostics: Vec::new(), said: HashSet::new(), errors: 0, rejected_payloads: Vec::new() };
+    let mut cx = Normalizer {
+        project,
+        diagnostics: Vec::new(),
+        said: HashSet::new(),
+        errors: 0,
+        rejected_payloads: Vec::new(),
+        absent_handlers: Vec::new(),
+    };
     let (targets, targets_from) = match (target_override, &config.targets) {
         (Some(targets), _) => (sorted(targets.to_vec()), TargetSource::Cli),
         (None, Some(items)) => {
@@ -258,7 +275,7 @@ pub fn normalize(
         hooks,
         payloads,
     };
-    NormalizeReturn { model: Some(model), diagnostics: cx.diagnostics }
+    NormalizeReturn { model: Some(model), diagnostics: cx.diagnostics, absent_handlers: cx.absent_handlers }
 }
 
 /// Whether `version` can name the folder a host installs it in (Claude Code and Codex copy
@@ -286,6 +303,7 @@ struct Normalizer<'a> {
     /// The sources of declared payloads refused (their error says why): a prebuilt handler
     /// in one is said no more of.
     rejected_payloads: Vec<String>,
+    absent_handlers: Vec<AbsentHandler>,
 }
 
 impl Normalizer<'_> {
@@ -431,6 +449,7 @@ impl Normalizer<'_> {
         let (message, help) = if self.project.has_files_under(&path) {
             (format!("handler `{path}` is a folder, not a module file"), self.folder_help(&path))
         } else {
+            self.absent_handlers.push(AbsentHandler { path: path.clone(), at: at.to_owned() });
             (format!("handler file `{path}` does not exist"), self.missing_module_help(&path))
         };
         self.push(Diagnostic::error(Code::MissingHandler, message).at_path(at).with_help(help));

@@ -351,10 +351,14 @@ pub struct Located<'a> {
     pub line_col: Option<(u32, u32)>,
     /// The lines the span covers, for the code frame.
     frame: Option<Frame<'a>>,
+    /// Each related place's frame (a frame of its own: one spanning both would end at an
+    /// error after the file's last line break, which the renderer puts on the line before),
+    /// label, and 1-based line and UTF-16 column.
+    related: Vec<(Frame<'a>, &'a str, (u32, u32))>,
 }
 
-/// The lines of a file a diagnostic's spans cover: the frame shows these, not the whole file
-/// (which the renderer would scan again for every diagnostic).
+/// The lines of a file a span covers: the frame shows these, not the whole file (which the
+/// renderer would scan again for every diagnostic).
 #[derive(Clone, Debug)]
 struct Frame<'a> {
     /// 1-based number of the first line.
@@ -362,18 +366,23 @@ struct Frame<'a> {
     lines: &'a str,
     /// The span, relative to `lines`.
     span: Range<usize>,
-    /// The related places, relative to `lines`, with their labels and 1-based lines and
-    /// columns.
-    related: Vec<(Range<usize>, &'a str, (u32, u32))>,
 }
 
-/// `span` as the frame shows it: on character boundaries, one character at least, and not
-/// inside a byte order mark (line 1 starts after it; a span at 0 is the file's start).
-fn framed(span: Span, text: &str, index: &LineIndex) -> Range<usize> {
-    let span_start = (span.start as usize).max(index.line_range(1).start);
-    let end = text.ceil_char_boundary((span.end as usize).max(span_start + 1).min(text.len()));
-    let start = text.floor_char_boundary(span_start.min(end));
-    start..end
+impl<'a> Frame<'a> {
+    /// The frame of `span` in `text`, with the line and column where it starts.
+    fn of(span: Span, text: &'a str, index: &LineIndex) -> (Frame<'a>, (u32, u32)) {
+        // Nothing starts inside a byte order mark: line 1 starts after it (a span at 0 is
+        // the file's start).
+        let span_start = (span.start as usize).max(index.line_range(1).start);
+        let end = text.ceil_char_boundary((span.end as usize).max(span_start + 1).min(text.len()));
+        let start = text.floor_char_boundary(span_start.min(end));
+        let line_col = index.line_col(start as u32);
+        let last_line = index.line_col(end.saturating_sub(1).max(start) as u32).0;
+        let from = index.line_range(line_col.0).start;
+        let to = index.line_range(last_line).end.max(end);
+        let frame = Frame { first_line: line_col.0 as usize, lines: &text[from..to], span: start - from..end - from };
+        (frame, line_col)
+    }
 }
 
 impl<'a> Located<'a> {
@@ -400,30 +409,14 @@ impl<'a> Located<'a> {
 
     fn with_index(diagnostic: &'a Diagnostic, source: Option<(&'a str, &LineIndex)>) -> Self {
         let Some((span, (text, index))) = diagnostic.span.zip(source) else {
-            return Self { diagnostic, line_col: None, frame: None };
+            return Self { diagnostic, line_col: None, frame: None, related: Vec::new() };
         };
-        let span = framed(span, text, index);
-        let related: Vec<_> =
-            diagnostic.related.iter().map(|r| (framed(r.span, text, index), r.label.as_str())).collect();
-        let line_col = index.line_col(span.start as u32);
-        let line_of = |offset: usize| index.line_col(offset as u32).0;
-        let spans = || std::iter::once(&span).chain(related.iter().map(|(span, _)| span));
-        let first_line = spans().map(|span| line_of(span.start)).min().unwrap_or(line_col.0);
-        let last_line =
-            spans().map(|span| line_of(span.end.saturating_sub(1).max(span.start))).max().unwrap_or(first_line);
-        let from = index.line_range(first_line).start;
-        let to = spans().map(|span| span.end).fold(index.line_range(last_line).end, usize::max);
-        let relative = |span: &Range<usize>| span.start - from..span.end - from;
-        let frame = Frame {
-            first_line: first_line as usize,
-            lines: &text[from..to],
-            span: relative(&span),
-            related: related
-                .iter()
-                .map(|(span, label)| (relative(span), *label, index.line_col(span.start as u32)))
-                .collect(),
-        };
-        Self { diagnostic, line_col: Some(line_col), frame: Some(frame) }
+        let (frame, line_col) = Frame::of(span, text, index);
+        let related = diagnostic.related.iter().map(|related| {
+            let (frame, line_col) = Frame::of(related.span, text, index);
+            (frame, related.label.as_str(), line_col)
+        });
+        Self { diagnostic, line_col: Some(line_col), frame: Some(frame), related: related.collect() }
     }
 
     /// The same diagnostic shown as `diagnostic` (another file name, say), same position.
@@ -456,18 +449,18 @@ impl<'a> Located<'a> {
             (Some(file), Some(frame)) => {
                 let label =
                     d.json_path.as_deref().filter(|p| !p.is_empty()).map(|p| format!("at `{p}`")).unwrap_or_default();
-                let related = frame
-                    .related
-                    .iter()
-                    .map(|(span, label, _)| AnnotationKind::Context.span(span.clone()).label(*label));
                 elements.push(
                     Snippet::source(frame.lines)
                         .line_start(frame.first_line)
                         .path(file)
                         .annotation(AnnotationKind::Primary.span(frame.span.clone()).label(label))
-                        .annotations(related)
                         .into(),
                 );
+                for (frame, label, _) in &self.related {
+                    let place = AnnotationKind::Context.span(frame.span.clone()).label(*label);
+                    let snippet = Snippet::source(frame.lines).line_start(frame.first_line).path(file);
+                    elements.push(snippet.annotation(place).into());
+                }
             }
             (Some(file), None) => {
                 let mut note = format!("in {file}");
@@ -524,8 +517,8 @@ impl<'a> Located<'a> {
         if let Some(help) = &d.help {
             object.insert("help".into(), help.clone().into());
         }
-        if let Some(frame) = self.frame.as_ref().filter(|frame| !frame.related.is_empty()) {
-            let related = frame.related.iter().map(
+        if !self.related.is_empty() {
+            let related = self.related.iter().map(
                 |(_, label, (line, column))| serde_json::json!({ "line": line, "column": column, "label": label }),
             );
             object.insert("related".into(), related.collect());
@@ -640,8 +633,9 @@ mod tests {
         assert_eq!(all[0].render_human(false), rendered);
     }
 
-    /// Another place a diagnostic points at (an unclosed brace) is framed with its label, the
-    /// lines between folded, and listed by `--json` with its line and column.
+    /// Another place a diagnostic points at (an unclosed brace) is framed with its label, on
+    /// its own (the lines between are not shown), and listed by `--json` with its line and
+    /// column.
     #[test]
     fn a_related_place_is_framed_and_listed() {
         let text = format!("const a = {{\n{}const b = 2;\n", "  x: 1,\n".repeat(20));
@@ -655,8 +649,8 @@ mod tests {
         assert_eq!(located.location().as_deref(), Some("x.ts:22:13"));
         let rendered = located.render_human(false);
         assert!(rendered.contains("1 | const a = {") && rendered.contains("- Opened here"), "{rendered}");
-        assert!(rendered.contains("22 | const b = 2;") && rendered.contains("..."), "{rendered}");
-        assert!(!rendered.contains("x: 1,\n   |   x: 1,\n   |   x: 1,\n   |   x: 1,"), "{rendered}");
+        assert!(rendered.contains("--> x.ts:22:13") && rendered.contains("22 | const b = 2;"), "{rendered}");
+        assert!(rendered.contains("::: x.ts:1:11") && !rendered.contains("x: 1,"), "{rendered}");
         let json = located.to_json();
         assert_eq!(json["related"], serde_json::json!([{ "line": 1, "column": 11, "label": "Opened here" }]));
         // A diagnostic with none lists none.

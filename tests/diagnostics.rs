@@ -1514,6 +1514,9 @@ fn an_unclosed_brace_says_where_it_was_opened() {
     let output = support::run(dir.path(), &["build"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("2 |   if (e) {\n  |          - Opened here"), "{stderr}");
+    // (The error at the end, after the last line break, is on the line it is, as --json says.)
+    assert!(stderr.contains("--> src/hooks/h.ts:5:1"), "{stderr}");
+    assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(5), Some(1)));
 
     let unclosed = base.replacen("stop: './src/hooks/h.ts'", "stop: { handler: './src/hooks/h.ts'", 1);
     std::fs::write(dir.path().join("agent-bundle.config.ts"), &unclosed).unwrap();

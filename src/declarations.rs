@@ -155,7 +155,7 @@ const MODULES: [(&str, &str); 3] = [
 /// What the tsconfig `text` (JSON with comments, read as the JavaScript it is a part of) of
 /// the project at `root` says: whether it extends the generated one, and the options it
 /// sets over those without what they give (see [`Override`]). `None` where the text does
-/// not read.
+/// not read as TypeScript reads it (nothing but comments is `{}`).
 fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
     use oxc_ast::ast::{ArrayExpressionElement, Expression, ObjectExpression, Statement};
     // (The last of a key written twice, as JSON.parse takes it.)
@@ -183,13 +183,23 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
         return None;
     }
     let allocator = oxc_allocator::Allocator::default();
-    let source = format!("({text}\n)");
-    let parsed = oxc_parser::Parser::new(&allocator, &source, oxc_span::SourceType::mjs()).parse();
-    if parsed.panicked || parsed.diagnostics.errors().next().is_some() {
+    let parse = |source: &str| {
+        let parsed =
+            oxc_parser::Parser::new(&allocator, allocator.alloc_str(source), oxc_span::SourceType::mjs()).parse();
+        (!parsed.panicked && parsed.diagnostics.errors().next().is_none()).then_some(parsed.program)
+    };
+    let Some(program) = parse(&format!("({text}\n)")) else {
+        // Nothing but comments and blanks is `{}` to TypeScript.
+        let alone = parse(text);
+        return alone
+            .filter(|program| program.body.is_empty() && program.directives.is_empty())
+            .map(|_| (false, Vec::new()));
+    };
+    let Some(Statement::ExpressionStatement(statement)) = program.body.first() else { return None };
+    let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
+    if !is_json(statement.expression.get_inner_expression()) {
         return None;
     }
-    let Some(Statement::ExpressionStatement(statement)) = parsed.program.body.first() else { return None };
-    let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
     // (`./` or `../` makes it a path: without it TypeScript looks for a package of that
     // name. One through `..` is taken from the project's own path.)
     let root = root.to_str().unwrap_or("").trim_start_matches('/');
@@ -274,6 +284,35 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
         overrides.push(Override::Types);
     }
     Some((extends, overrides))
+}
+
+/// Whether `value` is written as JSON writes it, comments and trailing commas aside:
+/// TypeScript's reader refuses single quotes, bare keys, templates and expressions (TS1327).
+fn is_json(value: &oxc_ast::ast::Expression<'_>) -> bool {
+    use oxc_ast::ast::{Expression, ObjectPropertyKind, PropertyKey};
+    let double_quoted = |text: &oxc_ast::ast::StringLiteral<'_>| text.raw.is_some_and(|raw| raw.starts_with('"'));
+    match value {
+        Expression::ObjectExpression(object) => object.properties.iter().all(|property| match property {
+            ObjectPropertyKind::ObjectProperty(property) => {
+                !property.computed
+                    && !property.method
+                    && !property.shorthand
+                    && matches!(&property.key, PropertyKey::StringLiteral(key) if double_quoted(key))
+                    && is_json(&property.value)
+            }
+            ObjectPropertyKind::SpreadProperty(_) => false,
+        }),
+        Expression::ArrayExpression(array) => {
+            array.elements.iter().all(|item| item.as_expression().is_some_and(is_json))
+        }
+        Expression::StringLiteral(text) => double_quoted(text),
+        Expression::NumericLiteral(_) | Expression::BooleanLiteral(_) | Expression::NullLiteral(_) => true,
+        Expression::UnaryExpression(negated) => {
+            negated.operator == oxc_syntax::operator::UnaryOperator::UnaryNegation
+                && matches!(negated.argument, Expression::NumericLiteral(_))
+        }
+        _ => false,
+    }
 }
 
 /// Where a `paths` target of the project's tsconfig leads, from the project's folder, as
@@ -512,6 +551,23 @@ mod tests {
         // Nested past the parser's stack: not read, never an abort.
         let deep = format!("{{ \"a\": {}1{} }}", "[".repeat(200_000), "]".repeat(200_000));
         assert_eq!(read_tsconfig(&deep, Path::new(ROOT)), None);
+        // As TypeScript reads it: nothing but comments is `{}`; what JSON does not write
+        // (single quotes, bare keys, templates, expressions) does not read.
+        for empty in ["", "\n", "// nothing yet\n", "/* */"] {
+            assert_eq!(read_tsconfig(empty, Path::new(ROOT)), Some((false, Vec::new())), "{empty:?}");
+        }
+        for text in [
+            "{ 'extends': './.agent-bundle/tsconfig.json' }",
+            "{ extends: \"./.agent-bundle/tsconfig.json\" }",
+            "{ \"extends\": `./.agent-bundle/tsconfig.json` }",
+            "{ \"compilerOptions\": { \"strict\": !0 } }",
+            "{ \"a\": [1, , 2] }",
+            "{ \"extends\": \"./.agent-bundle/tsconfig.json\" \"compilerOptions\": {} }",
+        ] {
+            assert_eq!(read_tsconfig(text, Path::new(ROOT)), None, "{text}");
+        }
+        let commented = "{\n  // why\n  \"extends\": \"./.agent-bundle/tsconfig.json\", /* trailing comma: */\n  \"x\": [-1, true, null],\n}\n";
+        assert_eq!(read_tsconfig(commented, Path::new(ROOT)), Some((true, Vec::new())));
     }
 
     use super::*;

@@ -4,12 +4,26 @@
 // answer. No import: every wrapper and the shared runtime carry it.
 
 /**
- * `JSON.stringify(value)`, written with a stack of its own. With `wellFormed`, every string
- * value is made well-formed first (a lone surrogate becomes U+FFFD). What has a `toJSON`
- * (a `Date`) is left to `JSON.stringify`. A cycle throws, as it does there.
+ * `JSON.stringify(value)` of JSON data (what `JSON.parse` gives, and results checked to be
+ * data), whatever its depth. With `wellFormed`, every string value is made well-formed
+ * first (a lone surrogate becomes U+FFFD).
  */
 export function jsonText(value, wellFormed = false) {
   const replacer = wellFormed ? wellFormedString : undefined;
+  try {
+    // Native, where it can: several times faster than any writer in JavaScript.
+    return JSON.stringify(value, replacer);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return deepJsonText(value, replacer);
+  }
+}
+
+/**
+ * What `JSON.stringify` writes, with a stack of its own rather than the call stack. What
+ * has a `toJSON` (a `Date`) is left to `JSON.stringify`; a cycle throws, as it does there.
+ */
+function deepJsonText(value, replacer) {
   const parts = [];
   // Values to write (each in an array of one), text to write, and the ends of the
   // objects and arrays open (`{ end, value }`).

@@ -325,7 +325,7 @@ function matchesWireSchema(request) {
 // abandoned, never closed: it is unreachable, and the process exit closes its descriptor.
 class Owner {
   constructor(listener, path, log, probeAnswerMs) {
-    const state = { server: null, inode: null, timer: null, stopped: false, silentProbes: 0 };
+    const state = { server: null, inode: null, timer: null, stopped: false, silentProbes: 0, refusal: null };
     Object.assign(this, { listener, path, log, probeAnswerMs, ...state });
   }
 
@@ -343,7 +343,12 @@ class Owner {
     // The directory is made, or refused, on every claim: a cleaner of temporary files may
     // have removed it since the last, and anyone may have made another in its place.
     const dir = runtimeDir();
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // (A file of that name: said below as what it is.)
+      if (error.code !== "EEXIST") throw error;
+    }
     const unsafe = unsafeDir(lstatSync(dir));
     if (unsafe) throw new Error(`refusing the runtime directory ${dir}: it ${unsafe}`);
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -406,8 +411,12 @@ class Owner {
     if (this.stopped) return;
     try {
       if (await this.claim()) this.log(`${this.path} had no live owner; took it over`);
+      this.refusal = null;
     } catch (error) {
-      this.log(`cannot take over ${this.path}: ${error.message}`);
+      // Said once while it lasts (a directory refused stays so until someone mends it).
+      const refusal = `cannot take over ${this.path}: ${error.message}`;
+      if (refusal !== this.refusal) this.log(refusal);
+      this.refusal = refusal;
       this.schedule(() => this.probe());
     }
   }

@@ -307,6 +307,11 @@ describe("shared runtime", { concurrency: 4 }, () => {
     chmodSync(dir, 0o777);
     await logged(server, /cannot take over .*refusing the runtime directory .*accessible to other users/);
     assert.deepEqual(sockets(dir), [], "no socket in a directory others may enter");
+    // Said once while it lasts; a file where the directory goes is said to be no directory.
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, "");
+    await logged(server, /refusing the runtime directory \S+: it is not a directory/);
+    assert.equal(server.stderr.match(/accessible to other users/g).length, 1, server.stderr);
     await stopServer(server);
   });
 

@@ -251,10 +251,10 @@ impl<'s> HostReads<'s> {
             (None, None) => reads.holders.push((None, 1)),
         }
         for _ in 0..2 {
-            let names = reads.context.len();
+            let known = (reads.context.len(), reads.fields.len());
             reads.visit_formal_parameters(params);
             visit(&mut reads);
-            if reads.found || reads.context.len() == names {
+            if reads.found || (reads.context.len(), reads.fields.len()) == known {
                 break;
             }
         }
@@ -435,9 +435,16 @@ fn is_global(expression: &Expression<'_>, name: &str) -> bool {
     }
 }
 
-/// Whether a call to `callee` logs what it is handed (`console.log(…)`, `console['error']`).
+/// Whether a call to `callee` logs what it is handed: a method of `console`'s, however
+/// named (`console.log`, `console[level]`), or called through `call` or `apply`.
 fn logs(callee: &Expression<'_>) -> bool {
-    member_of(callee).is_some_and(|(object, _)| is_global(object, "console"))
+    let object = match callee.get_inner_expression() {
+        Expression::StaticMemberExpression(member) => &member.object,
+        Expression::ComputedMemberExpression(member) => &member.object,
+        _ => return false,
+    };
+    let through = member_of(callee).is_some_and(|(method, key)| ["call", "apply"].contains(&key) && logs(method));
+    is_global(object, "console") || through
 }
 
 /// Whether a call to `callee` only shows what it is handed: it logs it, or it is
@@ -495,7 +502,10 @@ impl<'a> Visit<'a> for HostReads<'_> {
                 _ => {}
             }
         }
+        // (What is kept, in console's arguments too, may choose: `console.log(h = c.host)`.)
+        let logged = std::mem::replace(&mut self.logged, 0);
         walk::walk_assignment_expression(self, it);
+        self.logged = logged;
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
@@ -918,6 +928,9 @@ mod tests {
             "(e: object, c: any) => { const o = { c }; return o['c'].host ? {} : undefined; }",
             "(e: object, c: any) => { const o = { c }; const { c: d } = o; return d.host ? {} : undefined; }",
             "(e: object, c: any) => { const o = { c }; return pick(o) ? {} : undefined; }",
+            "(e: object, c: any) => { let h; console.log(h = c.host); return h === 'claude' ? {} : undefined; }",
+            "(e: object, c: any) => { let r; console.log(r = pick(c)); return r ? {} : undefined; }",
+            "(e: object, c: any) => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: c }; return ok() ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -940,6 +953,7 @@ mod tests {
             "export default function (e: any) { const join = function (...xs: any[]) { return Array.from(arguments).join(' '); }; return { additionalContext: join('a') }; }",
             "export default (...args: any[]) => ({ additionalContext: String(args[0]) });",
             "export default (e: any, c: any) => { console['error'](c); globalThis.console.log(c); return undefined; };",
+            "export default (e: any, c: any) => { const level = 'warn'; console[level](c); console.log.call(console, c); console.error.apply(console, [c]); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)

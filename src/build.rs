@@ -335,33 +335,55 @@ fn check_routes_whole(compiled: &mut Compiled, root: &Path, out_dir: &Path) {
     }
 }
 
-/// Says what is where a module handler was said not to exist, where something is: a link, a
-/// special file or an empty folder, which the walk passes over (`ls` shows it there).
+/// Says what is where a module handler was said not to exist, where something is that the
+/// walk passes over (`ls` shows it there): a link, a special file or an empty folder, or a
+/// link to a folder on the way.
 fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Database, Project), root: &Path) {
     for absent in &db::normalize(db, project).absent_handlers {
-        let Ok(metadata) = std::fs::symlink_metadata(root.join(&absent.path)) else { continue };
-        let (what, help) = if metadata.is_symlink() {
-            ("a symbolic link, which is never read as a module", "name the module's own file: links are not followed")
-        } else if metadata.is_dir() {
-            ("a folder, not a module file", "a handler names its module's file, such as './src/hooks/guard.ts'")
-        } else if !metadata.is_file() {
-            (
-                "a special file (a FIFO, a socket or a device), which is never read as a module",
-                "a handler is a regular file: make it one",
-            )
-        } else {
-            // (Made since the walk: the next build reads it.)
-            continue;
-        };
+        let Some((what, help)) = what_is_at(root, &absent.path) else { continue };
         let said = compiled
             .diagnostics
             .iter_mut()
             .find(|d| d.code == Code::MissingHandler && d.json_path.as_deref() == Some(absent.at.as_str()));
         if let Some(diagnostic) = said {
-            diagnostic.message = format!("handler `{}` is {what}", absent.path);
+            diagnostic.message = format!("handler `{}` {what}", absent.path);
             diagnostic.help = Some(help.to_owned());
         }
     }
+}
+
+/// What is at the project path `path`, or on the way to it, that no walk reads, said of a
+/// module there, and what to do; `None` where nothing is (or a file is, made since the walk).
+fn what_is_at(root: &Path, path: &str) -> Option<(String, &'static str)> {
+    const LINK_HELP: &str = "name the module's own file: links are not followed";
+    let mut on_the_way = String::new();
+    for part in path.split('/') {
+        on_the_way = if on_the_way.is_empty() { part.to_owned() } else { format!("{on_the_way}/{part}") };
+        let metadata = std::fs::symlink_metadata(root.join(&on_the_way)).ok()?;
+        let last = on_the_way.len() == path.len();
+        if metadata.is_symlink() && !last {
+            return Some((format!("is in `{on_the_way}`, a symbolic link, which is never followed"), LINK_HELP));
+        }
+        if !last {
+            continue;
+        }
+        return Some(if metadata.is_symlink() {
+            ("is a symbolic link, which is never read as a module".to_owned(), LINK_HELP)
+        } else if metadata.is_dir() {
+            (
+                "is a folder, not a module file".to_owned(),
+                "a handler names its module's file, such as './src/hooks/guard.ts'",
+            )
+        } else if !metadata.is_file() {
+            (
+                "is a special file (a FIFO, a socket or a device), which is never read as a module".to_owned(),
+                "a handler is a regular file: make it one",
+            )
+        } else {
+            return None;
+        });
+    }
+    None
 }
 
 /// A payload file whose artifact path no artifact can hold (AB4745): a name with a control
@@ -712,7 +734,6 @@ pub fn compile_and_publish(
     note_unlistable_outside(&mut compiled, &outside);
     check_payloads_whole(&mut compiled, (&loaded.db, project), &loaded.root, &options.out_dir);
     check_routes_whole(&mut compiled, &loaded.root, &options.out_dir);
-    name_what_is_at_absent_handlers(&mut compiled, (&loaded.db, project), &loaded.root);
     if let Some(model) = &compiled.model {
         loaded.note_payload_sources(model.emitted_payloads().map(|payload| payload.source.clone()).collect());
     }
@@ -744,7 +765,8 @@ pub fn compile_reaching_out(
     let mut listed: Vec<Vec<OutsideDir>> = Vec::new();
     let mut looked_again = false;
     loop {
-        let compiled = compile(&loaded.db, project);
+        let mut compiled = compile(&loaded.db, project);
+        name_what_is_at_absent_handlers(&mut compiled, (&loaded.db, project), &loaded.root);
         let dirs = compiled.outside_dirs.iter();
         let mut wanted: Vec<String> = dirs.clone().filter(|key| !loaded.lists_outside(key)).cloned().collect();
         if wanted.is_empty() && !looked_again {

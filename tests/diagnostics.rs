@@ -331,6 +331,16 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     assert_eq!(said(), "handler `src/hooks/h.ts` is a folder, not a module file");
     std::fs::remove_dir(&handler).unwrap();
     assert_eq!(said(), "handler file `src/hooks/h.ts` does not exist");
+    // A link to a folder on the way; and `inspect` says what `build` says.
+    std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+    std::fs::write(dir.path().join("elsewhere/h.ts"), HANDLER).unwrap();
+    std::fs::remove_dir_all(dir.path().join("src/hooks")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", dir.path().join("src/hooks")).unwrap();
+    let linked = "handler `src/hooks/h.ts` is in `src/hooks`, a symbolic link, which is never followed";
+    assert_eq!(said(), linked);
+    let inspect = support::run(dir.path(), &["inspect", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!(report["diagnostics"][0]["message"], linked, "{report:#}");
 }
 
 #[test]

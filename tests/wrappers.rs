@@ -721,14 +721,15 @@ fn an_endless_input_file_is_refused_at_the_limit() {
 fn input_nested_too_deep_for_the_simulator_says_so() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
-    let output = support::simulate(dir.path(), "claude", "stop-stop-7818ca2c", &deep, &[]);
+    // (127 levels, the object's own counted, are read: the hook is then looked for.)
+    let nested = |depth: usize| format!("{{\"a\":{}{}}}", "[".repeat(depth - 1), "]".repeat(depth - 1));
+    let output = support::simulate(dir.path(), "claude", "no-such-hook", &nested(127), &[]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-hook"), "{output:?}");
+    let output = support::simulate(dir.path(), "claude", "no-such-hook", &nested(128), &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("input nests deeper than the 128 levels `hooks simulate` reads at line 1 column"),
-        "{stderr}"
-    );
+    let said = "input nests 128 levels deep or more, past what `hooks simulate` reads at line 1 column";
+    assert!(stderr.contains(said), "{stderr}");
 }
 
 /// `--input-file -` reads standard input, and a byte-order mark an editor left before the

@@ -712,9 +712,9 @@ fn simulate_command(
     json: bool,
 ) -> Result<bool, Failure> {
     let input: serde_json::Value = serde_json::from_str(text).map_err(|error| {
-        // (serde_json's reader stops at 128 levels; the wrapper itself reads any depth.)
+        // (serde_json's reader stops at its 128th level; the wrapper itself reads any depth.)
         Failure::Usage(match error.to_string().strip_prefix("recursion limit exceeded") {
-            Some(at) => format!("input nests deeper than the 128 levels `hooks simulate` reads{at}"),
+            Some(at) => format!("input nests 128 levels deep or more, past what `hooks simulate` reads{at}"),
             None => format!("input must be valid JSON: {error}"),
         })
     })?;

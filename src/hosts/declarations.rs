@@ -112,7 +112,7 @@ fn results(out: &mut String, key: &str, rules: &EventRules, answering: Answering
         let reason = matches!(answering, Answering::Route(family) if takes_reason(family, *approval));
         variants.push(variant(outcome, field("reason", "string", reason), rules.rewrite));
     }
-    let _ = write!(out, "  /** Anything else fails the hook (\"{}\"). */\n  {key}:", rules.violation);
+    let _ = write!(out, "  /** Any other result fails the hook (\"{}\", for one). */\n  {key}:", rules.violation);
     for variant in variants {
         let _ = write!(out, "\n    | {variant}");
     }

@@ -497,9 +497,18 @@ pub fn simulate(
         .map(|(at, _)| at)
         .find(|&at| serde_json::from_str::<serde::de::IgnoredAny>(&stdout[at..]).is_ok());
     let (before, last) = report_at.map_or(("", stdout), |at| stdout.split_at(at));
-    let Ok(report) = serde_json::from_str::<serde_json::Value>(last) else {
-        let failure = format!("the wrapper gave no answer the simulator can read: it printed {}", excerpt(stdout));
-        return Ok(failed(failure, stderr, status.code()));
+    let report = match read_simulated_json(last) {
+        Ok(report) => report,
+        Err(None) => {
+            let failure = format!(
+                "the wrapper's answer nests {MAX_SIMULATED_DEPTH} levels deep or more, past what the simulator reads"
+            );
+            return Ok(failed(failure, stderr, status.code()));
+        }
+        Err(Some(_)) => {
+            let failure = format!("the wrapper gave no answer the simulator can read: it printed {}", excerpt(stdout));
+            return Ok(failed(failure, stderr, status.code()));
+        }
     };
     if !before.trim().is_empty() {
         let failure = format!(
@@ -747,6 +756,45 @@ fn spawn_node(command: &mut Command) -> Result<Child, String> {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(node_missing)
 }
 
+/// How deep the JSON `hooks simulate` reads may nest, its input and the wrapper's answer
+/// alike (the wrapper itself reads any depth): a reader of more would need a deeper stack.
+pub const MAX_SIMULATED_DEPTH: usize = 1_000;
+
+/// `text` read as one JSON value nested less than [`MAX_SIMULATED_DEPTH`] levels deep
+/// (`Err(None)` where it nests deeper).
+pub fn read_simulated_json(text: &str) -> Result<serde_json::Value, Option<serde_json::Error>> {
+    if json_depth(text) >= MAX_SIMULATED_DEPTH {
+        return Err(None);
+    }
+    // (The reader recurses: on a deep stack, a few KiB a level as a debug build goes.)
+    crate::threads::on_deep_pool(|| {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        reader.disable_recursion_limit();
+        let value = serde::Deserialize::deserialize(&mut reader).map_err(Some)?;
+        reader.end().map_err(Some)?;
+        Ok(value)
+    })
+}
+
+/// How deep `text` nests its arrays and objects, brackets in strings left out.
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for byte in text.bytes() {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 pub(crate) fn node_missing(error: std::io::Error) -> String {
     format!("cannot run node: {error} (agent-bundle needs Node.js 20 or newer on PATH)")
 }
@@ -777,6 +825,19 @@ fn simulation_limit(target: Target) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSON is read to 999 levels, brackets in strings not counted; deeper is said apart
+    /// from invalid.
+    #[test]
+    fn simulated_json_is_read_below_its_depth() {
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(read_simulated_json(&nested(MAX_SIMULATED_DEPTH - 1)).is_ok());
+        assert!(matches!(read_simulated_json(&nested(MAX_SIMULATED_DEPTH)), Err(None)));
+        let quoted = format!("{{\"a\": \"{}\\\"[\"}}", "[".repeat(2_000));
+        assert_eq!(json_depth(&quoted), 1);
+        assert!(read_simulated_json(&quoted).is_ok());
+        assert!(matches!(read_simulated_json("{} {}"), Err(Some(_))));
+    }
     use crate::output::FileKind;
 
     #[test]

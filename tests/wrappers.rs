@@ -716,20 +716,35 @@ fn an_endless_input_file_is_refused_at_the_limit() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("exceeds the 64 MiB limit"));
 }
 
-/// Input nested past what the command reads is said to be, not to be invalid JSON.
+/// Input nested hundreds of levels deep is simulated (its answer read back, as deep); past
+/// what the command reads, it is said to be, not to be invalid JSON.
 #[test]
 fn input_nested_too_deep_for_the_simulator_says_so() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    // (127 levels, the object's own counted, are read: the hook is then looked for.)
-    let nested = |depth: usize| format!("{{\"a\":{}{}}}", "[".repeat(depth - 1), "]".repeat(depth - 1));
-    let output = support::simulate(dir.path(), "claude", "no-such-hook", &nested(127), &[]);
-    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-hook"), "{output:?}");
-    let output = support::simulate(dir.path(), "claude", "no-such-hook", &nested(128), &[]);
+    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
+    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
+    let guard = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "beforeTool").unwrap();
+    let name = guard["name"].as_str().unwrap();
+    let input = |depth: usize| {
+        let deep = format!("{}{}", "[".repeat(depth - 2), "]".repeat(depth - 2));
+        format!(
+            r#"{{"sessionId":"s","transcriptPath":"/t","cwd":"/c","toolName":"shell","toolUseId":"u","toolInput":{{"command":"git push --force","x":{deep}}}}}"#
+        )
+    };
+    // (Read as text: this test's own JSON reader stops at 128 levels.)
+    let output = support::simulate(dir.path(), "claude", name, &input(990), &["--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains(r#""permissionDecision": "deny""#));
+    let output = support::simulate(dir.path(), "claude", name, &input(1_000), &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let said = "input nests 128 levels deep or more, past what `hooks simulate` reads at line 1 column";
-    assert!(stderr.contains(said), "{stderr}");
+    assert!(stderr.contains("input nests 1000 levels deep or more, past what `hooks simulate` reads"), "{stderr}");
+    // Read, but answered a level deeper (the answer holds the input): said so.
+    let output = support::simulate(dir.path(), "claude", name, &input(999), &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the wrapper's answer nests 1000 levels deep or more"), "{stderr}");
 }
 
 /// `--input-file -` reads standard input, and a byte-order mark an editor left before the

@@ -711,11 +711,14 @@ fn simulate_command(
     form: artifact::InputForm,
     json: bool,
 ) -> Result<bool, Failure> {
-    let input: serde_json::Value = serde_json::from_str(text).map_err(|error| {
-        // (serde_json's reader stops at its 128th level; the wrapper itself reads any depth.)
-        Failure::Usage(match error.to_string().strip_prefix("recursion limit exceeded") {
-            Some(at) => format!("input nests 128 levels deep or more, past what `hooks simulate` reads{at}"),
-            None => format!("input must be valid JSON: {error}"),
+    let input = artifact::read_simulated_json(text).map_err(|error| {
+        Failure::Usage(match error {
+            None => format!(
+                "input nests {} levels deep or more, past what `hooks simulate` reads (a wrapper run by a host reads \
+                 any depth)",
+                artifact::MAX_SIMULATED_DEPTH
+            ),
+            Some(error) => format!("input must be valid JSON: {error}"),
         })
     })?;
     if !input.is_object() {

@@ -347,15 +347,18 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
             .find(|d| d.code == Code::MissingHandler && d.json_path.as_deref() == Some(absent.at.as_str()));
         if let Some(diagnostic) = said {
             diagnostic.message = format!("handler `{}` {what}", absent.path);
-            diagnostic.help = Some(help.to_owned());
+            if let Some(help) = help {
+                diagnostic.help = Some(help.to_owned());
+            }
         }
     }
 }
 
 /// What is at the project path `path`, or on the way to it, that no walk reads, said of a
-/// module there, and what to do; `None` where nothing is (or a file is, made since the walk).
-fn what_is_at(root: &Path, path: &str) -> Option<(String, &'static str)> {
-    const LINK_HELP: &str = "name the module's own file: links are not followed";
+/// module there, and what to do (`None`: as normalizing said it); `None` where nothing is,
+/// or a file the walk reads (made since it).
+fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)> {
+    const LINK_HELP: Option<&str> = Some("name the module's own file: links are not followed");
     let mut on_the_way = String::new();
     for part in path.split('/') {
         on_the_way = if on_the_way.is_empty() { part.to_owned() } else { format!("{on_the_way}/{part}") };
@@ -372,15 +375,17 @@ fn what_is_at(root: &Path, path: &str) -> Option<(String, &'static str)> {
         } else if metadata.is_dir() {
             (
                 "is a folder, not a module file".to_owned(),
-                "a handler names its module's file, such as './src/hooks/guard.ts'",
+                Some("a handler names its module's file, such as './src/hooks/guard.ts'"),
             )
         } else if !metadata.is_file() {
             (
                 "is a special file (a FIFO, a socket or a device), which is never read as a module".to_owned(),
-                "a handler is a regular file: make it one",
+                Some("a handler is a regular file: make it one"),
             )
         } else {
-            return None;
+            // (Its help names the folders never read.)
+            let folder = crate::loader::skipped_folder_in(path)?;
+            (format!("lies in a folder named `{folder}`, which the build never reads"), None)
         });
     }
     None

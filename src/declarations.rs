@@ -196,8 +196,10 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
             .map(|_| (false, Vec::new()));
     };
     let Some(Statement::ExpressionStatement(statement)) = program.body.first() else { return None };
-    let Expression::ObjectExpression(config) = statement.expression.get_inner_expression() else { return None };
-    if !is_json(statement.expression.get_inner_expression()) {
+    // (Inside the parentheses written around it here: one written in the file is no JSON.)
+    let Expression::ParenthesizedExpression(written) = &statement.expression else { return None };
+    let Expression::ObjectExpression(config) = &written.expression else { return None };
+    if !is_json(&written.expression) {
         return None;
     }
     // (`./` or `../` makes it a path: without it TypeScript looks for a package of that
@@ -562,6 +564,7 @@ mod tests {
             "{ \"extends\": `./.agent-bundle/tsconfig.json` }",
             "{ \"compilerOptions\": { \"strict\": !0 } }",
             "{ \"a\": [1, , 2] }",
+            "({ \"extends\": \"./.agent-bundle/tsconfig.json\" })",
             "{ \"extends\": \"./.agent-bundle/tsconfig.json\" \"compilerOptions\": {} }",
         ] {
             assert_eq!(read_tsconfig(text, Path::new(ROOT)), None, "{text}");

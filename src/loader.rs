@@ -346,10 +346,20 @@ impl LoadedProject {
                     || self.reads_at(&key, path)
                     || self.may_lie_in_payload(path)
                     || may_hide_route(&key, path)
+                    || self.names_absent_handler(&key)
             }
             // A name that is not UTF-8 is no input anywhere, and a change in a payload.
             None => self.may_lie_in_payload(path),
         }
+    }
+
+    /// Whether `key` is, or leads to, a handler the last compile found nothing to read at:
+    /// what comes there (a link, a pipe) is no input, but changes what the build says of it.
+    fn names_absent_handler(&self, key: &str) -> bool {
+        self.project.is_some_and(|project| {
+            let absent = &crate::db::normalize(&self.db, project).absent_handlers;
+            absent.iter().any(|handler| is_at_or_below(&handler.path, key))
+        })
     }
 
     /// Whether `path` is, or was (it is gone), something in a payload that a walk passes over

@@ -338,6 +338,17 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     std::os::unix::fs::symlink("../elsewhere", dir.path().join("src/hooks")).unwrap();
     let linked = "handler `src/hooks/h.ts` is in `src/hooks`, a symbolic link, which is never followed";
     assert_eq!(said(), linked);
+    // A file in a folder never read (its help says which are).
+    std::fs::create_dir_all(dir.path().join("node_modules/x")).unwrap();
+    std::fs::write(dir.path().join("node_modules/x/h.ts"), HANDLER).unwrap();
+    let elsewhere = config.replace("./src/hooks/h.ts", "./node_modules/x/h.ts");
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), elsewhere).unwrap();
+    assert_eq!(
+        said(),
+        "handler `node_modules/x/h.ts` lies in a folder named `node_modules`, which the build never reads"
+    );
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), &config).unwrap();
+    assert_eq!(said(), linked);
     let inspect = support::run(dir.path(), &["inspect", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!(report["diagnostics"][0]["message"], linked, "{report:#}");

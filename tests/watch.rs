@@ -533,6 +533,26 @@ fn a_route_saved_unchanged_says_nothing() {
     interrupt(child);
 }
 
+/// A link made where a handler was missing is said to be one at once, though it is no
+/// input (the session's message would be untrue until some other edit).
+#[test]
+fn a_link_where_a_handler_was_missing_is_said_at_once() {
+    let dir = support::example("policy");
+    let (child, builds) = watching(dir.path());
+    let stop = dir.path().join("src/hooks/stop.ts");
+    let elsewhere = dir.path().join("stop-elsewhere.ts");
+    std::fs::rename(&stop, &elsewhere).unwrap();
+    let message = |build: &Value| build["diagnostics"][0]["message"].as_str().unwrap_or_default().to_owned();
+    let mut build = next_build(&builds);
+    while !message(&build).ends_with("does not exist") {
+        build = next_build(&builds);
+    }
+    std::os::unix::fs::symlink(&elsewhere, &stop).unwrap();
+    let linked = next_build(&builds);
+    assert_eq!(message(&linked), "handler `src/hooks/stop.ts` is a symbolic link, which is never read as a module");
+    interrupt(child);
+}
+
 /// Another build publishing into the session's artifact with other options (`--target`) is
 /// no damage for the session to repair (two such sessions would repair it in turn for
 /// ever): the session publishes its own at its next change.

@@ -210,6 +210,8 @@ struct HostReads<'s> {
     holders: Vec<(Option<SymbolId>, u32)>,
     /// Objects written with it as a field, and the field's name.
     fields: Vec<(SymbolId, String)>,
+    /// Names console's methods are kept under.
+    loggers: Vec<SymbolId>,
     /// How deep in `console`'s arguments the visit is: what is read there is only shown.
     logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
@@ -220,14 +222,15 @@ struct HostReads<'s> {
 const HOST_KEYS: [&str; 3] = ["host", "nativeEvent", "hostContractRevision"];
 
 impl<'s> HostReads<'s> {
-    /// Whether the function of `params` reads it, `visit`ing its body (twice where a name is
-    /// given the context after a closure that reads it is written).
+    /// Whether the function of `params` reads it, `visit`ing its body again while a visit
+    /// learns a name for it (one given it after a closure that reads it is written).
     fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
         let mut reads = HostReads {
             scoping,
             context: Vec::new(),
             holders: Vec::new(),
             fields: Vec::new(),
+            loggers: Vec::new(),
             logged: 0,
             inner_functions: 0,
             found: false,
@@ -250,22 +253,22 @@ impl<'s> HostReads<'s> {
             }
             (None, None) => reads.holders.push((None, 1)),
         }
-        for _ in 0..2 {
+        // (Each pass that goes on learnt a name of the function's: it ends.)
+        loop {
             let known = (reads.context.len(), reads.fields.len());
             reads.visit_formal_parameters(params);
             visit(&mut reads);
             if reads.found || (reads.context.len(), reads.fields.len()) == known {
-                break;
+                break reads.found;
             }
         }
-        reads.found
     }
 
     /// Takes `pattern`, which the context is given to: a name it goes by, or the fields it
     /// takes apart.
     fn bound(&mut self, pattern: &BindingPattern<'_>) {
         match pattern {
-            BindingPattern::BindingIdentifier(name) => self.context.extend(name.symbol_id.get()),
+            BindingPattern::BindingIdentifier(name) => self.names_it(name.symbol_id.get()),
             BindingPattern::ObjectPattern(object) => {
                 self.found |= object.properties.iter().any(|property| is_host_key(&property.key));
                 if let Some(rest) = &object.rest {
@@ -274,6 +277,54 @@ impl<'s> HostReads<'s> {
             }
             BindingPattern::AssignmentPattern(assigned) => self.bound(&assigned.left),
             BindingPattern::ArrayPattern(_) => {}
+        }
+    }
+
+    /// Whether a call to `callee` logs what it is handed: a method of `console`'s (see
+    /// [`is_console_method`]), one kept under a name, or one called through `call` or `apply`.
+    fn logs(&self, callee: &Expression<'_>) -> bool {
+        let named = |name: &IdentifierReference<'_>| self.symbol(name).is_some_and(|s| self.loggers.contains(&s));
+        match callee.get_inner_expression() {
+            Expression::Identifier(name) => named(name),
+            callee => {
+                is_console_method(callee)
+                    || member_of(callee)
+                        .is_some_and(|(method, key)| ["call", "apply"].contains(&key) && self.logs(method))
+            }
+        }
+    }
+
+    /// Whether a call to `callee` only shows what it is handed: it logs it, or it is
+    /// `JSON.stringify(…)`.
+    fn only_shows(&self, callee: &Expression<'_>) -> bool {
+        self.logs(callee)
+            || member_of(callee).is_some_and(|(object, key)| key == "stringify" && is_global(object, "JSON"))
+    }
+
+    /// Takes the names `pattern` gives console's methods (`const log = console.log`, `const
+    /// { error } = console`).
+    fn loggers_in(&mut self, pattern: &BindingPattern<'_>, init: &Expression<'_>) {
+        let names: Vec<&BindingPattern<'_>> = match pattern {
+            BindingPattern::BindingIdentifier(_) if is_console_method(init) => vec![pattern],
+            BindingPattern::ObjectPattern(object) if is_global(init, "console") => {
+                object.properties.iter().map(|property| &property.value).collect()
+            }
+            _ => Vec::new(),
+        };
+        for name in names {
+            if let BindingPattern::BindingIdentifier(name) = name
+                && let Some(symbol) = name.symbol_id.get()
+                && !self.loggers.contains(&symbol)
+            {
+                self.loggers.push(symbol);
+            }
+        }
+    }
+
+    /// Takes `symbol` as a name of the context (each once: a pass that learns none is the last).
+    fn names_it(&mut self, symbol: Option<SymbolId>) {
+        if let Some(symbol) = symbol.filter(|symbol| !self.context.contains(symbol)) {
+            self.context.push(symbol);
         }
     }
 
@@ -333,7 +384,10 @@ impl<'s> HostReads<'s> {
                 && let Some(key) = property.key.static_name()
                 && self.carries(&property.value)
             {
-                self.fields.push((holder, key.into_owned()));
+                let field = (holder, key.into_owned());
+                if !self.fields.contains(&field) {
+                    self.fields.push(field);
+                }
             }
         }
     }
@@ -435,22 +489,17 @@ fn is_global(expression: &Expression<'_>, name: &str) -> bool {
     }
 }
 
-/// Whether a call to `callee` logs what it is handed: a method of `console`'s, however
-/// named (`console.log`, `console[level]`), or called through `call` or `apply`.
-fn logs(callee: &Expression<'_>) -> bool {
-    let object = match callee.get_inner_expression() {
-        Expression::StaticMemberExpression(member) => &member.object,
-        Expression::ComputedMemberExpression(member) => &member.object,
-        _ => return false,
-    };
-    let through = member_of(callee).is_some_and(|(method, key)| ["call", "apply"].contains(&key) && logs(method));
-    is_global(object, "console") || through
-}
-
-/// Whether a call to `callee` only shows what it is handed: it logs it, or it is
-/// `JSON.stringify(…)`.
-fn only_shows(callee: &Expression<'_>) -> bool {
-    logs(callee) || member_of(callee).is_some_and(|(object, key)| key == "stringify" && is_global(object, "JSON"))
+/// Whether `expression` is a method of `console`'s, however named (`console.log`,
+/// `console[level]`), or one bound to it (`console.log.bind(console)`).
+fn is_console_method(expression: &Expression<'_>) -> bool {
+    match expression.get_inner_expression() {
+        Expression::StaticMemberExpression(member) => is_global(&member.object, "console"),
+        Expression::ComputedMemberExpression(member) => is_global(&member.object, "console"),
+        Expression::CallExpression(call) => {
+            member_of(&call.callee).is_some_and(|(method, key)| key == "bind" && is_console_method(method))
+        }
+        _ => false,
+    }
 }
 
 impl<'a> Visit<'a> for HostReads<'_> {
@@ -482,6 +531,9 @@ impl<'a> Visit<'a> for HostReads<'_> {
                 _ => {}
             },
         }
+        if let Some(init) = &it.init {
+            self.loggers_in(&it.id, init);
+        }
         walk::walk_variable_declarator(self, it);
     }
 
@@ -498,7 +550,7 @@ impl<'a> Visit<'a> for HostReads<'_> {
                         }
                     });
                 }
-                AssignmentTarget::AssignmentTargetIdentifier(name) => self.context.extend(self.symbol(name)),
+                AssignmentTarget::AssignmentTargetIdentifier(name) => self.names_it(self.symbol(name)),
                 _ => {}
             }
         }
@@ -509,10 +561,10 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        if self.logged == 0 && !only_shows(&it.callee) {
+        if self.logged == 0 && !self.only_shows(&it.callee) {
             self.found |= self.handed(&it.arguments);
         }
-        let logged = u32::from(logs(&it.callee));
+        let logged = u32::from(self.logs(&it.callee));
         self.logged += logged;
         walk::walk_call_expression(self, it);
         self.logged -= logged;
@@ -931,6 +983,7 @@ mod tests {
             "(e: object, c: any) => { let h; console.log(h = c.host); return h === 'claude' ? {} : undefined; }",
             "(e: object, c: any) => { let r; console.log(r = pick(c)); return r ? {} : undefined; }",
             "(e: object, c: any) => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: c }; return ok() ? {} : undefined; }",
+            "(e: object, c: any) => { let d: any; const run = () => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: d }; return ok(); }; d = c; return run() ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -954,6 +1007,7 @@ mod tests {
             "export default (...args: any[]) => ({ additionalContext: String(args[0]) });",
             "export default (e: any, c: any) => { console['error'](c); globalThis.console.log(c); return undefined; };",
             "export default (e: any, c: any) => { const level = 'warn'; console[level](c); console.log.call(console, c); console.error.apply(console, [c]); return undefined; };",
+            "export default (e: any, c: any) => { const log = console.error.bind(console); log('context', c); const { warn: w } = console; w(c); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)

@@ -764,7 +764,8 @@ pub const MAX_SIMULATED_DEPTH: usize = 1_000;
 /// (`Err(None)` where it nests deeper).
 pub fn read_simulated_json(text: &str) -> Result<serde_json::Value, Option<serde_json::Error>> {
     if json_depth(text) >= MAX_SIMULATED_DEPTH {
-        return Err(None);
+        // (Unless it is no JSON at all: its skipping reader keeps a stack of its own.)
+        return Err(serde_json::from_str::<serde::de::IgnoredAny>(text).err());
     }
     // (The reader recurses: on a deep stack, a few KiB a level as a debug build goes.)
     crate::threads::on_deep_pool(|| {
@@ -837,6 +838,9 @@ mod tests {
         assert_eq!(json_depth(&quoted), 1);
         assert!(read_simulated_json(&quoted).is_ok());
         assert!(matches!(read_simulated_json("{} {}"), Err(Some(_))));
+        // Deep and invalid is invalid.
+        assert!(matches!(read_simulated_json(&format!("{} []", nested(MAX_SIMULATED_DEPTH))), Err(Some(_))));
+        assert!(matches!(read_simulated_json(&"[".repeat(MAX_SIMULATED_DEPTH)), Err(Some(_))));
     }
     use crate::output::FileKind;
 

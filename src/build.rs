@@ -359,36 +359,31 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
 /// or a file the walk reads (made since it).
 fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)> {
     const LINK_HELP: Option<&str> = Some("name the module's own file: links are not followed");
-    let mut on_the_way = String::new();
-    for part in path.split('/') {
-        on_the_way = if on_the_way.is_empty() { part.to_owned() } else { format!("{on_the_way}/{part}") };
-        let metadata = std::fs::symlink_metadata(root.join(&on_the_way)).ok()?;
-        let last = on_the_way.len() == path.len();
-        if metadata.is_symlink() && !last {
-            return Some((format!("is in `{on_the_way}`, a symbolic link, which is never followed"), LINK_HELP));
-        }
-        if !last {
-            continue;
-        }
-        return Some(if metadata.is_symlink() {
-            ("is a symbolic link, which is never read as a module".to_owned(), LINK_HELP)
-        } else if metadata.is_dir() {
-            (
-                "is a folder, not a module file".to_owned(),
-                Some("a handler names its module's file, such as './src/hooks/guard.ts'"),
-            )
-        } else if !metadata.is_file() {
-            (
-                "is a special file (a FIFO, a socket or a device), which is never read as a module".to_owned(),
-                Some("a handler is a regular file: make it one"),
-            )
-        } else {
-            // (Its help names the folders never read.)
-            let folder = crate::loader::skipped_folder_in(path)?;
-            (format!("lies in a folder named `{folder}`, which the build never reads"), None)
-        });
+    let folder = crate::loader::parent_key(path);
+    if let Ok(Some((passed_over, why))) = crate::loader::passed_over_on_the_way(root, folder)
+        && !folder.is_empty()
+    {
+        let help = if why == "a symbolic link" { LINK_HELP } else { Some("move the module out of it") };
+        return Some((format!("is in `{passed_over}`, {why}, which the build never reads"), help));
     }
-    None
+    let metadata = std::fs::symlink_metadata(root.join(path)).ok()?;
+    Some(if metadata.is_symlink() {
+        ("is a symbolic link, which is never read as a module".to_owned(), LINK_HELP)
+    } else if metadata.is_dir() {
+        (
+            "is a folder, not a module file".to_owned(),
+            Some("a handler names its module's file, such as './src/hooks/guard.ts'"),
+        )
+    } else if !metadata.is_file() {
+        (
+            "is a special file (a FIFO, a socket or a device), which is never read as a module".to_owned(),
+            Some("a handler is a regular file: make it one"),
+        )
+    } else {
+        // (Its help names the folder, and those never read.)
+        crate::loader::skipped_folder_in(path)?;
+        ("is in a folder the build never reads".to_owned(), None)
+    })
 }
 
 /// A payload file whose artifact path no artifact can hold (AB4745): a name with a control

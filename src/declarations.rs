@@ -195,7 +195,8 @@ fn read_tsconfig(text: &str, root: &Path) -> Option<(bool, Vec<Override>)> {
             .filter(|program| program.body.is_empty() && program.directives.is_empty())
             .map(|_| (false, Vec::new()));
     };
-    let Some(Statement::ExpressionStatement(statement)) = program.body.first() else { return None };
+    // (One statement: a text that closes the parentheses itself and goes on is no JSON.)
+    let [Statement::ExpressionStatement(statement)] = program.body.as_slice() else { return None };
     // (Inside the parentheses written around it here: one written in the file is no JSON.)
     let Expression::ParenthesizedExpression(written) = &statement.expression else { return None };
     let Expression::ObjectExpression(config) = &written.expression else { return None };
@@ -565,6 +566,7 @@ mod tests {
             "{ \"compilerOptions\": { \"strict\": !0 } }",
             "{ \"a\": [1, , 2] }",
             "({ \"extends\": \"./.agent-bundle/tsconfig.json\" })",
+            "{ \"extends\": \"./.agent-bundle/tsconfig.json\" })\n;(0",
             "{ \"extends\": \"./.agent-bundle/tsconfig.json\" \"compilerOptions\": {} }",
         ] {
             assert_eq!(read_tsconfig(text, Path::new(ROOT)), None, "{text}");

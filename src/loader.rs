@@ -668,6 +668,17 @@ fn passed_over_below(root: &Path, folder: &str, exclude: &[PathBuf], caches_lost
 /// `folder` passes over, tagged caches too (no loss in a payload). Empty where there is no
 /// such folder.
 pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec<(String, &'static str)> {
+    match passed_over_on_the_way(root, folder) {
+        Ok(Some(passed_over)) => vec![passed_over],
+        Ok(None) => passed_over_below(root, folder, exclude, true),
+        Err(()) => Vec::new(),
+    }
+}
+
+/// The first folder at or above the project folder `folder` that the walk passes over (a
+/// link that leads to it, a folder it may not list, an artifact, a tagged cache), with why;
+/// `Err` where there is no such folder.
+pub fn passed_over_on_the_way(root: &Path, folder: &str) -> Result<Option<(String, &'static str)>, ()> {
     let mut key = String::new();
     for part in folder.split('/') {
         key = joined(&key, part);
@@ -681,11 +692,11 @@ pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec
             }
             Ok(metadata) if metadata.is_dir() && is_tagged_cache(&path) => "a cache folder, tagged by a CACHEDIR.TAG",
             Ok(metadata) if metadata.is_dir() => continue,
-            _ => return Vec::new(),
+            _ => return Err(()),
         };
-        return vec![(key, why)];
+        return Ok(Some((key, why)));
     }
-    passed_over_below(root, folder, exclude, true)
+    Ok(None)
 }
 
 /// Why the walk passed over what is at `path` (see `InputTree::passed_over`; a name that is

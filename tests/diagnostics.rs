@@ -336,17 +336,21 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     std::fs::write(dir.path().join("elsewhere/h.ts"), HANDLER).unwrap();
     std::fs::remove_dir_all(dir.path().join("src/hooks")).unwrap();
     std::os::unix::fs::symlink("../elsewhere", dir.path().join("src/hooks")).unwrap();
-    let linked = "handler `src/hooks/h.ts` is in `src/hooks`, a symbolic link, which is never followed";
+    let linked = "handler `src/hooks/h.ts` is in `src/hooks`, a symbolic link, which the build never reads";
     assert_eq!(said(), linked);
     // A file in a folder never read (its help says which are).
     std::fs::create_dir_all(dir.path().join("node_modules/x")).unwrap();
     std::fs::write(dir.path().join("node_modules/x/h.ts"), HANDLER).unwrap();
     let elsewhere = config.replace("./src/hooks/h.ts", "./node_modules/x/h.ts");
     std::fs::write(dir.path().join("agent-bundle.config.ts"), elsewhere).unwrap();
-    assert_eq!(
-        said(),
-        "handler `node_modules/x/h.ts` lies in a folder named `node_modules`, which the build never reads"
-    );
+    assert_eq!(said(), "handler `node_modules/x/h.ts` is in a folder the build never reads");
+    // So is one in a folder tagged as a cache.
+    std::fs::create_dir_all(dir.path().join("tc")).unwrap();
+    std::fs::write(dir.path().join("tc/CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+    std::fs::write(dir.path().join("tc/h.ts"), HANDLER).unwrap();
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), config.replace("./src/hooks/h.ts", "./tc/h.ts")).unwrap();
+    let cached = "handler `tc/h.ts` is in `tc`, a cache folder, tagged by a CACHEDIR.TAG, which the build never reads";
+    assert_eq!(said(), cached);
     std::fs::write(dir.path().join("agent-bundle.config.ts"), &config).unwrap();
     assert_eq!(said(), linked);
     let inspect = support::run(dir.path(), &["inspect", "--json"]);

@@ -5,6 +5,8 @@
 //! reads which host it runs for ([`HostReads`]); and a default export that can be no
 //! function, which no host could call (AB4219).
 
+use std::collections::{HashMap, HashSet};
+
 use oxc_ast::ast::{
     Argument, ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, AssignmentTargetProperty,
     BindingPattern, CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind,
@@ -179,13 +181,15 @@ fn is_undefined(value: &Expression<'_>) -> bool {
 pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'static str, Span)>, Renders) {
     let Some(export) = default_export(program, scoping) else { return (None, Renders::default()) };
     let reads_host = match export.value {
-        TopLevel::Function(function) => function
-            .body
-            .as_ref()
-            .is_some_and(|body| HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping)),
-        TopLevel::Arrow(arrow) => {
-            HostReads::of(&arrow.params, |reads| reads.visit_arrow_function_body(&arrow.body), scoping)
-        }
+        TopLevel::Function(function) => function.body.as_ref().is_some_and(|body| {
+            HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping, module_loggers(program))
+        }),
+        TopLevel::Arrow(arrow) => HostReads::of(
+            &arrow.params,
+            |reads| reads.visit_arrow_function_body(&arrow.body),
+            scoping,
+            module_loggers(program),
+        ),
         _ => false,
     };
     (named_not_function(&export), Renders { reads_host, ..returns_of(&export.value) })
@@ -205,13 +209,15 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 struct HostReads<'s> {
     scoping: &'s Scoping,
     /// The names the context goes by.
-    context: Vec<SymbolId>,
+    context: HashSet<SymbolId>,
     /// What holds it and at which index: a rest parameter, or `arguments` (`None`).
     holders: Vec<(Option<SymbolId>, u32)>,
-    /// Objects written with it as a field, and the field's name.
-    fields: Vec<(SymbolId, String)>,
-    /// Names console's methods are kept under.
-    loggers: Vec<SymbolId>,
+    /// Objects written with it as a field, and the fields' names.
+    fields: HashMap<SymbolId, HashSet<String>>,
+    /// Names console's methods are kept under (in the module, or in the function).
+    loggers: HashSet<SymbolId>,
+    /// How many names, fields and loggers it has learnt: a pass that learns none is the last.
+    learnt: usize,
     /// How deep in `console`'s arguments the visit is: what is read there is only shown.
     logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
@@ -223,14 +229,21 @@ const HOST_KEYS: [&str; 3] = ["host", "nativeEvent", "hostContractRevision"];
 
 impl<'s> HostReads<'s> {
     /// Whether the function of `params` reads it, `visit`ing its body again while a visit
-    /// learns a name for it (one given it after a closure that reads it is written).
-    fn of(params: &FormalParameters<'_>, mut visit: impl FnMut(&mut Self), scoping: &'s Scoping) -> bool {
+    /// learns a name for it (one given it after a closure that reads it is written), a few
+    /// times at most. `loggers`: the module's names for console's methods.
+    fn of(
+        params: &FormalParameters<'_>,
+        mut visit: impl FnMut(&mut Self),
+        scoping: &'s Scoping,
+        loggers: HashSet<SymbolId>,
+    ) -> bool {
         let mut reads = HostReads {
             scoping,
-            context: Vec::new(),
+            context: HashSet::new(),
             holders: Vec::new(),
-            fields: Vec::new(),
-            loggers: Vec::new(),
+            fields: HashMap::new(),
+            loggers,
+            learnt: 0,
             logged: 0,
             inner_functions: 0,
             found: false,
@@ -253,15 +266,18 @@ impl<'s> HostReads<'s> {
             }
             (None, None) => reads.holders.push((None, 1)),
         }
-        // (Each pass that goes on learnt a name of the function's: it ends.)
-        loop {
-            let known = (reads.context.len(), reads.fields.len());
+        // (Names given in the reverse of the order they are read would take a pass each: a
+        // chain of more is not followed, and its reads are warned of.)
+        const PASSES: usize = 4;
+        for _ in 0..PASSES {
+            let learnt = reads.learnt;
             reads.visit_formal_parameters(params);
             visit(&mut reads);
-            if reads.found || (reads.context.len(), reads.fields.len()) == known {
-                break reads.found;
+            if reads.found || reads.learnt == learnt {
+                break;
             }
         }
+        reads.found
     }
 
     /// Takes `pattern`, which the context is given to: a name it goes by, or the fields it
@@ -301,30 +317,10 @@ impl<'s> HostReads<'s> {
             || member_of(callee).is_some_and(|(object, key)| key == "stringify" && is_global(object, "JSON"))
     }
 
-    /// Takes the names `pattern` gives console's methods (`const log = console.log`, `const
-    /// { error } = console`).
-    fn loggers_in(&mut self, pattern: &BindingPattern<'_>, init: &Expression<'_>) {
-        let names: Vec<&BindingPattern<'_>> = match pattern {
-            BindingPattern::BindingIdentifier(_) if is_console_method(init) => vec![pattern],
-            BindingPattern::ObjectPattern(object) if is_global(init, "console") => {
-                object.properties.iter().map(|property| &property.value).collect()
-            }
-            _ => Vec::new(),
-        };
-        for name in names {
-            if let BindingPattern::BindingIdentifier(name) = name
-                && let Some(symbol) = name.symbol_id.get()
-                && !self.loggers.contains(&symbol)
-            {
-                self.loggers.push(symbol);
-            }
-        }
-    }
-
-    /// Takes `symbol` as a name of the context (each once: a pass that learns none is the last).
+    /// Takes `symbol` as a name of the context.
     fn names_it(&mut self, symbol: Option<SymbolId>) {
-        if let Some(symbol) = symbol.filter(|symbol| !self.context.contains(symbol)) {
-            self.context.push(symbol);
+        if let Some(symbol) = symbol {
+            self.learnt += usize::from(self.context.insert(symbol));
         }
     }
 
@@ -350,7 +346,7 @@ impl<'s> HostReads<'s> {
 
     /// Whether `name` names an object holding the context as its field `field`.
     fn holds_field(&self, name: &IdentifierReference<'_>, field: &str) -> bool {
-        self.symbol(name).is_some_and(|symbol| self.fields.iter().any(|(o, f)| *o == symbol && f == field))
+        self.symbol(name).and_then(|symbol| self.fields.get(&symbol)).is_some_and(|fields| fields.contains(field))
     }
 
     /// Whether `expression` is the context: a name it goes by, its holder at its index, or
@@ -384,10 +380,7 @@ impl<'s> HostReads<'s> {
                 && let Some(key) = property.key.static_name()
                 && self.carries(&property.value)
             {
-                let field = (holder, key.into_owned());
-                if !self.fields.contains(&field) {
-                    self.fields.push(field);
-                }
+                self.learnt += usize::from(self.fields.entry(holder).or_default().insert(key.into_owned()));
             }
         }
     }
@@ -414,7 +407,7 @@ impl<'s> HostReads<'s> {
             Expression::ArrayExpression(array) => {
                 array.elements.iter().any(|element| element.as_expression().is_some_and(|e| self.hands(e)))
             }
-            Expression::Identifier(name) if self.fields.iter().any(|(o, _)| self.symbol(name) == Some(*o)) => true,
+            Expression::Identifier(name) if self.symbol(name).is_some_and(|s| self.fields.contains_key(&s)) => true,
             expression => self.carries(expression),
         }
     }
@@ -489,6 +482,37 @@ fn is_global(expression: &Expression<'_>, name: &str) -> bool {
     }
 }
 
+/// The names `pattern` gives console's methods (`const log = console.log`, `const { error }
+/// = console`), given `init`.
+fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>) -> Vec<SymbolId> {
+    let names: Vec<&BindingPattern<'_>> = match pattern {
+        BindingPattern::BindingIdentifier(_) if is_console_method(init) => vec![pattern],
+        BindingPattern::ObjectPattern(object) if is_global(init, "console") => {
+            object.properties.iter().map(|property| &property.value).collect()
+        }
+        _ => Vec::new(),
+    };
+    let name = |pattern: &BindingPattern<'_>| match pattern {
+        BindingPattern::BindingIdentifier(name) => name.symbol_id.get(),
+        _ => None,
+    };
+    names.into_iter().filter_map(name).collect()
+}
+
+/// The names the module's top level gives console's methods (a logger made once for all).
+fn module_loggers(program: &Program<'_>) -> HashSet<SymbolId> {
+    let declarations = program.body.iter().filter_map(|statement| match statement {
+        Statement::VariableDeclaration(declaration) => Some(&**declaration),
+        Statement::ExportDeclaration(export) => match &export.declaration {
+            Declaration::VariableDeclaration(declaration) => Some(&**declaration),
+            _ => None,
+        },
+        _ => None,
+    });
+    let declarators = declarations.flat_map(|declaration| &declaration.declarations);
+    declarators.filter_map(|it| Some(console_names(&it.id, it.init.as_ref()?))).flatten().collect()
+}
+
 /// Whether `expression` is a method of `console`'s, however named (`console.log`,
 /// `console[level]`), or one bound to it (`console.log.bind(console)`).
 fn is_console_method(expression: &Expression<'_>) -> bool {
@@ -532,7 +556,9 @@ impl<'a> Visit<'a> for HostReads<'_> {
             },
         }
         if let Some(init) = &it.init {
-            self.loggers_in(&it.id, init);
+            for logger in console_names(&it.id, init) {
+                self.learnt += usize::from(self.loggers.insert(logger));
+            }
         }
         walk::walk_variable_declarator(self, it);
     }
@@ -1008,6 +1034,7 @@ mod tests {
             "export default (e: any, c: any) => { console['error'](c); globalThis.console.log(c); return undefined; };",
             "export default (e: any, c: any) => { const level = 'warn'; console[level](c); console.log.call(console, c); console.error.apply(console, [c]); return undefined; };",
             "export default (e: any, c: any) => { const log = console.error.bind(console); log('context', c); const { warn: w } = console; w(c); return undefined; };",
+            "const log = console.error.bind(console);\nexport const { warn } = console;\nexport default (e: any, c: any) => { log('context', c); warn(c); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)

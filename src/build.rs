@@ -359,6 +359,8 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
 /// or a file the walk reads (made since it).
 fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)> {
     const LINK_HELP: Option<&str> = Some("name the module's own file: links are not followed");
+    // (Nothing there, through links too: it does not exist, as normalizing said.)
+    let metadata = std::fs::symlink_metadata(root.join(path)).ok()?;
     let folder = crate::loader::parent_key(path);
     if let Ok(Some((passed_over, why))) = crate::loader::passed_over_on_the_way(root, folder)
         && !folder.is_empty()
@@ -366,7 +368,6 @@ fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)>
         let help = if why == "a symbolic link" { LINK_HELP } else { Some("move the module out of it") };
         return Some((format!("is in `{passed_over}`, {why}, which the build never reads"), help));
     }
-    let metadata = std::fs::symlink_metadata(root.join(path)).ok()?;
     Some(if metadata.is_symlink() {
         ("is a symbolic link, which is never read as a module".to_owned(), LINK_HELP)
     } else if metadata.is_dir() {

@@ -351,6 +351,10 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     std::fs::write(dir.path().join("agent-bundle.config.ts"), config.replace("./src/hooks/h.ts", "./tc/h.ts")).unwrap();
     let cached = "handler `tc/h.ts` is in `tc`, a cache folder, tagged by a CACHEDIR.TAG, which the build never reads";
     assert_eq!(said(), cached);
+    // Where nothing is, in such a folder too, nothing is (a mistyped path, no module to move).
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), config.replace("./src/hooks/h.ts", "./tc/typo.ts"))
+        .unwrap();
+    assert_eq!(said(), "handler file `tc/typo.ts` does not exist");
     std::fs::write(dir.path().join("agent-bundle.config.ts"), &config).unwrap();
     assert_eq!(said(), linked);
     let inspect = support::run(dir.path(), &["inspect", "--json"]);

@@ -12,7 +12,7 @@ use oxc_ast::ast::{
     BindingPattern, CallExpression, Class, ComputedMemberExpression, Declaration, ExportDefaultDeclarationKind,
     Expression, FormalParameters, Function, IdentifierReference, ModuleDeclaration, ModuleExportName, NewExpression,
     ObjectExpression, ObjectProperty, ObjectPropertyKind, Program, PropertyKey, PropertyKind, ReturnStatement,
-    Statement, StaticMemberExpression, VariableDeclarationKind, VariableDeclarator,
+    Statement, StaticMemberExpression, VariableDeclaration, VariableDeclarationKind, VariableDeclarator,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_semantic::Scoping;
@@ -218,6 +218,8 @@ struct HostReads<'s> {
     loggers: HashSet<SymbolId>,
     /// How many names, fields and loggers it has learnt: a pass that learns none is the last.
     learnt: usize,
+    /// Whether the declarators being visited are a `const`'s (a logger's name is one).
+    declaring_constants: bool,
     /// How deep in `console`'s arguments the visit is: what is read there is only shown.
     logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
@@ -244,6 +246,7 @@ impl<'s> HostReads<'s> {
             fields: HashMap::new(),
             loggers,
             learnt: 0,
+            declaring_constants: false,
             logged: 0,
             inner_functions: 0,
             found: false,
@@ -483,7 +486,7 @@ fn is_global(expression: &Expression<'_>, name: &str) -> bool {
 }
 
 /// The names `pattern` gives console's methods (`const log = console.log`, `const { error }
-/// = console`), given `init`.
+/// = console`), given `init`. (Only a `const`'s: a `let` may be given another function.)
 fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>) -> Vec<SymbolId> {
     let names: Vec<&BindingPattern<'_>> = match pattern {
         BindingPattern::BindingIdentifier(_) if is_console_method(init) => vec![pattern],
@@ -509,7 +512,8 @@ fn module_loggers(program: &Program<'_>) -> HashSet<SymbolId> {
         },
         _ => None,
     });
-    let declarators = declarations.flat_map(|declaration| &declaration.declarations);
+    let constants = declarations.filter(|declaration| declaration.kind == VariableDeclarationKind::Const);
+    let declarators = constants.flat_map(|declaration| &declaration.declarations);
     declarators.filter_map(|it| Some(console_names(&it.id, it.init.as_ref()?))).flatten().collect()
 }
 
@@ -539,6 +543,12 @@ impl<'a> Visit<'a> for HostReads<'_> {
         walk::walk_computed_member_expression(self, it);
     }
 
+    fn visit_variable_declaration(&mut self, it: &VariableDeclaration<'a>) {
+        let outer = std::mem::replace(&mut self.declaring_constants, it.kind == VariableDeclarationKind::Const);
+        walk::walk_variable_declaration(self, it);
+        self.declaring_constants = outer;
+    }
+
     fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
         // (`const [, c] = args`: the holder taken apart at the context's place.)
         let at = it.init.as_ref().and_then(|init| self.holder_index(init));
@@ -555,7 +565,7 @@ impl<'a> Visit<'a> for HostReads<'_> {
                 _ => {}
             },
         }
-        if let Some(init) = &it.init {
+        if let Some(init) = it.init.as_ref().filter(|_| self.declaring_constants) {
             for logger in console_names(&it.id, init) {
                 self.learnt += usize::from(self.loggers.insert(logger));
             }
@@ -1010,6 +1020,7 @@ mod tests {
             "(e: object, c: any) => { let r; console.log(r = pick(c)); return r ? {} : undefined; }",
             "(e: object, c: any) => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: c }; return ok() ? {} : undefined; }",
             "(e: object, c: any) => { let d: any; const run = () => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: d }; return ok(); }; d = c; return run() ? {} : undefined; }",
+            "(e: object, c: any) => { let send: any = console.log; send = pick; return send(c) ? {} : undefined; }",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\

@@ -55,6 +55,12 @@ pub(crate) fn next_build(builds: &Receiver<Value>) -> Value {
     builds.recv_timeout(Duration::from_secs(30)).expect("a build report within 30 s")
 }
 
+/// Asserts the session reports no build within a second: `why` it should not.
+fn says_nothing(builds: &Receiver<Value>, why: &str) {
+    let said = builds.recv_timeout(Duration::from_millis(1000));
+    assert!(said.is_err(), "{why}: {said:?}");
+}
+
 /// A workspace holding a copy of `examples/policy` at each of `projects`.
 fn workspace_of_policies(projects: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -506,8 +512,7 @@ fn a_silent_build_leaves_what_it_read_for_the_next_to_report() {
     std::fs::write(&config, "export default {{{\n").unwrap();
     assert_eq!(next_build(&builds)["ok"], false);
     edit_stop(dir.path(), "edited while the config is broken");
-    let said = builds.recv_timeout(Duration::from_millis(1000));
-    assert!(said.is_err(), "the same failure again says nothing: {said:?}");
+    says_nothing(&builds, "the same failure again says nothing");
     std::fs::write(&config, good).unwrap();
     let recovered = next_build(&builds);
     assert_eq!(recovered["ok"], true, "{recovered:#}");
@@ -528,8 +533,7 @@ fn a_route_saved_unchanged_says_nothing() {
     let saved = dir.path().join("src/events/.stop.tsx.tmp");
     std::fs::write(&saved, &text).unwrap();
     std::fs::rename(&saved, &route).unwrap();
-    let said = builds.recv_timeout(Duration::from_millis(1000));
-    assert!(said.is_err(), "an unchanged route says nothing: {said:?}");
+    says_nothing(&builds, "an unchanged route says nothing");
     interrupt(child);
 }
 
@@ -565,7 +569,7 @@ fn another_build_publishing_the_artifact_is_left_to_stand_until_the_next_change(
     let narrowed = support::run(dir.path(), &["build", "--target", "claude"]);
     assert!(narrowed.status.success(), "{}", String::from_utf8_lossy(&narrowed.stderr));
     let claude_only = artifact_files(&artifact);
-    assert!(builds.recv_timeout(Duration::from_millis(1000)).is_err(), "no build for another's publish");
+    says_nothing(&builds, "no build for another's publish");
     assert_eq!(artifact_files(&artifact), claude_only);
     edit_stop(dir.path(), "the session again");
     until_published(&builds, &artifact, "the session again");
@@ -898,8 +902,7 @@ fn a_cache_in_the_project_removed_while_watching_is_made_again_as_a_cache() {
     edit_stop(dir.path(), "cache made again");
     assert_eq!(next_build(&builds)["changed"], serde_json::json!(["src/hooks/stop.ts"]));
     assert!(dir.path().join(".cache/CACHEDIR.TAG").is_file(), "the cache is tagged again");
-    let next = builds.recv_timeout(Duration::from_millis(1000));
-    assert!(next.is_err(), "no build for the cache's entries: {next:?}");
+    says_nothing(&builds, "no build for the cache's entries");
     interrupt(child);
 }
 

@@ -7,6 +7,12 @@ use serde_json::Value;
 
 use crate::support::{self, copy_tree, repo};
 
+/// Each project of a `build --workspace --json` report, and whether it built.
+fn outcomes(report: &Value) -> Vec<(&str, bool)> {
+    let projects = report["projects"].as_array().unwrap().iter();
+    projects.map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap())).collect()
+}
+
 #[test]
 fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -22,12 +28,7 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     let output = support::run(root, &["build", "--workspace", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let projects: Vec<(&str, bool)> = report["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap()))
-        .collect();
+    let projects = outcomes(&report);
     assert_eq!(projects, [("plugins/broken", false), ("plugins/guarded", true), ("plugins/policy", true)]);
     assert!(root.join("plugins/policy/artifact/agent-bundle.manifest.json").is_file());
     assert!(!root.join("plugins/broken/artifact").exists());
@@ -153,12 +154,7 @@ fn projects_publishing_to_one_folder_fail_and_an_ignored_workspace_says_why() {
     std::os::unix::fs::symlink("..", refused_alone.path().join("c/artifact")).unwrap();
     let output = support::run(refused_alone.path(), &["build", "--workspace", ".", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let ok: Vec<(&str, bool)> = report["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["project"].as_str().unwrap(), p["ok"].as_bool().unwrap()))
-        .collect();
+    let ok = outcomes(&report);
     assert_eq!(ok, [("a", true), ("c", false)], "{report:#}");
     // One `--filter` leaves out still publishes where it does: a project selected inside its
     // artifact folder, never built yet, is refused.

@@ -722,9 +722,7 @@ fn an_endless_input_file_is_refused_at_the_limit() {
 fn input_nested_too_deep_for_the_simulator_says_so() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
-    let guard = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "beforeTool").unwrap();
+    let guard = support::listed_hook(dir.path(), "claude", "beforeTool");
     let name = guard["name"].as_str().unwrap();
     let input = |depth: usize| {
         let deep = format!("{}{}", "[".repeat(depth - 2), "]".repeat(depth - 2));
@@ -754,9 +752,7 @@ fn an_input_file_may_be_standard_input_and_start_with_a_byte_order_mark() {
     use std::io::Write;
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
-    let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
+    let stop = support::listed_hook(dir.path(), "claude", "stop");
     let cwd = dir.path().to_str().unwrap();
     let input =
         format!("\u{feff}{{\"sessionId\":\"s\",\"transcriptPath\":\"/t\",\"cwd\":\"{cwd}\",\"stopHookActive\":false}}");
@@ -782,9 +778,7 @@ fn an_input_file_may_be_standard_input_and_start_with_a_byte_order_mark() {
 fn a_wrapper_that_is_a_link_is_never_simulated() {
     let dir = support::example("policy");
     assert_eq!(support::run(dir.path(), &["build"]).status.code(), Some(0));
-    let list = support::run(dir.path(), &["hooks", "list", "--target", "claude", "--json"]);
-    let hooks = serde_json::from_slice::<Value>(&list.stdout).unwrap()["hooks"].take();
-    let stop = hooks.as_array().unwrap().iter().find(|hook| hook["event"] == "stop").unwrap();
+    let stop = support::listed_hook(dir.path(), "claude", "stop");
     replace_with_link(
         dir.path(),
         &Path::new("artifact").join(stop["path"].as_str().unwrap()),

@@ -169,6 +169,15 @@ pub fn signal_once_running(command: &mut Command, pid_file: &Path, signal: i32) 
     (output, pid)
 }
 
+/// The hook of the built artifact in `dir` that `target` runs on `event`, as `hooks list
+/// --json` gives it.
+pub fn listed_hook(dir: &Path, target: &str, event: &str) -> serde_json::Value {
+    let list = run(dir, &["hooks", "list", "--target", target, "--json"]);
+    let mut hooks = serde_json::from_slice::<serde_json::Value>(&list.stdout).unwrap()["hooks"].take();
+    let at = hooks.as_array().unwrap().iter().position(|hook| hook["event"] == event).expect("a hook on that event");
+    hooks[at].take()
+}
+
 /// Runs `node <script>` with `stdin` and extra environment; returns (exit code, stdout, stderr).
 pub fn node(script: &Path, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
     use std::io::Write;

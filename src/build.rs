@@ -365,7 +365,7 @@ fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)>
     if let Ok(Some((passed_over, why))) = crate::loader::passed_over_on_the_way(root, folder)
         && !folder.is_empty()
     {
-        let help = if why == "a symbolic link" { LINK_HELP } else { Some("move the module out of it") };
+        let help = if why == crate::loader::A_SYMBOLIC_LINK { LINK_HELP } else { Some("move the module out of it") };
         return Some((format!("is in `{passed_over}`, {why}, which the build never reads"), help));
     }
     Some(if metadata.is_symlink() {

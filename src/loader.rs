@@ -675,6 +675,9 @@ pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec
     }
 }
 
+/// Why the walk passes over a link (what a caller tells apart: a link is followed nowhere).
+pub const A_SYMBOLIC_LINK: &str = "a symbolic link";
+
 /// The first folder at or above the project folder `folder` that the walk passes over (a
 /// link that leads to it, a folder it may not list, an artifact, a tagged cache), with why;
 /// `Err` where there is no such folder.
@@ -685,7 +688,7 @@ pub fn passed_over_on_the_way(root: &Path, folder: &str) -> Result<Option<(Strin
         let path = root.join(&key);
         let why = match fs::symlink_metadata(&path) {
             // (Through a link that leads to no such folder, nothing is lost.)
-            Ok(metadata) if metadata.is_symlink() && root.join(folder).is_dir() => "a symbolic link",
+            Ok(metadata) if metadata.is_symlink() && root.join(folder).is_dir() => A_SYMBOLIC_LINK,
             Ok(metadata) if metadata.is_dir() && !may_list(&path) => "a folder this process may not list",
             Ok(metadata) if metadata.is_dir() && holds_manifest_file(&path) => {
                 "a built artifact, holding an agent-bundle.manifest.json"
@@ -705,7 +708,7 @@ fn why_passed_over(path: &Path) -> &'static str {
     match fs::symlink_metadata(path) {
         Err(_) if path.to_string_lossy().contains('\u{FFFD}') => "a name that is not UTF-8",
         Err(_) => "an entry that went while the build read it",
-        Ok(metadata) if metadata.is_symlink() => "a symbolic link",
+        Ok(metadata) if metadata.is_symlink() => A_SYMBOLIC_LINK,
         Ok(metadata) if !metadata.is_dir() => "a special file: a FIFO, a socket or a device",
         _ if path.file_name().is_some_and(is_skipped_dir) => "a folder agent-bundle never reads",
         _ if holds_manifest_file(path) => "a built artifact, holding an agent-bundle.manifest.json",
@@ -1196,7 +1199,7 @@ impl ConfigEntry {
     fn at(path: &Path) -> ConfigEntry {
         match fs::symlink_metadata(path) {
             Ok(metadata) if metadata.is_file() => ConfigEntry::Readable,
-            Ok(metadata) if metadata.is_symlink() => ConfigEntry::Unread("a symbolic link"),
+            Ok(metadata) if metadata.is_symlink() => ConfigEntry::Unread(A_SYMBOLIC_LINK),
             Ok(metadata) if metadata.is_dir() => ConfigEntry::Unread("a folder"),
             Ok(_) => ConfigEntry::Unread("a special file"),
             Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {

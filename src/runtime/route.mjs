@@ -82,14 +82,14 @@ export function routeComponent(Component, source) {
 }
 
 // The frozen `canonical` prop. The idempotency key is a lazy getter: hashing
-// needs node:crypto, which most routes would load for nothing.
+// needs node:crypto, which most routes would load for nothing, and the envelope's text.
 async function canonicalIdentity(event, context, { family, sequence = 1 }) {
-  const identity = jsonText({ event: family, native: context.nativeInput, target: context.host });
-  let key = typeof process.getBuiltinModule === "function" ? null : await webSha256(identity);
+  const identity = () => jsonText({ event: family, native: context.nativeInput, target: context.host });
+  let key = typeof process.getBuiltinModule === "function" ? null : await webSha256(identity());
   return Object.freeze({
     event: family,
     get idempotencyKey() {
-      key ??= process.getBuiltinModule("node:crypto").createHash("sha256").update(identity).digest("hex");
+      key ??= process.getBuiltinModule("node:crypto").createHash("sha256").update(identity()).digest("hex");
       return key;
     },
     observedAt: new Date().toISOString(),

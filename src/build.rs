@@ -6,6 +6,7 @@
 //! result does not depend on scheduling.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -346,7 +347,9 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
             .iter_mut()
             .find(|d| d.code == Code::MissingHandler && d.json_path.as_deref() == Some(absent.at.as_str()));
         if let Some(diagnostic) = said {
-            diagnostic.message = format!("handler `{}` {what}", absent.path);
+            if let Some(what) = what {
+                diagnostic.message = format!("handler `{}` {what}", absent.path);
+            }
             if let Some(help) = help {
                 diagnostic.help = Some(help.to_owned());
             }
@@ -355,20 +358,34 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
 }
 
 /// What is at the project path `path`, or on the way to it, that no walk reads, said of a
-/// module there, and what to do (`None`: as normalizing said it); `None` where nothing is,
-/// or a file the walk reads (made since it).
-fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)> {
+/// module there (`None`: as normalizing said it), and what to do (`None`: as normalizing
+/// said it); `None` where nothing is, or a file the walk reads (made since it).
+fn what_is_at(root: &Path, path: &str) -> Option<(Option<String>, Option<&'static str>)> {
     const LINK_HELP: Option<&str> = Some("name the module's own file: links are not followed");
-    // (Nothing there, through links too: it does not exist, as normalizing said.)
-    let metadata = std::fs::symlink_metadata(root.join(path)).ok()?;
+    let skipped_folder = crate::loader::skipped_folder_in(path).is_some();
+    let metadata = match std::fs::symlink_metadata(root.join(path)) {
+        Ok(metadata) => Some(metadata),
+        // (Nothing there, through links too: it does not exist, as normalizing said; nor is
+        // there a module to move out of a folder never read, as its help would have it.)
+        Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return skipped_folder.then_some((None, Some(crate::model::NO_SUCH_MODULE_HELP)));
+        }
+        // (What cannot be looked at may be there, in a folder this process may not list.)
+        Err(_) => None,
+    };
+    if skipped_folder && metadata.is_some() {
+        // (Its help names the folder, and those never read.)
+        return Some((Some("is in a folder the build never reads".to_owned()), None));
+    }
     let folder = crate::loader::parent_key(path);
     if let Ok(Some((passed_over, why))) = crate::loader::passed_over_on_the_way(root, folder)
         && !folder.is_empty()
     {
         let help = if why == crate::loader::A_SYMBOLIC_LINK { LINK_HELP } else { Some("move the module out of it") };
-        return Some((format!("is in `{passed_over}`, {why}, which the build never reads"), help));
+        return Some((Some(format!("is in `{passed_over}`, {why}, which the build never reads")), help));
     }
-    Some(if metadata.is_symlink() {
+    let metadata = metadata?;
+    let (what, help) = if metadata.is_symlink() {
         ("is a symbolic link, which is never read as a module".to_owned(), LINK_HELP)
     } else if metadata.is_dir() {
         (
@@ -381,10 +398,9 @@ fn what_is_at(root: &Path, path: &str) -> Option<(String, Option<&'static str>)>
             Some("a handler is a regular file: make it one"),
         )
     } else {
-        // (Its help names the folder, and those never read.)
-        crate::loader::skipped_folder_in(path)?;
-        ("is in a folder the build never reads".to_owned(), None)
-    })
+        return None;
+    };
+    Some((Some(what), help))
 }
 
 /// A payload file whose artifact path no artifact can hold (AB4745): a name with a control

@@ -849,6 +849,35 @@ fn a_folder_the_build_cannot_list_is_left_out_with_a_warning() {
     assert_eq!(readable["diagnostics"], serde_json::json!([]));
 }
 
+/// A handler in a folder the build may not list is said to be in it, there or not: whether
+/// it is cannot be known (the folder searchable, it can, and then one not there is missing).
+#[test]
+fn a_handler_in_a_folder_the_build_cannot_list_is_said_to_be_there() {
+    let dir = support::example("policy");
+    let config = fs::read_to_string(dir.path().join("agent-bundle.config.ts")).unwrap();
+    let config = config.replace("./src/hooks/session-start.ts", "./src/locked/start.ts");
+    assert!(config.contains("./src/locked/start.ts"), "the example names its session-start handler");
+    fs::write(dir.path().join("agent-bundle.config.ts"), config).unwrap();
+    let locked = dir.path().join("src/locked");
+    fs::create_dir(&locked).unwrap();
+    fs::write(locked.join("start.ts"), "export default () => undefined;\n").unwrap();
+    let said = |mode: u32, trees: &[&std::path::Path]| {
+        fs::set_permissions(&locked, fs::Permissions::from_mode(mode)).unwrap();
+        let output = unprivileged(dir.path(), trees, &["build", "--json", "--no-cache"]);
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let error = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB4217").cloned();
+        error.unwrap_or_else(|| panic!("{report:#}"))["message"].as_str().unwrap().to_owned()
+    };
+    let unlisted = "handler `src/locked/start.ts` is in `src/locked`, a folder this process may not list, which the \
+                    build never reads";
+    assert_eq!(said(0o000, &[dir.path()]), unlisted);
+    assert_eq!(said(0o100, &[]), unlisted);
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
+    fs::remove_file(locked.join("start.ts")).unwrap();
+    assert_eq!(said(0o000, &[]), unlisted);
+    assert_eq!(said(0o100, &[]), "handler file `src/locked/start.ts` does not exist");
+}
+
 /// An artifact whose path is not UTF-8 builds, and says that Node cannot load it from there
 /// (AB4010), an up-to-date build too; `--out` into a UTF-8 folder builds it without a word.
 #[test]

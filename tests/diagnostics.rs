@@ -344,6 +344,24 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     let elsewhere = config.replace("./src/hooks/h.ts", "./node_modules/x/h.ts");
     std::fs::write(dir.path().join("agent-bundle.config.ts"), elsewhere).unwrap();
     assert_eq!(said(), "handler `node_modules/x/h.ts` is in a folder the build never reads");
+    // First on the way, before a link in it; and a folder there is never read either.
+    std::os::unix::fs::symlink("../../elsewhere", dir.path().join("node_modules/x/linked")).unwrap();
+    for (path, shown) in
+        [("./node_modules/x/linked/h.ts", "node_modules/x/linked/h.ts"), ("./node_modules/x", "node_modules/x")]
+    {
+        let there = config.replace("./src/hooks/h.ts", path);
+        std::fs::write(dir.path().join("agent-bundle.config.ts"), there).unwrap();
+        assert_eq!(said(), format!("handler `{shown}` is in a folder the build never reads"));
+    }
+    // Where nothing is, no module is to be moved out of it.
+    std::fs::write(
+        dir.path().join("agent-bundle.config.ts"),
+        config.replace("./src/hooks/h.ts", "./node_modules/y/h.ts"),
+    )
+    .unwrap();
+    let (_, report) = build_json(dir.path(), &[]);
+    assert_eq!(report["diagnostics"][0]["message"], "handler file `node_modules/y/h.ts` does not exist");
+    assert!(report["diagnostics"][0]["help"].as_str().unwrap().starts_with("create the module"), "{report:#}");
     // So is one in a folder tagged as a cache.
     std::fs::create_dir_all(dir.path().join("tc")).unwrap();
     std::fs::write(dir.path().join("tc/CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();

@@ -14,7 +14,8 @@ pub use events::{EventRules, HookEvent};
 pub use families::Family;
 pub use hook::{Handler, Hook, NAME_HASH_LEN, RouteRun, Trigger, hook_identity};
 pub use normalize::{
-    Model, NormalizeReturn, PackageVersion, Payload, ProjectView, TargetSource, Unversioned, normalize,
+    Model, NO_SUCH_MODULE_HELP, NormalizeReturn, PackageVersion, Payload, ProjectView, TargetSource, Unversioned,
+    normalize,
 };
 
 use crate::diagnostics::{Code, Diagnostic};

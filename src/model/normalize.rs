@@ -109,6 +109,10 @@ const RESERVED_PAYLOAD_NAMES: [&str; 12] = [
     "state",
 ];
 
+/// What to do about a handler path where no module is.
+pub const NO_SUCH_MODULE_HELP: &str = "create the module, or fix the path (it is relative to the project root; a \
+                                       symbolic link, a folder or a pipe is never read as a module)";
+
 /// A hook timeout from which it is more likely milliseconds than seconds (over 2 hours).
 const MILLISECONDS_LIKELY: u32 = 7_200;
 
@@ -487,9 +491,7 @@ impl Normalizer<'_> {
                 "did you mean `./{twin}`? A handler path names the module's own file (`.js` for `.ts` holds in \
                  imports only)"
             ),
-            None => "create the module, or fix the path (it is relative to the project root; a symbolic link, a \
-                     folder or a pipe is never read as a module)"
-                .to_owned(),
+            None => NO_SUCH_MODULE_HELP.to_owned(),
         }
     }
 

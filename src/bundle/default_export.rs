@@ -182,13 +182,14 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
     let Some(export) = default_export(program, scoping) else { return (None, Renders::default()) };
     let reads_host = match export.value {
         TopLevel::Function(function) => function.body.as_ref().is_some_and(|body| {
-            HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping, module_loggers(program))
+            let loggers = module_loggers(program, scoping);
+            HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping, loggers)
         }),
         TopLevel::Arrow(arrow) => HostReads::of(
             &arrow.params,
             |reads| reads.visit_arrow_function_body(&arrow.body),
             scoping,
-            module_loggers(program),
+            module_loggers(program, scoping),
         ),
         _ => false,
     };
@@ -200,8 +201,9 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// `.hostContractRevision` (`?.`, `['host']` too), taken apart (`(event, { host })`, `const
 /// { host } = context`, `({ host } = context)`), through a name given it (`const c =
 /// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed whole
-/// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
-/// `console`'s or `JSON.stringify`, which only show it), which may. Where the parameters
+/// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`,
+/// `JSON.stringify(ctx)`; but to `console`'s, which only show it, with what a global makes of
+/// it in their arguments, `String(ctx)`), which may. Where the parameters
 /// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
 /// `arguments[1]`), or an object it was put in as a field (`const o = { ctx }`: `o.ctx`). A
 /// `host` of anything else (`url.host`, a server's), or one only logged (`console.log(c.host)`),
@@ -306,18 +308,21 @@ impl<'s> HostReads<'s> {
         match callee.get_inner_expression() {
             Expression::Identifier(name) => named(name),
             callee => {
-                is_console_method(callee)
+                is_console_method(callee, self.scoping)
                     || member_of(callee)
                         .is_some_and(|(method, key)| ["call", "apply"].contains(&key) && self.logs(method))
             }
         }
     }
 
-    /// Whether a call to `callee` only shows what it is handed: it logs it, or it is
-    /// `JSON.stringify(…)`.
-    fn only_shows(&self, callee: &Expression<'_>) -> bool {
-        self.logs(callee)
-            || member_of(callee).is_some_and(|(object, key)| key == "stringify" && is_global(object, "JSON"))
+    /// Whether a call to `callee` in console's arguments only makes something to show of what
+    /// it is handed: a global's (`String(c)`, `JSON.stringify(c)`, `new Set([c])`), where a
+    /// function of the module's own (`hostOf(c)`, `((c) => …)(c)`) runs with it.
+    fn only_shown_by(&self, callee: &Expression<'_>) -> bool {
+        match callee.get_inner_expression() {
+            Expression::Identifier(name) => self.symbol(name).is_none(),
+            callee => member_of(callee).is_some_and(|(object, _)| self.only_shown_by(object)),
+        }
     }
 
     /// Takes `symbol` as a name of the context.
@@ -477,20 +482,25 @@ fn member_of<'b, 'a>(expression: &'b Expression<'a>) -> Option<(&'b Expression<'
     }
 }
 
-/// Whether `expression` names a global: `name`, or `globalThis`'s member of that name.
-fn is_global(expression: &Expression<'_>, name: &str) -> bool {
+/// Whether `expression` names a global: `name` where the module declares no such name, or
+/// `globalThis`'s member of that name.
+fn is_global(expression: &Expression<'_>, name: &str, scoping: &Scoping) -> bool {
     match expression.get_inner_expression() {
-        Expression::Identifier(global) => global.name == name,
-        expression => member_of(expression).is_some_and(|(object, key)| key == name && is_global(object, "globalThis")),
+        Expression::Identifier(global) => {
+            global.name == name && scoping.get_reference(global.reference_id()).symbol_id().is_none()
+        }
+        expression => {
+            member_of(expression).is_some_and(|(object, key)| key == name && is_global(object, "globalThis", scoping))
+        }
     }
 }
 
 /// The names `pattern` gives console's methods (`const log = console.log`, `const { error }
 /// = console`), given `init`. (Only a `const`'s: a `let` may be given another function.)
-fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>) -> Vec<SymbolId> {
+fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>, scoping: &Scoping) -> Vec<SymbolId> {
     let names: Vec<&BindingPattern<'_>> = match pattern {
-        BindingPattern::BindingIdentifier(_) if is_console_method(init) => vec![pattern],
-        BindingPattern::ObjectPattern(object) if is_global(init, "console") => {
+        BindingPattern::BindingIdentifier(_) if is_console_method(init, scoping) => vec![pattern],
+        BindingPattern::ObjectPattern(object) if is_global(init, "console", scoping) => {
             object.properties.iter().map(|property| &property.value).collect()
         }
         _ => Vec::new(),
@@ -503,7 +513,7 @@ fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>) -> Vec<Sym
 }
 
 /// The names the module's top level gives console's methods (a logger made once for all).
-fn module_loggers(program: &Program<'_>) -> HashSet<SymbolId> {
+fn module_loggers(program: &Program<'_>, scoping: &Scoping) -> HashSet<SymbolId> {
     let declarations = program.body.iter().filter_map(|statement| match statement {
         Statement::VariableDeclaration(declaration) => Some(&**declaration),
         Statement::ExportDeclaration(export) => match &export.declaration {
@@ -514,21 +524,45 @@ fn module_loggers(program: &Program<'_>) -> HashSet<SymbolId> {
     });
     let constants = declarations.filter(|declaration| declaration.kind == VariableDeclarationKind::Const);
     let declarators = constants.flat_map(|declaration| &declaration.declarations);
-    declarators.filter_map(|it| Some(console_names(&it.id, it.init.as_ref()?))).flatten().collect()
+    declarators.filter_map(|it| Some(console_names(&it.id, it.init.as_ref()?, scoping))).flatten().collect()
 }
 
-/// Whether `expression` is a method of `console`'s, however named (`console.log`,
-/// `console[level]`), or one bound to it (`console.log.bind(console)`).
-fn is_console_method(expression: &Expression<'_>) -> bool {
+/// Whether `expression` is a method of the global `console`'s, however named
+/// (`console.log`, `console[level]`), or one bound to it (`console.log.bind(console)`). (A
+/// function put on console by someone, `console.decide`, is none of its methods.)
+fn is_console_method(expression: &Expression<'_>, scoping: &Scoping) -> bool {
     match expression.get_inner_expression() {
-        Expression::StaticMemberExpression(member) => is_global(&member.object, "console"),
-        Expression::ComputedMemberExpression(member) => is_global(&member.object, "console"),
+        Expression::StaticMemberExpression(member) => {
+            CONSOLE_METHODS.contains(&member.property.name.as_str()) && is_global(&member.object, "console", scoping)
+        }
+        Expression::ComputedMemberExpression(member) => {
+            key_text(member.expression.get_inner_expression()).is_none_or(|key| CONSOLE_METHODS.contains(&key))
+                && is_global(&member.object, "console", scoping)
+        }
         Expression::CallExpression(call) => {
-            member_of(&call.callee).is_some_and(|(method, key)| key == "bind" && is_console_method(method))
+            member_of(&call.callee).is_some_and(|(method, key)| key == "bind" && is_console_method(method, scoping))
         }
         _ => false,
     }
 }
+
+/// Node's `console` methods that write what they are handed, and nothing else.
+const CONSOLE_METHODS: [&str; 14] = [
+    "log",
+    "info",
+    "debug",
+    "warn",
+    "error",
+    "trace",
+    "dir",
+    "dirxml",
+    "table",
+    "group",
+    "groupCollapsed",
+    "assert",
+    "count",
+    "timeLog",
+];
 
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
@@ -566,7 +600,7 @@ impl<'a> Visit<'a> for HostReads<'_> {
             },
         }
         if let Some(init) = it.init.as_ref().filter(|_| self.declaring_constants) {
-            for logger in console_names(&it.id, init) {
+            for logger in console_names(&it.id, init, self.scoping) {
                 self.learnt += usize::from(self.loggers.insert(logger));
             }
         }
@@ -597,7 +631,7 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        if self.logged == 0 && !self.only_shows(&it.callee) {
+        if !self.logs(&it.callee) && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
             self.found |= self.handed(&it.arguments);
         }
         let logged = u32::from(self.logs(&it.callee));
@@ -607,7 +641,7 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
-        self.found |= self.logged == 0 && self.handed(&it.arguments);
+        self.found |= (self.logged == 0 || !self.only_shown_by(&it.callee)) && self.handed(&it.arguments);
         walk::walk_new_expression(self, it);
     }
 
@@ -1021,6 +1055,17 @@ mod tests {
             "(e: object, c: any) => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: c }; return ok() ? {} : undefined; }",
             "(e: object, c: any) => { let d: any; const run = () => { const ok = () => o.ctx.host === 'claude'; const o = { ctx: d }; return ok(); }; d = c; return run() ? {} : undefined; }",
             "(e: object, c: any) => { let send: any = console.log; send = pick; return send(c) ? {} : undefined; }",
+            // (A copy of it, by any means, may choose; so may a function of the module's own
+            // called in console's arguments, a name of its own called console, and a
+            // function someone put on console.)
+            "(e: object, c: any) => JSON.parse(JSON.stringify(c)).host === 'claude' ? {} : undefined",
+            "(e: object, c: any) => JSON.stringify(c).includes('claude') ? {} : undefined",
+            "(e: object, c: any) => { console.error(`on ${pick(c)}`); return {}; }",
+            "(e: object, c: any) => { let h = ''; console.log(((d: any) => { h = d.host; return 'seen'; })(c)); return h ? {} : undefined; }",
+            "(e: object, c: any) => { const log = console.log.bind(console); log(new Chooser(c)); return {}; }",
+            "(e: object, c: any) => { const console = { log: (d: any) => d.host }; return console.log(c) ? {} : undefined; }",
+            "(e: object, c: any) => { const globalThis = { console: { log: pick } }; return globalThis.console.log(c) ? {} : undefined; }",
+            "(e: object, c: any) => (console as any).decide(c) ? {} : undefined",
         ] {
             let source = format!(
                 "declare function pick(c: object): object;\ndeclare class Chooser {{ constructor(c: object); ok(): boolean }}\n\
@@ -1047,6 +1092,7 @@ mod tests {
             "export default (e: any, c: any) => { const log = console.error.bind(console); log('context', c); const { warn: w } = console; w(c); return undefined; };",
             "const log = console.error.bind(console);\nexport const { warn } = console;\nexport default (e: any, c: any) => { log('context', c); warn(c); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
+            "export default (e: any, c: any) => { console.log(JSON.stringify(c), Object.keys(c)); console.assert(false, c); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)
             "export default (e: any, c: any) => { const audit = { host: 'x', context: c }; return { additionalContext: audit.host }; };",

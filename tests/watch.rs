@@ -1083,6 +1083,21 @@ fn a_dead_remote_is_warned_about_once_in_the_round_it_failed_not_when_the_sessio
     let next = next_build(&builds);
     assert_eq!(next["work"]["cacheWarnings"], serde_json::json!([]), "one warning for the session: {next:#}");
     interrupt(child);
+
+    // On a terminal, the warning comes before the status line that ends its round.
+    let (fresh, cache) = (support::example("policy"), tempfile::tempdir().unwrap());
+    let mut session = support::bin()
+        .args(["watch", "--cache-dir", cache.path().to_str().unwrap(), "--remote-cache", &remote])
+        .current_dir(fresh.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(session.stderr.take().unwrap()).lines().map(Result::unwrap);
+    let first_round: Vec<String> = stderr.by_ref().take_while(|line| !line.starts_with("[watch]")).collect();
+    // (Its stderr kept open till the end: the session says it stopped there.)
+    interrupt(session);
+    assert!(first_round.iter().any(|line| line.contains("unreachable or failing")), "{first_round:#?}");
 }
 
 /// A session that ends after a clean build leaves the stamp that build would have left, so

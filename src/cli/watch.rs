@@ -88,7 +88,7 @@ fn print_dropped(
 /// One round's builds, each as a JSON line or its diagnostics and status line; the first
 /// builds of several projects at once are one summary line, but for failures. The cache's
 /// `warnings` of the round go into the first JSON line (`work.cacheWarnings`, as `build
-/// --json` has them), or to stderr.
+/// --json` has them), or to stderr before the status lines.
 fn print_round(
     builds: &[WatchBuild<'_>],
     elapsed: Duration,
@@ -100,6 +100,10 @@ fn print_round(
     let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
     let shown: Vec<&WatchBuild<'_>> =
         builds.iter().filter(|build| !summarized(build) && !build.has_nothing_to_say()).collect();
+    // (Before the round's status lines, which end it: after them, they read as the next's.)
+    if !json || shown.is_empty() {
+        report::print_cache_warnings(warnings);
+    }
     for (index, build) in shown.iter().enumerate() {
         let project = name(&build.options.root);
         if json {
@@ -123,9 +127,6 @@ fn print_round(
             first_builds - ok,
             elapsed.as_millis()
         );
-    }
-    if !json || shown.is_empty() {
-        report::print_cache_warnings(warnings);
     }
 }
 

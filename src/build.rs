@@ -362,27 +362,36 @@ fn name_what_is_at_absent_handlers(compiled: &mut Compiled, (db, project): (&Dat
 /// said it); `None` where nothing is, or a file the walk reads (made since it).
 fn what_is_at(root: &Path, path: &str) -> Option<(Option<String>, Option<&'static str>)> {
     const LINK_HELP: Option<&str> = Some("name the module's own file: links are not followed");
-    let skipped_folder = crate::loader::skipped_folder_in(path).is_some();
+    let skipped = crate::loader::skipped_folder_key(path);
     let metadata = match std::fs::symlink_metadata(root.join(path)) {
         Ok(metadata) => Some(metadata),
         // (Nothing there, through links too: it does not exist, as normalizing said; nor is
         // there a module to move out of a folder never read, as its help would have it.)
         Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return skipped_folder.then_some((None, Some(crate::model::NO_SUCH_MODULE_HELP)));
+            return skipped.map(|_| (None, Some(crate::model::NO_SUCH_MODULE_HELP)));
         }
-        // (What cannot be looked at may be there, in a folder this process may not list.)
+        // (What cannot be looked at may be there: in a folder this process may not list, or
+        // at the end of a loop of links.)
         Err(_) => None,
     };
-    if skipped_folder && metadata.is_some() {
-        // (Its help names the folder, and those never read.)
-        return Some((Some("is in a folder the build never reads".to_owned()), None));
-    }
     let folder = crate::loader::parent_key(path);
-    if let Ok(Some((passed_over, why))) = crate::loader::passed_over_on_the_way(root, folder)
-        && !folder.is_empty()
-    {
-        let help = if why == crate::loader::A_SYMBOLIC_LINK { LINK_HELP } else { Some("move the module out of it") };
-        return Some((Some(format!("is in `{passed_over}`, {why}, which the build never reads")), help));
+    let passed_over = crate::loader::passed_over_on_the_way(root, folder).ok().flatten().filter(|_| !folder.is_empty());
+    // Whichever comes first on the way; a folder never entered by its name before what is
+    // passed over at it (listing it, say, would not help).
+    match (passed_over, skipped) {
+        (Some((passed_over, why)), skipped) if skipped.is_none_or(|skipped| passed_over.len() < skipped.len()) => {
+            let help = match why {
+                crate::loader::A_SYMBOLIC_LINK => LINK_HELP,
+                crate::loader::A_FOLDER_NOT_LISTED => {
+                    Some("make it readable for the user running agent-bundle, or move the module out of it")
+                }
+                _ => Some("move the module out of it"),
+            };
+            return Some((Some(format!("is in `{passed_over}`, {why}, which the build never reads")), help));
+        }
+        // (Its help names the folder, and those never read.)
+        (_, Some(_)) => return Some((Some("is in a folder the build never reads".to_owned()), None)),
+        _ => {}
     }
     let metadata = metadata?;
     let (what, help) = if metadata.is_symlink() {

@@ -677,6 +677,8 @@ pub fn left_out_of_folder(root: &Path, folder: &str, exclude: &[PathBuf]) -> Vec
 
 /// Why the walk passes over a link (what a caller tells apart: a link is followed nowhere).
 pub const A_SYMBOLIC_LINK: &str = "a symbolic link";
+/// The walk's reason for a folder it passes over since it may not list it.
+pub const A_FOLDER_NOT_LISTED: &str = "a folder this process may not list";
 
 /// The first folder at or above the project folder `folder` that the walk passes over (a
 /// link that leads to it, a folder it may not list, an artifact, a tagged cache), with why;
@@ -689,7 +691,7 @@ pub fn passed_over_on_the_way(root: &Path, folder: &str) -> Result<Option<(Strin
         let why = match fs::symlink_metadata(&path) {
             // (Through a link that leads to no such folder, nothing is lost.)
             Ok(metadata) if metadata.is_symlink() && root.join(folder).is_dir() => A_SYMBOLIC_LINK,
-            Ok(metadata) if metadata.is_dir() && !may_list(&path) => "a folder this process may not list",
+            Ok(metadata) if metadata.is_dir() && !may_list(&path) => A_FOLDER_NOT_LISTED,
             Ok(metadata) if metadata.is_dir() && holds_manifest_file(&path) => {
                 "a built artifact, holding an agent-bundle.manifest.json"
             }
@@ -712,7 +714,7 @@ fn why_passed_over(path: &Path) -> &'static str {
         Ok(metadata) if !metadata.is_dir() => "a special file: a FIFO, a socket or a device",
         _ if path.file_name().is_some_and(is_skipped_dir) => "a folder agent-bundle never reads",
         _ if holds_manifest_file(path) => "a built artifact, holding an agent-bundle.manifest.json",
-        _ => "a folder this process may not list",
+        _ => A_FOLDER_NOT_LISTED,
     }
 }
 
@@ -912,7 +914,9 @@ fn read_outside(path: &Path, key: &str, before_listing: BeforeListing) -> io::Re
         };
         if let Some((bytes, metadata)) = read {
             let file_key = format!("{key}/{name}");
-            disk.insert(file_key.clone(), (bytes, is_executable(&metadata)));
+            // (A file not read is no executable, as in the walk: SPEC §5.1.)
+            let executable = bytes.is_ok() && is_executable(&metadata);
+            disk.insert(file_key.clone(), (bytes, executable));
             dir.files.push((file_key, metadata));
         }
     }
@@ -1063,11 +1067,24 @@ fn is_cache_dir(name: &std::ffi::OsStr) -> bool {
     CACHE_DIRS.iter().any(|cache| name == *cache)
 }
 
-/// The first folder on the project-relative path `key` that the input walk never enters
-/// (`target`, `node_modules`, …), if any: a module there is never an input.
+/// The name of the first folder on the project-relative path `key` that the input walk
+/// never enters (`target`, `node_modules`, …), if any: a module there is never an input.
 pub(crate) fn skipped_folder_in(key: &str) -> Option<&str> {
+    skipped_folder_key(key).map(|folder| folder.rsplit('/').next().unwrap_or(folder))
+}
+
+/// The key of that folder: `key` up to its name.
+pub(crate) fn skipped_folder_key(key: &str) -> Option<&str> {
     let (folders, _) = key.rsplit_once('/')?;
-    folders.split('/').find(|name| is_skipped_dir(std::ffi::OsStr::new(name)))
+    let mut end = 0;
+    for name in folders.split('/') {
+        end += name.len();
+        if is_skipped_dir(std::ffi::OsStr::new(name)) {
+            return Some(&folders[..end]);
+        }
+        end += 1;
+    }
+    None
 }
 
 /// Why a module at `key` is not there for the build, when it lies in a folder the input walk
@@ -1402,6 +1419,24 @@ mod tests {
         fs::remove_file(&manifest).unwrap();
         loaded.refresh(&[manifest], Settings::default(), &[], &mut |_| {}).unwrap();
         assert_eq!(loaded.changed(), ["../vendor/a.ts"]);
+    }
+
+    /// A file the build cannot read is no executable, in an outside folder as in the walk
+    /// (SPEC §5.1): its mode is not part of the artifact key.
+    #[test]
+    fn a_file_not_read_is_no_executable_wherever_it_is() {
+        let dir = tree(&["shared/big.ts", "p/big.ts"]);
+        for file in ["shared/big.ts", "p/big.ts"] {
+            let big = fs::File::create(dir.path().join(file)).unwrap();
+            big.set_len(MAX_FILE_BYTES + 1).unwrap();
+            big.set_permissions(fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let (_, outside) = list_outside_dir(&dir.path().join("p"), "../shared", &mut |_| {}).unwrap();
+        let walked = read_files(&[("big.ts".to_owned(), dir.path().join("p/big.ts"))]).unwrap();
+        for disk in [outside, walked] {
+            let (bytes, executable) = disk.into_values().next().unwrap();
+            assert!(bytes.is_err() && !executable);
+        }
     }
 
     #[test]

@@ -861,21 +861,38 @@ fn a_handler_in_a_folder_the_build_cannot_list_is_said_to_be_there() {
     let locked = dir.path().join("src/locked");
     fs::create_dir(&locked).unwrap();
     fs::write(locked.join("start.ts"), "export default () => undefined;\n").unwrap();
-    let said = |mode: u32, trees: &[&std::path::Path]| {
-        fs::set_permissions(&locked, fs::Permissions::from_mode(mode)).unwrap();
+    let modules = dir.path().join("node_modules");
+    fs::create_dir_all(modules.join("x")).unwrap();
+    fs::write(modules.join("x/start.ts"), "export default () => undefined;\n").unwrap();
+    let said_of = |folder: &std::path::Path, mode: u32, trees: &[&std::path::Path]| {
+        fs::set_permissions(folder, fs::Permissions::from_mode(mode)).unwrap();
         let output = unprivileged(dir.path(), trees, &["build", "--json", "--no-cache"]);
         let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         let error = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "AB4217").cloned();
-        error.unwrap_or_else(|| panic!("{report:#}"))["message"].as_str().unwrap().to_owned()
+        let error = error.unwrap_or_else(|| panic!("{report:#}"));
+        (error["message"].as_str().unwrap().to_owned(), error["help"].as_str().unwrap().to_owned())
     };
+    let said = |mode: u32, trees: &[&std::path::Path]| said_of(&locked, mode, trees).0;
     let unlisted = "handler `src/locked/start.ts` is in `src/locked`, a folder this process may not list, which the \
                     build never reads";
     assert_eq!(said(0o000, &[dir.path()]), unlisted);
-    assert_eq!(said(0o100, &[]), unlisted);
+    let (message, help) = said_of(&locked, 0o100, &[]);
+    assert_eq!(
+        (message.as_str(), help.as_str()),
+        (unlisted, "make it readable for the user running agent-bundle, or move the module out of it")
+    );
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
     fs::remove_file(locked.join("start.ts")).unwrap();
     assert_eq!(said(0o000, &[]), unlisted);
     assert_eq!(said(0o100, &[]), "handler file `src/locked/start.ts` does not exist");
+    // In a folder never read, that it may not list either: never read comes first (listing
+    // it would not help).
+    let config = fs::read_to_string(dir.path().join("agent-bundle.config.ts")).unwrap();
+    let config = config.replace("./src/locked/start.ts", "./node_modules/x/start.ts");
+    fs::write(dir.path().join("agent-bundle.config.ts"), config).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
+    let (message, _) = said_of(&modules, 0o000, &[]);
+    assert_eq!(message, "handler `node_modules/x/start.ts` is in a folder the build never reads");
 }
 
 /// An artifact whose path is not UTF-8 builds, and says that Node cannot load it from there

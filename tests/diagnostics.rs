@@ -353,6 +353,14 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
         std::fs::write(dir.path().join("agent-bundle.config.ts"), there).unwrap();
         assert_eq!(said(), format!("handler `{shown}` is in a folder the build never reads"));
     }
+    // A link on the way before such a folder comes first.
+    std::fs::create_dir_all(dir.path().join("elsewhere/node_modules")).unwrap();
+    std::fs::write(dir.path().join("elsewhere/node_modules/h.ts"), HANDLER).unwrap();
+    let behind_link = config.replace("./src/hooks/h.ts", "./src/hooks/node_modules/h.ts");
+    std::fs::write(dir.path().join("agent-bundle.config.ts"), behind_link).unwrap();
+    let linked_first =
+        "handler `src/hooks/node_modules/h.ts` is in `src/hooks`, a symbolic link, which the build never reads";
+    assert_eq!(said(), linked_first);
     // Where nothing is, no module is to be moved out of it.
     std::fs::write(
         dir.path().join("agent-bundle.config.ts"),

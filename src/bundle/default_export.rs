@@ -182,14 +182,14 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
     let Some(export) = default_export(program, scoping) else { return (None, Renders::default()) };
     let reads_host = match export.value {
         TopLevel::Function(function) => function.body.as_ref().is_some_and(|body| {
-            let loggers = module_loggers(program, scoping);
-            HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping, loggers)
+            let module = module_names(program, scoping);
+            HostReads::of(&function.params, |reads| reads.visit_function_body(body), scoping, module)
         }),
         TopLevel::Arrow(arrow) => HostReads::of(
             &arrow.params,
             |reads| reads.visit_arrow_function_body(&arrow.body),
             scoping,
-            module_loggers(program, scoping),
+            module_names(program, scoping),
         ),
         _ => false,
     };
@@ -218,6 +218,8 @@ struct HostReads<'s> {
     fields: HashMap<SymbolId, HashSet<String>>,
     /// Names console's methods are kept under (in the module, or in the function).
     loggers: HashSet<SymbolId>,
+    /// Names the module imports from Node's own modules (`node:util`'s `inspect`).
+    node_imports: HashSet<SymbolId>,
     /// How many names, fields and loggers it has learnt: a pass that learns none is the last.
     learnt: usize,
     /// Whether the declarators being visited are a `const`'s (a logger's name is one).
@@ -234,12 +236,12 @@ const HOST_KEYS: [&str; 3] = ["host", "nativeEvent", "hostContractRevision"];
 impl<'s> HostReads<'s> {
     /// Whether the function of `params` reads it, `visit`ing its body again while a visit
     /// learns a name for it (one given it after a closure that reads it is written), a few
-    /// times at most. `loggers`: the module's names for console's methods.
+    /// times at most.
     fn of(
         params: &FormalParameters<'_>,
         mut visit: impl FnMut(&mut Self),
         scoping: &'s Scoping,
-        loggers: HashSet<SymbolId>,
+        ModuleNames { loggers, node_imports }: ModuleNames,
     ) -> bool {
         let mut reads = HostReads {
             scoping,
@@ -247,6 +249,7 @@ impl<'s> HostReads<'s> {
             holders: Vec::new(),
             fields: HashMap::new(),
             loggers,
+            node_imports,
             learnt: 0,
             declaring_constants: false,
             logged: 0,
@@ -316,11 +319,12 @@ impl<'s> HostReads<'s> {
     }
 
     /// Whether a call to `callee` in console's arguments only makes something to show of what
-    /// it is handed: a global's (`String(c)`, `JSON.stringify(c)`, `new Set([c])`), where a
-    /// function of the module's own (`hostOf(c)`, `((c) => …)(c)`) runs with it.
+    /// it is handed: a global's or Node's (`String(c)`, `JSON.stringify(c)`, `new Set([c])`,
+    /// `inspect(c)` of `node:util`), where a function of the module's own (`hostOf(c)`,
+    /// `((c) => …)(c)`) runs with it.
     fn only_shown_by(&self, callee: &Expression<'_>) -> bool {
         match callee.get_inner_expression() {
-            Expression::Identifier(name) => self.symbol(name).is_none(),
+            Expression::Identifier(name) => self.symbol(name).is_none_or(|s| self.node_imports.contains(&s)),
             callee => member_of(callee).is_some_and(|(object, _)| self.only_shown_by(object)),
         }
     }
@@ -512,7 +516,26 @@ fn console_names(pattern: &BindingPattern<'_>, init: &Expression<'_>, scoping: &
     names.into_iter().filter_map(name).collect()
 }
 
-/// The names the module's top level gives console's methods (a logger made once for all).
+/// Names the module's top level gives, that a handler's calls may use.
+struct ModuleNames {
+    /// Names of console's methods (a logger made once for all).
+    loggers: HashSet<SymbolId>,
+    /// Names imported from Node's own modules.
+    node_imports: HashSet<SymbolId>,
+}
+
+fn module_names(program: &Program<'_>, scoping: &Scoping) -> ModuleNames {
+    let imports = program.body.iter().filter_map(|statement| match statement {
+        Statement::ImportDeclaration(import) if super::builtins::builtin(&import.source.value).is_some() => {
+            import.specifiers.as_ref()
+        }
+        _ => None,
+    });
+    let node_imports = imports.flatten().filter_map(|specifier| specifier.local().symbol_id.get()).collect();
+    ModuleNames { loggers: module_loggers(program, scoping), node_imports }
+}
+
+/// The names the module's top level gives console's methods.
 fn module_loggers(program: &Program<'_>, scoping: &Scoping) -> HashSet<SymbolId> {
     let declarations = program.body.iter().filter_map(|statement| match statement {
         Statement::VariableDeclaration(declaration) => Some(&**declaration),
@@ -1093,6 +1116,7 @@ mod tests {
             "const log = console.error.bind(console);\nexport const { warn } = console;\nexport default (e: any, c: any) => { log('context', c); warn(c); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
             "export default (e: any, c: any) => { console.log(JSON.stringify(c), Object.keys(c)); console.assert(false, c); return undefined; };",
+            "import { inspect, format } from 'node:util';\nimport * as util from 'util';\nexport default (e: any, c: any) => { console.error(inspect(c), format('%o', c), util.inspect(c)); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)
             "export default (e: any, c: any) => { const audit = { host: 'x', context: c }; return { additionalContext: audit.host }; };",

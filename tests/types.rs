@@ -103,8 +103,9 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
 
     // Each event's rules: a `sessionStart` deny, `tools` where the event takes none, an
     // unknown tool in a declaration of a list (said there, not as the handler's), an empty
-    // `targets`. A keyed element and a keyed fragment are fine.
-    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    beforeTool: [{ handler: './src/hooks/guard.ts', tools: ['file.edit'] }],\n  },\n});\n";
+    // `targets`, an empty list of hooks, a hook for the portable manifest (which runs none).
+    // A keyed element and a keyed fragment are fine.
+    let config = "import { defineConfig } from 'agent-bundle/config';\nexport default defineConfig({\n  plugin: { name: 'p' },\n  targets: [],\n  hooks: {\n    sessionStart: { handler: './src/hooks/start.ts', tools: ['shell'] },\n    beforeTool: [{ handler: './src/hooks/guard.ts', tools: ['file.edit'] }],\n    stop: [],\n    agentStop: { handler: './src/hooks/start.ts', targets: ['portable'] },\n  },\n});\n";
     let handler = "import type { HookHandler } from 'agent-bundle';\nconst start: HookHandler<'sessionStart'> = () => ({ outcome: 'deny', reason: 'no' });\nexport default start;\n";
     let route = "import { Fragment } from 'agent-bundle/jsx-runtime';\nimport { Agent } from '@agent-bundle/runtime';\nexport default async () => <Agent.Result>{[1, 2].map((i) => <Fragment key={i}><Agent.Context key={i}>n{i}</Agent.Context></Fragment>)}</Agent.Result>;\n";
     // A deny with a new input (a union member that takes `updatedInput` must not let it
@@ -123,7 +124,10 @@ fn the_declarations_refuse_what_the_build_and_the_hosts_would() {
         &[
             "src/hooks/guard.ts(2,",
             "Type '{}' is not assignable to type 'undefined'",
-            "src/events/stop.tsx(2,25): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
+            "src/events/stop.tsx(2,25): error TS2322: Type '[]' is not assignable to type 'readonly [HookHost, ...HookHost[]]'",
+            "agent-bundle.config.ts(8,5): error TS2322: Type '[]' is not assignable to type",
+            "agent-bundle.config.ts(9,",
+            "Type '\"portable\"' is not assignable to type 'HookHost'",
             "agent-bundle.config.ts(4,3): error TS2322: Type '[]' is not assignable to type 'readonly [Target, ...Target[]]'",
             "agent-bundle.config.ts(6,5): error TS2322",
             "Types of property 'tools' are incompatible",

@@ -435,16 +435,18 @@ impl<'s> Checker<'s> {
         });
     }
 
-    /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host.
+    /// What an `<Agent.Result value={{ … }}>` written out as an object asks of its host
+    /// (`{ … } satisfies RouteResult<…>` and `c ? { … } : undefined` too).
     fn result_value(&mut self, attributes: &[JSXAttributeItem<'_>]) {
         let value = attributes.iter().find_map(|item| match item {
             JSXAttributeItem::Attribute(attribute) if attribute.is_identifier("value") => attribute.value.as_ref(),
             _ => None,
         });
         let Some(JSXAttributeValue::ExpressionContainer(container)) = value else { return };
-        if let JSXExpression::ObjectExpression(object) = &container.expression {
+        let Some(value) = container.expression.as_expression() else { return };
+        default_export::written_objects(value, &mut |object| {
             default_export::record_result(&mut self.renders, object, default_export::AGENT_RESULT_FIELDS);
-        }
+        });
     }
 
     fn reserved(&mut self, name: &str, span: oxc_span::Span) {
@@ -2025,6 +2027,16 @@ mod tests {
         assert_eq!(renders(&passed.replace("props.input", "undefined")), (None, None));
         assert_eq!(renders(passed), (None, None));
         assert_eq!(renders("<Agent.Result value={computed()} />"), (None, None));
+        // Typed, bracketed or chosen, it is the object written out.
+        let deny = Some("outcome: 'deny'".to_owned());
+        for value in [
+            "{ outcome: 'deny', reason: 'r' } satisfies object",
+            "({ outcome: 'deny', reason: 'r' }) as const",
+            "props.bad ? { outcome: 'deny', reason: 'r' } : undefined",
+            "props.ok || { outcome: 'deny', reason: 'r' }",
+        ] {
+            assert_eq!(renders(&format!("<Agent.Result value={{{value}}} />")), (deny.clone(), None), "{value}");
+        }
         let other = "<><Result value={{ outcome: 'deny' }} /></>;\nconst Result = (_: object) => null";
         assert_eq!(renders(other), (None, None), "not agent-bundle's");
     }

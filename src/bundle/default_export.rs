@@ -676,6 +676,27 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 }
 
+/// Each object `value` may be, written out: itself, or through `?:`, `||`, `??`, `&&`'s right,
+/// `await`, brackets and TypeScript's `as`, `satisfies` and `!`.
+pub(super) fn written_objects<'b, 'a>(value: &'b Expression<'a>, found: &mut impl FnMut(&'b ObjectExpression<'a>)) {
+    match value.get_inner_expression() {
+        Expression::ObjectExpression(object) => found(object),
+        Expression::ConditionalExpression(choice) => {
+            written_objects(&choice.consequent, found);
+            written_objects(&choice.alternate, found);
+        }
+        Expression::LogicalExpression(logical) => {
+            // (`a && b` gives `b` or a falsy `a`, never an object written as `a`.)
+            if logical.operator != LogicalOperator::And {
+                written_objects(&logical.left, found);
+            }
+            written_objects(&logical.right, found);
+        }
+        Expression::AwaitExpression(awaited) => written_objects(&awaited.argument, found),
+        _ => {}
+    }
+}
+
 /// What a default-exported function returns, written out as objects, directly or through
 /// `?:`, `&&`, `||` and `??`: a function declared or written in the export, or named by it
 /// (`export default handler`, `export { handler as default }`) and declared at the top
@@ -838,25 +859,10 @@ impl Returns {
     }
 
     fn returned(&mut self, expression: &Expression<'_>) {
-        match expression.get_inner_expression() {
-            Expression::ObjectExpression(object) => {
-                record_result(&mut self.0, object, HANDLER_RESULT_FIELDS);
-                self.context(object);
-            }
-            Expression::ConditionalExpression(choice) => {
-                self.returned(&choice.consequent);
-                self.returned(&choice.alternate);
-            }
-            Expression::LogicalExpression(logical) => {
-                // (`a && b` gives `b` or a falsy `a`, never an object written as `a`.)
-                if logical.operator != LogicalOperator::And {
-                    self.returned(&logical.left);
-                }
-                self.returned(&logical.right);
-            }
-            Expression::AwaitExpression(awaited) => self.returned(&awaited.argument),
-            _ => {}
-        }
+        written_objects(expression, &mut |object| {
+            record_result(&mut self.0, object, HANDLER_RESULT_FIELDS);
+            self.context(object);
+        });
     }
 
     /// `additionalContext` written as text (a variable or call may hold `undefined`, and empty

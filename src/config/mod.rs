@@ -394,6 +394,12 @@ impl Reader<'_> {
             let event_path = join_key("hooks", &property.key);
             let event = Item { value: property.key.clone(), path: event_path.clone() };
             match &property.value.kind {
+                // (As an empty `targets` is: a list that declares nothing was meant to.)
+                ValueKind::Array(entries) if entries.is_empty() => {
+                    let message = format!("`{event_path}` is empty: it declares no hook");
+                    let help = format!("name a handler, or leave `{}` out", property.key);
+                    self.error(Code::InvalidConfigValue, &property.value, &event_path, message, &help);
+                }
                 ValueKind::Array(entries) => {
                     for (index, entry) in entries.iter().enumerate() {
                         let path = join_index(&event_path, index);
@@ -592,6 +598,18 @@ mod tests {
         assert_eq!(
             parse("agent-bundle.config.ts", extract::tests::SEED_GUARDED).config,
             parse("agent-bundle.config.ts", &reformatted).config
+        );
+    }
+
+    #[test]
+    fn an_empty_hook_list_is_an_error() {
+        let parsed =
+            parse("agent-bundle.config.ts", "export default { plugin: { name: 'p' }, hooks: { stop: [] } };\n");
+        let [said] = &parsed.diagnostics[..] else { panic!("{:?}", parsed.diagnostics) };
+        assert!(said.is_error());
+        assert_eq!(
+            (said.message.as_str(), said.json_path.as_deref()),
+            ("`hooks.stop` is empty: it declares no hook", Some("hooks.stop"))
         );
     }
 

@@ -415,8 +415,13 @@ function notJsonValue(value, enclosing) {
   }
   if (value === null) return null;
   if (enclosing.has(value)) return "a cycle back to an object that holds it";
-  if (!Array.isArray(value) && !isPlainObject(value)) return `an object of class ${value.constructor?.name ?? "unknown"}`;
+  if (!Array.isArray(value) && !isPlainObject(value)) return classOf(value);
   return null;
+}
+
+// What an object of a class is said to be: "an object of class Date".
+export function classOf(value) {
+  return `an object of class ${value.constructor?.name ?? "unknown"}`;
 }
 
 function isPlainObject(value) {
@@ -638,7 +643,11 @@ function position(frame, file) {
 // it gives (context beside a deny, where the host has no place for it) is told to `note`.
 export function checkResult(spec, value, note = () => {}) {
   if (value === undefined || value === null) return { outcome: "continue" };
-  if (!isPlainObject(value)) fail("handler must return void or a result object");
+  if (!isPlainObject(value)) {
+    // (A class's instance has the fields, but no host would see them as a result's.)
+    const instance = typeof value === "object" && !Array.isArray(value) ? `, not ${classOf(value)}` : "";
+    fail(`handler must return void or a result object${instance}`);
+  }
   for (const key of Object.keys(value)) {
     if (!RESULT_KEYS.includes(key)) {
       fail(`handler result has unsupported field ${key}: use ${RESULT_KEYS.join(", ")}`);

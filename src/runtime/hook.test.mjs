@@ -790,6 +790,7 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["string result", { handler: `() => "deny"` }, "handler must return void or a result object"],
     ["array result", { handler: `() => []` }, "handler must return void or a result object"],
     ["boolean result", { handler: `() => false` }, "handler must return void or a result object"],
+    ["a class's object as result", { handler: `() => { class Deny { outcome = "deny"; reason = "r"; } return new Deny(); }` }, "handler must return void or a result object, not an object of class Deny"],
     ["unsupported field", { handler: `() => ({ decision: "block" })` }, "handler result has unsupported field decision: use outcome, reason, updatedInput, additionalContext"],
     ["invalid outcome", { handler: `() => ({ outcome: "allow" })` }, 'handler result outcome is invalid: "allow", where "continue" or "deny" is expected'],
     ["outcome of another type", { handler: `() => ({ outcome: 1 })` }, 'handler result outcome is invalid: a number, where "continue" or "deny" is expected'],

@@ -31,6 +31,7 @@
 import { Fragment } from "./jsx.mjs";
 import { Agent } from "./agent.mjs";
 import { jsonText } from "./json.mjs";
+import { classOf } from "./hook.mjs";
 
 const ELEMENT = Symbol.for("agent-bundle.element");
 const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
@@ -172,7 +173,8 @@ function checkValue(value) {
   if (value === undefined) return undefined;
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (proto !== Object.prototype && proto !== null) {
-    throw new Error("Agent.Result value must be an object { outcome?, reason?, updatedInput? }");
+    const instance = proto !== undefined && !Array.isArray(value) ? `, not ${classOf(value)}` : "";
+    throw new Error(`Agent.Result value must be an object { outcome?, reason?, updatedInput? }${instance}`);
   }
   for (const key of Object.keys(value)) {
     if (!RESULT_KEYS.includes(key)) {

@@ -464,6 +464,7 @@ describe("errors", PARALLEL, () => {
       [`jsx(Agent.Result, { value: "deny" })`, "Agent.Result value must be an object { outcome?, reason?, updatedInput? }"],
       [`jsx(Agent.Result, { value: [] })`, "Agent.Result value must be an object { outcome?, reason?, updatedInput? }"],
       [`jsx(Agent.Result, { value: null })`, "Agent.Result value must be an object { outcome?, reason?, updatedInput? }"],
+      [`jsx(Agent.Result, { value: new (class Deny { outcome = "deny"; reason = "r"; })() })`, "Agent.Result value must be an object { outcome?, reason?, updatedInput? }, not an object of class Deny"],
       [`jsx(Agent.Result, { outcome: "deny" })`, "Agent.Result takes only value and children, not outcome"],
       [`jsx(Agent.Context, { value: 1 })`, "Agent.Context takes only children, not value"],
       [`jsx(Agent.Context, { children: jsx(Agent.Context, { children: "x" }) })`, "Agent.Context cannot contain Agent.Context"],

@@ -1,12 +1,12 @@
 // The types of `agent-bundle.config.ts` (`import { defineConfig } from 'agent-bundle/config'`).
 // The config is read statically, never run: write literal values.
 
-import type { HookEventName, OneOrMore, Target, ToolSelector } from "./index.js";
+import type { HookEventName, HookHost, OneOrMore, Target, ToolSelector } from "./index.js";
 
 /** Where and when a hook of the event `E` runs. */
 interface HookPlacement<E extends HookEventName> {
-  /** The hosts it is built for, among the config's `targets` (default: all of them). */
-  readonly targets?: OneOrMore<Target>;
+  /** The hosts it is built for, among the config's `targets` (default: all of them that run hooks). */
+  readonly targets?: OneOrMore<HookHost>;
   /** Whole seconds the host waits for it, 1 to 4294967295. */
   readonly timeout?: number;
   /** The tools it runs for (default: every tool); `beforeTool` and `afterTool` only. */
@@ -38,7 +38,7 @@ export interface AgentBundleConfig {
   };
   /** Default: `['portable']`, which runs no hooks. */
   readonly targets?: OneOrMore<Target>;
-  readonly hooks?: { readonly [E in HookEventName]?: HookEntry<E> | readonly HookEntry<E>[] } & {
+  readonly hooks?: { readonly [E in HookEventName]?: HookEntry<E> | OneOrMore<HookEntry<E>> } & {
     /** No host takes it as a config hook: write the route `src/events/workspace/open.tsx`. */
     readonly workspaceOpen?: never;
   };

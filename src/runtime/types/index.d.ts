@@ -64,7 +64,7 @@ export interface AgentEventRouteConfig<F extends EventFamily | undefined = undef
   /** A shared route's form for when no event runtime is live. */
   readonly fallback?: "standalone";
   /** The hosts to build the route for (default: every selected host that has its family). */
-  readonly targets?: OneOrMore<Target>;
+  readonly targets?: OneOrMore<HookHost>;
   /** The render's budget, in whole milliseconds: 1 to 2147483647 (default 5000). */
   readonly timeoutMs?: number;
   /** Tool families only: the tools the route runs for (default: every tool). */

@@ -16,7 +16,7 @@ use oxc_ast::ast::{
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_semantic::Scoping;
-use oxc_syntax::operator::{LogicalOperator, UnaryOperator};
+use oxc_syntax::operator::{BinaryOperator, LogicalOperator, UnaryOperator};
 use oxc_syntax::scope::ScopeFlags;
 use oxc_syntax::symbol::SymbolId;
 
@@ -201,9 +201,12 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// `.hostContractRevision` (`?.`, `['host']` too), taken apart (`(event, { host })`, `const
 /// { host } = context`, `({ host } = context)`), through a name given it (`const c =
 /// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed whole
-/// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`,
-/// `JSON.stringify(ctx)`; but to `console`'s, which only show it, with what a global makes of
-/// it in their arguments, `String(ctx)`), which may. Where the parameters
+/// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
+/// `console`'s, which only show it, with what a global makes of it in their arguments,
+/// `String(ctx)`), which may. `JSON.stringify(ctx)` written straight into a call's
+/// arguments (`appendFileSync(f, JSON.stringify(ctx))`) only shows it; its text kept or
+/// looked into may choose, and a copy through it (`JSON.parse(JSON.stringify(ctx))`) is a
+/// name for it. Where the parameters
 /// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
 /// `arguments[1]`), or an object it was put in as a field (`const o = { ctx }`: `o.ctx`). A
 /// `host` of anything else (`url.host`, a server's), or one only logged (`console.log(c.host)`),
@@ -228,6 +231,9 @@ struct HostReads<'s> {
     logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
     inner_functions: u32,
+    /// Where `JSON.stringify(…)` is written straight into a call's arguments (a log line
+    /// written out): its text is only shown.
+    shown_texts: HashSet<oxc_span::Span>,
     found: bool,
 }
 
@@ -254,6 +260,7 @@ impl<'s> HostReads<'s> {
             declaring_constants: false,
             logged: 0,
             inner_functions: 0,
+            shown_texts: HashSet::new(),
             found: false,
         };
         match (params.items.get(1), &params.rest) {
@@ -457,8 +464,37 @@ impl<'s> HostReads<'s> {
                 ObjectPropertyKind::SpreadProperty(spread) => self.carries(&spread.argument),
                 ObjectPropertyKind::ObjectProperty(_) => false,
             }),
+            // A copy through its text: `JSON.parse(JSON.stringify(ctx))`.
+            Expression::CallExpression(parse) if self.is_json(&parse.callee, "parse") => {
+                parse.arguments.first().and_then(Argument::as_expression).is_some_and(|text| {
+                    matches!(text.get_inner_expression(), Expression::CallExpression(stringify)
+                        if self.is_json(&stringify.callee, "stringify")
+                            && stringify.arguments.first().and_then(Argument::as_expression).is_some_and(|v| self.carries(v)))
+                })
+            }
             expression => self.is_context(expression),
         }
+    }
+
+    /// Takes the `JSON.stringify(…)` calls `argument` writes out: itself, or in text put
+    /// together (`JSON.stringify(c) + '\n'`, a template).
+    fn texts_in(&mut self, argument: &Expression<'_>) {
+        match argument.get_inner_expression() {
+            Expression::CallExpression(call) if self.is_json(&call.callee, "stringify") => {
+                self.shown_texts.insert(call.span);
+            }
+            Expression::BinaryExpression(sum) if sum.operator == BinaryOperator::Addition => {
+                self.texts_in(&sum.left);
+                self.texts_in(&sum.right);
+            }
+            Expression::TemplateLiteral(template) => template.expressions.iter().for_each(|part| self.texts_in(part)),
+            _ => {}
+        }
+    }
+
+    /// Whether `callee` is the global `JSON`'s `method`.
+    fn is_json(&self, callee: &Expression<'_>, method: &str) -> bool {
+        member_of(callee).is_some_and(|(object, key)| key == method && is_global(object, "JSON", self.scoping))
     }
 }
 
@@ -589,14 +625,13 @@ const CONSOLE_METHODS: [&str; 14] = [
 
 impl<'a> Visit<'a> for HostReads<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
-        self.found |= self.logged == 0 && HOST_KEYS.contains(&it.property.name.as_str()) && self.is_context(&it.object);
+        self.found |= self.logged == 0 && HOST_KEYS.contains(&it.property.name.as_str()) && self.carries(&it.object);
         walk::walk_static_member_expression(self, it);
     }
 
     fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
         let key = key_text(it.expression.get_inner_expression());
-        self.found |=
-            self.logged == 0 && key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.is_context(&it.object);
+        self.found |= self.logged == 0 && key.is_some_and(|key| HOST_KEYS.contains(&key)) && self.carries(&it.object);
         walk::walk_computed_member_expression(self, it);
     }
 
@@ -654,7 +689,16 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        if !self.logs(&it.callee) && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
+        // (A replacer written there is a function of the module's own, handed every field.)
+        let replacer = it.arguments.get(1).and_then(Argument::as_expression).map(Expression::get_inner_expression);
+        let replaces =
+            matches!(replacer, Some(Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)));
+        let shown_text = self.is_json(&it.callee, "stringify") && !replaces && self.shown_texts.contains(&it.span);
+        let shows = self.logs(&it.callee) || shown_text;
+        for argument in it.arguments.iter().filter_map(Argument::as_expression) {
+            self.texts_in(argument);
+        }
+        if !shows && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
             self.found |= self.handed(&it.arguments);
         }
         let logged = u32::from(self.logs(&it.callee));
@@ -1088,6 +1132,9 @@ mod tests {
             // called in console's arguments, a name of its own called console, and a
             // function someone put on console.)
             "(e: object, c: any) => JSON.parse(JSON.stringify(c)).host === 'claude' ? {} : undefined",
+            "(e: object, c: any) => { const copy = JSON.parse(JSON.stringify({ ...c, at: 1 })); return copy.host ? {} : undefined; }",
+            "(e: object, c: any) => { let h = ''; JSON.stringify(c, (k, v) => { if (k === 'host') h = v; return v; }); return h ? {} : undefined; }",
+            "(e: object, c: any) => { const text = JSON.stringify(c); return JSON.parse(text).host ? {} : undefined; }",
             "(e: object, c: any) => JSON.stringify(c).includes('claude') ? {} : undefined",
             "(e: object, c: any) => { console.error(`on ${pick(c)}`); return {}; }",
             "(e: object, c: any) => { let h = ''; console.log(((d: any) => { h = d.host; return 'seen'; })(c)); return h ? {} : undefined; }",
@@ -1122,6 +1169,7 @@ mod tests {
             "const log = console.error.bind(console);\nexport const { warn } = console;\nexport default (e: any, c: any) => { log('context', c); warn(c); return undefined; };",
             "export default (e: any, c: any) => { console.log(c.host, `on ${c['host']}`, String(c), new Set([c])); return undefined; };",
             "export default (e: any, c: any) => { console.log(JSON.stringify(c), Object.keys(c)); console.assert(false, c); return undefined; };",
+            "import { appendFileSync } from 'node:fs';\nexport default (e: any, c: any) => { appendFileSync('log', JSON.stringify({ e, c }) + '\\n'); process.stderr.write(`${JSON.stringify(c)}\\n`); return undefined; };",
             "import { inspect, format } from 'node:util';\nimport * as util from 'util';\nexport default (e: any, c: any) => { console.error(inspect(c), format('%o', c), util.inspect(c)); return undefined; };",
             "export default (e: any, c: any) => { const o = { c }; return { additionalContext: o.c.tool ?? '' }; };",
             // (An object holding the context as a field is no name for it.)

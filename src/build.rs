@@ -380,7 +380,9 @@ fn what_is_at(root: &Path, path: &str) -> Option<(Option<String>, Option<&'stati
     // passed over at it (listing it, say, would not help).
     match (passed_over, skipped) {
         (Some((passed_over, why)), skipped) if skipped.is_none_or(|skipped| passed_over.len() < skipped.len()) => {
+            // (Past it, a folder never read: only moving the module helps.)
             let help = match why {
+                _ if skipped.is_some() => Some("move the module out of it"),
                 crate::loader::A_SYMBOLIC_LINK => LINK_HELP,
                 crate::loader::A_FOLDER_NOT_LISTED => {
                     Some("make it readable for the user running agent-bundle, or move the module out of it")

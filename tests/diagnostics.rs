@@ -40,6 +40,14 @@ fn expect_one(config: &str, extra: &[(&str, &str)], code: &str, path: &str, host
     assert_eq!(diagnostics, [(code.into(), path.into(), host.into(), "error".into())], "{config}");
 }
 
+/// An empty list of hooks declares none: an error, said of what is wrong with its key first.
+#[test]
+fn an_empty_list_of_hooks_is_an_error() {
+    expect_one(&config("{ stop: [] }", "['claude']"), &[], "AB4004", "hooks.stop", "");
+    expect_one(&config("{ stpo: [] }", "['claude']"), &[], "AB4213", "hooks.stpo", "");
+    expect_one(&config("{ workspaceOpen: [] }", "['claude']"), &[], "AB4204", "hooks.workspaceOpen", "");
+}
+
 #[test]
 fn unknown_event_key() {
     expect_one(
@@ -361,6 +369,8 @@ fn a_handler_that_is_a_link_a_pipe_or_an_empty_folder_says_so() {
     let linked_first =
         "handler `src/hooks/node_modules/h.ts` is in `src/hooks`, a symbolic link, which the build never reads";
     assert_eq!(said(), linked_first);
+    let (_, report) = build_json(dir.path(), &[]);
+    assert_eq!(report["diagnostics"][0]["help"], "move the module out of it", "past the link, it is never read");
     // Where nothing is, no module is to be moved out of it.
     std::fs::write(
         dir.path().join("agent-bundle.config.ts"),

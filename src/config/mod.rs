@@ -26,6 +26,9 @@ pub struct Config {
     /// own targets select then.
     pub targets_refused: bool,
     pub hooks: Vec<HookDecl>,
+    /// The keys of `hooks` given an empty list, which declares nothing (normalizing says so,
+    /// or what is wrong with the key).
+    pub empty_hook_lists: Vec<Item<String>>,
     pub payloads: Vec<PayloadDecl>,
 }
 
@@ -283,9 +286,9 @@ impl Reader<'_> {
         let plugin = self.plugin(root.get("plugin"), root);
         let targets = root.get("targets").and_then(|v| self.targets(v, "targets"));
         let targets_refused = targets.is_none() && root.get("targets").is_some();
-        let hooks = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
+        let (hooks, empty_hook_lists) = root.get("hooks").map(|v| self.hooks(v)).unwrap_or_default();
         let payloads = root.get("payload").map(|v| self.payloads(v)).unwrap_or_default();
-        Some(Config { plugin: plugin?, targets, targets_refused, hooks, payloads })
+        Some(Config { plugin: plugin?, targets, targets_refused, hooks, empty_hook_lists, payloads })
     }
 
     fn plugin(&mut self, value: Option<&Value>, root: &Value) -> Option<PluginConfig> {
@@ -384,22 +387,18 @@ impl Reader<'_> {
         (list.is_empty() == items.is_empty()).then_some(list)
     }
 
-    fn hooks(&mut self, value: &Value) -> Vec<HookDecl> {
+    /// The hooks `value` declares, and the keys it gives an empty list.
+    fn hooks(&mut self, value: &Value) -> (Vec<HookDecl>, Vec<Item<String>>) {
         let ValueKind::Object(properties) = &value.kind else {
             self.expected(value, "hooks", "an object keyed by event");
-            return Vec::new();
+            return Default::default();
         };
-        let mut hooks = Vec::new();
+        let (mut hooks, mut empty) = (Vec::new(), Vec::new());
         for property in properties {
             let event_path = join_key("hooks", &property.key);
             let event = Item { value: property.key.clone(), path: event_path.clone() };
             match &property.value.kind {
-                // (As an empty `targets` is: a list that declares nothing was meant to.)
-                ValueKind::Array(entries) if entries.is_empty() => {
-                    let message = format!("`{event_path}` is empty: it declares no hook");
-                    let help = format!("name a handler, or leave `{}` out", property.key);
-                    self.error(Code::InvalidConfigValue, &property.value, &event_path, message, &help);
-                }
+                ValueKind::Array(entries) if entries.is_empty() => empty.push(event),
                 ValueKind::Array(entries) => {
                     for (index, entry) in entries.iter().enumerate() {
                         let path = join_index(&event_path, index);
@@ -409,7 +408,7 @@ impl Reader<'_> {
                 _ => hooks.extend(self.checked_hook_entry(&property.value, &event, event_path.clone())),
             }
         }
-        hooks
+        (hooks, empty)
     }
 
     /// [`Self::hook_entry`], marked `refused` when a field of it was.
@@ -598,18 +597,6 @@ mod tests {
         assert_eq!(
             parse("agent-bundle.config.ts", extract::tests::SEED_GUARDED).config,
             parse("agent-bundle.config.ts", &reformatted).config
-        );
-    }
-
-    #[test]
-    fn an_empty_hook_list_is_an_error() {
-        let parsed =
-            parse("agent-bundle.config.ts", "export default { plugin: { name: 'p' }, hooks: { stop: [] } };\n");
-        let [said] = &parsed.diagnostics[..] else { panic!("{:?}", parsed.diagnostics) };
-        assert!(said.is_error());
-        assert_eq!(
-            (said.message.as_str(), said.json_path.as_deref()),
-            ("`hooks.stop` is empty: it declares no hook", Some("hooks.stop"))
         );
     }
 

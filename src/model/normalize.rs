@@ -185,6 +185,9 @@ pub fn normalize(
     let mut first_of: HashMap<String, usize> = HashMap::new();
     // Those with errors of their own: what set two apart may be what was refused (a timeout).
     let mut refused = HashSet::new();
+    for event in &config.empty_hook_lists {
+        cx.empty_hook_list(event);
+    }
     for declaration in &config.hooks {
         let errors = cx.errors;
         let Some(hook) = cx.hook(declaration, &payloads) else {
@@ -334,41 +337,8 @@ impl Normalizer<'_> {
     }
 
     fn hook(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Hook> {
-        let event = HookEvent::from_key(&decl.event.value);
-        if event.is_none() {
-            let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
-            let (hosted, unhosted): (Vec<_>, Vec<_>) = HookEvent::ALL.into_iter().partition(|e| e.family().is_some());
-            let quoted = |events: Vec<HookEvent>| events.iter().map(|e| format!("`{}`", e.key())).collect::<Vec<_>>();
-            let takes = format!(
-                "config hooks take {}; other events, {} among them, are event routes (`src/events/<family>.tsx`)",
-                hosted.iter().map(|e| e.key()).collect::<Vec<_>>().join(", "),
-                quoted(unhosted).join(", ")
-            );
-            let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", decl.event.value))
-                .at_key_of(&decl.event.path);
-            // A near miss of an event here (`sessionstart`) first, then a host's own name.
-            let near = crate::diagnostics::has_suggestion(&decl.event.value, names.iter().copied());
-            // A family written as a key, when no config event has it (`SessionStart` is one's).
-            let route = super::Family::written_as(&decl.event.value)
-                .filter(|family| !HookEvent::ALL.iter().any(|event| event.family() == Some(*family)));
-            let help = match (route, self.project.native_event_help(&decl.event.value).filter(|_| !near)) {
-                (Some(family), _) => format!(
-                    "{} is an event route, not a config hook: write its handler as `src/events/{}.tsx`",
-                    family.key(),
-                    family.key()
-                ),
-                (None, Some(native)) => format!("{native}; {takes}"),
-                (None, None) => crate::diagnostics::suggesting(&decl.event.value, names.iter().copied(), &takes),
-            };
-            self.push(unknown.with_help(help));
-        }
+        let event = self.config_event(&decl.event, &decl.path);
         if event == Some(HookEvent::WorkspaceOpen) {
-            // (Said once, not once per host: no host runs it so.)
-            let message = "a config hook on workspaceOpen runs on no host: only the event route `workspace/open` \
-                           receives it (Cursor's, in its desktop app)";
-            let help = "write it as that route, `src/events/workspace/open.tsx`, a component rendering what it \
-                        observes (see docs/routes.md), and remove this hook";
-            self.push(Diagnostic::error(Code::EventNotSupportedByHost, message).at_path(&decl.path).with_help(help));
             return None;
         }
         let handler = self.handler(decl, payloads);
@@ -391,6 +361,58 @@ impl Normalizer<'_> {
             source_file: self.project.config_file().to_owned(),
             config_path: decl.path.clone(),
         })
+    }
+
+    /// The canonical event the hook key `event` names, said where it names none, or names
+    /// `workspaceOpen`, which no host runs as a config hook (the entry at `at`).
+    fn config_event(&mut self, key: &Item<String>, at: &str) -> Option<HookEvent> {
+        let event = HookEvent::from_key(&key.value);
+        if event.is_none() {
+            let names: Vec<_> = HookEvent::ALL.map(HookEvent::key).to_vec();
+            let (hosted, unhosted): (Vec<_>, Vec<_>) = HookEvent::ALL.into_iter().partition(|e| e.family().is_some());
+            let quoted = |events: Vec<HookEvent>| events.iter().map(|e| format!("`{}`", e.key())).collect::<Vec<_>>();
+            let takes = format!(
+                "config hooks take {}; other events, {} among them, are event routes (`src/events/<family>.tsx`)",
+                hosted.iter().map(|e| e.key()).collect::<Vec<_>>().join(", "),
+                quoted(unhosted).join(", ")
+            );
+            let unknown = Diagnostic::error(Code::UnknownEvent, format!("unknown hook event `{}`", key.value))
+                .at_key_of(&key.path);
+            // A near miss of an event here (`sessionstart`) first, then a host's own name.
+            let near = crate::diagnostics::has_suggestion(&key.value, names.iter().copied());
+            // A family written as a key, when no config event has it (`SessionStart` is one's).
+            let route = super::Family::written_as(&key.value)
+                .filter(|family| !HookEvent::ALL.iter().any(|event| event.family() == Some(*family)));
+            let help = match (route, self.project.native_event_help(&key.value).filter(|_| !near)) {
+                (Some(family), _) => format!(
+                    "{} is an event route, not a config hook: write its handler as `src/events/{}.tsx`",
+                    family.key(),
+                    family.key()
+                ),
+                (None, Some(native)) => format!("{native}; {takes}"),
+                (None, None) => crate::diagnostics::suggesting(&key.value, names.iter().copied(), &takes),
+            };
+            self.push(unknown.with_help(help));
+        }
+        if event == Some(HookEvent::WorkspaceOpen) {
+            // (Said once, not once per host: no host runs it so.)
+            let message = "a config hook on workspaceOpen runs on no host: only the event route `workspace/open` \
+                           receives it (Cursor's, in its desktop app)";
+            let help = "write it as that route, `src/events/workspace/open.tsx`, a component rendering what it \
+                        observes (see docs/routes.md), and remove this hook";
+            self.push(Diagnostic::error(Code::EventNotSupportedByHost, message).at_path(at).with_help(help));
+        }
+        event
+    }
+
+    /// An empty list of hooks under the key `event` (its path): what is wrong with the key
+    /// first, as for any hook under it, else that it declares none.
+    fn empty_hook_list(&mut self, event: &Item<String>) {
+        if self.config_event(event, &event.path).is_some_and(|event| event != HookEvent::WorkspaceOpen) {
+            let message = format!("`{}` is empty: it declares no hook", event.path);
+            let help = format!("name a handler, or leave `{}` out", event.value);
+            self.push(Diagnostic::error(Code::InvalidConfigValue, message).at_path(&event.path).with_help(help));
+        }
     }
 
     fn handler(&mut self, decl: &HookDecl, payloads: &[Payload]) -> Option<Handler> {

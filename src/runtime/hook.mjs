@@ -419,9 +419,15 @@ function notJsonValue(value, enclosing) {
   return null;
 }
 
-// What an object of a class is said to be: "an object of class Date".
+// What an object that is no plain one is said to be: "an object of class Date". (Its
+// constructor is the prototype's to say, which may throw, name none, or be Object's own.)
 export function classOf(value) {
-  return `an object of class ${value.constructor?.name ?? "unknown"}`;
+  let name;
+  try {
+    name = value.constructor?.name;
+  } catch {}
+  if (name === "Object") return "an object with a prototype of its own";
+  return typeof name === "string" && name !== "" ? `an object of class ${name}` : "an object of a class";
 }
 
 function isPlainObject(value) {

@@ -130,7 +130,11 @@ pub static TABLE: HostTable = HostTable {
                     Field::optional(&["last_assistant_message"], "lastAssistantMessage", STRING_OR_NULL),
                 ],
                 deny: Some(Shape::DecisionBlock),
-                context: Some(Shape::HookSpecificContext),
+                // Documented as taking `additionalContext`, but Claude Code 2.1.332 takes it for
+                // a continuation: the subagent is prompted with it and runs again, each stop
+                // firing the hook again (nine runs for one subagent, run by the real CLI). A
+                // deny is the way to keep it going; context has no place here, as on `Stop`.
+                context: None,
                 rewrite: None,
             },
             // Families only event routes reach.

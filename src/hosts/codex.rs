@@ -154,14 +154,18 @@ pub static TABLE: HostTable = HostTable {
             (CanonicalTool::FileRead, None),
             (CanonicalTool::FileWrite, Some("^(?:apply_patch|Edit|Write)$")),
             (CanonicalTool::Mcp, Some("^mcp__")),
-            (CanonicalTool::Agent, None),
+            // (Undocumented, but Codex 0.171.0 fires tool hooks for it, and honours a deny.)
+            (CanonicalTool::Agent, Some("^spawn_agent$")),
         ],
-        // host-formats §2.3: its internal tools (`shell`, `exec_command`, `view_image`,
-        // `web_search`, …) are no hook names, and no other tool is intercepted.
+        // host-formats §2.3 documents `Bash`, `apply_patch` and MCP tools alone, and says its
+        // internal tools are no hook names; but the real Codex 0.171.0 fires `PreToolUse` for
+        // `spawn_agent`, `view_image` and `get_goal` too (a deny holds), so a tool it does not
+        // document may be fired for. `exec_command` comes to a hook as `Bash`; `write_stdin`
+        // fired none.
         tools: ToolNames {
-            documented: &["Bash", "Edit", "Write", "apply_patch"],
-            never: &[],
-            only_documented: true,
+            documented: &["Bash", "Edit", "Write", "apply_patch", "get_goal", "spawn_agent", "view_image"],
+            never: &["exec_command", "shell", "write_stdin"],
+            only_documented: false,
             aliases: &[("apply_patch", &["Edit", "Write"])],
             mcp: McpToolNames { prefix: "mcp__", separator: "__", min_parts: 2, written: "mcp__<server>__<tool>" },
         },

@@ -516,11 +516,15 @@ mod tests {
         let refused = (false, "AB4206".to_owned());
         let warned = (true, "AB4207".to_owned());
         let fine = (true, String::new());
-        for name in ["view_image", "exec_command", "shell", "web_search", "Read", "mcp__memory", "mcp____b"] {
+        for name in ["exec_command", "shell", "write_stdin", "mcp__memory", "mcp____b"] {
             assert_eq!(outcome(Target::Codex, name), refused, "codex:{name}");
         }
-        for name in ["Bash", "apply_patch", "Edit", "mcp__memory__search", "mcp__a__b__c", "mcp__a____b"] {
+        // (What the real Codex fires hooks for, documented or not.)
+        for name in ["Bash", "apply_patch", "Edit", "view_image", "spawn_agent", "mcp__memory__search", "mcp__a____b"] {
             assert_eq!(outcome(Target::Codex, name), fine, "codex:{name}");
+        }
+        for name in ["web_search", "Read"] {
+            assert_eq!(outcome(Target::Codex, name), warned, "codex:{name}");
         }
         for name in ["EndConversation", "mcp__memory", "mcp____x", "mcp__"] {
             assert_eq!(outcome(Target::Claude, name), refused, "claude:{name}");

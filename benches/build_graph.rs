@@ -62,8 +62,11 @@ fn main() {
     let cache = work.path().join("cache");
     let warm = warm_build(&repo, &cache, runs);
     report("warm build (new process, full cache, no artifact) / cold", warm, cold, "goal ≤ 0.1");
-    let writing = write_floor(&repo, runs);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let writing = write_floor(&repo, runs, threads);
     report("warm build (no artifact) / writing its files alone", warm, writing, "the floor of that case");
+    let writing_alone = write_floor(&repo, runs, 1);
+    report("… and against one thread writing them", warm, writing_alone, "the floor on one core");
     // The artifact kept: every input touched since the last build (a branch switched and
     // back), so each is read and hashed again, and the stamp vouches for the artifact; or
     // the stamp lost too, so the artifact is read and checked against its manifest.
@@ -308,18 +311,27 @@ fn walk_and_stat(repo: &Path) {
     assert!(count > 0);
 }
 
-/// Writing every artifact file of the fixture (bytes already in memory) into a fresh tree:
-/// what any build that has no artifact yet must do at least.
-fn write_floor(repo: &Path, runs: usize) -> Duration {
+/// Writing every artifact file of the fixture (bytes already in memory) into a fresh tree on
+/// `threads` threads, each taking a run of whole projects: what any build that has no
+/// artifact yet must do at least, on as many cores as the build has.
+fn write_floor(repo: &Path, runs: usize, threads: usize) -> Duration {
     let files = artifacts(repo);
+    let share = files.len().div_ceil(threads);
     best(runs, || {
         let out = fresh_dir();
         time(|| {
-            for (path, bytes) in &files {
-                let target = out.join(path.strip_prefix(repo).unwrap());
-                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-                std::fs::write(target, bytes).unwrap();
-            }
+            std::thread::scope(|scope| {
+                for part in files.chunks(share) {
+                    let out = &out;
+                    scope.spawn(move || {
+                        for (path, bytes) in part {
+                            let target = out.join(path.strip_prefix(repo).unwrap());
+                            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                            std::fs::write(target, bytes).unwrap();
+                        }
+                    });
+                }
+            })
         })
     })
 }

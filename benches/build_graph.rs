@@ -312,8 +312,8 @@ fn walk_and_stat(repo: &Path) {
 }
 
 /// Writing every artifact file of the fixture (bytes already in memory) into a fresh tree on
-/// `threads` threads, each taking a run of whole projects: what any build that has no
-/// artifact yet must do at least, on as many cores as the build has.
+/// `threads` threads, each taking an equal run of the files in path order: what any build
+/// that has no artifact yet must do at least, on as many cores as the build has.
 fn write_floor(repo: &Path, runs: usize, threads: usize) -> Duration {
     let files = artifacts(repo);
     let share = files.len().div_ceil(threads);

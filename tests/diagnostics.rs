@@ -1314,7 +1314,7 @@ fn a_context_a_host_cannot_take_is_warned_of_for_that_host() {
 
 /// A config hook's handler that returns, written out, what its event never takes (a deny
 /// from `sessionStart`) is warned of where the value is written (AB4841), and context a host
-/// has no channel for on `agentStop` (Codex, Cursor) for those hosts alone (AB4818); a
+/// has no channel for on `agentStart` (Cursor) for those hosts alone (AB4818); a
 /// handler that reads `context.host` chooses where its context goes, and a hook kept off
 /// those hosts by its `targets` says nothing. Two hooks sharing a handler say it once.
 #[test]
@@ -1414,15 +1414,9 @@ fn a_handler_result_is_said_once_as_what_matters() {
             ),
             (
                 "src/sub.ts",
-                "claude",
-                "the `agentStop` hook's handler returns `additionalContext`, which Claude Code takes no context for \
-                 (SubagentStop): such a run fails there (one that denies is answered without it)"
-            ),
-            (
-                "src/sub.ts",
-                "codex",
-                "the `agentStop` hook's handler returns `additionalContext`, which Codex takes no context for \
-                 (SubagentStop): such a run fails there (one that denies is answered without it)"
+                "",
+                "the `agentStop` hook's handler returns `additionalContext`, which agentStop never takes: such a run \
+                 fails (one that denies is answered without it)"
             ),
         ],
         "{report:#}"
@@ -1430,7 +1424,7 @@ fn a_handler_result_is_said_once_as_what_matters() {
     let help = |file: &str| &said.iter().find(|(f, ..)| f == file).unwrap().3;
     assert!(help("src/stop.ts").contains("`decision: 'block'` is `outcome: 'deny'` here"), "{said:?}");
     assert!(help("src/start.ts").starts_with("sessionStart takes no decision, so no reason"), "{said:?}");
-    assert!(help("src/sub.ts").starts_with("none of the hosts the hook is built for takes it"), "{said:?}");
+    assert!(help("src/sub.ts").starts_with("agentStop takes no context on any host"), "{said:?}");
 }
 
 /// What was refused says so once: two hooks apart only by a refused timeout are not "declared

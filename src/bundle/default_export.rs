@@ -203,10 +203,10 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed whole
 /// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
 /// `console`'s, which only show it, with what a global makes of it in their arguments,
-/// `String(ctx)`), which may. `JSON.stringify(ctx)` written straight into a call's
-/// arguments (`appendFileSync(f, JSON.stringify(ctx))`) only shows it; its text kept or
-/// looked into may choose, and a copy through it (`JSON.parse(JSON.stringify(ctx))`) is a
-/// name for it. Where the parameters
+/// `String(ctx)`), which may. `JSON.stringify(ctx)` written straight into a global's or
+/// Node's call (`appendFileSync(f, JSON.stringify(ctx))`) only shows it; its text kept,
+/// looked into or handed to a function of the module's own may choose, and a copy through it
+/// (`JSON.parse(JSON.stringify(ctx))`) is a name for it. Where the parameters
 /// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
 /// `arguments[1]`), or an object it was put in as a field (`const o = { ctx }`: `o.ctx`). A
 /// `host` of anything else (`url.host`, a server's), or one only logged (`console.log(c.host)`),
@@ -689,14 +689,18 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        // (A replacer written there is a function of the module's own, handed every field.)
+        // (A replacer, but a list of keys, is a function handed every field.)
         let replacer = it.arguments.get(1).and_then(Argument::as_expression).map(Expression::get_inner_expression);
-        let replaces =
-            matches!(replacer, Some(Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)));
+        let replaces = replacer.is_some_and(|replacer| {
+            !matches!(replacer, Expression::NullLiteral(_) | Expression::ArrayExpression(_)) && !is_undefined(replacer)
+        });
         let shown_text = self.is_json(&it.callee, "stringify") && !replaces && self.shown_texts.contains(&it.span);
         let shows = self.logs(&it.callee) || shown_text;
-        for argument in it.arguments.iter().filter_map(Argument::as_expression) {
-            self.texts_in(argument);
+        // (Only a global's or Node's function, a write or a log, is taken to only show a text.)
+        if shows || self.only_shown_by(&it.callee) {
+            for argument in it.arguments.iter().filter_map(Argument::as_expression) {
+                self.texts_in(argument);
+            }
         }
         if !shows && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
             self.found |= self.handed(&it.arguments);
@@ -1136,6 +1140,9 @@ mod tests {
             "(e: object, c: any) => { let h = ''; JSON.stringify(c, (k, v) => { if (k === 'host') h = v; return v; }); return h ? {} : undefined; }",
             "(e: object, c: any) => { const text = JSON.stringify(c); return JSON.parse(text).host ? {} : undefined; }",
             "(e: object, c: any) => JSON.stringify(c).includes('claude') ? {} : undefined",
+            "(e: object, c: any) => /claude/.test(JSON.stringify(c)) ? {} : undefined",
+            "(e: object, c: any) => pick(JSON.stringify(c)) ? {} : undefined",
+            "(e: object, c: any) => { let h; const grab = (k: string, v: any) => { if (k === 'host') h = v; return v; }; process.stderr.write(JSON.stringify(c, grab)); return h ? {} : undefined; }",
             "(e: object, c: any) => { console.error(`on ${pick(c)}`); return {}; }",
             "(e: object, c: any) => { let h = ''; console.log(((d: any) => { h = d.host; return 'seen'; })(c)); return h ? {} : undefined; }",
             "(e: object, c: any) => { const log = console.log.bind(console); log(new Chooser(c)); return {}; }",

@@ -318,6 +318,7 @@ pub static TABLE: HostTable = HostTable {
                 "Workflow",
                 "Write",
             ],
+            seen: &[],
             never: &["EndConversation"],
             only_documented: false,
             aliases: &[],

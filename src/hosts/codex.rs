@@ -163,7 +163,8 @@ pub static TABLE: HostTable = HostTable {
         // document may be fired for. `exec_command` comes to a hook as `Bash`; `write_stdin`
         // fired none.
         tools: ToolNames {
-            documented: &["Bash", "Edit", "Write", "apply_patch", "get_goal", "spawn_agent", "view_image"],
+            documented: &["Bash", "Edit", "Write", "apply_patch"],
+            seen: &["get_goal", "spawn_agent", "view_image"],
             never: &["exec_command", "shell", "write_stdin"],
             only_documented: false,
             aliases: &[("apply_patch", &["Edit", "Write"])],

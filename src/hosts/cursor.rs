@@ -189,6 +189,7 @@ pub static TABLE: HostTable = HostTable {
         // party writes MCP names `MCP:<server>:<tool>`: any number of parts.)
         tools: ToolNames {
             documented: &["Delete", "Grep", "Read", "Shell", "Task", "Write"],
+            seen: &[],
             never: &[],
             only_documented: false,
             aliases: &[],

@@ -231,10 +231,12 @@ pub struct Cap {
 pub struct ToolNames {
     /// The tools it is documented to fire `beforeTool` and `afterTool` hooks for, MCP's aside.
     pub documented: &'static [&'static str],
-    /// Tools it is documented to fire no tool hook for.
+    /// Tools its documentation leaves out that the real host was seen firing them for.
+    pub seen: &'static [&'static str],
+    /// Tools it is documented, or was seen, to fire no tool hook for.
     pub never: &'static [&'static str],
-    /// Whether the documented tools are all it fires hooks for (Codex intercepts no other),
-    /// or others may be (tools newer than the contract, not listed).
+    /// Whether the documented tools are all it fires hooks for, or others may be (tools
+    /// newer than the contract, not listed).
     pub only_documented: bool,
     /// How it names an MCP tool: a prefix, then parts (`server`, `tool`) split by a separator.
     pub mcp: McpToolNames,
@@ -271,7 +273,7 @@ impl ToolNames {
             let named = rest.split(self.mcp.separator).filter(|part| !part.is_empty()).count() >= self.mcp.min_parts;
             return if named { ToolNameFit::Documented } else { ToolNameFit::MalformedMcp };
         }
-        if self.documented.contains(&name) {
+        if self.documented.contains(&name) || self.seen.contains(&name) {
             ToolNameFit::Documented
         } else if self.only_documented || self.never.contains(&name) {
             ToolNameFit::NeverFired
@@ -286,11 +288,19 @@ impl ToolNames {
         std::iter::once(tool).chain(aliases.copied())
     }
 
-    /// The documented names, as a message lists them.
+    /// The documented names, and those seen fired, as a message lists them.
     pub fn listed(&self) -> String {
-        let mut names: Vec<String> = self.documented.iter().map(|name| format!("`{name}`")).collect();
+        let quoted = |names: &[&str]| names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>();
+        let mut names = quoted(self.documented);
         names.push(format!("MCP tools `{}`", self.mcp.written));
-        crate::diagnostics::and_list(&names)
+        let listed = crate::diagnostics::and_list(&names);
+        match self.seen {
+            [] => listed,
+            seen => format!(
+                "{listed} (and, seen fired though not documented, {})",
+                crate::diagnostics::and_list(&quoted(seen))
+            ),
+        }
     }
 }
 
@@ -746,7 +756,7 @@ mod tests {
         for table in HOSTS {
             let Some(hooks) = &table.hooks else { continue };
             for (name, tool) in hooks.named_tools() {
-                let documented = hooks.tools.documented.contains(&name)
+                let documented = hooks.tools.fit(name) == ToolNameFit::Documented
                     || hooks.tools.aliases.iter().any(|(_, aliases)| aliases.contains(&name));
                 assert!(documented, "{}: `{name}` ({tool:?}) is not documented", table.display_name);
             }

@@ -310,7 +310,7 @@ fn matcher(
 
 /// What the host's documentation says of a native selector's tool `name`, where it is not a
 /// tool the host fires tool hooks for: an error where it never does (Codex's internal
-/// `view_image`; `mcp__memory`, which names no tool), a warning where the documentation does
+/// `exec_command`; `mcp__memory`, which names no tool), a warning where the documentation does
 /// not name it (a host newer than its contract may).
 fn unfired_tool(table: &HostTable, hooks: &HookSupport, hook: &Hook, name: &str) -> Option<Diagnostic> {
     let host = table.display_name;

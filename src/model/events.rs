@@ -100,10 +100,11 @@ impl HookEvent {
                 ask: false,
                 violation: "stop only accepts continue or deny with a reason".into(),
             },
+            // (No host has a place for its context: see `Family::AgentStop`'s rules.)
             HookEvent::AgentStop => EventRules {
                 deny: true,
                 rewrite: false,
-                context: true,
+                context: false,
                 allow: false,
                 ask: false,
                 violation: "agentStop cannot stop the parent flow or replace input".into(),

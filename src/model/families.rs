@@ -81,7 +81,10 @@ impl Family {
     pub fn rules(self) -> EventRules {
         let (deny, rewrite, context) = match self {
             Family::ToolBefore => (true, true, true),
-            Family::PromptSubmit | Family::AgentStop => (true, false, true),
+            Family::PromptSubmit => (true, false, true),
+            // (Claude Code's documents give `SubagentStop` context, but it takes it for a prompt
+            // that runs the subagent again, as a deny does: no host has a place for it.)
+            Family::AgentStop => (true, false, false),
             // (Claude Code reads context after a model switch: host-formats.md §1.7.)
             Family::SessionStart
             | Family::ToolAfter

@@ -424,9 +424,13 @@ function notJsonValue(value, enclosing) {
 export function classOf(value) {
   let name;
   try {
-    name = value.constructor?.name;
+    // (Whose prototype is no constructor's own, a plain object's or none: made on another.)
+    const proto = Object.getPrototypeOf(value);
+    name = Object.hasOwn(proto ?? {}, "constructor") ? proto.constructor?.name : undefined;
+    if (name === undefined || (name === "Object" && proto.constructor === Object)) {
+      return "an object with a prototype of its own";
+    }
   } catch {}
-  if (name === "Object") return "an object with a prototype of its own";
   return typeof name === "string" && name !== "" ? `an object of class ${name}` : "an object of a class";
 }
 

@@ -41,7 +41,7 @@ export interface ToolHookContext extends HookContext {
 
 /**
  * A handler's answer, whatever its event (`HookResults` has each event's). A deny needs a
- * non-empty reason; Codex's and Cursor's `agentStop` take no `additionalContext`.
+ * non-empty reason; `stop` and `agentStop` take no `additionalContext`.
  */
 export type HookResult = HookResults[HookEventName];
 

@@ -73,7 +73,9 @@ impl HookEvent {
         matches!(self, HookEvent::BeforeTool | HookEvent::AfterTool)
     }
 
-    /// The seed's per-event result rules, enforced by every wrapper.
+    /// The seed's per-event result rules, enforced by every wrapper; but `agentStop` takes no
+    /// context, where the seed gives it some on Claude Code: the real Claude Code takes it for
+    /// a prompt that runs the subagent again, and again at each stop.
     pub fn rules(self) -> EventRules {
         match self {
             HookEvent::SessionStart | HookEvent::AfterTool | HookEvent::AgentStart => EventRules {
@@ -100,7 +102,6 @@ impl HookEvent {
                 ask: false,
                 violation: "stop only accepts continue or deny with a reason".into(),
             },
-            // (No host has a place for its context: see `Family::AgentStop`'s rules.)
             HookEvent::AgentStop => EventRules {
                 deny: true,
                 rewrite: false,

@@ -203,9 +203,9 @@ pub(super) fn read(program: &Program<'_>, scoping: &Scoping) -> (Option<(&'stati
 /// context`, `ctx ?? {}`, `{ ...ctx }`), read in another parameter's default, or handed whole
 /// to another function or class (`pick(ctx)`, `new Chooser(ctx)`, `f({ ctx })`; but to
 /// `console`'s, which only show it, with what a global makes of it in their arguments,
-/// `String(ctx)`), which may. `JSON.stringify(ctx)` written straight into a global's or
-/// Node's call (`appendFileSync(f, JSON.stringify(ctx))`) only shows it; its text kept,
-/// looked into or handed to a function of the module's own may choose, and a copy through it
+/// `String(ctx)`), which may. `JSON.stringify(ctx)` written straight into a log or a write
+/// (`appendFileSync(f, JSON.stringify(ctx))`) only shows it; its text kept, looked into or
+/// handed to any other function may choose, and a copy through it
 /// (`JSON.parse(JSON.stringify(ctx))`) is a name for it. Where the parameters
 /// leave it unnamed, it is what holds it at its place (`args[1]` of `...args`, `rest[0]`,
 /// `arguments[1]`), or an object it was put in as a field (`const o = { ctx }`: `o.ctx`). A
@@ -492,6 +492,19 @@ impl<'s> HostReads<'s> {
         }
     }
 
+    /// Whether a call to `callee` writes what it is handed out, giving back nothing made of
+    /// it: a function of Node's modules (`appendFileSync`, `fs.writeFileSync`), or
+    /// `process`'s (`process.stderr.write`).
+    fn writes_out(&self, callee: &Expression<'_>) -> bool {
+        match callee.get_inner_expression() {
+            Expression::Identifier(name) => match self.symbol(name) {
+                Some(symbol) => self.node_imports.contains(&symbol),
+                None => name.name == "process",
+            },
+            callee => member_of(callee).is_some_and(|(object, _)| self.writes_out(object)),
+        }
+    }
+
     /// Whether `callee` is the global `JSON`'s `method`.
     fn is_json(&self, callee: &Expression<'_>, method: &str) -> bool {
         member_of(callee).is_some_and(|(object, key)| key == method && is_global(object, "JSON", self.scoping))
@@ -696,8 +709,9 @@ impl<'a> Visit<'a> for HostReads<'_> {
         });
         let shown_text = self.is_json(&it.callee, "stringify") && !replaces && self.shown_texts.contains(&it.span);
         let shows = self.logs(&it.callee) || shown_text;
-        // (Only a global's or Node's function, a write or a log, is taken to only show a text.)
-        if shows || self.only_shown_by(&it.callee) {
+        // (Only a log or a write is taken to only show a text: a global's function that gives
+        // back something made of it, `encodeURIComponent(…)`, may be looked into.)
+        if self.logs(&it.callee) || self.writes_out(&it.callee) {
             for argument in it.arguments.iter().filter_map(Argument::as_expression) {
                 self.texts_in(argument);
             }
@@ -1142,6 +1156,8 @@ mod tests {
             "(e: object, c: any) => JSON.stringify(c).includes('claude') ? {} : undefined",
             "(e: object, c: any) => /claude/.test(JSON.stringify(c)) ? {} : undefined",
             "(e: object, c: any) => pick(JSON.stringify(c)) ? {} : undefined",
+            "(e: object, c: any) => encodeURIComponent(JSON.stringify(c)).includes('claude') ? {} : undefined",
+            "(e: object, c: any) => { let h; JSON.parse(JSON.stringify(c), (k, v) => { if (k === 'host') h = v; return v; }); return h ? {} : undefined; }",
             "(e: object, c: any) => { let h; const grab = (k: string, v: any) => { if (k === 'host') h = v; return v; }; process.stderr.write(JSON.stringify(c, grab)); return h ? {} : undefined; }",
             "(e: object, c: any) => { console.error(`on ${pick(c)}`); return {}; }",
             "(e: object, c: any) => { let h = ''; console.log(((d: any) => { h = d.host; return 'seen'; })(c)); return h ? {} : undefined; }",

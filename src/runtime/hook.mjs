@@ -184,7 +184,7 @@ async function answerOf(spec, load, source) {
   const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
-  const result = checkResult(spec, value, (note) => report(spec, note));
+  const result = await attempt("handler failed", () => checkResult(spec, value, (note) => report(spec, note)), HookFailure);
   checkRequirements(spec, event, result);
   const output = project(spec.output, result);
   if (simulation) return jsonText({ nativeInput: envelope, nativeOutput: output, result }, true) + "\n";
@@ -287,8 +287,12 @@ function compiledTools(tools) {
 }
 
 function fail(message) {
-  throw new Error(message);
+  throw new HookFailure(message);
 }
+
+// What the wrapper's own checks throw, told apart from what the handler's code throws while
+// they read its result (a getter, a Proxy's trap).
+class HookFailure extends Error {}
 
 /**
  * The message of a thrown value, whatever was thrown: an error's message, a string as it is,
@@ -583,11 +587,17 @@ function nativeSimulationInput(spec, input) {
   return input;
 }
 
-/** Runs `run`; what it throws fails the hook as `<what>: <message> (at <where>)`. */
-async function attempt(what, run) {
+/**
+ * Runs `run`; what it throws fails the hook as `<what>: <message> (at <where>)`, but for a
+ * failure of the class `ours` (the wrapper's own check of what the handler's code gave),
+ * which is said as it is.
+ */
+async function attempt(what, run, ours = null) {
   try {
     return await run();
   } catch (error) {
+    // (A failure of the wrapper's own, `ours`, is said as it is.)
+    if (ours !== null && error instanceof ours) throw error;
     throw await located(what, error);
   }
 }

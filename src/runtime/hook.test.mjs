@@ -793,6 +793,8 @@ describe("failures: stderr message, empty stdout, exit 1", PARALLEL, () => {
     ["a class's object as result", { handler: `() => { class Deny { outcome = "deny"; reason = "r"; } return new Deny(); }` }, "handler must return void or a result object, not an object of class Deny"],
     ["an unnamed class's object as result", { handler: `() => new (class { outcome = "deny"; })()` }, "handler must return void or a result object, not an object of a class"],
     ["an object made on another as result", { handler: `() => Object.create({ outcome: "deny", reason: "r" })` }, "handler must return void or a result object, not an object with a prototype of its own"],
+    ["a result whose getter throws", { handler: `() => ({ outcome: "deny", get reason() { throw new Error("not ready"); } })` }, "handler failed: not ready"],
+    ["a result whose Proxy trap throws", { handler: `() => new Proxy({}, { ownKeys() { throw new Error("trap"); } })` }, "handler failed: trap"],
     ["an object whose constructor throws as result", { handler: `() => Object.create(Object.defineProperty({}, "constructor", { get() { throw new Error("boom"); } }))` }, "handler must return void or a result object, not an object of a class"],
     ["unsupported field", { handler: `() => ({ decision: "block" })` }, "handler result has unsupported field decision: use outcome, reason, updatedInput, additionalContext"],
     ["invalid outcome", { handler: `() => ({ outcome: "allow" })` }, 'handler result outcome is invalid: "allow", where "continue" or "deny" is expected'],

@@ -231,8 +231,8 @@ struct HostReads<'s> {
     logged: u32,
     /// How deep in functions of their own (whose `arguments` is theirs) the visit is.
     inner_functions: u32,
-    /// Where `JSON.stringify(…)` is written straight into a call's arguments (a log line
-    /// written out): its text is only shown.
+    /// Where `JSON.stringify(…)` is written straight into a log's or a write's arguments:
+    /// its text is only shown.
     shown_texts: HashSet<oxc_span::Span>,
     found: bool,
 }
@@ -708,18 +708,18 @@ impl<'a> Visit<'a> for HostReads<'_> {
             !matches!(replacer, Expression::NullLiteral(_) | Expression::ArrayExpression(_)) && !is_undefined(replacer)
         });
         let shown_text = self.is_json(&it.callee, "stringify") && !replaces && self.shown_texts.contains(&it.span);
-        let shows = self.logs(&it.callee) || shown_text;
+        let logs = self.logs(&it.callee);
         // (Only a log or a write is taken to only show a text: a global's function that gives
         // back something made of it, `encodeURIComponent(…)`, may be looked into.)
-        if self.logs(&it.callee) || self.writes_out(&it.callee) {
+        if logs || self.writes_out(&it.callee) {
             for argument in it.arguments.iter().filter_map(Argument::as_expression) {
                 self.texts_in(argument);
             }
         }
-        if !shows && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
+        if !logs && !shown_text && (self.logged == 0 || !self.only_shown_by(&it.callee)) {
             self.found |= self.handed(&it.arguments);
         }
-        let logged = u32::from(self.logs(&it.callee));
+        let logged = u32::from(logs);
         self.logged += logged;
         walk::walk_call_expression(self, it);
         self.logged -= logged;

@@ -231,7 +231,7 @@ pub struct Cap {
 pub struct ToolNames {
     /// The tools it is documented to fire `beforeTool` and `afterTool` hooks for, MCP's aside.
     pub documented: &'static [&'static str],
-    /// Tools its documentation leaves out that the real host was seen firing them for.
+    /// Tools its documentation leaves out that the real host was seen to fire hooks for.
     pub seen: &'static [&'static str],
     /// Tools it is documented, or was seen, to fire no tool hook for.
     pub never: &'static [&'static str],

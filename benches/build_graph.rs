@@ -316,7 +316,7 @@ fn walk_and_stat(repo: &Path) {
 /// that has no artifact yet must do at least, on as many cores as the build has.
 fn write_floor(repo: &Path, runs: usize, threads: usize) -> Duration {
     let files = artifacts(repo);
-    let share = files.len().div_ceil(threads);
+    let share = files.len().div_ceil(threads).max(1);
     best(runs, || {
         let out = fresh_dir();
         time(|| {

@@ -702,12 +702,8 @@ impl<'a> Visit<'a> for HostReads<'_> {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
-        // (A replacer, but a list of keys, is a function handed every field.)
-        let replacer = it.arguments.get(1).and_then(Argument::as_expression).map(Expression::get_inner_expression);
-        let replaces = replacer.is_some_and(|replacer| {
-            !matches!(replacer, Expression::NullLiteral(_) | Expression::ArrayExpression(_)) && !is_undefined(replacer)
-        });
-        let shown_text = self.is_json(&it.callee, "stringify") && !replaces && self.shown_texts.contains(&it.span);
+        let shown_text =
+            self.shown_texts.contains(&it.span) && self.is_json(&it.callee, "stringify") && !has_replacer(it);
         let logs = self.logs(&it.callee);
         // (Only a log or a write is taken to only show a text: a global's function that gives
         // back something made of it, `encodeURIComponent(…)`, may be looked into.)
@@ -736,6 +732,15 @@ impl<'a> Visit<'a> for HostReads<'_> {
         walk::walk_function(self, it, flags);
         self.inner_functions -= 1;
     }
+}
+
+/// Whether a `JSON.stringify(…)` call has a replacer, a function handed every field (a list
+/// of keys, `null` or `undefined` is none).
+fn has_replacer(stringify: &CallExpression<'_>) -> bool {
+    let replacer = stringify.arguments.get(1).and_then(Argument::as_expression).map(Expression::get_inner_expression);
+    replacer.is_some_and(|replacer| {
+        !matches!(replacer, Expression::NullLiteral(_) | Expression::ArrayExpression(_)) && !is_undefined(replacer)
+    })
 }
 
 /// Each object `value` may be, written out: itself, or through `?:`, `||`, `??`, `&&`'s right,

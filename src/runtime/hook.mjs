@@ -423,18 +423,18 @@ function notJsonValue(value, enclosing) {
   return null;
 }
 
-// What an object that is no plain one is said to be: "an object of class Date". (Its
-// constructor is the prototype's to say, which may throw, name none, or be Object's own.)
+// What an object that is no plain one is said to be: "an object of class Date". Its class is
+// its prototype's own constructor; a prototype with none, or with Object's (another realm's),
+// is an object's made on another. (A constructor may also throw, or be named nothing.)
 export function classOf(value) {
   let name;
   try {
-    // (Whose prototype is no constructor's own, a plain object's or none: made on another.)
     const proto = Object.getPrototypeOf(value);
     name = Object.hasOwn(proto ?? {}, "constructor") ? proto.constructor?.name : undefined;
-    if (name === undefined || (name === "Object" && proto.constructor === Object)) {
-      return "an object with a prototype of its own";
-    }
-  } catch {}
+  } catch {
+    return "an object of a class";
+  }
+  if (name === undefined || name === "Object") return "an object with a prototype of its own";
   return typeof name === "string" && name !== "" ? `an object of class ${name}` : "an object of a class";
 }
 

@@ -764,6 +764,18 @@ mod tests {
         let claude = super::claude::TABLE.hooks.as_ref().unwrap();
         // host-formats §1.5: the subagent tool, by its name and its earlier one.
         assert_eq!(claude.selector(CanonicalTool::Agent), Some("^(?:Agent|Task)$"));
+        // Undocumented, but the tool Codex 0.171.0 fires hooks for when it starts a subagent;
+        // listed apart from what its documents name.
+        let codex = super::codex::TABLE.hooks.as_ref().unwrap();
+        assert_eq!(codex.selector(CanonicalTool::Agent), Some("^spawn_agent$"));
+        assert!(
+            codex
+                .tools
+                .listed()
+                .ends_with("(and, seen fired though not documented, `get_goal`, `spawn_agent` and `view_image`)"),
+            "{}",
+            codex.tools.listed()
+        );
     }
 
     #[test]

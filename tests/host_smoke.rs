@@ -1,6 +1,7 @@
 //! Host smoke tests: the plugins `agent-bundle build` emits for `examples/policy` (hooks declared
-//! in the config) and `examples/routes` (event routes under `src/events/`), installed the
-//! way users install them and run by the real Claude Code and Codex CLIs (the pinned npm
+//! in the config), `examples/routes` (event routes under `src/events/`) and a project made
+//! here whose hooks watch subagents, installed the way users install them and run by the
+//! real Claude Code and Codex CLIs (the pinned npm
 //! releases), offline, against scripted model-API mocks (`tests/hosts/*.mjs`) listening on the
 //! loopback of a private network namespace.
 //!
@@ -50,7 +51,7 @@ fn claude_code_runs_the_plugin_dir_and_honours_deny_continue_context_and_stop() 
     let script = Script::new(&s, "POLICY_DENY_ME");
     let mock = s.mock("anthropic-mock.mjs", &script.steps());
 
-    let (run, stream, requests) = s.claude_plugin_dir(&mock, "policy", "1.2.0", "POLICY_BLOCK_STOP");
+    let (run, stream, requests) = s.claude_plugin_dir(&mock, "policy", "1.2.0", &[("POLICY_BLOCK_STOP", "1")]);
 
     // 1. Claude Code loaded the plugin from the directory it was given, with its hooks file
     //    (checked by `claude_plugin_dir`).
@@ -191,7 +192,7 @@ fn claude_code_runs_the_routes_plugin_dir_and_honours_its_event_routes() {
     let script = Script::new(&s, "ROUTES_DENY_ME");
     let mock = s.mock("anthropic-mock.mjs", &script.steps());
 
-    let (run, stream, requests) = s.claude_plugin_dir(&mock, "routes", "0.3.0", "ROUTES_BLOCK_STOP");
+    let (run, stream, requests) = s.claude_plugin_dir(&mock, "routes", "0.3.0", &[("ROUTES_BLOCK_STOP", "1")]);
 
     // 1. Claude Code loaded the routes plugin from the directory it was given, with its hooks
     //    (checked by `claude_plugin_dir`).
@@ -329,7 +330,7 @@ fn codex_installs_from_the_marketplace_and_honours_deny_continue_context_and_sto
     //    load (e.g. when a root Agent Plugins `plugin.json` with `$schema` sits next to
     //    `.codex-plugin/plugin.json`, it takes the former, which has no hooks) and says
     //    nothing. What it ran is checked below.
-    let codex = s.codex_install_and_exec(&mock, "policy", "1.2.0", "POLICY_BLOCK_STOP");
+    let codex = s.codex_install_and_exec(&mock, "policy", "1.2.0", &[("POLICY_BLOCK_STOP", "1")]);
 
     // 2. Every hook ran its compiled handler, through Codex's own wrappers, in order.
     let calls = s.assert_wrappers_ran("codex", &codex.root, &["sessionStart", "beforeTool", "afterTool", "stop"]);
@@ -389,7 +390,7 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
     let mock = s.mock("openai-mock.mjs", &script.steps());
 
     // 1. Installed from the artifact's own marketplace file (what it ran is checked below).
-    let codex = s.codex_install_and_exec(&mock, "routes", "0.3.0", "ROUTES_BLOCK_STOP");
+    let codex = s.codex_install_and_exec(&mock, "routes", "0.3.0", &[("ROUTES_BLOCK_STOP", "1")]);
 
     // Codex started the plugin's MCP server (the shared runtime), relative to the plugin
     // root as its MCP document says.
@@ -426,6 +427,152 @@ fn codex_installs_the_routes_plugin_from_the_marketplace_and_honours_its_event_r
     // 4. The stop route made Codex continue once, with the reason, from the plugin's own
     //    hooks document, then stop.
     assert_codex_stop_continued_once(&codex, ROUTES_STOP_REASON);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subagents: the `agent` tool selector, agentStart and agentStop (a project made here)
+
+const AGENT_STOP_REASON: &str = "subagents: check your answer once more (marker SUBAGENT_STOP_OK)";
+const AGENT_DENY_REASON: &str = "subagents: no subagent for this task (marker SUBAGENT_DENIED)";
+
+/// A plugin whose hooks watch subagents: a `beforeTool` hook on the `agent` selector denies
+/// a subagent whose input carries `SUBAGENT_DENY_ME`; `agentStop` keeps a subagent going
+/// once. Each records what it saw to `$POLICY_LOG`.
+const SUBAGENTS: &[(&str, &str)] = &[
+    (
+        "agent-bundle.config.ts",
+        r#"import { defineConfig } from 'agent-bundle/config';
+
+export default defineConfig({
+  plugin: { name: 'subagents', version: '0.1.0' },
+  targets: ['claude', 'codex'],
+  hooks: {
+    beforeTool: { handler: './src/spawn.ts', tools: ['agent'] },
+    agentStart: './src/start.ts',
+    agentStop: './src/stop.ts',
+  },
+});
+"#,
+    ),
+    (
+        "src/log.ts",
+        r#"import { appendFileSync } from 'node:fs';
+
+export function record(hook: string, detail: Record<string, unknown>): void {
+  appendFileSync(process.env.POLICY_LOG!, `${JSON.stringify({ hook, ...detail })}\n`);
+}
+"#,
+    ),
+    (
+        "src/spawn.ts",
+        r#"import type { HookHandler } from 'agent-bundle';
+import { record } from './log.js';
+
+const handler: HookHandler<'beforeTool'> = (event, context) => {
+  const denied = JSON.stringify(event.toolInput).includes('SUBAGENT_DENY_ME');
+  record('beforeTool', { tool: event.toolName, canonical: context.tool, denied });
+  return denied ? { outcome: 'deny', reason: 'subagents: no subagent for this task (marker SUBAGENT_DENIED)' } : undefined;
+};
+export default handler;
+"#,
+    ),
+    (
+        "src/start.ts",
+        r#"import type { HookHandler } from 'agent-bundle';
+import { record } from './log.js';
+
+const handler: HookHandler<'agentStart'> = (event) => record('agentStart', { agent: event.agentType });
+export default handler;
+"#,
+    ),
+    (
+        "src/stop.ts",
+        r#"import type { HookHandler } from 'agent-bundle';
+import { record } from './log.js';
+
+const handler: HookHandler<'agentStop'> = (event) => {
+  const block = !event.stopHookActive;
+  record('agentStop', { agent: event.agentType, reentry: event.stopHookActive, blocked: block });
+  return block ? { outcome: 'deny', reason: 'subagents: check your answer once more (marker SUBAGENT_STOP_OK)' } : undefined;
+};
+export default handler;
+"#,
+    ),
+];
+
+#[test]
+fn claude_code_runs_a_subagent_through_the_agent_selector_agent_start_and_a_blocking_agent_stop() {
+    let Some(s) = Session::start(
+        "claude_code_runs_a_subagent_through_the_agent_selector_agent_start_and_a_blocking_agent_stop",
+        subagents,
+    ) else {
+        return;
+    };
+    // The main agent calls a subagent (in the foreground: its result is the tool's); the
+    // subagent answers twice (agentStop keeps it going once); the main agent ends its turn.
+    let agent = json!({"description": "greet", "prompt": "say hi", "subagent_type": "general-purpose", "run_in_background": false});
+    let steps = [json!({"tool": "Agent", "input": agent}), text("sub first"), text("sub again"), text("done")];
+    let mock = s.mock("anthropic-mock.mjs", &steps);
+
+    let (run, stream, requests) = s.claude_plugin_dir(&mock, "subagents", "0.1.0", &[]);
+
+    // 1. The `agent` selector matched Claude's Agent tool, named canonically; the subagent's
+    //    start and both of its stops ran their handlers, the second one re-entered.
+    assert_eq!(
+        s.policy_log(),
+        vec![
+            json!({"hook": "beforeTool", "tool": "Agent", "canonical": "agent", "denied": false}),
+            json!({"hook": "agentStart", "agent": "general-purpose"}),
+            json!({"hook": "agentStop", "agent": "general-purpose", "reentry": false, "blocked": true}),
+            json!({"hook": "agentStop", "agent": "general-purpose", "reentry": true, "blocked": false}),
+        ]
+    );
+    assert_eq!(
+        claude_hook_events(&stream),
+        vec![
+            ("PreToolUse".to_owned(), Answer::Nothing),
+            ("SubagentStart".to_owned(), Answer::Nothing),
+            ("SubagentStop".to_owned(), Answer::Some),
+            ("SubagentStop".to_owned(), Answer::Nothing),
+        ]
+    );
+    s.assert_wrappers_ran("claude", Path::new(s.built.artifact()), &["beforeTool", "agentStart", "agentStop"]);
+
+    // 2. The deny kept the subagent going once, with the reason (the 3rd request, the
+    //    subagent's second), and no longer: its second answer is the tool's result.
+    expect_requests(&requests, 4);
+    let carries = |r: &Value| r["body"].to_string().contains(AGENT_STOP_REASON);
+    assert_eq!(requests.iter().map(carries).collect::<Vec<_>>(), [false, false, true, false]);
+    let result = claude_tool_result(&requests[3], "toolu_mock0001");
+    let report = text_of(&result["content"]);
+    assert!(report.contains("sub again") && !report.contains("sub first"), "{result:#}");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+#[test]
+fn codex_denies_a_subagent_through_the_agent_selector() {
+    let Some(s) = Session::start("codex_denies_a_subagent_through_the_agent_selector", subagents) else {
+        return;
+    };
+    // Codex's subagent tool, as its model calls it.
+    let spawn =
+        json!({"tool": "spawn_agent", "namespace": "multi_agent_v1", "input": {"message": "SUBAGENT_DENY_ME say hi"}});
+    let mock = s.mock("openai-mock.mjs", &[spawn, text("done")]);
+
+    let codex = s.codex_install_and_exec(&mock, "subagents", "0.1.0", &[]);
+
+    // The `agent` selector matched `spawn_agent`, named canonically, and the deny stopped it:
+    // no subagent started, and the model was told why.
+    assert_eq!(
+        s.policy_log(),
+        vec![json!({"hook": "beforeTool", "tool": "spawn_agent", "canonical": "agent", "denied": true})]
+    );
+    let calls = s.assert_wrappers_ran("codex", &codex.root, &["beforeTool"]);
+    assert_eq!(codex_answers(&calls), vec![("beforeTool", Answer::Some)]);
+    expect_requests(&codex.requests, 2);
+    let blocked = codex_function_output(&codex.requests[1], "call_mock0001");
+    assert!(blocked.contains(&format!("Tool call blocked by PreToolUse hook: {AGENT_DENY_REASON}")), "{blocked}");
+    assert_eq!(codex.run.code, Some(0), "{}", codex.run.stderr);
 }
 
 /// A finished `codex exec` of an installed plugin.
@@ -655,6 +802,17 @@ fn routes() -> &'static Built {
     })
 }
 
+/// The subagents project ([`SUBAGENTS`]), built once for every test here.
+fn subagents() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = support::project(SUBAGENTS);
+        let (code, report) = support::build_json(project.path(), &[]);
+        assert_eq!((code, &report["diagnostics"]), (0, &json!([])), "{report:#}");
+        Built::read(project)
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // One client session: temp dirs, a network namespace, a `node` that records hook runs
 
@@ -757,16 +915,16 @@ impl Session {
     }
 
     /// `claude -p "hi"` with the built plugin `name` loaded by `--plugin-dir` (checked in its
-    /// stream and debug log) and `block_stop` set, so its stop hook blocks once.
+    /// stream and debug log) and `env` set (a plugin's stop hook blocks once where asked).
     fn claude_plugin_dir(
         &self,
         mock: &Mock,
         name: &str,
         version: &str,
-        block_stop: &str,
+        env: &[(&str, &str)],
     ) -> (Output, Vec<Value>, Vec<Value>) {
         let artifact = self.built.artifact();
-        let run = self.claude(mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], &[(block_stop, "1")]);
+        let run = self.claude(mock, &["--plugin-dir", artifact, "--allowedTools", "Bash"], env);
         let stream = json_lines(&run.stdout);
         let plugin = claude_plugin(&stream, name);
         let source = format!("{name}@inline");
@@ -782,9 +940,9 @@ impl Session {
     }
 
     /// Installs the built plugin `name` from the artifact's own marketplace file into
-    /// Codex's plugin cache, then runs `codex exec` with `block_stop` set (so its stop hook
-    /// blocks once), checking that the turn completed without errors.
-    fn codex_install_and_exec(&self, mock: &Mock, name: &str, version: &str, block_stop: &str) -> CodexRun {
+    /// Codex's plugin cache, then runs `codex exec` with `env` set (a plugin's stop hook
+    /// blocks once where asked), checking that the turn completed without errors.
+    fn codex_install_and_exec(&self, mock: &Mock, name: &str, version: &str, env: &[(&str, &str)]) -> CodexRun {
         self.write_codex_config(mock);
         let add = ["plugin", "marketplace", "add", self.built.artifact()];
         let added = self.run("codex-marketplace-add", self.codex_command(&[]).args(add));
@@ -797,7 +955,7 @@ impl Session {
         assert!(root.starts_with(self.path("home")) && root.join(".codex-plugin/plugin.json").is_file(), "{report:#}");
 
         let exec = ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "hi"];
-        let run = self.run("codex-exec", self.codex_command(&[(block_stop, "1")]).args(exec));
+        let run = self.run("codex-exec", self.codex_command(env).args(exec));
         let stream = json_lines(&run.stdout);
         let thread =
             stream.iter().find(|e| e["type"] == "thread.started").unwrap_or_else(|| panic!("{run:#?}")).clone();

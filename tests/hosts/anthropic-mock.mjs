@@ -1,5 +1,6 @@
 // A scripted Anthropic Messages API (`POST /v1/messages`, streamed) for Claude Code.
-// A {"shell": cmd} step answers with a `Bash` tool_use; a {"text": t} step ends the turn.
+// A {"shell": cmd} step answers with a `Bash` tool_use, a {"tool": name, "input": {…}} step
+// with a tool_use of that tool; a {"text": t} step ends the turn.
 // See mock-server.mjs for the options, the request log and the lifetime.
 
 import { options, serve, sse } from './mock-server.mjs';
@@ -9,8 +10,9 @@ let ids = 0;
 
 serve(options(), '/v1/messages', (step, body, _request, response) => {
   const id = ++ids;
-  const block = step.shell !== undefined
-    ? { type: 'tool_use', id: `toolu_mock${String(id).padStart(4, '0')}`, name: 'Bash', input: { command: step.shell, description: 'Run the scripted command' } }
+  const toolUse = (name, input) => ({ type: 'tool_use', id: `toolu_mock${String(id).padStart(4, '0')}`, name, input });
+  const block = step.shell !== undefined ? toolUse('Bash', { command: step.shell, description: 'Run the scripted command' })
+    : step.tool !== undefined ? toolUse(step.tool, step.input)
     : { type: 'text', text: step.text };
   const stopReason = block.type === 'tool_use' ? 'tool_use' : 'end_turn';
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };

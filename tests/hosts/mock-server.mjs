@@ -5,7 +5,9 @@
 //
 // The script (also MOCK_SCRIPT) is a JSON array with one step per model request, in order;
 // the last step answers every later request. A step is {"shell": "<command>"} (call the
-// client's shell tool) or {"text": "<reply>"} (end the turn). Every request the mock
+// client's shell tool), {"tool": "<name>", "input": {…}} (call another of its tools; an
+// OpenAI step may add the tool's "namespace") or {"text": "<reply>"} (end the turn). Every
+// request the mock
 // receives is appended to the log (also MOCK_LOG) as one JSON line
 // {"n", "method", "path", "body"}, before it is answered. Once listening, the mock prints
 // `{"port": N}` on stdout. It exits when stdin closes or its parent dies.

@@ -1,9 +1,9 @@
 //! Host smoke tests: the plugins `agent-bundle build` emits for `examples/policy` (hooks declared
 //! in the config), `examples/routes` (event routes under `src/events/`) and a project made
 //! here whose hooks watch subagents, installed the way users install them and run by the
-//! real Claude Code and Codex CLIs (the pinned npm
-//! releases), offline, against scripted model-API mocks (`tests/hosts/*.mjs`) listening on the
-//! loopback of a private network namespace.
+//! real Claude Code and Codex CLIs (the pinned npm releases), offline, against scripted
+//! model-API mocks (`tests/hosts/*.mjs`) listening on the loopback of a private network
+//! namespace.
 //!
 //! Both clients skip a broken plugin silently and still exit 0, so no assertion here rests on
 //! an exit code. They read what the client reported (its stream, debug log, install output),

@@ -774,9 +774,52 @@ pub fn compile_and_publish(
     let published = if compiled.has_errors() {
         None
     } else {
-        Some(emit::publish::publish(&options.out_dir, &options.root, &compiled.files, last)?)
+        match emit::publish::publish(&options.out_dir, &options.root, &compiled.files, last) {
+            Ok(stats) => Some(stats),
+            Err(error) if error.kind() == ErrorKind::Interrupted => return Err(error),
+            Err(error) => return Err(Unpublished::error(error, compiled)),
+        }
     };
     Ok((BuildOutput { compiled, published, work, shortcut: None }, outside))
+}
+
+/// A build that compiled but could not publish: it fails as its publish did (and says so in
+/// the same words), with the compile's diagnostics, its warnings, still to be reported.
+pub struct Unpublished {
+    error: std::io::Error,
+    /// The compile's diagnostics and the texts they point into (not its files).
+    compiled: Compiled,
+}
+
+impl Unpublished {
+    fn error(error: std::io::Error, compiled: Compiled) -> std::io::Error {
+        let Compiled { diagnostics, texts, .. } = compiled;
+        let compiled = Compiled { diagnostics, texts, ..Compiled::default() };
+        std::io::Error::new(error.kind(), Unpublished { error, compiled })
+    }
+
+    /// The compile of a build that failed with `error`, if it failed to publish one.
+    pub fn compiled(error: &std::io::Error) -> Option<&Compiled> {
+        Some(&error.get_ref()?.downcast_ref::<Unpublished>()?.compiled)
+    }
+}
+
+impl std::fmt::Display for Unpublished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::fmt::Debug for Unpublished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unpublished").field("error", &self.error).finish_non_exhaustive()
+    }
+}
+
+impl std::error::Error for Unpublished {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
 }
 
 /// Compiles `project`; while some import names no module and points into directories outside

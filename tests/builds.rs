@@ -411,6 +411,38 @@ fn a_non_artifact_output_directory_is_never_replaced() {
     assert_eq!(fs::read_to_string(dir.path().join("artifact/notes.txt")).unwrap(), "mine");
 }
 
+/// A build that compiles but cannot publish (its artifact's folder would be below a file)
+/// fails, and still says what it compiled: its warnings, in text, in `--json`, and for a
+/// workspace's project.
+#[test]
+fn a_build_that_cannot_publish_still_reports_its_warnings() {
+    let dir = support::project(&[
+        (
+            "p/agent-bundle.config.ts",
+            "export default { plugin: { name: 'p' }, targets: ['claude'], \
+             hooks: { beforeTool: { handler: './h.ts', tools: ['claude:Frobnicate'] } } };\n",
+        ),
+        ("p/h.ts", "export default () => {};\n"),
+        ("p/notes", "not a folder"),
+    ]);
+    let project = dir.path().join("p");
+    let text = support::run(&project, &["build", "--out", "notes/artifact"]);
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(text.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("warning[AB4207]") && stderr.contains("error: cannot publish "), "{stderr}");
+
+    let (code, report) = build_json(&project, &["--out", "notes/artifact"]);
+    assert_eq!((code, &report["ok"]), (1, &false.into()), "{report:#}");
+    assert!(report["error"].as_str().unwrap().starts_with("cannot publish "), "{report:#}");
+    assert_eq!(report["diagnostics"][0]["code"], "AB4207", "{report:#}");
+
+    fs::write(project.join("artifact"), "not a folder").unwrap();
+    let workspace = support::run(dir.path(), &["build", "--workspace", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&workspace.stdout).unwrap();
+    assert_eq!(workspace.status.code(), Some(1), "{report:#}");
+    assert_eq!(report["projects"][0]["diagnostics"][0]["code"], "AB4207", "{report:#}");
+}
+
 /// Codex 0.171.0 loads a valid Agent Plugins `plugin.json` at the plugin root instead of
 /// `.codex-plugin/plugin.json`, and then runs none of the plugin's hooks (found by the
 /// host-smoke suite). Beside Codex or Cursor, the portable package gets its own root.

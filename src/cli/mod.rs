@@ -537,12 +537,26 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     };
     // Queued uploads go out (and the statistics are kept) even when the build failed.
     let warnings = args.cache.finish(&options.cache);
-    if output.is_err() {
-        report::print_cache_warnings(&warnings);
-    }
-    let output = output.map_err(|e| Failure::Run(e.to_string()))?;
-    let compiled = &output.compiled;
     let elapsed = started.elapsed();
+    let output = match output {
+        Ok(output) => output,
+        // (One that compiled says what it compiled: its warnings.)
+        Err(error) if args.source.json => {
+            eprintln!("error: {error}");
+            let mut value = report::outcome_json(&options, &Err(error), elapsed);
+            value["work"]["cacheWarnings"] = serde_json::json!(warnings);
+            report::print_json(&value);
+            return Ok(false);
+        }
+        Err(error) => {
+            if let Some(compiled) = crate::build::Unpublished::compiled(&error) {
+                report::print_diagnostics(compiled, report::shown_root(&options.root).as_deref(), Some(&options.out_dir));
+            }
+            report::print_cache_warnings(&warnings);
+            return Err(Failure::Run(error.to_string()));
+        }
+    };
+    let compiled = &output.compiled;
     if args.source.json {
         let mut value = report::build_json(&options, &output, elapsed);
         value["work"]["cacheWarnings"] = serde_json::json!(warnings);

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::build::{BuildOptions, BuildOutput, Compiled};
+use crate::build::{BuildOptions, BuildOutput, Compiled, Unpublished};
 use crate::diagnostics::{Diagnostic, Located, Severity};
 use crate::emit::manifest::{HookRow, Manifest};
 
@@ -91,7 +91,7 @@ pub(super) fn diagnostics_json(compiled: &Compiled) -> serde_json::Value {
 }
 
 /// [`build_json`] of a build that may have failed to read or publish its project
-/// (`{ ok: false, error }`).
+/// (`{ ok: false, error }`, and the `diagnostics` of a compile that could not publish).
 pub(super) fn outcome_json(
     options: &BuildOptions,
     output: &std::io::Result<BuildOutput>,
@@ -99,7 +99,22 @@ pub(super) fn outcome_json(
 ) -> serde_json::Value {
     match output {
         Ok(output) => build_json(options, output, elapsed),
-        Err(error) => serde_json::json!({ "ok": false, "error": error.to_string() }),
+        Err(error) => {
+            let mut value = serde_json::json!({ "ok": false, "error": error.to_string() });
+            if let Some(compiled) = Unpublished::compiled(error) {
+                value["diagnostics"] = diagnostics_json(compiled);
+            }
+            value
+        }
+    }
+}
+
+/// What a build compiled, whether it published or not (a build that could not read its
+/// project compiled nothing).
+pub(super) fn compiled_of(output: &std::io::Result<BuildOutput>) -> Option<&Compiled> {
+    match output {
+        Ok(output) => Some(&output.compiled),
+        Err(error) => Unpublished::compiled(error),
     }
 }
 

@@ -111,9 +111,9 @@ fn print_round(
             value["work"]["cacheWarnings"] = serde_json::json!(if index == 0 { warnings } else { &[] });
             outln!("{value}");
         } else {
-            if let Ok(output) = &build.output {
+            if let Some(compiled) = report::compiled_of(&build.output) {
                 let shown = report::shown_root(&build.options.root);
-                report::print_diagnostics(&output.compiled, shown.as_deref(), Some(&build.options.out_dir));
+                report::print_diagnostics(compiled, shown.as_deref(), Some(&build.options.out_dir));
             }
             eprintln!("{}", status_line(build, project.as_deref()));
         }

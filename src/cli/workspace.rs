@@ -330,12 +330,12 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
                 },
                 Err(error) => writeln!(out, "FAILED  {name}: {error}"),
             };
-            if let Ok(output) = &result.output
-                && !output.compiled.diagnostics.is_empty()
+            if let Some(compiled) = report::compiled_of(&result.output)
+                && !compiled.diagnostics.is_empty()
             {
                 out!("{}", std::mem::take(&mut out));
                 let shown = report::shown_root(&result.options.root);
-                report::print_diagnostics(&output.compiled, shown.as_deref(), Some(&result.options.out_dir));
+                report::print_diagnostics(compiled, shown.as_deref(), Some(&result.options.out_dir));
             }
         }
         let _ = writeln!(

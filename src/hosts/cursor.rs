@@ -181,7 +181,8 @@ pub static TABLE: HostTable = HostTable {
         selectors: &[
             (CanonicalTool::Shell, Some("^Shell$")),
             (CanonicalTool::FileRead, Some("^Read$")),
-            (CanonicalTool::FileWrite, Some("^Write$")),
+            // A file deleted is a file written: a guard of the files sees both (host-formats §7).
+            (CanonicalTool::FileWrite, Some("^(?:Delete|Write)$")),
             (CanonicalTool::Mcp, Some("^MCP:")),
             (CanonicalTool::Agent, Some("^Task$")),
         ],

@@ -776,6 +776,9 @@ mod tests {
             "{}",
             codex.tools.listed()
         );
+        // host-formats §3.2 and §7: Cursor deletes a file with a tool of its own.
+        let cursor = super::cursor::TABLE.hooks.as_ref().unwrap();
+        assert_eq!(cursor.selector(CanonicalTool::FileWrite), Some("^(?:Delete|Write)$"));
     }
 
     #[test]

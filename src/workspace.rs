@@ -476,10 +476,17 @@ pub fn project_name(base: &Path, root: &Path) -> String {
 }
 
 /// Keeps the roots whose name ([`project_name`]) contains any of `filters`; all when empty.
+/// A filter is read as a shell completes a folder's path, too: `./plugins/audit/` is
+/// `plugins/audit`.
 pub fn filter(roots: Vec<PathBuf>, base: &Path, filters: &[String]) -> Vec<PathBuf> {
     if filters.is_empty() {
         return roots;
     }
+    let as_named = |filter: &str| {
+        let filter = filter.strip_prefix("./").unwrap_or(filter);
+        if filter.len() > 1 { filter.trim_end_matches('/') } else { filter }.to_owned()
+    };
+    let filters: Vec<String> = filters.iter().map(|filter| as_named(filter)).collect();
     let kept = |root: &PathBuf| filters.iter().any(|filter| project_name(base, root).contains(filter.as_str()));
     roots.into_iter().filter(kept).collect()
 }

@@ -45,10 +45,13 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     );
     fs::remove_file(root.join("plugins/policy/agent-bundle.config.mjs")).unwrap();
 
-    let output = support::run(root, &["build", "--workspace", ".", "--filter", "policy", "--json"]);
-    assert_eq!(output.status.code(), Some(0));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["projects"].as_array().unwrap().len(), 1);
+    // A filter reads a folder's path as a shell completes it, too.
+    for filter in ["policy", "./plugins/policy/"] {
+        let output = support::run(root, &["build", "--workspace", ".", "--filter", filter, "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{filter}");
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["projects"].as_array().unwrap().len(), 1, "{filter}: {report:#}");
+    }
 
     // A filter that keeps nothing is a usage mistake, not an empty workspace: a watch
     // session too says so at once, instead of waiting for a project to appear.
@@ -58,6 +61,8 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let said = stderr.contains("none of the 3 project(s) below") && stderr.contains("matches --filter nope");
         assert!(said, "{command}: {stderr}");
+        // And names the projects there are.
+        assert!(stderr.contains("a part of a project's name: ") && stderr.contains("plugins/policy"), "{stderr}");
     }
     // So is a build of a folder with no project at all: nothing to do. (A watch session
     // waits there for the first one.)

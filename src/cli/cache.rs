@@ -70,7 +70,28 @@ impl CacheArgs {
             // (As an unusable one costs a warning, not the build.)
             cache.warn(format!("{}; building without a local cache", cache::NO_DEFAULT_DIR));
         }
+        if let Some(unused) = self.remote_options_without_remote() {
+            cache.warn(unused);
+        }
         Ok(Arc::new(cache))
+    }
+
+    /// What says that options of a remote cache were given (on the command line or by their
+    /// variables: a CI job's token, a misspelt URL variable) where no remote cache is.
+    fn remote_options_without_remote(&self) -> Option<String> {
+        let given = [
+            ("--remote-cache-token", self.remote_cache_token.is_some()),
+            ("--remote-cache-ca", self.remote_cache_ca.is_some()),
+            ("--remote-cache-read-only", self.remote_cache_read_only),
+        ];
+        let unused: Vec<&str> = given.iter().filter(|(_, given)| *given).map(|(flag, _)| *flag).collect();
+        (self.remote_cache.is_none() && !unused.is_empty()).then(|| {
+            format!(
+                "{} given (or set by its variable) without --remote-cache (AGENT_BUNDLE_REMOTE_CACHE): no remote \
+                 cache is used",
+                unused.join(", ")
+            )
+        })
     }
 
     /// Records the build's hit rate for `cache stats`, keeps the cache within its size

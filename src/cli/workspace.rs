@@ -47,12 +47,24 @@ impl Selection {
 
     /// The options of the selected `roots`, one per project, sorted; an error when none is.
     fn projects(&self, roots: Vec<PathBuf>) -> Result<Vec<BuildOptions>, Failure> {
-        let found = roots.len();
+        /// Names listed in the error; the rest are counted.
+        const LISTED: usize = 10;
+        let names: Vec<String> = roots.iter().map(|root| crate::workspace::project_name(&self.base, root)).collect();
         let options = self.options_for(roots);
         if options.is_empty() {
             let filters: Vec<String> = self.filters.iter().map(|f| format!("--filter {f}")).collect();
             let below = self.base.display();
-            let message = format!("none of the {found} project(s) below {below} matches {}", filters.join(" or "));
+            let mut listed: Vec<&str> = names.iter().take(LISTED).map(String::as_str).collect();
+            let more = format!("{} more", names.len().saturating_sub(LISTED));
+            if names.len() > LISTED {
+                listed.push(&more);
+            }
+            let message = format!(
+                "none of the {} project(s) below {below} matches {} (a filter is a part of a project's name: {})",
+                names.len(),
+                filters.join(" or "),
+                listed.join(", ")
+            );
             return Err(Failure::Usage(message));
         }
         Ok(options)

@@ -417,6 +417,16 @@ describe("errors", PARALLEL, () => {
     assert.ok(r.ms < 15_000, `exited after ${r.ms} ms`);
   });
 
+  test("timeout of a route whose synchronous work holds the event loop past it: late all the same", async () => {
+    const route = `function Route({ signal }) {
+      const until = Date.now() + 200;
+      while (Date.now() < until);
+      return jsx(Agent.Result, { value: { outcome: "deny", reason: signal.aborted ? "aborted" : "too late" } });
+    }`;
+    const r = await run({ spec: PRE, route, input: preInput, timeoutMs: 50 });
+    renderFails(r, PRE, "route tool/before timed out after 50 ms");
+  });
+
   test("timeout of a route that honours the signal", async () => {
     const route = `async function Route({ signal }) {
       await new Promise((resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));

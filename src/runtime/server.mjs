@@ -90,12 +90,24 @@ export async function serve(
   // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
   // Every hook of the session relies on this process: a route's stray error (a throw in
-  // a timer, a rejection nobody awaits, from its render or from loading it) is reported,
-  // and the runtime serves on; so does a route's process.exit.
+  // a timer, a rejection nobody awaits) fails the render it came from, as it fails a
+  // standalone hook; outside a render (after its answer, or as a route loads) it is
+  // reported. Either way the runtime serves on; so it does past a route's process.exit.
   const exit = guardExit();
   const target = targetArgument(process.argv.slice(2), runtime, exit);
-  process.on("uncaughtException", (error) => log(`a route failed outside its render: ${messageOf(error)}`));
-  process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
+  const stray = (logged, failure) => (error) => {
+    const fail = rendering.getStore()?.fail;
+    if (fail === null || fail === undefined) return log(`a route ${logged}: ${messageOf(error)}`);
+    fail(failure(error));
+  };
+  const rejected = (reason) => {
+    const failure = new Error(`route left a promise rejected: ${messageOf(reason)}`);
+    // (Said where the route rejected it, not here.)
+    if (typeof reason?.stack === "string") failure.stack = reason.stack;
+    return failure;
+  };
+  process.on("uncaughtException", stray("failed outside its render", (error) => error));
+  process.on("unhandledRejection", stray("left a promise rejected", rejected));
   const routes = new Map();
   for (const route of runtime.routes) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: await loadRoute(route, log) });

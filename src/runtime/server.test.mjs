@@ -85,8 +85,13 @@ const Route = async ({ canonical }) => {
     for (const end = Date.now() + 1500; Date.now() < end; );
   }
   if (canonical.payload.toolInput.command === "stray") {
-    setTimeout(() => { throw new Error("stray timer"); }, 0);
-    Promise.reject(new Error("stray rejection"));
+    setTimeout(() => { throw new Error("stray timer"); }, 50);
+    setTimeout(() => { Promise.reject(new Error("stray rejection")); }, 50);
+  }
+  if (canonical.payload.toolInput.command === "stray-now") {
+    Promise.reject(new Error("stray rejection now"));
+    await new Promise((r) => setTimeout(r, 50));
+    return jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } });
   }
   return jsx(Agent.Context, { children: \`call \${calls} seq \${canonical.sequence} pid \${process.pid}\` });
 };`;
@@ -602,12 +607,26 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const dir = freshRuntimeDir();
     const server = await startServer(root, dir).ready;
     assert.equal((await runWrapper(root, dir, { command: "stray" })).code, 0);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 150));
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
     assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
     assert.match(server.stderr, /a route failed outside its render: stray timer/);
     assert.match(server.stderr, /a route left a promise rejected: stray rejection/);
+    assert.equal(await stopServer(server), 0);
+  });
+
+  test("a route's stray error during its render fails that render, as it fails a standalone hook", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const failed = await runWrapper(root, dir, { command: "stray-now", fallback: true });
+    assert.equal(failed.code, 1, "a failed render never falls back");
+    assert.equal(failed.stdout, "");
+    assert.match(failed.stderr, /Event route rendering failed: route left a promise rejected: stray rejection now/);
+    const after = await runWrapper(root, dir);
+    assert.equal(after.code, 0, after.stderr);
+    assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
     assert.equal(await stopServer(server), 0);
   });
 

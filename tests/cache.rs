@@ -633,6 +633,24 @@ fn empty_cache_variables_count_as_unset() {
     assert!(xdg.path().join("agent-bundle/cache").is_dir(), "the default cache folder was used");
 }
 
+/// A remote's options without a remote (a token a CI job sets for every build, where the URL
+/// variable is misspelt) do nothing: one warning says so.
+#[test]
+fn remote_cache_options_without_a_remote_are_one_warning() {
+    let dir = support::example("policy");
+    let cache = tempfile::tempdir().unwrap();
+    let mut command = support::bin();
+    command.args(["build", "--json", "--remote-cache-read-only", "--cache-dir"]).arg(cache.path());
+    let output = command.env("AGENT_BUNDLE_REMOTE_CACHE_TOKEN", "t").current_dir(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let warnings = report["work"]["cacheWarnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(warning.starts_with("--remote-cache-token, --remote-cache-read-only given"), "{warning}");
+    assert!(warning.ends_with("no remote cache is used"), "{warning}");
+}
+
 /// `build --help` names the remote's variables but never prints their values: a URL may
 /// hold credentials, as a token does.
 #[test]

@@ -184,8 +184,11 @@ async function answerOf(spec, load, source) {
   const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
-  const result = await attempt("handler failed", () => checkResult(spec, value, (note) => report(spec, note)), HookFailure);
+  // (What an answer leaves out is said once it is sure to be answered.)
+  const notes = [];
+  const result = await attempt("handler failed", () => checkResult(spec, value, (note) => notes.push(note)), HookFailure);
   checkRequirements(spec, event, result);
+  for (const note of notes) report(spec, note);
   const output = project(spec.output, result);
   if (simulation) return jsonText({ nativeInput: envelope, nativeOutput: output, result }, true) + "\n";
   return output === null ? "" : jsonText(output, true);

@@ -409,6 +409,10 @@ describe("projection", PARALLEL, () => {
     failsWith(error, spec, 'Cursor subagentStop reads this outcome only when status is "completed"; it is "error"');
     const absent = await run({ spec, input: input(undefined), handler });
     failsWith(absent, spec, 'Cursor subagentStop reads this outcome only when status is "completed"; it is absent');
+    // What a deny would leave out goes unsaid when the deny is not answered either.
+    const withContext = `() => ({ outcome: "deny", reason: "keep going", additionalContext: "x" })`;
+    const unanswered = await run({ spec, input: input("error"), handler: withContext });
+    failsWith(unanswered, spec, 'Cursor subagentStop reads this outcome only when status is "completed"; it is "error"');
     // Continuing is always fine.
     writesNothing(await run({ spec, input: input("aborted") }));
   });

@@ -67,6 +67,12 @@ const STATUS_PROBE = `${JSON.stringify({ kind: "status", protocolVersion: PROTOC
 // misses it is dropped, so a stalled client cannot hold a descriptor; one dropped wrongly
 // fails a real hook (no fallback), hence the wide margin.
 const REQUEST_DEADLINE_MS = 10_000;
+// How long past the longest route's timeoutMs a stopping runtime waits for what it took to
+// be answered (the reply's write; the render is bounded by its timeoutMs).
+const ANSWER_GRACE_MS = 1000;
+// The longest a stopping runtime waits at all: a host that ends a session waits for its
+// MCP server only so long.
+const SHUTDOWN_WAIT_MS = 10_000;
 // The codes a request is refused with before rendering; anything else is runtime-failed.
 const REFUSALS = ["epoch-mismatch", "invalid-message"];
 const REQUEST_KEYS = ["artifactEpoch", "event", "hostContractRevision", "native", "protocolVersion", "target"];
@@ -112,7 +118,9 @@ export async function serve(
   for (const route of runtime.routes) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: await loadRoute(route, log) });
   }
-  const state = { sequence: 0, startedAt: new Date().toISOString() };
+  // `connections`: those accepted and not yet closed (each one's close), which a shutdown
+  // lets finish.
+  const state = { sequence: 0, startedAt: new Date().toISOString(), connections: new Set() };
   const served = { runtime, target, routes, state, requestDeadlineMs, log };
   const listener = () => createServer({ allowHalfOpen: true }, (socket) => answer(socket, served));
   let owner;
@@ -125,7 +133,17 @@ export async function serve(
     log(`could not start: ${messageOf(error)}`);
     exit(1);
   }
-  serveMcp(runtime, () => owner.stop(), exit);
+  // A session that ends while a hook waits on a render (its last ones, say) still gets the
+  // answer: the socket goes at once, the process once the connections it took are closed
+  // (answered, which each route's timeoutMs bounds, or dropped).
+  const longestMs = Math.max(0, ...runtime.routes.map((route) => route.timeoutMs));
+  const waitMs = Math.min(longestMs + ANSWER_GRACE_MS, SHUTDOWN_WAIT_MS);
+  const shutdown = async () => {
+    owner.stop();
+    const finished = Promise.all(state.connections);
+    await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, waitMs))]);
+  };
+  serveMcp(runtime, shutdown, exit);
 }
 
 /**
@@ -183,6 +201,9 @@ async function loadRoute(route, log) {
 
 function answer(socket, { runtime, target, routes, state, requestDeadlineMs, log }) {
   socket.on("error", () => {}); // a client that went away: nothing to answer
+  const closed = new Promise((resolve) => socket.once("close", resolve));
+  state.connections.add(closed);
+  closed.then(() => state.connections.delete(closed));
   // Dropped unanswered when the request line is late (the wrapper reports the closed
   // connection). Only the wait for the line: rendering is bounded by the route's timeoutMs.
   // Past the size cap the deadline stands, since the client has had its refusal.
@@ -533,13 +554,16 @@ function serveMcp(runtime, shutdown, exit) {
     const reply = mcpReply(runtime, message);
     if (reply) write(reply);
   });
-  const stop = () => {
-    shutdown();
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await shutdown();
     exit(0);
   };
   lines.once("close", stop);
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  // (A closed terminal's SIGHUP too: the socket goes with the process.)
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.once(signal, stop);
 }
 
 // The JSON-RPC answer to one message, or null for a notification or a response (the client's

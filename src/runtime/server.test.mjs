@@ -79,7 +79,10 @@ const Route = async ({ canonical }) => {
   if (canonical.payload.toolInput.command === "deny-with-context") {
     return [jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } }), jsx(Agent.Context, { children: "use trash" })];
   }
-  if (canonical.payload.toolInput.command === "linger") await new Promise((r) => setTimeout(r, 500));
+  if (canonical.payload.toolInput.command === "linger") {
+    console.error("lingering");
+    await new Promise((r) => setTimeout(r, 500));
+  }
   if (canonical.payload.toolInput.command === "spin") {
     console.error("spinning");
     for (const end = Date.now() + 1500; Date.now() < end; );
@@ -600,6 +603,23 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.ok(owners.includes(owner.child.pid), `the old owner answered what it had accepted: ${owners}`);
     assert.equal(await stopServer(owner), 0);
     assert.equal(await stopServer(standby), 0);
+  });
+
+  test("a runtime told to stop (stdin closed, SIGTERM, SIGHUP) answers what it took first, then removes its socket", async () => {
+    for (const stop of [(child) => child.stdin.end(), (child) => child.kill("SIGTERM"), (child) => child.kill("SIGHUP")]) {
+      const root = artifact();
+      const dir = freshRuntimeDir();
+      const server = await startServer(root, dir).ready;
+      // A render of 500 ms, under way when the runtime is told to stop.
+      const lingering = runWrapper(root, dir, { command: "linger" });
+      await logged(server, /lingering/);
+      stop(server.child);
+      const answered = await lingering;
+      assert.equal(answered.code, 0, answered.stderr);
+      assert.match(contextOf(answered), new RegExp(`^call 1 seq 1 pid ${server.child.pid}$`));
+      assert.equal(await server.exited, 0);
+      assert.deepEqual(sockets(dir), []);
+    }
   });
 
   test("a route's stray error outside its render is reported and the runtime serves on", async () => {

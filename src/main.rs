@@ -16,7 +16,8 @@ fn main() -> std::process::ExitCode {
     }
     let stack = agent_bundle::threads::STACK_SIZE;
     match std::thread::Builder::new().name("main".into()).stack_size(stack).spawn(agent_bundle::cli::run) {
-        Ok(cli) => cli.join().unwrap_or(std::process::ExitCode::FAILURE),
+        // A panic is a bug of ours, never bad input (1) or usage (2): Rust's own code for it.
+        Ok(cli) => cli.join().unwrap_or(std::process::ExitCode::from(101)),
         Err(_) => agent_bundle::cli::run(),
     }
 }

@@ -1326,11 +1326,23 @@ fn bare_key_before(text: &str, across: bool) -> Option<&str> {
     if let Some(comment) = text.strip_suffix("*/").and_then(|inside| inside.rfind("/*")) {
         text = text[..comment].trim_end_matches([' ', '\t']);
     }
-    let start = text.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).map_or(0, |at| at + 1);
+    let start = after_last(text, |c| !(c.is_alphanumeric() || c == '_' || c == '$'));
     let key = &text[start..];
-    let before = without_line_comment(text[..start].trim_end());
+    let before = without_line_comment(trim_js_end(&text[..start]));
     let is_name = key.chars().next().is_some_and(|first| !first.is_ascii_digit());
     (is_name && before.ends_with(['{', ',']) && in_object_literal(before)).then_some(key)
+}
+
+/// `text` without the white space it ends with, as JavaScript reads it: a byte order mark is
+/// one too.
+fn trim_js_end(text: &str) -> &str {
+    text.trim_end_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+}
+
+/// Where the text after the last character of `text` that `is` starts (0 when none is):
+/// past that character, however many bytes it takes (a no-break space before a name does).
+fn after_last(text: &str, is: impl Fn(char) -> bool) -> usize {
+    text.char_indices().rev().find(|&(_, c)| is(c)).map_or(0, |(at, c)| at + c.len_utf8())
 }
 
 /// `text` without the comments it ends with: a `// …` ending its last line (not one in a
@@ -1393,8 +1405,8 @@ fn lists_names(before: &str) -> bool {
 /// opens them lists no names, nor follows `const`, `let`, `var` or `type`.
 fn in_object_literal(text: &str) -> bool {
     open_brace(text).is_some_and(|before| {
-        let word = before.trim_end();
-        let word = &word[word.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + 1)..];
+        let word = trim_js_end(before);
+        let word = &word[after_last(word, |c| !c.is_alphanumeric())..];
         !lists_names(before) && !["import", "export", "type", "const", "let", "var"].contains(&word)
     })
 }
@@ -2163,6 +2175,15 @@ export default defineConfig({
         ] {
             let source = format!("export default {{ a: {{\n  {before}\n  c\n    'y' }} }};");
             assert_eq!(help(&source), "is a `:` missing after the key `c`?", "{source}");
+        }
+        // A key after a space of more than one byte (a no-break space pasted from a page, a
+        // line or paragraph separator, an ideographic space) or a byte order mark.
+        for space in ['\u{a0}', '\u{2028}', '\u{2029}', '\u{3000}', '\u{feff}'] {
+            let source = format!("export default {{ plugin: {{{space}name 'x' }} }};");
+            assert_eq!(help(&source), "is a `:` missing after the key `name`?", "{source:?}");
+            let source = format!("export default {{ plugin:{space}{{ name 1 }} }};");
+            assert_eq!(help(&source), "is a `:` missing after the key `name`?", "{source:?}");
+            assert!(!help(&format!("export default {{{space}a b }};")).is_empty());
         }
         // An import or export after an object left open wants its `}`; a name on its own line
         // of an import's list is a name.

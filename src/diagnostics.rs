@@ -335,11 +335,18 @@ pub fn has_suggestion<'a>(given: &str, known: impl IntoIterator<Item = &'a str>)
 /// letters is one; case is none), if a third of its letters or fewer, or one, differ.
 fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let given = given.to_lowercase();
-    let edits = |word: &str| strsim::damerau_levenshtein(&given, &word.to_lowercase());
-    let near = known
-        .into_iter()
-        .map(|word| (edits(word), word))
-        .filter(|(edits, word)| *edits <= (word.chars().count() / 3).max(1));
+    let length = given.chars().count();
+    let near = known.into_iter().filter_map(|word| {
+        let allowed = (word.chars().count() / 3).max(1);
+        let lower = word.to_lowercase();
+        // No fewer edits than the lengths differ by: a word that far off is not measured (a
+        // megabyte pasted as an import would take seconds against each builtin's name).
+        if length.abs_diff(lower.chars().count()) > allowed {
+            return None;
+        }
+        let edits = strsim::damerau_levenshtein(&given, &lower);
+        (edits <= allowed).then_some((edits, word))
+    });
     near.min_by_key(|(edits, _)| *edits).map(|(_, word)| word)
 }
 
@@ -569,6 +576,8 @@ mod tests {
         assert_eq!(closest("mpc", ["shell", "mcp", "agent"]), Some("mcp"), "a swap is one edit");
         assert_eq!(closest("onPrompt", events), None);
         assert_eq!(closest("vscode", ["claude", "codex", "cursor", "portable"]), None);
+        // A word far longer than any known one is no typo of one (and is not measured).
+        assert_eq!(closest(&"claude".repeat(20_000), ["claude", "codex"]), None);
         let help =
             Diagnostic::error(Code::UnknownTarget, "x").with_help_suggesting("claud", ["claude"], "targets are …");
         assert_eq!(help.help.as_deref(), Some("did you mean `claude`? targets are …"));

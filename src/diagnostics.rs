@@ -100,7 +100,7 @@ codes! {
     RouteLeftOut = "AB4802", "route-left-out", "Something under src/events/ that agent-bundle does not read (a symbolic link, a special file, a name that is not UTF-8, a folder it may not list): a route there would be missing.";
     StrayRoute = "AB4803", "stray-route", "A module named like a route in a folder that is almost `src/events/` (`src/event/`, `src/Events/`, `events/`): no host runs it (a warning).";
     DuplicateRoute = "AB4801", "duplicate-route", "Two route files for one event family.";
-    RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape.";
+    RouteConfig = "AB4806", "invalid-route-config", "A route `config` that is not a literal of the route config shape; or (a warning, since every setting then takes its default) a `config` the route declares without exporting, or exports under a likely typo of the name (`confg`, `Config`).";
     SharedRuntimeFallback = "AB4816", "shared-runtime-fallback", "A shared route runs standalone: no generated MCP server hosts the shared runtime on that host, or the host runs the route's family once it has stopped it (Claude Code's `SessionEnd`) (a warning).";
     SharedRuntimeUnavailable = "AB4817", "shared-runtime-unavailable", "A route needs the shared runtime where no generated MCP entry hosts it, or where the host runs its family once it has stopped it (Claude Code's `SessionEnd`), and it has no standalone fallback.";
     ContextNotTaken = "AB4818", "context-not-taken", "A route renders `Agent.Context`, or a config hook's handler returns `additionalContext`, for a host that takes no context for its event (a warning: such a run fails there).";

@@ -899,6 +899,27 @@ fn a_route_in_a_slip_of_the_events_folder_is_warned_of_unless_a_hook_runs_it() {
     assert_eq!(warned, [("AB4803", "src/event/session/end.tsx")]);
 }
 
+/// A route whose `config` is not exported, or exported under a typo of its name, would run
+/// with every default (a `tools` narrowing lost widens the hook to every tool): a warning
+/// where it is written, and the build goes on.
+#[test]
+fn a_route_config_not_exported_or_misnamed_is_warned_of() {
+    let config = config("{}", "['claude']");
+    for (route, message) in [
+        ("const config = { tools: ['shell'] };", "`config` is declared but not exported"),
+        ("export const confg = { tools: ['shell'] };", "`confg` is exported, not `config`"),
+    ] {
+        let source = format!("{route}\nexport default () => null;\n");
+        let files = [("agent-bundle.config.ts", config.as_str()), ("src/events/tool/before.tsx", source.as_str())];
+        let dir = project(&files);
+        let (exit, report) = build_json(dir.path(), &[]);
+        assert_eq!(exit, 0, "{report:#}");
+        let warning = &report["diagnostics"][0];
+        assert_eq!((warning["code"].as_str(), warning["severity"].as_str()), (Some("AB4806"), Some("warning")));
+        assert_eq!((warning["message"].as_str(), warning["line"].as_u64()), (Some(message), Some(1)), "{warning:#}");
+    }
+}
+
 /// Nesting a scan of the text cannot see (a `)` in each string closes a bracket as written;
 /// a chain of a million divisions parses in a loop, but checks recurse down it) is found out
 /// by compiling where an overflow harms nothing first: an error, never an abort of the

@@ -15,7 +15,7 @@ use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, BindingIdentifier, BindingPattern, Declaration,
     ExportDefaultDeclarationKind, Expression, IdentifierReference, ImportDeclarationSpecifier, ObjectExpression,
-    ObjectPropertyKind, Program, PropertyKey, PropertyKind, Statement, VariableDeclarationKind,
+    ObjectPropertyKind, Program, PropertyKey, PropertyKind, Statement, VariableDeclaration, VariableDeclarationKind,
 };
 use oxc_ast_visit::Visit;
 use oxc_parser::{ParseOptions, Parser};
@@ -86,6 +86,9 @@ pub enum ExtractErrorKind {
     Syntax,
     /// The target export does not exist.
     MissingExport,
+    /// The target export does not exist, but the module has what was likely meant: the name
+    /// declared without `export`, or exported as a likely typo of it (a route's `confg`).
+    MisnamedExport,
     /// The config is a function (`defineConfig(() => ({ ... }))`).
     ConfigFactory,
     /// Something other than a literal where a literal is required.
@@ -267,7 +270,8 @@ fn read(file_name: &str, source: &str, target: ExtractTarget) -> Extracted {
                 ExtractTarget::NamedConst(name) => format!("{file} has no `export const {name}`"),
             };
             let help = format!("add {}", target.written_form());
-            reader.errors.push(ExtractError::new(ExtractErrorKind::MissingExport, Span::default(), "", message, help));
+            let missing = || ExtractError::new(ExtractErrorKind::MissingExport, Span::default(), "", message, help);
+            reader.errors.push(misnamed_export(&parsed.program, target).unwrap_or_else(missing));
             None
         }
     };
@@ -344,6 +348,37 @@ fn find_target<'x, 'a>(program: &'x Program<'a>, target: ExtractTarget) -> (Foun
         }
     }
     (found, duplicates)
+}
+
+/// What a module without `export const <name>` likely meant to be it: a `<name>` it declares
+/// without exporting, or an export whose name is a likely typo of it (`confg`, `Config`).
+fn misnamed_export(program: &Program<'_>, target: ExtractTarget) -> Option<ExtractError> {
+    let ExtractTarget::NamedConst(wanted) = target else { return None };
+    let names = |declaration: &VariableDeclaration<'_>| {
+        let ids = declaration.declarations.iter().filter_map(|declarator| match &declarator.id {
+            BindingPattern::BindingIdentifier(id) => Some((id.name.as_str().to_owned(), Span::from(id.span))),
+            _ => None,
+        });
+        ids.collect::<Vec<_>>()
+    };
+    let misnamed = |span, message: String| {
+        let help = format!("write `export const {wanted} = {{ ... }}`: without it, every setting takes its default");
+        ExtractError::new(ExtractErrorKind::MisnamedExport, span, "", message, help)
+    };
+    program.body.iter().find_map(|statement| match statement {
+        Statement::VariableDeclaration(declaration) => names(declaration)
+            .into_iter()
+            .find(|(name, _)| name == wanted)
+            .map(|(_, span)| misnamed(span, format!("`{wanted}` is declared but not exported"))),
+        Statement::ExportDeclaration(export) => match &export.declaration {
+            Declaration::VariableDeclaration(declaration) => names(declaration)
+                .into_iter()
+                .find(|(name, _)| crate::diagnostics::has_suggestion(name, [wanted]))
+                .map(|(name, span)| misnamed(span, format!("`{name}` is exported, not `{wanted}`"))),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// What `statement` exports under the target's name, if anything.
@@ -2343,7 +2378,14 @@ export default async function handler() {}
                 ExtractErrorKind::MissingExport,
                 "before-tool.ts has no `export const config`",
             ),
-            ("const config = {};", ExtractErrorKind::MissingExport, "before-tool.ts has no `export const config`"),
+            // What was likely meant: the name not exported, or exported as a typo of it.
+            ("const config = {};", ExtractErrorKind::MisnamedExport, "`config` is declared but not exported"),
+            ("export const confg = {};", ExtractErrorKind::MisnamedExport, "`confg` is exported, not `config`"),
+            (
+                "export let x = 1, Config = {};",
+                ExtractErrorKind::MisnamedExport,
+                "`Config` is exported, not `config`",
+            ),
         ];
         for &(source, ref kind, message) in cases {
             let out = route(source);

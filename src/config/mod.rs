@@ -94,9 +94,10 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
         .map(|error| {
             let code = match error.kind {
                 ExtractErrorKind::Syntax => Code::ConfigSyntax,
-                ExtractErrorKind::MissingExport | ExtractErrorKind::ConfigFactory | ExtractErrorKind::NotLiteral => {
-                    Code::InvalidConfigValue
-                }
+                ExtractErrorKind::MissingExport
+                | ExtractErrorKind::MisnamedExport
+                | ExtractErrorKind::ConfigFactory
+                | ExtractErrorKind::NotLiteral => Code::InvalidConfigValue,
             };
             error.to_diagnostic(file, code)
         })

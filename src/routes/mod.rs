@@ -7,7 +7,7 @@
 
 use crate::config::extract::{self, ExtractErrorKind, ExtractTarget, Value, ValueKind};
 use crate::config::{join_index, join_key};
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::model::{Family, Target, ToolSelector};
 use crate::source::{COMMONJS_EXTENSIONS, MODULE_EXTENSIONS};
 
@@ -223,12 +223,17 @@ fn read_route(path: &str, family: Family, source: &str) -> (Option<Route>, Optio
         diagnostics: Vec::new(),
     };
     for error in &extracted.errors {
-        if error.kind == ExtractErrorKind::MissingExport {
+        let diagnostic = match error.kind {
             // A route without `export const config` takes every default.
-            continue;
-        }
-        let code = if error.kind == ExtractErrorKind::Syntax { Code::ModuleSyntax } else { Code::RouteConfig };
-        reader.diagnostics.push(error.to_diagnostic(path, code));
+            ExtractErrorKind::MissingExport => continue,
+            ExtractErrorKind::Syntax => error.to_diagnostic(path, Code::ModuleSyntax),
+            // One meant but not exported (a `tools` narrowing ignored widens the hook).
+            ExtractErrorKind::MisnamedExport => {
+                Diagnostic { severity: Severity::Warning, ..error.to_diagnostic(path, Code::RouteConfig) }
+            }
+            _ => error.to_diagnostic(path, Code::RouteConfig),
+        };
+        reader.diagnostics.push(diagnostic);
     }
     if let Some(value) = &extracted.value {
         reader.config(value);

@@ -167,7 +167,8 @@ fn a_handler_beside_a_config_in_a_subfolder_says_to_pass_its_root() {
 /// comes from.
 #[test]
 fn a_plugin_version_that_is_no_path_segment() {
-    for version in ["", "1.0/2", "1 2", ".."] {
+    let long = "1".repeat(256);
+    for version in ["", "1.0/2", "1 2", "..", long.as_str()] {
         let config = config("{}", "['claude']").replace("name: 'demo'", &format!("name: 'demo', version: {version:?}"));
         expect_one(&config, &[], "AB4104", "plugin.version", "");
     }

@@ -249,8 +249,8 @@ pub fn normalize(
         (Some(version), _) if !is_version_segment(version) => {
             let message = format!("plugin version {version:?} is not a version hosts can install");
             cx.push(Diagnostic::error(Code::InvalidPluginVersion, message).at_path("plugin.version").with_help(
-                "write a version such as '1.2.0' (letters, digits, `.`, `-`, `+`, `_`): Claude Code and Codex install \
-                 each version in a folder of its name",
+                "write a version such as '1.2.0' (letters, digits, `.`, `-`, `+`, `_`, at most 255 of them): Claude \
+                 Code and Codex install each version in a folder of its name",
             ));
             version.clone()
         }
@@ -287,9 +287,12 @@ pub fn normalize(
 
 /// Whether `version` can name the folder a host installs it in (Claude Code and Codex copy
 /// each version of a plugin into one): one non-empty path segment of the characters versions
-/// are written with.
+/// are written with, no longer than a file name may be.
 fn is_version_segment(version: &str) -> bool {
+    /// The longest name of a file or folder on Linux's and macOS's file systems, in bytes.
+    const NAME_MAX: usize = 255;
     !version.is_empty()
+        && version.len() <= NAME_MAX
         && !matches!(version, "." | "..")
         && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
 }

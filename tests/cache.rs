@@ -401,7 +401,14 @@ fn cache_stats_verify_and_gc() {
     let stats = support::run(dir.path(), &["cache", "stats", "--cache-dir", cache_dir, "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(stats["actions"].as_u64().unwrap() > 0);
-    assert_eq!(stats["ok"], true, "{stats:#}");
+    assert_eq!((&stats["ok"], &stats["exists"]), (&true.into(), &true.into()), "{stats:#}");
+    // A folder mistyped is said to be none, in text and JSON.
+    let typo = cache.path().join("typo");
+    let typo = typo.to_str().unwrap();
+    let missing = support::run(dir.path(), &["cache", "stats", "--cache-dir", typo]);
+    assert!(String::from_utf8_lossy(&missing.stdout).starts_with(&format!("{typo} (no such folder")));
+    let missing = support::run(dir.path(), &["cache", "stats", "--cache-dir", typo, "--json"]);
+    assert_eq!(serde_json::from_slice::<Value>(&missing.stdout).unwrap()["exists"], false);
     // The compiler its keys start with: the one the build's stamp names.
     let stamp: Value = serde_json::from_slice(&fs::read(dir.path().join(".agent-bundle/stamp.json")).unwrap()).unwrap();
     assert_eq!(stats["compiler"], stamp["compiler"], "{stats:#}");

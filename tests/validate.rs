@@ -400,6 +400,16 @@ fn an_interrupted_validation_stops_its_node_processes_and_reports_nothing() {
     }
 }
 
+/// A project's folder given where its artifact goes says where the artifact is.
+#[test]
+fn a_project_folder_given_as_the_artifact_names_the_artifact() {
+    let (dir, _) = support::built("policy");
+    let output = support::run(dir.path(), &["hooks", "list", "--artifact", "."]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(". holds a project; its artifact is ./artifact"), "{stderr}");
+}
+
 /// A tampered manifest is refused before anything runs: a hook path outside the artifact
 /// (`hooks simulate` would run it), a timeout no config can give, another version, a FIFO
 /// where the manifest was (a read would wait for ever); and what parses but was not built

@@ -201,7 +201,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             });
             if cache.json {
                 report::print_json(&serde_json::json!({
-                    "ok": true, "dir": dir.display().to_string(),
+                    "ok": true, "dir": dir.display().to_string(), "exists": dir.is_dir(),
                     // What this binary's action keys start with (SPEC.md §5.1).
                     "compiler": crate::actions::COMPILER,
                     "objects": stats.objects, "objectBytes": stats.object_bytes,
@@ -213,7 +213,9 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                     })),
                 }));
             } else {
-                outln!("{}", dir.display());
+                // (A folder mistyped is no cache: said, lest its zeros read as an emptied one.)
+                let absent = if dir.is_dir() { "" } else { " (no such folder: no build has used it)" };
+                outln!("{}{absent}", dir.display());
                 outln!("  compiler: {}", crate::actions::COMPILER);
                 outln!("  objects: {} ({} bytes)", stats.objects, stats.object_bytes);
                 outln!("  actions: {} ({} bytes)", stats.actions, stats.action_bytes);

@@ -190,11 +190,11 @@ enum HooksCommand {
         /// The host whose wrapper runs (claude, codex, cursor).
         #[arg(long, value_parser = parse_target)]
         target: Target,
-        /// The hook name (or id) that `hooks list` prints, that name without the hash that ends
-        /// it (`before-tool-guard`), or a start of one name.
+        /// The hook name that `hooks list` prints (or its id, which `hooks list --json` gives),
+        /// that name without the hash that ends it (`before-tool-guard`), or a start of one name.
         #[arg(long)]
         hook: String,
-        /// The input as a JSON object: canonical, e.g. '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}', or the host's own with --native.
+        /// The input as a JSON object: canonical, with the event's fields on that host (docs/matrix.md; e.g. a sessionStart on claude or codex '{"sessionId":"s","cwd":"/tmp","transcriptPath":"/tmp/t","source":"startup"}'), or the host's own with --native.
         #[arg(long, group = "input_source")]
         input: Option<String>,
         /// File holding the input (`-`: standard input).

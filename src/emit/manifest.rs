@@ -296,8 +296,14 @@ impl Manifest<'static> {
             ))),
         };
         let path = dir.join(MANIFEST_FILE);
-        let bytes = crate::artifact::read_regular(&path)
-            .map_err(|e| format!("{e} (is it an artifact built by `agent-bundle build`?)"))?;
+        let bytes = crate::artifact::read_regular(&path).map_err(|e| {
+            // A project's folder given for its artifact (`--artifact .`): say where that is.
+            let project = crate::config::CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file());
+            match project {
+                true => format!("{e} ({} holds a project; its artifact is {})", dir.display(), dir.join("artifact").display()),
+                false => format!("{e} (is it an artifact built by `agent-bundle build`?)"),
+            }
+        })?;
         Manifest::parse(&bytes)
             .and_then(|manifest| as_written(&bytes).map(|()| manifest))
             .map_err(|e| format!("{} is not a valid agent-bundle manifest: {e}", path.display()))

@@ -550,7 +550,11 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         }
         Err(error) => {
             if let Some(compiled) = crate::build::Unpublished::compiled(&error) {
-                report::print_diagnostics(compiled, report::shown_root(&options.root).as_deref(), Some(&options.out_dir));
+                report::print_diagnostics(
+                    compiled,
+                    report::shown_root(&options.root).as_deref(),
+                    Some(&options.out_dir),
+                );
             }
             report::print_cache_warnings(&warnings);
             return Err(Failure::Run(error.to_string()));

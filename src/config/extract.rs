@@ -2381,11 +2381,7 @@ export default async function handler() {}
             // What was likely meant: the name not exported, or exported as a typo of it.
             ("const config = {};", ExtractErrorKind::MisnamedExport, "`config` is declared but not exported"),
             ("export const confg = {};", ExtractErrorKind::MisnamedExport, "`confg` is exported, not `config`"),
-            (
-                "export let x = 1, Config = {};",
-                ExtractErrorKind::MisnamedExport,
-                "`Config` is exported, not `config`",
-            ),
+            ("export let x = 1, Config = {};", ExtractErrorKind::MisnamedExport, "`Config` is exported, not `config`"),
         ];
         for &(source, ref kind, message) in cases {
             let out = route(source);

@@ -300,7 +300,11 @@ impl Manifest<'static> {
             // A project's folder given for its artifact (`--artifact .`): say where that is.
             let project = crate::config::CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file());
             match project {
-                true => format!("{e} ({} holds a project; its artifact is {})", dir.display(), dir.join("artifact").display()),
+                true => format!(
+                    "{e} ({} holds a project; its artifact is {})",
+                    dir.display(),
+                    dir.join("artifact").display()
+                ),
                 false => format!("{e} (is it an artifact built by `agent-bundle build`?)"),
             }
         })?;

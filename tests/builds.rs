@@ -627,6 +627,11 @@ fn an_out_folder_that_holds_the_project_or_its_files_is_refused() {
         assert!(stderr.contains(reason), "--out {out}: {stderr}");
     }
     assert!(dir.path().join("src/hooks").is_dir() && dir.path().join(".agent-bundle/stamp.json").is_file());
+    // The config named for the project's root: its folder is.
+    let output = support::run(dir.path(), &["build", "--root", "agent-bundle.config.ts"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is not a directory: name the folder of the config, ."), "{stderr}");
     // Nor a cache in the artifact, which every publish replaces.
     let output = support::run(dir.path(), &["build", "--cache-dir", "artifact/cache"]);
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));

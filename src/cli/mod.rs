@@ -625,6 +625,10 @@ impl BuildArgs {
 fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
     let what = match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_dir() => return Ok(()),
+        // A project's config named for its folder (`--root plugin/agent-bundle.config.ts`).
+        Ok(_) if flag != "--artifact" && let Some(parent) = config_file_parent(shown) => {
+            format!("is not a directory: name the folder of the config, {}", parent.display())
+        }
         Ok(_) => "is not a directory".to_owned(),
         Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
             if std::fs::symlink_metadata(path).is_ok() { "is not a directory" } else { "does not exist" }.to_owned()
@@ -632,6 +636,13 @@ fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
         Err(e) => format!("cannot be read: {e}"),
     };
     Err(Failure::Usage(format!("{flag} {} {what}", shown.display())))
+}
+
+/// The folder of `path` where it names a config file (`.` for a bare name).
+fn config_file_parent(path: &Path) -> Option<&Path> {
+    let name = path.file_name()?.to_str()?;
+    let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    crate::config::CONFIG_FILE_NAMES.contains(&name).then_some(parent)
 }
 
 /// `--artifact` names a folder (a mistyped one is a usage error, as `--root` is).

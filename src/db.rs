@@ -312,7 +312,8 @@ pub fn config(db: &dyn Db, project: Project) -> Option<Config> {
 }
 
 /// The `version` of the project's `package.json`: none without the file or the field, an
-/// error when the file does not parse (where, when it does not) or the field is no string.
+/// error when the file does not parse (where, when it does not), is no object, or the field
+/// is no string.
 #[salsa::tracked(returns(ref))]
 pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<PackageVersion>, Unversioned> {
     let Some(file) = project.files(db).get("package.json") else { return Ok(None) };
@@ -325,6 +326,10 @@ pub fn package_version(db: &dyn Db, project: Project) -> Result<Option<PackageVe
         let at = (whole.len() - bytes.len()) as u32 + at;
         Unversioned { why: format!("is not valid JSON ({what})"), at: Some(Span::new(at, at)) }
     })?;
+    if !json.is_object() {
+        let why = "is no JSON object (npm reads its fields from one)".to_owned();
+        return Err(Unversioned { why, at: Some(Span::new(0, 0)) });
+    }
     let Some(value) = json.get("version") else { return Ok(None) };
     let shift = (whole.len() - bytes.len()) as u32;
     let at = crate::source::json_member_at(bytes, "version").map(|at| Span::new(at.start + shift, at.end + shift));

@@ -210,6 +210,14 @@ fn a_package_json_version_that_cannot_be_read_is_a_warning() {
         assert_eq!(said["code"], code, "{report:#}");
         assert_eq!((&said["line"], &said["column"]), (&serde_json::json!(2), &serde_json::json!(14)), "{report:#}");
     }
+    // A package.json of another JSON value than an object has no version to give.
+    for package in ["null", "[\"1.0.0\"]", "\"1.0.0\""] {
+        std::fs::write(dir.path().join("package.json"), package).unwrap();
+        let (_, report) = build_json(dir.path(), &[]);
+        let said = &report["diagnostics"][0];
+        assert_eq!((&said["code"], &said["severity"]), (&"AB4007".into(), &"warning".into()), "{report:#}");
+        assert!(said["message"].as_str().unwrap().contains("is no JSON object"), "{report:#}");
+    }
 }
 
 /// A handler or route module whose default export can be no function fails the build, as

@@ -201,6 +201,24 @@ pub fn ignored_workspace(dir: &Path) -> Option<String> {
     })
 }
 
+/// A project config below `dir` that the ignore rules left out of a search that found none:
+/// what that search says, lest a workspace whose projects git ignores read as empty. (Looked
+/// for only then, and no further than a few thousand entries: a home folder is big.)
+pub fn ignored_project(dir: &Path) -> Option<PathBuf> {
+    const LOOKED_AT: usize = 5_000;
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .filter_entry(|entry| {
+            !entry.file_type().is_some_and(|t| t.is_dir()) || !crate::loader::is_skipped_dir(entry.file_name())
+        })
+        .build();
+    walker.flatten().take(LOOKED_AT).find_map(|entry| {
+        let is_config = entry.file_type().is_some_and(|t| t.is_file())
+            && entry.file_name().to_str().is_some_and(|name| crate::config::CONFIG_FILE_NAMES.contains(&name));
+        is_config.then(|| entry.into_path())
+    })
+}
+
 /// Whether a change at `path` can change what a search finds, given every project root it
 /// found (`roots`) and whether it watches a directory (`watched`: those it lists, but for
 /// the folders of the projects being built, whose own watches see inside them): a project's

@@ -64,6 +64,14 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
         // And names the projects there are.
         assert!(stderr.contains("a part of a project's name: ") && stderr.contains("plugins/policy"), "{stderr}");
     }
+    // A workspace whose projects its ignore rules all leave out says which it left out.
+    let ignoring = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/guarded"), &ignoring.path().join("pk"));
+    fs::write(ignoring.path().join(".gitignore"), "pk/\n").unwrap();
+    let output = support::run(ignoring.path(), &["build", "--workspace", "."]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("(the ignore rules leave out pk/agent-bundle.config.ts"), "{stderr}");
     // So is a build of a folder with no project at all: nothing to do. (A watch session
     // waits there for the first one.)
     let empty = tempfile::tempdir().unwrap();

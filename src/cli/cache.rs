@@ -195,7 +195,7 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
             let dir = cache.directory()?;
             let stats = cache::dir_stats(&dir).map_err(io)?;
             let last = stats.last_build.map(|b| {
-                let lookups = b.action_hits + b.action_misses;
+                let lookups = b.action_hits.saturating_add(b.action_misses);
                 let rate = if lookups == 0 { 0.0 } else { b.action_hits as f64 / lookups as f64 };
                 (b, rate)
             });

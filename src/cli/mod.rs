@@ -626,7 +626,10 @@ fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
     let what = match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_dir() => return Ok(()),
         // A project's config named for its folder (`--root plugin/agent-bundle.config.ts`).
-        Ok(_) if flag != "--artifact" && let Some(parent) = config_file_parent(shown) => {
+        Ok(_)
+            if flag != "--artifact"
+                && let Some(parent) = config_file_parent(shown) =>
+        {
             format!("is not a directory: name the folder of the config, {}", parent.display())
         }
         Ok(_) => "is not a directory".to_owned(),

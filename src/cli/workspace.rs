@@ -186,8 +186,14 @@ pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>),
     let warnings = found.unreadable;
     warnings.iter().for_each(|warning| eprintln!("warning: {warning}"));
     if found.roots.is_empty() {
-        let why =
-            crate::workspace::ignored_workspace(base).map(|why| format!(": {why}, so nothing below it is searched"));
+        let left_out = || {
+            let config = crate::workspace::ignored_project(base)?;
+            let shown = config.strip_prefix(base).unwrap_or(&config).display().to_string();
+            Some(format!(" (the ignore rules leave out {shown}: a project git ignores is not built)"))
+        };
+        let why = crate::workspace::ignored_workspace(base)
+            .map(|why| format!(": {why}, so nothing below it is searched"))
+            .or_else(left_out);
         Err(Failure::Usage(format!(
             "no agent-bundle projects found below {}{}",
             base.display(),

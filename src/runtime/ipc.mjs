@@ -199,26 +199,22 @@ function connectOnce(net, shared) {
     // Stays attached: an error after connecting also reaches the exchange.
     socket.on("error", (error) => {
       const gone = error.code === "ENOENT" || error.code === "ECONNREFUSED";
-      reject(
-        gone
-          ? runtimeError("runtime-unavailable", unavailable(path))
-          : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`),
-      );
+      reject(gone ? unavailable(path) : runtimeError("runtime-failed", `shared runtime connection failed: ${error.message}`));
     });
   });
 }
 
 // Why no runtime answers at `path`. After a rebuild, the host's MCP server still runs the
 // previous build's runtime, whose socket the wrappers of this build do not look for: that is
-// worth saying, for one readdir on the failure path only.
+// worth saying (`staleBuild`: a fallback says it too), for one readdir on the failure path only.
 function unavailable(path) {
   const message = `shared runtime unavailable: no live socket at ${path}`;
   const other = otherBuild(path);
-  if (other === null) return message;
-  return (
+  if (other === null) return runtimeError("runtime-unavailable", message);
+  const stale =
     `${message}; another build of this plugin has a socket here (${other}): if the host's MCP server ` +
-    "runs that build, restart it to load this one (a new session starts it anew)"
-  );
+    "runs that build, restart it to load this one (a new session starts it anew)";
+  return Object.assign(runtimeError("runtime-unavailable", stale), { staleBuild: true });
 }
 
 // The name of a socket of another build of the same install and target beside `path`, or null.
@@ -257,8 +253,10 @@ export async function forwardRoute(shared, context, standalone, connection = con
     return await exchange(connection.socket, request, left(), shared);
   } catch (error) {
     if (error.code !== "runtime-unavailable" || !standalone) throw error;
-    // Said, as it lasts until someone fixes the directory (a runtime refuses it too).
+    // Said, as it lasts until someone fixes the directory (a runtime refuses it too), or
+    // restarts the host's MCP server (every render standalone starts its module state anew).
     if (error.refusedDir) say(shared, `${error.message}: no runtime serves from it; the route renders standalone`);
+    if (error.staleBuild) say(shared, `${error.message}; until then the route renders standalone`);
     return standalone(left());
   }
 }

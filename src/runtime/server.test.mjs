@@ -491,6 +491,10 @@ describe("shared runtime", { concurrency: 4 }, () => {
       "runs that build, restart it to load this one (a new session starts it anew)\n";
     assert.match(stale.stderr, /handler failed: shared runtime unavailable: no live socket at /);
     assert.ok(stale.stderr.endsWith(hint), stale.stderr);
+    // With a fallback, the route renders standalone, and says why each time.
+    const fallen = await runWrapper(current, dir, { fallback: true });
+    assert.equal(fallen.code, 0, fallen.stderr);
+    assert.ok(fallen.stderr.endsWith(`${hint.trimEnd()}; until then the route renders standalone\n`), fallen.stderr);
     await stopServer(server);
   });
 

@@ -108,6 +108,8 @@ export function installRoot(file) {
 
 /** Why a directory may not hold runtime sockets, or null when it may. */
 export function unsafeDir(stat) {
+  // (A link is not followed: whoever may change it chooses where the sockets go.)
+  if (stat.isSymbolicLink()) return "is a symbolic link, not a directory";
   if (!stat.isDirectory()) return "is not a directory";
   if (typeof process.getuid === "function" && stat.uid !== process.getuid()) return "belongs to another user";
   if ((stat.mode & 0o077) !== 0) return "is accessible to other users";

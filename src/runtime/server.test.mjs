@@ -10,7 +10,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -320,6 +320,12 @@ describe("shared runtime", { concurrency: 4 }, () => {
     writeFileSync(dir, "");
     await logged(server, /refusing the runtime directory \S+: it is not a directory/);
     assert.equal(server.stderr.match(/accessible to other users/g).length, 1, server.stderr);
+    // A link where it goes, even to a private folder, is said to be one.
+    rmSync(dir);
+    const linked = join(freshRuntimeDir(), "private");
+    mkdirSync(linked, { mode: 0o700 });
+    symlinkSync(linked, dir);
+    await logged(server, /refusing the runtime directory \S+: it is a symbolic link, not a directory/);
     await stopServer(server);
   });
 

@@ -601,6 +601,9 @@ function mcpReply(runtime, message) {
       return { id, result: {} };
     case "tools/list":
       return { id, result: { tools: [] } };
+    // It has the method, and no tool to call (MCP: an unknown tool is invalid params).
+    case "tools/call":
+      return { id, error: { code: -32602, message: `Unknown tool: ${params?.name}` } };
     default:
       return { id, error: { code: -32601, message: `Method not found: ${method}` } };
   }

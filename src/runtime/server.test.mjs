@@ -750,17 +750,19 @@ describe("shared runtime", { concurrency: 4 }, () => {
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
       { jsonrpc: "2.0", id: 3, method: "ping" },
       { jsonrpc: "2.0", id: 4, method: "resources/list" },
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "x", arguments: {} } },
     ];
     server.child.stdin.write(messages.map((m) => JSON.stringify(m)).join("\n") + "\n");
     server.child.stdin.end();
     assert.equal(await server.exited, 0);
     const replies = server.stdout.trim().split("\n").map((line) => JSON.parse(line));
-    assert.equal(replies.length, 4, "a notification gets no answer");
+    assert.equal(replies.length, 5, "a notification gets no answer");
     assert.equal(replies[0].result.protocolVersion, "2025-06-18");
     assert.equal(replies[0].result.serverInfo.name, "demo-event-runtime");
     assert.deepEqual(replies[1], { jsonrpc: "2.0", id: 2, result: { tools: [] } });
     assert.deepEqual(replies[2], { jsonrpc: "2.0", id: 3, result: {} });
     assert.equal(replies[3].error.code, -32601);
+    assert.deepEqual(replies[4], { jsonrpc: "2.0", id: 5, error: { code: -32602, message: "Unknown tool: x" } });
   });
 
   test("MCP: no method or an id of another type is an invalid request, a response is not answered", async () => {

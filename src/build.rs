@@ -464,7 +464,8 @@ fn answer_stale(
         if let Some((files, summary)) =
             actions::restore_artifact(&options.cache, &published).filter(|(_, summary)| whole(summary))
         {
-            let stats = emit::publish::publish(&options.out_dir, &options.root, &files, None)?;
+            let stats = emit::publish::publish(&options.out_dir, &options.root, &files, None)
+                .map_err(|error| Unpublished::wrap(error, recorded(options, &clean.warnings)))?;
             snapshot.add_outside(found);
             let by = Shortcut::Restored;
             return Ok(answered_and_stamped(options, &settings, snapshot, summary, clean, by, Some(stats)));
@@ -669,9 +670,19 @@ fn answered(
     warnings: &[Diagnostic],
 ) -> BuildOutput {
     let published = published.unwrap_or(PublishStats { unchanged: summary.files, ..PublishStats::default() });
+    BuildOutput {
+        compiled: recorded(options, warnings),
+        published: Some(published),
+        work: Work { cache: options.cache.stats(), ..Work::default() },
+        shortcut: Some((summary, by)),
+    }
+}
+
+/// The compile a clean build recorded, as far as a report needs it: its `warnings`, with the
+/// texts they point into. Those are the inputs the build that said them read: the files on
+/// disk now (only a frame is missing, should one have changed since).
+fn recorded(options: &BuildOptions, warnings: &[Diagnostic]) -> Compiled {
     let mut compiled = Compiled { diagnostics: warnings.to_vec(), ..Compiled::default() };
-    // The files they point into are the inputs the build that said them read: those on
-    // disk now (only a frame is missing, should one have changed since).
     for file in warnings.iter().filter_map(|warning| warning.file.as_ref()) {
         if !compiled.texts.contains_key(file)
             && let Ok(Some((bytes, _))) = crate::loader::read_file(&options.root.join(file))
@@ -679,12 +690,7 @@ fn answered(
             compiled.texts.insert(file.clone(), Arc::from(String::from_utf8_lossy(&bytes)));
         }
     }
-    BuildOutput {
-        compiled,
-        published: Some(published),
-        work: Work { cache: options.cache.stats(), ..Work::default() },
-        shortcut: Some((summary, by)),
-    }
+    compiled
 }
 
 /// A project whose root holds no config the walk would read fails before anything is walked
@@ -776,8 +782,7 @@ pub fn compile_and_publish(
     } else {
         match emit::publish::publish(&options.out_dir, &options.root, &compiled.files, last) {
             Ok(stats) => Some(stats),
-            Err(error) if error.kind() == ErrorKind::Interrupted => return Err(error),
-            Err(error) => return Err(Unpublished::error(error, compiled)),
+            Err(error) => return Err(Unpublished::wrap(error, compiled)),
         }
     };
     Ok((BuildOutput { compiled, published, work, shortcut: None }, outside))
@@ -792,7 +797,12 @@ pub struct Unpublished {
 }
 
 impl Unpublished {
-    fn error(error: std::io::Error, compiled: Compiled) -> std::io::Error {
+    /// The error of a build that compiled `compiled` and failed to publish with `error`. An
+    /// interrupt stays itself: a build Ctrl-C stopped reports nothing.
+    fn wrap(error: std::io::Error, compiled: Compiled) -> std::io::Error {
+        if error.kind() == ErrorKind::Interrupted {
+            return error;
+        }
         let Compiled { diagnostics, texts, .. } = compiled;
         let compiled = Compiled { diagnostics, texts, ..Compiled::default() };
         std::io::Error::new(error.kind(), Unpublished { error, compiled })
@@ -816,11 +826,8 @@ impl std::fmt::Debug for Unpublished {
     }
 }
 
-impl std::error::Error for Unpublished {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
+// (No `source`: it displays as its publish's error, which a chain would print twice.)
+impl std::error::Error for Unpublished {}
 
 /// Compiles `project`; while some import names no module and points into directories outside
 /// the root that are not listed yet (no walk of the project reaches them), lists them and

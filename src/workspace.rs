@@ -501,8 +501,9 @@ pub fn filter(roots: Vec<PathBuf>, base: &Path, filters: &[String]) -> Vec<PathB
         return roots;
     }
     let as_named = |filter: &str| {
-        let filter = filter.strip_prefix("./").unwrap_or(filter);
-        if filter.len() > 1 { filter.trim_end_matches('/') } else { filter }.to_owned()
+        let named = filter.strip_prefix("./").unwrap_or(filter).trim_end_matches('/');
+        // (`./` alone names no folder below: it stays as given, matching nothing.)
+        if named.is_empty() { filter } else { named }.to_owned()
     };
     let filters: Vec<String> = filters.iter().map(|filter| as_named(filter)).collect();
     let kept = |root: &PathBuf| filters.iter().any(|filter| project_name(base, root).contains(filter.as_str()));

@@ -426,18 +426,23 @@ fn a_build_that_cannot_publish_still_reports_its_warnings() {
         ("p/notes", "not a folder"),
     ]);
     let project = dir.path().join("p");
-    let text = support::run(&project, &["build", "--out", "notes/artifact"]);
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    // Compiled, …
+    let text = support::run(&project, &["build", "--cache-dir", cache, "--out", "notes/artifact"]);
     let stderr = String::from_utf8_lossy(&text.stderr);
     assert_eq!(text.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("warning[AB4207]") && stderr.contains("error: cannot publish "), "{stderr}");
 
-    let (code, report) = build_json(&project, &["--out", "notes/artifact"]);
+    // … or restored from the cache, which a build that published recorded.
+    assert_eq!(support::run(&project, &["build", "--cache-dir", cache, "--out", "good"]).status.code(), Some(0));
+    let (code, report) = build_json(&project, &["--cache-dir", cache, "--out", "notes/artifact"]);
     assert_eq!((code, &report["ok"]), (1, &false.into()), "{report:#}");
     assert!(report["error"].as_str().unwrap().starts_with("cannot publish "), "{report:#}");
     assert_eq!(report["diagnostics"][0]["code"], "AB4207", "{report:#}");
 
     fs::write(project.join("artifact"), "not a folder").unwrap();
-    let workspace = support::run(dir.path(), &["build", "--workspace", "--json"]);
+    let workspace = support::run(dir.path(), &["build", "--workspace", "--json", "--cache-dir", cache]);
     let report: serde_json::Value = serde_json::from_slice(&workspace.stdout).unwrap();
     assert_eq!(workspace.status.code(), Some(1), "{report:#}");
     assert_eq!(report["projects"][0]["diagnostics"][0]["code"], "AB4207", "{report:#}");

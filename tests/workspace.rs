@@ -45,7 +45,9 @@ fn a_workspace_build_publishes_every_good_project_and_fails_on_a_bad_one() {
     );
     fs::remove_file(root.join("plugins/policy/agent-bundle.config.mjs")).unwrap();
 
-    // A filter reads a folder's path as a shell completes it, too.
+    // A filter reads a folder's path as a shell completes it, too (`./` alone names none).
+    let output = support::run(root, &["build", "--workspace", ".", "--filter", "./"]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     for filter in ["policy", "./plugins/policy/"] {
         let output = support::run(root, &["build", "--workspace", ".", "--filter", filter, "--json"]);
         assert_eq!(output.status.code(), Some(0), "{filter}");

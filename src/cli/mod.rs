@@ -1,6 +1,7 @@
 //! The command line: parse arguments, call the library, print, map to an exit code.
 //!
-//! Architecture invariant: this is the only module that prints or decides exit codes.
+//! Architecture invariant: this is the only module that prints or decides exit codes (but
+//! for a panic's, 101, which `main` gives).
 //! Exit codes: 0 success, 1 the work failed (diagnostics, a failing hook), 2 bad usage,
 //! 130 stopped by a signal (Ctrl-C, SIGTERM, SIGHUP), but for `watch`, which ends so (0).
 
@@ -116,7 +117,8 @@ struct BuildArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with_all = ["out", "config", "root"])]
     workspace: Option<PathBuf>,
     /// With --workspace: only projects whose path (relative to DIR; `.` for DIR itself)
-    /// contains this text, as the report names them (repeatable).
+    /// contains this text, as the report names them, a leading `./` and trailing `/`s
+    /// aside (repeatable).
     // (`requires` alone lets it pass beside `--root`, which `--workspace` conflicts with.)
     #[arg(long, requires = "workspace", conflicts_with_all = ["out", "config", "root"])]
     filter: Vec<String>,
@@ -540,8 +542,9 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
     let elapsed = started.elapsed();
     let output = match output {
         Ok(output) => output,
-        // (One that compiled says what it compiled: its warnings.)
-        Err(error) if args.source.json => {
+        // (One that compiled says what it compiled: its warnings. One Ctrl-C stopped is said
+        // as every command's is.)
+        Err(error) if args.source.json && error.kind() != io::ErrorKind::Interrupted => {
             eprintln!("error: {error}");
             let mut value = report::outcome_json(&options, &Err(error), elapsed);
             value["work"]["cacheWarnings"] = serde_json::json!(warnings);

@@ -350,30 +350,38 @@ fn find_target<'x, 'a>(program: &'x Program<'a>, target: ExtractTarget) -> (Foun
     (found, duplicates)
 }
 
-/// What a module without `export const <name>` likely meant to be it: a `<name>` it declares
-/// without exporting, or an export whose name is a likely typo of it (`confg`, `Config`).
+/// What a module without `export const <name>` likely meant to be it: an object literal it
+/// declares as `<name>` without exporting, or exports under a name one edit from it, case
+/// aside (`confg`, `Config`). Not any binding of such a name: a route may keep its own.
 fn misnamed_export(program: &Program<'_>, target: ExtractTarget) -> Option<ExtractError> {
     let ExtractTarget::NamedConst(wanted) = target else { return None };
-    let names = |declaration: &VariableDeclaration<'_>| {
-        let ids = declaration.declarations.iter().filter_map(|declarator| match &declarator.id {
-            BindingPattern::BindingIdentifier(id) => Some((id.name.as_str().to_owned(), Span::from(id.span))),
+    let objects = |declaration: &VariableDeclaration<'_>| -> Vec<(String, Span)> {
+        if declaration.declare {
+            return Vec::new();
+        }
+        let object = |init: &Expression<'_>| matches!(init.get_inner_expression(), Expression::ObjectExpression(_));
+        let named = declaration.declarations.iter().filter_map(|declarator| match &declarator.id {
+            BindingPattern::BindingIdentifier(id) if declarator.init.as_ref().is_some_and(object) => {
+                Some((id.name.as_str().to_owned(), Span::from(id.span)))
+            }
             _ => None,
         });
-        ids.collect::<Vec<_>>()
+        named.collect()
     };
     let misnamed = |span, message: String| {
         let help = format!("write `export const {wanted} = {{ ... }}`: without it, every setting takes its default");
         ExtractError::new(ExtractErrorKind::MisnamedExport, span, "", message, help)
     };
+    let near = |name: &str| strsim::damerau_levenshtein(&name.to_lowercase(), wanted) <= 1;
     program.body.iter().find_map(|statement| match statement {
-        Statement::VariableDeclaration(declaration) => names(declaration)
+        Statement::VariableDeclaration(declaration) => objects(declaration)
             .into_iter()
             .find(|(name, _)| name == wanted)
             .map(|(_, span)| misnamed(span, format!("`{wanted}` is declared but not exported"))),
         Statement::ExportDeclaration(export) => match &export.declaration {
-            Declaration::VariableDeclaration(declaration) => names(declaration)
+            Declaration::VariableDeclaration(declaration) => objects(declaration)
                 .into_iter()
-                .find(|(name, _)| crate::diagnostics::has_suggestion(name, [wanted]))
+                .find(|(name, _)| near(name))
                 .map(|(name, span)| misnamed(span, format!("`{name}` is exported, not `{wanted}`"))),
             _ => None,
         },
@@ -2381,7 +2389,28 @@ export default async function handler() {}
             // What was likely meant: the name not exported, or exported as a typo of it.
             ("const config = {};", ExtractErrorKind::MisnamedExport, "`config` is declared but not exported"),
             ("export const confg = {};", ExtractErrorKind::MisnamedExport, "`confg` is exported, not `config`"),
-            ("export let x = 1, Config = {};", ExtractErrorKind::MisnamedExport, "`Config` is exported, not `config`"),
+            (
+                "export let x = 1, Config = {} satisfies object;",
+                ExtractErrorKind::MisnamedExport,
+                "`Config` is exported, not `config`",
+            ),
+            // Not so a binding of another kind, or a name further off: a route's own.
+            (
+                "export const confirm = () => true;",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
+            ("export const conf = {};", ExtractErrorKind::MissingExport, "before-tool.ts has no `export const config`"),
+            (
+                "const config = JSON.parse('{}');",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
+            (
+                "declare const config: {};",
+                ExtractErrorKind::MissingExport,
+                "before-tool.ts has no `export const config`",
+            ),
         ];
         for &(source, ref kind, message) in cases {
             let out = route(source);

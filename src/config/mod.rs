@@ -94,6 +94,7 @@ pub fn parse(file: &str, text: &str) -> ConfigReturn {
         .map(|error| {
             let code = match error.kind {
                 ExtractErrorKind::Syntax => Code::ConfigSyntax,
+                // (A config's `export default` has no name to miss: `MisnamedExport` is a route's.)
                 ExtractErrorKind::MissingExport
                 | ExtractErrorKind::MisnamedExport
                 | ExtractErrorKind::ConfigFactory

@@ -298,14 +298,15 @@ impl Manifest<'static> {
         let path = dir.join(MANIFEST_FILE);
         let bytes = crate::artifact::read_regular(&path).map_err(|e| {
             // A project's folder given for its artifact (`--artifact .`): say where that is.
-            let project = crate::config::CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file());
-            match project {
-                true => format!(
-                    "{e} ({} holds a project; its artifact is {})",
+            if crate::config::CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file()) {
+                let artifact = dir.join("artifact");
+                format!(
+                    "{e} ({} holds a project; its artifact is {} unless built with --out)",
                     dir.display(),
-                    dir.join("artifact").display()
-                ),
-                false => format!("{e} (is it an artifact built by `agent-bundle build`?)"),
+                    artifact.display()
+                )
+            } else {
+                format!("{e} (is it an artifact built by `agent-bundle build`?)")
             }
         })?;
         Manifest::parse(&bytes)

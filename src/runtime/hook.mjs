@@ -184,7 +184,8 @@ async function answerOf(spec, load, source) {
   const { event, context } = decodeNative(spec, given);
   const envelope = context.nativeInput;
   const value = await attempt("handler failed", () => handler(event, context));
-  // (What an answer leaves out is said once it is sure to be answered.)
+  // (What an answer leaves out is said once the host is sure to read the answer: its
+  // requirements met.)
   const notes = [];
   const result = await attempt("handler failed", () => checkResult(spec, value, (note) => notes.push(note)), HookFailure);
   checkRequirements(spec, event, result);

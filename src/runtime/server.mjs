@@ -112,7 +112,9 @@ export async function serve(
     if (typeof reason?.stack === "string") failure.stack = reason.stack;
     return failure;
   };
-  process.on("uncaughtException", stray("failed outside its render", (error) => error));
+  // (Node ties a throw in a queueMicrotask callback to no async context: logged, as one
+  // after the render's answer is.)
+  process.on("uncaughtException", stray("failed outside a render it can be traced to", (error) => error));
   process.on("unhandledRejection", stray("left a promise rejected", rejected));
   const routes = new Map();
   for (const route of runtime.routes) {

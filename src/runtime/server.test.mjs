@@ -91,6 +91,11 @@ const Route = async ({ canonical }) => {
     setTimeout(() => { throw new Error("stray timer"); }, 50);
     setTimeout(() => { Promise.reject(new Error("stray rejection")); }, 50);
   }
+  if (canonical.payload.toolInput.command === "stray-timer-now") {
+    setTimeout(() => { throw new Error("stray timer now"); }, 0);
+    await new Promise((r) => setTimeout(r, 50));
+    return jsx(Agent.Result, { value: { outcome: "deny", reason: "no" } });
+  }
   if (canonical.payload.toolInput.command === "stray-now") {
     Promise.reject(new Error("stray rejection now"));
     await new Promise((r) => setTimeout(r, 50));
@@ -641,7 +646,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
     assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
-    assert.match(server.stderr, /a route failed outside its render: stray timer/);
+    assert.match(server.stderr, /a route failed outside a render it can be traced to: stray timer/);
     assert.match(server.stderr, /a route left a promise rejected: stray rejection/);
     assert.equal(await stopServer(server), 0);
   });
@@ -654,9 +659,12 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.equal(failed.code, 1, "a failed render never falls back");
     assert.equal(failed.stdout, "");
     assert.match(failed.stderr, /Event route rendering failed: route left a promise rejected: stray rejection now/);
+    const thrown = await runWrapper(root, dir, { command: "stray-timer-now", fallback: true });
+    assert.equal(thrown.code, 1, thrown.stderr);
+    assert.match(thrown.stderr, /Event route rendering failed: stray timer now/);
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
-    assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
+    assert.equal(contextOf(after), `call 3 seq 3 pid ${server.child.pid}`);
     assert.equal(await stopServer(server), 0);
   });
 
@@ -673,7 +681,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     );
     const later = await runWrapper(root, dir, { command: "exit-later" });
     assert.equal(later.code, 0, later.stderr);
-    await logged(server, /a route failed outside its render: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
+    await logged(server, /a route failed outside a render it can be traced to: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
     assert.doesNotMatch(server.stderr, /ran on after process\.exit/, "nothing after the call runs");
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);

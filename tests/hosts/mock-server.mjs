@@ -7,8 +7,7 @@
 // the last step answers every later request. A step is {"shell": "<command>"} (call the
 // client's shell tool), {"tool": "<name>", "input": {…}} (call another of its tools; an
 // OpenAI step may add the tool's "namespace") or {"text": "<reply>"} (end the turn). Every
-// request the mock
-// receives is appended to the log (also MOCK_LOG) as one JSON line
+// request the mock receives is appended to the log (also MOCK_LOG) as one JSON line
 // {"n", "method", "path", "body"}, before it is answered. Once listening, the mock prints
 // `{"port": N}` on stdout. It exits when stdin closes or its parent dies.
 

@@ -17,10 +17,10 @@
 //   a continuing hook never writes a permission decision, so it can never widen
 //   what the host allows.
 // - runHook never throws. Any failure (bad input, a throwing handler, an
-//   invalid result, what the handler left running failing before the answer)
-//   writes one line `agent-bundle hook <name>: <message>` to stderr, nothing to
-//   stdout, and sets exit code 1, which hosts treat as a non-blocking error: a
-//   failure never denies.
+//   invalid result) writes one line `agent-bundle hook <name>: <message>` to
+//   stderr, nothing to stdout, and sets exit code 1, which hosts treat as a
+//   non-blocking error: a failure never denies. What the handler left running
+//   failing beside its call is a note on stderr: the answer stands.
 // - Success writes the projected JSON without a trailing newline, or nothing
 //   when there is nothing to say; exit code 0.
 //
@@ -111,11 +111,9 @@ export async function runHook(spec, load, source) {
       ? "handler never settled: its promise is still pending and nothing keeps Node running"
       : `handler called process.exit(${exitedWith}) before it answered: return the outcome instead`);
   });
-  const stray = strayFailures(spec, () => ended);
+  noteStrayFailures(spec, () => ended);
   try {
-    const text = await Promise.race([answerOf(spec, load, source), stray.failed]);
-    // A stray failure that came first fails the hook even when the answer is ready.
-    if (stray.failing) await stray.failed;
+    const text = await answerOf(spec, load, source);
     if (text !== "") writeAll(1, text);
     ended = "answered";
     process.exitCode = exitCodeOf(ended);
@@ -204,30 +202,21 @@ function simulationForm() {
 }
 
 /**
- * Catches what the handler left running failing outside its call (a throw in a timer, a
- * rejection nobody awaits), which would crash Node with a raw trace and exit code 1, even
- * after an answer. Before the answer, `failing` turns true at once and `failed` rejects with
- * the failure, as the handler's own throw would; after it, the answer (and its exit code)
- * stands and the error is a note on stderr; after a failure, whose one line is said, it is
- * not said.
+ * Says what the handler left running failing outside its call (a throw in a timer, a
+ * rejection nobody awaits), which would crash Node with a raw trace and exit code 1, as a
+ * note on stderr: the hook's answer (and its exit code) stands, before or after it. A deny
+ * is answered whatever fails beside it, as the shared runtime answers it, where no such
+ * failure can be told to belong to one render. After a failure, whose one line is said, it
+ * is not said.
  */
-function strayFailures(spec, ended) {
-  const stray = { failing: false, failed: null };
-  let reject;
-  stray.failed = new Promise((_, rejecter) => (reject = rejecter));
+function noteStrayFailures(spec, ended) {
   const on = (what) => (error) => {
     if (ended() === "failed") return;
-    const failure = located(what, error);
-    if (ended() === "answered") {
-      failure.then(({ message }) => report(spec, `after the hook answered (the answer stands): ${message}`));
-    } else if (!stray.failing) {
-      stray.failing = true;
-      failure.then(reject);
-    }
+    const when = ended() === "answered" ? "after the hook answered" : "while the handler ran";
+    located(what, error).then(({ message }) => report(spec, `${when} (the answer stands): ${message}`));
   };
   process.on("uncaughtException", on("handler failed"));
   process.on("unhandledRejection", on("handler left a promise rejected"));
-  return stray;
 }
 
 // The host waits for the process to end, and a hook it times out fails open: a handle the

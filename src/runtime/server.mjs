@@ -96,26 +96,14 @@ export async function serve(
   // `process.stdout` to stderr; MCP is written to `protocolStdout()`.
   const log = (message) => console.error(`agent-bundle event runtime: ${message}`);
   // Every hook of the session relies on this process: a route's stray error (a throw in
-  // a timer, a rejection nobody awaits) fails the render it came from, as it fails a
-  // standalone hook; outside a render (after its answer, or as a route loads) it is
-  // reported. Either way the runtime serves on; so it does past a route's process.exit.
+  // a timer, a rejection nobody awaits) is logged, and the runtime serves on; so it does
+  // past a route's process.exit. (It fails no render: a promise is tied to the render that
+  // made it, not to the one whose work rejected it, so none can be told to be the cause. A
+  // standalone hook says it on its stderr, and answers too.)
   const exit = guardExit();
   const target = targetArgument(process.argv.slice(2), runtime, exit);
-  const stray = (logged, failure) => (error) => {
-    const fail = rendering.getStore()?.fail;
-    if (fail === null || fail === undefined) return log(`a route ${logged}: ${messageOf(error)}`);
-    fail(failure(error));
-  };
-  const rejected = (reason) => {
-    const failure = new Error(`route left a promise rejected: ${messageOf(reason)}`);
-    // (Said where the route rejected it, not here.)
-    if (typeof reason?.stack === "string") failure.stack = reason.stack;
-    return failure;
-  };
-  // (Node ties a throw in a queueMicrotask callback to no async context: logged, as one
-  // after the render's answer is.)
-  process.on("uncaughtException", stray("failed outside a render it can be traced to", (error) => error));
-  process.on("unhandledRejection", stray("left a promise rejected", rejected));
+  process.on("uncaughtException", (error) => log(`a route failed outside its render's call: ${messageOf(error)}`));
+  process.on("unhandledRejection", (reason) => log(`a route left a promise rejected: ${messageOf(reason)}`));
   const routes = new Map();
   for (const route of runtime.routes) {
     if (route.specs[target]) routes.set(route.family, { ...route, module: await loadRoute(route, log) });
@@ -389,6 +377,12 @@ class Owner {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         await this.listen();
+        if (this.stopped) {
+          // Stopped while it listened: the path is its own, and goes with it.
+          this.server.close();
+          this.server = null;
+          return false;
+        }
         this.inode = lstatSync(this.path).ino;
         this.silentProbes = 0;
         this.schedule(() => this.watch());
@@ -397,6 +391,8 @@ class Owner {
         if (error.code !== "EADDRINUSE") throw error;
         const probed = inodeOf(this.path);
         const owner = await probeOwner(this.path, this.probeAnswerMs);
+        // (A runtime told to stop meanwhile takes nothing over.)
+        if (this.stopped) return false;
         this.silentProbes = owner === "silent" ? this.silentProbes + 1 : 0;
         if (owner === "live" || (owner === "silent" && this.silentProbes < SILENT_PROBES_BEFORE_TAKEOVER)) {
           this.schedule(() => this.probe());
@@ -557,15 +553,17 @@ function serveMcp(runtime, shutdown, exit) {
     if (reply) write(reply);
   });
   let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
+  const stop = async (signalled) => {
+    // A second signal while it drains ends it at once, as it ends agent-bundle's own
+    // commands (the socket is gone already); stdin closing beside the first does not.
+    if (stopping) return signalled ? exit(0) : undefined;
     stopping = true;
     await shutdown();
     exit(0);
   };
-  lines.once("close", stop);
+  lines.once("close", () => stop(false));
   // (A closed terminal's SIGHUP too: the socket goes with the process.)
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.once(signal, stop);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => stop(true));
 }
 
 // The JSON-RPC answer to one message, or null for a notification or a response (the client's

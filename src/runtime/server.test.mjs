@@ -637,6 +637,21 @@ describe("shared runtime", { concurrency: 4 }, () => {
     }
   });
 
+  test("a second signal while the runtime drains ends it at once", async () => {
+    const root = artifact();
+    const dir = freshRuntimeDir();
+    const server = await startServer(root, dir).ready;
+    const lingering = runWrapper(root, dir, { command: "linger" });
+    await logged(server, /lingering/);
+    server.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 50));
+    server.child.kill("SIGTERM");
+    assert.equal(await server.exited, 0);
+    const dropped = await lingering;
+    assert.equal(dropped.code, 1, "the render under way is dropped");
+    assert.deepEqual(sockets(dir), []);
+  });
+
   test("a route's stray error outside its render is reported and the runtime serves on", async () => {
     const root = artifact();
     const dir = freshRuntimeDir();
@@ -646,25 +661,24 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
     assert.equal(contextOf(after), `call 2 seq 2 pid ${server.child.pid}`);
-    assert.match(server.stderr, /a route failed outside a render it can be traced to: stray timer/);
+    assert.match(server.stderr, /a route failed outside its render's call: stray timer/);
     assert.match(server.stderr, /a route left a promise rejected: stray rejection/);
     assert.equal(await stopServer(server), 0);
   });
 
-  test("a route's stray error during its render fails that render, as it fails a standalone hook", async () => {
+  test("a route's stray error during its render is logged and its answer stands, as a standalone hook's", async () => {
     const root = artifact();
     const dir = freshRuntimeDir();
     const server = await startServer(root, dir).ready;
-    const failed = await runWrapper(root, dir, { command: "stray-now", fallback: true });
-    assert.equal(failed.code, 1, "a failed render never falls back");
-    assert.equal(failed.stdout, "");
-    assert.match(failed.stderr, /Event route rendering failed: route left a promise rejected: stray rejection now/);
-    const thrown = await runWrapper(root, dir, { command: "stray-timer-now", fallback: true });
-    assert.equal(thrown.code, 1, thrown.stderr);
-    assert.match(thrown.stderr, /Event route rendering failed: stray timer now/);
-    const after = await runWrapper(root, dir);
-    assert.equal(after.code, 0, after.stderr);
-    assert.equal(contextOf(after), `call 3 seq 3 pid ${server.child.pid}`);
+    for (const [command, logged] of [
+      ["stray-now", /a route left a promise rejected: stray rejection now/],
+      ["stray-timer-now", /a route failed outside its render's call: stray timer now/],
+    ]) {
+      const answered = await runWrapper(root, dir, { command });
+      assert.equal(answered.code, 0, answered.stderr);
+      assert.match(answered.stdout, /"permissionDecision": ?"deny"/);
+      assert.match(server.stderr, logged);
+    }
     assert.equal(await stopServer(server), 0);
   });
 
@@ -681,7 +695,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     );
     const later = await runWrapper(root, dir, { command: "exit-later" });
     assert.equal(later.code, 0, later.stderr);
-    await logged(server, /a route failed outside a render it can be traced to: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
+    await logged(server, /a route failed outside its render's call: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
     assert.doesNotMatch(server.stderr, /ran on after process\.exit/, "nothing after the call runs");
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);

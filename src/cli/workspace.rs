@@ -189,7 +189,7 @@ pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>),
         let left_out = || {
             let config = crate::workspace::ignored_project(base)?;
             let shown = config.strip_prefix(base).unwrap_or(&config).display().to_string();
-            Some(format!(" (the ignore rules leave out {shown}: a project git ignores is not built)"))
+            Some(format!(" (the ignore rules leave out {shown}: an ignored project is not built)"))
         };
         let why = crate::workspace::ignored_workspace(base)
             .map(|why| format!(": {why}, so nothing below it is searched"))

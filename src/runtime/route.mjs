@@ -40,10 +40,13 @@ const RESULT_KEYS = ["outcome", "reason", "updatedInput"];
  * Renders `Component` for one event and returns the hook result
  * `{ outcome?, reason?, updatedInput?, additionalContext? }`, within the route's
  * `timeoutMs`, or what is left of it (`leftMs`: a fallback after the wait for a runtime).
+ * The `signal` it gives the route aborts then, or when `route.cancelled` does.
  */
 export async function renderRoute(Component, event, context, route) {
   routeComponent(Component, route.source);
   const controller = new AbortController();
+  // (The shared runtime's, when it fails the render: a route's process.exit.)
+  route.cancelled?.addEventListener("abort", () => controller.abort(route.cancelled.reason), { once: true });
   const props = Object.freeze({
     canonical: await canonicalIdentity(event, context, route),
     native: context.nativeInput,

@@ -309,10 +309,18 @@ async function handle(line, runtime, target, routes, state) {
 // Renders in an async context of its own, so that a process.exit of the route's fails this
 // render only (see guardExit).
 async function renderShared(component, { event, context }, meta) {
+  // A render failed so stops as one timed out does: its `signal` aborts.
+  const cancel = new AbortController();
   const render = { fail: null };
-  const exited = new Promise((_, reject) => (render.fail = reject));
+  const exited = new Promise((_, reject) => {
+    render.fail = (error) => {
+      cancel.abort(error);
+      reject(error);
+    };
+  });
+  const route = { ...meta, cancelled: cancel.signal };
   try {
-    return await Promise.race([rendering.run(render, () => renderRoute(component, event, context, meta)), exited]);
+    return await Promise.race([rendering.run(render, () => renderRoute(component, event, context, route)), exited]);
   } finally {
     render.fail = null;
   }

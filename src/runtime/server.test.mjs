@@ -61,7 +61,7 @@ const SPEC = {
 // The route both forms render: a module-level counter shows whether state is shared.
 const ROUTE = `
 let calls = 0;
-const Route = async ({ canonical }) => {
+const Route = async ({ canonical, signal }) => {
   calls += 1;
   if (canonical.payload.toolInput.command === "fail") throw new Error("boom");
   if (canonical.payload.toolInput.command === "fail-object") throw { code: 42 };
@@ -70,6 +70,11 @@ const Route = async ({ canonical }) => {
     console.error("ran on after process.exit");
   }
   if (canonical.payload.toolInput.command === "exit-later") setTimeout(() => process.exit(4), 0);
+  if (canonical.payload.toolInput.command === "exit-in-timer") {
+    setTimeout(() => process.exit(5), 0);
+    await new Promise((r) => signal.addEventListener("abort", r));
+    console.error(\`aborted: \${signal.reason.message}\`);
+  }
   if (canonical.payload.toolInput.command === "slow") {
     console.error("rendering slow");
     await new Promise((r) => setTimeout(r, 2000));
@@ -693,13 +698,17 @@ describe("shared runtime", { concurrency: 4 }, () => {
       exited.stderr,
       /\(runtime-failed\): Event route rendering failed: route called process\.exit\(3\) while rendering: the shared runtime does not exit for a route; render the outcome or throw instead\n$/,
     );
+    // Called from a timer of the render's, it fails the render, whose signal aborts.
+    const timed = await runWrapper(root, dir, { command: "exit-in-timer" });
+    assert.equal(timed.code, 1, timed.stderr);
+    await logged(server, /aborted: route called process\.exit\(5\) while rendering/);
     const later = await runWrapper(root, dir, { command: "exit-later" });
     assert.equal(later.code, 0, later.stderr);
     await logged(server, /a route failed outside its render's call: route code called process\.exit\(4\), which the shared runtime does not do for a route/);
     assert.doesNotMatch(server.stderr, /ran on after process\.exit/, "nothing after the call runs");
     const after = await runWrapper(root, dir);
     assert.equal(after.code, 0, after.stderr);
-    assert.match(contextOf(after), new RegExp(`^call 3 seq 3 pid ${server.child.pid}$`));
+    assert.match(contextOf(after), new RegExp(`^call 4 seq 4 pid ${server.child.pid}$`));
     // The runtime's own exit still works, and removes the socket.
     assert.equal(await stopServer(server), 0);
     assert.deepEqual(sockets(dir), []);

@@ -116,7 +116,7 @@ fn timeouts_must_be_positive_whole_seconds() {
         expect_one(&config(&hooks, "['claude']"), &[], "AB4205", "hooks.stop.timeout", "");
     }
     // Milliseconds written as seconds build, with a warning that says so.
-    let hooks = "{ stop: { handler: './src/hooks/h.ts', timeout: 10000 } }";
+    let hooks = "{ stop: { handler: './src/hooks/h.ts', timeout: 5000 } }";
     let (exit, diagnostics) =
         diagnose(&config(hooks, "['claude']"), &[("src/hooks/h.ts", "export default () => {};\n")]);
     assert_eq!(exit, 0);
@@ -446,6 +446,24 @@ fn prebuilt_path_a_shell_would_read() {
     let hooks = "{ stop: { handler: { prebuilt: './dist/my hook.js' } } }";
     let config = config(hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
     assert_eq!(diagnose(&config, &[("dist/my hook.js", "")]).0, 0);
+}
+
+/// Hosts run a prebuilt handler as `node <file>`: one Node cannot run (a shell script, a
+/// TypeScript file) would fail every run, and the host then go on as if it had no hook.
+#[test]
+fn a_prebuilt_handler_node_cannot_run_is_refused() {
+    for name in ["guard.sh", "guard.py", "guard.ts"] {
+        let hooks = format!("{{ stop: {{ handler: {{ prebuilt: './dist/{name}' }} }} }}");
+        let config = config(&hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+        let file = format!("dist/{name}");
+        expect_one(&config, &[(file.as_str(), "")], "AB4750", "hooks.stop.handler.prebuilt", "");
+    }
+    for name in ["guard.cjs", "guard", ".guard"] {
+        let hooks = format!("{{ stop: {{ handler: {{ prebuilt: './dist/{name}' }} }} }}");
+        let config = config(&hooks, "['claude']").replace("hooks:", "payload: { dist: './dist' },\n  hooks:");
+        let file = format!("dist/{name}");
+        assert_eq!(diagnose(&config, &[(file.as_str(), "")]).0, 0, "{name}");
+    }
 }
 
 /// A payload may not take a folder of the artifact's own, in any case (macOS's file system

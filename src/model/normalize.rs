@@ -113,8 +113,9 @@ const RESERVED_PAYLOAD_NAMES: [&str; 12] = [
 pub const NO_SUCH_MODULE_HELP: &str = "create the module, or fix the path (it is relative to the project root; a \
                                        symbolic link, a folder or a pipe is never read as a module)";
 
-/// A hook timeout from which it is more likely milliseconds than seconds (over 2 hours).
-const MILLISECONDS_LIKELY: u32 = 7_200;
+/// A hook timeout from which it is more likely milliseconds than seconds (over 16 minutes:
+/// `timeout: 5000` is the usual slip, and no guard waits that long).
+const MILLISECONDS_LIKELY: u32 = 1_000;
 
 /// The `version` `package.json` gives, and where its value is written.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -295,6 +296,14 @@ fn is_version_segment(version: &str) -> bool {
         && version.len() <= NAME_MAX
         && !matches!(version, "." | "..")
         && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+}
+
+/// The extension of `path` where it names no JavaScript Node runs (`sh`, `py`, `ts`): a
+/// file without one Node reads as CommonJS.
+fn not_javascript(path: &str) -> Option<&str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (_, extension) = name.rsplit_once('.').filter(|(stem, _)| !stem.is_empty())?;
+    (!["js", "mjs", "cjs"].contains(&extension)).then_some(extension)
 }
 
 fn sorted(mut targets: Vec<Target>) -> Vec<Target> {
@@ -569,6 +578,16 @@ impl Normalizer<'_> {
             );
             return None;
         }
+        if let Some(extension) = not_javascript(&path) {
+            let message = format!(
+                "prebuilt handler `{path}` is no JavaScript: hosts run it as `node {artifact_path}`, and Node cannot \
+                 run a `.{extension}` file"
+            );
+            let help = "write it in JavaScript (`.js`, `.mjs`, `.cjs`), or make it a module handler \
+                        (`handler: './src/hooks/guard.ts'`), which agent-bundle compiles";
+            self.push(Diagnostic::error(Code::PrebuiltNotJavaScript, message).at_path(at).with_help(help));
+            return None;
+        }
         Some(Handler::Prebuilt { path, artifact_path })
     }
 
@@ -596,7 +615,7 @@ impl Normalizer<'_> {
             Some(seconds) if seconds >= MILLISECONDS_LIKELY => self.push(
                 Diagnostic::warning(
                     Code::InvalidTimeout,
-                    format!("a timeout of {seconds} seconds is over {} hours: hosts read seconds", seconds / 3600),
+                    format!("a timeout of {seconds} seconds is over {} minutes: hosts read seconds", seconds / 60),
                 )
                 .at_path(&item.path)
                 .with_help(format!("if you meant {seconds} milliseconds, write `timeout: {}`", seconds.div_ceil(1000))),

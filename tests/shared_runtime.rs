@@ -267,8 +267,9 @@ fn a_runtime_folder_open_to_others_is_no_runtime_and_the_fallback_answers() {
     assert!(context(&output).ends_with("(prompt 1, event 1, standalone hook)."), "{output:#}");
     let hook = script.file_name().unwrap().to_str().unwrap().trim_end_matches(".claude.mjs").to_owned();
     let said = format!(
-        "agent-bundle hook {hook}: refusing the shared runtime: {} is accessible to other users: no runtime serves \
-         from it; the route renders standalone\n",
+        "agent-bundle hook {hook}: refusing the shared runtime: {} is accessible to other users (`chmod 700` it, or \
+         name a folder that does not exist yet: the runtime makes it 0700): no runtime serves from it; the route \
+         renders standalone\n",
         open.path().display()
     );
     assert_eq!(stderr, said);

@@ -112,7 +112,9 @@ export function unsafeDir(stat) {
   if (stat.isSymbolicLink()) return "is a symbolic link, not a directory";
   if (!stat.isDirectory()) return "is not a directory";
   if (typeof process.getuid === "function" && stat.uid !== process.getuid()) return "belongs to another user";
-  if ((stat.mode & 0o077) !== 0) return "is accessible to other users";
+  if ((stat.mode & 0o077) !== 0) {
+    return "is accessible to other users (`chmod 700` it, or name a folder that does not exist yet: the runtime makes it 0700)";
+  }
   return null;
 }
 

@@ -376,13 +376,13 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.match(contextOf(fallback), /^call 1 seq 1 pid \d+$/);
     assert.equal(
       fallback.stderr,
-      `agent-bundle hook ${SPEC.hook}: refusing the shared runtime: ${dir} is accessible to other users: ` +
+      `agent-bundle hook ${SPEC.hook}: refusing the shared runtime: ${dir} is accessible to other users (\`chmod 700\` it, or name a folder that does not exist yet: the runtime makes it 0700): ` +
         "no runtime serves from it; the route renders standalone\n",
     );
     assert.ok(Date.now() - started < 1500, "no wait for a runtime that cannot come");
     const strict = await runWrapper(root, dir);
     assert.deepEqual([strict.code, strict.stdout], [1, ""]);
-    assert.match(strict.stderr, /handler failed: refusing the shared runtime: \S+ is accessible to other users\n$/);
+    assert.match(strict.stderr, /handler failed: refusing the shared runtime: \S+ is accessible to other users \(`chmod 700` it, or name a folder that does not exist yet: the runtime makes it 0700\)\n$/);
   });
 
   // Checked in the runtime as its wrapper checks it standalone: not changed by the reply's
@@ -723,7 +723,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     assert.deepEqual([refused.code, refused.stdout], [1, ""]);
     assert.equal(
       refused.stderr,
-      `agent-bundle event runtime: could not start: refusing the runtime directory ${open}: it is accessible to other users\n`,
+      `agent-bundle event runtime: could not start: refusing the runtime directory ${open}: it is accessible to other users (\`chmod 700\` it, or name a folder that does not exist yet: the runtime makes it 0700)\n`,
     );
     // A relative directory names one place for the runtime and another for each hook.
     const relative = await runRuntime(root, "rel-rt", { input: initialize });

@@ -358,7 +358,9 @@ function decodeReply(line, epoch) {
     throw runtimeError("invalid-message", "shared runtime reply does not match the wire schema");
   }
   if (reply.status === "error") {
-    throw runtimeError(reply.code, `shared runtime refused the request (${reply.code}): ${reply.message}`);
+    // (A render that failed was taken, not refused.)
+    const what = reply.code === "runtime-failed" ? "could not answer" : "refused the request";
+    throw runtimeError(reply.code, `shared runtime ${what} (${reply.code}): ${reply.message}`);
   }
   if (reply.status !== "ok") throw runtimeError("invalid-message", "shared runtime reply has no status");
   // A runtime of another build must never answer for this one.

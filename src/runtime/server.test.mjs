@@ -554,7 +554,7 @@ describe("shared runtime", { concurrency: 4 }, () => {
     const failed = await runWrapper(root, dir, { command: "fail" });
     assert.equal(failed.code, 1);
     assert.equal(failed.stdout, "");
-    assert.match(failed.stderr, /\(runtime-failed\): Event route rendering failed: boom/);
+    assert.match(failed.stderr, /shared runtime could not answer \(runtime-failed\): Event route rendering failed: boom/);
     const object = await runWrapper(root, dir, { command: "fail-object" });
     assert.equal(object.code, 1);
     assert.match(object.stderr, /\(runtime-failed\): Event route rendering failed: \{ code: 42 \}\n$/);

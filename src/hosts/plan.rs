@@ -87,9 +87,12 @@ fn plan_hook(table: &HostTable, hook: &Hook, diagnostics: &mut Vec<Diagnostic>) 
     let (Some(hooks), Some(row)) = (&table.hooks, row) else {
         if refuses_missing_event(table, hook) {
             let (path, help) = if hook.names_target(target) {
-                (hook.json_path("targets"), format!("remove `{}` from the hook's targets", target.as_str()))
+                (hook.json_path("targets"), format!("remove `{}` from {}", target.as_str(), hook.targets_named()))
             } else {
-                (hook.config_path.clone(), format!("limit the hook's `targets` to hosts with {}", hook.trigger.key()))
+                (
+                    hook.config_path.clone(),
+                    format!("limit {} to hosts with {}", hook.targets_named(), hook.trigger.key()),
+                )
             };
             diagnostics.push(
                 Diagnostic::error(
@@ -240,8 +243,9 @@ fn matcher(
                         .at_path(hook.json_path(&format!("tools[{index}]")))
                         .for_host(target)
                         .with_help(format!(
-                            "every selector must map on every targeted host: drop `{}`, or restrict the hook's targets",
-                            tool.as_str()
+                            "every selector must map on every targeted host: drop `{}`, or restrict {}",
+                            tool.as_str(),
+                            hook.targets_named()
                         )),
                     );
                 }
@@ -297,9 +301,10 @@ fn matcher(
             .at_path(hook.json_path("tools"))
             .for_host(target)
             .with_help(format!(
-                "add a selector for {} (canonical, or `{}:<tool>`), or remove it from the hook's targets",
+                "add a selector for {} (canonical, or `{}:<tool>`), or remove it from {}",
                 table.display_name,
-                target.as_str()
+                target.as_str(),
+                hook.targets_named()
             )),
         );
         return Err(Refused);

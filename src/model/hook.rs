@@ -116,6 +116,15 @@ impl Hook {
         if self.config_path.is_empty() { child.to_owned() } else { format!("{}.{child}", self.config_path) }
     }
 
+    /// Its own `targets`, as a help names them: a config hook's, or a route's
+    /// `config.targets`.
+    pub fn targets_named(&self) -> &'static str {
+        match self.trigger {
+            Trigger::Config(_) => "the hook's `targets`",
+            Trigger::Route(_) => "the route's `config.targets`",
+        }
+    }
+
     /// Whether the hook names `target` in its own `targets`.
     pub fn names_target(&self, target: Target) -> bool {
         self.targets.as_ref().is_some_and(|targets| targets.contains(&target))

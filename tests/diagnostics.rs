@@ -926,6 +926,19 @@ fn a_route_in_a_slip_of_the_events_folder_is_warned_of_unless_a_hook_runs_it() {
     assert_eq!(warned, [("AB4803", "src/event/session/end.tsx")]);
 }
 
+/// A route's hosts are its `config.targets`, and its helps say so.
+#[test]
+fn a_routes_help_names_its_config_targets() {
+    let config = config("{}", "['codex']");
+    let route = "export const config = { tools: ['file.read'] };\nexport default () => null;\n";
+    let dir = project(&[("agent-bundle.config.ts", config.as_str()), ("src/events/tool/before.tsx", route)]);
+    let (exit, report) = build_json(dir.path(), &[]);
+    assert_eq!(exit, 1, "{report:#}");
+    let error = &report["diagnostics"][0];
+    assert_eq!(error["code"], "AB4214", "{report:#}");
+    assert!(error["help"].as_str().unwrap().ends_with("or restrict the route's `config.targets`"), "{error:#}");
+}
+
 /// A route whose `config` is not exported, or exported under a typo of its name, would run
 /// with every default (a `tools` narrowing lost widens the hook to every tool): a warning
 /// where it is written, and the build goes on.

@@ -448,6 +448,25 @@ fn prebuilt_path_a_shell_would_read() {
     assert_eq!(diagnose(&config, &[("dist/my hook.js", "")]).0, 0);
 }
 
+/// A module handler inside a payload is most likely a script meant to run as it is: a
+/// warning names the `{ prebuilt }` handler it would be.
+#[test]
+fn a_module_handler_inside_a_payload_is_warned_of() {
+    let hooks = "{ stop: './tools/check.js' }";
+    let config = config(hooks, "['claude']").replace("hooks:", "payload: { tools: './tools' },\n  hooks:");
+    let dir = project(&[("agent-bundle.config.ts", config.as_str()), ("tools/check.js", HANDLER)]);
+    let (exit, report) = build_json(dir.path(), &[]);
+    assert_eq!(exit, 0, "{report:#}");
+    let warning = &report["diagnostics"][0];
+    assert_eq!((warning["code"].as_str(), warning["severity"].as_str()), (Some("AB4751"), Some("warning")));
+    assert!(
+        warning["help"].as_str().unwrap().starts_with(
+            "a script that runs as it is, reading the host's own input, is `handler: { prebuilt: './tools/check.js' }`"
+        ),
+        "{warning:#}"
+    );
+}
+
 /// Hosts run a prebuilt handler as `node <file>`: one Node cannot run (a shell script, a
 /// TypeScript file) would fail every run, and the host then go on as if it had no hook.
 #[test]

@@ -431,9 +431,26 @@ impl Normalizer<'_> {
         let path = self.handler_path(decl)?;
         let at = &decl.handler.path;
         match &decl.handler.value {
-            HandlerDecl::Module(_) => self.module_handler(path, at),
+            HandlerDecl::Module(_) => {
+                if let Some(payload) = payloads.iter().find(|payload| is_under(&path, &payload.source)) {
+                    self.module_in_payload(&path, at, payload);
+                }
+                self.module_handler(path, at)
+            }
             HandlerDecl::Prebuilt(_) => self.prebuilt_handler(path, at, payloads),
         }
+    }
+
+    /// Warns of a module handler inside a payload: a script of a payload is most likely
+    /// meant to run as it is, which the build would compile instead (a CommonJS one failing
+    /// on what it may not use).
+    fn module_in_payload(&mut self, path: &str, at: &str, payload: &Payload) {
+        let message = format!("handler `{path}` is in payload `{}`, and is compiled as a module handler", payload.name);
+        let help = format!(
+            "a script that runs as it is, reading the host's own input, is `handler: {{ prebuilt: './{path}' }}`; a \
+             module handler belongs outside the payload, which ships its files as they are"
+        );
+        self.push(Diagnostic::warning(Code::HandlerInPayload, message).at_path(at).with_help(help));
     }
 
     /// The project-relative path of `decl`'s handler, or `None` once it is said why there is

@@ -279,10 +279,10 @@ pub(super) fn run(command: CacheCommand) -> Result<bool, Failure> {
                 }));
             } else {
                 for path in &verified.corrupt {
-                    eprintln!("removed corrupt entry {}", path.display());
+                    errln!("removed corrupt entry {}", path.display());
                 }
                 for path in &verified.unreadable {
-                    eprintln!("cannot read entry {} (left as it is)", path.display());
+                    errln!("cannot read entry {} (left as it is)", path.display());
                 }
                 let unreadable = match verified.unreadable.len() {
                     0 => String::new(),

@@ -14,6 +14,21 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::report::write_stdout(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
+/// `eprint!` and `eprintln!` without their panic when stderr fails (a terminal closed under
+/// a watch session): what cannot be said is not said, and the command ends as it would.
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cache;
 mod inspect;
 mod report;
@@ -256,7 +271,7 @@ pub fn run() -> ExitCode {
             let mut message = usage_error_message(&error);
             if let Some(variable) = invalid_value_from_environment(&error) {
                 let note = format!("that value is the environment variable {variable}'s, not the command line's");
-                eprintln!("note: {note}");
+                errln!("note: {note}");
                 message = format!("{message} ({note})");
             }
             if asked_for_json(std::env::args_os()) {
@@ -320,7 +335,7 @@ pub fn run() -> ExitCode {
     };
     if crate::interrupt::cut_short() {
         let left = if building { ": what was published is whole, the rest is left as it was" } else { "" };
-        eprintln!("interrupted{left}");
+        errln!("interrupted{left}");
         if json && result.is_err() {
             // A command that stopped before reporting (one that reported, a workspace build
             // say, said what it published); `--json` still gets a document.
@@ -337,7 +352,7 @@ pub fn run() -> ExitCode {
         Err(Failure::Usage(message)) => (message, 2),
         Err(Failure::Run(message)) => (message, 1),
     };
-    eprintln!("error: {message}");
+    errln!("error: {message}");
     if json {
         // A reader of `--json` gets a document however the command ended.
         report::print_json(&serde_json::json!({ "ok": false, "error": message }));
@@ -347,7 +362,7 @@ pub fn run() -> ExitCode {
 
 /// What a command whose output could not be written ends with: that is an error.
 fn unwritable_stdout(error: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("error: cannot write to standard output: {error}");
+    errln!("error: cannot write to standard output: {error}");
     ExitCode::from(1)
 }
 
@@ -545,7 +560,7 @@ fn build_command(args: BuildArgs) -> Result<bool, Failure> {
         // (One that compiled says what it compiled: its warnings. One Ctrl-C stopped is said
         // as every command's is.)
         Err(error) if args.source.json && error.kind() != io::ErrorKind::Interrupted => {
-            eprintln!("error: {error}");
+            errln!("error: {error}");
             let mut value = report::outcome_json(&options, &Err(error), elapsed);
             value["work"]["cacheWarnings"] = serde_json::json!(warnings);
             report::print_json(&value);
@@ -779,7 +794,7 @@ fn simulate_command(
             1 => String::new(),
             more => format!(" and {} more", more - 1),
         };
-        eprintln!(
+        errln!(
             "note: {first}{others} changed since the artifact was built: this runs what it holds (run `agent-bundle \
              build` to simulate the project as it is)"
         );
@@ -808,7 +823,7 @@ fn simulate_command(
         }));
         if let Some(failure) = &simulation.failure {
             // (As every failure with `--json` is said on stderr too.)
-            eprintln!("error: {failure}");
+            errln!("error: {failure}");
         }
         return Ok(simulation.failure.is_none());
     }
@@ -816,7 +831,7 @@ fn simulate_command(
         return Err(Failure::Run(failure));
     }
     if !simulation.stderr.is_empty() {
-        eprint!("{}", simulation.stderr);
+        err!("{}", simulation.stderr);
     }
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
     outln!("native input ({} {}):\n{}", hook.host, hook.native_event, pretty(&simulation.native_input));
@@ -828,7 +843,7 @@ fn simulate_command(
     outln!("native output:\n{output}");
     outln!("outcome:\n{}", pretty(&simulation.result));
     if matched == Some(false) {
-        eprintln!(
+        errln!(
             "note: {} would not run this hook for {}: its matcher is {} (the simulation ran it all the same)",
             hook.host,
             simulation.native_input["tool_name"].as_str().unwrap_or_default(),
@@ -877,7 +892,7 @@ fn validate_command(args: ValidateArgs) -> Result<bool, Failure> {
     } else {
         let color = color();
         for diagnostic in diagnostics {
-            eprintln!("{}\n", crate::diagnostics::Located::new(diagnostic, None).render_human(color));
+            errln!("{}\n", crate::diagnostics::Located::new(diagnostic, None).render_human(color));
         }
         if errors == 0 {
             let with = if validation.host_validated { " (with claude plugin validate)" } else { "" };

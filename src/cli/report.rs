@@ -65,9 +65,9 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, arti
         let diagnostic = shown.as_ref().unwrap_or(located.diagnostic);
         let located = located.showing(diagnostic);
         if index < FRAMES {
-            eprintln!("{}\n", located.render_human(color));
+            errln!("{}\n", located.render_human(color));
         } else {
-            eprintln!("{}", located.render_short());
+            errln!("{}", located.render_short());
         }
     }
     let errors = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
@@ -79,10 +79,10 @@ pub(super) fn print_diagnostics(compiled: &Compiled, project: Option<&str>, arti
     match artifact {
         // (A failed build writes nothing: what is there is the last good build's, if any.)
         Some(artifact) if crate::emit::manifest::holds_artifact(artifact) => {
-            eprintln!("Build failed: {counts}; the previous artifact was left as it was.")
+            errln!("Build failed: {counts}; the previous artifact was left as it was.")
         }
-        Some(_) => eprintln!("Build failed: {counts}; no artifact was written."),
-        None => eprintln!("Inspection failed: {counts}."),
+        Some(_) => errln!("Build failed: {counts}; no artifact was written."),
+        None => errln!("Inspection failed: {counts}."),
     }
 }
 
@@ -166,7 +166,7 @@ pub(super) fn build_json(options: &BuildOptions, output: &BuildOutput, elapsed: 
 /// Cache warnings (an unreachable remote, …) are warnings of the build, never failures.
 pub(super) fn print_cache_warnings(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
 }
 

@@ -40,7 +40,7 @@ pub(super) fn run(args: &TypesArgs) -> Result<bool, Failure> {
     for (root, result) in &results {
         match result {
             Ok(written) => outln!("{}: {}", shown(root), types_summary(written)),
-            Err(error) => eprintln!("{}: error: {error}", shown(root)),
+            Err(error) => errln!("{}: error: {error}", shown(root)),
         }
     }
     Ok(results.iter().all(|(_, result)| result.is_ok()))

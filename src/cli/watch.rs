@@ -31,11 +31,11 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
         };
         print_round(&[failed], Duration::ZERO, args.source.json, &|_| None, &[]);
         if !args.source.json {
-            eprintln!("Not watching: {} holds no project", report::display_path(&options.root));
+            errln!("Not watching: {} holds no project", report::display_path(&options.root));
         }
         return Ok(false);
     }
-    eprintln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
+    errln!("Watching {} (Ctrl-C to stop)", report::display_path(&options.root));
     let (cache, pool) = (options.cache.clone(), args.thread_pool(&options.cache)?);
     session(&args, Projects::One(options), &cache, &pool, |_| None, |_| false)
 }
@@ -64,7 +64,7 @@ pub(super) fn session(
     // Queued uploads go out (and the statistics are kept) however the session ended.
     report::print_cache_warnings(&args.cache.finish(cache));
     ended.map_err(|e| Failure::Run(e.to_string()))?;
-    eprintln!("Stopped watching.");
+    errln!("Stopped watching.");
     Ok(true)
 }
 
@@ -80,7 +80,7 @@ fn print_dropped(
         if json {
             outln!("{}", serde_json::json!({ "project": project, "dropped": true }));
         } else if !refused(root) {
-            eprintln!("[watch] {project}: no longer a project (its config is gone or ignored); stopped watching it");
+            errln!("[watch] {project}: no longer a project (its config is gone or ignored); stopped watching it");
         }
     }
 }
@@ -115,13 +115,13 @@ fn print_round(
                 let shown = report::shown_root(&build.options.root);
                 report::print_diagnostics(compiled, shown.as_deref(), Some(&build.options.out_dir));
             }
-            eprintln!("{}", status_line(build, project.as_deref()));
+            errln!("{}", status_line(build, project.as_deref()));
         }
     }
     let ok = builds.iter().filter(|build| summarized(build)).count();
     if ok > 0 {
         let published = builds.iter().filter(|b| summarized(b) && b.published().is_some_and(|s| s.changed()));
-        eprintln!(
+        errln!(
             "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {} failed ({} ms)",
             published.count(),
             first_builds - ok,

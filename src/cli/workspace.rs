@@ -184,7 +184,7 @@ pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 pub(super) fn projects_below(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), Failure> {
     let found = discover(base);
     let warnings = found.unreadable;
-    warnings.iter().for_each(|warning| eprintln!("warning: {warning}"));
+    warnings.iter().for_each(|warning| errln!("warning: {warning}"));
     if found.roots.is_empty() {
         let left_out = || {
             let config = crate::workspace::ignored_project(base)?;
@@ -213,7 +213,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
     let roots_of = |found: Discovery| {
         for why in found.unreadable {
             if reported.borrow_mut().insert(why.clone()) {
-                eprintln!("warning: {why}");
+                errln!("warning: {why}");
             }
         }
         found.roots
@@ -230,7 +230,7 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
                 None => kept.push(options),
                 Some(why) => {
                     if !refused_roots.borrow().contains(&options.root) {
-                        eprintln!("[watch] {}: not watched: {why}", selection.name(&options.root));
+                        errln!("[watch] {}: not watched: {why}", selection.name(&options.root));
                     }
                     refused.insert(options.root);
                 }
@@ -257,9 +257,9 @@ pub(super) fn watch(args: BuildArgs) -> Result<bool, Failure> {
         let why = crate::workspace::ignored_workspace(&selection.base).map(|why| format!(" ({why})"));
         let why = why.unwrap_or_default();
         let which = if found_some { " that can publish" } else { "" };
-        eprintln!("No agent-bundle project{which} below {shown} yet{why}; watching for one to appear (Ctrl-C to stop)");
+        errln!("No agent-bundle project{which} below {shown} yet{why}; watching for one to appear (Ctrl-C to stop)");
     } else {
-        eprintln!("Watching the projects below {shown} (Ctrl-C to stop)");
+        errln!("Watching the projects below {shown} (Ctrl-C to stop)");
     }
     let first = Cell::new(Some(Found { projects, roots, dirs }));
     let find = || {
@@ -290,7 +290,7 @@ pub(super) fn run(args: BuildArgs) -> Result<bool, Failure> {
     .map_err(|e| Failure::Run(e.to_string()))?;
     progress.finish_and_clear();
     for warning in same_plugin_names(&results, |root| selection.name(root)) {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
         warnings.push(warning);
     }
     // (Measured once the uploads are done, which `finish` waits for.)

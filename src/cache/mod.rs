@@ -642,8 +642,10 @@ impl Cache {
         self.count(|c| &c.remote_errors, 1);
         if remote.disable() {
             let going_on = if self.shared.local.is_some() { "with the local cache only" } else { "without a cache" };
+            // (For as long as this process runs: a watch session's too, until it is restarted.)
             self.warn(format!(
-                "remote cache {} is unreachable or failing ({error}); continuing {going_on}",
+                "remote cache {} is unreachable or failing ({error}); continuing {going_on} until agent-bundle \
+                 restarts",
                 remote.url()
             ));
         }

@@ -319,19 +319,26 @@ fn workspace_session_saying(dir: &Path) -> (Child, impl Iterator<Item = String>)
 
 #[test]
 fn a_workspace_session_sums_up_its_first_builds_in_one_line_but_for_failures() {
-    let dir = workspace_of_policies(&["good", "broken"]);
+    let dir = workspace_of_policies(&["good", "broken", "warned"]);
     std::fs::write(dir.path().join("broken/src/hooks/stop.ts"), "export default (").unwrap();
+    // One that publishes with a warning gets its own lines too, as `build --workspace` says it.
+    let config = dir.path().join("warned/agent-bundle.config.ts");
+    let warned =
+        std::fs::read_to_string(&config).unwrap().replace("tools: ['shell']", "tools: ['shell', 'claude:Frobnicate']");
+    std::fs::write(&config, warned).unwrap();
     // (The stderr kept open till the end: the session says it stopped there.)
     let (child, mut stderr) = workspace_session_saying(dir.path());
     let mut before_summary = Vec::new();
     for line in stderr.by_ref() {
         if line.starts_with("[watch] first builds") {
-            assert!(line.starts_with("[watch] first builds of 2 projects: 1 ok (1 published), 1 failed ("), "{line}");
+            assert!(line.starts_with("[watch] first builds of 3 projects: 2 ok (2 published), 1 failed ("), "{line}");
             break;
         }
         before_summary.push(line);
     }
     assert!(before_summary.iter().any(|line| line.starts_with("[watch] broken: initial build: build failed")));
+    assert!(before_summary.iter().any(|line| line.starts_with("warning[AB4207]")), "{before_summary:#?}");
+    assert!(before_summary.iter().any(|line| line.starts_with("[watch] warned: initial build: published")));
     assert!(!before_summary.iter().any(|line| line.starts_with("[watch] good:")), "{before_summary:#?}");
     interrupt(child);
 }

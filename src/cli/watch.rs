@@ -86,7 +86,8 @@ fn print_dropped(
 }
 
 /// One round's builds, each as a JSON line or its diagnostics and status line; the first
-/// builds of several projects at once are one summary line, but for failures. The cache's
+/// builds of several projects at once are one summary line, but for failures and builds
+/// with warnings. The cache's
 /// `warnings` of the round go into the first JSON line (`work.cacheWarnings`, as `build
 /// --json` has them), or to stderr before the status lines.
 fn print_round(
@@ -97,7 +98,11 @@ fn print_round(
     warnings: &[String],
 ) {
     let first_builds = builds.iter().filter(|build| build.initial).count();
-    let summarized = |build: &WatchBuild<'_>| !json && first_builds > 1 && build.initial && build.published().is_some();
+    // (One with warnings gets its own lines, as a failure does: a summary would hide them.)
+    let quiet = |build: &WatchBuild<'_>| report::compiled_of(&build.output).is_none_or(|c| c.diagnostics.is_empty());
+    let summarized = |build: &WatchBuild<'_>| {
+        !json && first_builds > 1 && build.initial && build.published().is_some() && quiet(build)
+    };
     let shown: Vec<&WatchBuild<'_>> =
         builds.iter().filter(|build| !summarized(build) && !build.has_nothing_to_say()).collect();
     // (Before the round's status lines, which end it: after them, they read as the next's.)
@@ -118,9 +123,9 @@ fn print_round(
             errln!("{}", status_line(build, project.as_deref()));
         }
     }
-    let ok = builds.iter().filter(|build| summarized(build)).count();
-    if ok > 0 {
-        let published = builds.iter().filter(|b| summarized(b) && b.published().is_some_and(|s| s.changed()));
+    if builds.iter().any(summarized) {
+        let ok = builds.iter().filter(|build| build.initial && build.published().is_some()).count();
+        let published = builds.iter().filter(|b| b.initial && b.published().is_some_and(|s| s.changed()));
         errln!(
             "[watch] first builds of {first_builds} projects: {ok} ok ({} published), {} failed ({} ms)",
             published.count(),

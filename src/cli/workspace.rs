@@ -167,7 +167,7 @@ fn artifact_folder(root: &Path) -> PathBuf {
 /// Whether `folder` is a project's own artifact folder: `artifact/` beside a config.
 fn is_project_artifact(folder: &Path) -> bool {
     let project = folder.parent().filter(|_| folder.file_name() == Some(crate::build::DEFAULT_ARTIFACT.as_ref()));
-    project.is_some_and(|project| crate::config::CONFIG_FILE_NAMES.iter().any(|name| project.join(name).is_file()))
+    project.is_some_and(crate::config::holds_config_file)
 }
 
 /// The workspace folder `--workspace` names (`.` when it names none): absolute, and a linked

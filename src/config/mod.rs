@@ -17,6 +17,12 @@ use extract::{ExtractErrorKind, ExtractTarget, Property, Value, ValueKind};
 pub const CONFIG_FILE_NAMES: [&str; 4] =
     ["agent-bundle.config.ts", "agent-bundle.config.mts", "agent-bundle.config.js", "agent-bundle.config.mjs"];
 
+/// Whether `dir` holds a file under one of the config's names: a project's folder, as a
+/// message tells one apart (the build itself reads only what the walk may read).
+pub fn holds_config_file(dir: &std::path::Path) -> bool {
+    CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file())
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub plugin: PluginConfig,

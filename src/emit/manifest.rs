@@ -298,8 +298,8 @@ impl Manifest<'static> {
         let path = dir.join(MANIFEST_FILE);
         let bytes = crate::artifact::read_regular(&path).map_err(|e| {
             // A project's folder given for its artifact (`--artifact .`): say where that is.
-            if crate::config::CONFIG_FILE_NAMES.iter().any(|name| dir.join(name).is_file()) {
-                let artifact = dir.join("artifact");
+            if crate::config::holds_config_file(dir) {
+                let artifact = dir.join(crate::build::DEFAULT_ARTIFACT);
                 format!(
                     "{e} ({} holds a project; its artifact is {} unless built with --out)",
                     dir.display(),

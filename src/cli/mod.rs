@@ -498,7 +498,7 @@ impl SourceArgs {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::Run(format!("cannot read the current directory: {e}")))?;
         let root = cwd.join(&self.root);
-        folder("--root", &self.root, &root)?;
+        project_folder("--root", &self.root, &root)?;
         // A root reached through a symbolic link is walked, stamped and watched as the
         // directory itself: the link's own times say nothing about the entries.
         let root = root.canonicalize().unwrap_or(root);
@@ -643,13 +643,6 @@ impl BuildArgs {
 fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
     let what = match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_dir() => return Ok(()),
-        // A project's config named for its folder (`--root plugin/agent-bundle.config.ts`).
-        Ok(_)
-            if flag != "--artifact"
-                && let Some(parent) = config_file_parent(shown) =>
-        {
-            format!("is not a directory: name the folder of the config, {}", parent.display())
-        }
         Ok(_) => "is not a directory".to_owned(),
         Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
             if std::fs::symlink_metadata(path).is_ok() { "is not a directory" } else { "does not exist" }.to_owned()
@@ -657,6 +650,17 @@ fn folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
         Err(e) => format!("cannot be read: {e}"),
     };
     Err(Failure::Usage(format!("{flag} {} {what}", shown.display())))
+}
+
+/// [`folder`] for a flag naming a project (or a workspace of them): its config named instead
+/// (`--root plugin/agent-bundle.config.ts`) is told to name the config's folder.
+fn project_folder(flag: &str, shown: &Path, path: &Path) -> Result<(), Failure> {
+    folder(flag, shown, path).map_err(|failure| match (failure, config_file_parent(shown)) {
+        (Failure::Usage(message), Some(parent)) if path.is_file() => {
+            Failure::Usage(format!("{message}: name the folder of the config, {}", parent.display()))
+        }
+        (failure, _) => failure,
+    })
 }
 
 /// The folder of `path` where it names a config file (`.` for a bare name).

@@ -8,7 +8,7 @@ use crate::declarations::{ProjectTsconfig, Written};
 
 pub(super) fn run(args: &TypesArgs) -> Result<bool, Failure> {
     let Some(dir) = &args.workspace else {
-        super::folder("--root", &args.root, &args.root)?;
+        super::project_folder("--root", &args.root, &args.root)?;
         let written = write_types(&args.root).map_err(Failure::Run)?;
         if args.json {
             report::print_json(&types_json(&written));

@@ -175,7 +175,7 @@ fn is_project_artifact(folder: &Path) -> bool {
 pub(super) fn base(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Run(e.to_string()))?;
     let base = cwd.join(dir.unwrap_or(Path::new(".")));
-    super::folder("--workspace", &base, &base)?;
+    super::project_folder("--workspace", &base, &base)?;
     Ok(base.canonicalize().unwrap_or(base))
 }
 
